@@ -1,0 +1,75 @@
+import { Context, Effect, type Exit, Layer, Runtime } from "effect"
+import { Kysely, PostgresDialect, type Transaction } from "kysely"
+import pg from "pg"
+import type { Database } from "./Schema.ts"
+
+export type Conn = Kysely<Database> | Transaction<Database>
+
+const DATE_OID = 1082
+
+/** A pg pool whose `date` columns stay `YYYY-MM-DD` strings (the spec's date format), not local-time Dates. */
+export const makePool = (url: string, max = 10): pg.Pool => {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    types: {
+      getTypeParser: ((oid: number, format?: "text" | "binary") =>
+        oid === DATE_OID
+          ? (v: string) => v
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  })
+  // An idle client killed by the server (restart, dropped database) must not crash the process;
+  // the pool replaces it and the next query reports any real problem.
+  pool.on("error", () => undefined)
+  return pool
+}
+
+export const makeKysely = (url: string, max = 10): Kysely<Database> =>
+  new Kysely<Database>({ dialect: new PostgresDialect({ pool: makePool(url, max) }) })
+
+/** The application's database handle. Driver failures are defects: callers see domain errors only. */
+export class Db extends Context.Tag("@dxs/db/Db")<
+  Db,
+  { readonly kysely: Kysely<Database>; readonly url: string }
+>() {
+  static layer = (url: string, max = 10) =>
+    Layer.scoped(
+      Db,
+      Effect.acquireRelease(
+        Effect.sync(() => ({ kysely: makeKysely(url, max), url })),
+        ({ kysely }) => Effect.promise(() => kysely.destroy()),
+      ),
+    )
+}
+
+/** Runs a query function against the pool; a driver error becomes a defect. */
+export const query = <A>(f: (db: Kysely<Database>) => Promise<A>): Effect.Effect<A, never, Db> =>
+  Effect.flatMap(Db, ({ kysely }) => Effect.promise(() => f(kysely)))
+
+/**
+ * Runs `body` in one transaction. `body` is an Effect so domain failures roll the transaction back
+ * and come out typed; driver errors are defects.
+ */
+export const transaction = <A, E, R>(
+  body: (trx: Transaction<Database>) => Effect.Effect<A, E, R>,
+): Effect.Effect<A, E, Db | R> =>
+  Effect.flatMap(Db, ({ kysely }) =>
+    Effect.flatMap(Effect.runtime<R>(), (runtime) =>
+      Effect.async<A, E>((resume) => {
+        let outcome: Exit.Exit<A, E> | undefined
+        kysely
+          .transaction()
+          .execute(async (trx) => {
+            outcome = await Runtime.runPromiseExit(runtime)(body(trx))
+            if (outcome._tag === "Failure") throw ROLLBACK
+          })
+          .then(
+            () => resume(outcome!),
+            (e) => resume(e === ROLLBACK && outcome ? outcome : Effect.die(e)),
+          )
+      }),
+    ),
+  )
+
+const ROLLBACK = Symbol("rollback")

@@ -1,0 +1,22 @@
+import { type Kysely, type Migration, Migrator } from "kysely"
+import * as m0001 from "./migrations/2026_11_22_0001_foundation.ts"
+
+// Every migration, in order. Names are frozen once released.
+export const migrations: Record<string, Migration> = {
+  "2026_11_22_0001_foundation": m0001,
+}
+
+export interface MigrationOutcome {
+  readonly applied: ReadonlyArray<string>
+}
+
+/** Brings the schema up to date. Kysely holds a Postgres advisory lock meanwhile, so many processes may call it at once. */
+export const migrateToLatest = async (db: Kysely<any>): Promise<MigrationOutcome> => {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
+  const { error, results } = await migrator.migrateToLatest()
+  if (error) {
+    const failed = results?.find((r) => r.status === "Error")
+    throw new Error(`migration ${failed?.migrationName ?? "?"} failed: ${String(error)}`, { cause: error })
+  }
+  return { applied: (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName) }
+}

@@ -1,0 +1,14 @@
+import type { TestProject } from "vitest/node"
+import { startTestServer } from "./Testing.ts"
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    dxsTemplateUrl: string
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const server = await startTestServer()
+  project.provide("dxsTemplateUrl", server.templateUrl)
+  return () => server.stop()
+}
