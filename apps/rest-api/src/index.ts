@@ -1,1 +1,3 @@
-export {}
+export * from "./Api.ts"
+export { openApiDocument } from "./meta/Http.ts"
+export * from "./Server.ts"

@@ -73,3 +73,8 @@ export const transaction = <A, E, R>(
   )
 
 const ROLLBACK = Symbol("rollback")
+
+/** Runs an Effect that needs the Kysely handle (for helpers shared by transactional and plain code). */
+export const withDb = <A, E, R>(
+  f: (db: Kysely<Database>) => Effect.Effect<A, E, R>,
+): Effect.Effect<A, E, Db | R> => Effect.flatMap(Db, ({ kysely }) => f(kysely))

@@ -1,3 +1,4 @@
+export * from "./BlobStore.ts"
 export * from "./Db.ts"
 export * from "./Embedded.ts"
 export * from "./Migrations.ts"

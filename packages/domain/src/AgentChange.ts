@@ -33,7 +33,9 @@ export interface AgentExtractionConfig {
 }
 
 /** An update body: any subset of fields; `undefined` means "not supplied". */
-export type AgentPatch = { readonly [K in ExtractionClearingField]?: AgentExtractionConfig[K] | undefined } & {
+export type AgentPatch = {
+  readonly [K in ExtractionClearingField]?: AgentExtractionConfig[K] | undefined
+} & {
   readonly [field: string]: unknown
 }
 

@@ -196,7 +196,9 @@ export class DependencyCycle extends Data.TaggedError("DependencyCycle")<{
  * comes next, so an already ordered graph keeps its order.
  * Fails with the cycle when there is one.
  */
-export const topologicalOrder = (graph: DependencyGraph): Either.Either<ReadonlyArray<string>, DependencyCycle> => {
+export const topologicalOrder = (
+  graph: DependencyGraph,
+): Either.Either<ReadonlyArray<string>, DependencyCycle> => {
   const cycle = findCycle(graph)
   if (cycle !== undefined) return Either.left(DependencyCycle.of(cycle))
   const order: Array<string> = []
@@ -205,7 +207,11 @@ export const topologicalOrder = (graph: DependencyGraph): Either.Either<Readonly
     !placed.has(node) &&
     dependenciesOf(graph, node).every((dependency) => placed.has(dependency) || !graph.has(dependency))
   // Acyclic, so some node is always ready; take the first in insertion order.
-  for (let next = [...graph.keys()].find(isReady); next !== undefined; next = [...graph.keys()].find(isReady)) {
+  for (
+    let next = [...graph.keys()].find(isReady);
+    next !== undefined;
+    next = [...graph.keys()].find(isReady)
+  ) {
     placed.add(next)
     order.push(next)
   }

@@ -21,7 +21,9 @@ export interface AgentProgressCounts {
 }
 
 const hasOutstandingWork = (counts: AgentProgressCounts): boolean =>
-  counts.missingExtractions > 0 || counts.inFlight > 0 || counts.presentResolutions < counts.expectedResolutions
+  counts.missingExtractions > 0 ||
+  counts.inFlight > 0 ||
+  counts.presentResolutions < counts.expectedResolutions
 
 /** The agent's `extraction_status` from its progress counts. */
 export const deriveExtractionStatus = (counts: AgentProgressCounts): ExtractionStatus => {

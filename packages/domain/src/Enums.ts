@@ -59,7 +59,13 @@ export const DimensionSource = Schema.Literal(...DimensionSources)
 export type DimensionSource = typeof DimensionSource.Type
 
 /** Result `resolution_status` (also the `<field>_consistency` values of enriched schema results). */
-export const ResolutionStatuses = ["Not resolved", "Requires attention", "Resolved", "Ignored", "No result"] as const
+export const ResolutionStatuses = [
+  "Not resolved",
+  "Requires attention",
+  "Resolved",
+  "Ignored",
+  "No result",
+] as const
 export const ResolutionStatus = Schema.Literal(...ResolutionStatuses)
 export type ResolutionStatus = typeof ResolutionStatus.Type
 
@@ -120,7 +126,11 @@ export const ReviewStatus = Schema.Literal(...ReviewStatuses)
 export type ReviewStatus = typeof ReviewStatus.Type
 
 /** Webhook event names. */
-export const WebhookEvents = ["agent.completion.succeeded", "agent.completion.failed", "webhook.ping"] as const
+export const WebhookEvents = [
+  "agent.completion.succeeded",
+  "agent.completion.failed",
+  "webhook.ping",
+] as const
 export const WebhookEvent = Schema.Literal(...WebhookEvents)
 export type WebhookEvent = typeof WebhookEvent.Type
 

@@ -1,1 +1,9 @@
-export {}
+export * from "./AgentChange.ts"
+export * from "./AgentReferences.ts"
+export * from "./AgentState.ts"
+export * from "./DocumentState.ts"
+export * from "./DocumentType.ts"
+export * from "./Draft.ts"
+export * from "./Enums.ts"
+export * from "./LaunchPlanner.ts"
+export * from "./Records.ts"

@@ -1,1 +1,6 @@
-export {}
+export * from "./ApiKeys.ts"
+export * from "./CurrentOrganization.ts"
+export * from "./Errors.ts"
+export * from "./Folders.ts"
+export * from "./Projects.ts"
+export * from "./TagDimensions.ts"

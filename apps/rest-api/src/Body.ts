@@ -1,0 +1,62 @@
+import { HttpApiSchema } from "@effect/platform"
+import { ParseResult, Schema, SchemaAST } from "effect"
+
+/**
+ * Create/update bodies accept JSON, `application/x-www-form-urlencoded` and `multipart/form-data`.
+ * Form values arrive as strings: each is kept when the field accepts the string as it is, else read as
+ * JSON (`true`, `12`, `null`, `["a"]`, `{"k":1}`), and an empty string means null where null is allowed.
+ */
+const FormRecord = Schema.Record({
+  key: Schema.String,
+  value: Schema.Union(Schema.String, Schema.Array(Schema.String)),
+})
+
+const accepts = (ast: SchemaAST.AST) => {
+  const is = Schema.is(Schema.make(ast))
+  return (v: unknown) => is(v)
+}
+
+const coerceValue = (accept: (v: unknown) => boolean, raw: string | ReadonlyArray<string>): unknown => {
+  if (accept(raw)) return raw
+  if (typeof raw !== "string") return raw
+  if (raw === "" && accept(null)) return null
+  try {
+    return JSON.parse(raw)
+  } catch {
+    return raw
+  }
+}
+
+const formOf = <S extends Schema.Schema.AnyNoContext>(json: S) => {
+  const fields = new Map(
+    SchemaAST.getPropertySignatures(Schema.typeSchema(json).ast).map((p) => [
+      String(p.name),
+      accepts(p.type),
+    ]),
+  )
+  return Schema.transformOrFail(FormRecord, Schema.encodedSchema(json), {
+    strict: false,
+    decode: (record) =>
+      ParseResult.succeed(
+        Object.fromEntries(
+          Object.entries(record).map(([k, v]) => [k, coerceValue(fields.get(k) ?? (() => true), v)]),
+        ),
+      ),
+    encode: (value) =>
+      ParseResult.succeed(
+        Object.fromEntries(
+          Object.entries(value as Record<string, unknown>)
+            .filter(([, v]) => v !== undefined)
+            .map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
+        ),
+      ),
+  }).pipe(Schema.compose(json, { strict: false })) as unknown as Schema.Schema<Schema.Schema.Type<S>, any>
+}
+
+export const flexibleBody = <S extends Schema.Schema.AnyNoContext>(json: S) =>
+  Schema.Union(
+    // Multipart must come first, else the file part is silently dropped (DESIGN §7).
+    HttpApiSchema.Multipart(formOf(json)),
+    json,
+    formOf(json).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" })),
+  )

@@ -1,0 +1,93 @@
+import { problemType } from "@dxs/services"
+import { HttpApp, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+
+/**
+ * Every error response is RFC 9457 problem+json. Our own errors already are; this turns the framework's
+ * (request decoding, unknown routes, defects) into the same shape, and strips the internal `_tag`.
+ */
+const titles: Record<number, string> = {
+  400: "Bad request",
+  401: "Unauthorized",
+  404: "Not found",
+  405: "Method not allowed",
+  409: "Conflict",
+  413: "Payload too large",
+  415: "Unsupported media type",
+  422: "Unprocessable content",
+  429: "Too many requests",
+  500: "Internal server error",
+}
+const slug = (status: number) => (titles[status] ?? "error").toLowerCase().replace(/[^a-z]+/g, "-")
+
+const problemResponse = (
+  status: number,
+  body: Record<string, unknown>,
+  headers?: HttpServerResponse.HttpServerResponse["headers"],
+) =>
+  HttpServerResponse.text(JSON.stringify(body), {
+    status,
+    contentType: "application/problem+json",
+    ...(headers ? { headers } : {}),
+  })
+
+const generic = (status: number, detail: string) => ({
+  type: problemType(slug(status)),
+  title: titles[status] ?? "Error",
+  status,
+  detail,
+})
+
+interface DecodeIssue {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
+
+const rewrite = (res: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+  if (res.status < 400) return res
+  const body = res.body
+  let parsed: Record<string, unknown> | undefined
+  if (body._tag === "Uint8Array" && body.body.length > 0) {
+    try {
+      parsed = JSON.parse(new TextDecoder().decode(body.body))
+    } catch {
+      parsed = undefined
+    }
+  }
+  const headers = res.headers
+  if (parsed && parsed._tag === "HttpApiDecodeError") {
+    const issues = (parsed.issues as ReadonlyArray<DecodeIssue> | undefined) ?? []
+    const errors = issues.map((i) => ({ path: i.path.map(String).join("/"), message: i.message }))
+    const detail =
+      errors.length > 0
+        ? `Invalid request: ${errors.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join("; ")}`
+        : String(parsed.message ?? "Invalid request")
+    return problemResponse(400, { ...generic(400, detail), errors }, headers)
+  }
+  if (parsed && typeof parsed.type === "string" && typeof parsed.title === "string") {
+    const { _tag, ...problem } = parsed
+    return problemResponse(res.status, problem, headers)
+  }
+  if (parsed && parsed._tag === "HttpApiMultipartError") {
+    return problemResponse(
+      400,
+      generic(400, `Invalid multipart body: ${String(parsed.message ?? "")}`),
+      headers,
+    )
+  }
+  const detail =
+    res.status === 404
+      ? "No such endpoint"
+      : res.status === 413
+        ? "The request body is larger than the limit"
+        : res.status >= 500
+          ? "The server failed to handle this request; it has been logged"
+          : (titles[res.status] ?? "Error")
+  return problemResponse(res.status, generic(res.status, detail), headers)
+}
+
+export const problemJson = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+  Effect.zipRight(
+    HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(rewrite(response))),
+    app,
+  )

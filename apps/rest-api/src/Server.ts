@@ -1,0 +1,35 @@
+import { createServer } from "node:http"
+import { ApiKeys, Folders, Projects } from "@dxs/services"
+import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Layer } from "effect"
+import { Api } from "./Api.ts"
+import { AuthenticationLive } from "./Auth.ts"
+import { FoldersHttp } from "./folders/Http.ts"
+import { MetaHttp } from "./meta/Http.ts"
+import { problemJson } from "./Problem.ts"
+import { ProjectsHttp } from "./projects/Http.ts"
+
+/** Every handler group, with the services they call. Needs Db and BlobStore. */
+export const ApiLive = HttpApiBuilder.api(Api).pipe(
+  Layer.provide([MetaHttp, ProjectsHttp, FoldersHttp]),
+  Layer.provide(AuthenticationLive),
+  Layer.provide([ApiKeys.Default, Projects.Default, Folders.Default]),
+)
+
+/** The docs page, served inline (no CDN). */
+export const DocsLive = HttpApiScalar.layer({ path: "/api/v1/docs" })
+
+/** The REST API served by whatever HttpServer is provided. */
+export const RestApiLive = HttpApiBuilder.serve(problemJson).pipe(
+  Layer.provide(DocsLive),
+  Layer.provide(ApiLive),
+)
+
+/** A Node HTTP server on `port` (0 = any free port). */
+export const nodeServerLayer = (options: { readonly port: number; readonly host?: string | undefined }) =>
+  NodeHttpServer.layer(createServer, { port: options.port, host: options.host ?? "0.0.0.0" })
+
+/** The REST API as a running HTTP server on `port`. */
+export const httpServerLayer = (options: { readonly port: number; readonly host?: string | undefined }) =>
+  RestApiLive.pipe(HttpServer.withLogAddress, Layer.provide(nodeServerLayer(options)))

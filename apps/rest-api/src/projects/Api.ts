@@ -1,0 +1,95 @@
+import { Project, ProjectStatus } from "@dxs/domain/Records"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../Auth.ts"
+import { flexibleBody } from "../Body.ts"
+import { BadRequest, IsoDateInput, NotFound, Uuid } from "../Common.ts"
+
+const Name = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
+const ArchiveDays = Schema.NullOr(
+  Schema.Int.pipe(Schema.positive({ message: () => "must be a positive integer" })),
+)
+
+export const ProjectCreate = Schema.Struct({
+  name: Name,
+  description: Schema.optional(Schema.String),
+  reference_date: Schema.optional(Schema.NullOr(IsoDateInput)),
+  auto_attach_document_dimension: Schema.optional(Schema.Boolean),
+  folder_id: Schema.optional(Schema.NullOr(Uuid)),
+  auto_archive_after_days: Schema.optional(ArchiveDays),
+  is_pinned: Schema.optional(Schema.Boolean),
+}).annotations({ identifier: "V1ProjectCreate" })
+
+export const ProjectPatch = Schema.Struct({
+  name: Schema.optional(Name),
+  description: Schema.optional(Schema.String),
+  reference_date: Schema.optional(Schema.NullOr(IsoDateInput)),
+  auto_archive_after_days: Schema.optional(ArchiveDays),
+  is_pinned: Schema.optional(Schema.Boolean),
+  folder_id: Schema.optional(Schema.NullOr(Uuid)),
+}).annotations({ identifier: "V1ProjectPatch" })
+
+export const ProjectPut = Schema.Struct({ ...ProjectPatch.fields, name: Name }).annotations({
+  identifier: "V1ProjectReplace",
+})
+
+const IdPath = Schema.Struct({ id: Uuid })
+
+export class ProjectsApi extends HttpApiGroup.make("projects")
+  .add(
+    HttpApiEndpoint.get("list", "/projects/")
+      .setUrlParams(
+        Schema.Struct({
+          folder_id: Schema.optional(
+            Schema.Union(Schema.Literal(""), Uuid).annotations({
+              description:
+                "omitted: every live project; empty: unfiled projects only; a folder id: that folder's",
+            }),
+          ),
+        }),
+      )
+      .addSuccess(Schema.Array(Project))
+      .annotate(OpenApi.Summary, "List live projects, ordered by name"),
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/projects/")
+      .setPayload(flexibleBody(ProjectCreate))
+      .addSuccess(Project, { status: 201 })
+      .annotate(OpenApi.Summary, "Create a project"),
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/projects/:id/")
+      .setPath(IdPath)
+      .addSuccess(Project)
+      .annotate(OpenApi.Summary, "Retrieve a live or archived project"),
+  )
+  .add(
+    HttpApiEndpoint.patch("patch", "/projects/:id/")
+      .setPath(IdPath)
+      .setPayload(flexibleBody(ProjectPatch))
+      .addSuccess(Project)
+      .annotate(OpenApi.Summary, "Update some fields of a project"),
+  )
+  .add(
+    HttpApiEndpoint.put("put", "/projects/:id/")
+      .setPath(IdPath)
+      .setPayload(flexibleBody(ProjectPut))
+      .addSuccess(Project)
+      .annotate(OpenApi.Summary, "Replace a project's editable fields (omitted ones reset to defaults)"),
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/projects/:id/")
+      .setPath(IdPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Delete a project with its documents, agents, dimensions and results"),
+  )
+  .add(
+    HttpApiEndpoint.get("status", "/projects/:id/status/")
+      .setPath(IdPath)
+      .addSuccess(ProjectStatus)
+      .annotate(OpenApi.Summary, "Project status: pipeline, output schema and parsing state"),
+  )
+  .addError(BadRequest)
+  .addError(NotFound)
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Projects") {}

@@ -1,0 +1,105 @@
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Db, fileBlobStoreLayer } from "@dxs/db"
+import { useTestDatabase } from "@dxs/db/TestDatabase"
+import { ApiKeys } from "@dxs/services"
+import { HttpServer } from "@effect/platform"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { afterAll } from "vitest"
+import { nodeServerLayer, RestApiLive } from "../src/Server.ts"
+
+export interface TestApi {
+  /** Base address including /api/v1, without a trailing slash. */
+  readonly base: string
+  readonly dbUrl: string
+  readonly blobDir: string
+  /** Creates an organisation (if new) and a key for it. */
+  readonly newKey: (org: string) => Promise<string>
+  readonly client: (key: string | undefined) => Client
+}
+
+export interface Reply<T = any> {
+  readonly status: number
+  readonly headers: Headers
+  readonly body: T
+  readonly text: string
+}
+
+export interface Client {
+  readonly get: <T = any>(path: string) => Promise<Reply<T>>
+  readonly delete: <T = any>(path: string) => Promise<Reply<T>>
+  readonly post: <T = any>(path: string, body?: unknown) => Promise<Reply<T>>
+  readonly patch: <T = any>(path: string, body?: unknown) => Promise<Reply<T>>
+  readonly put: <T = any>(path: string, body?: unknown) => Promise<Reply<T>>
+  /** Sends a FormData (multipart) or URLSearchParams (url-encoded) body. */
+  readonly send: <T = any>(
+    method: string,
+    path: string,
+    body: FormData | URLSearchParams | string,
+    contentType?: string,
+  ) => Promise<Reply<T>>
+}
+
+const read = async (res: Response): Promise<Reply> => {
+  const text = await res.text()
+  let body: unknown = text
+  if (text !== "" && /json/.test(res.headers.get("content-type") ?? "")) body = JSON.parse(text)
+  return { status: res.status, headers: res.headers, body, text }
+}
+
+/** Starts the real REST server on loopback over a fresh database for this test file. */
+export const startTestApi = async (): Promise<TestApi> => {
+  const dbUrl = await useTestDatabase()
+  const blobDir = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-blobs-"))
+  const layer = RestApiLive.pipe(
+    Layer.provideMerge(nodeServerLayer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(Db.layer(dbUrl, 5)),
+    Layer.provideMerge(fileBlobStoreLayer(blobDir)),
+    Layer.provideMerge(ApiKeys.Default),
+  )
+  const runtime = ManagedRuntime.make(layer)
+  const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
+  if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+  afterAll(async () => {
+    await runtime.dispose()
+    await fs.rm(blobDir, { recursive: true, force: true })
+  })
+  const base = `http://127.0.0.1:${address.port}/api/v1`
+  const client = (key: string | undefined): Client => {
+    const headers = (extra: Record<string, string> = {}) => ({
+      ...(key ? { "x-api-key": key } : {}),
+      ...extra,
+    })
+    const json = (method: string) => async (p: string, body?: unknown) =>
+      read(
+        await fetch(base + p, {
+          method,
+          headers: headers(body === undefined ? {} : { "content-type": "application/json" }),
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        }),
+      )
+    return {
+      get: (p) => fetch(base + p, { headers: headers() }).then(read),
+      delete: (p) => fetch(base + p, { method: "DELETE", headers: headers() }).then(read),
+      post: json("POST"),
+      patch: json("PATCH"),
+      put: json("PUT"),
+      send: async (method, p, body, contentType) =>
+        read(
+          await fetch(base + p, {
+            method,
+            headers: headers(contentType ? { "content-type": contentType } : {}),
+            body,
+          }),
+        ),
+    }
+  }
+  return {
+    base,
+    dbUrl,
+    blobDir,
+    newKey: (org) => runtime.runPromise(Effect.flatMap(ApiKeys, (k) => k.create(org))).then((r) => r.key),
+    client,
+  }
+}

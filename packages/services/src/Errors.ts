@@ -1,0 +1,108 @@
+import { HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+
+/**
+ * Errors that cross a boundary, as RFC 9457 problem documents (`application/problem+json`).
+ * The HTTP status is annotated once here; REST and GraphQL translate from these.
+ */
+export const FieldError = Schema.Struct({ path: Schema.String, message: Schema.String })
+export type FieldError = typeof FieldError.Type
+
+const problem = {
+  type: Schema.String,
+  title: Schema.String,
+  status: Schema.Int,
+  detail: Schema.String,
+  errors: Schema.optional(Schema.Array(FieldError)),
+}
+
+const problemEncoding = { kind: "Json", contentType: "application/problem+json" } as const
+
+const typeUri = (slug: string) => `urn:dxs:problem:${slug}`
+
+export class BadRequest extends Schema.TaggedError<BadRequest>()(
+  "BadRequest",
+  problem,
+  HttpApiSchema.annotations({ status: 400, description: "The request is malformed or a value is invalid" }),
+) {
+  static of(detail: string, errors?: ReadonlyArray<FieldError>) {
+    return new BadRequest({ type: typeUri("bad-request"), title: "Bad request", status: 400, detail, errors })
+  }
+}
+
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
+  "Unauthorized",
+  problem,
+  HttpApiSchema.annotations({ status: 401, description: "Missing, malformed, unknown or revoked API key" }),
+) {
+  static of(detail: string) {
+    return new Unauthorized({ type: typeUri("unauthorized"), title: "Unauthorized", status: 401, detail })
+  }
+}
+
+export class NotFound extends Schema.TaggedError<NotFound>()(
+  "NotFound",
+  problem,
+  HttpApiSchema.annotations({ status: 404, description: "The resource does not exist in this organisation" }),
+) {
+  static of(what: string, id?: string) {
+    return new NotFound({
+      type: typeUri("not-found"),
+      title: "Not found",
+      status: 404,
+      detail: id === undefined ? `${what} not found` : `${what} ${id} not found`,
+    })
+  }
+}
+
+export class Conflict extends Schema.TaggedError<Conflict>()(
+  "Conflict",
+  problem,
+  HttpApiSchema.annotations({ status: 409, description: "The request conflicts with the current state" }),
+) {
+  static of(detail: string, errors?: ReadonlyArray<FieldError>) {
+    return new Conflict({ type: typeUri("conflict"), title: "Conflict", status: 409, detail, errors })
+  }
+}
+
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
+  "PayloadTooLarge",
+  problem,
+  HttpApiSchema.annotations({ status: 413, description: "The uploaded file is larger than the limit" }),
+) {
+  static of(detail: string) {
+    return new PayloadTooLarge({
+      type: typeUri("payload-too-large"),
+      title: "Payload too large",
+      status: 413,
+      detail,
+    })
+  }
+}
+
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()(
+  "UnsupportedMediaType",
+  problem,
+  HttpApiSchema.annotations({ status: 415, description: "The file type is not supported" }),
+) {
+  static of(detail: string) {
+    return new UnsupportedMediaType({
+      type: typeUri("unsupported-media-type"),
+      title: "Unsupported media type",
+      status: 415,
+      detail,
+    })
+  }
+}
+
+/** The problem+json schemas as HTTP error responses (content type `application/problem+json`). */
+export const problemResponses = {
+  BadRequest: BadRequest.pipe(HttpApiSchema.withEncoding(problemEncoding)),
+  Unauthorized: Unauthorized.pipe(HttpApiSchema.withEncoding(problemEncoding)),
+  NotFound: NotFound.pipe(HttpApiSchema.withEncoding(problemEncoding)),
+  Conflict: Conflict.pipe(HttpApiSchema.withEncoding(problemEncoding)),
+  PayloadTooLarge: PayloadTooLarge.pipe(HttpApiSchema.withEncoding(problemEncoding)),
+  UnsupportedMediaType: UnsupportedMediaType.pipe(HttpApiSchema.withEncoding(problemEncoding)),
+}
+
+export const problemType = typeUri

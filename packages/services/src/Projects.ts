@@ -1,0 +1,314 @@
+import type { Database } from "@dxs/db"
+import { BlobStore, type Conn, query, transaction, withDb } from "@dxs/db"
+import type { Project, ProjectStatus } from "@dxs/domain/Records"
+import { Effect } from "effect"
+import { type Kysely, sql } from "kysely"
+import { CurrentOrganization } from "./CurrentOrganization.ts"
+import { BadRequest, NotFound } from "./Errors.ts"
+import { iso, isoOrNull, todayUtc } from "./Time.ts"
+
+export interface ProjectCreate {
+  readonly name: string
+  readonly description?: string | undefined
+  readonly reference_date?: string | null | undefined
+  readonly auto_archive_after_days?: number | null | undefined
+  readonly auto_attach_document_dimension?: boolean | undefined
+  readonly is_pinned?: boolean | undefined
+  readonly folder_id?: string | null | undefined
+}
+
+export interface ProjectPatch {
+  readonly name?: string | undefined
+  readonly description?: string | undefined
+  readonly reference_date?: string | null | undefined
+  readonly auto_archive_after_days?: number | null | undefined
+  readonly is_pinned?: boolean | undefined
+  readonly folder_id?: string | null | undefined
+}
+
+/** `folder_id` filter of the project list: every live project, unfiled ones only, or one folder's. */
+export type FolderFilter =
+  | { readonly _tag: "All" }
+  | { readonly _tag: "Unfiled" }
+  | { readonly _tag: "In"; readonly id: string }
+
+export const DOCUMENT_DIMENSION = "Document"
+
+const selectProjects = (db: Conn, orgId: string) =>
+  db
+    .selectFrom("projects as p")
+    .selectAll("p")
+    .select((eb) => [
+      eb
+        .selectFrom("documents as d")
+        .whereRef("d.project_id", "=", "p.id")
+        .select(sql<number>`count(*)::int`.as("n"))
+        .as("document_count"),
+      eb
+        .selectFrom("agents as a")
+        .whereRef("a.project_id", "=", "p.id")
+        .where("a.is_draft", "=", false)
+        .select(sql<number>`count(*)::int`.as("n"))
+        .as("agent_count"),
+    ])
+    .where("p.organization_id", "=", orgId)
+
+type ProjectQueryRow = Awaited<ReturnType<ReturnType<typeof selectProjects>["executeTakeFirstOrThrow"]>>
+
+export const toProject = (r: ProjectQueryRow): Project => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  created_at: iso(r.created_at),
+  last_visited_at: isoOrNull(r.last_visited_at),
+  reference_date: r.reference_date,
+  auto_archive_after_days: r.auto_archive_after_days,
+  document_count: r.document_count ?? 0,
+  agent_count: r.agent_count ?? 0,
+  is_pinned: r.is_pinned,
+  folder_id: r.folder_id,
+  project_modules: (r.project_modules ?? {}) as Record<string, boolean>,
+  target_output_schema: r.target_output_schema ?? null,
+  output_mapping_status: r.output_mapping_status,
+})
+
+const validName = (name: string | undefined, path = "name") =>
+  name !== undefined && name.trim() === ""
+    ? Effect.fail(BadRequest.of(`${path} must not be empty`, [{ path, message: "must not be empty" }]))
+    : Effect.void
+
+const validArchiveDays = (days: number | null | undefined) =>
+  days != null && days < 1
+    ? Effect.fail(
+        BadRequest.of("auto_archive_after_days must be a positive integer or null", [
+          { path: "auto_archive_after_days", message: "must be at least 1" },
+        ]),
+      )
+    : Effect.void
+
+const folderExists = (db: Conn, orgId: string, folderId: string | null | undefined) =>
+  folderId == null
+    ? Effect.void
+    : Effect.flatMap(
+        Effect.promise(() =>
+          db
+            .selectFrom("folders")
+            .select("id")
+            .where("id", "=", folderId)
+            .where("organization_id", "=", orgId)
+            .executeTakeFirst(),
+        ),
+        (f) =>
+          f
+            ? Effect.void
+            : Effect.fail(
+                BadRequest.of(`folder_id ${folderId} does not name a folder of this organisation`, [
+                  { path: "folder_id", message: "unknown folder" },
+                ]),
+              ),
+      )
+
+/** A project of the current organisation (live or archived), or NotFound. */
+export const findProject = (db: Conn | Kysely<Database>, orgId: string, id: string) =>
+  Effect.flatMap(
+    Effect.promise(() => selectProjects(db, orgId).where("p.id", "=", id).executeTakeFirst()),
+    (row) => (row ? Effect.succeed(row) : Effect.fail(NotFound.of("Project", id))),
+  )
+
+/** A live (not archived) project of the current organisation, or NotFound. */
+export const findLiveProject = (db: Conn, orgId: string, id: string) =>
+  Effect.flatMap(findProject(db, orgId, id), (row) =>
+    row.archived_at === null ? Effect.succeed(row) : Effect.fail(NotFound.of("Live project", id)),
+  )
+
+export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects", {
+  succeed: {
+    list: (filter: FolderFilter) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        const rows = yield* query((db) => {
+          let q = selectProjects(db, org.id).where("p.archived_at", "is", null)
+          if (filter._tag === "Unfiled") q = q.where("p.folder_id", "is", null)
+          if (filter._tag === "In") q = q.where("p.folder_id", "=", filter.id)
+          return q.orderBy(sql`lower(p.name)`).orderBy("p.name").orderBy("p.id").execute()
+        })
+        return rows.map(toProject)
+      }),
+
+    create: (input: ProjectCreate) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        yield* validName(input.name)
+        yield* validArchiveDays(input.auto_archive_after_days)
+        return yield* transaction((trx) =>
+          Effect.gen(function* () {
+            yield* folderExists(trx, org.id, input.folder_id)
+            const attach = input.auto_attach_document_dimension ?? false
+            const row = yield* Effect.promise(() =>
+              trx
+                .insertInto("projects")
+                .values({
+                  organization_id: org.id,
+                  name: input.name.trim(),
+                  description: input.description ?? "",
+                  reference_date: input.reference_date === undefined ? todayUtc() : input.reference_date,
+                  auto_archive_after_days: input.auto_archive_after_days ?? null,
+                  auto_attach_document_dimension: attach,
+                  is_pinned: input.is_pinned ?? false,
+                  folder_id: input.folder_id ?? null,
+                  project_modules: JSON.stringify({}),
+                  target_output_schema: null,
+                })
+                .returning("id")
+                .executeTakeFirstOrThrow(),
+            )
+            // Every project has the system Document dimension (one value per document).
+            yield* Effect.promise(() =>
+              trx
+                .insertInto("dimensions")
+                .values({
+                  project_id: row.id,
+                  name: DOCUMENT_DIMENSION,
+                  description: "One value per document",
+                  source: "DOCUMENT",
+                  auto_attach_to_new_agents: attach,
+                })
+                .execute(),
+            )
+            return toProject(yield* findProject(trx, org.id, row.id))
+          }),
+        )
+      }),
+
+    /** Retrieving a project counts as visiting it. */
+    get: (id: string) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        return yield* transaction((trx) =>
+          Effect.gen(function* () {
+            yield* findProject(trx, org.id, id)
+            yield* Effect.promise(() =>
+              trx.updateTable("projects").set({ last_visited_at: sql`now()` }).where("id", "=", id).execute(),
+            )
+            return toProject(yield* findProject(trx, org.id, id))
+          }),
+        )
+      }),
+
+    update: (id: string, patch: ProjectPatch, mode: "patch" | "put") =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        yield* validName(patch.name)
+        yield* validArchiveDays(patch.auto_archive_after_days)
+        const values =
+          mode === "put"
+            ? {
+                name: patch.name?.trim(),
+                description: patch.description ?? "",
+                reference_date: patch.reference_date ?? null,
+                auto_archive_after_days: patch.auto_archive_after_days ?? null,
+                is_pinned: patch.is_pinned ?? false,
+                folder_id: patch.folder_id ?? null,
+              }
+            : {
+                name: patch.name?.trim(),
+                description: patch.description,
+                reference_date: patch.reference_date,
+                auto_archive_after_days: patch.auto_archive_after_days,
+                is_pinned: patch.is_pinned,
+                folder_id: patch.folder_id,
+              }
+        return yield* transaction((trx) =>
+          Effect.gen(function* () {
+            yield* findProject(trx, org.id, id)
+            yield* folderExists(trx, org.id, patch.folder_id)
+            const set = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined))
+            yield* Effect.promise(() =>
+              trx
+                .updateTable("projects")
+                .set({ ...set, updated_at: sql`now()` })
+                .where("id", "=", id)
+                .execute(),
+            )
+            return toProject(yield* findProject(trx, org.id, id))
+          }),
+        )
+      }),
+
+    /** Deletes the project with everything in it, its archive project included; then the stored files. */
+    remove: (id: string) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        const blobs = yield* BlobStore
+        const keys = yield* transaction((trx) =>
+          Effect.gen(function* () {
+            yield* findProject(trx, org.id, id)
+            const rows = yield* Effect.promise(() =>
+              trx
+                .selectFrom("documents")
+                .select("blob_key")
+                .where((eb) =>
+                  eb.or([
+                    eb("project_id", "=", id),
+                    eb(
+                      "project_id",
+                      "in",
+                      eb.selectFrom("projects").select("id").where("archive_of_project_id", "=", id),
+                    ),
+                  ]),
+                )
+                .execute(),
+            )
+            yield* Effect.promise(() => trx.deleteFrom("projects").where("id", "=", id).execute())
+            return rows.map((b) => b.blob_key)
+          }),
+        )
+        // After the commit: a crash here leaves an orphan file, never a row pointing at a missing file.
+        yield* Effect.forEach(keys, (key) => blobs.remove(key), { concurrency: 4, discard: true })
+      }),
+
+    status: (id: string) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        const project = yield* withDb((db) => findProject(db, org.id, id))
+        const counts = yield* query((db) =>
+          db
+            .selectFrom("documents")
+            .select(["status", sql<number>`count(*)::int`.as("n")])
+            .where("project_id", "=", id)
+            .groupBy("status")
+            .execute(),
+        )
+        const parseTasks = yield* query((db) =>
+          db
+            .selectFrom("tasks")
+            .select([
+              sql<number>`count(*) filter (where status in ('pending','running'))::int`.as("active"),
+              sql<number>`count(*) filter (where status in ('pending','running') and lease_expirations >= 2)::int`.as(
+                "stuck",
+              ),
+            ])
+            .where("project_id", "=", id)
+            .where("kind", "=", "parse")
+            .executeTakeFirstOrThrow(),
+        )
+        const by = { Pending: 0, Processed: 0, Failed: 0 }
+        for (const c of counts) if (c.status in by) by[c.status as keyof typeof by] = c.n
+        const parsing_state: ProjectStatus["parsing_state"] =
+          parseTasks.stuck > 0
+            ? "stuck"
+            : parseTasks.active > 0 || by.Pending > 0
+              ? "parsing"
+              : by.Failed > 0
+                ? "failed"
+                : "idle"
+        return {
+          pipeline_running: false,
+          schema_status: project.output_mapping_status,
+          parsing_state,
+          document_count: by.Pending + by.Processed + by.Failed,
+          documents_by_status: by,
+        } satisfies ProjectStatus
+      }),
+  },
+}) {}
