@@ -1,9 +1,3 @@
-import { defineConfig } from "vitest/config"
+import { testConfig } from "../../tooling/vitest/src/config.ts"
 
-export default defineConfig({
-  test: {
-    globalSetup: ["./src/TestGlobalSetup.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-  },
-})
+export default testConfig({ name: "db", database: true })

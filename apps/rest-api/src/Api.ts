@@ -1,6 +1,10 @@
 import { HttpApi, OpenApi } from "@effect/platform"
+import { AgentsApi } from "./agents/Api.ts"
+import { DimensionsApi } from "./dimensions/Api.ts"
+import { DocumentsApi, FilesApi } from "./documents/Api.ts"
 import { FoldersApi } from "./folders/Api.ts"
 import { MetaApi } from "./meta/Api.ts"
+import { problemsInOpenApi } from "./OpenApiProblems.ts"
 import { ProjectsApi } from "./projects/Api.ts"
 
 /** The REST contract (api-v1.md): every group, under /api/v1. */
@@ -8,9 +12,14 @@ export class Api extends HttpApi.make("dxs")
   .add(MetaApi)
   .add(ProjectsApi)
   .add(FoldersApi)
+  .add(AgentsApi)
+  .add(DimensionsApi)
+  .add(DocumentsApi)
+  .add(FilesApi)
   .prefix("/api/v1")
   .annotate(OpenApi.Title, "dxs — document extraction service")
   .annotate(OpenApi.Version, "1")
+  .annotate(OpenApi.Transform, problemsInOpenApi)
   .annotate(
     OpenApi.Description,
     "Upload documents, define agents (one value to extract each), launch the pipeline and read resolved values with citations. Every request needs the X-API-Key header except this description and the docs page. Errors are RFC 9457 application/problem+json.",

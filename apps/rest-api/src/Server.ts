@@ -1,10 +1,13 @@
 import { createServer } from "node:http"
-import { ApiKeys, Folders, Projects } from "@dxs/services"
+import { Agents, ApiKeys, Dimensions, Documents, Folders, Projects } from "@dxs/services"
 import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Layer } from "effect"
 import { Api } from "./Api.ts"
 import { AuthenticationLive } from "./Auth.ts"
+import { AgentsHttp } from "./agents/Http.ts"
+import { DimensionsHttp } from "./dimensions/Http.ts"
+import { DocumentsHttp, FilesHttp } from "./documents/Http.ts"
 import { FoldersHttp } from "./folders/Http.ts"
 import { MetaHttp } from "./meta/Http.ts"
 import { problemJson } from "./Problem.ts"
@@ -13,8 +16,12 @@ import { ProjectsHttp } from "./projects/Http.ts"
 /** Every handler group, with the services they call. Needs Db and BlobStore. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([MetaHttp, ProjectsHttp, FoldersHttp]),
+  Layer.provide([AgentsHttp, DimensionsHttp]),
+  Layer.provide([DocumentsHttp, FilesHttp]),
   Layer.provide(AuthenticationLive),
   Layer.provide([ApiKeys.Default, Projects.Default, Folders.Default]),
+  Layer.provide([Agents.Default, Dimensions.Default]),
+  Layer.provide(Documents.Default),
 )
 
 /** The docs page, served inline (no CDN). */

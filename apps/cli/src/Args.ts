@@ -1,0 +1,190 @@
+import { parseArgs } from "node:util"
+
+/** What the command line asks for. Parsing is pure: main.ts does the printing and exiting. */
+export type Command =
+  | { readonly _tag: "Help"; readonly text: string }
+  | { readonly _tag: "UsageError"; readonly message: string; readonly usage: string }
+  | { readonly _tag: "Start"; readonly mode: StartMode }
+  | { readonly _tag: "Migrate" }
+  | { readonly _tag: "KeysCreate"; readonly org: string; readonly name: string }
+  | { readonly _tag: "KeysList"; readonly org: string | undefined; readonly json: boolean }
+  | { readonly _tag: "KeysRevoke"; readonly target: string }
+
+export type StartMode = "all" | "api" | "worker"
+
+const ENV_HINT =
+  "Configuration comes from environment variables (PORT, DATA_DIR, DATABASE_URL, …; see README.md)."
+
+export const usage = {
+  main: `Usage: dxs <command> [options]
+
+Commands:
+  start [all|api|worker]        Run the service (default all: REST API and worker in one process)
+  migrate                       Bring the database schema up to date
+  keys create --org NAME        Create an API key (printed once, as the last line of output)
+  keys list [--org NAME]        List API keys (never the keys themselves)
+  keys revoke ID_OR_KEY         Revoke an API key
+
+Options:
+  -h, --help                    Show help (also after any command: dxs keys create --help)
+
+${ENV_HINT}
+`,
+  start: `Usage: dxs start [all|api|worker]
+
+  all     REST API on HOST:PORT and a worker, in one process (default)
+  api     only the REST API
+  worker  only the worker (run as many as you like against one DATABASE_URL)
+
+Without DATABASE_URL, the embedded PostgreSQL server of DATA_DIR is started (or shared with the dxs
+process already running it) and stopped on SIGINT/SIGTERM. Migrations run first.
+
+Options:
+  -h, --help  Show this help
+
+${ENV_HINT}
+`,
+  migrate: `Usage: dxs migrate
+
+Applies pending database migrations (safe while other dxs processes run) and prints their names.
+
+Options:
+  -h, --help  Show this help
+
+${ENV_HINT}
+`,
+  keys: `Usage: dxs keys <create|list|revoke> [options]
+
+  keys create --org NAME [--name LABEL]   Create a key for an organisation (created if new)
+  keys list [--org NAME] [--json]         List keys: id, organisation, label, prefix, dates
+  keys revoke ID_OR_KEY                   Revoke a key by its id or by the key itself
+
+Works whether or not the server is running (same DATA_DIR or DATABASE_URL).
+`,
+  keysCreate: `Usage: dxs keys create --org NAME [--name LABEL]
+
+Creates an API key for organisation NAME (creating the organisation if it is new). The key is
+printed once, alone on the last line of standard output; only its SHA-256 is stored.
+
+Options:
+  --org NAME     Organisation (required)
+  --name LABEL   A label to recognise the key by (optional)
+  -h, --help     Show this help
+`,
+  keysList: `Usage: dxs keys list [--org NAME] [--json]
+
+Lists API keys with their id, organisation, label, prefix, creation, last use and revocation.
+
+Options:
+  --org NAME   Only this organisation's keys
+  --json       Print JSON instead of a table
+  -h, --help   Show this help
+`,
+  keysRevoke: `Usage: dxs keys revoke ID_OR_KEY
+
+Revokes the key with this id (from dxs keys list) or the key itself. Fails when no active key matches.
+
+Options:
+  -h, --help  Show this help
+`,
+} as const
+
+const help = { type: "boolean", short: "h" } as const
+
+const parse = <O extends Record<string, { type: "string" | "boolean"; short?: string }>>(
+  args: ReadonlyArray<string>,
+  options: O,
+) => parseArgs({ args: [...args], options: { ...options, help }, allowPositionals: true, strict: true })
+
+const bad = (message: string, text: string): Command => ({ _tag: "UsageError", message, usage: text })
+
+const isHelp = (arg: string | undefined) => arg === "-h" || arg === "--help" || arg === "help"
+
+const startCommand = (args: ReadonlyArray<string>): Command => {
+  const { values, positionals } = parse(args, {})
+  if (values.help) return { _tag: "Help", text: usage.start }
+  if (positionals.length > 1) return bad(`unexpected argument '${positionals[1]}'`, usage.start)
+  const mode = positionals[0] ?? "all"
+  if (mode !== "all" && mode !== "api" && mode !== "worker") {
+    return bad(`unknown mode '${mode}' (expected all, api or worker)`, usage.start)
+  }
+  return { _tag: "Start", mode }
+}
+
+const migrateCommand = (args: ReadonlyArray<string>): Command => {
+  const { values, positionals } = parse(args, {})
+  if (values.help) return { _tag: "Help", text: usage.migrate }
+  if (positionals.length > 0) return bad(`unexpected argument '${positionals[0]}'`, usage.migrate)
+  return { _tag: "Migrate" }
+}
+
+const keysCommand = (args: ReadonlyArray<string>): Command => {
+  const [sub, ...rest] = args
+  if (sub === undefined) return bad("missing keys command (create, list or revoke)", usage.keys)
+  if (isHelp(sub)) return { _tag: "Help", text: usage.keys }
+  switch (sub) {
+    case "create": {
+      const { values, positionals } = parse(rest, { org: { type: "string" }, name: { type: "string" } })
+      if (values.help) return { _tag: "Help", text: usage.keysCreate }
+      if (positionals.length > 0) return bad(`unexpected argument '${positionals[0]}'`, usage.keysCreate)
+      const org = values.org?.trim()
+      if (!org) return bad("--org NAME is required", usage.keysCreate)
+      return { _tag: "KeysCreate", org, name: values.name?.trim() ?? "" }
+    }
+    case "list": {
+      const { values, positionals } = parse(rest, { org: { type: "string" }, json: { type: "boolean" } })
+      if (values.help) return { _tag: "Help", text: usage.keysList }
+      if (positionals.length > 0) return bad(`unexpected argument '${positionals[0]}'`, usage.keysList)
+      return { _tag: "KeysList", org: values.org?.trim() || undefined, json: values.json ?? false }
+    }
+    case "revoke": {
+      const { values, positionals } = parse(rest, {})
+      if (values.help) return { _tag: "Help", text: usage.keysRevoke }
+      if (positionals.length !== 1) {
+        return bad(
+          positionals.length === 0 ? "missing ID_OR_KEY" : "expected one ID_OR_KEY",
+          usage.keysRevoke,
+        )
+      }
+      return { _tag: "KeysRevoke", target: positionals[0]! }
+    }
+    default:
+      return bad(`unknown keys command '${sub}'`, usage.keys)
+  }
+}
+
+/** Turns argv (without node and the script) into a Command; never throws. */
+export const parseCommand = (argv: ReadonlyArray<string>): Command => {
+  const [command, ...rest] = argv
+  try {
+    if (command === undefined) return bad("missing command", usage.main)
+    if (isHelp(command)) return { _tag: "Help", text: usage.main }
+    switch (command) {
+      case "start":
+        return startCommand(rest)
+      case "migrate":
+        return migrateCommand(rest)
+      case "keys":
+        return keysCommand(rest)
+      default:
+        return bad(`unknown command '${command}'`, usage.main)
+    }
+  } catch (e) {
+    // parseArgs: unknown option, missing option value, …
+    const text =
+      command === "start"
+        ? usage.start
+        : command === "migrate"
+          ? usage.migrate
+          : command === "keys"
+            ? rest[0] === "create"
+              ? usage.keysCreate
+              : rest[0] === "list"
+                ? usage.keysList
+                : rest[0] === "revoke"
+                  ? usage.keysRevoke
+                  : usage.keys
+            : usage.main
+    return bad(e instanceof Error ? e.message : String(e), text)
+  }
+}

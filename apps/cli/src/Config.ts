@@ -1,0 +1,194 @@
+import * as path from "node:path"
+
+/**
+ * The `dxs` command's configuration: the one place that reads `process.env`. Every variable is listed in
+ * `configVariables` (the README's table is checked against it) and validated at once, so a bad value is
+ * reported with all the others before anything starts.
+ */
+
+export type LogLevelName = "trace" | "debug" | "info" | "warning" | "error" | "fatal" | "none"
+
+export interface Config {
+  readonly port: number
+  readonly host: string
+  /** Absolute. */
+  readonly dataDir: string
+  /** Undefined: the embedded PostgreSQL server of `dataDir`. */
+  readonly databaseUrl: string | undefined
+  /** Absolute. */
+  readonly blobDir: string
+  /** Without a trailing slash. Undefined: `http://localhost:<the port the server bound>`. */
+  readonly publicUrl: string | undefined
+  readonly uploadMaxBytes: number
+  readonly fileUrlTtlSeconds: number
+  readonly dbPoolSize: number
+  readonly workerConcurrency: number
+  readonly logLevel: LogLevelName
+}
+
+export interface ConfigVariable {
+  readonly name: string
+  readonly default: string
+  readonly description: string
+}
+
+/** Every environment variable `dxs` reads, with its default and what it does. */
+export const configVariables: ReadonlyArray<ConfigVariable> = [
+  { name: "PORT", default: "8080", description: "TCP port of the REST API (0 picks a free port)." },
+  { name: "HOST", default: "0.0.0.0", description: "Interface the REST API listens on." },
+  {
+    name: "DATA_DIR",
+    default: "./.data",
+    description:
+      "Directory for the embedded PostgreSQL cluster (DATA_DIR/pg) and, by default, the blobs. " +
+      "Relative paths are resolved against the directory pnpm was run in.",
+  },
+  {
+    name: "DATABASE_URL",
+    default: "(unset: embedded PostgreSQL in DATA_DIR)",
+    description: "postgres:// URL of an external PostgreSQL 15+ server, shared by every dxs process.",
+  },
+  { name: "BLOB_DIR", default: "DATA_DIR/blobs", description: "Directory where uploaded files are stored." },
+  {
+    name: "PUBLIC_URL",
+    default: "http://localhost:PORT",
+    description: "Base URL clients use to reach the server (links in responses and logs).",
+  },
+  {
+    name: "UPLOAD_MAX_BYTES",
+    default: "104857600",
+    description: "Largest accepted upload, in bytes (100 MB).",
+  },
+  {
+    name: "FILE_URL_TTL_SECONDS",
+    default: "3600",
+    description: "How long a document's signed file_url download link stays valid, in seconds.",
+  },
+  { name: "DB_POOL_SIZE", default: "10", description: "Database connections per process." },
+  { name: "WORKER_CONCURRENCY", default: "2", description: "Tasks a worker runs at once." },
+  {
+    name: "LOG_LEVEL",
+    default: "info",
+    description: "Least severe log level printed: trace, debug, info, warning, error, fatal or none.",
+  },
+]
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError"
+  constructor(readonly problems: ReadonlyArray<string>) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join("\n")}`)
+  }
+}
+
+const LOG_LEVELS: Record<string, LogLevelName> = {
+  trace: "trace",
+  debug: "debug",
+  info: "info",
+  warn: "warning",
+  warning: "warning",
+  error: "error",
+  fatal: "fatal",
+  none: "none",
+  off: "none",
+}
+
+/** Hides the password of a connection URL, for messages. */
+export const redactUrl = (url: string): string => {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = "***"
+    return u.toString()
+  } catch {
+    return "(unparseable URL)"
+  }
+}
+
+/**
+ * Validates an environment. `cwd` is the directory relative paths are resolved against.
+ * Empty values count as unset. Throws a ConfigError listing every bad value.
+ */
+export const parseConfig = (env: Readonly<Record<string, string | undefined>>, cwd: string): Config => {
+  const problems: string[] = []
+  const get = (name: string): string | undefined => {
+    const v = env[name]?.trim()
+    return v === undefined || v === "" ? undefined : v
+  }
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = get(name)
+    if (raw === undefined) return fallback
+    const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      problems.push(`${name}=${raw}: must be a whole number from ${min} to ${max}`)
+      return fallback
+    }
+    return n
+  }
+
+  const port = int("PORT", 8080, 0, 65535)
+  const host = get("HOST") ?? "0.0.0.0"
+  const dataDir = path.resolve(cwd, get("DATA_DIR") ?? "./.data")
+  const blobDir = path.resolve(cwd, get("BLOB_DIR") ?? path.join(dataDir, "blobs"))
+
+  const databaseUrl = get("DATABASE_URL")
+  if (databaseUrl !== undefined) {
+    let protocol = ""
+    try {
+      protocol = new URL(databaseUrl).protocol
+    } catch {
+      problems.push("DATABASE_URL: not a URL (expected postgres://user:password@host:5432/database)")
+    }
+    if (protocol !== "" && protocol !== "postgres:" && protocol !== "postgresql:") {
+      problems.push(`DATABASE_URL=${redactUrl(databaseUrl)}: must start with postgres:// or postgresql://`)
+    }
+  }
+
+  let publicUrl = get("PUBLIC_URL")
+  if (publicUrl !== undefined) {
+    try {
+      const u = new URL(publicUrl)
+      if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("protocol")
+      publicUrl = publicUrl.replace(/\/+$/, "")
+    } catch {
+      problems.push(`PUBLIC_URL=${publicUrl}: must be an http:// or https:// URL`)
+    }
+  }
+
+  const uploadMaxBytes = int("UPLOAD_MAX_BYTES", 104_857_600, 1, Number.MAX_SAFE_INTEGER)
+  const fileUrlTtlSeconds = int("FILE_URL_TTL_SECONDS", 3600, 1, 31_536_000)
+  const dbPoolSize = int("DB_POOL_SIZE", 10, 1, 1000)
+  const workerConcurrency = int("WORKER_CONCURRENCY", 2, 1, 1000)
+
+  const rawLevel = get("LOG_LEVEL")
+  const logLevel = rawLevel === undefined ? "info" : LOG_LEVELS[rawLevel.toLowerCase()]
+  if (logLevel === undefined) {
+    problems.push(`LOG_LEVEL=${rawLevel}: must be one of trace, debug, info, warning, error, fatal, none`)
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems)
+  return {
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    blobDir,
+    publicUrl,
+    uploadMaxBytes,
+    fileUrlTtlSeconds,
+    dbPoolSize,
+    workerConcurrency,
+    logLevel: logLevel ?? "info",
+  }
+}
+
+/**
+ * The directory the user ran the command in. `pnpm --filter @dxs/cli exec` runs in apps/cli, but pnpm
+ * records where it was invoked in INIT_CWD.
+ */
+export const invocationDir = (): string => process.env.INIT_CWD || process.cwd()
+
+/** Reads and validates the process environment. Throws a ConfigError. */
+export const readConfig = (): Config => parseConfig(process.env, invocationDir())
+
+/** The public base URL once the server's real port is known. */
+export const publicUrlFor = (config: Config, boundPort: number): string =>
+  config.publicUrl ?? `http://localhost:${boundPort}`

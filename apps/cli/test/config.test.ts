@@ -1,0 +1,112 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "vitest"
+import { ConfigError, configVariables, parseConfig, publicUrlFor, redactUrl } from "../src/Config.ts"
+
+const repoRoot = path.resolve(import.meta.dirname, "../../..")
+
+describe("configuration", () => {
+  it("has defaults for everything", () => {
+    const config = parseConfig({}, "/srv/app")
+    expect(config).toEqual({
+      port: 8080,
+      host: "0.0.0.0",
+      dataDir: "/srv/app/.data",
+      databaseUrl: undefined,
+      blobDir: "/srv/app/.data/blobs",
+      publicUrl: undefined,
+      uploadMaxBytes: 104_857_600,
+      fileUrlTtlSeconds: 3600,
+      dbPoolSize: 10,
+      workerConcurrency: 2,
+      logLevel: "info",
+    })
+    expect(publicUrlFor(config, 8080)).toBe("http://localhost:8080")
+  })
+
+  it("reads every variable, resolving relative directories against the invocation directory", () => {
+    const config = parseConfig(
+      {
+        PORT: "0",
+        HOST: "127.0.0.1",
+        DATA_DIR: "var/dxs",
+        DATABASE_URL: "postgresql://u:p@db:5432/dxs",
+        BLOB_DIR: "/mnt/blobs",
+        PUBLIC_URL: "https://dxs.example.com/",
+        UPLOAD_MAX_BYTES: "1000",
+        FILE_URL_TTL_SECONDS: "60",
+        DB_POOL_SIZE: "3",
+        WORKER_CONCURRENCY: "8",
+        LOG_LEVEL: "WARN",
+      },
+      "/home/me",
+    )
+    expect(config).toEqual({
+      port: 0,
+      host: "127.0.0.1",
+      dataDir: "/home/me/var/dxs",
+      databaseUrl: "postgresql://u:p@db:5432/dxs",
+      blobDir: "/mnt/blobs",
+      publicUrl: "https://dxs.example.com",
+      uploadMaxBytes: 1000,
+      fileUrlTtlSeconds: 60,
+      dbPoolSize: 3,
+      workerConcurrency: 8,
+      logLevel: "warning",
+    })
+    expect(parseConfig({ DATA_DIR: "/d" }, "/x").blobDir).toBe("/d/blobs")
+    expect(parseConfig({ PORT: "" }, "/x").port).toBe(8080)
+  })
+
+  it("reports every bad value at once, without printing passwords", () => {
+    const bad = {
+      PORT: "80a",
+      DATABASE_URL: "mysql://root:hunter2@db/x",
+      PUBLIC_URL: "ftp://x",
+      UPLOAD_MAX_BYTES: "0",
+      DB_POOL_SIZE: "-1",
+      WORKER_CONCURRENCY: "1.5",
+      LOG_LEVEL: "loud",
+    }
+    let error: unknown
+    try {
+      parseConfig(bad, "/")
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(ConfigError)
+    const problems = (error as ConfigError).problems
+    expect(problems.map((p) => p.split(/[=:]/)[0])).toEqual([
+      "PORT",
+      "DATABASE_URL",
+      "PUBLIC_URL",
+      "UPLOAD_MAX_BYTES",
+      "DB_POOL_SIZE",
+      "WORKER_CONCURRENCY",
+      "LOG_LEVEL",
+    ])
+    expect((error as Error).message).not.toContain("hunter2")
+    expect(() => parseConfig({ PORT: "65536" }, "/")).toThrow(
+      /PORT=65536: must be a whole number from 0 to 65535/,
+    )
+    expect(() => parseConfig({ DATABASE_URL: "not a url" }, "/")).toThrow(/DATABASE_URL: not a URL/)
+    expect(redactUrl("postgres://u:secret@h/db")).toBe("postgres://u:***@h/db")
+  })
+
+  it("lists every variable it reads in the table", () => {
+    const source = fs.readFileSync(path.join(import.meta.dirname, "../src/Config.ts"), "utf8")
+    const read = new Set(
+      [...source.matchAll(/get\("([A-Z_]+)"\)|int\("([A-Z_]+)"/g)].map((m) => m[1] ?? m[2]),
+    )
+    expect([...read].sort()).toEqual(configVariables.map((v) => v.name).sort())
+  })
+
+  it("every variable is documented in the repository README", () => {
+    const readmePath = path.join(repoRoot, "README.md")
+    const readme = fs.existsSync(readmePath) ? fs.readFileSync(readmePath, "utf8") : ""
+    const missing = configVariables
+      .map((v) => v.name)
+      .filter((name) => !new RegExp(`\\b${name}\\b`).test(readme))
+    expect(missing, `README.md does not mention: ${missing.join(", ")}`).toEqual([])
+  })
+})

@@ -1,0 +1,17 @@
+import { Agents } from "@dxs/services"
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../Api.ts"
+
+export const AgentsHttp = HttpApiBuilder.group(Api, "agents", (handlers) =>
+  Effect.gen(function* () {
+    const agents = yield* Agents
+    return handlers
+      .handle("list", ({ path }) => agents.list(path.project_id))
+      .handle("create", ({ path, payload }) => agents.create(path.project_id, payload))
+      .handle("get", ({ path }) => agents.get(path.project_id, path.agent_id))
+      .handle("patch", ({ path, payload }) => agents.update(path.project_id, path.agent_id, payload, "patch"))
+      .handle("put", ({ path, payload }) => agents.update(path.project_id, path.agent_id, payload, "put"))
+      .handle("delete", ({ path }) => agents.remove(path.project_id, path.agent_id))
+  }),
+)

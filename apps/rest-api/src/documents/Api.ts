@@ -1,0 +1,129 @@
+import { Document, DocumentCopyResponse } from "@dxs/domain/Records"
+import { downloadForbiddenResponse } from "@dxs/services"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../Auth.ts"
+import { flexibleBody } from "../Body.ts"
+import { BadRequest, Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType, Uuid } from "../Common.ts"
+
+/** Tags on input: a list of `{key, value}` or an object of key to value. */
+export const TagsValue = Schema.Union(
+  Schema.Array(Schema.Struct({ key: Schema.String, value: Schema.String })),
+  Schema.Record({ key: Schema.String, value: Schema.String }),
+).annotations({
+  identifier: "V1DocumentTagsInput",
+  description:
+    'a list of {"key", "value"} objects, or an object of key to value; keys unique, 1-100 characters',
+})
+
+export const DocumentUpload = Schema.Struct({
+  file: Multipart.SingleFileSchema.annotations({
+    description: "the document; its extension decides its type",
+  }),
+  tags: Schema.optional(
+    Schema.String.annotations({ description: 'optional tags as a JSON object string, e.g. {"region":"EU"}' }),
+  ),
+}).annotations({ identifier: "V1DocumentUpload" })
+
+export const DocumentCopyRequest = Schema.Struct({
+  target_project_id: Uuid,
+  document_ids: Schema.Array(Uuid).pipe(Schema.minItems(1, { message: () => "must not be empty" })),
+}).annotations({ identifier: "V1DocumentCopyRequest" })
+
+export const DocumentTagsRequest = Schema.Struct({ tags: TagsValue }).annotations({
+  identifier: "V1DocumentTagsRequest",
+})
+
+const ProjectPath = Schema.Struct({ project_id: Uuid })
+const DocumentPath = Schema.Struct({ project_id: Uuid, document_id: Uuid })
+
+const FileBytes = HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }).annotations({
+  description: "the original file, with its own Content-Type and a Content-Disposition attachment header",
+})
+
+export class DocumentsApi extends HttpApiGroup.make("documents")
+  .add(
+    HttpApiEndpoint.get("list", "/projects/:project_id/documents/")
+      .setPath(ProjectPath)
+      .setUrlParams(
+        Schema.Struct({
+          tag_key: Schema.optional(Schema.String),
+          tag_value: Schema.optional(Schema.String),
+        }).annotations({ description: "tag_key and tag_value filter together: supply both or neither" }),
+      )
+      .addSuccess(Schema.Array(Document))
+      .annotate(OpenApi.Summary, "List a project's documents, most recently uploaded first"),
+  )
+  .add(
+    HttpApiEndpoint.post("upload", "/projects/:project_id/documents/")
+      .setPath(ProjectPath)
+      .setPayload(HttpApiSchema.Multipart(DocumentUpload))
+      .addSuccess(Document, { status: 201 })
+      .addError(PayloadTooLarge)
+      .addError(UnsupportedMediaType)
+      .annotate(
+        OpenApi.Summary,
+        "Upload a document (multipart field `file`); it is stored, then parsed asynchronously",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.post("copy", "/projects/:project_id/documents/copy/")
+      .setPath(ProjectPath)
+      .setPayload(flexibleBody(DocumentCopyRequest))
+      .addSuccess(DocumentCopyResponse, { status: 201 })
+      .annotate(OpenApi.Summary, "Copy processed documents into another live project"),
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/projects/:project_id/documents/:document_id/")
+      .setPath(DocumentPath)
+      .addSuccess(Document)
+      .annotate(OpenApi.Summary, "Retrieve a document of this project"),
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/projects/:project_id/documents/:document_id/")
+      .setPath(DocumentPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Delete a document, its tags and its stored file"),
+  )
+  .add(
+    HttpApiEndpoint.put("setTags", "/projects/:project_id/documents/:document_id/tags/")
+      .setPath(DocumentPath)
+      .setPayload(flexibleBody(DocumentTagsRequest))
+      .addSuccess(Document)
+      .annotate(OpenApi.Summary, "Replace a document's tags (TAG dimensions follow)"),
+  )
+  .add(
+    HttpApiEndpoint.get("file", "/projects/:project_id/documents/:document_id/file/")
+      .setPath(DocumentPath)
+      .addSuccess(FileBytes)
+      .annotate(OpenApi.Summary, "Download the original file"),
+  )
+  .addError(BadRequest)
+  .addError(NotFound)
+  .addError(Conflict)
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Documents") {}
+
+/** Signed download links (`file_url`): no API key, the signature authorises. */
+export class FilesApi extends HttpApiGroup.make("files")
+  .add(
+    HttpApiEndpoint.get("download", "/files/:document_id")
+      .setPath(Schema.Struct({ document_id: Uuid }))
+      .setUrlParams(
+        Schema.Struct({
+          expires: Schema.NumberFromString.pipe(Schema.int()).annotations({
+            description: "expiry, in seconds since the Unix epoch",
+          }),
+          signature: Schema.String,
+        }),
+      )
+      .addSuccess(FileBytes)
+      .addError(downloadForbiddenResponse)
+      .annotate(
+        OpenApi.Summary,
+        "Download the original file through a document's signed, expiring file_url (no API key)",
+      ),
+  )
+  .addError(BadRequest)
+  .addError(NotFound)
+  .annotate(OpenApi.Title, "Files") {}

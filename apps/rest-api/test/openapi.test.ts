@@ -1,0 +1,93 @@
+import { compileErrors, validate } from "@readme/openapi-parser"
+import { beforeAll, describe, expect, it } from "vitest"
+import { parse as parseYaml } from "yaml"
+import { openApiDocument } from "../src/index.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
+
+let api: TestApi
+beforeAll(async () => {
+  api = await startTestApi()
+})
+
+const httpMethods = ["get", "post", "put", "patch", "delete"] as const
+
+describe("OpenAPI description", () => {
+  it("is served without a key as YAML by default and JSON with ?format=json, and both agree", async () => {
+    const anonymous = api.client(undefined)
+    const yaml = await anonymous.get("/schema/")
+    expect(yaml.status).toBe(200)
+    expect(yaml.headers.get("content-type")).toContain("yaml")
+    const json = await anonymous.get("/schema/?format=json")
+    expect(json.status).toBe(200)
+    expect(json.headers.get("content-type")).toContain("application/json")
+    expect(parseYaml(yaml.text)).toEqual(json.body)
+    expect(json.body.openapi).toMatch(/^3\.1/)
+  })
+
+  it("is a valid OpenAPI 3.1 document", async () => {
+    const doc = structuredClone(openApiDocument()) as any
+    const result = await validate(doc)
+    expect(result.valid, result.valid ? "" : compileErrors(result)).toBe(true)
+  })
+
+  it("documents every operation with its errors as problem+json, and the API key scheme", () => {
+    const doc = openApiDocument() as any
+    expect(doc.components.securitySchemes.ApiKeyAuth).toEqual({
+      type: "apiKey",
+      name: "X-API-Key",
+      in: "header",
+    })
+    const operations = Object.entries(doc.paths as Record<string, any>).flatMap(([p, item]) =>
+      httpMethods.filter((m) => item[m]).map((m) => ({ path: p, method: m, op: item[m] })),
+    )
+    expect(operations.length).toBeGreaterThan(10)
+    for (const { path, method, op } of operations) {
+      expect(path.startsWith("/api/v1/"), path).toBe(true)
+      if (path === "/api/v1/schema/") continue
+      // A signed download link authorises itself: no key, but the signature is required.
+      if (path.startsWith("/api/v1/files/")) {
+        expect(op.parameters.map((p: any) => p.name)).toEqual(
+          expect.arrayContaining(["expires", "signature"]),
+        )
+        continue
+      }
+      expect(op.security, `${method} ${path} security`).toEqual([{ ApiKeyAuth: [] }])
+      const errorCodes = Object.keys(op.responses).filter((c) => Number(c) >= 400)
+      expect(errorCodes, `${method} ${path} errors`).toEqual(expect.arrayContaining(["400", "401"]))
+      for (const code of errorCodes) {
+        expect(Object.keys(op.responses[code].content ?? {}), `${method} ${path} ${code}`).toContain(
+          "application/problem+json",
+        )
+      }
+      const isUpload = method === "post" && /\/documents\/$/.test(path)
+      if (op.requestBody && !isUpload) {
+        const types = Object.keys(op.requestBody.content)
+        expect(types, `${method} ${path} body`).toEqual(
+          expect.arrayContaining([
+            "application/json",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data",
+          ]),
+        )
+      }
+    }
+  })
+
+  it("names the spec's paths", () => {
+    const paths = Object.keys((openApiDocument() as any).paths)
+    for (const p of ["/api/v1/projects/", "/api/v1/projects/{id}/", "/api/v1/projects/{id}/status/"]) {
+      expect(paths).toContain(p)
+    }
+  })
+})
+
+describe("docs page", () => {
+  it("is served without a key and loads nothing from a CDN", async () => {
+    const res = await fetch(api.base.replace(/\/api\/v1$/, "/api/v1/docs"))
+    expect(res.status).toBe(200)
+    const html = await res.text()
+    expect(html).toContain("<html")
+    expect(html).not.toMatch(/<script[^>]+src=["']https?:/i)
+    expect(html).not.toMatch(/<link[^>]+href=["']https?:/i)
+  })
+})

@@ -1,0 +1,168 @@
+import { makeKysely } from "@dxs/db/Db"
+import type { TaskRow } from "@dxs/db/Schema"
+import * as TaskQueue from "@dxs/db/TaskQueue"
+import { Cause, Data, Duration, Effect, FiberSet, Queue, Ref } from "effect"
+
+/** What a handler gets besides its task. */
+export interface TaskContext {
+  readonly workerId: string
+  readonly db: TaskQueue.TaskDb
+  /** Aborted when the lease is lost or the worker stops: stop working, nothing will be kept. */
+  readonly signal: AbortSignal
+  /**
+   * Completes the task inside the handler's transaction, so its writes and the completion commit
+   * together. Throws `LeaseLostError` if this worker no longer holds the task: let it propagate so the
+   * transaction rolls back (another worker is running the task).
+   */
+  readonly complete: (trx: TaskQueue.TaskTrx) => Promise<void>
+}
+
+/** Runs one task. Throwing records a failed attempt (retried with backoff); returning completes it. */
+export type TaskHandler = (task: TaskRow, ctx: TaskContext) => Promise<void>
+
+export class LeaseLostError extends Data.TaggedError("LeaseLostError")<{ readonly taskId: string }> {
+  override get message() {
+    return `lease lost on task ${this.taskId}`
+  }
+}
+
+export type WorkerOptions = (
+  | { readonly url: string; readonly kysely?: TaskQueue.TaskDb }
+  | { readonly url?: string; readonly kysely: TaskQueue.TaskDb }
+) & {
+  readonly workerId: string
+  readonly handlers: Readonly<Record<string, TaskHandler>>
+  /** Lease per claim; heartbeats renew it every leaseMs / 3. Default 30 s. */
+  readonly leaseMs?: number
+  /** Poll for due tasks this often even without a notification (retries, expired leases). Default 1 s. */
+  readonly pollMs?: number
+  /** Tasks run at once. Default 4. */
+  readonly concurrency?: number
+  /** On interruption, let in-flight tasks finish for up to this long before abandoning them. Default 0. */
+  readonly graceMs?: number
+}
+
+const errorMessage = (e: unknown) => (e instanceof Error ? e.message : String(e)) || "error"
+
+/**
+ * Claims and runs tasks until interrupted. Wakes on NOTIFY (when `url` is given), when a slot frees up,
+ * or every `pollMs`. Abandoned tasks (interruption, crash) are retried by whichever worker claims them
+ * after their lease expires. With `url` and no `kysely` it opens (and closes) its own pool.
+ */
+export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const { workerId, handlers } = options
+      const leaseMs = options.leaseMs ?? 30_000
+      const pollMs = options.pollMs ?? 1_000
+      const concurrency = Math.max(1, options.concurrency ?? 4)
+      const kinds = Object.keys(handlers)
+
+      const db =
+        options.kysely ??
+        (yield* Effect.acquireRelease(
+          Effect.sync(() => makeKysely(options.url!, concurrency * 2 + 2)),
+          (db) => Effect.promise(() => db.destroy()),
+        ))
+
+      // At most one pending wake-up: a burst of notifications causes one extra claim, not many.
+      const wake = yield* Queue.sliding<void>(1)
+      if (options.url) {
+        yield* Effect.acquireRelease(
+          Effect.promise(() =>
+            TaskQueue.listenForTasks(options.url!, (kind) => {
+              if (kind === "" || kinds.includes(kind)) Queue.unsafeOffer(wake, undefined)
+            }),
+          ),
+          (unlisten) => Effect.promise(unlisten),
+        )
+      }
+
+      const inFlight = yield* Ref.make(0)
+      const tasks = yield* FiberSet.make()
+      // Runs before the set interrupts its fibers (finalizers run in reverse order).
+      yield* Effect.addFinalizer(() =>
+        FiberSet.awaitEmpty(tasks).pipe(Effect.timeout(Duration.millis(options.graceMs ?? 0)), Effect.ignore),
+      )
+
+      const runTask = (task: TaskRow): Effect.Effect<void> => {
+        const handler = handlers[task.kind]!
+        const work = Effect.tryPromise({
+          try: (signal) =>
+            handler(task, {
+              workerId,
+              db,
+              signal,
+              complete: async (trx) => {
+                if (!(await TaskQueue.complete(trx, task.id, workerId)))
+                  throw new LeaseLostError({ taskId: task.id })
+              },
+            }),
+          catch: (e) => e,
+        })
+        // Never returns normally: fails with LeaseLostError once the lease is gone. A failed heartbeat
+        // query is retried on the next beat (the lease outlives two missed beats).
+        const heartbeats = Effect.tryPromise(() => TaskQueue.heartbeat(db, task.id, workerId, leaseMs)).pipe(
+          Effect.orElseSucceed(() => true),
+          Effect.flatMap((held) =>
+            held ? Effect.void : Effect.fail(new LeaseLostError({ taskId: task.id })),
+          ),
+          Effect.delay(Duration.millis(leaseMs / 3)),
+          Effect.forever,
+        )
+        return Effect.raceFirst(work, heartbeats).pipe(
+          Effect.matchEffect({
+            // The handler may have completed the task itself; then this finds nothing to do.
+            onSuccess: () => Effect.promise(() => TaskQueue.complete(db, task.id, workerId)),
+            onFailure: (e) =>
+              e instanceof LeaseLostError
+                ? Effect.logWarning(`task ${task.id} (${task.kind}): lease lost, abandoned`)
+                : Effect.promise(() => TaskQueue.fail(db, task.id, workerId, errorMessage(e))).pipe(
+                    Effect.tap((status) =>
+                      Effect.logWarning(
+                        `task ${task.id} (${task.kind}) failed: ${errorMessage(e)} -> ${status}`,
+                      ),
+                    ),
+                  ),
+          }),
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.failCause(cause)
+              : Effect.logError("task bookkeeping failed", cause),
+          ),
+          Effect.asVoid,
+        )
+      }
+
+      const claimFree = Effect.gen(function* () {
+        const free = concurrency - (yield* Ref.get(inFlight))
+        if (free <= 0) return false
+        const claimed = yield* Effect.tryPromise(() =>
+          TaskQueue.claim(db, { workerId, kinds, leaseMs, limit: free }),
+        ).pipe(
+          Effect.catchAll((e) => Effect.as(Effect.logError(`claim failed: ${errorMessage(e.error)}`), [])),
+        )
+        for (const task of claimed) {
+          yield* Ref.update(inFlight, (n) => n + 1)
+          yield* FiberSet.run(
+            tasks,
+            runTask(task).pipe(
+              Effect.ensuring(
+                Ref.update(inFlight, (n) => n - 1).pipe(Effect.zipRight(Queue.offer(wake, undefined))),
+              ),
+            ),
+          )
+        }
+        return claimed.length === free
+      })
+
+      // Claim while there is work and room; otherwise wait for a wake-up or the poll interval.
+      return yield* claimFree.pipe(
+        Effect.flatMap((filledAllSlots) =>
+          filledAllSlots ? Effect.void : Effect.timeout(Queue.take(wake), Duration.millis(pollMs)),
+        ),
+        Effect.ignore,
+        Effect.forever,
+      )
+    }),
+  )

@@ -1,0 +1,334 @@
+import { type Kysely, sql, type Transaction } from "kysely"
+import pg from "pg"
+import type { Conn } from "./Db.ts"
+import type { Database, TaskRow } from "./Schema.ts"
+
+/**
+ * The task queue: work items are rows of `tasks`. Workers claim due rows with `FOR UPDATE SKIP LOCKED`,
+ * hold a lease (`locked_by`, `locked_until`) that they extend by heartbeats, and complete a task in the
+ * same transaction as the work's writes. Every time comes from Postgres `now()`: one clock for all
+ * processes. Enqueuing notifies `dxs_tasks` (payload: the task's kind) so idle workers wake at once.
+ */
+
+export type TaskStatus = "pending" | "running" | "succeeded" | "failed"
+export type TaskDb = Kysely<Database>
+export type TaskTrx = Transaction<Database>
+
+export const TASKS_CHANNEL = "dxs_tasks"
+
+const ms = (n: number) => sql`(${Math.max(0, Math.round(n))} * interval '1 millisecond')`
+
+export interface EnqueueInput {
+  readonly kind: string
+  readonly idempotencyKey: string
+  readonly payload: Record<string, unknown>
+  readonly projectId?: string | null
+  /** Not due before this instant (default: now). */
+  readonly runAfter?: Date
+  /** Not due before now() + delayMs (database clock); ignored when `runAfter` is given. */
+  readonly delayMs?: number
+  readonly maxAttempts?: number
+}
+
+/**
+ * Inserts a task unless one with the same idempotency key exists; returns the (new or existing) id.
+ * Inside a transaction the wake-up notification is delivered when the transaction commits.
+ */
+export const enqueue = async (
+  conn: Conn,
+  input: EnqueueInput,
+): Promise<{ readonly id: string; readonly created: boolean }> => {
+  const runAfter =
+    input.runAfter !== undefined
+      ? sql<Date>`${input.runAfter}::timestamptz`
+      : input.delayMs
+        ? sql<Date>`now() + ${ms(input.delayMs)}`
+        : null
+  const inserted = await conn
+    .insertInto("tasks")
+    .values({
+      kind: input.kind,
+      idempotency_key: input.idempotencyKey,
+      payload: JSON.stringify(input.payload),
+      project_id: input.projectId ?? null,
+      ...(runAfter ? { run_after: runAfter } : {}),
+      ...(input.maxAttempts !== undefined ? { max_attempts: input.maxAttempts } : {}),
+    })
+    .onConflict((oc) => oc.column("idempotency_key").doNothing())
+    .returning("id")
+    .executeTakeFirst()
+  if (inserted) {
+    await sql`select pg_notify(${TASKS_CHANNEL}, ${input.kind})`.execute(conn)
+    return { id: inserted.id, created: true }
+  }
+  const existing = await conn
+    .selectFrom("tasks")
+    .select("id")
+    .where("idempotency_key", "=", input.idempotencyKey)
+    .executeTakeFirstOrThrow()
+  return { id: existing.id, created: false }
+}
+
+export interface ClaimInput {
+  readonly workerId: string
+  /** Only these kinds (default: any kind). */
+  readonly kinds?: ReadonlyArray<string>
+  readonly leaseMs: number
+  /** At most this many tasks (default 1). */
+  readonly limit?: number
+}
+
+/**
+ * Claims up to `limit` due tasks: pending ones whose `run_after` has come, and running ones whose lease
+ * has expired (their worker died or stalled; `lease_expirations` counts these). A claim sets the
+ * lease and counts an attempt. An expired task that already used its last attempt is not claimed but
+ * failed, so a task that keeps killing its worker ends instead of looping forever.
+ */
+export const claim = async (db: Conn, input: ClaimInput): Promise<ReadonlyArray<TaskRow>> => {
+  const limit = input.limit ?? 1
+  if (limit < 1 || (input.kinds && input.kinds.length === 0)) return []
+  const kindFilter = input.kinds ? sql`and kind = any(${[...input.kinds]}::text[])` : sql``
+  const result = await sql<TaskRow>`
+    with due as (
+      select id, status, attempts, max_attempts, locked_by from tasks
+      where ((status = 'pending' and run_after <= now()) or (status = 'running' and locked_until < now()))
+        ${kindFilter}
+      order by run_after, created_at
+      limit ${limit}
+      for update skip locked
+    ),
+    exhausted as (
+      update tasks t set
+        status = 'failed',
+        lease_expirations = t.lease_expirations + 1,
+        last_error = 'lease expired during the last attempt (' || t.attempts || ' of ' || t.max_attempts
+          || ', worker ' || coalesce(due.locked_by, '?') || ')',
+        locked_until = null,
+        completed_at = now(),
+        updated_at = now()
+      from due
+      where t.id = due.id and due.status = 'running' and due.attempts >= due.max_attempts
+      returning t.id
+    )
+    update tasks t set
+      status = 'running',
+      locked_by = ${input.workerId},
+      locked_until = now() + ${ms(input.leaseMs)},
+      attempts = t.attempts + 1,
+      lease_expirations = t.lease_expirations + (case when due.status = 'running' then 1 else 0 end),
+      updated_at = now()
+    from due
+    where t.id = due.id and not (due.status = 'running' and due.attempts >= due.max_attempts)
+    returning t.*
+  `.execute(db)
+  return result.rows
+}
+
+/** Extends the lease if this worker still holds the task. `false` means the lease is lost: stop working. */
+export const heartbeat = async (
+  db: Conn,
+  taskId: string,
+  workerId: string,
+  leaseMs: number,
+): Promise<boolean> => {
+  const r = await db
+    .updateTable("tasks")
+    .set({ locked_until: sql`now() + ${ms(leaseMs)}`, updated_at: sql`now()` })
+    .where("id", "=", taskId)
+    .where("status", "=", "running")
+    .where("locked_by", "=", workerId)
+    .executeTakeFirst()
+  return r.numUpdatedRows > 0n
+}
+
+/**
+ * Marks the task succeeded if this worker still holds it. Call it inside the transaction that writes the
+ * work's results: they commit together, and a `false` (lease lost) should roll that transaction back.
+ */
+export const complete = async (conn: Conn, taskId: string, workerId: string): Promise<boolean> => {
+  const r = await conn
+    .updateTable("tasks")
+    .set({
+      status: "succeeded",
+      locked_until: null,
+      last_error: null,
+      completed_at: sql`now()`,
+      updated_at: sql`now()`,
+    })
+    .where("id", "=", taskId)
+    .where("status", "=", "running")
+    .where("locked_by", "=", workerId)
+    .executeTakeFirst()
+  return r.numUpdatedRows > 0n
+}
+
+const BASE_DELAY_MS = 1_000
+const MAX_DELAY_MS = 5 * 60_000
+
+/**
+ * Delay before retrying after failed attempt number `attempt` (1-based): 1 s × 2^(attempt−1), capped at
+ * 5 min, then ±20 % jitter from `random` (a number in [0, 1)).
+ */
+export const retryDelayMs = (attempt: number, random: () => number): number => {
+  const exponential = Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** Math.max(0, attempt - 1))
+  return Math.round(exponential * (0.8 + 0.4 * random()))
+}
+
+export interface FailOptions {
+  /** Retry at once instead of after the backoff (the attempt still counts). */
+  readonly now?: boolean
+  /** Jitter source for the backoff (default Math.random). */
+  readonly random?: () => number
+}
+
+/**
+ * Records a failed attempt by this worker: back to `pending` after a backoff while attempts remain,
+ * otherwise `failed`; `error` becomes `last_error` either way. Returns the new status, or `null` when
+ * this worker no longer holds the task (nothing changed).
+ */
+export const fail = async (
+  conn: Conn,
+  taskId: string,
+  workerId: string,
+  error: string,
+  options: FailOptions = {},
+): Promise<"pending" | "failed" | null> => {
+  const run = async (trx: Conn) => {
+    const task = await trx
+      .selectFrom("tasks")
+      .select(["attempts", "max_attempts"])
+      .where("id", "=", taskId)
+      .where("status", "=", "running")
+      .where("locked_by", "=", workerId)
+      .forUpdate()
+      .executeTakeFirst()
+    if (!task) return null
+    const retry = task.attempts < task.max_attempts
+    const delay = options.now ? 0 : retryDelayMs(task.attempts, options.random ?? Math.random)
+    await trx
+      .updateTable("tasks")
+      .set({
+        status: retry ? "pending" : "failed",
+        last_error: error,
+        locked_until: null,
+        updated_at: sql`now()`,
+        ...(retry ? { run_after: sql`now() + ${ms(delay)}` } : { completed_at: sql`now()` }),
+      })
+      .where("id", "=", taskId)
+      .execute()
+    return retry ? ("pending" as const) : ("failed" as const)
+  }
+  return conn.isTransaction ? run(conn) : (conn as Kysely<Database>).transaction().execute(run)
+}
+
+export interface TaskCounts {
+  readonly pending: number
+  readonly running: number
+  readonly succeeded: number
+  readonly failed: number
+  /** Unfinished (pending or running) tasks whose lease has expired at least once: their worker died or stalled. */
+  readonly expiredLeases: number
+}
+
+export interface TaskStats extends TaskCounts {
+  readonly byKind: Readonly<Record<string, TaskCounts>>
+}
+
+const emptyCounts = (): { -readonly [K in keyof TaskCounts]: number } => ({
+  pending: 0,
+  running: 0,
+  succeeded: 0,
+  failed: 0,
+  expiredLeases: 0,
+})
+
+/** Counts of a project's tasks by status, in total and per kind. */
+export const taskStats = async (db: Conn, projectId: string): Promise<TaskStats> => {
+  const rows = await db
+    .selectFrom("tasks")
+    .select([
+      "kind",
+      "status",
+      sql<number>`count(*)::int`.as("n"),
+      sql<number>`(count(*) filter (where lease_expirations > 0))::int`.as("expired"),
+    ])
+    .where("project_id", "=", projectId)
+    .groupBy(["kind", "status"])
+    .execute()
+  const total = emptyCounts()
+  const byKind: Record<string, ReturnType<typeof emptyCounts>> = {}
+  for (const row of rows) {
+    const kind = byKind[row.kind] ?? emptyCounts()
+    byKind[row.kind] = kind
+    for (const counts of [total, kind]) {
+      counts[row.status] += row.n
+      if (row.status === "pending" || row.status === "running") counts.expiredLeases += row.expired
+    }
+  }
+  return { ...total, byKind }
+}
+
+/**
+ * Calls `onNotify(kind)` whenever a task is enqueued (any process). LISTEN needs a connection of its own,
+ * so this opens a dedicated `pg.Client`; if that connection drops it reconnects (after 1 s, then
+ * backing off to 30 s) and calls `onNotify("")` once reconnected, since notifications may have been
+ * missed meanwhile. Resolves once listening; the returned function stops it.
+ */
+export const listenForTasks = async (
+  url: string,
+  onNotify: (kind: string) => void,
+): Promise<() => Promise<void>> => {
+  let stopped = false
+  let client: pg.Client | undefined
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let failures = 0
+
+  const connect = async (): Promise<void> => {
+    const c = new pg.Client({ connectionString: url })
+    client = c
+    let lost = false
+    const onLost = () => {
+      if (lost) return
+      lost = true
+      c.end().catch(() => undefined)
+      if (stopped) return
+      failures += 1
+      timer = setTimeout(reconnect, Math.min(30_000, 1_000 * 2 ** (failures - 1)))
+    }
+    c.on("error", onLost)
+    c.on("end", onLost)
+    c.on("notification", (n) => {
+      if (n.channel === TASKS_CHANNEL) onNotify(n.payload ?? "")
+    })
+    try {
+      await c.connect()
+      await c.query(`listen ${TASKS_CHANNEL}`)
+    } catch (e) {
+      onLost()
+      throw e
+    }
+    failures = 0
+  }
+
+  const reconnect = () => {
+    timer = undefined
+    if (stopped) return
+    connect().then(
+      () => onNotify(""),
+      () => undefined,
+    )
+  }
+
+  try {
+    await connect()
+  } catch (e) {
+    stopped = true
+    if (timer) clearTimeout(timer)
+    throw e
+  }
+  return async () => {
+    stopped = true
+    if (timer) clearTimeout(timer)
+    await client?.end().catch(() => undefined)
+  }
+}

@@ -1,0 +1,666 @@
+import type { AgentRow, Conn, DimensionRow } from "@dxs/db"
+import { transaction, withDb } from "@dxs/db"
+import { type AgentExtractionConfig, clearsExtractions } from "@dxs/domain/AgentChange"
+import {
+  type AgentReference,
+  AmbiguousAgentReference,
+  dependencyGraph,
+  findCycle,
+  mentionedNames,
+  resolveAgentReference,
+} from "@dxs/domain/AgentReferences"
+import { isDraftAgent } from "@dxs/domain/Draft"
+import type {
+  AgentType,
+  AgentValueType,
+  DimensionSource,
+  DimensionValueType,
+  ExtractionStatus,
+} from "@dxs/domain/Enums"
+import type { Agent, AgentDimension } from "@dxs/domain/Records"
+import { Effect, Either } from "effect"
+import { sql } from "kysely"
+import { CurrentOrganization } from "./CurrentOrganization.ts"
+import { isSystemDimension } from "./Dimensions.ts"
+import { BadRequest, NotFound } from "./Errors.ts"
+import { findProject } from "./Projects.ts"
+import { systemDimensionValues } from "./TagDimensions.ts"
+import { iso } from "./Time.ts"
+
+/** A dimension request entry inside an agent body. */
+export interface AgentDimensionInput {
+  readonly dimension_id: string
+  readonly are_values_dynamic?: boolean | undefined
+  readonly values?: ReadonlyArray<string> | undefined
+  readonly description?: string | undefined
+  readonly value_type?: DimensionValueType | null | undefined
+  readonly add_to_all_agents?: boolean | undefined
+}
+
+/** An agent body: every field optional (create and replace require `name`, checked by the adapter's schema). */
+export interface AgentInput {
+  readonly name?: string | undefined
+  readonly extraction_instructions?: string | undefined
+  readonly value_type?: AgentValueType | undefined
+  readonly unit?: string | undefined
+  readonly examples?: string | undefined
+  readonly inconsistency_instructions?: string | undefined
+  readonly resolution_instructions?: string | undefined
+  readonly enable_complex_calculations_in_resolution?: boolean | undefined
+  readonly enable_web_search?: boolean | undefined
+  readonly value_if_not_found?: string | undefined
+  readonly dimensions?: ReadonlyArray<AgentDimensionInput> | undefined
+  readonly agent_type?: AgentType | undefined
+  readonly derived_prompt?: string | undefined
+  readonly is_evaluation?: boolean | undefined
+  readonly derived_agent_references?: ReadonlyArray<AgentReference> | undefined
+}
+
+/** How an update treats omitted fields: `patch` keeps them, `put` resets them to their defaults. */
+export type AgentWriteMode = "create" | "patch" | "put"
+
+interface AgentFields extends AgentExtractionConfig {
+  readonly name: string
+  readonly value_if_not_found: string
+  readonly agent_type: AgentType
+  readonly derived_prompt: string
+  readonly is_evaluation: boolean
+}
+
+const defaults: Omit<AgentFields, "name"> = {
+  extraction_instructions: "",
+  value_type: "string",
+  unit: "",
+  examples: "",
+  inconsistency_instructions: "",
+  resolution_instructions: "",
+  enable_complex_calculations_in_resolution: false,
+  enable_web_search: false,
+  value_if_not_found: "",
+  agent_type: "extraction",
+  derived_prompt: "",
+  is_evaluation: false,
+}
+
+const fieldNames = ["name", ...(Object.keys(defaults) as Array<keyof typeof defaults>)] as const
+
+const supplied = (input: AgentInput): Partial<AgentFields> =>
+  Object.fromEntries(
+    fieldNames
+      .map((k) => [k, k === "name" ? input.name?.trim() : input[k]] as const)
+      .filter(([, v]) => v !== undefined),
+  )
+
+const fieldsOf = (row: AgentRow): AgentFields => ({
+  name: row.name,
+  extraction_instructions: row.extraction_instructions,
+  value_type: row.value_type as AgentValueType,
+  unit: row.unit,
+  examples: row.examples,
+  inconsistency_instructions: row.inconsistency_instructions,
+  resolution_instructions: row.resolution_instructions,
+  enable_complex_calculations_in_resolution: row.enable_complex_calculations_in_resolution,
+  enable_web_search: row.enable_web_search,
+  value_if_not_found: row.value_if_not_found,
+  agent_type: row.agent_type as AgentType,
+  derived_prompt: row.derived_prompt,
+  is_evaluation: row.is_evaluation,
+})
+
+/** The agent's fields after the write. An evaluation agent's value type is always `number`. */
+const finalFields = (
+  mode: AgentWriteMode,
+  input: AgentInput,
+  existing: AgentRow | undefined,
+): AgentFields => {
+  const base: AgentFields =
+    mode === "patch" && existing
+      ? fieldsOf(existing)
+      : { ...defaults, name: "", ...(existing ? { agent_type: existing.agent_type as AgentType } : {}) }
+  const merged = { ...base, ...supplied(input) }
+  return merged.is_evaluation ? { ...merged, value_type: "number" } : merged
+}
+
+const bad = (path: string, message: string, detail?: string) =>
+  BadRequest.of(detail ?? `${path}: ${message}`, [{ path, message }])
+
+const validName = (name: string | undefined) =>
+  name !== undefined && name.trim() === "" ? Effect.fail(bad("name", "must not be empty")) : Effect.void
+
+// ---------------------------------------------------------------------------------------------------------
+// Reading
+
+const selectAgents = (db: Conn, projectId: string) =>
+  db.selectFrom("agents").selectAll().where("project_id", "=", projectId)
+
+/** Response records for agent rows (in the given order), with their dimensions and references. */
+const toAgents = (db: Conn, projectId: string, rows: ReadonlyArray<AgentRow>) =>
+  Effect.gen(function* () {
+    if (rows.length === 0) return []
+    const ids = rows.map((r) => r.id)
+    const attachments = yield* Effect.promise(() =>
+      db
+        .selectFrom("agent_dimensions as ad")
+        .innerJoin("dimensions as d", "d.id", "ad.dimension_id")
+        .select([
+          "ad.id",
+          "ad.agent_id",
+          "ad.dimension_id",
+          "ad.are_values_dynamic",
+          "ad.values",
+          "d.name",
+          "d.description",
+          "d.source",
+          "d.tag_key",
+        ])
+        .where("ad.agent_id", "in", ids)
+        .orderBy("ad.order")
+        .orderBy("d.created_at")
+        .orderBy("ad.id")
+        .execute(),
+    )
+    const references = yield* Effect.promise(() =>
+      db
+        .selectFrom("agent_references as r")
+        .innerJoin("agents as a", "a.id", "r.referenced_agent_id")
+        .select(["r.agent_id", "r.referenced_agent_id", "a.name"])
+        .where("r.agent_id", "in", ids)
+        .orderBy("r.position")
+        .orderBy("a.created_at")
+        .execute(),
+    )
+    const systemValues = new Map<string, ReadonlyArray<string>>()
+    for (const a of attachments) {
+      if (isSystemDimension(a.source) && !systemValues.has(a.dimension_id))
+        systemValues.set(a.dimension_id, yield* systemDimensionValues(db, projectId, a.source, a.tag_key))
+    }
+    return rows.map((row): Agent => {
+      const dimensions = attachments
+        .filter((a) => a.agent_id === row.id)
+        .map((a, order): AgentDimension => {
+          const values = isSystemDimension(a.source)
+            ? [...(systemValues.get(a.dimension_id) ?? [])]
+            : a.are_values_dynamic
+              ? [] // discovered from the documents by the pipeline
+              : [...(a.values ?? [])]
+          return {
+            dimension_id: a.dimension_id,
+            dimension_mapping_id: a.id,
+            name: a.name,
+            description: a.description,
+            values,
+            value_count: values.length,
+            order,
+            are_values_dynamic: a.are_values_dynamic,
+            source: a.source as DimensionSource,
+          }
+        })
+      return {
+        id: row.id,
+        project_id: row.project_id,
+        template_id: row.template_id,
+        dimensions,
+        created_at: iso(row.created_at),
+        extraction_status: row.extraction_status as ExtractionStatus,
+        requires_attention: row.requires_attention,
+        improvement_tip_summary: row.improvement_tip_summary,
+        name: row.name,
+        extraction_instructions: row.extraction_instructions,
+        value_type: row.value_type as AgentValueType,
+        unit: row.unit,
+        examples: row.examples,
+        inconsistency_instructions: row.inconsistency_instructions,
+        resolution_instructions: row.resolution_instructions,
+        enable_complex_calculations_in_resolution: row.enable_complex_calculations_in_resolution,
+        enable_web_search: row.enable_web_search,
+        value_if_not_found: row.value_if_not_found,
+        inconsistency_summary: row.inconsistency_summary,
+        agent_type: row.agent_type as AgentType,
+        derived_prompt: row.derived_prompt,
+        is_evaluation: row.is_evaluation,
+        derived_agent_references: references
+          .filter((r) => r.agent_id === row.id)
+          .map((r) => ({ agent_id: r.referenced_agent_id, agent_name: r.name })),
+      }
+    })
+  })
+
+/** An agent of the project, or NotFound; `lock` takes a row lock for an update. */
+const findAgent = (db: Conn, projectId: string, id: string, lock = false) =>
+  Effect.flatMap(
+    Effect.promise(() => {
+      const q = selectAgents(db, projectId).where("id", "=", id)
+      return (lock ? q.forUpdate() : q).executeTakeFirst()
+    }),
+    (row) => (row ? Effect.succeed(row) : Effect.fail(NotFound.of("Agent", id))),
+  )
+
+const toAgent = (db: Conn, projectId: string, row: AgentRow) =>
+  Effect.map(toAgents(db, projectId, [row]), (agents) => agents[0]!)
+
+// ---------------------------------------------------------------------------------------------------------
+// Dimensions of an agent
+
+interface PlannedAttachment {
+  readonly dimension: DimensionRow
+  readonly dynamic: boolean
+  readonly values: ReadonlyArray<string>
+}
+
+const attachmentPlan = (
+  entries: ReadonlyArray<AgentDimensionInput>,
+  dimensions: ReadonlyMap<string, DimensionRow>,
+  current: ReadonlyMap<string, { are_values_dynamic: boolean; values: ReadonlyArray<string> }>,
+) =>
+  Effect.gen(function* () {
+    const seen = new Set<string>()
+    const plan: Array<PlannedAttachment> = []
+    for (const [i, entry] of entries.entries()) {
+      const path = `dimensions/${i}`
+      if (seen.has(entry.dimension_id))
+        return yield* bad(
+          `${path}/dimension_id`,
+          "appears more than once",
+          `dimension ${entry.dimension_id} appears more than once in dimensions`,
+        )
+      seen.add(entry.dimension_id)
+      const dimension = dimensions.get(entry.dimension_id)
+      if (!dimension)
+        return yield* bad(
+          `${path}/dimension_id`,
+          "not a dimension of this project",
+          `dimensions/${i}: ${entry.dimension_id} is not a dimension of this project`,
+        )
+      const attached = current.get(dimension.id)
+      // An omitted flag means static when values are given, else the attachment's current setting
+      // (static for a new attachment).
+      const dynamic =
+        entry.are_values_dynamic ??
+        (entry.values !== undefined && entry.values.length > 0
+          ? false
+          : (attached?.are_values_dynamic ?? false))
+      if (isSystemDimension(dimension.source) || dynamic) {
+        // System values mirror the documents; dynamic ones are discovered at extraction time.
+        plan.push({ dimension, dynamic, values: [] })
+        continue
+      }
+      const given = entry.values ?? (attached && !attached.are_values_dynamic ? attached.values : [])
+      const values = given.map((v) => v.trim())
+      if (values.length === 0)
+        return yield* bad(
+          `${path}/values`,
+          "required and non-empty unless are_values_dynamic is true",
+          `dimensions/${i}: dimension "${dimension.name}" needs a non-empty values array unless are_values_dynamic is true`,
+        )
+      if (values.some((v) => v === ""))
+        return yield* bad(`${path}/values`, "values must not be empty strings")
+      const duplicate = values.find((v, j) => values.indexOf(v) !== j)
+      if (duplicate !== undefined)
+        return yield* bad(`${path}/values`, `value ${JSON.stringify(duplicate)} appears more than once`)
+      plan.push({ dimension, dynamic, values })
+    }
+    return plan
+  })
+
+/**
+ * Makes the agent's attachments exactly the entries, in order (an attachment that stays keeps its id),
+ * applies the entries' dimension-wide changes, and on create attaches the auto-attach dimensions the
+ * body does not mention.
+ */
+const setDimensions = (
+  trx: Conn,
+  projectId: string,
+  agentId: string,
+  entries: ReadonlyArray<AgentDimensionInput>,
+  autoAttach: boolean,
+) =>
+  Effect.gen(function* () {
+    const dimensionRows = yield* Effect.promise(() =>
+      trx
+        .selectFrom("dimensions")
+        .selectAll()
+        .where("project_id", "=", projectId)
+        .orderBy("created_at")
+        .orderBy("id")
+        .execute(),
+    )
+    const currentRows = yield* Effect.promise(() =>
+      trx
+        .selectFrom("agent_dimensions")
+        .select(["id", "dimension_id", "are_values_dynamic", "values"])
+        .where("agent_id", "=", agentId)
+        .execute(),
+    )
+    const current = new Map(currentRows.map((r) => [r.dimension_id, r]))
+    const plan = yield* attachmentPlan(entries, new Map(dimensionRows.map((d) => [d.id, d])), current)
+
+    // Dimension-wide changes: description and value_type apply to the dimension for every agent.
+    for (const entry of entries) {
+      const set = Object.fromEntries(
+        Object.entries({ description: entry.description, value_type: entry.value_type ?? undefined }).filter(
+          ([, v]) => v !== undefined,
+        ),
+      )
+      if (Object.keys(set).length > 0)
+        yield* Effect.promise(() =>
+          trx.updateTable("dimensions").set(set).where("id", "=", entry.dimension_id).execute(),
+        )
+    }
+
+    const keep = plan.map((p) => p.dimension.id)
+    yield* Effect.promise(() => {
+      let q = trx.deleteFrom("agent_dimensions").where("agent_id", "=", agentId)
+      if (keep.length > 0) q = q.where("dimension_id", "not in", keep)
+      return q.execute()
+    })
+
+    const planned = [...plan]
+    if (autoAttach) {
+      for (const dimension of dimensionRows) {
+        if (!dimension.auto_attach_to_new_agents || keep.includes(dimension.id)) continue
+        if (isSystemDimension(dimension.source)) {
+          planned.push({ dimension, dynamic: false, values: [] })
+          continue
+        }
+        // A custom dimension takes the values of its most recent attachment, or is discovered if none.
+        const latest = yield* Effect.promise(() =>
+          trx
+            .selectFrom("agent_dimensions as ad")
+            .innerJoin("agents as a", "a.id", "ad.agent_id")
+            .select(["ad.are_values_dynamic", "ad.values"])
+            .where("ad.dimension_id", "=", dimension.id)
+            .where("a.id", "<>", agentId)
+            .orderBy("a.created_at", "desc")
+            .orderBy("a.id", "desc")
+            .limit(1)
+            .executeTakeFirst(),
+        )
+        planned.push(
+          latest && !latest.are_values_dynamic && latest.values.length > 0
+            ? { dimension, dynamic: false, values: latest.values }
+            : { dimension, dynamic: true, values: [] },
+        )
+      }
+    }
+
+    for (const [order, p] of planned.entries()) {
+      const values = {
+        are_values_dynamic: p.dynamic,
+        values: JSON.stringify(p.values),
+        order,
+      }
+      const existing = current.get(p.dimension.id)
+      yield* Effect.promise(async () => {
+        if (existing)
+          await trx.updateTable("agent_dimensions").set(values).where("id", "=", existing.id).execute()
+        else
+          await trx
+            .insertInto("agent_dimensions")
+            .values({ agent_id: agentId, dimension_id: p.dimension.id, ...values })
+            .execute()
+      })
+    }
+
+    // add_to_all_agents: every other agent of the project gets the dimension (agents that already have
+    // it keep their attachment), and so will every future agent.
+    for (const [i, entry] of entries.entries()) {
+      if (entry.add_to_all_agents !== true) continue
+      const p = plan[i]!
+      yield* Effect.promise(() =>
+        trx
+          .updateTable("dimensions")
+          .set({ auto_attach_to_new_agents: true })
+          .where("id", "=", p.dimension.id)
+          .execute(),
+      )
+      yield* Effect.promise(() =>
+        sql`
+          insert into agent_dimensions (agent_id, dimension_id, are_values_dynamic, values, "order")
+          select a.id, ${p.dimension.id}, ${p.dynamic}, ${JSON.stringify(p.values)}::jsonb,
+            coalesce((select max(x."order") + 1 from agent_dimensions x where x.agent_id = a.id), 0)
+          from agents a
+          where a.project_id = ${projectId} and a.id <> ${agentId}
+          on conflict (agent_id, dimension_id) do nothing`.execute(trx),
+      )
+    }
+  })
+
+// ---------------------------------------------------------------------------------------------------------
+// Derived agent references
+
+/**
+ * Stores a derived agent's references: the given ones (or, when not given, the stored ones) plus the
+ * agents mentioned as `@Name` in its prompt; then rejects a cycle through derived agents. An extraction
+ * agent has none.
+ */
+const setReferences = (
+  trx: Conn,
+  projectId: string,
+  agentId: string,
+  fields: AgentFields,
+  given: ReadonlyArray<AgentReference> | undefined,
+) =>
+  Effect.gen(function* () {
+    if (fields.agent_type !== "derived") {
+      yield* Effect.promise(() =>
+        trx.deleteFrom("agent_references").where("agent_id", "=", agentId).execute(),
+      )
+      return
+    }
+    // Serialises reference changes within the project so two saves cannot close a cycle together.
+    yield* Effect.promise(() =>
+      trx.selectFrom("projects").select("id").where("id", "=", projectId).forNoKeyUpdate().execute(),
+    )
+    const agents = yield* Effect.promise(() =>
+      trx
+        .selectFrom("agents")
+        .select(["id", "name", "agent_type"])
+        .where("project_id", "=", projectId)
+        .orderBy("created_at")
+        .orderBy("id")
+        .execute(),
+    )
+    const ids: Array<string> = []
+    const add = (id: string) => {
+      if (!ids.includes(id)) ids.push(id)
+    }
+    if (given !== undefined) {
+      for (const [i, reference] of given.entries()) {
+        const resolved = resolveAgentReference(reference, agents)
+        if (Either.isLeft(resolved))
+          return yield* bad(
+            `derived_agent_references/${i}`,
+            resolved.left.message,
+            `derived_agent_references/${i}: ${resolved.left.message}`,
+          )
+        add(resolved.right.id)
+      }
+    } else {
+      const stored = yield* Effect.promise(() =>
+        trx
+          .selectFrom("agent_references")
+          .select("referenced_agent_id")
+          .where("agent_id", "=", agentId)
+          .orderBy("position")
+          .execute(),
+      )
+      for (const r of stored) add(r.referenced_agent_id)
+    }
+    for (const name of mentionedNames(fields.derived_prompt)) {
+      const matches = agents.filter((a) => a.name === name)
+      const [only, ...others] = matches
+      if (only !== undefined && others.length === 0) {
+        add(only.id)
+        continue
+      }
+      if (only !== undefined) {
+        const ambiguous = AmbiguousAgentReference.of(
+          { agent_name: name },
+          matches.map((a) => a.id),
+        )
+        return yield* bad(
+          "derived_prompt",
+          ambiguous.message,
+          `derived_prompt: @${name}: ${ambiguous.message}`,
+        )
+      }
+      // The prompt may also mention a document of the project by its file name.
+      const document = yield* Effect.promise(() =>
+        trx
+          .selectFrom("documents")
+          .select("id")
+          .where("project_id", "=", projectId)
+          .where("file_name", "=", name)
+          .executeTakeFirst(),
+      )
+      if (document) continue
+      return yield* bad(
+        "derived_prompt",
+        `@${name} does not name an agent of this project`,
+        `derived_prompt mentions @${name}, but no agent (or document) of this project has that name`,
+      )
+    }
+
+    yield* Effect.promise(() => trx.deleteFrom("agent_references").where("agent_id", "=", agentId).execute())
+    if (ids.length > 0)
+      yield* Effect.promise(() =>
+        trx
+          .insertInto("agent_references")
+          .values(ids.map((id, position) => ({ agent_id: agentId, referenced_agent_id: id, position })))
+          .execute(),
+      )
+
+    const edges = yield* Effect.promise(() =>
+      trx
+        .selectFrom("agent_references as r")
+        .innerJoin("agents as a", "a.id", "r.agent_id")
+        .select(["r.agent_id", "r.referenced_agent_id"])
+        .where("a.project_id", "=", projectId)
+        .where("a.agent_type", "=", "derived")
+        .orderBy("r.position")
+        .execute(),
+    )
+    const graph = new Map<string, Array<string>>([[agentId, []]])
+    for (const e of edges) {
+      const list = graph.get(e.agent_id) ?? []
+      list.push(e.referenced_agent_id)
+      graph.set(e.agent_id, list)
+    }
+    const cycle = findCycle(dependencyGraph(graph))
+    if (cycle !== undefined) {
+      const names = new Map(agents.map((a) => [a.id, a.name]))
+      const label = (id: string) => JSON.stringify(names.get(id) ?? id)
+      const detail =
+        cycle.length === 2
+          ? `derived agent ${label(cycle[0]!)} cannot reference itself`
+          : `derived agents form a reference cycle: ${cycle.map(label).join(" -> ")}`
+      return yield* BadRequest.of(detail, [{ path: "derived_agent_references", message: detail }])
+    }
+  })
+
+// ---------------------------------------------------------------------------------------------------------
+
+const write = (projectId: string, agentId: string | undefined, input: AgentInput, mode: AgentWriteMode) =>
+  Effect.gen(function* () {
+    const org = yield* CurrentOrganization
+    yield* validName(input.name)
+    if (mode !== "patch" && input.name === undefined) return yield* bad("name", "is required")
+    return yield* transaction((trx) =>
+      Effect.gen(function* () {
+        yield* findProject(trx, org.id, projectId)
+        const existing = agentId === undefined ? undefined : yield* findAgent(trx, projectId, agentId, true)
+        const fields = finalFields(mode, input, existing)
+        const is_draft = isDraftAgent(fields)
+        let row: AgentRow
+        if (existing === undefined) {
+          row = yield* Effect.promise(() =>
+            trx
+              .insertInto("agents")
+              .values({ project_id: projectId, ...fields, is_draft })
+              .returningAll()
+              .executeTakeFirstOrThrow(),
+          )
+        } else {
+          // Launch rule 7: a changed clearing field makes the agent's extractions stale.
+          const clears = clearsExtractions(fieldsOf(existing), { ...fields })
+          row = yield* Effect.promise(() =>
+            trx
+              .updateTable("agents")
+              .set({
+                ...fields,
+                is_draft,
+                updated_at: sql`now()`,
+                ...(clears ? { config_version: sql`config_version + 1`, extraction_status: "Pending" } : {}),
+              })
+              .where("id", "=", existing.id)
+              .returningAll()
+              .executeTakeFirstOrThrow(),
+          )
+        }
+        const entries = mode === "patch" ? input.dimensions : (input.dimensions ?? [])
+        if (entries !== undefined) yield* setDimensions(trx, projectId, row.id, entries, mode === "create")
+        const referencesTouched =
+          mode !== "patch" ||
+          input.agent_type !== undefined ||
+          input.derived_prompt !== undefined ||
+          input.derived_agent_references !== undefined
+        if (referencesTouched)
+          yield* setReferences(
+            trx,
+            projectId,
+            row.id,
+            fields,
+            mode === "patch" ? input.derived_agent_references : (input.derived_agent_references ?? []),
+          )
+        return yield* toAgent(trx, projectId, row)
+      }),
+    )
+  })
+
+export class Agents extends Effect.Service<Agents>()("@dxs/services/Agents", {
+  succeed: {
+    /** The project's agents, most recently created first. */
+    list: (projectId: string) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        return yield* withDb((db) =>
+          Effect.gen(function* () {
+            yield* findProject(db, org.id, projectId)
+            const rows = yield* Effect.promise(() =>
+              selectAgents(db, projectId).orderBy("created_at", "desc").orderBy("id", "desc").execute(),
+            )
+            return yield* toAgents(db, projectId, rows)
+          }),
+        )
+      }),
+
+    get: (projectId: string, id: string) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        return yield* withDb((db) =>
+          Effect.gen(function* () {
+            yield* findProject(db, org.id, projectId)
+            return yield* toAgent(db, projectId, yield* findAgent(db, projectId, id))
+          }),
+        )
+      }),
+
+    create: (projectId: string, input: AgentInput) => write(projectId, undefined, input, "create"),
+
+    /** `patch` changes only supplied fields; `put` replaces them (omitted ones reset, the type is kept). */
+    update: (projectId: string, id: string, input: AgentInput, mode: "patch" | "put") =>
+      write(projectId, id, input, mode),
+
+    remove: (projectId: string, id: string) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        yield* transaction((trx) =>
+          Effect.gen(function* () {
+            yield* findProject(trx, org.id, projectId)
+            yield* findAgent(trx, projectId, id, true)
+            yield* Effect.promise(() => trx.deleteFrom("agents").where("id", "=", id).execute())
+          }),
+        )
+      }),
+  },
+}) {}

@@ -1,0 +1,224 @@
+import type { Conn, DimensionRow } from "@dxs/db"
+import { query, transaction, withDb } from "@dxs/db"
+import type { DimensionSource, DimensionValueType } from "@dxs/domain/Enums"
+import type { Dimension } from "@dxs/domain/Records"
+import { Effect } from "effect"
+import { sql } from "kysely"
+import { CurrentOrganization } from "./CurrentOrganization.ts"
+import { BadRequest, Conflict, NotFound } from "./Errors.ts"
+import { DOCUMENT_DIMENSION, findProject } from "./Projects.ts"
+import { iso } from "./Time.ts"
+
+export interface DimensionCreate {
+  readonly name: string
+  readonly description?: string | undefined
+  readonly example_values?: string | undefined
+  readonly value_type?: DimensionValueType | undefined
+  readonly auto_attach_to_new_agents?: boolean | undefined
+}
+
+export interface DimensionPatch {
+  readonly name?: string | undefined
+  readonly description?: string | undefined
+  readonly example_values?: string | undefined
+  readonly value_type?: DimensionValueType | undefined
+  readonly auto_attach_to_new_agents?: boolean | undefined
+}
+
+export const toDimension = (r: DimensionRow): Dimension => ({
+  id: r.id,
+  project_id: r.project_id,
+  name: r.name,
+  description: r.description,
+  example_values: r.example_values,
+  value_type: r.value_type as DimensionValueType,
+  source: r.source as DimensionSource,
+  auto_attach_to_new_agents: r.auto_attach_to_new_agents,
+  created_at: iso(r.created_at),
+})
+
+/** DOCUMENT and TAG dimensions are maintained by the system. */
+export const isSystemDimension = (source: string): boolean => source === "DOCUMENT" || source === "TAG"
+
+/** A dimension of the project, or NotFound (the project is already known to be the caller's). */
+export const findDimension = (db: Conn, projectId: string, id: string) =>
+  Effect.flatMap(
+    Effect.promise(() =>
+      db
+        .selectFrom("dimensions")
+        .selectAll()
+        .where("id", "=", id)
+        .where("project_id", "=", projectId)
+        .executeTakeFirst(),
+    ),
+    (row) => (row ? Effect.succeed(row) : Effect.fail(NotFound.of("Dimension", id))),
+  )
+
+const validName = (name: string) =>
+  name.trim() === ""
+    ? Effect.fail(BadRequest.of("name must not be empty", [{ path: "name", message: "must not be empty" }]))
+    : Effect.void
+
+const collision = (detail: string) => Conflict.of(detail, [{ path: "name", message: detail }])
+
+/**
+ * A dimension name must differ (case-insensitively) from every other dimension of the project, from the
+ * reserved system name `Document` and from every tag key used by the project's documents.
+ */
+export const checkDimensionName = (db: Conn, projectId: string, name: string, selfId?: string) =>
+  Effect.gen(function* () {
+    const lower = name.toLowerCase()
+    if (lower === DOCUMENT_DIMENSION.toLowerCase())
+      return yield* collision(`"${name}" is the reserved name of the system Document dimension`)
+    const other = yield* Effect.promise(() => {
+      let q = db
+        .selectFrom("dimensions")
+        .select(["id", "name"])
+        .where("project_id", "=", projectId)
+        .where(sql`lower(name)`, "=", lower)
+      if (selfId !== undefined) q = q.where("id", "<>", selfId)
+      return q.executeTakeFirst()
+    })
+    if (other) return yield* collision(`a dimension named "${other.name}" already exists in this project`)
+    const tag = yield* Effect.promise(() =>
+      db
+        .selectFrom("document_tags as t")
+        .innerJoin("documents as d", "d.id", "t.document_id")
+        .where("d.project_id", "=", projectId)
+        .where(sql`lower(t.key)`, "=", lower)
+        .select("t.key")
+        .executeTakeFirst(),
+    )
+    if (tag) return yield* collision(`"${name}" is a document tag key of this project ("${tag.key}")`)
+  })
+
+/** A unique-index violation (a concurrent create of the same name) is a 409, not a defect. */
+const isUniqueViolation = (e: unknown) =>
+  typeof e === "object" && e !== null && (e as { code?: unknown }).code === "23505"
+
+const orConflict = <A>(name: string, f: () => Promise<A>) =>
+  Effect.tryPromise({ try: f, catch: (e) => e }).pipe(
+    Effect.catchAll((e) =>
+      isUniqueViolation(e)
+        ? Effect.fail(collision(`a dimension named "${name}" already exists in this project`))
+        : Effect.die(e),
+    ),
+  )
+
+export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dimensions", {
+  succeed: {
+    /** The project's dimensions, oldest first. */
+    list: (projectId: string) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        yield* withDb((db) => findProject(db, org.id, projectId))
+        const rows = yield* query((db) =>
+          db
+            .selectFrom("dimensions")
+            .selectAll()
+            .where("project_id", "=", projectId)
+            .orderBy("created_at")
+            .orderBy("id")
+            .execute(),
+        )
+        return rows.map(toDimension)
+      }),
+
+    get: (projectId: string, id: string) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        return yield* withDb((db) =>
+          Effect.gen(function* () {
+            yield* findProject(db, org.id, projectId)
+            return toDimension(yield* findDimension(db, projectId, id))
+          }),
+        )
+      }),
+
+    create: (projectId: string, input: DimensionCreate) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        yield* validName(input.name)
+        const name = input.name.trim()
+        return yield* transaction((trx) =>
+          Effect.gen(function* () {
+            yield* findProject(trx, org.id, projectId)
+            yield* checkDimensionName(trx, projectId, name)
+            const row = yield* orConflict(name, () =>
+              trx
+                .insertInto("dimensions")
+                .values({
+                  project_id: projectId,
+                  name,
+                  description: input.description ?? "",
+                  example_values: input.example_values ?? "",
+                  value_type: input.value_type ?? "string",
+                  source: "CUSTOM",
+                  auto_attach_to_new_agents: input.auto_attach_to_new_agents ?? false,
+                })
+                .returningAll()
+                .executeTakeFirstOrThrow(),
+            )
+            return toDimension(row)
+          }),
+        )
+      }),
+
+    /** Renaming follows the create rules; system-managed dimensions keep their name. */
+    update: (projectId: string, id: string, patch: DimensionPatch) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        if (patch.name !== undefined) yield* validName(patch.name)
+        const name = patch.name?.trim()
+        return yield* transaction((trx) =>
+          Effect.gen(function* () {
+            yield* findProject(trx, org.id, projectId)
+            const current = yield* findDimension(trx, projectId, id)
+            const renamed = name !== undefined && name !== current.name
+            if (renamed && isSystemDimension(current.source))
+              return yield* Conflict.of(
+                `dimension "${current.name}" is system-managed (source ${current.source}) and cannot be renamed`,
+                [{ path: "name", message: "system-managed dimensions cannot be renamed" }],
+              )
+            if (renamed) yield* checkDimensionName(trx, projectId, name, id)
+            const set = Object.fromEntries(
+              Object.entries({
+                name: renamed ? name : undefined,
+                description: patch.description,
+                example_values: patch.example_values,
+                value_type: patch.value_type,
+                auto_attach_to_new_agents: patch.auto_attach_to_new_agents,
+              }).filter(([, v]) => v !== undefined),
+            )
+            if (Object.keys(set).length === 0) return toDimension(current)
+            const row = yield* orConflict(name ?? current.name, () =>
+              trx
+                .updateTable("dimensions")
+                .set(set)
+                .where("id", "=", id)
+                .returningAll()
+                .executeTakeFirstOrThrow(),
+            )
+            return toDimension(row)
+          }),
+        )
+      }),
+
+    /** Deleting a custom dimension detaches it from every agent. System-managed ones cannot be deleted. */
+    remove: (projectId: string, id: string) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        yield* transaction((trx) =>
+          Effect.gen(function* () {
+            yield* findProject(trx, org.id, projectId)
+            const current = yield* findDimension(trx, projectId, id)
+            if (isSystemDimension(current.source))
+              return yield* Conflict.of(
+                `dimension "${current.name}" is system-managed (source ${current.source}) and cannot be deleted`,
+              )
+            yield* Effect.promise(() => trx.deleteFrom("dimensions").where("id", "=", id).execute())
+          }),
+        )
+      }),
+  },
+}) {}

@@ -1,0 +1,696 @@
+import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
+import { createReadStream } from "node:fs"
+import type { Readable } from "node:stream"
+import { BlobStore, type Conn, type DocumentRow, query, transaction, withDb } from "@dxs/db"
+import { enqueue } from "@dxs/db/TaskQueue"
+import { documentTypeFromFileName, fileExtension, supportedExtensions } from "@dxs/domain/DocumentType"
+import type { DocumentStatus, DocumentType } from "@dxs/domain/Enums"
+import type { Document, DocumentCopyResponse, DocumentTag } from "@dxs/domain/Records"
+import { HttpApiSchema } from "@effect/platform"
+import { Clock, Context, Effect, Schema } from "effect"
+import { sql } from "kysely"
+import { CurrentOrganization } from "./CurrentOrganization.ts"
+import {
+  BadRequest,
+  type FieldError,
+  NotFound,
+  PayloadTooLarge,
+  problemType,
+  UnsupportedMediaType,
+} from "./Errors.ts"
+import { findLiveProject, findProject } from "./Projects.ts"
+import { syncTagDimensions } from "./TagDimensions.ts"
+import { iso, isoOrNull } from "./Time.ts"
+
+/** Origin (and optional path prefix) under which clients reach the API; `file_url` links start with it. */
+export class PublicUrl extends Context.Reference<PublicUrl>()("@dxs/services/PublicUrl", {
+  defaultValue: () => "http://localhost:8080",
+}) {}
+
+/** Largest accepted upload, per file (DESIGN §4: 100 MB by default). */
+export class UploadLimits extends Context.Reference<UploadLimits>()("@dxs/services/UploadLimits", {
+  defaultValue: (): { readonly maxFileBytes: number } => ({ maxFileBytes: 100 * 1024 * 1024 }),
+}) {}
+
+/** How long a signed `file_url` stays valid. */
+export class FileLinks extends Context.Reference<FileLinks>()("@dxs/services/FileLinks", {
+  defaultValue: (): { readonly ttlSeconds: number } => ({ ttlSeconds: 3600 }),
+}) {}
+
+/** A signed download link that is expired or does not match (403, problem+json). */
+export class DownloadForbidden extends Schema.TaggedError<DownloadForbidden>()(
+  "DownloadForbidden",
+  {
+    type: Schema.String,
+    title: Schema.String,
+    status: Schema.Int,
+    detail: Schema.String,
+  },
+  HttpApiSchema.annotations({
+    status: 403,
+    description: "The download link is expired or its signature is wrong",
+  }),
+) {
+  static of(detail: string) {
+    return new DownloadForbidden({ type: problemType("forbidden"), title: "Forbidden", status: 403, detail })
+  }
+}
+export const downloadForbiddenResponse = DownloadForbidden.pipe(
+  HttpApiSchema.withEncoding({ kind: "Json", contentType: "application/problem+json" }),
+)
+
+/** Tags as the API accepts them: a list of `{key, value}` or an object of key to value. */
+export type TagsInput = ReadonlyArray<DocumentTag> | { readonly [key: string]: string }
+
+export interface UploadedFile {
+  /** A local file holding the bytes (moved into the blob store). */
+  readonly path: string
+  /** The client's file name. */
+  readonly name: string
+  readonly contentType: string
+}
+
+export interface DocumentCopy {
+  readonly target_project_id: string
+  readonly document_ids: ReadonlyArray<string>
+}
+
+/** The original bytes of a document, ready to stream. */
+export interface DocumentFile {
+  readonly stream: Readable
+  readonly fileName: string
+  readonly contentType: string
+  readonly size: number
+}
+
+export const MAX_TAG_KEY_LENGTH = 100
+const SIGNING_SECRET = "file_url_signing_key"
+
+const contentTypes: Record<string, string> = {
+  pdf: "application/pdf",
+  doc: "application/msword",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  odt: "application/vnd.oasis.opendocument.text",
+  rtf: "application/rtf",
+  xls: "application/vnd.ms-excel",
+  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  xlsm: "application/vnd.ms-excel.sheet.macroEnabled.12",
+  csv: "text/csv",
+  ods: "application/vnd.oasis.opendocument.spreadsheet",
+  ppt: "application/vnd.ms-powerpoint",
+  pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+  odp: "application/vnd.oasis.opendocument.presentation",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  tif: "image/tiff",
+  tiff: "image/tiff",
+  webp: "image/webp",
+  gif: "image/gif",
+  bmp: "image/bmp",
+  txt: "text/plain",
+  md: "text/markdown",
+  markdown: "text/markdown",
+  json: "application/json",
+  xml: "application/xml",
+  html: "text/html",
+  htm: "text/html",
+  eml: "message/rfc822",
+  msg: "application/vnd.ms-outlook",
+  mp3: "audio/mpeg",
+  wav: "audio/wav",
+  m4a: "audio/mp4",
+  ogg: "audio/ogg",
+  flac: "audio/flac",
+  webm: "audio/webm",
+  mp4: "video/mp4",
+}
+
+/** The extension decides the content type (the client's claim only when we know none). */
+const contentTypeOf = (fileName: string, claimed: string) => {
+  const ext = fileExtension(fileName)
+  const known = ext === undefined ? undefined : contentTypes[ext]
+  if (known) return known
+  return claimed.trim() === "" ? "application/octet-stream" : claimed
+}
+
+/** The last path segment of a client file name (browsers on Windows may send `C:\…\a.pdf`). */
+const baseName = (name: string) => (name.split(/[\\/]/).pop() ?? "").trim()
+
+/** A file name safe as the last segment of a blob key. */
+const safeKeyName = (fileName: string) => {
+  const cleaned = fileName
+    .normalize("NFKD")
+    .replace(/[^A-Za-z0-9._-]+/g, "_")
+    .replace(/^[._]+/, "")
+  return (cleaned.length > 100 ? cleaned.slice(-100) : cleaned) || "file"
+}
+
+const blobKey = (projectId: string, documentId: string, version: number, fileName: string) =>
+  `${projectId}/${documentId}/v${version}/${safeKeyName(fileName)}`
+
+const digestFile = (file: string) =>
+  Effect.promise(
+    () =>
+      new Promise<{ sha256: string; size: number }>((resolve, reject) => {
+        const hash = createHash("sha256")
+        let size = 0
+        createReadStream(file)
+          .on("data", (chunk) => {
+            size += chunk.length
+            hash.update(chunk)
+          })
+          .on("error", reject)
+          .on("end", () => resolve({ sha256: hash.digest("hex"), size }))
+      }),
+  )
+
+const byKey = (a: DocumentTag, b: DocumentTag) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+
+/** Validates tags (keys trimmed, non-empty, at most 100 characters, unique ignoring case) and sorts them. */
+export const normalizeTags = (input: TagsInput, path = "tags") =>
+  Effect.gen(function* () {
+    const entries: ReadonlyArray<DocumentTag> = Array.isArray(input)
+      ? (input as ReadonlyArray<DocumentTag>)
+      : Object.entries(input).map(([key, value]) => ({ key, value }))
+    const errors: Array<FieldError> = []
+    const seen = new Map<string, string>()
+    const tags: Array<DocumentTag> = []
+    entries.forEach((tag, i) => {
+      const at = Array.isArray(input) ? `${path}/${i}/key` : `${path}/${tag.key}`
+      const key = tag.key.trim()
+      if (key === "") errors.push({ path: at, message: "must not be empty" })
+      else if (key.length > MAX_TAG_KEY_LENGTH)
+        errors.push({ path: at, message: `must be at most ${MAX_TAG_KEY_LENGTH} characters` })
+      else if (seen.has(key.toLowerCase()))
+        errors.push({ path: at, message: `duplicate key "${key}" (keys are compared ignoring case)` })
+      else {
+        seen.set(key.toLowerCase(), key)
+        tags.push({ key, value: tag.value })
+      }
+    })
+    if (errors.length > 0)
+      return yield* BadRequest.of(
+        `Invalid tags: ${errors.map((e) => `${e.path}: ${e.message}`).join("; ")}`,
+        errors,
+      )
+    return tags.sort(byKey)
+  })
+
+/** Holds the project row so concurrent tag and document changes of one project (and their dimensions) serialise. */
+const lockProject = (trx: Conn, projectId: string) =>
+  Effect.promise(() =>
+    trx.selectFrom("projects").select("id").where("id", "=", projectId).forUpdate().executeTakeFirst(),
+  )
+
+/**
+ * TAG dimension names are unique ignoring case, so a key may not differ only in case from a key other
+ * documents of the project already use.
+ */
+const sameKeysAsProject = (
+  trx: Conn,
+  projectId: string,
+  tags: ReadonlyArray<DocumentTag>,
+  except: ReadonlyArray<string>,
+) =>
+  Effect.gen(function* () {
+    if (tags.length === 0) return
+    let q = trx
+      .selectFrom("document_tags as t")
+      .innerJoin("documents as d", "d.id", "t.document_id")
+      .where("d.project_id", "=", projectId)
+      .select("t.key")
+      .distinct()
+    if (except.length > 0) q = q.where("d.id", "not in", except)
+    const existing = yield* Effect.promise(() => q.execute())
+    const byLower = new Map(existing.map((r) => [r.key.toLowerCase(), r.key]))
+    const clashes = tags.flatMap((t) => {
+      const other = byLower.get(t.key.toLowerCase())
+      return other !== undefined && other !== t.key ? [{ key: t.key, other }] : []
+    })
+    if (clashes.length > 0)
+      return yield* BadRequest.of(
+        `Tag keys must match the spelling already used in the project: ${clashes
+          .map((c) => `"${c.key}" (use "${c.other}")`)
+          .join(", ")}`,
+        clashes.map((c) => ({ path: "tags", message: `key "${c.key}" is already used as "${c.other}"` })),
+      )
+  })
+
+const writeTags = (trx: Conn, documentId: string, tags: ReadonlyArray<DocumentTag>) =>
+  Effect.promise(async () => {
+    await trx.deleteFrom("document_tags").where("document_id", "=", documentId).execute()
+    if (tags.length > 0)
+      await trx
+        .insertInto("document_tags")
+        .values(tags.map((t) => ({ document_id: documentId, key: t.key, value: t.value })))
+        .execute()
+  })
+
+const tagsOf = (db: Conn, documentIds: ReadonlyArray<string>) =>
+  Effect.promise(async () => {
+    const byDocument = new Map<string, Array<DocumentTag>>()
+    if (documentIds.length === 0) return byDocument
+    const rows = await db
+      .selectFrom("document_tags")
+      .select(["document_id", "key", "value"])
+      .where("document_id", "in", documentIds)
+      .execute()
+    for (const r of rows) {
+      const list = byDocument.get(r.document_id) ?? []
+      list.push({ key: r.key, value: r.value })
+      byDocument.set(r.document_id, list)
+    }
+    for (const list of byDocument.values()) list.sort(byKey)
+    return byDocument
+  })
+
+/** A document of a project of the current organisation, or NotFound (project first, then document). */
+const findDocument = (db: Conn, orgId: string, projectId: string, documentId: string) =>
+  Effect.gen(function* () {
+    yield* findProject(db, orgId, projectId)
+    const row = yield* Effect.promise(() =>
+      db
+        .selectFrom("documents")
+        .selectAll()
+        .where("id", "=", documentId)
+        .where("project_id", "=", projectId)
+        .executeTakeFirst(),
+    )
+    return row ?? (yield* NotFound.of("Document", documentId))
+  })
+
+const isBase64Url = (s: string) => /^[A-Za-z0-9_-]+$/.test(s)
+
+export class Documents extends Effect.Service<Documents>()("@dxs/services/Documents", {
+  effect: Effect.gen(function* () {
+    const publicUrl = (yield* PublicUrl).replace(/\/+$/, "")
+    const { ttlSeconds } = yield* FileLinks
+    const { maxFileBytes } = yield* UploadLimits
+
+    // One secret for every process sharing the database: the first to ask creates it.
+    let secret: Buffer | undefined
+    const signingSecret = Effect.gen(function* () {
+      if (secret) return secret
+      const row = yield* query(async (db) => {
+        await db
+          .insertInto("server_secrets")
+          .values({ name: SIGNING_SECRET, value: randomBytes(32).toString("base64url") })
+          .onConflict((oc) => oc.column("name").doNothing())
+          .execute()
+        return db
+          .selectFrom("server_secrets")
+          .select("value")
+          .where("name", "=", SIGNING_SECRET)
+          .executeTakeFirstOrThrow()
+      })
+      secret = Buffer.from(row.value, "base64url")
+      return secret
+    })
+
+    const sign = (key: Buffer, documentId: string, version: number, expires: number) =>
+      createHmac("sha256", key).update(`${documentId}\n${version}\n${expires}`).digest("base64url")
+
+    const fileUrl = (row: Pick<DocumentRow, "id" | "version">) =>
+      Effect.gen(function* () {
+        const key = yield* signingSecret
+        const expires = Math.floor((yield* Clock.currentTimeMillis) / 1000) + ttlSeconds
+        const signature = sign(key, row.id, row.version, expires)
+        return `${publicUrl}/api/v1/files/${row.id}?expires=${expires}&signature=${signature}`
+      })
+
+    const toDocuments = (db: Conn, rows: ReadonlyArray<DocumentRow>) =>
+      Effect.gen(function* () {
+        const tags = yield* tagsOf(
+          db,
+          rows.map((r) => r.id),
+        )
+        return yield* Effect.forEach(rows, (row) =>
+          Effect.map(
+            fileUrl(row),
+            (file_url): Document => ({
+              id: row.id,
+              project_id: row.project_id,
+              file_url,
+              uploaded_at: iso(row.uploaded_at),
+              type: row.type as DocumentType,
+              page_count: row.page_count,
+              version: row.version,
+              summary: row.summary,
+              metadata: row.metadata,
+              status: row.status as DocumentStatus,
+              uses_agentic_extraction: row.uses_agentic_extraction,
+              last_parsed_at: isoOrNull(row.last_parsed_at),
+              archive_requested_at: isoOrNull(row.archive_requested_at),
+              tags: tags.get(row.id) ?? [],
+              file_name: row.file_name,
+              failure_reason: row.failure_reason,
+              parent_document_id: row.parent_document_id,
+            }),
+          ),
+        )
+      })
+
+    const toDocument = (db: Conn, row: DocumentRow) => Effect.map(toDocuments(db, [row]), (docs) => docs[0]!)
+
+    const openBlob = (row: DocumentRow) =>
+      Effect.gen(function* () {
+        const blobs = yield* BlobStore
+        const size = yield* blobs.size(row.blob_key)
+        if (size === undefined) {
+          yield* Effect.logError(`stored file ${row.blob_key} of document ${row.id} is missing`)
+          return yield* NotFound.of("Stored file of document", row.id)
+        }
+        return {
+          stream: yield* blobs.stream(row.blob_key),
+          fileName: row.file_name,
+          contentType: row.content_type,
+          size,
+        } satisfies DocumentFile
+      })
+
+    return {
+      /** The largest file an upload may carry, in bytes. */
+      maxUploadBytes: maxFileBytes,
+
+      /** Most recently uploaded first; optionally only documents whose tag `tagKey` has value `tagValue`. */
+      list: (
+        projectId: string,
+        filter: { readonly tagKey?: string | undefined; readonly tagValue?: string | undefined },
+      ) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          if ((filter.tagKey === undefined) !== (filter.tagValue === undefined))
+            return yield* BadRequest.of("tag_key and tag_value filter together: supply both or neither", [
+              {
+                path: filter.tagKey === undefined ? "tag_key" : "tag_value",
+                message: "required with the other",
+              },
+            ])
+          return yield* withDb((db) =>
+            Effect.gen(function* () {
+              yield* findProject(db, org.id, projectId)
+              const rows = yield* Effect.promise(() => {
+                let q = db.selectFrom("documents as d").selectAll("d").where("d.project_id", "=", projectId)
+                if (filter.tagKey !== undefined && filter.tagValue !== undefined) {
+                  const { tagKey, tagValue } = filter
+                  q = q.where((eb) =>
+                    eb.exists(
+                      eb
+                        .selectFrom("document_tags as t")
+                        .select("t.document_id")
+                        .whereRef("t.document_id", "=", "d.id")
+                        .where("t.key", "=", tagKey)
+                        .where("t.value", "=", tagValue),
+                    ),
+                  )
+                }
+                return q.orderBy("d.uploaded_at", "desc").orderBy("d.id", "desc").execute()
+              })
+              return yield* toDocuments(db, rows)
+            }),
+          )
+        }),
+
+      get: (projectId: string, documentId: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          return yield* withDb((db) =>
+            Effect.flatMap(findDocument(db, org.id, projectId, documentId), (row) => toDocument(db, row)),
+          )
+        }),
+
+      /** 404 unless the project is a live project of the current organisation (checked before reading a body). */
+      checkUploadTarget: (projectId: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          yield* withDb((db) => findLiveProject(db, org.id, projectId))
+        }),
+
+      /**
+       * Stores the file, then in one transaction records the document (Pending, version 1), its tags and
+       * their TAG dimensions, and enqueues its parse task. The file is stored first, so an answered upload
+       * is never lost; a failed transaction removes it again.
+       */
+      upload: (projectId: string, file: UploadedFile, tagsInput?: TagsInput | undefined) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const blobs = yield* BlobStore
+          const fileName = baseName(file.name)
+          const type = documentTypeFromFileName(fileName)
+          if (type === undefined)
+            return yield* UnsupportedMediaType.of(
+              `Cannot process "${fileName}": unsupported file type. Supported extensions: ${supportedExtensions
+                .map((e) => `.${e}`)
+                .join(", ")}`,
+            )
+          const tags = tagsInput === undefined ? [] : yield* normalizeTags(tagsInput)
+          yield* withDb((db) => findLiveProject(db, org.id, projectId))
+          const { sha256, size } = yield* digestFile(file.path)
+          if (size > maxFileBytes)
+            return yield* PayloadTooLarge.of(`The file is larger than the limit of ${maxFileBytes} bytes`)
+          if (size === 0)
+            return yield* BadRequest.of(`"${fileName}" is empty`, [{ path: "file", message: "is empty" }])
+          const id = randomUUID()
+          const version = 1
+          const key = blobKey(projectId, id, version, fileName)
+          yield* blobs.putFile(key, file.path)
+          const row = yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* lockProject(trx, projectId)
+              yield* findLiveProject(trx, org.id, projectId)
+              yield* sameKeysAsProject(trx, projectId, tags, [])
+              const row = yield* Effect.promise(() =>
+                trx
+                  .insertInto("documents")
+                  .values({
+                    id,
+                    project_id: projectId,
+                    file_name: fileName,
+                    type,
+                    version,
+                    blob_key: key,
+                    content_type: contentTypeOf(fileName, file.contentType),
+                    size_bytes: size,
+                    sha256,
+                    failure_reason: null,
+                    parent_document_id: null,
+                    last_parsed_at: null,
+                    archive_requested_at: null,
+                    uploaded_at: sql<Date>`clock_timestamp()`,
+                  })
+                  .returningAll()
+                  .executeTakeFirstOrThrow(),
+              )
+              if (tags.length > 0) {
+                yield* writeTags(trx, id, tags)
+                yield* syncTagDimensions(trx, projectId)
+              }
+              yield* Effect.promise(() =>
+                enqueue(trx, {
+                  kind: "parse",
+                  idempotencyKey: `parse:${id}:${version}`,
+                  payload: { document_id: id, version },
+                  projectId,
+                }),
+              )
+              return row
+            }),
+          ).pipe(Effect.onError(() => blobs.remove(key)))
+          return yield* withDb((db) => toDocument(db, row))
+        }),
+
+      /** Replaces every tag of the document; TAG dimensions follow in the same transaction. */
+      setTags: (projectId: string, documentId: string, input: TagsInput) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const tags = yield* normalizeTags(input)
+          const row = yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* lockProject(trx, projectId)
+              const row = yield* findDocument(trx, org.id, projectId, documentId)
+              yield* sameKeysAsProject(trx, projectId, tags, [documentId])
+              yield* writeTags(trx, documentId, tags)
+              yield* syncTagDimensions(trx, projectId)
+              return row
+            }),
+          )
+          return yield* withDb((db) => toDocument(db, row))
+        }),
+
+      /** Deletes the document and its tags, re-syncs TAG dimensions, then removes the stored file. */
+      remove: (projectId: string, documentId: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const blobs = yield* BlobStore
+          const key = yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* lockProject(trx, projectId)
+              const row = yield* findDocument(trx, org.id, projectId, documentId)
+              yield* Effect.promise(() => trx.deleteFrom("documents").where("id", "=", documentId).execute())
+              yield* syncTagDimensions(trx, projectId)
+              return row.blob_key
+            }),
+          )
+          // After the commit: a crash here leaves an orphan file, never a row pointing at a missing file.
+          yield* blobs.remove(key)
+        }),
+
+      /**
+       * Copies processed documents into another live project of the organisation: new ids, the stored
+       * bytes under new keys, tags, status, pages count, summary and metadata. Files are copied before the
+       * rows commit, and removed again when the transaction fails.
+       */
+      copy: (sourceProjectId: string, input: DocumentCopy) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const blobs = yield* BlobStore
+          const ids = input.document_ids
+          if (ids.length === 0)
+            return yield* BadRequest.of("document_ids must not be empty", [
+              { path: "document_ids", message: "must not be empty" },
+            ])
+          const duplicates = ids.filter((id, i) => ids.indexOf(id) !== i)
+          if (duplicates.length > 0)
+            return yield* BadRequest.of(
+              `document_ids lists ${[...new Set(duplicates)].join(", ")} more than once`,
+              [{ path: "document_ids", message: "must not repeat an id" }],
+            )
+          if (input.target_project_id === sourceProjectId)
+            return yield* BadRequest.of("target_project_id must differ from the source project", [
+              { path: "target_project_id", message: "is the source project" },
+            ])
+          const check = (db: Conn) =>
+            Effect.gen(function* () {
+              yield* findProject(db, org.id, sourceProjectId)
+              yield* findLiveProject(db, org.id, input.target_project_id)
+              const rows = yield* Effect.promise(() =>
+                db
+                  .selectFrom("documents")
+                  .selectAll()
+                  .where("project_id", "=", sourceProjectId)
+                  .where("id", "in", ids)
+                  .execute(),
+              )
+              const byId = new Map(rows.map((r) => [r.id, r]))
+              const errors: Array<FieldError> = []
+              ids.forEach((id, i) => {
+                const row = byId.get(id)
+                if (!row)
+                  errors.push({
+                    path: `document_ids/${i}`,
+                    message: `${id} is not a document of this project`,
+                  })
+                else if (row.status !== "Processed")
+                  errors.push({ path: `document_ids/${i}`, message: `${id} is ${row.status}, not Processed` })
+              })
+              if (errors.length > 0)
+                return yield* BadRequest.of(
+                  `Only processed documents of this project can be copied; not: ${errors
+                    .map((e) => e.message.split(" ")[0])
+                    .join(", ")}`,
+                  errors,
+                )
+              return ids.map((id) => byId.get(id)!)
+            })
+          const sources = yield* withDb(check)
+          const copies = sources.map((source) => {
+            const id = randomUUID()
+            return { source, id, key: blobKey(input.target_project_id, id, source.version, source.file_name) }
+          })
+          const newIdOf = new Map(copies.map((c) => [c.source.id, c.id]))
+          const stored: Array<string> = []
+          const removeStored = Effect.suspend(() =>
+            Effect.forEach(stored, (key) => blobs.remove(key), { concurrency: 4, discard: true }),
+          )
+          yield* Effect.gen(function* () {
+            // One at a time: each file is held in memory while copied.
+            for (const c of copies) {
+              const bytes = yield* blobs.read(c.source.blob_key)
+              yield* blobs.put(c.key, bytes)
+              stored.push(c.key)
+            }
+            yield* transaction((trx) =>
+              Effect.gen(function* () {
+                yield* lockProject(trx, input.target_project_id)
+                yield* check(trx)
+                const tags = yield* tagsOf(trx, ids)
+                yield* sameKeysAsProject(trx, input.target_project_id, [...tags.values()].flat(), [])
+                for (const { source, id, key } of copies) {
+                  yield* Effect.promise(() =>
+                    trx
+                      .insertInto("documents")
+                      .values({
+                        id,
+                        project_id: input.target_project_id,
+                        file_name: source.file_name,
+                        type: source.type,
+                        status: source.status,
+                        page_count: source.page_count,
+                        version: source.version,
+                        summary: source.summary,
+                        metadata: source.metadata,
+                        failure_reason: source.failure_reason,
+                        uses_agentic_extraction: source.uses_agentic_extraction,
+                        last_parsed_at: source.last_parsed_at,
+                        archive_requested_at: null,
+                        blob_key: key,
+                        content_type: source.content_type,
+                        size_bytes: source.size_bytes,
+                        sha256: source.sha256,
+                        parent_document_id:
+                          source.parent_document_id === null
+                            ? null
+                            : (newIdOf.get(source.parent_document_id) ?? null),
+                        uploaded_at: sql<Date>`clock_timestamp()`,
+                      })
+                      .execute(),
+                  )
+                  yield* writeTags(trx, id, tags.get(source.id) ?? [])
+                }
+                yield* syncTagDimensions(trx, input.target_project_id)
+              }),
+            )
+          }).pipe(Effect.onError(() => removeStored))
+          return {
+            copied_count: copies.length,
+            document_id_mappings: copies.map((c) => ({
+              source_document_id: c.source.id,
+              copied_document_id: c.id,
+            })),
+          } satisfies DocumentCopyResponse
+        }),
+
+      /** The original file of a document of the current organisation. */
+      open: (projectId: string, documentId: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const row = yield* withDb((db) => findDocument(db, org.id, projectId, documentId))
+          return yield* openBlob(row)
+        }),
+
+      /** The original file behind a signed `file_url`; no API key, the signature is the authorisation. */
+      openSigned: (documentId: string, expires: number, signature: string) =>
+        Effect.gen(function* () {
+          const row = yield* query((db) =>
+            db.selectFrom("documents").selectAll().where("id", "=", documentId).executeTakeFirst(),
+          )
+          if (!row) return yield* NotFound.of("Document", documentId)
+          const key = yield* signingSecret
+          const expected = Buffer.from(sign(key, row.id, row.version, expires))
+          const given = Buffer.from(signature)
+          if (
+            !isBase64Url(signature) ||
+            given.length !== expected.length ||
+            !timingSafeEqual(given, expected)
+          )
+            return yield* DownloadForbidden.of("The download link's signature is not valid")
+          if (expires * 1000 < (yield* Clock.currentTimeMillis))
+            return yield* DownloadForbidden.of(
+              "The download link has expired; fetch the document again for a fresh file_url",
+            )
+          return yield* openBlob(row)
+        }),
+    }
+  }),
+}) {}

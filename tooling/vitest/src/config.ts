@@ -1,0 +1,31 @@
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { defineConfig } from "vitest/config"
+
+const dbGlobalSetup = fileURLToPath(new URL("../../../packages/db/src/TestGlobalSetup.ts", import.meta.url))
+
+/**
+ * The test configuration every package shares. `database: true` starts one PostgreSQL server per run
+ * (embedded, or TEST_DATABASE_URL) with a migrated template; each test file clones its own database.
+ * With DXS_TEST_REPORT_DIR set, a JSON report per package is written there (CI sums them up).
+ */
+export const testConfig = (options: {
+  readonly name: string
+  readonly database?: boolean
+  readonly timeoutMs?: number
+}) => {
+  const reportDir = process.env.DXS_TEST_REPORT_DIR
+  return defineConfig({
+    test: {
+      name: options.name,
+      include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+      ...(options.database ? { globalSetup: [dbGlobalSetup] } : {}),
+      testTimeout: options.timeoutMs ?? 30_000,
+      hookTimeout: 120_000,
+      reporters: reportDir ? ["default", "json"] : ["default"],
+      ...(reportDir
+        ? { outputFile: { json: path.join(reportDir, `${options.name.replace(/[^a-z0-9-]+/gi, "_")}.json`) } }
+        : {}),
+    },
+  })
+}
