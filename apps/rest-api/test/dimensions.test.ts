@@ -1,7 +1,15 @@
 import { randomUUID } from "node:crypto"
 import { makeKysely } from "@dxs/db"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, startTestApi, type TestApi } from "./harness.ts"
+import {
+  type Client,
+  createProject,
+  expectProblem,
+  startTestApi,
+  type TestApi,
+  timestamp,
+  uuid,
+} from "./harness.ts"
 
 let api: TestApi
 let a: Client
@@ -19,26 +27,7 @@ afterAll(async () => {
   await db?.destroy()
 })
 
-const expectProblem = (r: { status: number; headers: Headers; body: any }, status: number) => {
-  expect(r.status).toBe(status)
-  expect(r.headers.get("content-type")).toContain("application/problem+json")
-  expect(r.body).toMatchObject({
-    status,
-    title: expect.any(String),
-    detail: expect.any(String),
-    type: expect.any(String),
-  })
-  expect(r.body._tag).toBeUndefined()
-}
-
-const uuid = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
-const timestamp = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/)
-
-const newProject = async (client: Client = a, body: Record<string, unknown> = {}) => {
-  const r = await client.post("/projects/", { name: `P ${randomUUID().slice(0, 8)}`, ...body })
-  expect(r.status).toBe(201)
-  return r.body.id as string
-}
+const newProject = (client: Client = a, body: Record<string, unknown> = {}) => createProject(client, body)
 
 /** A document row with one tag, inserted directly (upload is not under test here). */
 const insertTaggedDocument = async (projectId: string, fileName: string, tags: Record<string, string>) => {

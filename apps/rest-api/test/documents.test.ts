@@ -3,7 +3,16 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { makeKysely } from "@dxs/db"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, type Reply, startTestApi, type TestApi } from "./harness.ts"
+import {
+  type Client,
+  createProject,
+  expectProblem,
+  type Reply,
+  startTestApi,
+  type TestApi,
+  timestamp,
+  uuid,
+} from "./harness.ts"
 
 const MAX_UPLOAD = 64 * 1024
 
@@ -23,20 +32,6 @@ afterAll(async () => {
   await db?.destroy()
 })
 
-const expectProblem = (r: { status: number; headers: Headers; body: any }, status: number) => {
-  expect(r.status).toBe(status)
-  expect(r.headers.get("content-type")).toContain("application/problem+json")
-  expect(r.body).toMatchObject({
-    status,
-    title: expect.any(String),
-    detail: expect.any(String),
-    type: expect.any(String),
-  })
-  expect(r.body._tag).toBeUndefined()
-}
-
-const uuid = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
-const timestamp = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/)
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
 
 /** A small but well-formed PDF, different each time. */
@@ -69,11 +64,7 @@ const read = async (url: string | URL) => {
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined }
 }
 
-const newProject = async (client: Client = a) => {
-  const r = await client.post("/projects/", { name: `P ${randomUUID().slice(0, 8)}` })
-  expect(r.status).toBe(201)
-  return r.body.id as string
-}
+const newProject = (client: Client = a) => createProject(client)
 
 const upload = (
   client: Client,

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -6,7 +7,7 @@ import { useTestDatabase } from "@dxs/db/TestDatabase"
 import { ApiKeys, PublicUrl, UploadLimits } from "@dxs/services"
 import { HttpServer } from "@effect/platform"
 import { Effect, Layer, ManagedRuntime } from "effect"
-import { afterAll } from "vitest"
+import { afterAll, expect } from "vitest"
 import { nodeServerLayer, RestApiLive } from "../src/Server.ts"
 
 export interface TestApi {
@@ -127,4 +128,27 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     newKey: (org) => runtime.runPromise(Effect.flatMap(ApiKeys, (k) => k.create(org))).then((r) => r.key),
     client,
   }
+}
+
+/** Asserts an RFC 9457 problem+json response with this status. */
+export const expectProblem = (r: { status: number; headers: Headers; body: any }, status: number) => {
+  expect(r.status).toBe(status)
+  expect(r.headers.get("content-type")).toContain("application/problem+json")
+  expect(r.body).toMatchObject({
+    status,
+    title: expect.any(String),
+    detail: expect.any(String),
+    type: expect.any(String),
+  })
+  expect(r.body._tag).toBeUndefined()
+}
+
+export const uuid = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+export const timestamp = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/)
+
+/** Creates a project with a unique name and returns its id. */
+export const createProject = async (client: Client, body: Record<string, unknown> = {}) => {
+  const r = await client.post("/projects/", { name: `P ${randomUUID().slice(0, 8)}`, ...body })
+  expect(r.status).toBe(201)
+  return r.body.id as string
 }

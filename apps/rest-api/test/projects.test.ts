@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest"
-import { type Client, startTestApi, type TestApi } from "./harness.ts"
+import { type Client, expectProblem, startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client
@@ -10,18 +10,6 @@ beforeAll(async () => {
   a = api.client(await api.newKey("acme"))
   b = api.client(await api.newKey("globex"))
 })
-
-const expectProblem = (r: { status: number; headers: Headers; body: any }, status: number) => {
-  expect(r.status).toBe(status)
-  expect(r.headers.get("content-type")).toContain("application/problem+json")
-  expect(r.body).toMatchObject({
-    status,
-    title: expect.any(String),
-    detail: expect.any(String),
-    type: expect.any(String),
-  })
-  expect(r.body._tag).toBeUndefined()
-}
 
 describe("authentication", () => {
   it("refuses a missing, malformed, unknown or revoked key with 401 problem+json", async () => {
