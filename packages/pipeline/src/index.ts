@@ -1,1 +1,2 @@
-export {}
+export * from "./parsing/Backend.ts"
+export * from "./parsing/Registry.ts"

@@ -1,0 +1,92 @@
+/**
+ * The contract every document-format backend implements (one file per format, one registry entry).
+ * Backends are plain async code: they run inside a worker thread under time and memory limits, and
+ * turn bytes into 1-based pages. A failure is a ParseFailure with a reason a user can act on.
+ */
+
+/** A positioned piece of text: top-left origin, in the page's unit (PDF points, image pixels). */
+export interface LayoutItem {
+  readonly text: string
+  readonly x: number
+  readonly y: number
+  readonly width: number
+  readonly height: number
+  /** OCR confidence 0–100, when the text came from OCR. */
+  readonly confidence?: number
+}
+
+export interface ParsedPage {
+  /** 1-based. */
+  readonly number: number
+  readonly text: string
+  readonly width: number | null
+  readonly height: number | null
+  readonly unit: "pt" | "px" | null
+  /** Empty for formats without coordinates (Word, e-mail, text…). */
+  readonly layout: ReadonlyArray<LayoutItem>
+}
+
+/** A file found inside another (an e-mail attachment): it becomes a document of its own. */
+export interface ExtractedAttachment {
+  readonly fileName: string
+  readonly contentType: string
+  readonly bytes: Uint8Array
+}
+
+export interface ParseOutput {
+  /** Which parser produced the pages, e.g. "pdfjs-dist", "pdfjs-dist+tesseract.js", "mammoth". */
+  readonly parser: string
+  readonly pages: ReadonlyArray<ParsedPage>
+  /** Title, author, dates, page size, e-mail headers…: stored as the document's `metadata` JSON string. */
+  readonly metadata: Readonly<Record<string, unknown>>
+  readonly attachments?: ReadonlyArray<ExtractedAttachment>
+}
+
+export interface ParseLimits {
+  /** More pages than this → ParseFailure. */
+  readonly maxPages: number
+  /** Largest total uncompressed size of an OOXML (zip) container → ParseFailure beyond it. */
+  readonly maxDecompressedBytes: number
+}
+
+export interface ParseTools {
+  /** Path of the LibreOffice `soffice` binary when installed (detected at start), else undefined. */
+  readonly libreOffice: string | undefined
+  /** A private scratch directory for this parse (removed afterwards). */
+  readonly tempDir: string
+}
+
+export interface ParseInput {
+  readonly bytes: Uint8Array
+  readonly fileName: string
+  readonly contentType: string
+  readonly limits: ParseLimits
+  readonly tools: ParseTools
+}
+
+/** Parsing cannot complete; `reason` is shown on the Failed document. */
+export class ParseFailure extends Error {
+  override readonly name = "ParseFailure"
+  constructor(readonly reason: string) {
+    super(reason)
+  }
+}
+
+export interface Backend {
+  readonly name: string
+  /** Lower-case extensions with the dot, e.g. [".pdf"]. */
+  readonly extensions: ReadonlyArray<string>
+  readonly parse: (input: ParseInput) => Promise<ParseOutput>
+  /** The PNG image of one page (1-based), for formats that can render one. */
+  readonly renderPage?: (input: ParseInput, pageNumber: number) => Promise<Uint8Array>
+}
+
+export const defaultLimits: ParseLimits = { maxPages: 2000, maxDecompressedBytes: 500 * 1024 * 1024 }
+
+/** Joins lines of text into a page text, normalising line ends and trailing spaces. */
+export const pageText = (lines: ReadonlyArray<string>): string =>
+  lines
+    .map((l) => l.replace(/[ \t]+$/u, ""))
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim()
