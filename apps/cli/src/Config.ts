@@ -24,6 +24,18 @@ export interface Config {
   readonly dbPoolSize: number
   readonly workerConcurrency: number
   readonly logLevel: LogLevelName
+  readonly parsing: ParsingConfig
+}
+
+export interface ParsingConfig {
+  /** Wall-clock limit of one parse (or page rendering), in seconds. */
+  readonly timeoutSeconds: number
+  /** Heap limit of the parsing thread, in MB. */
+  readonly memoryMb: number
+  /** Documents with more pages fail. */
+  readonly maxPages: number
+  /** Largest total uncompressed size of an Office (zip) file, in bytes. */
+  readonly maxDecompressedBytes: number
 }
 
 export interface ConfigVariable {
@@ -66,6 +78,24 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
   },
   { name: "DB_POOL_SIZE", default: "10", description: "Database connections per process." },
   { name: "WORKER_CONCURRENCY", default: "2", description: "Tasks a worker runs at once." },
+  {
+    name: "PARSE_TIMEOUT_SECONDS",
+    default: "120",
+    description:
+      "Time limit of one document parse (or page image), in seconds; beyond it the document is Failed.",
+  },
+  {
+    name: "PARSE_MEMORY_MB",
+    default: "1024",
+    description: "Memory (JavaScript heap) limit of one parse, in MB; beyond it the document is Failed.",
+  },
+  { name: "MAX_PAGES", default: "2000", description: "Documents with more pages than this are Failed." },
+  {
+    name: "MAX_DECOMPRESSED_BYTES",
+    default: "524288000",
+    description:
+      "Largest uncompressed size of an Office (zip) file, in bytes (500 MB); bigger ones are Failed.",
+  },
   {
     name: "LOG_LEVEL",
     default: "info",
@@ -157,6 +187,12 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
   const fileUrlTtlSeconds = int("FILE_URL_TTL_SECONDS", 3600, 1, 31_536_000)
   const dbPoolSize = int("DB_POOL_SIZE", 10, 1, 1000)
   const workerConcurrency = int("WORKER_CONCURRENCY", 2, 1, 1000)
+  const parsing: ParsingConfig = {
+    timeoutSeconds: int("PARSE_TIMEOUT_SECONDS", 120, 1, 86_400),
+    memoryMb: int("PARSE_MEMORY_MB", 1024, 64, 1_048_576),
+    maxPages: int("MAX_PAGES", 2000, 1, 10_000_000),
+    maxDecompressedBytes: int("MAX_DECOMPRESSED_BYTES", 524_288_000, 1, Number.MAX_SAFE_INTEGER),
+  }
 
   const rawLevel = get("LOG_LEVEL")
   const logLevel = rawLevel === undefined ? "info" : LOG_LEVELS[rawLevel.toLowerCase()]
@@ -177,6 +213,7 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     dbPoolSize,
     workerConcurrency,
     logLevel: logLevel ?? "info",
+    parsing,
   }
 }
 

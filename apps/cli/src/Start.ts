@@ -1,17 +1,37 @@
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
-import { Db, fileBlobStoreLayer } from "@dxs/db"
+import { Db, fileBlobStore, fileBlobStoreLayer } from "@dxs/db"
 import { nodeServerLayer, RestApiLive } from "@dxs/rest-api/Server"
-import { FileLinks, PublicUrl, UploadLimits } from "@dxs/services"
+import {
+  backgroundHousekeeping,
+  backgroundTaskHandlers,
+  detectLibreOffice,
+  FileLinks,
+  ParsingSettings,
+  PublicUrl,
+  startBackground,
+  UploadLimits,
+} from "@dxs/services"
 import { runWorker, type TaskHandler } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Schedule } from "effect"
 import type { StartMode } from "./Args.ts"
 import { type Config, publicUrlFor } from "./Config.ts"
 import { CliError, DatabaseServer, migratedDbLayer } from "./Database.ts"
 
-/** Task kinds this process runs. None are registered yet: the worker then claims nothing. */
-const handlers: Readonly<Record<string, TaskHandler>> = {}
+/** Parse limits from the configuration; LibreOffice is looked for once, at start. */
+const parsingOptions = (config: Config) => ({
+  timeoutMs: config.parsing.timeoutSeconds * 1000,
+  memoryMb: config.parsing.memoryMb,
+  limits: { maxPages: config.parsing.maxPages, maxDecompressedBytes: config.parsing.maxDecompressedBytes },
+  libreOffice: detectLibreOffice(),
+})
+
+/** Task kinds this process runs: parse, archive, archive-sweep. */
+const handlersFor = (config: Config): Readonly<Record<string, TaskHandler>> =>
+  backgroundTaskHandlers({ blobs: fileBlobStore(config.blobDir), parsing: parsingOptions(config) })
+
+const HOUSEKEEPING_EVERY = Duration.minutes(1)
 
 const hostForUrl = (host: string) => (host.includes(":") ? `[${host}]` : host)
 
@@ -27,6 +47,7 @@ const apiLayer = (config: Config) => {
     ),
     Layer.succeed(UploadLimits, { maxFileBytes: config.uploadMaxBytes }),
     Layer.succeed(FileLinks, { ttlSeconds: config.fileUrlTtlSeconds }),
+    Layer.succeed(ParsingSettings, parsingOptions(config)),
   )
   const server = RestApiLive.pipe(
     Layer.provide(settings),
@@ -51,9 +72,27 @@ const workerLayer = (config: Config) =>
     Effect.gen(function* () {
       const { kysely, url } = yield* Db
       const workerId = `${os.hostname()}:${process.pid}`
+      const handlers = handlersFor(config)
       const kinds = Object.keys(handlers)
+      // The daily archive sweep is queued, and documents whose parse died with its worker become Failed.
+      yield* Effect.tryPromise(() => startBackground(kysely)).pipe(
+        Effect.catchAll((e) => Effect.logWarning(`worker start-up housekeeping failed: ${String(e.error)}`)),
+      )
+      yield* Effect.forkScoped(
+        Effect.tryPromise(() => backgroundHousekeeping(kysely)).pipe(
+          Effect.catchAll((e) => Effect.logWarning(`worker housekeeping failed: ${String(e.error)}`)),
+          Effect.repeat(Schedule.spaced(HOUSEKEEPING_EVERY)),
+          Effect.delay(HOUSEKEEPING_EVERY),
+        ),
+      )
       yield* Effect.forkScoped(
         runWorker({ url, kysely, workerId, handlers, concurrency: config.workerConcurrency }),
+      )
+      const libreOffice = parsingOptions(config).libreOffice
+      yield* Effect.log(
+        libreOffice === undefined
+          ? "LibreOffice not found: Word/PowerPoint/Excel files are parsed without exact pages or page images"
+          : `LibreOffice found at ${libreOffice}`,
       )
       yield* Effect.log(
         kinds.length === 0

@@ -20,6 +20,7 @@ describe("configuration", () => {
       dbPoolSize: 10,
       workerConcurrency: 2,
       logLevel: "info",
+      parsing: { timeoutSeconds: 120, memoryMb: 1024, maxPages: 2000, maxDecompressedBytes: 524_288_000 },
     })
     expect(publicUrlFor(config, 8080)).toBe("http://localhost:8080")
   })
@@ -38,6 +39,10 @@ describe("configuration", () => {
         DB_POOL_SIZE: "3",
         WORKER_CONCURRENCY: "8",
         LOG_LEVEL: "WARN",
+        PARSE_TIMEOUT_SECONDS: "30",
+        PARSE_MEMORY_MB: "256",
+        MAX_PAGES: "50",
+        MAX_DECOMPRESSED_BYTES: "1000000",
       },
       "/home/me",
     )
@@ -53,6 +58,7 @@ describe("configuration", () => {
       dbPoolSize: 3,
       workerConcurrency: 8,
       logLevel: "warning",
+      parsing: { timeoutSeconds: 30, memoryMb: 256, maxPages: 50, maxDecompressedBytes: 1_000_000 },
     })
     expect(parseConfig({ DATA_DIR: "/d" }, "/x").blobDir).toBe("/d/blobs")
     expect(parseConfig({ PORT: "" }, "/x").port).toBe(8080)

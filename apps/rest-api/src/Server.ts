@@ -1,5 +1,5 @@
 import { createServer } from "node:http"
-import { Agents, ApiKeys, Dimensions, Documents, Folders, Projects } from "@dxs/services"
+import { Agents, ApiKeys, Dimensions, Documents, Folders, Pages, Projects } from "@dxs/services"
 import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Layer } from "effect"
@@ -22,6 +22,7 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([ApiKeys.Default, Projects.Default, Folders.Default]),
   Layer.provide([Agents.Default, Dimensions.Default]),
   Layer.provide(Documents.Default),
+  Layer.provide(Pages.Default),
 )
 
 /** The docs page, served inline (no CDN). */

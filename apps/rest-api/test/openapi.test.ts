@@ -59,7 +59,9 @@ describe("OpenAPI description", () => {
           "application/problem+json",
         )
       }
-      const isUpload = method === "post" && /\/documents\/$/.test(path)
+      // File uploads (a new document, a replacement file) are multipart only.
+      const isUpload =
+        (method === "post" && /\/documents\/$/.test(path)) || (method === "put" && /\/file\/$/.test(path))
       if (op.requestBody && !isUpload) {
         const types = Object.keys(op.requestBody.content)
         expect(types, `${method} ${path} body`).toEqual(

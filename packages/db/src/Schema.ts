@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely"
+import type { ColumnType, Generated, GeneratedAlways, Insertable, Selectable, Updateable } from "kysely"
 
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
 type Json<T> = ColumnType<T, string | T | undefined, string | T>
@@ -158,6 +158,29 @@ export interface TasksTable {
   completed_at: NullableTimestamp
 }
 
+/** A positioned piece of page text as stored in `pages.layout` (see the pipeline's LayoutItem). */
+export interface PageLayoutItem {
+  readonly text: string
+  readonly x: number
+  readonly y: number
+  readonly width: number
+  readonly height: number
+  readonly confidence?: number
+}
+
+export interface PagesTable {
+  document_id: string
+  /** 1-based. */
+  number: number
+  text: string
+  layout: Json<ReadonlyArray<PageLayoutItem>>
+  width: number | null
+  height: number | null
+  unit: string | null
+  /** `to_tsvector('english', left(text, 100000))`, maintained by Postgres. */
+  tsv: GeneratedAlways<string>
+}
+
 export interface Database {
   organizations: OrganizationsTable
   api_keys: ApiKeysTable
@@ -171,6 +194,7 @@ export interface Database {
   agent_dimensions: AgentDimensionsTable
   agent_references: AgentReferencesTable
   tasks: TasksTable
+  pages: PagesTable
 }
 
 export type ProjectRow = Selectable<ProjectsTable>
@@ -183,3 +207,4 @@ export type AgentDimensionRow = Selectable<AgentDimensionsTable>
 export type FolderRow = Selectable<FoldersTable>
 export type ApiKeyRow = Selectable<ApiKeysTable>
 export type TaskRow = Selectable<TasksTable>
+export type PageRow = Selectable<PagesTable>

@@ -6,6 +6,9 @@ describe("documentTypeFromFileName", () => {
     ["report.pdf", "PDF"],
     ["REPORT.PDF", "PDF"],
     ["contract.docx", "Word Document"],
+    ["macro.docm", "Word Document"],
+    ["deck.pptm", "PPT"],
+    ["server.log", "Text"],
     ["old.doc", "Word Document"],
     ["letter.odt", "Word Document"],
     ["memo.rtf", "Word Document"],
@@ -58,7 +61,7 @@ describe("documentTypeFromFileName", () => {
 
   it("lists every supported extension once, in lower case", () => {
     expect(new Set(supportedExtensions).size).toBe(supportedExtensions.length)
-    expect(supportedExtensions.length).toBe(37)
+    expect(supportedExtensions.length).toBe(40)
     for (const ext of supportedExtensions) {
       expect(ext).toBe(ext.toLowerCase())
       expect(documentTypeFromFileName(`file.${ext.toUpperCase()}`)).toBeDefined()

@@ -6,11 +6,11 @@ import type { DocumentType } from "./Enums.ts"
 
 const extensionsByType: ReadonlyArray<readonly [DocumentType, ReadonlyArray<string>]> = [
   ["PDF", ["pdf"]],
-  ["Word Document", ["doc", "docx", "odt", "rtf"]],
+  ["Word Document", ["doc", "docx", "docm", "odt", "rtf"]],
   ["Excel", ["xls", "xlsx", "xlsm", "csv", "ods"]],
-  ["PPT", ["ppt", "pptx", "odp"]],
+  ["PPT", ["ppt", "pptx", "pptm", "odp"]],
   ["Image", ["png", "jpg", "jpeg", "tif", "tiff", "webp", "gif", "bmp"]],
-  ["Text", ["txt", "md", "markdown", "json", "xml"]],
+  ["Text", ["txt", "md", "markdown", "json", "xml", "log"]],
   ["Website", ["html", "htm"]],
   ["Email", ["eml", "msg"]],
   ["Audio", ["mp3", "wav", "m4a", "ogg", "flac", "webm", "mp4"]],

@@ -77,6 +77,33 @@ export const Document = Schema.Struct({
 }).annotations({ identifier: "V1Document" })
 export type Document = typeof Document.Type
 
+export const LayoutItem = Schema.Struct({
+  text: Schema.String,
+  x: Schema.Number,
+  y: Schema.Number,
+  width: Schema.Number,
+  height: Schema.Number,
+  confidence: Schema.optional(Schema.Number).annotations({ description: "OCR confidence 0-100" }),
+}).annotations({
+  identifier: "V1LayoutItem",
+  description: "a positioned piece of text; top-left origin, in the page's unit",
+})
+export type LayoutItem = typeof LayoutItem.Type
+
+/** One parsed page of a processed document (the spec lists the endpoint without its shape). */
+export const DocumentPage = Schema.Struct({
+  document_id: Uuid,
+  page_number: Schema.Int.annotations({ description: "1-based" }),
+  text: Schema.String,
+  width: Schema.NullOr(Schema.Number),
+  height: Schema.NullOr(Schema.Number),
+  unit: Schema.NullOr(Schema.String).annotations({
+    description: "`pt` (PDF points) or `px` (image pixels); null for formats without a page size",
+  }),
+  layout: Schema.Array(LayoutItem).annotations({ description: "empty for formats without coordinates" }),
+}).annotations({ identifier: "V1DocumentPage" })
+export type DocumentPage = typeof DocumentPage.Type
+
 export const DocumentCopyResponse = Schema.Struct({
   copied_count: Schema.Int,
   document_id_mappings: Schema.Array(Schema.Struct({ source_document_id: Uuid, copied_document_id: Uuid })),

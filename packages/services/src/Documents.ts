@@ -3,15 +3,18 @@ import { createReadStream } from "node:fs"
 import type { Readable } from "node:stream"
 import { BlobStore, type Conn, type DocumentRow, query, transaction, withDb } from "@dxs/db"
 import { enqueue } from "@dxs/db/TaskQueue"
+import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
 import { documentTypeFromFileName, fileExtension, supportedExtensions } from "@dxs/domain/DocumentType"
 import type { DocumentStatus, DocumentType } from "@dxs/domain/Enums"
 import type { Document, DocumentCopyResponse, DocumentTag } from "@dxs/domain/Records"
 import { HttpApiSchema } from "@effect/platform"
-import { Clock, Context, Effect, Schema } from "effect"
+import { Clock, Context, Effect, Either, Schema } from "effect"
 import { sql } from "kysely"
+import { enqueueArchive } from "./Archive.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import {
   BadRequest,
+  Conflict,
   type FieldError,
   NotFound,
   PayloadTooLarge,
@@ -266,7 +269,7 @@ const tagsOf = (db: Conn, documentIds: ReadonlyArray<string>) =>
   })
 
 /** A document of a project of the current organisation, or NotFound (project first, then document). */
-const findDocument = (db: Conn, orgId: string, projectId: string, documentId: string) =>
+export const findDocument = (db: Conn, orgId: string, projectId: string, documentId: string) =>
   Effect.gen(function* () {
     yield* findProject(db, orgId, projectId)
     const row = yield* Effect.promise(() =>
@@ -279,6 +282,28 @@ const findDocument = (db: Conn, orgId: string, projectId: string, documentId: st
     )
     return row ?? (yield* NotFound.of("Document", documentId))
   })
+
+/** Documents extracted from this one (e-mail attachments), and theirs, in the same project. */
+const extractedFrom = (trx: Conn, projectId: string, documentId: string) =>
+  Effect.promise(() =>
+    sql<{ id: string; blob_key: string }>`
+      with recursive tree(id) as (
+        select id from documents where parent_document_id = ${documentId} and project_id = ${projectId}
+        union
+        select d.id from documents d join tree t on d.parent_document_id = t.id where d.project_id = ${projectId}
+      )
+      select d.id, d.blob_key from documents d join tree using (id)
+    `
+      .execute(trx)
+      .then((r) => r.rows),
+  )
+
+const unsupportedType = (fileName: string) =>
+  UnsupportedMediaType.of(
+    `Cannot process "${fileName}": unsupported file type. Supported extensions: ${supportedExtensions
+      .map((e) => `.${e}`)
+      .join(", ")}`,
+  )
 
 const isBase64Url = (s: string) => /^[A-Za-z0-9_-]+$/.test(s)
 
@@ -438,12 +463,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           const blobs = yield* BlobStore
           const fileName = baseName(file.name)
           const type = documentTypeFromFileName(fileName)
-          if (type === undefined)
-            return yield* UnsupportedMediaType.of(
-              `Cannot process "${fileName}": unsupported file type. Supported extensions: ${supportedExtensions
-                .map((e) => `.${e}`)
-                .join(", ")}`,
-            )
+          if (type === undefined) return yield* unsupportedType(fileName)
           const tags = tagsInput === undefined ? [] : yield* normalizeTags(tagsInput)
           yield* withDb((db) => findLiveProject(db, org.id, projectId))
           const { sha256, size } = yield* digestFile(file.path)
@@ -518,7 +538,140 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           return yield* withDb((db) => toDocument(db, row))
         }),
 
-      /** Deletes the document and its tags, re-syncs TAG dimensions, then removes the stored file. */
+      /**
+       * Replaces the document's file: the new bytes are stored under a new key first, then in one
+       * transaction the version is incremented, the status goes back to Pending, pages, summary, metadata and
+       * the documents extracted from the previous file (e-mail attachments) are removed, and the new version's
+       * parse task is enqueued. The previous file is removed after the commit. A document still being parsed
+       * (Pending) cannot be replaced yet (409).
+       */
+      replaceFile: (projectId: string, documentId: string, file: UploadedFile) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const blobs = yield* BlobStore
+          const fileName = baseName(file.name)
+          const type = documentTypeFromFileName(fileName)
+          if (type === undefined) return yield* unsupportedType(fileName)
+          const current = yield* withDb((db) =>
+            Effect.zipRight(
+              findLiveProject(db, org.id, projectId),
+              findDocument(db, org.id, projectId, documentId),
+            ),
+          )
+          const stillParsing = Conflict.of(
+            `Document ${documentId} is still being parsed (status Pending); replace its file once it is Processed or Failed`,
+          )
+          const next = transitionDocument(
+            { status: current.status as DocumentStatus, version: current.version },
+            DocumentEvent.Reprocess(),
+          )
+          if (Either.isLeft(next)) return yield* stillParsing
+          const { sha256, size } = yield* digestFile(file.path)
+          if (size > maxFileBytes)
+            return yield* PayloadTooLarge.of(`The file is larger than the limit of ${maxFileBytes} bytes`)
+          if (size === 0)
+            return yield* BadRequest.of(`"${fileName}" is empty`, [{ path: "file", message: "is empty" }])
+          const version = next.right.version
+          const key = blobKey(projectId, documentId, version, fileName)
+          yield* blobs.putFile(key, file.path)
+          const { row, obsolete } = yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* lockProject(trx, projectId)
+              yield* findLiveProject(trx, org.id, projectId)
+              const locked = yield* Effect.promise(() =>
+                trx
+                  .selectFrom("documents")
+                  .selectAll()
+                  .where("id", "=", documentId)
+                  .where("project_id", "=", projectId)
+                  .forUpdate()
+                  .executeTakeFirst(),
+              )
+              if (!locked) return yield* NotFound.of("Document", documentId)
+              if (locked.version !== current.version || locked.status === "Pending")
+                return yield* stillParsing
+              const extracted = yield* extractedFrom(trx, projectId, documentId)
+              if (extracted.length > 0)
+                yield* Effect.promise(() =>
+                  trx
+                    .deleteFrom("documents")
+                    .where(
+                      "id",
+                      "in",
+                      extracted.map((d) => d.id),
+                    )
+                    .execute(),
+                )
+              yield* Effect.promise(() =>
+                trx.deleteFrom("pages").where("document_id", "=", documentId).execute(),
+              )
+              const row = yield* Effect.promise(() =>
+                trx
+                  .updateTable("documents")
+                  .set({
+                    file_name: fileName,
+                    type,
+                    version,
+                    status: next.right.status,
+                    page_count: 0,
+                    summary: "",
+                    metadata: "",
+                    failure_reason: null,
+                    blob_key: key,
+                    content_type: contentTypeOf(fileName, file.contentType),
+                    size_bytes: size,
+                    sha256,
+                  })
+                  .where("id", "=", documentId)
+                  .returningAll()
+                  .executeTakeFirstOrThrow(),
+              )
+              if (extracted.length > 0) yield* syncTagDimensions(trx, projectId)
+              yield* Effect.promise(() =>
+                enqueue(trx, {
+                  kind: "parse",
+                  idempotencyKey: `parse:${documentId}:${version}`,
+                  payload: { document_id: documentId, version },
+                  projectId,
+                }),
+              )
+              return { row, obsolete: [locked.blob_key, ...extracted.map((d) => d.blob_key)] }
+            }),
+          ).pipe(Effect.onError(() => blobs.remove(key)))
+          // After the commit: a crash here leaves orphan files, never a row pointing at a missing file.
+          yield* Effect.forEach(obsolete, (k) => blobs.remove(k), { concurrency: 4, discard: true })
+          return yield* withDb((db) => toDocument(db, row))
+        }),
+
+      /**
+       * Requests archival: sets `archive_requested_at` (once) and enqueues the archive task, which moves the
+       * document into the project's archive project.
+       */
+      requestArchive: (projectId: string, documentId: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const row = yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* lockProject(trx, projectId)
+              yield* findLiveProject(trx, org.id, projectId)
+              const row = yield* findDocument(trx, org.id, projectId, documentId)
+              if (row.archive_requested_at !== null) return row
+              const updated = yield* Effect.promise(() =>
+                trx
+                  .updateTable("documents")
+                  .set({ archive_requested_at: sql<Date>`now()` })
+                  .where("id", "=", documentId)
+                  .returningAll()
+                  .executeTakeFirstOrThrow(),
+              )
+              yield* Effect.promise(() => enqueueArchive(trx, documentId, projectId))
+              return updated
+            }),
+          )
+          return yield* withDb((db) => toDocument(db, row))
+        }),
+
+      /** Deletes the document with its tags and pages, re-syncs TAG dimensions, then removes the stored file. */
       remove: (projectId: string, documentId: string) =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
@@ -538,7 +691,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
 
       /**
        * Copies processed documents into another live project of the organisation: new ids, the stored
-       * bytes under new keys, tags, status, pages count, summary and metadata. Files are copied before the
+       * bytes under new keys, tags, status, pages (and their count), summary and metadata. Files are copied before the
        * rows commit, and removed again when the transaction fails.
        */
       copy: (sourceProjectId: string, input: DocumentCopy) =>
@@ -647,6 +800,12 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
                       .execute(),
                   )
                   yield* writeTags(trx, id, tags.get(source.id) ?? [])
+                  yield* Effect.promise(() =>
+                    sql`
+                      insert into pages (document_id, number, text, layout, width, height, unit)
+                      select ${id}, number, text, layout, width, height, unit from pages where document_id = ${source.id}
+                    `.execute(trx),
+                  )
                 }
                 yield* syncTagDimensions(trx, input.target_project_id)
               }),

@@ -1,4 +1,4 @@
-import { Document, DocumentCopyResponse } from "@dxs/domain/Records"
+import { Document, DocumentCopyResponse, DocumentPage } from "@dxs/domain/Records"
 import { downloadForbiddenResponse } from "@dxs/services"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
@@ -25,6 +25,12 @@ export const DocumentUpload = Schema.Struct({
   ),
 }).annotations({ identifier: "V1DocumentUpload" })
 
+export const DocumentReplace = Schema.Struct({
+  file: Multipart.SingleFileSchema.annotations({
+    description: "the new file; its extension decides the document's type",
+  }),
+}).annotations({ identifier: "V1DocumentReplace" })
+
 export const DocumentCopyRequest = Schema.Struct({
   target_project_id: Uuid,
   document_ids: Schema.Array(Uuid).pipe(Schema.minItems(1, { message: () => "must not be empty" })),
@@ -36,6 +42,19 @@ export const DocumentTagsRequest = Schema.Struct({ tags: TagsValue }).annotation
 
 const ProjectPath = Schema.Struct({ project_id: Uuid })
 const DocumentPath = Schema.Struct({ project_id: Uuid, document_id: Uuid })
+
+const PagePath = Schema.Struct({
+  project_id: Uuid,
+  document_id: Uuid,
+  page_number: Schema.NumberFromString.pipe(
+    Schema.int({ message: () => "must be a whole number" }),
+    Schema.greaterThanOrEqualTo(1, { message: () => "must be at least 1" }),
+  ).annotations({ description: "1-based page number" }),
+})
+
+const PngBytes = HttpApiSchema.Uint8Array({ contentType: "image/png" }).annotations({
+  description: "the page as a PNG image",
+})
 
 const FileBytes = HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }).annotations({
   description: "the original file, with its own Content-Type and a Content-Disposition attachment header",
@@ -91,6 +110,46 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .setPayload(flexibleBody(DocumentTagsRequest))
       .addSuccess(Document)
       .annotate(OpenApi.Summary, "Replace a document's tags (TAG dimensions follow)"),
+  )
+  .add(
+    HttpApiEndpoint.put("replaceFile", "/projects/:project_id/documents/:document_id/file/")
+      .setPath(DocumentPath)
+      .setPayload(HttpApiSchema.Multipart(DocumentReplace))
+      .addSuccess(Document)
+      .addError(PayloadTooLarge)
+      .addError(UnsupportedMediaType)
+      .annotate(
+        OpenApi.Summary,
+        "Replace a document's file (multipart field `file`): version + 1, Pending, parsed again asynchronously",
+      )
+      .annotate(
+        OpenApi.Description,
+        "The previous pages, summary and metadata, and documents extracted from the previous file (e-mail attachments), are removed. 409 while the document is still Pending.",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.post("archive", "/projects/:project_id/documents/:document_id/archive/")
+      .setPath(DocumentPath)
+      .addSuccess(Document, { status: 202 })
+      .annotate(
+        OpenApi.Summary,
+        "Request archival: the document moves into the project's archive project in the background",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.get("page", "/projects/:project_id/documents/:document_id/pages/:page_number/")
+      .setPath(PagePath)
+      .addSuccess(DocumentPage)
+      .annotate(OpenApi.Summary, "A parsed page of a processed document: text, size and layout"),
+  )
+  .add(
+    HttpApiEndpoint.get("pageImage", "/projects/:project_id/documents/:document_id/pages/:page_number/image/")
+      .setPath(PagePath)
+      .addSuccess(PngBytes)
+      .annotate(
+        OpenApi.Summary,
+        "A page as a PNG image (PDF and image documents; Word, PowerPoint and Excel when LibreOffice is installed)",
+      ),
   )
   .add(
     HttpApiEndpoint.get("file", "/projects/:project_id/documents/:document_id/file/")

@@ -1,4 +1,4 @@
-import { BadRequest, type DocumentFile, Documents, PayloadTooLarge } from "@dxs/services"
+import { BadRequest, type DocumentFile, Documents, Pages, PayloadTooLarge } from "@dxs/services"
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse, Multipart } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Option, Schema } from "effect"
@@ -67,9 +67,40 @@ const uploadProblem = (
       ? Effect.die(e)
       : BadRequest.of(`Invalid multipart body (${e.reason})`)
 
+/**
+ * Reads a multipart body with one file in field `file` (spooled to disk) under the upload limit; the other
+ * fields come back as they are.
+ */
+const readFileForm = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
+  Effect.gen(function* () {
+    if (!(request.headers["content-type"] ?? "").toLowerCase().includes("multipart/form-data"))
+      return yield* BadRequest.of("Upload a document as multipart/form-data with the file in field `file`")
+    // The parser counts a part's headers too: give it room for them; the service checks the exact size.
+    const form = yield* Multipart.withLimits(request.multipart, {
+      maxFileSize: Option.some(maxBytes + PART_HEADER_ALLOWANCE),
+      maxParts: Option.some(16),
+    }).pipe(
+      Effect.catchTag("MultipartError", (e) =>
+        Effect.zipRight(discardRest(request, maxBytes), uploadProblem(e, maxBytes)),
+      ),
+    )
+    const files = form.file
+    const file = Array.isArray(files) && files.length > 0 ? files[0] : undefined
+    if (file === undefined || !Multipart.isPersistedFile(file))
+      return yield* BadRequest.of("The multipart field `file` with the document is missing", [
+        { path: "file", message: "is missing" },
+      ])
+    if (files!.length > 1)
+      return yield* BadRequest.of("Upload one file per request in field `file`", [
+        { path: "file", message: "must be a single file" },
+      ])
+    return { form, file: { path: file.path, name: file.name, contentType: file.contentType } }
+  })
+
 export const DocumentsHttp = HttpApiBuilder.group(Api, "documents", (handlers) =>
   Effect.gen(function* () {
     const documents = yield* Documents
+    const pages = yield* Pages
     const maxBytes = documents.maxUploadBytes
     return (
       handlers
@@ -80,29 +111,7 @@ export const DocumentsHttp = HttpApiBuilder.group(Api, "documents", (handlers) =
         .handleRaw("upload", ({ path, request }) =>
           Effect.gen(function* () {
             yield* documents.checkUploadTarget(path.project_id)
-            if (!(request.headers["content-type"] ?? "").toLowerCase().includes("multipart/form-data"))
-              return yield* BadRequest.of(
-                "Upload a document as multipart/form-data with the file in field `file`",
-              )
-            // The parser counts a part's headers too: give it room for them; the service checks the exact size.
-            const form = yield* Multipart.withLimits(request.multipart, {
-              maxFileSize: Option.some(maxBytes + PART_HEADER_ALLOWANCE),
-              maxParts: Option.some(16),
-            }).pipe(
-              Effect.catchTag("MultipartError", (e) =>
-                Effect.zipRight(discardRest(request, maxBytes), uploadProblem(e, maxBytes)),
-              ),
-            )
-            const files = form.file
-            const file = Array.isArray(files) && files.length > 0 ? files[0] : undefined
-            if (file === undefined || !Multipart.isPersistedFile(file))
-              return yield* BadRequest.of("The multipart field `file` with the document is missing", [
-                { path: "file", message: "is missing" },
-              ])
-            if (files!.length > 1)
-              return yield* BadRequest.of("Upload one file per request in field `file`", [
-                { path: "file", message: "must be a single file" },
-              ])
+            const { form, file } = yield* readFileForm(request, maxBytes)
             const rawTags = form.tags
             if (rawTags !== undefined && typeof rawTags !== "string")
               return yield* BadRequest.of("Give `tags` once, as a JSON object string", [
@@ -118,13 +127,27 @@ export const DocumentsHttp = HttpApiBuilder.group(Api, "documents", (handlers) =
                       ]),
                     ),
                   )
-            const document = yield* documents.upload(
-              path.project_id,
-              { path: file.path, name: file.name, contentType: file.contentType },
-              tags,
-            )
+            const document = yield* documents.upload(path.project_id, file, tags)
             return HttpServerResponse.unsafeJson(document, { status: 201 })
           }),
+        )
+        .handleRaw("replaceFile", ({ path, request }) =>
+          Effect.gen(function* () {
+            yield* documents.get(path.project_id, path.document_id)
+            const { file } = yield* readFileForm(request, maxBytes)
+            const document = yield* documents.replaceFile(path.project_id, path.document_id, file)
+            return HttpServerResponse.unsafeJson(document)
+          }),
+        )
+        .handle("archive", ({ path }) => documents.requestArchive(path.project_id, path.document_id))
+        .handle("page", ({ path }) => pages.get(path.project_id, path.document_id, path.page_number))
+        .handle("pageImage", ({ path }) =>
+          Effect.map(pages.image(path.project_id, path.document_id, path.page_number), (png) =>
+            HttpServerResponse.uint8Array(png, {
+              contentType: "image/png",
+              headers: { "x-content-type-options": "nosniff", "cache-control": "private, no-store" },
+            }),
+          ),
         )
         .handle("copy", ({ path, payload }) => documents.copy(path.project_id, payload))
         .handle("get", ({ path }) => documents.get(path.project_id, path.document_id))

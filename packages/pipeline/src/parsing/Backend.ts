@@ -54,6 +54,8 @@ export interface ParseTools {
   readonly libreOffice: string | undefined
   /** A private scratch directory for this parse (removed afterwards). */
   readonly tempDir: string
+  /** An OpenAI-compatible `/v1/audio/transcriptions` endpoint (TRANSCRIPTION_URL) when configured. */
+  readonly transcription?: { readonly url: string; readonly model: string; readonly apiKey?: string }
 }
 
 export interface ParseInput {

@@ -1,0 +1,224 @@
+import { createCanvas, loadImage } from "@napi-rs/canvas"
+import sharp, { type Metadata } from "sharp"
+import { type Backend, type ParsedPage, ParseFailure, type ParseInput, type ParseOutput } from "./Backend.ts"
+import { ocrPng } from "./Ocr.ts"
+
+/**
+ * Images: every frame of a TIFF is a page (animated GIF/WebP: the first frame only, animation frames are
+ * not pages). Each page is normalised to PNG with sharp (EXIF orientation applied, transparency on white)
+ * and OCR'd. Coordinates are pixels of the upright original image, whatever size the OCR saw.
+ */
+
+/** Beyond this many pixels a frame is downscaled before OCR and rendering (memory and time). */
+export const maxPixels = 20_000_000
+/** Small low-resolution images (screenshots, 72 dpi renders) are upscaled towards this long side for OCR. */
+const ocrLongSide = 2000
+const maxUpscale = 3
+/** sharp's own default limit (0x3FFF²): larger inputs are refused before decoding. */
+const maxInputPixels = 268_402_689
+
+const formats: Record<string, string> = {
+  jpeg: "jpeg",
+  png: "png",
+  webp: "webp",
+  tiff: "tiff",
+  gif: "gif",
+  heif: "heif",
+}
+
+interface Frame {
+  /** 0-based frame index for sharp's `page`. */
+  readonly index: number
+  /** Upright size (EXIF orientation applied). */
+  readonly width: number
+  readonly height: number
+}
+
+interface Decoded {
+  /** Bytes sharp can read (BMP is converted to PNG first). */
+  readonly bytes: Uint8Array
+  readonly format: string
+  readonly frames: ReadonlyArray<Frame>
+  /** Frames in the file when only the first is a page (animations). */
+  readonly animationFrames: number | undefined
+  readonly dpi: number | undefined
+}
+
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+const notAnImage = (reason: string) => new ParseFailure(`not a valid image: ${reason}`)
+
+const isBmp = (bytes: Uint8Array): boolean => bytes.length >= 26 && bytes[0] === 0x42 && bytes[1] === 0x4d
+
+const bmpHeaderSizes = new Set([12, 40, 52, 56, 64, 108, 124])
+
+/** sharp (libvips) has no BMP decoder; Skia, through @napi-rs/canvas, has. */
+const bmpToPng = async (bytes: Uint8Array): Promise<{ png: Uint8Array; dpi: number | undefined }> => {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const headerSize = view.getUint32(14, true)
+  if (!bmpHeaderSizes.has(headerSize)) throw notAnImage("unreadable BMP (unknown header)")
+  const core = headerSize === 12
+  const width = core ? view.getUint16(18, true) : Math.abs(view.getInt32(18, true))
+  const height = core ? view.getUint16(20, true) : Math.abs(view.getInt32(22, true))
+  if (width * height > maxInputPixels)
+    throw new ParseFailure(`the image is too large (${width}×${height} pixels)`)
+  const pixelsPerMetre = !core && bytes.length >= 42 ? view.getInt32(38, true) : 0
+  let image: Awaited<ReturnType<typeof loadImage>>
+  try {
+    image = await loadImage(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+  } catch (e) {
+    throw notAnImage(`unreadable BMP (${message(e)})`)
+  }
+  if (image.width === 0 || image.height === 0) throw notAnImage("unreadable BMP")
+  const canvas = createCanvas(image.width, image.height)
+  canvas.getContext("2d").drawImage(image, 0, 0)
+  const dpi = pixelsPerMetre > 0 ? Math.round(pixelsPerMetre * 0.0254) : undefined
+  return { png: await canvas.encode("png"), dpi }
+}
+
+const source = (bytes: Uint8Array, page = 0, failOn: "error" | "none" = "error") =>
+  sharp(bytes, { page, failOn, limitInputPixels: maxInputPixels })
+
+const decode = async (input: ParseInput): Promise<Decoded> => {
+  if (input.bytes.length === 0) throw notAnImage("the file is empty")
+  let bytes = input.bytes
+  let bmpDpi: number | undefined
+  let bmp = false
+  if (isBmp(bytes)) {
+    const converted = await bmpToPng(bytes)
+    bytes = converted.png
+    bmpDpi = converted.dpi
+    bmp = true
+  }
+  let meta: Metadata
+  try {
+    meta = await source(bytes).metadata()
+  } catch (e) {
+    throw notAnImage(message(e).replace(/^Input (buffer|file) (contains|has) /, ""))
+  }
+  const format = bmp ? "bmp" : formats[meta.format]
+  if (format === undefined) throw notAnImage(`${meta.format} is not a supported image format`)
+  if (meta.width * meta.height > maxInputPixels) {
+    throw new ParseFailure(`the image is too large (${meta.width}×${meta.height} pixels)`)
+  }
+  const count = meta.pages ?? 1
+  const multiPage = format === "tiff"
+  const pages = multiPage ? count : 1
+  if (pages > input.limits.maxPages) {
+    throw new ParseFailure(`the image has ${pages} pages, more than the limit of ${input.limits.maxPages}`)
+  }
+  const frames: Array<Frame> = []
+  for (let index = 0; index < pages; index++) {
+    const m = index === 0 ? meta : await source(bytes, index).metadata()
+    if (m.width * m.height > maxInputPixels) {
+      throw new ParseFailure(`page ${index + 1} is too large (${m.width}×${m.height} pixels)`)
+    }
+    frames.push({ index, width: m.autoOrient.width, height: m.autoOrient.height })
+  }
+  // libvips reports 72 when the file declares no resolution: that says nothing.
+  const declared = meta.density !== undefined && meta.density > 0 && meta.density !== 72
+  const dpi = bmpDpi ?? (declared ? Math.round(meta.density!) : undefined)
+  return { bytes, format, frames, animationFrames: !multiPage && count > 1 ? count : undefined, dpi }
+}
+
+/** Rounded down when shrinking, so a capped frame stays within maxPixels. */
+const scaledSize = (frame: Frame, scale: number): { width: number; height: number } => {
+  const round = scale < 1 ? Math.floor : Math.round
+  return { width: Math.max(1, round(frame.width * scale)), height: Math.max(1, round(frame.height * scale)) }
+}
+
+/**
+ * The frame, upright, on white, resized by `scale`, as PNG. A damaged frame (truncated file, bad data) is
+ * decoded as far as it goes, like an image viewer would, and flagged.
+ */
+const framePng = async (
+  decoded: Decoded,
+  frame: Frame,
+  scale: number,
+  compressionLevel: number,
+): Promise<{ png: Uint8Array; damaged: boolean }> => {
+  const encode = (failOn: "error" | "none") => {
+    let image = source(decoded.bytes, frame.index, failOn).autoOrient().flatten({ background: "#ffffff" })
+    if (scale !== 1) image = image.resize({ ...scaledSize(frame, scale), fit: "fill" })
+    return image.png({ compressionLevel }).toBuffer()
+  }
+  try {
+    return { png: await encode("error"), damaged: false }
+  } catch (strict) {
+    try {
+      return { png: await encode("none"), damaged: true }
+    } catch {
+      throw new ParseFailure(`page ${frame.index + 1} of the image cannot be decoded: ${message(strict)}`)
+    }
+  }
+}
+
+/** Never more than maxPixels; small images of unknown or low resolution are enlarged for the OCR. */
+const ocrScale = (frame: Frame, dpi: number | undefined): number => {
+  const pixels = frame.width * frame.height
+  const cap = Math.sqrt(maxPixels / pixels)
+  if (cap < 1) return cap
+  const longSide = Math.max(frame.width, frame.height)
+  const lowResolution = dpi === undefined || dpi < 200
+  if (!lowResolution || longSide >= ocrLongSide * 0.75) return 1
+  return Math.min(maxUpscale, ocrLongSide / longSide, cap)
+}
+
+const round2 = (n: number): number => Math.round(n * 100) / 100
+
+const parse = async (input: ParseInput): Promise<ParseOutput> => {
+  const decoded = await decode(input)
+  const pages: Array<ParsedPage> = []
+  const confidences: Array<number> = []
+  const downscaled: Array<{ page: number; width: number; height: number }> = []
+  const damaged: Array<number> = []
+  for (const frame of decoded.frames) {
+    const scale = ocrScale(frame, decoded.dpi)
+    const { png, damaged: isDamaged } = await framePng(decoded, frame, scale, 1)
+    if (isDamaged) damaged.push(frame.index + 1)
+    if (scale < 1) downscaled.push({ page: frame.index + 1, ...scaledSize(frame, scale) })
+    const ocr = await ocrPng(png, { scale })
+    if (ocr.words.length > 0) confidences.push(ocr.confidence)
+    pages.push({
+      number: frame.index + 1,
+      text: ocr.text,
+      width: frame.width,
+      height: frame.height,
+      unit: "px",
+      layout: ocr.words,
+    })
+  }
+  const first = decoded.frames[0]
+  const metadata: Record<string, unknown> = {
+    format: decoded.format,
+    width: first?.width ?? null,
+    height: first?.height ?? null,
+    pages: pages.length,
+    ...(decoded.animationFrames !== undefined ? { animationFrames: decoded.animationFrames } : {}),
+    ...(decoded.dpi !== undefined ? { dpi: decoded.dpi } : {}),
+    ...(downscaled.length > 0 ? { downscaled, maxPixels } : {}),
+    // Pages decoded only partly (truncated or corrupt data).
+    ...(damaged.length > 0 ? { damagedPages: damaged } : {}),
+    confidence:
+      confidences.length === 0 ? 0 : round2(confidences.reduce((a, b) => a + b, 0) / confidences.length),
+    parser: "tesseract.js",
+  }
+  return { parser: "tesseract.js", pages, metadata }
+}
+
+const renderPage = async (input: ParseInput, pageNumber: number): Promise<Uint8Array> => {
+  const decoded = await decode(input)
+  const frame = decoded.frames[pageNumber - 1]
+  if (frame === undefined) {
+    throw new ParseFailure(`page ${pageNumber} does not exist (the image has ${decoded.frames.length})`)
+  }
+  const scale = Math.min(1, Math.sqrt(maxPixels / (frame.width * frame.height)))
+  return (await framePng(decoded, frame, scale, 6)).png
+}
+
+export const imageBackend: Backend = {
+  name: "image",
+  extensions: [".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif", ".bmp"],
+  parse,
+  renderPage,
+}

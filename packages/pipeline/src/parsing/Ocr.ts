@@ -1,0 +1,202 @@
+import { existsSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import Tesseract from "tesseract.js"
+import { type LayoutItem, ParseFailure } from "./Backend.ts"
+
+/**
+ * OCR with tesseract.js, strictly offline: the English model, the worker script and the wasm core all come
+ * from node_modules. The library's defaults fetch the model from a CDN (and an unhandled worker error
+ * kills the process), so every path is passed explicitly and checked to be a local file.
+ *
+ * One tesseract worker per process, created on first use and reused; calls are serialised because a
+ * tesseract worker recognises one image at a time.
+ */
+
+export interface OcrResult {
+  /** Recognised text, one line per text line, blank line between blocks. */
+  readonly text: string
+  /** One item per word, in output units (pixels unless `scale` was given), with confidence 0–100. */
+  readonly words: ReadonlyArray<LayoutItem>
+  readonly width: number
+  readonly height: number
+  /** Mean word confidence 0–100 (0 when no text was found). */
+  readonly confidence: number
+}
+
+export interface OcrOptions {
+  /**
+   * Image pixels per output unit: boxes, width and height are divided by it. A PDF page rendered at
+   * 2 px per point passes 2 to get points back. Default 1 (pixels).
+   */
+  readonly scale?: number
+}
+
+const require = createRequire(import.meta.url)
+
+/** The worker options, all local paths (exported so a test can assert that nothing points to the network). */
+export const ocrWorkerOptions = (): Partial<Tesseract.WorkerOptions> => {
+  const options = {
+    // LSTM-only engine → the LSTM-only model (what the library would otherwise download for this engine).
+    langPath: join(dirname(require.resolve("@tesseract.js-data/eng/package.json")), "4.0.0_best_int"),
+    workerPath: require.resolve("tesseract.js/src/worker-script/node/index.js"),
+    // In Node the core is `require`d from tesseract.js-core by the worker script; corePath is informative.
+    corePath: dirname(
+      createRequire(require.resolve("tesseract.js/package.json")).resolve("tesseract.js-core/package.json"),
+    ),
+    gzip: true,
+    cacheMethod: "none",
+  }
+  for (const path of [join(options.langPath, "eng.traineddata.gz"), options.workerPath, options.corePath]) {
+    if (!existsSync(path)) throw new ParseFailure(`OCR is not installed: ${path} is missing`)
+  }
+  return options
+}
+
+interface Running {
+  readonly worker: Tesseract.Worker
+  /** Rejects when the worker thread dies (wasm abort, out of memory), so a call in flight does not hang. */
+  readonly died: Promise<never>
+}
+
+let current: Promise<Running> | undefined
+let queue: Promise<unknown> = Promise.resolve()
+
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e)).replace(/^Error: /, "")
+
+const startTimeoutMs = 60_000
+
+const startWorker = async (): Promise<Running> => {
+  let timer: NodeJS.Timeout | undefined
+  let timedOut = false
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      timedOut = true
+      reject(new Error("the OCR engine did not start"))
+    }, startTimeoutMs)
+  })
+  const created = Tesseract.createWorker("eng", Tesseract.OEM.LSTM_ONLY, {
+    ...ocrWorkerOptions(),
+    // Without a handler tesseract.js rethrows worker-side failures inside a message listener, an uncaught
+    // exception that ends the process. The failing call is rejected either way.
+    errorHandler: () => {},
+  })
+  // A worker that comes up after the timeout is not used: stop it.
+  created.then((w) => (timedOut ? w.terminate() : undefined)).catch(() => {})
+  const worker = await Promise.race([created, timeout]).finally(() => clearTimeout(timer))
+  // The Node Worker behind it (not in the typings); tesseract.js listens to neither "error" nor "exit".
+  const thread = (worker as unknown as { worker?: NodeJS.EventEmitter }).worker
+  const died = new Promise<never>((_, reject) => {
+    thread?.once("error", (e) => reject(new Error(`the OCR engine crashed: ${message(e)}`)))
+    thread?.once("exit", (code) => reject(new Error(`the OCR engine stopped (exit code ${code})`)))
+  })
+  died.catch(() => {})
+  return { worker, died }
+}
+
+const getWorker = (): Promise<Running> => {
+  if (current === undefined) {
+    const started = startWorker()
+    current = started
+    const forget = () => {
+      if (current === started) current = undefined
+    }
+    started.then((r) => r.died).catch(forget)
+  }
+  return current
+}
+
+/** Runs `f` after every earlier call has finished (one image at a time through the shared worker). */
+const serialised = <A>(f: () => Promise<A>): Promise<A> => {
+  const run = queue.then(f, f)
+  queue = run.catch(() => undefined)
+  return run
+}
+
+const pngSize = (png: Uint8Array): { width: number; height: number } | undefined => {
+  const signature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
+  if (png.length < 24 || signature.some((b, i) => png[i] !== b)) return undefined
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength)
+  return { width: view.getUint32(16), height: view.getUint32(20) }
+}
+
+/**
+ * Without a real resolution tesseract estimates one from the text size; a pHYs chunk below 70 dpi (libvips
+ * writes 1 px/mm when it knows nothing) would instead be clamped to 70 dpi, with a warning on stderr.
+ */
+const withoutBogusResolution = (png: Uint8Array): Uint8Array => {
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength)
+  const parts: Array<Uint8Array> = [png.subarray(0, 8)]
+  let dropped = false
+  for (let at = 8; at + 12 <= png.length; ) {
+    const length = view.getUint32(at)
+    const end = Math.min(png.length, at + 12 + length)
+    const type = String.fromCharCode(...png.subarray(at + 4, at + 8))
+    const bogus =
+      type === "pHYs" && length === 9 && png[at + 16] === 1 && view.getUint32(at + 8) < 70 / 0.0254
+    if (bogus) dropped = true
+    else parts.push(png.subarray(at, end))
+    if (type === "IEND") break
+    at = end
+  }
+  return dropped ? Buffer.concat(parts) : png
+}
+
+const round = (n: number): number => Math.round(n * 100) / 100
+
+/** Recognises the text of a PNG image. Failures are ParseFailure. */
+export const ocrPng = (png: Uint8Array, options?: { scale?: number }): Promise<OcrResult> => {
+  const size = pngSize(png)
+  if (size === undefined) return Promise.reject(new ParseFailure("OCR input is not a PNG image"))
+  const scale = options?.scale !== undefined && options.scale > 0 ? options.scale : 1
+  return serialised(async () => {
+    let result: Tesseract.RecognizeResult
+    try {
+      const { worker, died } = await getWorker()
+      const clean = withoutBogusResolution(png)
+      const image = Buffer.from(clean.buffer, clean.byteOffset, clean.byteLength)
+      result = await Promise.race([worker.recognize(image, {}, { text: true, blocks: true }), died])
+    } catch (e) {
+      throw e instanceof ParseFailure ? e : new ParseFailure(`OCR failed: ${message(e)}`)
+    }
+    const words: Array<LayoutItem> = []
+    for (const block of result.data.blocks ?? []) {
+      for (const paragraph of block.paragraphs) {
+        for (const line of paragraph.lines) {
+          for (const word of line.words) {
+            const text = word.text.trim()
+            if (text === "") continue
+            const { x0, y0, x1, y1 } = word.bbox
+            words.push({
+              text,
+              x: round(x0 / scale),
+              y: round(y0 / scale),
+              width: round((x1 - x0) / scale),
+              height: round((y1 - y0) / scale),
+              confidence: round(word.confidence),
+            })
+          }
+        }
+      }
+    }
+    const confidence =
+      words.length === 0 ? 0 : round(words.reduce((sum, w) => sum + (w.confidence ?? 0), 0) / words.length)
+    const text = result.data.text
+      .split("\n")
+      .map((l) => l.replace(/[ \t]+$/u, ""))
+      .join("\n")
+      .replace(/\n{3,}/g, "\n\n")
+      .trim()
+    return { text, words, width: round(size.width / scale), height: round(size.height / scale), confidence }
+  })
+}
+
+/** Stops the shared tesseract worker (tests, shutdown); the next ocrPng starts a new one. */
+export const terminateOcr = async (): Promise<void> => {
+  const worker = current
+  current = undefined
+  if (worker === undefined) return
+  await serialised(async () => {
+    await (await worker.catch(() => undefined))?.worker.terminate()
+  })
+}

@@ -1,0 +1,468 @@
+/**
+ * The parse stage: one `parse` task ({document_id, version}) turns the stored original into pages. The
+ * parse itself runs in a worker thread under the limits (Runner.ts); its outcome is written in ONE
+ * transaction together with the task's completion: the pages (replacing any), the document's status
+ * (Processed or Failed with the reason), page_count, last_parsed_at, summary and metadata, and one new
+ * document per extracted attachment (each with its own parse task).
+ *
+ * A parse that cannot complete (bad content, encryption, limits) is an outcome, not an error: the document
+ * becomes Failed and the task succeeds. Anything else (database or storage trouble) throws, so the task is
+ * retried; when its last attempt throws, the document is set Failed before the error propagates, so it is
+ * never left Pending.
+ */
+import { createHash, randomUUID } from "node:crypto"
+import type { BlobStoreShape, Database, DocumentRow, TaskRow } from "@dxs/db"
+import { enqueue } from "@dxs/db/TaskQueue"
+import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
+import { documentTypeFromFileName } from "@dxs/domain/DocumentType"
+import { Effect, Either } from "effect"
+import { type Kysely, sql, type Transaction } from "kysely"
+import {
+  defaultLimits,
+  type ExtractedAttachment,
+  type ParsedPage,
+  ParseFailure,
+  type ParseOutput,
+} from "./Backend.ts"
+import { type RunOptions, runParse } from "./Runner.ts"
+
+export const PARSE_TASK = "parse"
+
+/** The idempotency key of the parse task of one document version. */
+export const parseTaskKey = (documentId: string, version: number) => `parse:${documentId}:${version}`
+
+/** What a parse handler gets besides its task (a structural subset of the worker's TaskContext). */
+export interface ParseTaskContext {
+  readonly workerId: string
+  readonly db: Kysely<Database>
+  /** Aborted when the lease is lost or the worker stops. */
+  readonly signal: AbortSignal
+  /** Completes the task inside the given transaction (throws when the lease is lost). */
+  readonly complete: (trx: Transaction<Database>) => Promise<void>
+}
+
+export interface ParseStageOptions {
+  readonly blobs: BlobStoreShape
+  /** Limits, LibreOffice, and (tests only) a backend module; see Runner.ts. */
+  readonly run?: Omit<RunOptions, "signal"> | undefined
+}
+
+const SUMMARY_LENGTH = 300
+const PAGE_INSERT_BATCH = 100
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
+
+/**
+ * A short summary: the start of the text (about 300 characters, cut at a sentence end, else at a word
+ * boundary) and the page count.
+ */
+export const summarize = (
+  pages: ReadonlyArray<Pick<ParsedPage, "text">>,
+  pageCount = pages.length,
+): string => {
+  const text = pages
+    .map((p) => p.text)
+    .join(" ")
+    .replace(/\s+/g, " ")
+    .trim()
+  const count = `(${plural(pageCount, "page")})`
+  if (text === "") return `No text found ${count}`
+  if (text.length <= SUMMARY_LENGTH) return `${text} ${count}`
+  const head = text.slice(0, SUMMARY_LENGTH + 1)
+  const minimum = SUMMARY_LENGTH / 3
+  let sentenceEnd = -1
+  for (const m of head.matchAll(/[.!?…](?=\s)/g)) if (m.index >= minimum) sentenceEnd = m.index + 1
+  if (sentenceEnd > 0) return `${head.slice(0, sentenceEnd)} ${count}`
+  const space = head.lastIndexOf(" ")
+  const cut = space >= minimum ? head.slice(0, space) : head.slice(0, SUMMARY_LENGTH)
+  return `${cut.replace(/[\s,;:–-]+$/u, "")}… ${count}`
+}
+
+/** PostgreSQL text and jsonb cannot hold NUL characters. */
+const clean = (s: string) => (s.includes("\u0000") ? s.replaceAll("\u0000", "") : s)
+
+const finite = (n: unknown): number | null => (typeof n === "number" && Number.isFinite(n) ? n : null)
+
+/** The metadata as a JSON string: backend metadata plus `parser`; values JSON cannot hold are described. */
+const metadataJson = (output: ParseOutput) =>
+  clean(
+    JSON.stringify({ ...output.metadata, parser: output.parser }, (_key, value: unknown) =>
+      typeof value === "bigint"
+        ? value.toString()
+        : ArrayBuffer.isView(value)
+          ? `(${value.byteLength} bytes)`
+          : value,
+    ),
+  )
+
+/** Page numbers as given when they are distinct integers from 1, else 1..n in the order given. */
+const numbered = (pages: ReadonlyArray<ParsedPage>): ReadonlyArray<ParsedPage> => {
+  const numbers = new Set(pages.map((p) => p.number))
+  const valid =
+    numbers.size === pages.length && pages.every((p) => Number.isSafeInteger(p.number) && p.number >= 1)
+  return valid ? pages : pages.map((p, i) => ({ ...p, number: i + 1 }))
+}
+
+const pageRows = (documentId: string, pages: ReadonlyArray<ParsedPage>) =>
+  pages.map((p) => ({
+    document_id: documentId,
+    number: p.number,
+    text: clean(p.text ?? ""),
+    layout: JSON.stringify(
+      (p.layout ?? []).map((item) => ({
+        text: clean(item.text),
+        x: finite(item.x) ?? 0,
+        y: finite(item.y) ?? 0,
+        width: finite(item.width) ?? 0,
+        height: finite(item.height) ?? 0,
+        ...(finite(item.confidence) === null ? {} : { confidence: item.confidence }),
+      })),
+    ),
+    width: finite(p.width),
+    height: finite(p.height),
+    unit: p.unit ?? null,
+  }))
+
+/** The last path segment of a name, made safe as the last segment of a blob key. */
+const safeKeyName = (fileName: string) => {
+  const cleaned = fileName
+    .normalize("NFKD")
+    .replace(/[^A-Za-z0-9._-]+/g, "_")
+    .replace(/^[._]+/, "")
+  return (cleaned.length > 100 ? cleaned.slice(-100) : cleaned) || "file"
+}
+
+/** Extensions for attachments whose name has none we know (e-mail clients often send bare names). */
+const extensionByContentType: Readonly<Record<string, string>> = {
+  "application/pdf": "pdf",
+  "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+  "application/msword": "doc",
+  "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+  "application/vnd.ms-excel": "xls",
+  "application/vnd.openxmlformats-officedocument.presentationml.presentation": "pptx",
+  "application/vnd.ms-powerpoint": "ppt",
+  "image/png": "png",
+  "image/jpeg": "jpg",
+  "image/tiff": "tiff",
+  "image/gif": "gif",
+  "image/webp": "webp",
+  "image/bmp": "bmp",
+  "text/plain": "txt",
+  "text/csv": "csv",
+  "text/html": "html",
+  "message/rfc822": "eml",
+}
+
+/** The attachment's own name (last path segment), given the extension of its content type when it has no known one. */
+const attachmentName = (a: ExtractedAttachment, i: number) => {
+  const name = clean((a.fileName ?? "").split(/[\\/]/).pop()?.trim() ?? "") || `attachment-${i + 1}`
+  if (documentTypeFromFileName(name) !== undefined) return name
+  const ext = extensionByContentType[(a.contentType ?? "").split(";")[0]!.trim().toLowerCase()]
+  return ext === undefined ? name : `${name}.${ext}`
+}
+
+interface StoredAttachment {
+  readonly id: string
+  readonly fileName: string
+  readonly type: string | undefined
+  readonly contentType: string
+  readonly key: string
+  readonly size: number
+  readonly sha256: string
+}
+
+type Outcome =
+  | { readonly _tag: "Parsed"; readonly output: ParseOutput; readonly pages: ReadonlyArray<ParsedPage> }
+  | { readonly _tag: "Failed"; readonly reason: string }
+
+const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
+
+const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e)) || "unknown error"
+
+const payloadOf = (task: TaskRow): { readonly documentId: string; readonly version: number } | undefined => {
+  const p = task.payload as { readonly document_id?: unknown; readonly version?: unknown }
+  return typeof p.document_id === "string" && typeof p.version === "number" && Number.isSafeInteger(p.version)
+    ? { documentId: p.document_id, version: p.version }
+    : undefined
+}
+
+const currentRow = (db: Kysely<Database> | Transaction<Database>, documentId: string) =>
+  db.selectFrom("documents").selectAll().where("id", "=", documentId)
+
+/** True when the row is the version this task parses and still waits for it. */
+const awaitsThisParse = (row: DocumentRow | undefined, version: number): row is DocumentRow =>
+  row !== undefined && row.version === version && row.status === "Pending"
+
+/**
+ * Sets a still Pending document version Failed with `reason`, only while this worker holds the task (a
+ * worker that lost its lease must not write).
+ */
+export const markParseFailed = async (
+  db: Kysely<Database>,
+  task: Pick<TaskRow, "id">,
+  workerId: string,
+  documentId: string,
+  version: number,
+  reason: string,
+): Promise<boolean> => {
+  const r = await db
+    .updateTable("documents")
+    .set({ status: "Failed", failure_reason: reason, page_count: 0, summary: "", metadata: "" })
+    .where("id", "=", documentId)
+    .where("version", "=", version)
+    .where("status", "=", "Pending")
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("tasks")
+          .select("tasks.id")
+          .where("tasks.id", "=", task.id)
+          .where("tasks.status", "=", "running")
+          .where("tasks.locked_by", "=", workerId),
+      ),
+    )
+    .executeTakeFirst()
+  return r.numUpdatedRows > 0n
+}
+
+/**
+ * Sets Failed every Pending document whose current version's parse task has failed for good without its
+ * handler saying so: its lease expired during the last attempt (the worker died, e.g. killed by the OS).
+ * Returns how many documents changed.
+ */
+export const failAbandonedParses = async (db: Kysely<Database>): Promise<number> => {
+  const r = await sql`
+    update documents d set
+      status = 'Failed',
+      failure_reason = 'parsing could not complete: ' || coalesce(t.last_error, 'the task failed'),
+      page_count = 0
+    from tasks t
+    where t.kind = ${PARSE_TASK}
+      and t.status = 'failed'
+      and t.idempotency_key = 'parse:' || d.id::text || ':' || d.version::text
+      and d.status = 'Pending'
+  `.execute(db)
+  return Number(r.numAffectedRows ?? 0n)
+}
+
+const parseOutcome = async (
+  row: DocumentRow,
+  bytes: Uint8Array,
+  options: ParseStageOptions,
+  signal: AbortSignal,
+): Promise<Outcome> => {
+  const limits = options.run?.limits ?? defaultLimits
+  try {
+    const output = await runParse(
+      { bytes, fileName: row.file_name, contentType: row.content_type },
+      { ...options.run, signal },
+    )
+    const pages = numbered(output.pages)
+    if (pages.length > limits.maxPages)
+      return {
+        _tag: "Failed",
+        reason: `the document has ${pages.length} pages, more than the limit of ${limits.maxPages}`,
+      }
+    return { _tag: "Parsed", output, pages }
+  } catch (e) {
+    if (e instanceof ParseFailure) return { _tag: "Failed", reason: clean(e.reason) || "parsing failed" }
+    throw e
+  }
+}
+
+/** Stores each attachment's bytes under a key of its own (before the transaction that records them). */
+const storeAttachments = async (
+  blobs: BlobStoreShape,
+  projectId: string,
+  attachments: ReadonlyArray<ExtractedAttachment>,
+  stored: Array<StoredAttachment>,
+) => {
+  const skipped: Array<{ file_name: string; reason: string }> = []
+  for (const [i, a] of attachments.entries()) {
+    const id = randomUUID()
+    const fileName = attachmentName(a, i)
+    // Like an upload, an attachment of a type dxs cannot read (or an empty one) is not made a document:
+    // it would only sit Failed and block launches. The message's metadata lists it instead.
+    const refused =
+      documentTypeFromFileName(fileName) === undefined
+        ? "unsupported file type"
+        : a.bytes.byteLength === 0
+          ? "the attachment is empty"
+          : undefined
+    if (refused !== undefined) {
+      skipped.push({ file_name: fileName, reason: refused })
+      continue
+    }
+    const key = `${projectId}/${id}/v1/${safeKeyName(fileName)}`
+    await run(blobs.put(key, a.bytes))
+    stored.push({
+      id,
+      fileName,
+      type: documentTypeFromFileName(fileName),
+      contentType: clean(a.contentType ?? "").trim() || "application/octet-stream",
+      key,
+      size: a.bytes.byteLength,
+      sha256: createHash("sha256").update(a.bytes).digest("hex"),
+    })
+  }
+  return skipped
+}
+
+const writeOutcome = async (
+  trx: Transaction<Database>,
+  row: DocumentRow,
+  outcome: Outcome,
+  attachments: ReadonlyArray<StoredAttachment>,
+) => {
+  const event =
+    outcome._tag === "Parsed"
+      ? DocumentEvent.ParseSucceeded({ version: row.version })
+      : DocumentEvent.ParseFailed({ version: row.version })
+  const next = transitionDocument({ status: row.status as "Pending", version: row.version }, event)
+  if (Either.isLeft(next)) throw new Error(next.left.message)
+
+  await trx.deleteFrom("pages").where("document_id", "=", row.id).execute()
+  if (outcome._tag === "Failed") {
+    await trx
+      .updateTable("documents")
+      .set({
+        status: next.right.status,
+        failure_reason: outcome.reason,
+        page_count: 0,
+        summary: "",
+        metadata: "",
+      })
+      .where("id", "=", row.id)
+      .execute()
+    return
+  }
+  const rows = pageRows(row.id, outcome.pages)
+  for (let i = 0; i < rows.length; i += PAGE_INSERT_BATCH)
+    await trx
+      .insertInto("pages")
+      .values(rows.slice(i, i + PAGE_INSERT_BATCH))
+      .execute()
+  const pageCount = outcome.pages.reduce((n, p) => Math.max(n, p.number), 0)
+  await trx
+    .updateTable("documents")
+    .set({
+      status: next.right.status,
+      failure_reason: null,
+      page_count: pageCount,
+      last_parsed_at: sql<Date>`now()`,
+      summary: clean(summarize(outcome.pages, pageCount)),
+      metadata: metadataJson(outcome.output),
+    })
+    .where("id", "=", row.id)
+    .execute()
+
+  for (const a of attachments) {
+    await trx
+      .insertInto("documents")
+      .values({
+        id: a.id,
+        project_id: row.project_id,
+        file_name: a.fileName,
+        type: a.type!,
+        status: "Pending",
+        failure_reason: null,
+        version: 1,
+        blob_key: a.key,
+        content_type: a.contentType,
+        size_bytes: a.size,
+        sha256: a.sha256,
+        parent_document_id: row.id,
+        last_parsed_at: null,
+        archive_requested_at: null,
+        uploaded_at: sql<Date>`clock_timestamp()`,
+      })
+      .execute()
+    await enqueue(trx, {
+      kind: PARSE_TASK,
+      idempotencyKey: parseTaskKey(a.id, 1),
+      payload: { document_id: a.id, version: 1 },
+      projectId: row.project_id,
+    })
+  }
+}
+
+/**
+ * Runs one parse task. Returns normally when the task is done (including "nothing to do": the document
+ * was deleted, replaced by a newer version, or already has its outcome); throws to have it retried.
+ */
+export const runParseTask = async (
+  options: ParseStageOptions,
+  task: TaskRow,
+  ctx: ParseTaskContext,
+): Promise<void> => {
+  const payload = payloadOf(task)
+  if (payload === undefined) return
+  const { documentId, version } = payload
+  const { db } = ctx
+  const row = await currentRow(db, documentId).executeTakeFirst()
+  if (!awaitsThisParse(row, version)) return
+
+  const size = await run(options.blobs.size(row.blob_key))
+  const outcome: Outcome =
+    size === undefined
+      ? { _tag: "Failed", reason: "the stored file is missing" }
+      : await parseOutcome(row, await run(options.blobs.read(row.blob_key)), options, ctx.signal)
+  if (ctx.signal.aborted) throw new Error("the parse was abandoned (lease lost or worker stopping)")
+
+  const stored: Array<StoredAttachment> = []
+  let keep = false
+  try {
+    let written = outcome
+    if (outcome._tag === "Parsed") {
+      const skipped = await storeAttachments(
+        options.blobs,
+        row.project_id,
+        outcome.output.attachments ?? [],
+        stored,
+      )
+      if (skipped.length > 0)
+        written = {
+          ...outcome,
+          output: {
+            ...outcome.output,
+            metadata: { ...outcome.output.metadata, skipped_attachments: skipped },
+          },
+        }
+    }
+    await db.transaction().execute(async (trx) => {
+      // Locked, then checked again: the document may have been deleted or replaced while parsing.
+      const locked = await currentRow(trx, documentId).forUpdate().executeTakeFirst()
+      if (awaitsThisParse(locked, version)) {
+        await writeOutcome(trx, locked, written, stored)
+        keep = true
+      }
+      await ctx.complete(trx)
+    })
+  } finally {
+    if (!keep) for (const a of stored) await run(options.blobs.remove(a.key)).catch(() => undefined)
+  }
+}
+
+/**
+ * The `parse` task handler: `runParseTask`, and on the last attempt an error leaves the document Failed
+ * with the error as its reason (then propagates, so the task records it as well).
+ */
+export const parseTaskHandler =
+  (options: ParseStageOptions) =>
+  async (task: TaskRow, ctx: ParseTaskContext): Promise<void> => {
+    try {
+      await runParseTask(options, task, ctx)
+    } catch (e) {
+      const payload = payloadOf(task)
+      if (payload !== undefined && !ctx.signal.aborted && task.attempts >= task.max_attempts)
+        await markParseFailed(
+          ctx.db,
+          task,
+          ctx.workerId,
+          payload.documentId,
+          payload.version,
+          `parsing could not complete after ${plural(task.attempts, "attempt")}: ${clean(messageOf(e))}`,
+        ).catch(() => false)
+      throw e
+    }
+  }

@@ -1,0 +1,37 @@
+/**
+ * Plain text files (.txt, .md, .json, .xml, .log): decoded, line ends normalised, kept verbatim. Text
+ * has no pages, so long text is cut into pages of about 3,000 characters at paragraph or line breaks.
+ */
+import { type Backend, ParseFailure } from "./Backend.ts"
+import {
+  chunkText,
+  countCharacters,
+  countLines,
+  decodeText,
+  looksBinary,
+  normaliseLineEnds,
+  pageSource,
+  textPages,
+} from "./TextPages.ts"
+
+export const textBackend: Backend = {
+  name: "text",
+  extensions: [".txt", ".md", ".markdown", ".json", ".xml", ".log"],
+  parse: async ({ bytes, limits }) => {
+    const decoded = decodeText(bytes)
+    if (looksBinary(decoded.text)) throw new ParseFailure("the file is not text (it looks binary)")
+    const text = normaliseLineEnds(decoded.text)
+    const pages = textPages(chunkText(text), limits)
+    return {
+      parser: "text",
+      pages,
+      metadata: {
+        encoding: decoded.encoding,
+        ...(decoded.bom ? { bom: true } : {}),
+        characters: countCharacters(text),
+        lines: countLines(text),
+        page_source: pageSource(pages.length),
+      },
+    }
+  },
+}

@@ -1,0 +1,414 @@
+import mammoth from "mammoth"
+import {
+  type Backend,
+  type ParsedPage,
+  ParseFailure,
+  type ParseInput,
+  type ParseOutput,
+  pageText,
+} from "./Backend.ts"
+import { convertBytesWithLibreOffice } from "./LibreOffice.ts"
+import {
+  coreProperties,
+  extensionOf,
+  inspectOoxml,
+  inspectZip,
+  isCompoundFile,
+  isEncryptedOfficeFile,
+} from "./Ooxml.ts"
+import { propertyBreaks } from "./WordPageBreaks.ts"
+
+/**
+ * Word documents. A .docx has no pages of its own (Word lays them out when it shows the file), so:
+ * with LibreOffice installed it is converted to PDF and read by the PDF backend (true pages); without,
+ * mammoth reads it and pages end where the document forces them to (page breaks, "page break before"
+ * paragraphs, section breaks that start a new page). Legacy formats (.doc, .odt, .rtf) need LibreOffice.
+ */
+
+const openXmlExtensions = [".docx", ".docm"]
+const legacyExtensions = [".doc", ".odt", ".rtf"]
+
+const pdfBackend = async (): Promise<Backend | undefined> => {
+  // Lazily: the registry imports this module.
+  const { loadBackendFor } = await import("./Formats.ts")
+  return loadBackendFor("document.pdf")
+}
+
+const pageOf = (number: number, text: string): ParsedPage => ({
+  number,
+  text,
+  width: null,
+  height: null,
+  unit: null,
+  layout: [],
+})
+
+const checkPageCount = (input: ParseInput, count: number) => {
+  if (count > input.limits.maxPages)
+    throw new ParseFailure(
+      `the document has ${count} pages, more than the limit of ${input.limits.maxPages} pages per document`,
+    )
+}
+
+// --- mammoth's document model (mammoth 1.x lib/documents.js; read, never built) ---
+
+interface MammothElement {
+  readonly type: string
+  readonly children?: ReadonlyArray<MammothElement>
+  readonly value?: string
+  readonly styleId?: string | null
+  readonly styleName?: string | null
+  readonly numbering?: { readonly isOrdered?: boolean; readonly level?: string | number } | null
+  readonly breakType?: string
+  readonly checked?: boolean
+  readonly noteType?: string
+  readonly noteId?: string
+}
+
+interface MammothNote {
+  readonly noteType: string
+  readonly noteId: string
+  readonly body: ReadonlyArray<MammothElement>
+}
+
+interface MammothDocument extends MammothElement {
+  readonly notes?: { resolve?: (reference: { noteType: string; noteId: string }) => MammothNote | null }
+}
+
+const readWithMammoth = async (bytes: Uint8Array): Promise<MammothDocument> => {
+  let captured: MammothDocument | undefined
+  try {
+    await mammoth.convertToHtml(
+      { buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
+      {
+        transformDocument: (document: MammothDocument) => {
+          captured = document
+          // Nothing left to write as HTML: the model is what we read, and no image gets decoded.
+          return { ...document, children: [] }
+        },
+      },
+    )
+  } catch (error) {
+    throw new ParseFailure(
+      `could not read the Word document: ${error instanceof Error ? error.message : String(error)}`,
+    )
+  }
+  if (captured === undefined) throw new ParseFailure("could not read the Word document")
+  return captured
+}
+
+/** The text of a mammoth paragraph, to match it with its XML paragraph (see WordPageBreaks). */
+const modelText = (element: MammothElement): string =>
+  element.type === "text" ? (element.value ?? "") : (element.children ?? []).map(modelText).join("")
+
+// --- the model as pages of text ---
+
+const headingStyle = /^(heading\s*\d|title|subtitle)$/iu
+
+const roman = (n: number): string => {
+  const numerals: Array<[number, string]> = [
+    [1000, "m"],
+    [900, "cm"],
+    [500, "d"],
+    [400, "cd"],
+    [100, "c"],
+    [90, "xc"],
+    [50, "l"],
+    [40, "xl"],
+    [10, "x"],
+    [9, "ix"],
+    [5, "v"],
+    [4, "iv"],
+    [1, "i"],
+  ]
+  let rest = n
+  let out = ""
+  for (const [value, numeral] of numerals)
+    while (rest >= value) {
+      out += numeral
+      rest -= value
+    }
+  return out
+}
+
+class PageWriter {
+  readonly pages: Array<Array<string>> = [[]]
+  private atTop = true
+  private pageNotes: Array<string> = []
+  private readonly endNotes: Array<string> = []
+  private footnoteCount = 0
+  private endnoteCount = 0
+  private readonly listCounters: Array<number> = []
+
+  constructor(private readonly document: MammothDocument) {}
+
+  private get current(): Array<string> {
+    return this.pages[this.pages.length - 1] ?? []
+  }
+
+  private line(text: string) {
+    this.current.push(text)
+    this.atTop = false
+  }
+
+  private blank() {
+    if (!this.atTop && this.current[this.current.length - 1] !== "") this.current.push("")
+  }
+
+  newPage() {
+    this.flushNotes()
+    this.pages.push([])
+    this.atTop = true
+  }
+
+  newPageUnlessAtTop() {
+    if (!this.atTop) this.newPage()
+  }
+
+  private flushNotes() {
+    if (this.pageNotes.length === 0) return
+    this.current.push("", ...this.pageNotes)
+    this.pageNotes = []
+  }
+
+  finish(): Array<string> {
+    this.flushNotes()
+    if (this.endNotes.length > 0) this.current.push("", ...this.endNotes)
+    return this.pages.map((lines) => pageText(lines))
+  }
+
+  /** A note reference's mark, its note written at the bottom of the page (footnote) or at the end. */
+  private noteMark(element: MammothElement): string {
+    const noteType = element.noteType ?? "footnote"
+    const note = this.document.notes?.resolve?.({ noteType, noteId: element.noteId ?? "" })
+    const isEndnote = noteType === "endnote"
+    const mark = isEndnote ? roman(++this.endnoteCount) : String(++this.footnoteCount)
+    const text = (note?.body ?? [])
+      .map((p) => this.inlineText(p, false).join(" "))
+      .join(" ")
+      .replace(/\s+/gu, " ")
+      .trim()
+    ;(isEndnote ? this.endNotes : this.pageNotes).push(`[${mark}] ${text}`)
+    return `[${mark}]`
+  }
+
+  /** The text of inline content, split where a page break falls (when `pageBreaks`). */
+  private inlineText(element: MammothElement, pageBreaks: boolean): Array<string> {
+    const segments = [""]
+    const append = (text: string) => {
+      segments[segments.length - 1] += text
+    }
+    const visit = (e: MammothElement) => {
+      switch (e.type) {
+        case "text":
+          append(e.value ?? "")
+          return
+        case "tab":
+          append("\t")
+          return
+        case "break":
+          if (e.breakType === "page" && pageBreaks) segments.push("")
+          else append(e.breakType === "page" ? " " : "\n")
+          return
+        case "checkbox":
+          append(e.checked ? "☒ " : "☐ ")
+          return
+        case "noteReference":
+          append(this.noteMark(e))
+          return
+        case "paragraph":
+          // A paragraph inside inline content: a text box's.
+          append("\n")
+          for (const child of e.children ?? []) visit(child)
+          append("\n")
+          return
+        case "table":
+          append(`\n${this.tableLines(e).join("\n")}\n`)
+          return
+        case "image":
+        case "commentReference":
+        case "comment":
+        case "bookmarkStart":
+          return
+        default:
+          for (const child of e.children ?? []) visit(child)
+      }
+    }
+    for (const child of element.children ?? []) visit(child)
+    return segments
+  }
+
+  private listPrefix(paragraph: MammothElement): string {
+    const numbering = paragraph.numbering
+    if (!numbering) {
+      this.listCounters.length = 0
+      return ""
+    }
+    const level = Math.max(0, Math.min(8, Number(numbering.level ?? 0) || 0))
+    this.listCounters.length = level + 1
+    const count = (this.listCounters[level] ?? 0) + 1
+    this.listCounters[level] = count
+    return `${"  ".repeat(level)}${numbering.isOrdered ? `${count}.` : "-"} `
+  }
+
+  paragraph(paragraph: MammothElement) {
+    const isHeading =
+      headingStyle.test(paragraph.styleName ?? "") || /^heading\d$/iu.test(paragraph.styleId ?? "")
+    const prefix = this.listPrefix(paragraph)
+    const segments = this.inlineText(paragraph, true)
+    segments.forEach((segment, index) => {
+      if (index > 0) this.newPage()
+      const text = segment.replace(/[ \t]*\n[ \t]*/gu, "\n").trimEnd()
+      if (text === "" && segments.length > 1) {
+        // Only the paragraph's mark stands after a page break: it still opens the page.
+        if (index === segments.length - 1) this.atTop = false
+        return
+      }
+      if (isHeading && text !== "") this.blank()
+      this.line(index === 0 ? `${prefix}${text}` : text)
+      if (isHeading && text !== "") this.blank()
+    })
+  }
+
+  private cellText(cell: MammothElement): string {
+    return (cell.children ?? [])
+      .map((child) =>
+        child.type === "table" ? this.tableLines(child).join("; ") : this.inlineText(child, false).join(" "),
+      )
+      .join(" ")
+      .replace(/\s+/gu, " ")
+      .trim()
+  }
+
+  private tableLines(table: MammothElement): Array<string> {
+    return (table.children ?? [])
+      .filter((row) => row.type === "tableRow")
+      .map((row) => (row.children ?? []).map((cell) => this.cellText(cell)))
+      .filter((cells) => cells.some((c) => c !== ""))
+      .map((cells) => cells.join(" | "))
+  }
+
+  table(table: MammothElement) {
+    this.listCounters.length = 0
+    const lines = this.tableLines(table)
+    if (lines.length === 0) return
+    this.blank()
+    for (const line of lines) this.line(line)
+    this.blank()
+  }
+}
+
+const documentPages = (
+  document: MammothDocument,
+  documentXml: string | undefined,
+  stylesXml: string | undefined,
+): Array<string> => {
+  const top = (document.children ?? []).filter((e) => e.type === "paragraph" || e.type === "table")
+  const keys = top.map((e) => (e.type === "paragraph" ? modelText(e).replace(/\s+/gu, "") : undefined))
+  const breaks = propertyBreaks(keys, documentXml, stylesXml)
+  const writer = new PageWriter(document)
+  top.forEach((element, index) => {
+    if (breaks.has(index)) writer.newPageUnlessAtTop()
+    if (element.type === "table") writer.table(element)
+    else writer.paragraph(element)
+  })
+  return writer.finish()
+}
+
+/** A .docx read by mammoth, its pages split where the document forces a new page. */
+const parseOpenXml = async (input: ParseInput, parser = "mammoth"): Promise<ParseOutput> => {
+  const pkg = await inspectOoxml(input, "word", {
+    keep: (name) => /^word\/(document\d*|styles)\.xml$/u.test(name),
+  })
+  const document = await readWithMammoth(input.bytes)
+  const part = (name: string) => pkg.parts.get(name)?.toString("utf8")
+  const folder = pkg.mainPart.includes("/") ? pkg.mainPart.slice(0, pkg.mainPart.lastIndexOf("/") + 1) : ""
+  const texts = documentPages(document, part(pkg.mainPart), part(`${folder}styles.xml`))
+  checkPageCount(input, texts.length)
+  return {
+    parser,
+    pages: texts.map((text, i) => pageOf(i + 1, text)),
+    metadata: { ...coreProperties(pkg), page_source: "page-breaks" },
+  }
+}
+
+/** Any Word file through LibreOffice: to PDF for the PDF backend, or to .docx when there is none. */
+const parseWithLibreOffice = async (
+  input: ParseInput,
+  ext: string,
+  pdf: Backend | undefined,
+  metadata: Record<string, unknown>,
+): Promise<ParseOutput> => {
+  if (pdf === undefined) {
+    const docx = await convertBytesWithLibreOffice(input.tools, input.bytes, ext, "docx")
+    const output = await parseOpenXml(
+      { ...input, bytes: docx, fileName: "document.docx" },
+      "libreoffice+mammoth",
+    )
+    return { ...output, metadata: { ...output.metadata, ...metadata, converted_from: ext } }
+  }
+  const bytes = await convertBytesWithLibreOffice(input.tools, input.bytes, ext, "pdf")
+  const output = await pdf.parse({
+    ...input,
+    bytes,
+    fileName: input.fileName.replace(/\.[^.]*$/u, ".pdf"),
+    contentType: "application/pdf",
+  })
+  return {
+    ...output,
+    parser: `libreoffice+${output.parser}`,
+    metadata: { ...output.metadata, ...metadata, page_source: "libreoffice" },
+  }
+}
+
+const parse = async (input: ParseInput): Promise<ParseOutput> => {
+  const ext = extensionOf(input.fileName)
+  const soffice = input.tools.libreOffice
+  // A legacy .doc named .docx is read as the .doc it is when LibreOffice can; else inspectOoxml says what it is.
+  const legacy =
+    legacyExtensions.includes(ext) ||
+    (soffice !== undefined && isCompoundFile(input.bytes) && !isEncryptedOfficeFile(input.bytes))
+  if (legacy) {
+    const from = legacyExtensions.includes(ext) ? ext : ".doc"
+    if (soffice === undefined)
+      throw new ParseFailure(`reading a ${from} file needs LibreOffice, which is not installed`)
+    // An OpenDocument file is a ZIP too: the same limits before LibreOffice inflates it.
+    if (from === ".odt") await inspectZip(input)
+    return parseWithLibreOffice(input, from, await pdfBackend(), {})
+  }
+  if (soffice !== undefined) {
+    const pdf = await pdfBackend()
+    if (pdf !== undefined) {
+      const pkg = await inspectOoxml(input, "word")
+      let converted: Uint8Array | undefined
+      let conversionError: string | undefined
+      try {
+        converted = await convertBytesWithLibreOffice(input.tools, input.bytes, ext || ".docx", "pdf")
+      } catch (error) {
+        conversionError = error instanceof Error ? error.message : String(error)
+      }
+      if (converted !== undefined) {
+        const output = await pdf.parse({
+          ...input,
+          bytes: converted,
+          fileName: input.fileName.replace(/\.[^.]*$/u, ".pdf"),
+          contentType: "application/pdf",
+        })
+        return {
+          ...output,
+          parser: `libreoffice+${output.parser}`,
+          metadata: { ...output.metadata, ...coreProperties(pkg), page_source: "libreoffice" },
+        }
+      }
+      const output = await parseOpenXml(input)
+      return { ...output, metadata: { ...output.metadata, libreoffice_error: conversionError } }
+    }
+  }
+  return parseOpenXml(input)
+}
+
+export const wordBackend: Backend = {
+  name: "word",
+  extensions: [...openXmlExtensions, ...legacyExtensions],
+  parse,
+}

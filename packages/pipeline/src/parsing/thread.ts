@@ -1,0 +1,88 @@
+/**
+ * The parsing thread (started by Runner.ts): picks the backend for the file, runs one parse or page
+ * rendering, and posts one ThreadReply back, transferring the bytes it produced instead of copying them.
+ */
+import { parentPort, workerData } from "node:worker_threads"
+import { type Backend, ParseFailure, type ParseOutput } from "./Backend.ts"
+import type { ThreadJob, ThreadReply } from "./Runner.ts"
+
+const job = workerData as ThreadJob
+
+const extensionOf = (fileName: string) => {
+  const dot = fileName.lastIndexOf(".")
+  return dot > 0 ? fileName.slice(dot).toLowerCase() : ""
+}
+
+/** A ParseFailure, also when a backend module brought its own copy of the class. */
+const failureReason = (e: unknown): string | undefined =>
+  e instanceof ParseFailure
+    ? e.reason
+    : e instanceof Error &&
+        e.name === "ParseFailure" &&
+        typeof (e as { reason?: unknown }).reason === "string"
+      ? (e as unknown as { reason: string }).reason
+      : undefined
+
+const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e)) || "unknown error"
+
+const loadBackend = async (): Promise<Backend | undefined> => {
+  if (job.backendModule !== undefined) return (await import(job.backendModule)).default as Backend
+  const { loadBackendFor } = await import("./Formats.ts")
+  return loadBackendFor(job.input.fileName)
+}
+
+/** Bytes that own their whole buffer can be transferred; a view into a larger (pooled) one is copied first. */
+const owned = (bytes: Uint8Array): Uint8Array =>
+  bytes.byteOffset === 0 &&
+  bytes.byteLength === bytes.buffer.byteLength &&
+  bytes.buffer instanceof ArrayBuffer
+    ? bytes
+    : new Uint8Array(bytes)
+
+const run = async (): Promise<{ readonly reply: ThreadReply; readonly transfer: Array<ArrayBuffer> }> => {
+  const backend = await loadBackend()
+  if (backend === undefined) {
+    const ext = extensionOf(job.input.fileName)
+    return {
+      reply: {
+        kind: "failed",
+        reason:
+          ext === "" ? "the file name has no extension, so no parser applies" : `no parser for ${ext} files`,
+      },
+      transfer: [],
+    }
+  }
+  if (job.op === "render") {
+    if (backend.renderPage === undefined)
+      return {
+        reply: { kind: "unavailable", reason: `${backend.name} documents have no page images` },
+        transfer: [],
+      }
+    const png = owned(await backend.renderPage(job.input, job.pageNumber))
+    return { reply: { kind: "rendered", png }, transfer: [png.buffer as ArrayBuffer] }
+  }
+  const parsed = await backend.parse(job.input)
+  const attachments = (parsed.attachments ?? []).map((a) => ({ ...a, bytes: owned(a.bytes) }))
+  const output: ParseOutput = { ...parsed, attachments }
+  return {
+    reply: { kind: "parsed", output },
+    transfer: [...new Set(attachments.map((a) => a.bytes.buffer as ArrayBuffer))],
+  }
+}
+
+const post = (reply: ThreadReply, transfer: Array<ArrayBuffer> = []) => {
+  try {
+    parentPort!.postMessage(reply, transfer)
+  } catch (e) {
+    // The backend returned something that cannot cross threads (a function, a class instance with handles…).
+    parentPort!.postMessage({
+      kind: "failed",
+      reason: `the parser returned data that cannot be passed back: ${messageOf(e)}`,
+    } satisfies ThreadReply)
+  }
+}
+
+run().then(
+  ({ reply, transfer }) => post(reply, transfer),
+  (e: unknown) => post({ kind: "failed", reason: failureReason(e) ?? messageOf(e) }),
+)

@@ -1,0 +1,162 @@
+/**
+ * Image fixtures drawn by the tests themselves: known words at known places, rendered with @napi-rs/canvas
+ * in DejaVu Sans, then converted with sharp. Also the golden-file helper for the non-OCR fields.
+ */
+import { existsSync } from "node:fs"
+import * as fs from "node:fs/promises"
+import { createCanvas, GlobalFonts } from "@napi-rs/canvas"
+import { expect } from "vitest"
+import {
+  defaultLimits,
+  type LayoutItem,
+  type ParseInput,
+  type ParseOutput,
+} from "../../src/parsing/Backend.ts"
+
+const dejaVu = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+const family =
+  existsSync(dejaVu) && GlobalFonts.registerFromPath(dejaVu, "Fixture Sans") ? "Fixture Sans" : "sans-serif"
+
+/** Where a word's ink is, in pixels (top-left origin). */
+export interface InkBox {
+  readonly text: string
+  readonly x: number
+  readonly y: number
+  readonly width: number
+  readonly height: number
+}
+
+export interface TextImage {
+  readonly png: Buffer
+  readonly width: number
+  readonly height: number
+  readonly words: ReadonlyArray<InkBox>
+}
+
+/** Black lines of text on white (or on transparency), one word drawn at a time so each ink box is known. */
+export const textImage = (
+  lines: ReadonlyArray<string>,
+  options: { width?: number; height?: number; fontSize?: number; transparent?: boolean; left?: number } = {},
+): TextImage => {
+  const fontSize = options.fontSize ?? 40
+  const width = options.width ?? 1240
+  const left = options.left ?? 60
+  const lineHeight = Math.round(fontSize * 1.8)
+  const height = options.height ?? lineHeight * (lines.length + 1)
+  const canvas = createCanvas(width, height)
+  const g = canvas.getContext("2d")
+  if (!options.transparent) {
+    g.fillStyle = "#ffffff"
+    g.fillRect(0, 0, width, height)
+  }
+  g.fillStyle = "#000000"
+  g.font = `${fontSize}px "${family}"`
+  g.textBaseline = "alphabetic"
+  const words: Array<InkBox> = []
+  lines.forEach((line, i) => {
+    const baseline = lineHeight * (i + 1)
+    let x = left
+    for (const word of line.split(" ")) {
+      const m = g.measureText(word)
+      g.fillText(word, x, baseline)
+      words.push({
+        text: word,
+        x: x - m.actualBoundingBoxLeft,
+        y: baseline - m.actualBoundingBoxAscent,
+        width: m.actualBoundingBoxLeft + m.actualBoundingBoxRight,
+        height: m.actualBoundingBoxAscent + m.actualBoundingBoxDescent,
+      })
+      x += g.measureText(`${word} `).width
+    }
+  })
+  return { png: canvas.toBuffer("image/png"), width, height, words }
+}
+
+/** A 24-bit bottom-up BMP of raw RGB pixels (sharp cannot write BMP). */
+export const bmp = (rgb: Uint8Array, width: number, height: number): Uint8Array => {
+  const row = Math.ceil((width * 3) / 4) * 4
+  const out = Buffer.alloc(54 + row * height)
+  out.write("BM", 0, "latin1")
+  out.writeUInt32LE(out.length, 2)
+  out.writeUInt32LE(54, 10)
+  out.writeUInt32LE(40, 14)
+  out.writeInt32LE(width, 18)
+  out.writeInt32LE(height, 22)
+  out.writeUInt16LE(1, 26)
+  out.writeUInt16LE(24, 28)
+  out.writeUInt32LE(row * height, 34)
+  out.writeInt32LE(11811, 38) // 300 dpi in pixels per metre
+  out.writeInt32LE(11811, 42)
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const from = (y * width + x) * 3
+      const to = 54 + (height - 1 - y) * row + x * 3
+      out[to] = rgb[from + 2]!
+      out[to + 1] = rgb[from + 1]!
+      out[to + 2] = rgb[from]!
+    }
+  }
+  return out
+}
+
+export const input = (
+  fileName: string,
+  bytes: Uint8Array,
+  overrides: Partial<ParseInput> = {},
+): ParseInput => ({
+  bytes,
+  fileName,
+  contentType: "application/octet-stream",
+  limits: defaultLimits,
+  tools: { libreOffice: undefined, tempDir: "/nonexistent" },
+  ...overrides,
+})
+
+/** Lower-case words of an OCR text, punctuation dropped. */
+export const wordsOf = (text: string): ReadonlyArray<string> =>
+  text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w !== "")
+
+/** The OCR word for `expected`, whose box must lie within `tolerance` px of where it was drawn. */
+export const expectWordNear = (layout: ReadonlyArray<LayoutItem>, expected: InkBox, tolerance = 8): void => {
+  const norm = (t: string) => wordsOf(t).join(" ")
+  const want = norm(expected.text)
+  const found =
+    layout.find((w) => norm(w.text) === want) ??
+    layout.find((w) => want.length > 3 && norm(w.text).includes(want))
+  expect(found, `OCR word "${expected.text}"`).toBeDefined()
+  const w = found!
+  expect(Math.abs(w.x - expected.x)).toBeLessThanOrEqual(tolerance)
+  expect(Math.abs(w.y - expected.y)).toBeLessThanOrEqual(tolerance)
+  expect(Math.abs(w.x + w.width - (expected.x + expected.width))).toBeLessThanOrEqual(tolerance)
+  expect(Math.abs(w.y + w.height - (expected.y + expected.height))).toBeLessThanOrEqual(tolerance)
+  expect(w.confidence).toBeGreaterThan(50)
+}
+
+/** The fields of a parse that do not depend on OCR: compared with `golden/<name>.json`. */
+const goldenRecord = (output: ParseOutput) => {
+  const { confidence: _, ...metadata } = output.metadata
+  return {
+    parser: output.parser,
+    metadata,
+    pages: output.pages.map((p) => ({ number: p.number, width: p.width, height: p.height, unit: p.unit })),
+  }
+}
+
+/** UPDATE_GOLDEN=1 rewrites the golden file; review the diff before committing it. */
+export const expectGolden = async (name: string, output: ParseOutput): Promise<void> => {
+  const dir = new URL("./golden/", import.meta.url)
+  const file = new URL(`${name}.json`, dir)
+  const actual = `${JSON.stringify(goldenRecord(output), null, 2)}\n`
+  if (process.env.UPDATE_GOLDEN === "1") {
+    await fs.mkdir(dir, { recursive: true })
+    await fs.writeFile(file, actual)
+    return
+  }
+  const expected = await fs.readFile(file, "utf8").catch(() => {
+    throw new Error(`no golden output ${file.pathname}: run with UPDATE_GOLDEN=1 and review it`)
+  })
+  expect(JSON.parse(actual)).toEqual(JSON.parse(expected))
+}

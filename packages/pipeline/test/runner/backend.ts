@@ -1,0 +1,32 @@
+/**
+ * A backend for Runner tests only, loaded by path through `runParse({ backendModule })`. What it does
+ * depends on the file name: it hangs, exhausts memory, throws, refuses, or parses (echoing the bytes).
+ */
+import { type Backend, ParseFailure } from "../../src/parsing/Backend.ts"
+
+const backend: Backend = {
+  name: "runner-test",
+  extensions: [".test"],
+  parse: async ({ bytes, fileName, limits, tools }) => {
+    if (fileName.startsWith("hang")) for (;;) {}
+    if (fileName.startsWith("hog")) {
+      const hoard: Array<Array<number>> = []
+      for (;;) hoard.push(Array.from({ length: 100_000 }, (_, i) => i * Math.random()))
+    }
+    if (fileName.startsWith("boom")) throw new TypeError("backend exploded")
+    if (fileName.startsWith("refuse")) throw new ParseFailure("the file is encrypted")
+    if (fileName.startsWith("exit")) process.exit(3)
+    const text = new TextDecoder().decode(bytes)
+    return {
+      parser: "runner-test",
+      pages: [{ number: 1, text, width: 612, height: 792, unit: "pt", layout: [] }],
+      metadata: { maxPages: limits.maxPages, tempDir: tools.tempDir, libreOffice: tools.libreOffice ?? null },
+      attachments: [
+        { fileName: "inner.txt", contentType: "text/plain", bytes: new TextEncoder().encode("inner") },
+      ],
+    }
+  },
+  renderPage: async (_input, pageNumber) => new Uint8Array([0x89, 0x50, 0x4e, 0x47, pageNumber]),
+}
+
+export default backend

@@ -1,0 +1,139 @@
+/**
+ * Parsed pages of processed documents: their text and layout, and page images. Images are drawn by the
+ * format's backend in a worker thread (never in the API's own thread), under the parse limits.
+ */
+import { BlobStore, withDb } from "@dxs/db"
+import type { DocumentType } from "@dxs/domain/Enums"
+import type { DocumentPage, LayoutItem } from "@dxs/domain/Records"
+import { ParseFailure } from "@dxs/pipeline/parsing/Backend"
+import {
+  PageImageUnavailable,
+  parseSettings,
+  type RunOptions,
+  renderPageImage,
+} from "@dxs/pipeline/parsing/Runner"
+import { Context, Effect } from "effect"
+import { CurrentOrganization } from "./CurrentOrganization.ts"
+import { findDocument } from "./Documents.ts"
+import { NotFound, problemType } from "./Errors.ts"
+
+/** Parse limits and tools for work done on request (page images). Default: the pipeline's defaults. */
+export class ParsingSettings extends Context.Reference<ParsingSettings>()("@dxs/services/ParsingSettings", {
+  defaultValue: (): Omit<RunOptions, "signal"> => ({}),
+}) {}
+
+const notFound = (detail: string) =>
+  new NotFound({ type: problemType("not-found"), title: "Not found", status: 404, detail })
+
+/** Page images drawn at once per process. */
+const MAX_CONCURRENT_DRAWINGS = 2
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
+
+const alwaysDrawn: ReadonlyArray<DocumentType> = ["PDF", "Image"]
+const drawnWithLibreOffice: ReadonlyArray<DocumentType> = ["Word Document", "PPT", "Excel"]
+
+/** Why a document of this type has no page images, or undefined when it has. */
+export const pageImageUnavailableReason = (type: string, libreOffice: boolean): string | undefined => {
+  if (alwaysDrawn.includes(type as DocumentType)) return undefined
+  if (drawnWithLibreOffice.includes(type as DocumentType) && libreOffice) return undefined
+  return libreOffice
+    ? `Page images are available for PDF, image, Word, PowerPoint and Excel documents, not for ${type} documents`
+    : `Page images are available for PDF and image documents; install LibreOffice to render Word/PowerPoint/Excel pages (this is a ${type} document)`
+}
+
+export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
+  effect: Effect.gen(function* () {
+    const parsing = yield* ParsingSettings
+    const settings = parseSettings(parsing)
+    const runOptions: Omit<RunOptions, "signal"> = { ...parsing, ...settings }
+    // Each drawing is a thread with its own heap: a burst of image requests waits instead of piling up.
+    const drawing = yield* Effect.makeSemaphore(MAX_CONCURRENT_DRAWINGS)
+
+    /** The document (Processed) and its page row, or a NotFound that says which is missing. */
+    const findPage = (projectId: string, documentId: string, pageNumber: number) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        return yield* withDb((db) =>
+          Effect.gen(function* () {
+            const document = yield* findDocument(db, org.id, projectId, documentId)
+            if (document.status === "Pending")
+              return yield* notFound(
+                `Document ${documentId} has no pages yet: it is Pending (parsing has not completed)`,
+              )
+            if (document.status === "Failed")
+              return yield* notFound(
+                `Document ${documentId} has no pages: parsing failed (${document.failure_reason ?? "no reason recorded"})`,
+              )
+            const page = yield* Effect.promise(() =>
+              db
+                .selectFrom("pages")
+                .select(["number", "text", "layout", "width", "height", "unit"])
+                .where("document_id", "=", documentId)
+                .where("number", "=", pageNumber)
+                .executeTakeFirst(),
+            )
+            if (!page)
+              return yield* notFound(
+                `Document ${documentId} has no page ${pageNumber}; it has ${plural(document.page_count, "page")}`,
+              )
+            return { document, page }
+          }),
+        )
+      })
+
+    return {
+      /** Text, size and layout of page `pageNumber` (1-based) of a processed document. */
+      get: (projectId: string, documentId: string, pageNumber: number) =>
+        Effect.map(
+          findPage(projectId, documentId, pageNumber),
+          ({ page }): DocumentPage => ({
+            document_id: documentId,
+            page_number: page.number,
+            text: page.text,
+            width: page.width,
+            height: page.height,
+            unit: page.unit,
+            layout: page.layout as ReadonlyArray<LayoutItem>,
+          }),
+        ),
+
+      /**
+       * The PNG image of a page: PDF pages drawn, images as they are, Word/PowerPoint/Excel pages when
+       * LibreOffice is installed; otherwise a NotFound that says why.
+       */
+      image: (projectId: string, documentId: string, pageNumber: number) =>
+        Effect.gen(function* () {
+          const { document } = yield* findPage(projectId, documentId, pageNumber)
+          const unavailable = pageImageUnavailableReason(document.type, settings.libreOffice !== undefined)
+          if (unavailable !== undefined) return yield* notFound(unavailable)
+          const blobs = yield* BlobStore
+          const draw = (bytes: Uint8Array) =>
+            Effect.tryPromise({
+              try: (signal) =>
+                renderPageImage(
+                  { bytes, fileName: document.file_name, contentType: document.content_type },
+                  pageNumber,
+                  { ...runOptions, signal },
+                ),
+              catch: (e) => e,
+            }).pipe(
+              Effect.catchAll((e) =>
+                e instanceof PageImageUnavailable
+                  ? Effect.fail(
+                      notFound(`Page images are not available for ${document.type} documents: ${e.reason}`),
+                    )
+                  : e instanceof ParseFailure
+                    ? Effect.fail(
+                        notFound(
+                          `Page ${pageNumber} of document ${documentId} could not be drawn: ${e.reason}`,
+                        ),
+                      )
+                    : Effect.die(e),
+              ),
+            )
+          return yield* drawing.withPermits(1)(Effect.flatMap(blobs.read(document.blob_key), draw))
+        }),
+    }
+  }),
+}) {}
