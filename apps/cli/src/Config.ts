@@ -36,6 +36,8 @@ export interface ParsingConfig {
   readonly maxPages: number
   /** Largest total uncompressed size of an Office (zip) file, in bytes. */
   readonly maxDecompressedBytes: number
+  /** An OpenAI-compatible speech-to-text endpoint for audio documents, when configured. */
+  readonly transcription: { readonly url: string; readonly model: string; readonly apiKey?: string } | undefined
 }
 
 export interface ConfigVariable {
@@ -95,6 +97,18 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     default: "524288000",
     description:
       "Largest uncompressed size of an Office (zip) file, in bytes (500 MB); bigger ones are Failed.",
+  },
+  {
+    name: "TRANSCRIPTION_URL",
+    default: "(unset: audio documents are Failed)",
+    description:
+      "OpenAI-compatible speech-to-text endpoint for audio documents, e.g. https://api.openai.com/v1/audio/transcriptions.",
+  },
+  { name: "TRANSCRIPTION_MODEL", default: "whisper-1", description: "Model name sent to TRANSCRIPTION_URL." },
+  {
+    name: "TRANSCRIPTION_API_KEY",
+    default: "(unset)",
+    description: "Bearer token for TRANSCRIPTION_URL, if it needs one.",
   },
   {
     name: "LOG_LEVEL",
@@ -187,11 +201,30 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
   const fileUrlTtlSeconds = int("FILE_URL_TTL_SECONDS", 3600, 1, 31_536_000)
   const dbPoolSize = int("DB_POOL_SIZE", 10, 1, 1000)
   const workerConcurrency = int("WORKER_CONCURRENCY", 2, 1, 1000)
-  const parsing: ParsingConfig = {
+  let parsing: ParsingConfig = {
     timeoutSeconds: int("PARSE_TIMEOUT_SECONDS", 120, 1, 86_400),
     memoryMb: int("PARSE_MEMORY_MB", 1024, 64, 1_048_576),
     maxPages: int("MAX_PAGES", 2000, 1, 10_000_000),
     maxDecompressedBytes: int("MAX_DECOMPRESSED_BYTES", 524_288_000, 1, Number.MAX_SAFE_INTEGER),
+    transcription: undefined,
+  }
+  const transcriptionUrl = get("TRANSCRIPTION_URL")
+  if (transcriptionUrl !== undefined) {
+    try {
+      const u = new URL(transcriptionUrl)
+      if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("protocol")
+      const apiKey = get("TRANSCRIPTION_API_KEY")
+      parsing = {
+        ...parsing,
+        transcription: {
+          url: transcriptionUrl,
+          model: get("TRANSCRIPTION_MODEL") ?? "whisper-1",
+          ...(apiKey !== undefined ? { apiKey } : {}),
+        },
+      }
+    } catch {
+      problems.push("TRANSCRIPTION_URL: must be an http:// or https:// URL")
+    }
   }
 
   const rawLevel = get("LOG_LEVEL")

@@ -25,6 +25,7 @@ const parsingOptions = (config: Config) => ({
   memoryMb: config.parsing.memoryMb,
   limits: { maxPages: config.parsing.maxPages, maxDecompressedBytes: config.parsing.maxDecompressedBytes },
   libreOffice: detectLibreOffice(),
+  transcription: config.parsing.transcription,
 })
 
 /** Task kinds this process runs: parse, archive, archive-sweep. */

@@ -20,7 +20,13 @@ describe("configuration", () => {
       dbPoolSize: 10,
       workerConcurrency: 2,
       logLevel: "info",
-      parsing: { timeoutSeconds: 120, memoryMb: 1024, maxPages: 2000, maxDecompressedBytes: 524_288_000 },
+      parsing: {
+        timeoutSeconds: 120,
+        memoryMb: 1024,
+        maxPages: 2000,
+        maxDecompressedBytes: 524_288_000,
+        transcription: undefined,
+      },
     })
     expect(publicUrlFor(config, 8080)).toBe("http://localhost:8080")
   })
@@ -43,6 +49,9 @@ describe("configuration", () => {
         PARSE_MEMORY_MB: "256",
         MAX_PAGES: "50",
         MAX_DECOMPRESSED_BYTES: "1000000",
+        TRANSCRIPTION_URL: "http://127.0.0.1:9000/v1/audio/transcriptions",
+        TRANSCRIPTION_MODEL: "whisper-large",
+        TRANSCRIPTION_API_KEY: "sk-test",
       },
       "/home/me",
     )
@@ -58,7 +67,17 @@ describe("configuration", () => {
       dbPoolSize: 3,
       workerConcurrency: 8,
       logLevel: "warning",
-      parsing: { timeoutSeconds: 30, memoryMb: 256, maxPages: 50, maxDecompressedBytes: 1_000_000 },
+      parsing: {
+        timeoutSeconds: 30,
+        memoryMb: 256,
+        maxPages: 50,
+        maxDecompressedBytes: 1_000_000,
+        transcription: {
+          url: "http://127.0.0.1:9000/v1/audio/transcriptions",
+          model: "whisper-large",
+          apiKey: "sk-test",
+        },
+      },
     })
     expect(parseConfig({ DATA_DIR: "/d" }, "/x").blobDir).toBe("/d/blobs")
     expect(parseConfig({ PORT: "" }, "/x").port).toBe(8080)
