@@ -37,7 +37,9 @@ export interface ParsingConfig {
   /** Largest total uncompressed size of an Office (zip) file, in bytes. */
   readonly maxDecompressedBytes: number
   /** An OpenAI-compatible speech-to-text endpoint for audio documents, when configured. */
-  readonly transcription: { readonly url: string; readonly model: string; readonly apiKey?: string } | undefined
+  readonly transcription:
+    | { readonly url: string; readonly model: string; readonly apiKey?: string }
+    | undefined
 }
 
 export interface ConfigVariable {

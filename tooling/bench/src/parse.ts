@@ -14,7 +14,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../.
 const pdfDir = path.resolve(
   process.argv[2] ?? path.join(root, "../shared/corpus/labelled/kleister-nda-train/documents"),
 )
-const ocrDir = path.join(root, "../shared/corpus/robustness/docling/ocr")
+const ocrDirs = ["ocr", "tiff", "webp"].map((d) =>
+  path.join(root, "../shared/corpus/robustness/docling", d, "sources"),
+)
 const MAX_FILES = Number(process.env.BENCH_MAX_FILES ?? 40)
 
 const input = (file: string): ParseInput => ({
@@ -85,12 +87,14 @@ const main = async () => {
   )
   console.log(`  ratio dxs/pdftotext: ${(ourRate / popplerRate).toFixed(2)} (target >= 0.50)`)
 
-  const images = existsSync(ocrDir)
-    ? readdirSync(ocrDir)
+  const images = ocrDirs
+    .filter((d) => existsSync(d))
+    .flatMap((d) =>
+      readdirSync(d)
         .filter((f) => /\.(png|jpe?g|tiff?|webp)$/i.test(f))
-        .slice(0, 5)
-        .map((f) => path.join(ocrDir, f))
-    : []
+        .map((f) => path.join(d, f)),
+    )
+    .slice(0, 5)
   if (images.length > 0) {
     const image = backendFor(images[0]!)
     if (image) {

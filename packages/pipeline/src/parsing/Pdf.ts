@@ -30,12 +30,15 @@ const minTextChars = 25
 const minDrawnPaths = 200
 /** Smallest image (in its own pixels) worth OCR on a page without text. */
 const minImagePixels = 40_000
-/** OCR resolution, and the largest side of an OCR image in pixels. */
-const ocrDpi = 300
-const ocrMaxSide = 4200
-/** `renderPage` resolution, and the largest side of its PNG. */
-const renderDpi = 150
-const renderMaxSide = 2000
+interface Resolution {
+  readonly dpi: number
+  readonly maxSide?: number
+  readonly maxPixels?: number
+}
+/** OCR images: 300 dpi, at most the pixels of a Letter page at 300 dpi (larger pages get less). */
+const ocrResolution: Resolution = { dpi: 300, maxPixels: 8_500_000 }
+/** `renderPage` images: 150 dpi, at most 2000 pixels on the longer side. */
+const renderResolution: Resolution = { dpi: 150, maxSide: 2000 }
 /** pdfjs skips (does not decode) images with more pixels than this when rendering. */
 const maxImagePixels = 150_000_000
 
@@ -92,15 +95,14 @@ interface Opened {
   readonly canvas: Canvas
   readonly task: PDFDocumentLoadingTask
   readonly doc: PDFDocumentProxy
+  /** The file had lost its trailer (a truncated download?): it was read with one rebuilt from its catalog. */
+  readonly repaired: boolean
 }
 
-const open = async (input: ParseInput): Promise<Opened> => {
-  if (input.bytes.length === 0) throw new ParseFailure("not a valid PDF file: the file is empty")
-  if (!hasPdfHeader(input.bytes)) throw new ParseFailure("not a valid PDF file: there is no %PDF header")
-  const { pdfjs, canvas } = await load()
+const openBytes = async (pdfjs: Pdfjs, bytes: Uint8Array) => {
   const task = pdfjs.getDocument({
     // A copy: pdfjs refuses Node Buffers and may take over (detach) the buffer it is given.
-    data: new Uint8Array(input.bytes),
+    data: new Uint8Array(bytes),
     isEvalSupported: false,
     useSystemFonts: false,
     disableFontFace: true,
@@ -113,10 +115,44 @@ const open = async (input: ParseInput): Promise<Opened> => {
     verbosity: pdfjs.VerbosityLevel.ERRORS,
   })
   try {
-    return { pdfjs, canvas, task, doc: await task.promise }
+    return { task, doc: await task.promise }
   } catch (e) {
     await task.destroy().catch(() => {})
-    throw failure(e)
+    throw e
+  }
+}
+
+/**
+ * A truncated file has lost its trailer, and pdf.js (unlike poppler) does not look for the catalog without
+ * one. When the catalog object is still there (uncompressed), a trailer naming it is appended: pdf.js then
+ * rebuilds the cross-reference table from the objects it finds.
+ */
+const withRebuiltTrailer = (bytes: Uint8Array): Uint8Array | undefined => {
+  const source = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1")
+  for (let at = source.indexOf("/Catalog"); at >= 0; at = source.indexOf("/Catalog", at + 1)) {
+    const before = source.slice(Math.max(0, at - 4096), at)
+    const heads = [...before.matchAll(/(\d+)\s+(\d+)\s+obj\b/g)]
+    const head = heads[heads.length - 1]
+    if (head === undefined || before.slice(head.index).includes("endobj")) continue
+    const trailer = `\ntrailer\n<< /Root ${head[1]} ${head[2]} R >>\n%%EOF\n`
+    return Buffer.concat([bytes, Buffer.from(trailer, "latin1")])
+  }
+  return undefined
+}
+
+const open = async (input: ParseInput): Promise<Opened> => {
+  if (input.bytes.length === 0) throw new ParseFailure("not a valid PDF file: the file is empty")
+  if (!hasPdfHeader(input.bytes)) throw new ParseFailure("not a valid PDF file: there is no %PDF header")
+  const { pdfjs, canvas } = await load()
+  try {
+    return { pdfjs, canvas, ...(await openBytes(pdfjs, input.bytes)), repaired: false }
+  } catch (e) {
+    const repaired =
+      (e as Error | undefined)?.name === "InvalidPDFException" && withRebuiltTrailer(input.bytes)
+    if (!repaired) throw failure(e)
+    const reopened = await openBytes(pdfjs, repaired).catch(() => undefined)
+    if (reopened === undefined) throw failure(e)
+    return { pdfjs, canvas, ...reopened, repaired: true }
   }
 }
 
@@ -136,7 +172,7 @@ interface PageText {
  * line separates blocks (a clearly larger step between lines, or a jump up to a new column).
  * `vt` is the viewport transform (PDF user space → top-left points, rotation included).
  */
-export const textOfItems = (items: ReadonlyArray<object>, vt: ReadonlyArray<number>): PageText => {
+const textOfItems = (items: ReadonlyArray<object>, vt: ReadonlyArray<number>): PageText => {
   const [a = 1, b = 0, c = 0, d = -1, e = 0, f = 0] = vt
   const lines: Array<string> = []
   const layout: Array<LayoutItem> = []
@@ -217,7 +253,7 @@ export const textOfItems = (items: ReadonlyArray<object>, vt: ReadonlyArray<numb
     // Across the line, growing downwards the page for horizontal text.
     const across = vertical ? x0 * ux + y0 * uy : -(x0 * vx + y0 * vy)
     if (open) {
-      const big = size > pSize ? size : pSize
+      const big = Math.max(size, pSize)
       // Text drawn twice a hair apart to look bold: keep one copy.
       if (str === pStr && Math.abs(along - pAlong) < 0.15 * big && Math.abs(across - pAcross) < 0.15 * big) {
         eol = eol || hasEOL
@@ -230,9 +266,10 @@ export const textOfItems = (items: ReadonlyArray<object>, vt: ReadonlyArray<numb
         lines.push(line)
         const step = across - lineAcross
         const block =
-          step < -big || (step > 1.5 * size && (pitch > 0 ? step > 1.35 * pitch : step > 2.4 * size))
+          step < -big || (step > 1.5 * big && (pitch > 0 ? step > 1.35 * pitch : step > 2.4 * big))
         if (block) lines.push("")
-        if (step > 0) pitch = step
+        // The usual step between lines of a block: a block's own gap does not count.
+        if (step > 0 && !block) pitch = step
         lineAcross = across
         line = str
       } else {
@@ -285,33 +322,39 @@ const looksScanned = async (pdfjs: Pdfjs, page: PDFPageProxy): Promise<boolean> 
 const readable = (width: number, height: number): boolean =>
   width >= 16 && height >= 16 && width * height >= minImagePixels
 
-/** Pixels per point for a resolution, reduced so that the longer side stays within `maxSide` pixels. */
-const scaleFor = (page: PDFPageProxy, dpi: number, maxSide: number): number => {
+/** Pixels per point for a resolution, reduced to keep within its largest side and pixel count. */
+const scaleFor = (
+  page: PDFPageProxy,
+  { dpi, maxSide = Infinity, maxPixels = Infinity }: Resolution,
+): number => {
   const { width, height } = page.getViewport({ scale: 1 })
-  const longest = Math.max(width, height, 1)
-  return Math.min(dpi / 72, maxSide / longest)
+  const w = Math.max(width, 1)
+  const h = Math.max(height, 1)
+  return Math.min(dpi / 72, maxSide / Math.max(w, h), Math.sqrt(maxPixels / (w * h)))
 }
 
 const renderPng = async (canvasLib: Canvas, page: PDFPageProxy, scale: number): Promise<Uint8Array> => {
   const viewport = page.getViewport({ scale })
   const canvas = canvasLib.createCanvas(
-    Math.max(1, Math.ceil(viewport.width)),
-    Math.max(1, Math.ceil(viewport.height)),
+    Math.max(1, Math.round(viewport.width)),
+    Math.max(1, Math.round(viewport.height)),
   )
   await page.render({ canvas: canvas as never, viewport }).promise
   const png = await canvas.encode("png")
   return new Uint8Array(png.buffer, png.byteOffset, png.byteLength)
 }
 
-const text = (value: unknown): string | undefined => {
-  if (typeof value !== "string") return undefined
+/** An Info or XMP value as text (XMP lists, such as several authors, joined), or undefined when blank. */
+const infoText = (value: unknown): string | undefined => {
+  const joined = Array.isArray(value) ? value.filter((v) => typeof v === "string").join(", ") : value
+  if (typeof joined !== "string") return undefined
   // Info strings are often NUL-padded or blank.
-  const cleaned = value.replace(/\0/g, "").trim()
+  const cleaned = joined.replace(/\0/g, "").trim()
   return cleaned === "" ? undefined : cleaned
 }
 
 const date = (pdfjs: Pdfjs, value: unknown): string | undefined => {
-  const raw = text(value)
+  const raw = infoText(value)
   if (raw === undefined) return undefined
   const parsed = pdfjs.PDFDateString.toDateObject(raw)
   return parsed !== null && !Number.isNaN(parsed.getTime()) ? parsed.toISOString() : undefined
@@ -322,31 +365,69 @@ const documentMetadata = async (pdfjs: Pdfjs, doc: PDFDocumentProxy): Promise<Re
   const i = info as Record<string, unknown>
   const fromXmp = (name: string): string | undefined => {
     try {
-      return text(xmp?.get(name))
+      return infoText(xmp?.get(name))
     } catch {
       return undefined
     }
   }
   const entries: Record<string, unknown> = {
-    title: text(i.Title) ?? fromXmp("dc:title"),
-    author: text(i.Author) ?? fromXmp("dc:creator"),
-    subject: text(i.Subject) ?? fromXmp("dc:description"),
-    keywords: text(i.Keywords),
-    creator: text(i.Creator),
-    producer: text(i.Producer),
+    title: infoText(i.Title) ?? fromXmp("dc:title"),
+    author: infoText(i.Author) ?? fromXmp("dc:creator"),
+    subject: infoText(i.Subject) ?? fromXmp("dc:description"),
+    keywords: infoText(i.Keywords),
+    creator: infoText(i.Creator),
+    producer: infoText(i.Producer),
     creation_date: date(pdfjs, i.CreationDate),
     modification_date: date(pdfjs, i.ModDate),
-    language: text(i.Language),
-    pdf_version: text(i.PDFFormatVersion),
+    language: infoText(i.Language),
+    pdf_version: infoText(i.PDFFormatVersion),
     encrypted: typeof i.EncryptFilterName === "string",
   }
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined))
 }
 
+interface LoadedPage {
+  readonly page: PDFPageProxy
+  readonly content: { readonly items: ReadonlyArray<object> }
+}
+
+/**
+ * Starts loading a page and its text. The caller awaits it in its turn; meanwhile pdfjs inflates the page's
+ * streams off the main thread (DecompressionStream), so asking for the next page while the current one is
+ * processed overlaps that wait (~15% faster on text PDFs).
+ */
+const loadPage = (doc: PDFDocumentProxy, n: number): Promise<LoadedPage> => {
+  const loading = doc.getPage(n).then(async (page) => {
+    try {
+      return { page, content: await page.getTextContent() }
+    } catch (e) {
+      page.cleanup()
+      throw e
+    }
+  })
+  // Handled where it is awaited; a page never awaited (the document failed first) must not be unhandled.
+  loading.catch(() => {})
+  return loading
+}
+
+interface OcrContext {
+  readonly pdfjs: Pdfjs
+  readonly canvas: Canvas
+}
+
+/** The page's OCR text when it has (almost) no text layer but shows an image, else undefined. */
+const ocrIfScanned = async (ctx: OcrContext, page: PDFPageProxy, chars: number) => {
+  if (chars >= minTextChars || !(await looksScanned(ctx.pdfjs, page))) return undefined
+  const scale = scaleFor(page, ocrResolution)
+  const ocr = await ocrPng(await renderPng(ctx.canvas, page, scale), { scale })
+  return ocr.text.replace(/\s/g, "").length > chars ? ocr : undefined
+}
+
 const parse = async (input: ParseInput): Promise<ParseOutput> => {
-  const { pdfjs, canvas, task, doc } = await open(input)
+  const { pdfjs, canvas, task, doc, repaired } = await open(input)
   try {
     const count = doc.numPages
+    if (count === 0) throw new ParseFailure("the PDF has no pages")
     if (count > input.limits.maxPages)
       throw new ParseFailure(`the PDF has ${count} pages; the limit is ${input.limits.maxPages}`)
     const metadata = await documentMetadata(pdfjs, doc)
@@ -355,35 +436,29 @@ const parse = async (input: ParseInput): Promise<ParseOutput> => {
     const unreadable: Array<number> = []
     const ocrFailures: Array<{ readonly page: number; readonly reason: string }> = []
     let firstError: unknown
+    let next: Promise<LoadedPage> | undefined = loadPage(doc, 1)
     for (let n = 1; n <= count; n++) {
+      const current = next!
+      next = n < count ? loadPage(doc, n + 1) : undefined
       let page: PDFPageProxy | undefined
       try {
-        page = await doc.getPage(n)
+        const loaded = await current
+        page = loaded.page
         const viewport = page.getViewport({ scale: 1 })
-        const content = await page.getTextContent()
-        let { text, layout, chars } = textOfItems(content.items, viewport.transform)
-        if (chars < minTextChars && (await looksScanned(pdfjs, page))) {
-          try {
-            const scale = scaleFor(page, ocrDpi, ocrMaxSide)
-            const ocr = await ocrPng(await renderPng(canvas, page, scale), { scale })
-            if (ocr.text.replace(/\s/g, "").length > chars) {
-              text = ocr.text
-              layout = [...ocr.words]
-              ocrPages.push(n)
-            }
-          } catch (e) {
-            // The page keeps what text it has; the document fails only if no page has any (below).
-            ocrFailures.push({ page: n, reason: failure(e).reason })
+        let { text, layout, chars } = textOfItems(loaded.content.items, viewport.transform)
+        try {
+          const ocr = await ocrIfScanned({ pdfjs, canvas }, page, chars)
+          if (ocr !== undefined) {
+            text = ocr.text
+            layout = [...ocr.words]
+            ocrPages.push(n)
           }
+        } catch (e) {
+          // The page keeps what text it has; the document fails only if no page has any (below).
+          ocrFailures.push({ page: n, reason: failure(e).reason })
         }
-        pages.push({
-          number: n,
-          text,
-          width: round(viewport.width),
-          height: round(viewport.height),
-          unit: "pt",
-          layout,
-        })
+        const size = { width: round(viewport.width), height: round(viewport.height) }
+        pages.push({ number: n, text, ...size, unit: "pt", layout })
       } catch (e) {
         // A damaged page (truncated file, broken object): keep the others.
         firstError ??= e
@@ -393,7 +468,7 @@ const parse = async (input: ParseInput): Promise<ParseOutput> => {
         page?.cleanup()
       }
     }
-    if (count > 0 && unreadable.length === count)
+    if (unreadable.length === count)
       throw new ParseFailure(`the PDF is damaged: no page could be read (${sentence(message(firstError))})`)
     if (ocrFailures.length > 0 && pages.every((p) => p.text === ""))
       throw new ParseFailure(`the PDF has no text layer and OCR failed: ${ocrFailures[0]!.reason}`)
@@ -406,6 +481,9 @@ const parse = async (input: ParseInput): Promise<ParseOutput> => {
         page_count: count,
         ...(first ? { page_width: first.width, page_height: first.height } : {}),
         ocr_pages: ocrPages,
+        ...(repaired
+          ? { repaired: "the trailer was missing or broken (a truncated file?) and was rebuilt" }
+          : {}),
         ...(unreadable.length > 0 ? { unreadable_pages: unreadable } : {}),
         ...(ocrFailures.length > 0 ? { ocr_failures: ocrFailures } : {}),
       },
@@ -424,7 +502,7 @@ const renderPage = async (input: ParseInput, pageNumber: number): Promise<Uint8A
       throw new ParseFailure(`page ${pageNumber} does not exist: the PDF has ${doc.numPages} pages`)
     const page = await doc.getPage(pageNumber)
     try {
-      return await renderPng(canvas, page, scaleFor(page, renderDpi, renderMaxSide))
+      return await renderPng(canvas, page, scaleFor(page, renderResolution))
     } finally {
       page.cleanup()
     }
