@@ -588,3 +588,41 @@ function emailWith(attachments: ReadonlyArray<{ name: string; type: string; body
     `${parts.join("")}--${boundary}--\r\n`,
   ].join("\r\n")
 }
+
+describe("every supported type through the REST API", () => {
+  it("ends Processed with the right pages: PDF, Word, PowerPoint, Excel, CSV, image, e-mail, HTML, Markdown", async () => {
+    const { makeDocx, makePptx, makeXlsx, csvText } = await import(
+      "../../../packages/pipeline/test/office/fixtures.ts"
+    )
+    const { textImage } = await import("../../../packages/pipeline/test/image/fixtures.ts")
+    const projectId = await createProject(a)
+    const files: ReadonlyArray<readonly [string, Uint8Array, string, number, string]> = [
+      ["report.pdf", pdfBytes("Quarterly revenue grew"), "PDF", 1, "Quarterly revenue grew"],
+      ["agreement.docx", await makeDocx(), "Word Document", 4, "Supply Agreement"],
+      ["deck.pptx", await makePptx(), "PPT", 3, "Notes:"],
+      ["book.xlsx", await makeXlsx(), "Excel", 2, "A1:"],
+      ["table.csv", text(csvText), "Excel", 1, "A1:"],
+      ["scan.png", textImage(["Invoice number 4711"]).png, "Image", 1, "4711"],
+      ["mail.eml", text(emailWith([])), "Email", 1, "Subject:"],
+      [
+        "page.html",
+        text("<html><head><title>T</title></head><body><h1>Terms of service</h1></body></html>"),
+        "Website",
+        1,
+        "Terms of service",
+      ],
+      ["notes.md", text("# Notes\n\nThe governing law is Delaware."), "Text", 1, "Delaware"],
+    ]
+    const ids = new Map<string, string>()
+    for (const [name, bytes] of files) ids.set(name, (await uploadOk(projectId, name, bytes)).id)
+    await work()
+    for (const [name, , type, pages, needle] of files) {
+      const doc = (await getDocument(projectId, ids.get(name)!)).body
+      expect(doc, name).toMatchObject({ status: "Processed", type, page_count: pages, failure_reason: null })
+      let all = ""
+      for (let n = 1; n <= pages; n++)
+        all += (await a.get(`/projects/${projectId}/documents/${doc.id}/pages/${n}/`)).body.text
+      expect(all, name).toContain(needle)
+    }
+  })
+})
