@@ -1,15 +1,12 @@
 import ExcelJS from "exceljs"
 import { type Backend, ParseFailure, type ParseInput, type ParseOutput, pageText } from "./Backend.ts"
-import { convertBytesWithLibreOffice } from "./LibreOffice.ts"
 import {
   coreProperties,
   extensionOf,
   inspectOoxml,
-  inspectZip,
-  isCompoundFile,
-  isEncryptedOfficeFile,
   maxZipEntries,
   type OoxmlPackage,
+  parseModernOrConverted,
 } from "./Ooxml.ts"
 
 /**
@@ -439,21 +436,14 @@ const parseCsv = async (input: ParseInput): Promise<ParseOutput> => {
 const parse = async (input: ParseInput): Promise<ParseOutput> => {
   const ext = extensionOf(input.fileName)
   if (ext === ".csv") return parseCsv(input)
-  const soffice = input.tools.libreOffice
-  const legacy =
-    legacyExtensions.includes(ext) ||
-    (soffice !== undefined && isCompoundFile(input.bytes) && !isEncryptedOfficeFile(input.bytes))
-  if (!legacy) return parseWorkbook(input)
-  const from = legacyExtensions.includes(ext) ? ext : ".xls"
-  if (soffice === undefined)
-    throw new ParseFailure(`reading a ${from} file needs LibreOffice, which is not installed`)
-  if (from === ".ods") await inspectZip(input)
-  const xlsx = await convertBytesWithLibreOffice(input.tools, input.bytes, from, "xlsx")
-  const output = await parseWorkbook(
-    { ...input, bytes: xlsx, fileName: "workbook.xlsx" },
-    "libreoffice+exceljs",
-  )
-  return { ...output, metadata: { ...output.metadata, converted_from: from } }
+  return parseModernOrConverted(input, {
+    legacyExtensions,
+    oleExtension: ".xls",
+    openDocumentExtension: ".ods",
+    target: "xlsx",
+    parseModern: parseWorkbook,
+    convertedParser: "libreoffice+exceljs",
+  })
 }
 
 export const excelBackend: Backend = {

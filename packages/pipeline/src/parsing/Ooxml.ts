@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream"
 import yauzl from "yauzl"
-import { ParseFailure, type ParseInput } from "./Backend.ts"
+import { ParseFailure, type ParseInput, type ParseOutput } from "./Backend.ts"
+import { convertBytesWithLibreOffice } from "./LibreOffice.ts"
 import { childElements, descendants, ns, parseXml } from "./OfficeXml.ts"
 
 /**
@@ -299,4 +300,40 @@ export const coreProperties = (contents: ZipContents): Record<string, string> =>
   } catch {
     return {}
   }
+}
+
+/**
+ * Legacy or OpenDocument files (and OLE files whatever their name) go through LibreOffice into the
+ * OOXML format first; others straight to the OOXML parser. Without LibreOffice a legacy file fails,
+ * saying so.
+ */
+export const parseModernOrConverted = async (
+  input: ParseInput,
+  options: {
+    readonly legacyExtensions: ReadonlyArray<string>
+    /** The legacy extension assumed for an OLE file under a modern name. */
+    readonly oleExtension: string
+    /** The OpenDocument extension, whose ZIP container is checked before conversion. */
+    readonly openDocumentExtension: string
+    readonly target: "xlsx" | "pptx"
+    readonly parseModern: (input: ParseInput, parser?: string) => Promise<ParseOutput>
+    readonly convertedParser: string
+  },
+): Promise<ParseOutput> => {
+  const ext = extensionOf(input.fileName)
+  const soffice = input.tools.libreOffice
+  const legacy =
+    options.legacyExtensions.includes(ext) ||
+    (soffice !== undefined && isCompoundFile(input.bytes) && !isEncryptedOfficeFile(input.bytes))
+  if (!legacy) return options.parseModern(input)
+  const from = options.legacyExtensions.includes(ext) ? ext : options.oleExtension
+  if (soffice === undefined)
+    throw new ParseFailure(`reading a ${from} file needs LibreOffice, which is not installed`)
+  if (from === options.openDocumentExtension) await inspectZip(input)
+  const converted = await convertBytesWithLibreOffice(input.tools, input.bytes, from, options.target)
+  const output = await options.parseModern(
+    { ...input, bytes: converted, fileName: `converted.${options.target}` },
+    options.convertedParser,
+  )
+  return { ...output, metadata: { ...output.metadata, converted_from: from } }
 }

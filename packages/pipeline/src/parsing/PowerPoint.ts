@@ -1,15 +1,6 @@
 import { type Backend, ParseFailure, type ParseInput, type ParseOutput, pageText } from "./Backend.ts"
-import { convertBytesWithLibreOffice } from "./LibreOffice.ts"
 import { childElements, firstChild, ns, parseXml } from "./OfficeXml.ts"
-import {
-  coreProperties,
-  extensionOf,
-  inspectOoxml,
-  inspectZip,
-  isCompoundFile,
-  isEncryptedOfficeFile,
-  maxZipEntries,
-} from "./Ooxml.ts"
+import { coreProperties, inspectOoxml, maxZipEntries, parseModernOrConverted } from "./Ooxml.ts"
 
 /**
  * PowerPoint presentations: one page per slide, in the order the presentation shows them, the slide's
@@ -176,24 +167,15 @@ const parseOpenXml = async (input: ParseInput, parser = "officeparser"): Promise
   return { parser, pages, metadata: { ...coreProperties(pkg), slide_count: count } }
 }
 
-const parse = async (input: ParseInput): Promise<ParseOutput> => {
-  const ext = extensionOf(input.fileName)
-  const soffice = input.tools.libreOffice
-  const legacy =
-    legacyExtensions.includes(ext) ||
-    (soffice !== undefined && isCompoundFile(input.bytes) && !isEncryptedOfficeFile(input.bytes))
-  if (!legacy) return parseOpenXml(input)
-  const from = legacyExtensions.includes(ext) ? ext : ".ppt"
-  if (soffice === undefined)
-    throw new ParseFailure(`reading a ${from} file needs LibreOffice, which is not installed`)
-  if (from === ".odp") await inspectZip(input)
-  const pptx = await convertBytesWithLibreOffice(input.tools, input.bytes, from, "pptx")
-  const output = await parseOpenXml(
-    { ...input, bytes: pptx, fileName: "presentation.pptx" },
-    "libreoffice+officeparser",
-  )
-  return { ...output, metadata: { ...output.metadata, converted_from: from } }
-}
+const parse = (input: ParseInput): Promise<ParseOutput> =>
+  parseModernOrConverted(input, {
+    legacyExtensions,
+    oleExtension: ".ppt",
+    openDocumentExtension: ".odp",
+    target: "pptx",
+    parseModern: parseOpenXml,
+    convertedParser: "libreoffice+officeparser",
+  })
 
 export const powerPointBackend: Backend = {
   name: "powerpoint",
