@@ -64,3 +64,17 @@ export const fileBlobStore = (root: string): BlobStoreShape => {
 }
 
 export const fileBlobStoreLayer = (root: string) => Layer.succeed(BlobStore, fileBlobStore(root))
+
+/** Where a document version's original file is stored: `<project>/<document>/v<version>/<safe name>`. */
+export const documentBlobKey = (
+  projectId: string,
+  documentId: string,
+  version: number,
+  fileName: string,
+): string => {
+  const cleaned = fileName
+    .normalize("NFKD")
+    .replace(/[^A-Za-z0-9._-]+/g, "_")
+    .replace(/^[._]+/, "")
+  return `${projectId}/${documentId}/v${version}/${(cleaned.length > 100 ? cleaned.slice(-100) : cleaned) || "file"}`
+}

@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
 import { createReadStream } from "node:fs"
 import type { Readable } from "node:stream"
-import { BlobStore, type Conn, type DocumentRow, query, transaction, withDb } from "@dxs/db"
+import { BlobStore, type Conn, type DocumentRow, documentBlobKey, query, transaction, withDb } from "@dxs/db"
 import { enqueue } from "@dxs/db/TaskQueue"
 import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
 import { documentTypeFromFileName, fileExtension, supportedExtensions } from "@dxs/domain/DocumentType"
@@ -139,18 +139,6 @@ const contentTypeOf = (fileName: string, claimed: string) => {
 
 /** The last path segment of a client file name (browsers on Windows may send `C:\…\a.pdf`). */
 const baseName = (name: string) => (name.split(/[\\/]/).pop() ?? "").trim()
-
-/** A file name safe as the last segment of a blob key. */
-const safeKeyName = (fileName: string) => {
-  const cleaned = fileName
-    .normalize("NFKD")
-    .replace(/[^A-Za-z0-9._-]+/g, "_")
-    .replace(/^[._]+/, "")
-  return (cleaned.length > 100 ? cleaned.slice(-100) : cleaned) || "file"
-}
-
-const blobKey = (projectId: string, documentId: string, version: number, fileName: string) =>
-  `${projectId}/${documentId}/v${version}/${safeKeyName(fileName)}`
 
 const digestFile = (file: string) =>
   Effect.promise(
@@ -473,7 +461,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
             return yield* BadRequest.of(`"${fileName}" is empty`, [{ path: "file", message: "is empty" }])
           const id = randomUUID()
           const version = 1
-          const key = blobKey(projectId, id, version, fileName)
+          const key = documentBlobKey(projectId, id, version, fileName)
           yield* blobs.putFile(key, file.path)
           const row = yield* transaction((trx) =>
             Effect.gen(function* () {
@@ -572,7 +560,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           if (size === 0)
             return yield* BadRequest.of(`"${fileName}" is empty`, [{ path: "file", message: "is empty" }])
           const version = next.right.version
-          const key = blobKey(projectId, documentId, version, fileName)
+          const key = documentBlobKey(projectId, documentId, version, fileName)
           yield* blobs.putFile(key, file.path)
           const { row, obsolete } = yield* transaction((trx) =>
             Effect.gen(function* () {
@@ -749,7 +737,11 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           const sources = yield* withDb(check)
           const copies = sources.map((source) => {
             const id = randomUUID()
-            return { source, id, key: blobKey(input.target_project_id, id, source.version, source.file_name) }
+            return {
+              source,
+              id,
+              key: documentBlobKey(input.target_project_id, id, source.version, source.file_name),
+            }
           })
           const newIdOf = new Map(copies.map((c) => [c.source.id, c.id]))
           const stored: Array<string> = []

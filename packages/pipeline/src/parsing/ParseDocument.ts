@@ -11,7 +11,7 @@
  * never left Pending.
  */
 import { createHash, randomUUID } from "node:crypto"
-import type { BlobStoreShape, Database, DocumentRow, TaskRow } from "@dxs/db"
+import { type BlobStoreShape, type Database, type DocumentRow, documentBlobKey, type TaskRow } from "@dxs/db"
 import { enqueue } from "@dxs/db/TaskQueue"
 import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
 import { documentTypeFromFileName } from "@dxs/domain/DocumentType"
@@ -122,15 +122,6 @@ const pageRows = (documentId: string, pages: ReadonlyArray<ParsedPage>) =>
     height: finite(p.height),
     unit: p.unit ?? null,
   }))
-
-/** The last path segment of a name, made safe as the last segment of a blob key. */
-const safeKeyName = (fileName: string) => {
-  const cleaned = fileName
-    .normalize("NFKD")
-    .replace(/[^A-Za-z0-9._-]+/g, "_")
-    .replace(/^[._]+/, "")
-  return (cleaned.length > 100 ? cleaned.slice(-100) : cleaned) || "file"
-}
 
 /** Extensions for attachments whose name has none we know (e-mail clients often send bare names). */
 const extensionByContentType: Readonly<Record<string, string>> = {
@@ -293,7 +284,7 @@ const storeAttachments = async (
       skipped.push({ file_name: fileName, reason: refused })
       continue
     }
-    const key = `${projectId}/${id}/v1/${safeKeyName(fileName)}`
+    const key = documentBlobKey(projectId, id, 1, fileName)
     await run(blobs.put(key, a.bytes))
     stored.push({
       id,
