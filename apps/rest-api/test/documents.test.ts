@@ -7,6 +7,7 @@ import {
   type Client,
   createProject,
   expectProblem,
+  onePagePdf as pdfBytes,
   type Reply,
   startTestApi,
   type TestApi,
@@ -33,29 +34,6 @@ afterAll(async () => {
 })
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
-
-/** A small but well-formed PDF, different each time. */
-const pdfBytes = (text: string = randomUUID()) => {
-  const stream = `BT /F1 12 Tf 72 720 Td (${text}) Tj ET`
-  const objects = [
-    "<< /Type /Catalog /Pages 2 0 R >>",
-    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
-    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-  ]
-  let out = "%PDF-1.4\n"
-  const offsets: Array<number> = []
-  objects.forEach((o, i) => {
-    offsets.push(out.length)
-    out += `${i + 1} 0 obj\n${o}\nendobj\n`
-  })
-  const xref = out.length
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`
-  for (const off of offsets) out += `${String(off).padStart(10, "0")} 00000 n \n`
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
-  return new TextEncoder().encode(out)
-}
 
 /** GET without a key, for signed links. */
 const read = async (url: string | URL) => {

@@ -11,6 +11,7 @@ import {
   type Client,
   createProject,
   expectProblem,
+  onePagePdf as pdfBytes,
   type Reply,
   startTestApi,
   type TestApi,
@@ -543,29 +544,6 @@ describe("archiving", () => {
     expectProblem(await other.post(`/projects/${projectId}/documents/${doc.id}/archive/`), 404)
   })
 })
-
-/** A one-page PDF with a line of text. */
-function pdfBytes(line: string) {
-  const stream = `BT /F1 24 Tf 72 700 Td (${line}) Tj ET`
-  const objects = [
-    "<< /Type /Catalog /Pages 2 0 R >>",
-    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
-    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-  ]
-  let out = "%PDF-1.4\n"
-  const offsets: Array<number> = []
-  objects.forEach((o, i) => {
-    offsets.push(out.length)
-    out += `${i + 1} 0 obj\n${o}\nendobj\n`
-  })
-  const xref = out.length
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`
-  for (const off of offsets) out += `${String(off).padStart(10, "0")} 00000 n \n`
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
-  return text(out)
-}
 
 /** A multipart/mixed e-mail with a text body and these attachments (base64). */
 function emailWith(attachments: ReadonlyArray<{ name: string; type: string; body: string }>) {
