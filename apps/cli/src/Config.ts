@@ -86,7 +86,7 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     name: "PARSE_TIMEOUT_SECONDS",
     default: "120",
     description:
-      "Time limit of one document parse (or page image), in seconds; beyond it the document is Failed.",
+      "Time limit of one document parse (or page image), in seconds; each OCR'd page earns 30 s more, up to 10 times this; beyond it the document is Failed.",
   },
   {
     name: "PARSE_MEMORY_MB",

@@ -2,7 +2,7 @@ import * as fs from "node:fs/promises"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { ParseFailure } from "../src/parsing/Backend.ts"
-import { PageImageUnavailable, renderPageImage, runParse } from "../src/parsing/Runner.ts"
+import { MAX_TIME_FACTOR, PageImageUnavailable, renderPageImage, runParse } from "../src/parsing/Runner.ts"
 
 const backendModule = fileURLToPath(new URL("./runner/backend.ts", import.meta.url))
 const file = (fileName: string, text = "hello") => ({
@@ -43,6 +43,20 @@ describe("runParse", () => {
     )
     expect(Date.now() - started).toBeLessThan(10_000)
     expect((await runParse(file("ok.test"), { backendModule })).pages).toHaveLength(1)
+  })
+
+  it("gives a parse that reports slow steps (OCR'd pages) more time, but not without end", async () => {
+    // 2.4 s of work against a 1.5 s limit: each reported step earns SLOW_STEP_ALLOWANCE_MS more.
+    const out = await runParse(file("steady.test"), { backendModule, timeoutMs: 1500 })
+    expect(out.pages).toHaveLength(1)
+    // Reports earn time only up to MAX_TIME_FACTOR times the limit.
+    expect(await failure(runParse(file("endless.test"), { backendModule, timeoutMs: 1500 }))).toBe(
+      `parsing took longer than ${(1500 * MAX_TIME_FACTOR) / 1000} s`,
+    )
+    // Without reports the same limit still stops a parse.
+    expect(await failure(runParse(file("hang.test"), { backendModule, timeoutMs: 1500 }))).toBe(
+      "parsing took longer than 1.5 s",
+    )
   })
 
   it("stops a parse that needs more memory than allowed, and the process carries on", async () => {

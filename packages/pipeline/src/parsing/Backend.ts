@@ -1,3 +1,5 @@
+import { isMainThread, parentPort } from "node:worker_threads"
+
 /**
  * The contract every document-format backend implements (one file per format, one registry entry).
  * Backends are plain async code: they run inside a worker thread under time and memory limits, and
@@ -92,3 +94,14 @@ export const pageText = (lines: ReadonlyArray<string>): string =>
     .join("\n")
     .replace(/\n{3,}/g, "\n\n")
     .trim()
+
+/** The message a parsing thread posts after each slow step (an OCR'd page); see `reportSlowStep`. */
+export const SLOW_STEP = "slow-step"
+
+/**
+ * Tells the runner that one slow step (an OCR'd page) completed, so the parse gets more time: a
+ * 300-page scan legitimately takes longer than a 3-page one. A no-op outside a parsing thread.
+ */
+export const reportSlowStep = (): void => {
+  if (!isMainThread) parentPort?.postMessage({ kind: SLOW_STEP })
+}

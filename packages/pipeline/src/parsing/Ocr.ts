@@ -2,7 +2,7 @@ import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import Tesseract from "tesseract.js"
-import { type LayoutItem, ParseFailure } from "./Backend.ts"
+import { type LayoutItem, ParseFailure, reportSlowStep } from "./Backend.ts"
 
 /**
  * OCR with tesseract.js, strictly offline: the English model, the worker script and the wasm core all come
@@ -159,6 +159,7 @@ export const ocrPng = (png: Uint8Array, options?: { scale?: number }): Promise<O
     } catch (e) {
       throw e instanceof ParseFailure ? e : new ParseFailure(`OCR failed: ${message(e)}`)
     }
+    reportSlowStep()
     const words: Array<LayoutItem> = []
     for (const block of result.data.blocks ?? []) {
       for (const paragraph of block.paragraphs) {

@@ -23,6 +23,7 @@ import {
   type ParseLimits,
   type ParseOutput,
   type ParseTools,
+  SLOW_STEP,
 } from "./Backend.ts"
 
 export interface ParseSettings {
@@ -76,6 +77,10 @@ export interface ThreadJob {
 }
 
 /** What the thread answers (one message). */
+/** Extra time a parse earns with each slow step (OCR'd page) it reports, and the most it can earn in all. */
+export const SLOW_STEP_ALLOWANCE_MS = 30_000
+export const MAX_TIME_FACTOR = 10
+
 export type ThreadReply =
   | { readonly kind: "parsed"; readonly output: ParseOutput }
   | { readonly kind: "rendered"; readonly png: Uint8Array }
@@ -212,13 +217,23 @@ const runInThread = async (
         worker.terminate().catch(() => undefined)
         resolve(reply)
       }
-      const timer = setTimeout(
-        () => finish({ kind: "failed", reason: `${verb} took longer than ${seconds(settings.timeoutMs)} s` }),
-        settings.timeoutMs,
-      )
+      // The limit grows with each slow step the backend reports (OCR'd pages), up to MAX_TIME_FACTOR times.
+      const started = Date.now()
+      const hardLimit = started + settings.timeoutMs * MAX_TIME_FACTOR
+      let deadline = started + settings.timeoutMs
+      const expire = () =>
+        finish({ kind: "failed", reason: `${verb} took longer than ${seconds(deadline - started)} s` })
+      let timer = setTimeout(expire, settings.timeoutMs)
+      const extend = () => {
+        deadline = Math.min(hardLimit, Math.max(deadline, Date.now()) + SLOW_STEP_ALLOWANCE_MS)
+        clearTimeout(timer)
+        timer = setTimeout(expire, deadline - Date.now())
+      }
       const onAbort = () => finish({ kind: "failed", reason: `${verb} was cancelled` })
       options.signal?.addEventListener("abort", onAbort, { once: true })
-      worker.on("message", (reply: ThreadReply) => finish(reply))
+      worker.on("message", (reply: ThreadReply | { readonly kind: typeof SLOW_STEP }) =>
+        reply.kind === SLOW_STEP ? extend() : finish(reply),
+      )
       worker.on("error", (e: Error & { code?: string }) =>
         finish({
           kind: "failed",

@@ -2,13 +2,26 @@
  * A backend for Runner tests only, loaded by path through `runParse({ backendModule })`. What it does
  * depends on the file name: it hangs, exhausts memory, throws, refuses, or parses (echoing the bytes).
  */
-import { type Backend, ParseFailure } from "../../src/parsing/Backend.ts"
+import { type Backend, ParseFailure, reportSlowStep } from "../../src/parsing/Backend.ts"
 
 const backend: Backend = {
   name: "runner-test",
   extensions: [".test"],
   parse: async ({ bytes, fileName, limits, tools }) => {
     if (fileName.startsWith("hang")) for (;;) {}
+    // Reports progress for ever: the overall cap must still stop it.
+    if (fileName.startsWith("endless"))
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 100))
+        reportSlowStep()
+      }
+    // Slow but making progress: six steps of 400 ms, each reported like an OCR'd page.
+    if (fileName.startsWith("steady")) {
+      for (let step = 0; step < 6; step++) {
+        await new Promise((r) => setTimeout(r, 400))
+        reportSlowStep()
+      }
+    }
     if (fileName.startsWith("hog")) {
       const hoard: Array<Array<number>> = []
       for (;;) hoard.push(Array.from({ length: 100_000 }, (_, i) => i * Math.random()))
