@@ -3,15 +3,10 @@
  * in DejaVu Sans, then converted with sharp. Also the golden-file helper for the non-OCR fields.
  */
 import { existsSync } from "node:fs"
-import * as fs from "node:fs/promises"
 import { createCanvas, GlobalFonts } from "@napi-rs/canvas"
 import { expect } from "vitest"
-import {
-  defaultLimits,
-  type LayoutItem,
-  type ParseInput,
-  type ParseOutput,
-} from "../../src/parsing/Backend.ts"
+import type { LayoutItem, ParseInput, ParseOutput } from "../../src/parsing/Backend.ts"
+import { expectGoldenRecord, parseInput } from "../support.ts"
 
 const dejaVu = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 const family =
@@ -99,18 +94,8 @@ export const bmp = (rgb: Uint8Array, width: number, height: number): Uint8Array 
   return out
 }
 
-export const input = (
-  fileName: string,
-  bytes: Uint8Array,
-  overrides: Partial<ParseInput> = {},
-): ParseInput => ({
-  bytes,
-  fileName,
-  contentType: "application/octet-stream",
-  limits: defaultLimits,
-  tools: { libreOffice: undefined, tempDir: "/nonexistent" },
-  ...overrides,
-})
+export const input = (fileName: string, bytes: Uint8Array, overrides: Partial<ParseInput> = {}): ParseInput =>
+  parseInput(fileName, bytes, { tools: { libreOffice: undefined, tempDir: "/nonexistent" }, ...overrides })
 
 /** Lower-case words of an OCR text, punctuation dropped. */
 export const wordsOf = (text: string): ReadonlyArray<string> =>
@@ -146,17 +131,5 @@ const goldenRecord = (output: ParseOutput) => {
 }
 
 /** UPDATE_GOLDEN=1 rewrites the golden file; review the diff before committing it. */
-export const expectGolden = async (name: string, output: ParseOutput): Promise<void> => {
-  const dir = new URL("./golden/", import.meta.url)
-  const file = new URL(`${name}.json`, dir)
-  const actual = `${JSON.stringify(goldenRecord(output), null, 2)}\n`
-  if (process.env.UPDATE_GOLDEN === "1") {
-    await fs.mkdir(dir, { recursive: true })
-    await fs.writeFile(file, actual)
-    return
-  }
-  const expected = await fs.readFile(file, "utf8").catch(() => {
-    throw new Error(`no golden output ${file.pathname}: run with UPDATE_GOLDEN=1 and review it`)
-  })
-  expect(JSON.parse(actual)).toEqual(JSON.parse(expected))
-}
+export const expectGolden = (name: string, output: ParseOutput): Promise<void> =>
+  expectGoldenRecord(new URL(`./golden/${name}.json`, import.meta.url), goldenRecord(output))

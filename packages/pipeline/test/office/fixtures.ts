@@ -1,5 +1,3 @@
-import * as fs from "node:fs/promises"
-import { tmpdir } from "node:os"
 import {
   Document,
   FootnoteReferenceRun,
@@ -15,14 +13,9 @@ import {
 } from "docx"
 import ExcelJS from "exceljs"
 import pptxgen from "pptxgenjs"
-import { expect, vi } from "vitest"
-import {
-  type Backend,
-  defaultLimits,
-  ParseFailure,
-  type ParseInput,
-  type ParseOutput,
-} from "../../src/parsing/Backend.ts"
+import { vi } from "vitest"
+import type { ParseOutput } from "../../src/parsing/Backend.ts"
+import { expectGoldenRecord, parseInput } from "../support.ts"
 
 /**
  * Generated fixtures (every byte written by this file, under a frozen clock so that the dates the
@@ -43,48 +36,17 @@ export const atFixedTime = async <A>(make: () => Promise<A>): Promise<A> => {
 
 const goldenDir = new URL("./golden/", import.meta.url)
 
-/** Compares the output with golden/<name>.json; UPDATE_GOLDEN=1 rewrites it (review the diff). */
-export const expectGolden = async (name: string, output: ParseOutput): Promise<void> => {
-  const record = {
+/** Compares the output with golden/<name>.json (see ../support.ts). */
+export const expectGolden = (name: string, output: ParseOutput): Promise<void> =>
+  expectGoldenRecord(new URL(`${name}.json`, goldenDir), {
     parser: output.parser,
     metadata: output.metadata,
     pages: output.pages.map((p) => ({ number: p.number, text: p.text })),
-  }
-  const actual = `${JSON.stringify(record, null, 2)}\n`
-  const file = new URL(`${name}.json`, goldenDir)
-  if (process.env.UPDATE_GOLDEN === "1") {
-    await fs.mkdir(goldenDir, { recursive: true })
-    await fs.writeFile(file, actual)
-    return
-  }
-  const expected = await fs.readFile(file, "utf8").catch(() => {
-    throw new Error(`no golden output ${file.pathname}: run with UPDATE_GOLDEN=1 and review it`)
   })
-  expect(JSON.parse(actual)).toEqual(JSON.parse(expected))
-}
 
-/** The ParseFailure reason of a parse that must fail (any other error fails the test). */
-export const failureReason = async (backend: Backend, input: ParseInput): Promise<string> => {
-  const error = await backend.parse(input).then(
-    () => undefined,
-    (e: unknown) => e,
-  )
-  expect(error).toBeInstanceOf(ParseFailure)
-  return (error as ParseFailure).reason
-}
+export { failureReason } from "../support.ts"
 
-export const inputOf = (
-  fileName: string,
-  bytes: Uint8Array,
-  overrides: Partial<ParseInput> = {},
-): ParseInput => ({
-  bytes,
-  fileName,
-  contentType: "application/octet-stream",
-  limits: defaultLimits,
-  tools: { libreOffice: undefined, tempDir: tmpdir() },
-  ...overrides,
-})
+export const inputOf = parseInput
 
 // pptxgenjs's types describe a CommonJS default export; at run time the ES build's default is the class.
 const PptxGenJS = ((pptxgen as unknown as { default?: unknown }).default ?? pptxgen) as typeof pptxgen.default

@@ -1,28 +1,16 @@
-/**
- * PDF fixtures built by the tests themselves with pdf-lib (every date and producer string fixed, so the
- * bytes are the same on every run), the boxes where their words must be found, and the golden-file check.
- */
-import { spawnSync } from "node:child_process"
 import { existsSync } from "node:fs"
-import * as fs from "node:fs/promises"
-import { fileURLToPath } from "node:url"
 import { createCanvas, GlobalFonts } from "@napi-rs/canvas"
 import { type PDFDocument as Doc, degrees, PDFDocument, type PDFFont, StandardFonts } from "pdf-lib"
 import { expect } from "vitest"
-import { defaultLimits, type ParseInput, type ParseOutput } from "../../src/parsing/Backend.ts"
+import type { ParseInput, ParseOutput } from "../../src/parsing/Backend.ts"
+import { goldenExpectation, parseInput } from "../support.ts"
 
-export const input = (
-  fileName: string,
-  bytes: Uint8Array,
-  overrides: Partial<ParseInput> = {},
-): ParseInput => ({
-  bytes,
-  fileName,
-  contentType: "application/pdf",
-  limits: defaultLimits,
-  tools: { libreOffice: undefined, tempDir: "/nonexistent" },
-  ...overrides,
-})
+export const input = (fileName: string, bytes: Uint8Array, overrides: Partial<ParseInput> = {}): ParseInput =>
+  parseInput(fileName, bytes, {
+    contentType: "application/pdf",
+    tools: { libreOffice: undefined, tempDir: "/nonexistent" },
+    ...overrides,
+  })
 
 /** A word or line expected on a page, with its box in points (top-left origin) as the backend must report it. */
 export interface Placed {
@@ -203,7 +191,6 @@ export const wordRecall = (expected: string, actual: string): number => {
 }
 
 const goldenDir = new URL("./golden/", import.meta.url)
-const biome = fileURLToPath(new URL("../../../../node_modules/.bin/biome", import.meta.url))
 
 /** What a golden file holds: the whole output (layout included), or the failure reason. */
 export const goldenRecord = (outcome: ParseOutput | { readonly failure: string }) =>
@@ -232,18 +219,9 @@ export const expectGolden = async (
   outcome: ParseOutput | { readonly failure: string },
 ): Promise<void> => {
   const actual = goldenRecord(outcome)
-  const file = new URL(`${name}.json`, goldenDir)
-  if (process.env.UPDATE_GOLDEN === "1") {
-    await fs.mkdir(goldenDir, { recursive: true })
-    await fs.writeFile(file, `${JSON.stringify(actual, null, 2)}\n`)
-    // In the repository's JSON style, so that `biome check` passes on the new file.
-    if (existsSync(biome)) spawnSync(biome, ["format", "--write", fileURLToPath(file)], { stdio: "ignore" })
-    return
-  }
-  const text = await fs.readFile(file, "utf8").catch(() => {
-    throw new Error(`no golden output ${file.pathname}: run with UPDATE_GOLDEN=1 and review it`)
-  })
-  const expected = JSON.parse(text) as ReturnType<typeof goldenRecord>
+  const stored = await goldenExpectation(new URL(`${name}.json`, goldenDir), actual)
+  if (stored === undefined) return
+  const expected = stored as ReturnType<typeof goldenRecord>
   if ("failure" in expected || "failure" in actual) {
     expect(actual).toEqual(expected)
     return

@@ -4,28 +4,11 @@
  * review the diff before committing it.
  */
 import { createHash } from "node:crypto"
-import * as fs from "node:fs/promises"
 import { expect } from "vitest"
-import {
-  type Backend,
-  defaultLimits,
-  ParseFailure,
-  type ParseInput,
-  type ParseOutput,
-} from "../../src/parsing/Backend.ts"
+import type { ParseOutput } from "../../src/parsing/Backend.ts"
+import { expectGoldenRecord, parseInput } from "../support.ts"
 
-export const input = (
-  fileName: string,
-  bytes: Uint8Array,
-  overrides: Partial<ParseInput> = {},
-): ParseInput => ({
-  bytes,
-  fileName,
-  contentType: "application/octet-stream",
-  limits: defaultLimits,
-  tools: { libreOffice: undefined, tempDir: "/nonexistent" },
-  ...overrides,
-})
+export const input = parseInput
 
 export const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 
@@ -52,26 +35,7 @@ export const goldenRecord = (output: ParseOutput) => ({
     : {}),
 })
 
-export const expectGolden = async (dir: URL, name: string, output: ParseOutput): Promise<void> => {
-  const file = new URL(`golden/${name}.json`, dir)
-  const actual = `${JSON.stringify(goldenRecord(output), null, 2)}\n`
-  if (process.env.UPDATE_GOLDEN === "1") {
-    await fs.mkdir(new URL("golden/", dir), { recursive: true })
-    await fs.writeFile(file, actual)
-    return
-  }
-  const expected = await fs.readFile(file, "utf8").catch(() => {
-    throw new Error(`no golden output ${file.pathname}: run with UPDATE_GOLDEN=1 and review it`)
-  })
-  expect(JSON.parse(actual)).toEqual(JSON.parse(expected))
-}
+export const expectGolden = (dir: URL, name: string, output: ParseOutput): Promise<void> =>
+  expectGoldenRecord(new URL(`golden/${name}.json`, dir), goldenRecord(output))
 
-/** The ParseFailure reason of a parse that must fail. */
-export const failureReason = async (backend: Backend, parseInput: ParseInput): Promise<string> => {
-  const error = await backend.parse(parseInput).then(
-    () => undefined,
-    (e: unknown) => e,
-  )
-  expect(error).toBeInstanceOf(ParseFailure)
-  return (error as ParseFailure).reason
-}
+export { failureReason } from "../support.ts"

@@ -1,0 +1,60 @@
+/**
+ * What every backend's tests share: a ParseInput with test defaults, the golden-file mechanics
+ * (UPDATE_GOLDEN=1 rewrites a file in the repository's JSON style; review the diff), and the
+ * ParseFailure reason of a parse that must fail.
+ */
+import { spawnSync } from "node:child_process"
+import { existsSync } from "node:fs"
+import * as fs from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { fileURLToPath } from "node:url"
+import { expect } from "vitest"
+import { type Backend, defaultLimits, ParseFailure, type ParseInput } from "../src/parsing/Backend.ts"
+
+export const parseInput = (
+  fileName: string,
+  bytes: Uint8Array,
+  overrides: Partial<ParseInput> = {},
+): ParseInput => ({
+  bytes,
+  fileName,
+  contentType: "application/octet-stream",
+  limits: defaultLimits,
+  tools: { libreOffice: undefined, tempDir: tmpdir() },
+  ...overrides,
+})
+
+const biome = fileURLToPath(new URL("../../../node_modules/.bin/biome", import.meta.url))
+
+/**
+ * The expected record stored in `file`, or undefined after UPDATE_GOLDEN=1 wrote `actual` there.
+ * A missing file fails, saying how to create it.
+ */
+export const goldenExpectation = async (file: URL, actual: unknown): Promise<unknown | undefined> => {
+  if (process.env.UPDATE_GOLDEN === "1") {
+    await fs.mkdir(new URL("./", file), { recursive: true })
+    await fs.writeFile(file, `${JSON.stringify(actual, null, 2)}\n`)
+    if (existsSync(biome)) spawnSync(biome, ["format", "--write", fileURLToPath(file)], { stdio: "ignore" })
+    return undefined
+  }
+  const text = await fs.readFile(file, "utf8").catch(() => {
+    throw new Error(`no golden output ${file.pathname}: run with UPDATE_GOLDEN=1 and review it`)
+  })
+  return JSON.parse(text)
+}
+
+/** Compares a record with its golden file exactly (as JSON). */
+export const expectGoldenRecord = async (file: URL, actual: unknown): Promise<void> => {
+  const expected = await goldenExpectation(file, actual)
+  if (expected !== undefined) expect(JSON.parse(JSON.stringify(actual))).toEqual(expected)
+}
+
+/** The ParseFailure reason of a parse that must fail (any other error fails the test). */
+export const failureReason = async (backend: Backend, input: ParseInput): Promise<string> => {
+  const error = await backend.parse(input).then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  expect(error).toBeInstanceOf(ParseFailure)
+  return (error as ParseFailure).reason
+}
