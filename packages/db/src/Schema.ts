@@ -156,6 +156,8 @@ export interface TasksTable {
   created_at: Generated<Date>
   updated_at: Generated<Date>
   completed_at: NullableTimestamp
+  /** The pipeline run this task belongs to, if any. */
+  run_id: Generated<string | null>
 }
 
 /** A positioned piece of page text as stored in `pages.layout` (see the pipeline's LayoutItem). */
@@ -181,6 +183,164 @@ export interface PagesTable {
   tsv: GeneratedAlways<string>
 }
 
+export type RunStatus = "queued" | "running" | "succeeded" | "failed"
+
+export interface RunsTable {
+  id: Generated<string>
+  project_id: string
+  run_number: number
+  status: RunStatus
+  /** The stage the run is in: `parse`, `extract`, `resolve`, `derive:<level>`, or null before it starts. */
+  phase: string | null
+  plan: Json<Record<string, unknown>>
+  failure_reason: string | null
+  error: string | null
+  model_calls: Generated<number>
+  cache_hits: Generated<number>
+  prompt_tokens: ColumnType<string, number | string | undefined, number | string>
+  completion_tokens: ColumnType<string, number | string | undefined, number | string>
+  created_at: Generated<Date>
+  started_at: NullableTimestamp
+  finished_at: NullableTimestamp
+}
+
+export interface DimensionInstancesTable {
+  id: Generated<string>
+  dimension_id: string
+  value: string
+  /** Set for instances of the `Document` dimension. */
+  document_id: string | null
+}
+
+/** One dimension value of an atomic value, as stored in `atomic_values.dimension_values`. */
+export interface StoredDimensionValue {
+  /** The dimension instance's id. */
+  readonly id: string
+  readonly dimension_id: string
+  /** The dimension's name. */
+  readonly name: string
+  readonly dimension_value: string
+  readonly document_id: string | null
+}
+
+export interface AtomicValuesTable {
+  id: Generated<string>
+  project_id: string
+  agent_id: string
+  /** Canonical key of the combination (JSON of the instance ids in the agent's dimension order). */
+  dimension_key: string
+  dimension_values: Json<ReadonlyArray<StoredDimensionValue>>
+  created_at: Generated<Date>
+}
+
+export interface ExtractionPairsTable {
+  agent_id: string
+  document_id: string
+  agent_config_version: number
+  document_version: number
+  dimensions_key: string
+  value_count: Generated<number>
+  extracted_at: Generated<Date>
+}
+
+export interface WebCitation {
+  readonly snippets: ReadonlyArray<{ readonly text: string }>
+  readonly source: { readonly url: string; readonly title: string }
+}
+
+export interface DerivedSource {
+  readonly source_agent_id: string
+  readonly source_agent_name: string
+  readonly source_resolution_result_id: string
+  readonly dimension_values: Readonly<Record<string, string>>
+  readonly resolved_value: string
+}
+
+export interface ExtractionsTable {
+  id: Generated<string>
+  project_id: string
+  agent_id: string
+  agent_config_version: number
+  atomic_value_id: string
+  document_id: string | null
+  value: string
+  relevant_passage: Generated<string>
+  reasoning: Generated<string>
+  page_number: number | null
+  consistent: boolean | null
+  justification_for_consistency: string | null
+  source_type: "document" | "web" | "derived"
+  web_search_query: string | null
+  web_search_timestamp: NullableTimestamp
+  web_citations: Json<ReadonlyArray<WebCitation>>
+  derived_sources: Json<ReadonlyArray<DerivedSource>>
+  extracted_at: Generated<Date>
+}
+
+export interface ResultSource {
+  readonly document_name: string
+  readonly page_number: number
+  readonly document_id: string
+  readonly atomic_value_ids: ReadonlyArray<string>
+}
+
+export interface ResolutionResultsTable {
+  id: Generated<string>
+  project_id: string
+  agent_id: string
+  agent_config_version: number
+  atomic_value_id: string
+  result_name: string
+  value: Json<unknown>
+  resolution_status: string
+  justification: string | null
+  /** `{extraction_id: [document_name, page]}`; page null for web sources. */
+  references: Json<Readonly<Record<string, readonly [string, number | null]>>>
+  sources: Json<ReadonlyArray<ResultSource>>
+  source_type: Generated<string>
+  is_web_supplement: Generated<boolean>
+  web_supplement: Json<{
+    readonly text: string
+    readonly sources: ReadonlyArray<{ url: string; title: string }>
+  } | null>
+  /** A person set the value by hand: re-resolution at the same config version keeps it. */
+  is_overridden: Generated<boolean>
+  updated_by_email: string | null
+  latest_review_status: string | null
+  latest_review_comment: Generated<string>
+  latest_review_at: NullableTimestamp
+  latest_review_by: string | null
+  created_at: Generated<Date>
+  updated_at: Generated<Date>
+}
+
+export interface AgentResolutionsTable {
+  agent_id: string
+  agent_config_version: number
+  complete: Generated<boolean>
+  resolved_at: Generated<Date>
+}
+
+export interface EventsTable {
+  id: Generated<string>
+  seq: GeneratedAlways<string>
+  organization_id: string
+  project_id: string | null
+  run_id: string | null
+  type: string
+  data: Json<Record<string, unknown>>
+  occurred_at: Generated<Date>
+}
+
+export interface LlmCacheTable {
+  key: string
+  model: string
+  response: Json<unknown>
+  prompt_tokens: Generated<number>
+  completion_tokens: Generated<number>
+  created_at: Generated<Date>
+}
+
 export interface Database {
   organizations: OrganizationsTable
   api_keys: ApiKeysTable
@@ -195,6 +355,15 @@ export interface Database {
   agent_references: AgentReferencesTable
   tasks: TasksTable
   pages: PagesTable
+  runs: RunsTable
+  dimension_instances: DimensionInstancesTable
+  atomic_values: AtomicValuesTable
+  extraction_pairs: ExtractionPairsTable
+  extractions: ExtractionsTable
+  resolution_results: ResolutionResultsTable
+  agent_resolutions: AgentResolutionsTable
+  events: EventsTable
+  llm_cache: LlmCacheTable
 }
 
 export type ProjectRow = Selectable<ProjectsTable>
@@ -208,3 +377,8 @@ export type FolderRow = Selectable<FoldersTable>
 export type ApiKeyRow = Selectable<ApiKeysTable>
 export type TaskRow = Selectable<TasksTable>
 export type PageRow = Selectable<PagesTable>
+export type RunRow = Selectable<RunsTable>
+export type AtomicValueRow = Selectable<AtomicValuesTable>
+export type ExtractionRow = Selectable<ExtractionsTable>
+export type ResolutionResultRow = Selectable<ResolutionResultsTable>
+export type EventRow = Selectable<EventsTable>
