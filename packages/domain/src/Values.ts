@@ -8,7 +8,8 @@ const CURRENCY_AND_NOISE = /[A-Za-z$€£¥₹₽¢%\s\u00a0\u202f']/g
 
 /**
  * The number a piece of text states: `1,234.50`, `1.234,50`, `1 234,5`, `€ 3,000`, `USD 12`, `(100)` (negative),
- * `-7`, `12%` (12), `1'000`. Undefined when the text is not a single number.
+ * `-7`, `12%` (12), `1'000`, `1.234.567`. A single `.` is always a decimal mark; a single `,` followed by
+ * exactly three digits groups thousands. Undefined when the text is not a single number.
  */
 export const parseNumber = (text: string): number | undefined => {
   let s = text.trim()
@@ -39,15 +40,18 @@ export const parseNumber = (text: string): number | undefined => {
   } else if (lastComma >= 0 || lastDot >= 0) {
     const mark = lastComma >= 0 ? "," : "."
     const parts = s.split(mark)
-    const groupsOfThree = parts.length > 1 && parts.slice(1).every((p) => p.length === 3) && parts[0] !== ""
+    const groupsOfThree =
+      parts.length > 1 &&
+      parts.slice(1).every((p) => p.length === 3) &&
+      parts[0] !== "" &&
+      parts[0]!.length <= 3
     if (parts.length > 2) {
       if (!groupsOfThree) return undefined
       normalised = parts.join("")
     } else if (groupsOfThree && mark === ",") {
       normalised = parts.join("") // 1,234 is one thousand two hundred thirty-four
-    } else if (groupsOfThree && mark === "." && parts[0] !== "0") {
-      normalised = parts.join("") // 1.234 (continental grouping); 0.123 stays a fraction
     } else {
+      // A single dot is a decimal mark (1.234 is one point two three four), so canonical decimals round-trip.
       normalised = parts.join(".")
     }
   } else normalised = s
