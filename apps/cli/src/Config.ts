@@ -25,7 +25,21 @@ export interface Config {
   readonly workerConcurrency: number
   readonly logLevel: LogLevelName
   readonly parsing: ParsingConfig
+  readonly llm: LlmConfig
 }
+
+/** The pipeline's language model: `local` (offline, the default) or an OpenAI-compatible server. */
+export type LlmConfig =
+  | { readonly provider: "local" }
+  | {
+      readonly provider: "openai"
+      readonly baseUrl: string
+      readonly apiKey: string | undefined
+      readonly model: string
+      readonly concurrency: number
+      readonly timeoutSeconds: number
+      readonly maxRetries: number
+    }
 
 export interface ParsingConfig {
   /** Wall-clock limit of one parse (or page rendering), in seconds. */
@@ -111,6 +125,35 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     name: "TRANSCRIPTION_API_KEY",
     default: "(unset)",
     description: "Bearer token for TRANSCRIPTION_URL, if it needs one.",
+  },
+  {
+    name: "LLM_PROVIDER",
+    default: "local",
+    description:
+      "Language model of the pipeline: local (offline, deterministic, no weights) or openai (any OpenAI-compatible Chat Completions server).",
+  },
+  {
+    name: "OPENAI_BASE_URL",
+    default: "https://api.openai.com/v1",
+    description:
+      "API root of the OpenAI-compatible server (vLLM, Ollama, llama.cpp: e.g. http://127.0.0.1:8000/v1).",
+  },
+  {
+    name: "OPENAI_API_KEY",
+    default: "(unset)",
+    description: "Bearer token for OPENAI_BASE_URL, if it needs one.",
+  },
+  { name: "OPENAI_MODEL", default: "gpt-4o-mini", description: "Model name sent with each request." },
+  {
+    name: "LLM_CONCURRENCY",
+    default: "4",
+    description: "Model requests in flight at most, per process (raise WORKER_CONCURRENCY to at least this).",
+  },
+  { name: "LLM_TIMEOUT_SECONDS", default: "60", description: "Time limit of one model request, in seconds." },
+  {
+    name: "LLM_MAX_RETRIES",
+    default: "5",
+    description: "Retries of a model request after 429, 5xx, network errors and timeouts (with backoff).",
   },
   {
     name: "LOG_LEVEL",
@@ -229,6 +272,29 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     }
   }
 
+  const provider = (get("LLM_PROVIDER") ?? "local").toLowerCase()
+  let llm: LlmConfig = { provider: "local" }
+  if (provider === "openai") {
+    const baseUrl = (get("OPENAI_BASE_URL") ?? "https://api.openai.com/v1").replace(/\/+$/, "")
+    try {
+      const u = new URL(baseUrl)
+      if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("protocol")
+    } catch {
+      problems.push(`OPENAI_BASE_URL=${baseUrl}: must be an http:// or https:// URL`)
+    }
+    llm = {
+      provider: "openai",
+      baseUrl,
+      apiKey: get("OPENAI_API_KEY"),
+      model: get("OPENAI_MODEL") ?? "gpt-4o-mini",
+      concurrency: int("LLM_CONCURRENCY", 4, 1, 1000),
+      timeoutSeconds: int("LLM_TIMEOUT_SECONDS", 60, 1, 3600),
+      maxRetries: int("LLM_MAX_RETRIES", 5, 0, 100),
+    }
+  } else if (provider !== "local") {
+    problems.push(`LLM_PROVIDER=${provider}: must be local or openai`)
+  }
+
   const rawLevel = get("LOG_LEVEL")
   const logLevel = rawLevel === undefined ? "info" : LOG_LEVELS[rawLevel.toLowerCase()]
   if (logLevel === undefined) {
@@ -249,6 +315,7 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     workerConcurrency,
     logLevel: logLevel ?? "info",
     parsing,
+    llm,
   }
 }
 

@@ -1,6 +1,10 @@
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
-import { Db, fileBlobStore, fileBlobStoreLayer } from "@dxs/db"
+import { type Database, Db, fileBlobStore, fileBlobStoreLayer } from "@dxs/db"
+import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
+import { localModel } from "@dxs/pipeline/llm/Local"
+import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
+import { postgresResponseCache } from "@dxs/pipeline/llm/ResponseCache"
 import { nodeServerLayer, RestApiLive } from "@dxs/rest-api/Server"
 import {
   backgroundHousekeeping,
@@ -15,6 +19,7 @@ import {
 import { runWorker, type TaskHandler } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
 import { Duration, Effect, Layer, Schedule } from "effect"
+import type { Kysely } from "kysely"
 import type { StartMode } from "./Args.ts"
 import { type Config, publicUrlFor } from "./Config.ts"
 import { CliError, DatabaseServer, migratedDbLayer } from "./Database.ts"
@@ -28,9 +33,27 @@ const parsingOptions = (config: Config) => ({
   transcription: config.parsing.transcription,
 })
 
-/** Task kinds this process runs: parse, archive, archive-sweep. */
-const handlersFor = (config: Config): Readonly<Record<string, TaskHandler>> =>
-  backgroundTaskHandlers({ blobs: fileBlobStore(config.blobDir), parsing: parsingOptions(config) })
+/** The pipeline's language model; the OpenAI-compatible one caches its answers in the database. */
+const modelFor = (config: Config, db: Kysely<Database>): LanguageModelShape =>
+  config.llm.provider === "openai"
+    ? makeOpenAiModel({
+        baseUrl: config.llm.baseUrl,
+        ...(config.llm.apiKey !== undefined ? { apiKey: config.llm.apiKey } : {}),
+        model: config.llm.model,
+        concurrency: config.llm.concurrency,
+        timeoutMs: config.llm.timeoutSeconds * 1000,
+        maxRetries: config.llm.maxRetries,
+        cache: postgresResponseCache(db),
+      })
+    : localModel
+
+/** Task kinds this process runs: parse, archive, archive-sweep and the pipeline's. */
+const handlersFor = (config: Config, db: Kysely<Database>): Readonly<Record<string, TaskHandler>> =>
+  backgroundTaskHandlers({
+    blobs: fileBlobStore(config.blobDir),
+    parsing: parsingOptions(config),
+    model: modelFor(config, db),
+  })
 
 const HOUSEKEEPING_EVERY = Duration.minutes(1)
 
@@ -73,7 +96,7 @@ const workerLayer = (config: Config) =>
     Effect.gen(function* () {
       const { kysely, url } = yield* Db
       const workerId = `${os.hostname()}:${process.pid}`
-      const handlers = handlersFor(config)
+      const handlers = handlersFor(config, kysely)
       const kinds = Object.keys(handlers)
       // The daily archive sweep is queued, and documents whose parse died with its worker become Failed.
       yield* Effect.tryPromise(() => startBackground(kysely)).pipe(
@@ -88,6 +111,11 @@ const workerLayer = (config: Config) =>
       )
       yield* Effect.forkScoped(
         runWorker({ url, kysely, workerId, handlers, concurrency: config.workerConcurrency }),
+      )
+      yield* Effect.log(
+        config.llm.provider === "openai"
+          ? `language model: ${config.llm.model} at ${config.llm.baseUrl} (at most ${config.llm.concurrency} requests at once)`
+          : "language model: local (offline; set LLM_PROVIDER=openai for an OpenAI-compatible server)",
       )
       const libreOffice = parsingOptions(config).libreOffice
       yield* Effect.log(

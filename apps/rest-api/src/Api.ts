@@ -6,6 +6,7 @@ import { FoldersApi } from "./folders/Api.ts"
 import { MetaApi } from "./meta/Api.ts"
 import { problemsInOpenApi } from "./OpenApiProblems.ts"
 import { ProjectsApi } from "./projects/Api.ts"
+import { ResultsApi } from "./results/Api.ts"
 
 /** The REST contract (api-v1.md): every group, under /api/v1. */
 export class Api extends HttpApi.make("dxs")
@@ -16,6 +17,7 @@ export class Api extends HttpApi.make("dxs")
   .add(DimensionsApi)
   .add(DocumentsApi)
   .add(FilesApi)
+  .add(ResultsApi)
   .prefix("/api/v1")
   .annotate(OpenApi.Title, "dxs — document extraction service")
   .annotate(OpenApi.Version, "1")

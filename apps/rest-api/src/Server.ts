@@ -1,5 +1,5 @@
 import { createServer } from "node:http"
-import { Agents, ApiKeys, Dimensions, Documents, Folders, Pages, Projects } from "@dxs/services"
+import { Agents, ApiKeys, Dimensions, Documents, Folders, Launches, Pages, Projects } from "@dxs/services"
 import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Layer } from "effect"
@@ -12,15 +12,17 @@ import { FoldersHttp } from "./folders/Http.ts"
 import { MetaHttp } from "./meta/Http.ts"
 import { problemJson } from "./Problem.ts"
 import { ProjectsHttp } from "./projects/Http.ts"
+import { ResultsLive } from "./results/Http.ts"
 
 /** Every handler group, with the services they call. Needs Db and BlobStore. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([MetaHttp, ProjectsHttp, FoldersHttp]),
   Layer.provide([AgentsHttp, DimensionsHttp]),
   Layer.provide([DocumentsHttp, FilesHttp]),
+  Layer.provide(ResultsLive),
   Layer.provide(AuthenticationLive),
   Layer.provide([ApiKeys.Default, Projects.Default, Folders.Default]),
-  Layer.provide([Agents.Default, Dimensions.Default]),
+  Layer.provide([Agents.Default, Dimensions.Default, Launches.Default]),
   Layer.provide(Documents.Default),
   Layer.provide(Pages.Default),
 )

@@ -2,11 +2,13 @@ import { randomUUID } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Db, fileBlobStoreLayer } from "@dxs/db"
+import { Db, fileBlobStore, fileBlobStoreLayer, makeKysely } from "@dxs/db"
 import { useTestDatabase } from "@dxs/db/TestDatabase"
-import { ApiKeys, PublicUrl, UploadLimits } from "@dxs/services"
+import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
+import { ApiKeys, backgroundTaskHandlers, PublicUrl, UploadLimits } from "@dxs/services"
+import { runWorker } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Effect, Fiber, Layer, ManagedRuntime } from "effect"
 import { afterAll, expect } from "vitest"
 import { nodeServerLayer, RestApiLive } from "../src/Server.ts"
 
@@ -56,6 +58,11 @@ export interface TestApiOptions {
   readonly maxUploadBytes?: number
   /** Base of `file_url` links (default: this server's own address). */
   readonly publicUrl?: string
+  /**
+   * Also run a worker loop in this process with every background handler (parsing, the pipeline), as
+   * `pnpm start` does; `model` is the pipeline's language model (default `local`).
+   */
+  readonly worker?: { readonly model?: LanguageModelShape; readonly concurrency?: number }
 }
 
 /** Starts the real REST server on loopback over a fresh database for this test file. */
@@ -89,6 +96,28 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     await runtime.dispose()
     await fs.rm(blobDir, { recursive: true, force: true })
   })
+  if (options.worker) {
+    const kysely = makeKysely(dbUrl, 8)
+    const handlers = backgroundTaskHandlers({
+      blobs: fileBlobStore(blobDir),
+      parsing: { timeoutMs: 60_000 },
+      model: options.worker.model,
+    })
+    const fiber = Effect.runFork(
+      runWorker({
+        url: dbUrl,
+        kysely,
+        workerId: `test-worker-${process.pid}`,
+        handlers,
+        concurrency: options.worker.concurrency ?? 4,
+        pollMs: 200,
+      }),
+    )
+    afterAll(async () => {
+      await Effect.runPromise(Fiber.interrupt(fiber))
+      await kysely.destroy()
+    })
+  }
   const origin = `http://127.0.0.1:${address.port}`
   const base = `${origin}/api/v1`
   const client = (key: string | undefined): Client => {

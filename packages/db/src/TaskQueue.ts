@@ -28,6 +28,8 @@ export interface EnqueueInput {
   /** Not due before now() + delayMs (database clock); ignored when `runAfter` is given. */
   readonly delayMs?: number
   readonly maxAttempts?: number
+  /** The pipeline run the task belongs to. */
+  readonly runId?: string | null
 }
 
 /**
@@ -51,6 +53,7 @@ export const enqueue = async (
       idempotency_key: input.idempotencyKey,
       payload: JSON.stringify(input.payload),
       project_id: input.projectId ?? null,
+      run_id: input.runId ?? null,
       ...(runAfter ? { run_after: runAfter } : {}),
       ...(input.maxAttempts !== undefined ? { max_attempts: input.maxAttempts } : {}),
     })
@@ -153,6 +156,29 @@ export const complete = async (conn: Conn, taskId: string, workerId: string): Pr
       locked_until: null,
       last_error: null,
       completed_at: sql`now()`,
+      updated_at: sql`now()`,
+    })
+    .where("id", "=", taskId)
+    .where("status", "=", "running")
+    .where("locked_by", "=", workerId)
+    .executeTakeFirst()
+  return r.numUpdatedRows > 0n
+}
+
+/**
+ * Puts a task this worker holds back to `pending`, due after `delayMs`, without counting the attempt: for a
+ * task that cannot proceed yet (a run waiting for parsing or for the project's running run). Returns false
+ * when this worker no longer holds the task.
+ */
+export const reschedule = async (conn: Conn, taskId: string, workerId: string, delayMs: number) => {
+  const r = await conn
+    .updateTable("tasks")
+    .set({
+      status: "pending",
+      attempts: sql`greatest(attempts - 1, 0)`,
+      locked_by: null,
+      locked_until: null,
+      run_after: sql`now() + ${ms(delayMs)}`,
       updated_at: sql`now()`,
     })
     .where("id", "=", taskId)

@@ -18,6 +18,7 @@ import type {
   ExtractionStatus,
 } from "@dxs/domain/Enums"
 import type { Agent, AgentDimension } from "@dxs/domain/Records"
+import { loadAgentStates } from "@dxs/pipeline/run/AgentStates"
 import { Effect, Either } from "effect"
 import { sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
@@ -174,6 +175,7 @@ const toAgents = (db: Conn, projectId: string, rows: ReadonlyArray<AgentRow>) =>
       if (isSystemDimension(a.source) && !systemValues.has(a.dimension_id))
         systemValues.set(a.dimension_id, yield* systemDimensionValues(db, projectId, a.source, a.tag_key))
     }
+    const states = yield* Effect.promise(() => loadAgentStates(db, projectId))
     return rows.map((row): Agent => {
       const dimensions = attachments
         .filter((a) => a.agent_id === row.id)
@@ -201,8 +203,8 @@ const toAgents = (db: Conn, projectId: string, rows: ReadonlyArray<AgentRow>) =>
         template_id: row.template_id,
         dimensions,
         created_at: iso(row.created_at),
-        extraction_status: row.extraction_status as ExtractionStatus,
-        requires_attention: row.requires_attention,
+        extraction_status: states.get(row.id)?.extractionStatus ?? "Pending",
+        requires_attention: states.get(row.id)?.requiresAttention ?? false,
         improvement_tip_summary: row.improvement_tip_summary,
         ...fieldsOf(row),
         inconsistency_summary: row.inconsistency_summary,

@@ -3,8 +3,12 @@
  * apps (the `dxs` worker, tests) pass these to the worker loop.
  */
 import type { BlobStoreShape, Database } from "@dxs/db"
+import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
+import { localModel } from "@dxs/pipeline/llm/Local"
 import { failAbandonedParses, PARSE_TASK, parseTaskHandler } from "@dxs/pipeline/parsing/ParseDocument"
 import type { RunOptions } from "@dxs/pipeline/parsing/Runner"
+import { pipelineTaskHandlers } from "@dxs/pipeline/run/Handlers"
+import { failAbandonedRuns } from "@dxs/pipeline/run/Runs"
 import type { Kysely } from "kysely"
 import {
   ARCHIVE_SWEEP_TASK,
@@ -19,22 +23,27 @@ export interface BackgroundOptions {
   readonly blobs: BlobStoreShape
   /** Parse limits and tools (defaults: 120 s, 1024 MB, 2,000 pages, 500 MB decompressed, LibreOffice detected). */
   readonly parsing?: Omit<RunOptions, "signal"> | undefined
+  /** The language model of the pipeline's stages (default: the `local` provider). */
+  readonly model?: LanguageModelShape | undefined
 }
 
-/** Handlers for `parse`, `archive` and `archive-sweep` tasks. */
+/** Handlers for `parse`, `archive`, `archive-sweep` and the pipeline's run tasks. */
 export const backgroundTaskHandlers = (
   options: BackgroundOptions,
 ): Readonly<Record<string, BackgroundTaskHandler>> => ({
   [PARSE_TASK]: parseTaskHandler({ blobs: options.blobs, run: options.parsing }),
   [ARCHIVE_TASK]: archiveTaskHandler,
   [ARCHIVE_SWEEP_TASK]: archiveSweepTaskHandler,
+  ...pipelineTaskHandlers({ model: options.model ?? localModel }),
 })
 
 /**
  * Housekeeping a worker runs at start and then periodically: documents whose parse task died with its
- * worker on the last attempt become Failed (never left Pending). Returns how many changed.
+ * worker on the last attempt become Failed (never left Pending), and runs whose task did so end as
+ * failed. Returns how many changed.
  */
-export const backgroundHousekeeping = (db: Kysely<Database>): Promise<number> => failAbandonedParses(db)
+export const backgroundHousekeeping = async (db: Kysely<Database>): Promise<number> =>
+  (await failAbandonedParses(db)) + (await failAbandonedRuns(db))
 
 /** At worker start: the daily archive sweep is queued (once per day for all workers), then housekeeping. */
 export const startBackground = async (db: Kysely<Database>): Promise<void> => {

@@ -55,9 +55,11 @@ export class NotFound extends Schema.TaggedError<NotFound>()(
   }
 }
 
+export const FailedDocument = Schema.Struct({ id: Schema.String, name: Schema.String })
+
 export class Conflict extends Schema.TaggedError<Conflict>()(
   "Conflict",
-  problem,
+  { ...problem, failed_documents: Schema.optional(Schema.Array(FailedDocument)) },
   HttpApiSchema.annotations({ status: 409, description: "The request conflicts with the current state" }),
 ) {
   static of(detail: string, errors?: ReadonlyArray<FieldError>) {

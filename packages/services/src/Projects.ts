@@ -1,6 +1,7 @@
 import type { Database } from "@dxs/db"
 import { BlobStore, type Conn, query, transaction, withDb } from "@dxs/db"
 import type { Project, ProjectStatus } from "@dxs/domain/Records"
+import { isPipelineRunning } from "@dxs/pipeline/run/AgentStates"
 import { Effect } from "effect"
 import { type Kysely, sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
@@ -302,8 +303,9 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
               : by.Failed > 0
                 ? "failed"
                 : "idle"
+        const pipelineRunning = yield* query((db) => isPipelineRunning(db, id))
         return {
-          pipeline_running: false,
+          pipeline_running: pipelineRunning,
           schema_status: project.output_mapping_status,
           parsing_state,
           document_count: by.Pending + by.Processed + by.Failed,

@@ -4,7 +4,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
-import { BadRequest, NotFound, Uuid } from "../Common.ts"
+import { BadRequest, Conflict, NotFound, Uuid } from "../Common.ts"
 
 const Name = Schema.String.pipe(Schema.filter((s) => s.trim() !== "" || "must not be empty"))
 
@@ -88,9 +88,61 @@ export const AgentPut = Schema.Struct({ name: Name, ...optionalFields }).annotat
 })
 
 const ProjectPath = Schema.Struct({ project_id: Uuid })
+
+const StageProgress = Schema.Struct({
+  total: Schema.Int,
+  completed: Schema.Int,
+  percentage: Schema.Int.annotations({ description: "0 to 100" }),
+}).annotations({ identifier: "V1StageProgress" })
+
+export const AgentStatus = Schema.Struct({
+  progress: Schema.Record({
+    key: Schema.String,
+    value: Schema.Struct({
+      parsing: StageProgress,
+      extraction: StageProgress,
+      web_search: StageProgress,
+      resolution: StageProgress,
+      is_running: Schema.Boolean,
+      is_pending: Schema.Boolean,
+    }),
+  }).annotations({ description: "keyed by agent id" }),
+  consistency: Schema.Record({
+    key: Schema.String,
+    value: Schema.Struct({
+      consistent_count: Schema.Int,
+      missing_count: Schema.Int,
+      inconsistent_count: Schema.Int,
+      ignored_count: Schema.Int,
+      total_count: Schema.Int,
+    }),
+  }).annotations({
+    description: "keyed by agent id; counts of the agent's current results by resolution status",
+  }),
+  pipeline_running: Schema.Boolean,
+}).annotations({ identifier: "V1AgentStatusResponse" })
 const AgentPath = Schema.Struct({ project_id: Uuid, agent_id: Uuid })
 
 export class AgentsApi extends HttpApiGroup.make("agents")
+  .add(
+    HttpApiEndpoint.get("status", "/projects/:project_id/agents/status/")
+      .setPath(ProjectPath)
+      .addSuccess(AgentStatus)
+      .annotate(
+        OpenApi.Summary,
+        "Progress of every agent per stage, consistency counts and whether a run is active; poll only while pipeline_running is true",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.post("launch", "/projects/:project_id/agents/launch/")
+      .setPath(ProjectPath)
+      .addSuccess(HttpApiSchema.Accepted)
+      .addError(Conflict)
+      .annotate(
+        OpenApi.Summary,
+        "Launch the pipeline: only outstanding work is done; during a run the launch is queued (joining an already queued launch); 409 listing the documents that failed processing",
+      ),
+  )
   .add(
     HttpApiEndpoint.get("list", "/projects/:project_id/agents/")
       .setPath(ProjectPath)

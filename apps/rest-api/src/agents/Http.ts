@@ -1,4 +1,4 @@
-import { Agents } from "@dxs/services"
+import { Agents, Launches } from "@dxs/services"
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
@@ -6,7 +6,10 @@ import { Api } from "../Api.ts"
 export const AgentsHttp = HttpApiBuilder.group(Api, "agents", (handlers) =>
   Effect.gen(function* () {
     const agents = yield* Agents
+    const launches = yield* Launches
     return handlers
+      .handle("status", ({ path }) => launches.status(path.project_id))
+      .handle("launch", ({ path }) => Effect.asVoid(launches.launch(path.project_id)))
       .handle("list", ({ path }) => agents.list(path.project_id))
       .handle("create", ({ path, payload }) => agents.create(path.project_id, payload))
       .handle("get", ({ path }) => agents.get(path.project_id, path.agent_id))

@@ -41,8 +41,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("dimension_id", "uuid", (c) => c.notNull().references("dimensions.id").onDelete("cascade"))
     .addColumn("value", "text", (c) => c.notNull())
     .addColumn("document_id", "uuid", (c) => c.references("documents.id").onDelete("cascade"))
-    .addUniqueConstraint("dimension_instances_value", ["dimension_id", "value"])
     .execute()
+  // Two documents may share a file name: an instance of the Document dimension is per document.
+  await sql`create unique index dimension_instances_value on dimension_instances (dimension_id, value, document_id) nulls not distinct`.execute(
+    db,
+  )
 
   // One per combination of an agent and its dimension values (`dimension_key`: canonical JSON of instance ids).
   await db.schema

@@ -1,0 +1,166 @@
+import { ResolutionStatus, ResolutionStatuses, ReviewStatus } from "@dxs/domain/Enums"
+import {
+  BoundingBoxesResponse,
+  ExtractionsPage,
+  isEmail,
+  RELEVANT_PAGES_MAX_LIMIT,
+  RESULTS_MAX_LIMIT,
+  RelevantPagesResponse,
+  ResultDetail,
+  ResultsPage,
+} from "@dxs/services"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../Auth.ts"
+import { flexibleBody } from "../Body.ts"
+import { BadRequest, NotFound, Uuid } from "../Common.ts"
+
+/** A whole number in a query string, at least `min` (and at most `max` when given). */
+const wholeNumber = (min: number, max?: number) => {
+  const message = () =>
+    max === undefined
+      ? `must be a whole number of at least ${min}`
+      : `must be a whole number from ${min} to ${max}`
+  return Schema.NumberFromString.pipe(
+    Schema.int({ message }),
+    Schema.greaterThanOrEqualTo(min, { message }),
+    Schema.lessThanOrEqualTo(max ?? Number.MAX_SAFE_INTEGER, { message }),
+  )
+}
+
+const Email = Schema.String.pipe(Schema.filter((s) => isEmail(s) || "must be an e-mail address")).annotations(
+  { format: "email" },
+)
+
+export const ResultsListParams = Schema.Struct({
+  agent_id: Schema.optional(Uuid.annotations({ description: "only this agent's results" })),
+  resolution_status: Schema.optional(
+    ResolutionStatus.annotations({
+      description: `only results with this status: ${ResolutionStatuses.join(", ")}`,
+      message: () => `must be one of ${ResolutionStatuses.join(", ")}`,
+    }),
+  ),
+  dimension_value: Schema.optional(
+    Schema.String.annotations({
+      description: "only results with a dimension instance of exactly this value",
+    }),
+  ),
+  limit: Schema.optional(
+    wholeNumber(1, RESULTS_MAX_LIMIT).annotations({
+      description: `page size, default 50, at most ${RESULTS_MAX_LIMIT}`,
+    }),
+  ),
+  offset: Schema.optional(wholeNumber(0).annotations({ description: "rows to skip, default 0" })),
+})
+
+export const ExtractionsParams = Schema.Struct({
+  limit: Schema.optional(wholeNumber(1, 500).annotations({ description: "page size, default 10" })),
+  offset: Schema.optional(wholeNumber(0).annotations({ description: "zero-indexed, default 0" })),
+})
+
+export const RelevantPagesParams = Schema.Struct({
+  document_id: Schema.optional(Uuid.annotations({ description: "only pages of this document" })),
+  limit: Schema.optional(
+    wholeNumber(1, RELEVANT_PAGES_MAX_LIMIT).annotations({
+      description: `pages to return, default 20, at most ${RELEVANT_PAGES_MAX_LIMIT}`,
+    }),
+  ),
+})
+
+export const ResultOverrideRequest = Schema.Struct({
+  value: Schema.Union(Schema.String, Schema.Number, Schema.Null).annotations({
+    description: "the new value (required; null for none); a `number` agent's value must be a number",
+  }),
+  resolution_status: Schema.optional(ResolutionStatus.annotations({ description: "default `Resolved`" })),
+  justification_for_resolution_status: Schema.optional(Schema.NullOr(Schema.String)),
+  updated_by_email: Schema.optional(
+    Schema.NullOr(Email).annotations({ description: "the person who set the value" }),
+  ),
+}).annotations({ identifier: "V1ResultOverrideRequest" })
+
+export const ResultReviewRequest = Schema.Struct({
+  status: ReviewStatus,
+  comment: Schema.optional(Schema.String),
+  reviewed_by: Schema.optional(Schema.NullOr(Email).annotations({ description: "the reviewer's e-mail" })),
+}).annotations({ identifier: "V1ResultReviewRequest" })
+
+const ProjectPath = Schema.Struct({ project_id: Uuid })
+const ResultPath = Schema.Struct({ project_id: Uuid, resolution_result_id: Uuid })
+const AgentPath = Schema.Struct({ project_id: Uuid, agent_id: Uuid })
+const ExtractionPath = Schema.Struct({ project_id: Uuid, extraction_id: Uuid })
+
+export class ResultsApi extends HttpApiGroup.make("results")
+  .add(
+    HttpApiEndpoint.get("list", "/projects/:project_id/results/")
+      .setPath(ProjectPath)
+      .setUrlParams(ResultsListParams)
+      .addSuccess(ResultsPage)
+      .annotate(
+        OpenApi.Summary,
+        "List the project's results (current configuration of non-draft agents), by agent then result name",
+      )
+      .annotate(
+        OpenApi.Description,
+        "In a row, `id` is the atomic value; links to a result use `resolution_result.id`. `next` and `previous` are relative links that keep the filters.",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/projects/:project_id/results/:resolution_result_id/")
+      .setPath(ResultPath)
+      .addSuccess(ResultDetail)
+      .annotate(OpenApi.Summary, "Retrieve a result with its sources, web supplement and review"),
+  )
+  .add(
+    HttpApiEndpoint.get("extractions", "/projects/:project_id/results/:resolution_result_id/extractions/")
+      .setPath(ResultPath)
+      .setUrlParams(ExtractionsParams)
+      .addSuccess(ExtractionsPage)
+      .annotate(
+        OpenApi.Summary,
+        "The extractions behind a result: web first, then consistent ones, then by document and page",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.patch("override", "/projects/:project_id/results/:resolution_result_id/")
+      .setPath(ResultPath)
+      .setPayload(flexibleBody(ResultOverrideRequest))
+      .addSuccess(ResultDetail)
+      .annotate(
+        OpenApi.Summary,
+        "Set a result's value by hand (kept until the agent's configuration changes); status defaults to Resolved",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.post("review", "/projects/:project_id/results/:resolution_result_id/review/")
+      .setPath(ResultPath)
+      .setPayload(flexibleBody(ResultReviewRequest))
+      .addSuccess(ResultDetail)
+      .annotate(OpenApi.Summary, "Record a review of a result (positive, negative or none)"),
+  )
+  .add(
+    HttpApiEndpoint.get("relevantPages", "/projects/:project_id/agents/:agent_id/relevant-pages/")
+      .setPath(AgentPath)
+      .setUrlParams(RelevantPagesParams)
+      .addSuccess(RelevantPagesResponse)
+      .annotate(
+        OpenApi.Summary,
+        "The pages of the project's processed documents that match the agent's key terms, best first",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.get("boundingBoxes", "/projects/:project_id/extractions/:extraction_id/bounding-boxes/")
+      .setPath(ExtractionPath)
+      .addSuccess(BoundingBoxesResponse)
+      .annotate(
+        OpenApi.Summary,
+        "Where an extraction's passage is on its page: boxes (one per line) in the page's unit; empty for web extractions",
+      ),
+  )
+  .addError(BadRequest)
+  .addError(NotFound)
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Results")
+  .annotate(
+    OpenApi.Description,
+    "Resolved values of the agents, one per atomic value (agent and combination of dimension values), with citations.",
+  ) {}

@@ -1,0 +1,29 @@
+import { Results } from "@dxs/services"
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import { Api } from "../Api.ts"
+
+export const ResultsHttp = HttpApiBuilder.group(Api, "results", (handlers) =>
+  Effect.gen(function* () {
+    const results = yield* Results
+    return handlers
+      .handle("list", ({ path, urlParams }) => results.list(path.project_id, urlParams))
+      .handle("get", ({ path }) => results.detail(path.project_id, path.resolution_result_id))
+      .handle("extractions", ({ path, urlParams }) =>
+        results.extractions(path.project_id, path.resolution_result_id, urlParams),
+      )
+      .handle("override", ({ path, payload }) =>
+        results.override(path.project_id, path.resolution_result_id, payload),
+      )
+      .handle("review", ({ path, payload }) =>
+        results.review(path.project_id, path.resolution_result_id, payload),
+      )
+      .handle("relevantPages", ({ path, urlParams }) =>
+        results.relevantPages(path.project_id, path.agent_id, urlParams),
+      )
+      .handle("boundingBoxes", ({ path }) => results.boundingBoxes(path.project_id, path.extraction_id))
+  }),
+)
+
+/** The results handlers with the service they call. */
+export const ResultsLive = ResultsHttp.pipe(Layer.provide(Results.Default))

@@ -1,0 +1,74 @@
+/** Generated business documents for pipeline tests: text PDFs of several pages, made with pdf-lib. */
+import { PDFDocument, StandardFonts } from "pdf-lib"
+
+/** A PDF with one page per entry; each page's text is written line by line from the top. */
+export const textPdf = async (pages: ReadonlyArray<string>): Promise<Uint8Array> => {
+  const pdf = await PDFDocument.create()
+  const font = await pdf.embedFont(StandardFonts.Helvetica)
+  for (const text of pages) {
+    const page = pdf.addPage([612, 792])
+    let y = 740
+    for (const line of text.split("\n")) {
+      page.drawText(line, { x: 56, y, size: 11, font })
+      y -= 16
+    }
+  }
+  return pdf.save()
+}
+
+export const invoice = (o: {
+  readonly number: string
+  readonly date: string
+  readonly seller: string
+  readonly currency: string
+  readonly subtotal: string
+  readonly tax: string
+  readonly total: string
+}) =>
+  textPdf([
+    [
+      o.seller,
+      "100 Market Street, Springfield",
+      "",
+      "INVOICE",
+      `Invoice Number: ${o.number}`,
+      `Invoice Date: ${o.date}`,
+      `Currency: ${o.currency}`,
+      "",
+      "Bill To: Globex Corporation",
+      "Description                      Qty     Amount",
+      "Consulting services               10     see page 2",
+    ].join("\n"),
+    [
+      "Summary of charges",
+      `Subtotal: ${o.subtotal}`,
+      `Tax (20%): ${o.tax}`,
+      `Total Due: ${o.total}`,
+      "",
+      "Payment is due within 30 days. Thank you for your business.",
+    ].join("\n"),
+  ])
+
+export const contract = (o: {
+  readonly partyA: string
+  readonly partyB: string
+  readonly state: string
+  readonly date: string
+}) =>
+  textPdf([
+    [
+      "MUTUAL NON-DISCLOSURE AGREEMENT",
+      "",
+      `This Agreement is made and entered into as of ${o.date}, by and between ${o.partyA}`,
+      `and ${o.partyB} (together, the "Parties").`,
+      "",
+      "1. Confidential Information. Each party may disclose information to the other.",
+    ].join("\n"),
+    [
+      "2. Term. This Agreement shall remain in effect for a period of two (2) years.",
+      "",
+      `3. Governing Law. This Agreement shall be governed by the laws of the State of ${o.state}.`,
+      "",
+      "IN WITNESS WHEREOF, the Parties have executed this Agreement.",
+    ].join("\n"),
+  ])

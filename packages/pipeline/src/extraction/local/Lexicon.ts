@@ -1,0 +1,265 @@
+/**
+ * Word lists of the local extractor: stop-words, number words, legal-entity suffixes, US states and
+ * common countries, currencies and month names.
+ */
+
+export const STOP_WORDS: ReadonlySet<string> = new Set(
+  (
+    "a an the of in on at to for from by with and or nor but as is are was were be been being this that these " +
+    "those it its into onto than then there their them they he she his her we our you your i me my which who " +
+    "whom whose what when where why how all any each every some such no not only own same so too very can will " +
+    "shall should would could may might must do does did done has have had having if else about above below " +
+    "under over between per via please find extract return give get value document documents text stated " +
+    "mentioned listed given provided one ones also just etc e g eg ie i.e e.g"
+  ).split(/\s+/),
+)
+
+/** Words that survive the stop-word filter even though they look like function words. */
+export const KEEP_WORDS: ReadonlySet<string> = new Set(["between", "due", "no", "term"])
+
+export const NUMBER_WORDS: Readonly<Record<string, number>> = {
+  zero: 0,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  thirteen: 13,
+  fourteen: 14,
+  fifteen: 15,
+  sixteen: 16,
+  seventeen: 17,
+  eighteen: 18,
+  nineteen: 19,
+  twenty: 20,
+  thirty: 30,
+  forty: 40,
+  fifty: 50,
+  sixty: 60,
+  seventy: 70,
+  eighty: 80,
+  ninety: 90,
+  hundred: 100,
+}
+
+/** `two`, `twenty-four`, `thirty six` → number; undefined when not a number word. */
+export const numberWord = (text: string): number | undefined => {
+  const parts = text.toLowerCase().split(/[\s-]+/)
+  let total = 0
+  for (const p of parts) {
+    const n = NUMBER_WORDS[p]
+    if (n === undefined) return undefined
+    total += n
+  }
+  return parts.length > 0 ? total : undefined
+}
+
+export const NUMBER_WORD_PATTERN =
+  "(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[\\s-](?:one|two|three|four|five|six|seven|eight|nine))?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|hundred)"
+
+export const LEGAL_SUFFIX_PATTERN =
+  "(?:Inc\\.?|Incorporated|L\\.?L\\.?C\\.?|Ltd\\.?|Limited|GmbH|AG|S\\.A\\.?|S\\.A\\.S\\.?|SAS|SARL|S\\.p\\.A\\.?|N\\.V\\.?|B\\.V\\.?|Corp\\.?|Corporation|Company|Co\\.|P\\.?L\\.?C\\.?|plc|L\\.?P\\.?|L\\.?L\\.?P\\.?|LLLP|Bancorp|Trust|Bank|Partners|Holdings?|ASA|AB|Oy|KG|Pty\\.? Ltd\\.?)"
+
+export const US_STATES: ReadonlyArray<string> = [
+  "Alabama",
+  "Alaska",
+  "Arizona",
+  "Arkansas",
+  "California",
+  "Colorado",
+  "Connecticut",
+  "Delaware",
+  "District of Columbia",
+  "Florida",
+  "Georgia",
+  "Hawaii",
+  "Idaho",
+  "Illinois",
+  "Indiana",
+  "Iowa",
+  "Kansas",
+  "Kentucky",
+  "Louisiana",
+  "Maine",
+  "Maryland",
+  "Massachusetts",
+  "Michigan",
+  "Minnesota",
+  "Mississippi",
+  "Missouri",
+  "Montana",
+  "Nebraska",
+  "Nevada",
+  "New Hampshire",
+  "New Jersey",
+  "New Mexico",
+  "New York",
+  "North Carolina",
+  "North Dakota",
+  "Ohio",
+  "Oklahoma",
+  "Oregon",
+  "Pennsylvania",
+  "Rhode Island",
+  "South Carolina",
+  "South Dakota",
+  "Tennessee",
+  "Texas",
+  "Utah",
+  "Vermont",
+  "Virginia",
+  "Washington",
+  "West Virginia",
+  "Wisconsin",
+  "Wyoming",
+]
+
+export const COUNTRIES: ReadonlyArray<string> = [
+  "England and Wales",
+  "England",
+  "Scotland",
+  "United Kingdom",
+  "United States",
+  "Ireland",
+  "Canada",
+  "Ontario",
+  "British Columbia",
+  "Quebec",
+  "Germany",
+  "France",
+  "Netherlands",
+  "the Netherlands",
+  "Belgium",
+  "Luxembourg",
+  "Switzerland",
+  "Austria",
+  "Italy",
+  "Spain",
+  "Portugal",
+  "Sweden",
+  "Norway",
+  "Denmark",
+  "Finland",
+  "Poland",
+  "Israel",
+  "India",
+  "China",
+  "Hong Kong",
+  "Japan",
+  "Singapore",
+  "Australia",
+  "New South Wales",
+  "New Zealand",
+  "Brazil",
+  "Mexico",
+  "Cayman Islands",
+  "Bermuda",
+  "British Virgin Islands",
+]
+
+/** Regions and country groups, for dimension discovery. */
+export const REGIONS: ReadonlyArray<string> = [
+  "EU",
+  "EMEA",
+  "APAC",
+  "LATAM",
+  "US",
+  "USA",
+  "UK",
+  "North America",
+  "South America",
+  "Latin America",
+  "Europe",
+  "Asia",
+  "Asia Pacific",
+  "Africa",
+  "Middle East",
+  "Oceania",
+]
+
+export const MONTHS: ReadonlyArray<string> = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+]
+
+/** Month-name prefix (three letters, English) → month number. */
+export const monthNumber = (name: string): number | undefined => {
+  const i = MONTHS.findIndex((m) => m.startsWith(name.toLowerCase().slice(0, 3)))
+  return i >= 0 ? i + 1 : undefined
+}
+
+export const MONTH_PATTERN =
+  "(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\\.?"
+
+/** ISO currency codes recognised next to amounts. */
+export const CURRENCY_CODES: ReadonlyArray<string> = [
+  "USD",
+  "EUR",
+  "GBP",
+  "CHF",
+  "JPY",
+  "CNY",
+  "INR",
+  "PLN",
+  "CAD",
+  "AUD",
+  "NZD",
+  "SEK",
+  "NOK",
+  "DKK",
+  "CZK",
+  "HUF",
+  "RUB",
+  "BRL",
+  "MXN",
+  "ZAR",
+  "SGD",
+  "HKD",
+]
+
+/** Currency symbols and local words → ISO code. */
+export const CURRENCY_SYMBOLS: ReadonlyArray<readonly [string, string]> = [
+  ["US$", "USD"],
+  ["CA$", "CAD"],
+  ["C$", "CAD"],
+  ["A$", "AUD"],
+  ["$", "USD"],
+  ["€", "EUR"],
+  ["£", "GBP"],
+  ["¥", "JPY"],
+  ["₹", "INR"],
+  ["Rs.", "INR"],
+  ["Rs", "INR"],
+  ["zł", "PLN"],
+  ["PLN", "PLN"],
+  ["Fr.", "CHF"],
+  ["kr", "SEK"],
+  ["euro", "EUR"],
+  ["euros", "EUR"],
+  ["dollars", "USD"],
+  ["rupees", "INR"],
+]
+
+export const currencyCode = (token: string): string | undefined => {
+  const upper = token.toUpperCase()
+  if (CURRENCY_CODES.includes(upper)) return upper
+  const found = CURRENCY_SYMBOLS.find(([s]) => s.toLowerCase() === token.toLowerCase())
+  return found?.[1]
+}

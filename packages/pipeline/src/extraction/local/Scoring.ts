@@ -1,0 +1,242 @@
+/**
+ * Scoring candidates against an agent: label and sentence overlap with the key terms, distance to
+ * them, kind match, position cues and agreement with the examples. Every score keeps its reasons so
+ * the reasoning can say what decided it.
+ */
+import type { Candidate, PageAnalysis } from "./Candidates.ts"
+import { type AgentProfile, type Kind, stem, terms, words } from "./KeyTerms.ts"
+import { labelBefore, lineAt, sentenceAround } from "./Text.ts"
+
+export interface PageContext {
+  readonly text: string
+  /** 0-based index among the request's pages. */
+  readonly index: number
+  readonly pageNumber: number
+  readonly pageCount: number
+  readonly analysis: PageAnalysis
+  /** Offsets of key-term occurrences in the page. */
+  readonly termHits: ReadonlyArray<number>
+}
+
+export interface Scored {
+  readonly candidate: Candidate
+  readonly page: PageContext
+  readonly score: number
+  readonly label: string
+  readonly labelTerms: ReadonlyArray<string>
+  readonly contextTerms: ReadonlyArray<string>
+  readonly cues: ReadonlyArray<string>
+  /** Some key term, label or decisive pattern supports it (never answer on kind alone). */
+  readonly evidence: boolean
+}
+
+/** Where the key terms occur in a page. */
+export const termHits = (text: string, profile: AgentProfile): Array<number> => {
+  const out: Array<number> = []
+  for (const [w, at] of words(text)) if (profile.terms.has(stem(w))) out.push(at)
+  return out
+}
+
+/** The candidates an agent of this kind can use, with a factor for looser kinds. */
+export const pool = (kind: Kind, a: PageAnalysis): ReadonlyArray<readonly [Candidate, number]> => {
+  const all = (cs: ReadonlyArray<Candidate>, f = 1) => cs.map((c) => [c, f] as const)
+  switch (kind) {
+    case "date":
+      return all(a.dates)
+    case "money":
+      return [
+        ...all(a.numbers.filter((c) => c.kind === "money")),
+        ...all(
+          a.numbers.filter((c) => c.kind === "number"),
+          0.6,
+        ),
+      ]
+    case "number":
+      return [...all(a.numbers.filter((c) => c.kind !== "percentage")), ...all(a.durations, 0.5)]
+    case "percentage":
+      return all(a.numbers.filter((c) => c.kind === "percentage"))
+    case "duration":
+      return all(a.durations)
+    case "identifier":
+      return all(a.identifiers)
+    case "jurisdiction":
+      return all(a.jurisdictions)
+    case "currency":
+      return all(a.currencies)
+    case "party":
+      return [...all(a.parties), ...all(a.organisations, 0.4)]
+    case "name":
+      return [
+        ...all(a.organisations),
+        ...all(
+          a.labelled.filter((c) => /^[A-Z]/.test(c.value) && c.value.length <= 80),
+          0.8,
+        ),
+      ]
+    case "address":
+    case "text":
+      return all(a.labelled)
+  }
+}
+
+const overlap = (a: ReadonlyArray<string>, set: ReadonlySet<string>) => [
+  ...new Set(a.filter((t) => set.has(t))),
+]
+
+/** A sentence that says how long an agreement or its obligations last. */
+const AGREEMENT_TERM =
+  /\b(this|the)\s+(letter\s+)?(agreement|undertaking)\b[^.]{0,120}\b(remain|continue|terminat|expir|valid|effective|in (full )?force|be bound|term\b)|\bterm of (this|the)\b|\bobligations?\b[^.]{0,160}\b(remain|continue|surviv|terminat|expir|bound|in effect)|\b(remain|continue) in (full )?(force|effect)\b/
+const TERM_HEADING =
+  /(?:^|\n)\s*(?:\d+(?:\.\d+)*\.?\s*)?(?:term|duration|term and termination)\.?\s*(?:\n|\.|:)[^\n]{0,300}$/i
+/** Periods of covenants, notices and options, which are not the agreement's term. */
+const OTHER_PERIOD =
+  /\b(solicit|hire|employ(?!ee|er)|recruit|standstill|acquire|purchase|tender offer|proxy|compet|notice|vest|exercisable|option|retention|severance|salary|thereafter|revoke|revocation|following (the |any )?termination|after (the |any )?termination)/
+
+const DEFINITION_WORDS = /\b(means|shall mean|defined|definition)\b/i
+
+export const scoreCandidate = (
+  profile: AgentProfile,
+  candidate: Candidate,
+  factor: number,
+  page: PageContext,
+): Scored => {
+  const { text } = page
+  const cues: Array<string> = []
+  // A clause pattern that decides on its own (a term clause, "dated as of", a governing-law clause).
+  let decisive = false
+  const found =
+    candidate.label !== undefined ? { label: candidate.label } : labelBefore(text, candidate.valueStart)
+  const label = found.label
+  const labelTerms = overlap(terms(label), profile.terms)
+  const nameHits = labelTerms.filter((t) => profile.nameTerms.has(t)).length
+  const lowerLabel = label.toLowerCase()
+  let score = candidate.strength * factor
+  let labelScore = 0
+  if (labelTerms.length > 0) {
+    labelScore += profile.nameTerms.size > 0 ? (1.6 * nameHits) / profile.nameTerms.size : 0
+    labelScore += 0.8 + 0.2 * Math.min(2, labelTerms.length - 1)
+  }
+  if (profile.phrases.some((p) => lowerLabel.includes(p))) labelScore += 0.6
+  // A label far from the value (prose) counts less than a `Label: value` pair.
+  const labelGap = candidate.valueStart - (text.lastIndexOf("\n", candidate.valueStart - 1) + 1)
+  if (candidate.label === undefined && labelGap > 60) labelScore *= 0.5
+  score += labelScore
+
+  const sentence = sentenceAround(text, candidate.start, candidate.end, 300)
+  const context = text.slice(sentence.start, sentence.end)
+  const contextTerms = overlap(terms(context), profile.terms)
+  const contextScore = Math.min(1, contextTerms.length / Math.min(3, Math.max(1, profile.terms.size)))
+  score += 0.9 * contextScore
+
+  // Nearest key term before the value (within 150 characters) or just after it (within 60).
+  let best = Number.POSITIVE_INFINITY
+  for (const at of page.termHits) {
+    const d = at <= candidate.start ? candidate.start - at : at - candidate.end
+    const limit = at <= candidate.start ? 150 : 60
+    if (d >= 0 && d <= limit) best = Math.min(best, d / limit)
+  }
+  const proximityHit = Number.isFinite(best)
+  if (proximityHit) score += 0.6 * (1 - best)
+
+  if (candidate.kind === profile.kind) score += 1
+  else if (factor < 1) cues.push(`${candidate.kind} rather than ${profile.kind}`)
+
+  // Position in the document, 0 (start) to 1 (end).
+  const position = (page.index + candidate.start / Math.max(1, text.length)) / Math.max(1, page.pageCount)
+  const line = text
+    .slice(lineAt(text, candidate.valueStart).start, lineAt(text, candidate.valueStart).end)
+    .toLowerCase()
+  if (profile.kind === "money") {
+    const where = `${lowerLabel} ${line}`
+    if (/\bsub-?\s?total\b/.test(where) && !profile.asksForSubtotal) {
+      score -= 1.5
+      cues.push("a subtotal, not the total")
+    }
+    if (
+      /\b(vat|tax|gst|tva|btw|mwst)\b/.test(lowerLabel) &&
+      !profile.asksForTax &&
+      !/\b(incl|including|with)\b/.test(lowerLabel)
+    ) {
+      score -= 1
+      cues.push("a tax line")
+    }
+    if (/\btotal\b/.test(where) && profile.terms.has("total")) {
+      score += 0.6 * position
+      if (position > 0.5) cues.push("a total line late in the document")
+    }
+  }
+  if (
+    profile.kind === "date" &&
+    /\b(effectiv|commencement|agreement|dat)\b/.test([...profile.terms].join(" "))
+  ) {
+    if (candidate.relative) score -= 1
+    if (/effectiv|commenc/.test(profile.cueText)) {
+      score += 0.8 * (1 - Math.min(1, position * 3))
+      if (position < 0.1) cues.push("near the start of the document")
+      if (
+        /\b(dated|as of|made|entered into|effective|executed)\b[^.]{0,40}$/i.test(
+          text.slice(Math.max(0, candidate.start - 60), candidate.start),
+        )
+      ) {
+        score += 0.7
+        cues.push('after "dated/as of/entered into"')
+        decisive = true
+      }
+      // Dates in definitions, signatures and notice clauses rarely date the agreement.
+      if (DEFINITION_WORDS.test(context)) score -= 0.3
+    }
+  }
+  if (
+    profile.kind === "name" &&
+    /\b(issuer|vendor|supplier|seller|issued by|billed by)\b/.test(profile.cueText) &&
+    page.index === 0 &&
+    candidate.pattern.startsWith("organisation") &&
+    position < 0.25
+  ) {
+    score += 1.2
+    decisive = true
+    cues.push("the first organisation at the top of the document, where the issuer stands")
+  }
+  if (profile.kind === "party" && candidate.kind === "party") {
+    score += 0.8 * (1 - Math.min(1, position * 4))
+    if (position < 0.1) cues.push("near the start of the contract")
+  }
+  if (profile.kind === "jurisdiction" && /\bgovern|\bconstru|\binterpret/.test(context.toLowerCase())) {
+    score += 0.5
+    cues.push("a governing-law clause")
+    decisive = true
+  }
+  if (profile.kind === "duration" && /\b(term|duration|last|long|period|valid)/.test(profile.cueText)) {
+    const clause = context.toLowerCase()
+    // "For a period of" labels every covenant: the clause decides, not the label.
+    score -= labelScore / 2
+    if (
+      AGREEMENT_TERM.test(clause) ||
+      TERM_HEADING.test(text.slice(Math.max(0, candidate.start - 400), candidate.start))
+    ) {
+      score += 1.2
+      cues.push("states how long the agreement or its obligations last")
+      decisive = true
+    } else score -= 1.5
+    if (OTHER_PERIOD.test(clause)) {
+      score -= 1
+      cues.push("a restriction period rather than the term")
+    }
+    if (/\bday/.test(candidate.value)) score -= 0.6
+  }
+  if (profile.exampleShapes.length > 0 && candidate.kind === "identifier") {
+    if (profile.exampleShapes.some((re) => re.test(candidate.value))) {
+      score += 1
+      cues.push("the shape of the examples")
+    } else score -= 0.4
+  }
+  const evidence =
+    candidate.relative === true && labelTerms.length === 0 && proximityHit === false
+      ? false
+      : decisive ||
+        labelTerms.length > 0 ||
+        contextTerms.length > 0 ||
+        Number.isFinite(best) ||
+        (candidate.strength >= 0.9 && (candidate.kind === "party" || candidate.kind === "jurisdiction"))
+  return { candidate, page, score, label, labelTerms, contextTerms, cues, evidence }
+}

@@ -1,0 +1,287 @@
+/**
+ * A fake OpenAI-compatible Chat Completions server, for tests and benchmarks only: a real `node:http` server
+ * on 127.0.0.1 (a free port) that answers `POST /v1/chat/completions` (and `/chat/completions`) in the
+ * OpenAI response shape, and `GET /v1/models`.
+ *
+ * - `respond(body)` produces the answer's JSON content; by default a minimal object valid for the request's
+ *   `response_format.json_schema` (empty arrays, first enum values, nulls where allowed).
+ * - `latencyMs` delays every answer; `failures` (and `fail(...)`) script the answers to the next requests:
+ *   an HTTP error status (with `Retry-After`), a completion with raw (malformed) content, or a dropped
+ *   connection.
+ * - Every request is recorded with its headers, body and what was answered; `inFlight` and `maxInFlight`
+ *   count concurrent requests.
+ *
+ * Not part of the product's runtime: nothing in the service starts it.
+ */
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+
+export interface ChatMessage {
+  readonly role: string
+  readonly content: string
+}
+
+export interface ChatCompletionRequestBody {
+  readonly model?: string
+  readonly messages?: ReadonlyArray<ChatMessage>
+  readonly temperature?: number
+  readonly response_format?: {
+    readonly type?: string
+    readonly json_schema?: { readonly name?: string; readonly strict?: boolean; readonly schema?: unknown }
+  }
+  readonly [key: string]: unknown
+}
+
+/** A scripted answer to one request, in place of a completion. */
+export type FakeFailure =
+  /** An HTTP error: `retryAfter` (seconds, or any header text) becomes the `Retry-After` header. */
+  | { readonly status: number; readonly retryAfter?: number | string; readonly body?: unknown }
+  /** A 200 completion whose message content is this raw text (for example not JSON). */
+  | { readonly content: string }
+  /** The connection is destroyed without an answer (a network error for the client). */
+  | { readonly drop: true }
+
+export interface FakeUsage {
+  readonly prompt_tokens: number
+  readonly completion_tokens: number
+}
+
+export interface FakeOpenAiRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  readonly body: ChatCompletionRequestBody
+  /** The status answered (0 for a dropped connection or one the client closed first). */
+  status: number
+  /** The message content sent back with a 200 (the raw text). */
+  content?: string
+  usage?: FakeUsage
+}
+
+/** The answer's content: an object (sent as its JSON) or a string (sent as it is). */
+export type FakeResponder = (body: ChatCompletionRequestBody) => unknown | Promise<unknown>
+
+export interface FakeOpenAiOptions {
+  /** Delay before every answer, failures included (default 0). */
+  readonly latencyMs?: number
+  readonly respond?: FakeResponder
+  /** Answers for the first requests, in arrival order; later requests get completions. */
+  readonly failures?: ReadonlyArray<FakeFailure>
+  /** Token counts reported per completion (default: about four characters per token). */
+  readonly usage?: (body: ChatCompletionRequestBody, content: string) => FakeUsage
+}
+
+export interface FakeOpenAiServer {
+  /** The API root to configure clients with: `http://127.0.0.1:<port>/v1`. */
+  readonly baseUrl: string
+  readonly port: number
+  /** Chat-completion requests received, in arrival order. */
+  readonly requests: ReadonlyArray<FakeOpenAiRequest>
+  /** 200 completions sent. */
+  readonly completions: number
+  readonly inFlight: number
+  readonly maxInFlight: number
+  latencyMs: number
+  respond: FakeResponder
+  /** Scripts the answers to the next requests (after those already scripted). */
+  readonly fail: (...failures: ReadonlyArray<FakeFailure>) => void
+  /** Forgets recorded requests, counters and pending failures. */
+  readonly reset: () => void
+  readonly close: () => Promise<void>
+}
+
+/** A minimal value valid for a JSON schema: first enum value, null when allowed, empty strings and arrays. */
+export const minimalForSchema = (schema: unknown): unknown => {
+  if (typeof schema !== "object" || schema === null) return null
+  const s = schema as Record<string, unknown>
+  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0]
+  if ("const" in s) return s.const
+  const types = Array.isArray(s.type) ? (s.type as Array<unknown>) : [s.type]
+  if (types.includes("null")) return null
+  if (Array.isArray(s.anyOf) && s.anyOf.length > 0) return minimalForSchema(s.anyOf[0])
+  if (types.includes("object") || typeof s.properties === "object") {
+    const properties = (s.properties ?? {}) as Record<string, unknown>
+    const required = Array.isArray(s.required) ? (s.required as Array<string>) : Object.keys(properties)
+    return Object.fromEntries(required.map((name) => [name, minimalForSchema(properties[name])]))
+  }
+  if (types.includes("array")) return []
+  if (types.includes("string")) return ""
+  if (types.includes("integer") || types.includes("number")) return 0
+  if (types.includes("boolean")) return false
+  return null
+}
+
+/** The default responder: a minimal object valid for the request's JSON schema (`{}` without one). */
+export const genericResponder: FakeResponder = (body) => {
+  const schema = body.response_format?.json_schema?.schema
+  return schema === undefined ? {} : minimalForSchema(schema)
+}
+
+const estimateUsage = (body: ChatCompletionRequestBody, content: string): FakeUsage => {
+  const promptChars = (body.messages ?? []).reduce((n, m) => n + String(m.content ?? "").length, 0)
+  return {
+    prompt_tokens: Math.max(1, Math.ceil(promptChars / 4)),
+    completion_tokens: Math.max(1, Math.ceil(content.length / 4)),
+  }
+}
+
+export const startFakeOpenAiServer = async (options: FakeOpenAiOptions = {}): Promise<FakeOpenAiServer> => {
+  const requests: Array<FakeOpenAiRequest> = []
+  let failures: Array<FakeFailure> = [...(options.failures ?? [])]
+  let inFlight = 0
+  let maxInFlight = 0
+  let completions = 0
+  let sequence = 0
+  const timers = new Set<NodeJS.Timeout>()
+  const usageOf = options.usage ?? estimateUsage
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (ms <= 0) return resolve()
+      const timer = setTimeout(() => {
+        timers.delete(timer)
+        resolve()
+      }, ms)
+      timers.add(timer)
+    })
+
+  const sendJson = (
+    res: ServerResponse,
+    status: number,
+    value: unknown,
+    headers: Record<string, string> = {},
+  ) => {
+    if (res.destroyed || res.writableEnded) return
+    const text = JSON.stringify(value)
+    res.writeHead(status, {
+      "content-type": "application/json",
+      "content-length": String(Buffer.byteLength(text)),
+      ...headers,
+    })
+    res.end(text)
+  }
+
+  const completion = (record: FakeOpenAiRequest, res: ServerResponse, content: string) => {
+    if (res.destroyed || res.writableEnded) return
+    const usage = usageOf(record.body, content)
+    record.status = 200
+    record.content = content
+    record.usage = usage
+    completions += 1
+    sendJson(res, 200, {
+      id: `chatcmpl-fake-${++sequence}`,
+      object: "chat.completion",
+      created: Math.floor(Date.now() / 1000),
+      model: record.body.model ?? "fake",
+      choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    })
+  }
+
+  const server: FakeOpenAiServer & { latencyMs: number; respond: FakeResponder } = {
+    baseUrl: "",
+    port: 0,
+    requests,
+    get completions() {
+      return completions
+    },
+    get inFlight() {
+      return inFlight
+    },
+    get maxInFlight() {
+      return maxInFlight
+    },
+    latencyMs: options.latencyMs ?? 0,
+    respond: options.respond ?? genericResponder,
+    fail: (...more) => {
+      failures.push(...more)
+    },
+    reset: () => {
+      requests.length = 0
+      failures = []
+      maxInFlight = inFlight
+      completions = 0
+    },
+    close: async () => {
+      for (const timer of timers) clearTimeout(timer)
+      timers.clear()
+      http.closeAllConnections()
+      await new Promise<void>((resolve) => http.close(() => resolve()))
+    },
+  }
+
+  const http = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.on("end", () => {
+      const path = (req.url ?? "/").split("?")[0]!
+      if (req.method === "GET" && /^(\/v1)?\/models\/?$/.test(path)) {
+        sendJson(res, 200, { object: "list", data: [{ id: "fake", object: "model", owned_by: "fake" }] })
+        return
+      }
+      if (req.method !== "POST" || !/^(\/v1)?\/chat\/completions\/?$/.test(path)) {
+        sendJson(res, 404, { error: { message: `no route for ${req.method} ${path}`, type: "not_found" } })
+        return
+      }
+      let body: ChatCompletionRequestBody
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString("utf8"))
+      } catch {
+        sendJson(res, 400, { error: { message: "the body is not JSON", type: "invalid_request_error" } })
+        return
+      }
+      const record: FakeOpenAiRequest = { method: req.method, path, headers: req.headers, body, status: 0 }
+      requests.push(record)
+      inFlight += 1
+      maxInFlight = Math.max(maxInFlight, inFlight)
+      let finished = false
+      res.on("close", () => {
+        if (finished) return
+        finished = true
+        inFlight -= 1
+      })
+      const failure = failures.shift()
+      void (async () => {
+        await sleep(server.latencyMs)
+        if (res.destroyed || res.writableEnded) return
+        if (failure !== undefined) {
+          if ("drop" in failure) {
+            req.socket.destroy()
+            return
+          }
+          if ("content" in failure) {
+            completion(record, res, failure.content)
+            return
+          }
+          record.status = failure.status
+          const headers: Record<string, string> =
+            failure.retryAfter === undefined ? {} : { "retry-after": String(failure.retryAfter) }
+          sendJson(
+            res,
+            failure.status,
+            failure.body ?? { error: { message: `scripted failure ${failure.status}`, type: "fake_error" } },
+            headers,
+          )
+          return
+        }
+        let content: string
+        try {
+          const answer = await server.respond(body)
+          content = typeof answer === "string" ? answer : JSON.stringify(answer)
+        } catch (error) {
+          record.status = 500
+          sendJson(res, 500, { error: { message: `responder failed: ${String(error)}`, type: "fake_error" } })
+          return
+        }
+        completion(record, res, content)
+      })()
+    })
+  })
+
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject)
+    http.listen(0, "127.0.0.1", () => resolve())
+  })
+  const port = (http.address() as AddressInfo).port
+  return Object.assign(server, { port, baseUrl: `http://127.0.0.1:${port}/v1` })
+}

@@ -1,0 +1,582 @@
+/**
+ * The `openai` language-model provider (DESIGN §3): any OpenAI-compatible Chat Completions server (OpenAI,
+ * Azure, vLLM, Ollama, llama.cpp server) with JSON-schema structured output.
+ *
+ * - At most `concurrency` requests are in flight per model instance (a semaphore shared by every call;
+ *   back-off waits do not hold a slot).
+ * - 429, 5xx, network errors and timeouts are retried with exponential back-off and jitter, honouring
+ *   `Retry-After`, up to `maxRetries` times; then the call fails with a retryable `ModelError`. Other 4xx
+ *   answers fail at once, not retryable.
+ * - A malformed answer (not JSON, or not the schema's shape) is asked again once; a second one fails, not
+ *   retryable.
+ * - Answers are cached by request hash when a `ResponseCache` is given; a cache hit costs no request.
+ * - Every response reports its cost in `usage`: requests that returned a completion, cache hits and the
+ *   server's token counts (cache hits cost no tokens).
+ *
+ * Deterministic answers need no model: consistency of identical values, resolution without extractions or
+ * of identical consistent values.
+ */
+import {
+  canonicalDecimal,
+  collapseWhitespace,
+  normalizeValue,
+  parseNumber,
+  valuesEqual,
+} from "@dxs/domain/Values"
+import { Effect, Layer } from "effect"
+import {
+  type ConsistencyResponse,
+  type DeriveResponse,
+  type DiscoverResponse,
+  type ExtractedValue,
+  type ExtractResponse,
+  LanguageModel,
+  type LanguageModelShape,
+  ModelError,
+  noUsage,
+  type PageText,
+  type ResolveResponse,
+  type Usage,
+  type ValueType,
+} from "./LanguageModel.ts"
+import {
+  consistencyPrompt,
+  derivePrompt,
+  discoverPrompt,
+  extractionLabel,
+  extractPrompt,
+  type Prompt,
+  resolvePrompt,
+} from "./Prompts.ts"
+import { cacheKey, type ResponseCache } from "./ResponseCache.ts"
+
+export interface OpenAiModelOptions {
+  /** The API root, for example `https://api.openai.com/v1` or `http://127.0.0.1:1234/v1`. */
+  readonly baseUrl: string
+  /** Sent as `Authorization: Bearer …` when given. */
+  readonly apiKey?: string
+  readonly model: string
+  /** Requests in flight at most, per model instance (default 4). */
+  readonly concurrency?: number
+  /** Per request, including reading the answer (default 60 000). */
+  readonly timeoutMs?: number
+  /** Retries after the first attempt on 429, 5xx, network errors and timeouts (default 5). */
+  readonly maxRetries?: number
+  /** The first back-off delay; it doubles per retry, with jitter (default 500). */
+  readonly retryBaseMs?: number
+  /** The longest wait between attempts, `Retry-After` included (default 60 000). */
+  readonly maxRetryDelayMs?: number
+  readonly cache?: ResponseCache
+  readonly fetch?: typeof fetch
+  /** In [0, 1): the jitter source (default `Math.random`). */
+  readonly random?: () => number
+}
+
+const TEMPERATURE = 0
+
+interface Completion<T> {
+  readonly value: T
+  readonly usage: Usage
+}
+
+type Attempt =
+  | {
+      readonly kind: "completion"
+      readonly content: unknown
+      readonly promptTokens: number
+      readonly completionTokens: number
+    }
+  | { readonly kind: "retry"; readonly message: string; readonly retryAfterMs: number | undefined }
+  | { readonly kind: "fatal"; readonly message: string }
+
+/** `Retry-After` as milliseconds: delta-seconds (decimals accepted) or an HTTP date. */
+export const parseRetryAfter = (header: string | null, now = Date.now()): number | undefined => {
+  if (header === null || header.trim() === "") return undefined
+  const seconds = Number(header.trim())
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
+  const date = Date.parse(header)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+const tokenCount = (u: unknown): number => (typeof u === "number" && Number.isFinite(u) && u >= 0 ? u : 0)
+
+/**
+ * The JSON an answer's content holds. Tolerates a Markdown code fence and a leading `<think>` block (some
+ * self-hosted reasoning models emit one even in structured-output mode).
+ */
+export const parseContent = (content: unknown): unknown => {
+  let text: string
+  if (typeof content === "string") text = content
+  else if (Array.isArray(content))
+    text = content.map((part) => (typeof part?.text === "string" ? part.text : "")).join("")
+  else return undefined
+  text = text.replace(/^\s*<think>[\s\S]*?<\/think>/, "").trim()
+  const fenced = /^```(?:json)?\s*([\s\S]*?)\s*```$/.exec(text)
+  if (fenced) text = fenced[1]!
+  try {
+    return JSON.parse(text)
+  } catch {
+    const start = text.indexOf("{")
+    const end = text.lastIndexOf("}")
+    if (start < 0 || end <= start) return undefined
+    try {
+      return JSON.parse(text.slice(start, end + 1))
+    } catch {
+      return undefined
+    }
+  }
+}
+
+const errorDetail = (body: string): string => {
+  try {
+    const parsed = JSON.parse(body)
+    const message = parsed?.error?.message ?? parsed?.message ?? parsed?.error
+    if (typeof message === "string" && message.trim() !== "") return message.trim().slice(0, 300)
+  } catch {
+    // not JSON: the text itself
+  }
+  return collapseWhitespace(body).slice(0, 300)
+}
+
+export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape => {
+  const url = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`
+  const concurrency = Math.max(1, Math.floor(options.concurrency ?? 4))
+  const timeoutMs = options.timeoutMs ?? 60_000
+  const maxRetries = Math.max(0, Math.floor(options.maxRetries ?? 5))
+  const retryBaseMs = options.retryBaseMs ?? 500
+  const maxRetryDelayMs = options.maxRetryDelayMs ?? 60_000
+  const random = options.random ?? Math.random
+  const fetchImpl = options.fetch ?? globalThis.fetch
+  const semaphore = Effect.unsafeMakeSemaphore(concurrency)
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" }
+  if (options.apiKey !== undefined && options.apiKey !== "")
+    headers.authorization = `Bearer ${options.apiKey}`
+
+  /** One HTTP request; never rejects. */
+  const attempt = async (body: string, interrupt: AbortSignal): Promise<Attempt> => {
+    try {
+      const response = await fetchImpl(url, {
+        method: "POST",
+        headers,
+        body,
+        signal: AbortSignal.any([interrupt, AbortSignal.timeout(timeoutMs)]),
+      })
+      const text = await response.text()
+      if (response.ok) {
+        let parsed: any
+        try {
+          parsed = JSON.parse(text)
+        } catch {
+          parsed = undefined
+        }
+        const message = parsed?.choices?.[0]?.message
+        return {
+          kind: "completion",
+          content: message?.content,
+          promptTokens: tokenCount(parsed?.usage?.prompt_tokens),
+          completionTokens: tokenCount(parsed?.usage?.completion_tokens),
+        }
+      }
+      const message = `model server answered ${response.status}: ${errorDetail(text)}`
+      if (response.status === 429 || response.status === 408 || response.status >= 500)
+        return { kind: "retry", message, retryAfterMs: parseRetryAfter(response.headers.get("retry-after")) }
+      return { kind: "fatal", message }
+    } catch (error) {
+      const name = (error as { name?: unknown } | null)?.name
+      if (name === "TimeoutError")
+        return {
+          kind: "retry",
+          message: `model request timed out after ${timeoutMs} ms`,
+          retryAfterMs: undefined,
+        }
+      const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause
+      const detail =
+        typeof cause?.code === "string"
+          ? cause.code
+          : typeof cause?.message === "string"
+            ? cause.message
+            : error instanceof Error
+              ? error.message
+              : String(error)
+      return { kind: "retry", message: `model server unreachable: ${detail}`, retryAfterMs: undefined }
+    }
+  }
+
+  const backoff = (retry: number): number => {
+    const ceiling = Math.min(maxRetryDelayMs, retryBaseMs * 2 ** retry)
+    return Math.round(ceiling / 2 + (random() * ceiling) / 2)
+  }
+
+  /** Asks the model (or the cache) for the prompt's answer, decoded. */
+  const complete = <T>(prompt: Prompt<T>): Effect.Effect<Completion<T>, ModelError> =>
+    Effect.gen(function* () {
+      const messages = [
+        { role: "system", content: prompt.system },
+        { role: "user", content: prompt.user },
+      ]
+      const cache = options.cache
+      const key = cacheKey({
+        model: options.model,
+        messages,
+        schemaName: prompt.schemaName,
+        schema: prompt.schema,
+        temperature: TEMPERATURE,
+      })
+      if (cache !== undefined) {
+        const hit = yield* Effect.promise(() => cache.get(key).catch(() => undefined))
+        const value = hit === undefined ? undefined : prompt.decode(hit.content)
+        if (value !== undefined) return { value, usage: { ...noUsage, cacheHits: 1 } }
+      }
+      const body = JSON.stringify({
+        model: options.model,
+        messages,
+        temperature: TEMPERATURE,
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: prompt.schemaName, strict: true, schema: prompt.schema },
+        },
+      })
+      let calls = 0
+      let promptTokens = 0
+      let completionTokens = 0
+      let retries = 0
+      let malformed = 0
+      for (;;) {
+        const result = yield* semaphore.withPermits(1)(Effect.promise((signal) => attempt(body, signal)))
+        if (result.kind === "completion") {
+          calls += 1
+          promptTokens += result.promptTokens
+          completionTokens += result.completionTokens
+          const content = parseContent(result.content)
+          const value = content === undefined ? undefined : prompt.decode(content)
+          if (value !== undefined) {
+            if (cache !== undefined) {
+              const entry = {
+                content,
+                promptTokens: result.promptTokens,
+                completionTokens: result.completionTokens,
+                model: options.model,
+              }
+              yield* Effect.promise(() => cache.put(key, entry).catch(() => undefined))
+            }
+            return { value, usage: { calls, cacheHits: 0, promptTokens, completionTokens } }
+          }
+          malformed += 1
+          if (malformed > 1)
+            return yield* new ModelError({
+              message: `model ${options.model} answered ${prompt.schemaName} with malformed output twice`,
+              retryable: false,
+            })
+          continue
+        }
+        if (result.kind === "fatal")
+          return yield* new ModelError({ message: result.message, retryable: false })
+        const delay = result.retryAfterMs ?? backoff(retries)
+        if (retries >= maxRetries || delay > maxRetryDelayMs)
+          return yield* new ModelError({
+            message: `${result.message} (${retries + 1} attempt${retries === 0 ? "" : "s"})`,
+            retryable: true,
+          })
+        retries += 1
+        yield* Effect.sleep(delay)
+      }
+    })
+
+  return {
+    name: `openai:${options.model}`,
+
+    extract: (request) =>
+      Effect.gen(function* () {
+        const varying = request.dimensions.filter((d) => d.kind === "static" || d.kind === "dynamic")
+        if (request.pages.length === 0 || varying.some((d) => d.values.length === 0))
+          return { values: [], usage: noUsage } satisfies ExtractResponse
+        const { value: raw, usage } = yield* complete(extractPrompt(request, varying))
+        const values: Array<ExtractedValue> = []
+        const seen = new Set<string>()
+        for (const entry of raw) {
+          if (entry.value === null) continue
+          const value = normalizeValue(request.agent.valueType, entry.value)
+          if (value === "") continue
+          const dimensionValues: Record<string, string> = {}
+          let matched = true
+          for (const d of request.dimensions) {
+            if (d.kind === "document") dimensionValues[d.dimensionId] = request.document.name
+            else if (d.kind === "tag") dimensionValues[d.dimensionId] = d.values[0] ?? ""
+            else {
+              const given = lookupByName(entry.dimensionValues, d.name)
+              const match = given === undefined ? undefined : matchValue(d.values, given)
+              if (match === undefined) {
+                matched = false
+                break
+              }
+              dimensionValues[d.dimensionId] = match
+            }
+          }
+          if (!matched) continue
+          const combination = JSON.stringify(varying.map((d) => dimensionValues[d.dimensionId]))
+          if (seen.has(combination)) continue
+          const located = locatePassage(
+            request.pages,
+            entry.pageNumber,
+            entry.relevantPassage,
+            value,
+            request.agent.valueType,
+          )
+          if (located === undefined) continue
+          seen.add(combination)
+          values.push({
+            dimensionValues,
+            value,
+            relevantPassage: located.passage,
+            reasoning: entry.reasoning.trim(),
+            pageNumber: located.pageNumber,
+          })
+        }
+        return { values, usage } satisfies ExtractResponse
+      }),
+
+    discoverDimensionValues: (request) =>
+      Effect.gen(function* () {
+        if (request.pages.length === 0) return { values: [], usage: noUsage } satisfies DiscoverResponse
+        const { value: raw, usage } = yield* complete(discoverPrompt(request))
+        const values: Array<string> = []
+        for (const candidate of raw) {
+          const text = collapseWhitespace(candidate)
+          if (text === "") continue
+          const known = matchValue(request.dimension.values, text) ?? text
+          if (!values.some((v) => valuesEqual("string", v, known))) values.push(known)
+        }
+        return { values, usage } satisfies DiscoverResponse
+      }),
+
+    checkConsistency: (request) =>
+      Effect.gen(function* () {
+        const { agent, extractions } = request
+        const first = extractions[0]
+        if (first === undefined)
+          return { verdicts: [], summary: null, usage: noUsage } satisfies ConsistencyResponse
+        const allEqual = extractions.every((e) => valuesEqual(agent.valueType, e.value, first.value))
+        if (allEqual && agent.inconsistencyInstructions.trim() === "")
+          return {
+            verdicts: extractions.map((e) => ({
+              id: e.id,
+              consistent: true,
+              justification:
+                extractions.length === 1
+                  ? "The only extraction of this value."
+                  : "All extractions state the same value.",
+            })),
+            summary: null,
+            usage: noUsage,
+          } satisfies ConsistencyResponse
+        const { value: raw, usage } = yield* complete(
+          consistencyPrompt(agent, request.resultName, extractions),
+        )
+        const verdicts = extractions.map((e, i) => {
+          const label = extractionLabel(i)
+          const verdict = raw.verdicts.find((v) => v.label === label || v.label === e.id)
+          return verdict === undefined
+            ? { id: e.id, consistent: false, justification: "not assessed by the model" }
+            : { id: e.id, consistent: verdict.consistent, justification: verdict.justification.trim() }
+        })
+        const agree = verdicts.every((v) => v.consistent)
+        const summary = agree
+          ? null
+          : (raw.summary ?? "The extractions disagree; see the justification of each extraction.")
+        return { verdicts, summary, usage } satisfies ConsistencyResponse
+      }),
+
+    resolve: (request) =>
+      Effect.gen(function* () {
+        const { agent, extractions } = request
+        const first = extractions[0]
+        if (first === undefined)
+          return {
+            value: null,
+            status: "No result",
+            justification: "No extraction holds a value.",
+            usedExtractionIds: [],
+            usage: noUsage,
+          } satisfies ResolveResponse
+        const settled =
+          extractions.every(
+            (e) => e.consistent !== false && valuesEqual(agent.valueType, e.value, first.value),
+          ) &&
+          agent.resolutionInstructions.trim() === "" &&
+          !agent.enableComplexCalculations
+        if (settled)
+          return {
+            value: normalizeValue(agent.valueType, first.value),
+            status: "Resolved",
+            justification:
+              extractions.length === 1
+                ? "The only extraction of this value."
+                : `All ${extractions.length} extractions state the same value.`,
+            usedExtractionIds: extractions.map((e) => e.id),
+            usage: noUsage,
+          } satisfies ResolveResponse
+        const { value: raw, usage } = yield* complete(resolvePrompt(agent, request.resultName, extractions))
+        let value = raw.value === null ? null : normalizeValue(agent.valueType, raw.value)
+        if (value === "") value = null
+        let status = raw.status
+        if (status === "No result") value = null
+        else if (value === null && status === "Resolved") status = "No result"
+        const used = new Set<string>()
+        for (const label of raw.usedLabels) {
+          const index = extractions.findIndex((e, i) => extractionLabel(i) === label || e.id === label)
+          if (index >= 0) used.add(extractions[index]!.id)
+        }
+        return {
+          value,
+          status,
+          justification: raw.justification.trim(),
+          usedExtractionIds: value === null ? [] : [...used],
+          usage,
+        } satisfies ResolveResponse
+      }),
+
+    derive: (request) =>
+      Effect.gen(function* () {
+        const { value: raw, usage } = yield* complete(derivePrompt(request))
+        let value: string | null = null
+        if (raw.value !== null) {
+          if (request.agent.isEvaluation) {
+            const n = parseNumber(collapseWhitespace(raw.value))
+            value = n === undefined ? null : canonicalDecimal(n)
+          } else {
+            const normalised = normalizeValue(request.agent.valueType, raw.value)
+            value = normalised === "" ? null : normalised
+          }
+        }
+        const reasoning =
+          raw.value !== null && value === null
+            ? `${raw.reasoning.trim()} (The model's answer "${raw.value}" is not a number.)`.trim()
+            : raw.reasoning.trim()
+        return { value, reasoning, usage } satisfies DeriveResponse
+      }),
+  }
+}
+
+export const openAiModelLayer = (options: OpenAiModelOptions): Layer.Layer<LanguageModel> =>
+  Layer.succeed(LanguageModel, makeOpenAiModel(options))
+
+// ---------------------------------------------------------------------------------------------------------
+// Mapping answers back onto the request
+
+const lookupByName = (values: Readonly<Record<string, string>>, name: string): string | undefined => {
+  if (values[name] !== undefined) return values[name]
+  const wanted = collapseWhitespace(name).toLowerCase()
+  for (const [k, v] of Object.entries(values)) if (collapseWhitespace(k).toLowerCase() === wanted) return v
+  return undefined
+}
+
+/** The request's spelling of a value the model wrote (exactly, else ignoring case, spacing and punctuation). */
+const matchValue = (values: ReadonlyArray<string>, given: string): string | undefined =>
+  values.find((v) => v === given) ?? values.find((v) => valuesEqual("string", v, given))
+
+const STOP_WORDS = new Set(
+  "the and for are was were with from that this which into per its has have had not but all any our their".split(
+    " ",
+  ),
+)
+
+const tokens = (text: string): Array<string> =>
+  (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter(
+    (t) => (t.length > 2 || /\d/.test(t)) && !STOP_WORDS.has(t),
+  )
+
+const SIMILAR: Record<string, string> = {
+  "'": "['‘’`´]",
+  "‘": "['‘’`´]",
+  "’": "['‘’`´]",
+  '"': '["“”„]',
+  "“": '["“”„]',
+  "”": '["“”„]',
+  "-": "[-‐‑‒–—−]",
+  "–": "[-‐‑‒–—−]",
+  "—": "[-‐‑‒–—−]",
+}
+
+/** The page's own text for a passage that differs only in spacing, line breaks, quote or dash style, or case. */
+const findLoosely = (pageText: string, passage: string): string | undefined => {
+  const words = passage.split(/\s+/).filter((w) => w !== "")
+  if (words.length === 0 || passage.length > 4000) return undefined
+  const pattern = words
+    .map((w) => [...w].map((ch) => SIMILAR[ch] ?? ch.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join(""))
+    .join("\\s+")
+  for (const flags of ["u", "iu"]) {
+    const match = new RegExp(pattern, flags).exec(pageText)
+    if (match) return match[0]
+  }
+  return undefined
+}
+
+/** Lines of a page, long lines split into sentences; each a verbatim (trimmed) piece of the page text. */
+const segments = (pageText: string): Array<string> =>
+  pageText
+    .split(/\r?\n/)
+    .flatMap((line) => (line.length > 400 ? line.split(/(?<=[.!?;])\s+/) : [line]))
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+
+const statesValue = (segment: string, value: string, valueType: ValueType): boolean => {
+  if (valueType === "number") {
+    const wanted = parseNumber(value)
+    if (wanted !== undefined)
+      for (const chunk of segment.match(/\d[\d.,'\u00a0\u202f]*/g) ?? []) {
+        const n = parseNumber(chunk.replace(/[.,]$/, ""))
+        if (n !== undefined && Math.abs(n - wanted) <= 1e-9 * Math.max(1, Math.abs(n))) return true
+      }
+    return false
+  }
+  return value.length > 0 && segment.toLowerCase().includes(value.toLowerCase())
+}
+
+/**
+ * Where a value's passage really is: the cited page's text when the passage is verbatim in it, else another
+ * given page holding it verbatim, else the same text found loosely (spacing, quotes, case), else the line that
+ * best matches the passage and the value (the cited page first). Undefined when no page text supports it:
+ * the value is then dropped, never cited to text that does not exist.
+ */
+export const locatePassage = (
+  pages: ReadonlyArray<PageText>,
+  pageNumber: number | undefined,
+  passage: string,
+  value: string,
+  valueType: ValueType,
+): { readonly pageNumber: number; readonly passage: string } | undefined => {
+  if (pages.length === 0) return undefined
+  const cited =
+    (pageNumber === undefined ? undefined : pages.find((p) => p.pageNumber === pageNumber)) ??
+    (pageNumber === undefined
+      ? pages[0]!
+      : pages.reduce((best, p) =>
+          Math.abs(p.pageNumber - pageNumber) < Math.abs(best.pageNumber - pageNumber) ? p : best,
+        ))
+  const ordered = [cited, ...pages.filter((p) => p !== cited)]
+  const quoted = passage.trim()
+  if (quoted !== "") {
+    for (const p of ordered) if (p.text.includes(quoted)) return { pageNumber: p.pageNumber, passage: quoted }
+    for (const p of ordered) {
+      const found = findLoosely(p.text, quoted)
+      if (found !== undefined) return { pageNumber: p.pageNumber, passage: found }
+    }
+  }
+  const wanted = new Set(tokens(quoted))
+  let best: { pageNumber: number; passage: string; score: number } | undefined
+  for (const p of ordered) {
+    for (const segment of segments(p.text)) {
+      const segmentTokens = new Set(tokens(segment))
+      let shared = 0
+      for (const t of wanted) if (segmentTokens.has(t)) shared += 1
+      const base =
+        (wanted.size === 0 ? 0 : shared / wanted.size) + (statesValue(segment, value, valueType) ? 1 : 0)
+      if (base <= 0) continue
+      // The cited page wins ties; a shorter segment wins among equals (more precise citation).
+      const score = base + (p === cited ? 0.05 : 0) - segment.length / 1e7
+      if (best === undefined || score > best.score)
+        best = { pageNumber: p.pageNumber, passage: segment, score }
+    }
+  }
+  return best === undefined ? undefined : { pageNumber: best.pageNumber, passage: best.passage }
+}

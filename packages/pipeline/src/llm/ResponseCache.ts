@@ -1,0 +1,92 @@
+/**
+ * A cache of language-model answers by request hash (DESIGN §3): an identical request (same model, messages,
+ * output schema and temperature) is answered from the cache without a call. Only well-formed answers are
+ * stored. The in-memory cache serves tests and single-process tools; production uses the `llm_cache` table.
+ */
+import { createHash } from "node:crypto"
+import type { Database } from "@dxs/db"
+import type { Kysely } from "kysely"
+
+export interface CachedResponse {
+  /** The parsed JSON content of the model's answer. */
+  readonly content: unknown
+  readonly promptTokens: number
+  readonly completionTokens: number
+  /** The model that produced the answer (recorded for inspection; the key already covers it). */
+  readonly model?: string
+}
+
+export interface ResponseCache {
+  readonly get: (key: string) => Promise<CachedResponse | undefined>
+  readonly put: (key: string, value: CachedResponse) => Promise<void>
+}
+
+/** What a cache key covers: everything that decides the model's answer. */
+export interface CacheKeyInput {
+  readonly model: string
+  readonly messages: ReadonlyArray<{ readonly role: string; readonly content: string }>
+  readonly schemaName: string
+  readonly schema: unknown
+  readonly temperature: number
+}
+
+/** SHA-256 (hex) of the JSON of `{model, messages, response_format: {name, schema}, temperature}`. */
+export const cacheKey = (input: CacheKeyInput): string =>
+  createHash("sha256")
+    .update(
+      JSON.stringify({
+        model: input.model,
+        messages: input.messages.map((m) => ({ role: m.role, content: m.content })),
+        response_format: { name: input.schemaName, schema: input.schema },
+        temperature: input.temperature,
+      }),
+    )
+    .digest("hex")
+
+/** A process-local cache (unbounded unless `maxEntries` is given; the oldest entries go first). */
+export const memoryResponseCache = (maxEntries = Number.POSITIVE_INFINITY): ResponseCache => {
+  const entries = new Map<string, CachedResponse>()
+  return {
+    get: async (key) => entries.get(key),
+    put: async (key, value) => {
+      if (entries.has(key)) return
+      entries.set(key, value)
+      while (entries.size > maxEntries) {
+        const oldest = entries.keys().next()
+        if (oldest.done) break
+        entries.delete(oldest.value)
+      }
+    },
+  }
+}
+
+/** The `llm_cache` table: the first answer stored for a key wins (concurrent writers do not conflict). */
+export const postgresResponseCache = (db: Kysely<Database>): ResponseCache => ({
+  get: async (key) => {
+    const row = await db
+      .selectFrom("llm_cache")
+      .select(["response", "prompt_tokens", "completion_tokens", "model"])
+      .where("key", "=", key)
+      .executeTakeFirst()
+    if (row === undefined) return undefined
+    return {
+      content: row.response,
+      promptTokens: row.prompt_tokens,
+      completionTokens: row.completion_tokens,
+      model: row.model,
+    }
+  },
+  put: async (key, value) => {
+    await db
+      .insertInto("llm_cache")
+      .values({
+        key,
+        model: value.model ?? "",
+        response: JSON.stringify(value.content),
+        prompt_tokens: value.promptTokens,
+        completion_tokens: value.completionTokens,
+      })
+      .onConflict((oc) => oc.column("key").doNothing())
+      .execute()
+  },
+})

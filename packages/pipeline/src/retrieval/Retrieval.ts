@@ -1,0 +1,220 @@
+/**
+ * Retrieval (DESIGN §3, stage 2): which pages of a project's documents matter for an agent. Postgres
+ * full-text search over `pages.tsv` ranks the pages by the agent's key terms; small documents go to the
+ * extractor whole, large ones as their best pages plus the first and last page.
+ */
+import type { Conn } from "@dxs/db"
+import { sql } from "kysely"
+import type { PageText } from "../llm/LanguageModel.ts"
+
+/** The agent fields retrieval reads. */
+export interface RetrievalAgent {
+  readonly name: string
+  readonly extractionInstructions: string
+  readonly examples: string
+}
+
+export interface RelevantPage {
+  readonly documentId: string
+  readonly documentName: string
+  /** 1-based. */
+  readonly pageNumber: number
+  /** Cover-density rank of the page for the agent's key terms, in [0, 1). */
+  readonly score: number
+  /** A short excerpt of the page around the matching terms, on one line. */
+  readonly snippet: string
+}
+
+/** A document goes to the extractor whole when it has at most this many pages… */
+export const WHOLE_DOCUMENT_MAX_PAGES = 12
+/** …and at most this many characters in all. */
+export const WHOLE_DOCUMENT_MAX_CHARS = 60_000
+/** Pages of a larger document chosen by rank (page 1 and the last page come on top). */
+export const RANKED_PAGES = 8
+
+/** More terms than this add noise to the ranking and cost to the query. */
+const MAX_TERMS = 40
+
+/**
+ * Words that say nothing about where a value is. Postgres drops its own English stop-words too; these are
+ * the words instructions use to ask for something ("extract the … from the document").
+ */
+const STOP_WORDS = new Set(
+  `a about above after again against all also am an and any are as at be because been before being below
+  between both but by can could did do does doing down during each either else etc every few for from
+  further get give given had has have having he her here hers him his how i if in into is it its itself
+  just may me might more most must my no nor not now of off on once only or other our ours out over own
+  per please provide return same shall she should so some such than that the their theirs them then there
+  these they this those through to too under until up upon us use used using very via was we were what
+  when where whether which while who whom whose why will with within without would yes you your
+  extract extracted extraction find found identify document documents text page pages mentioned stated
+  specified listed shown eg ie example examples answer output`
+    .split(/\s+/)
+    .filter((w) => w !== ""),
+)
+
+/** The distinct words of `text`: lower-cased, letters and digits only, stop-words out. */
+const wordsOf = (text: string): Array<string> =>
+  (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter(
+    (w) => !STOP_WORDS.has(w) && (w.length > 1 || /\d/.test(w)),
+  )
+
+/**
+ * The agent's key terms as a `to_tsquery('english', …)` string: the words of its name, instructions and
+ * examples (in that order of importance), each prefix-matched, OR-ed. Empty when the agent has no usable
+ * words.
+ */
+export const keyTermsQuery = (agent: RetrievalAgent): string => {
+  const terms: Array<string> = []
+  const seen = new Set<string>()
+  for (const text of [agent.name, agent.extractionInstructions, agent.examples])
+    for (const word of wordsOf(text)) {
+      if (seen.has(word) || terms.length >= MAX_TERMS) continue
+      seen.add(word)
+      terms.push(word)
+    }
+  return terms.map((t) => `${t}:*`).join(" | ")
+}
+
+const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
+
+/** The first line of a page that holds one of the words, as a fallback excerpt. */
+const firstMatchingLine = (text: string, query: string): string => {
+  const stems = query
+    .split(" | ")
+    .map((t) => t.replace(/:\*$/, ""))
+    .filter((t) => t !== "")
+  const lines = text.split(/\r?\n/)
+  const line = lines.find((l) => stems.some((s) => l.toLowerCase().includes(s))) ?? lines[0] ?? ""
+  return oneLine(line).slice(0, 240)
+}
+
+/**
+ * The pages of the project's live processed documents (optionally one document) that match the agent's
+ * key terms, best first (ties: document name, page number). Empty when the agent has no key terms.
+ */
+export const relevantPages = async (
+  db: Conn,
+  input: {
+    readonly projectId: string
+    readonly agent: RetrievalAgent
+    readonly documentId?: string | undefined
+    readonly limit?: number | undefined
+  },
+): Promise<Array<RelevantPage>> => {
+  const query = keyTermsQuery(input.agent)
+  if (query === "") return []
+  const limit = Math.max(1, Math.floor(input.limit ?? 20))
+  const onlyDocument = input.documentId === undefined ? sql`` : sql`and d.id = ${input.documentId}`
+  // Rank first, then draw excerpts only for the pages kept (ts_headline re-parses the page text).
+  const { rows } = await sql<{
+    document_id: string
+    document_name: string
+    page_number: number
+    score: number
+    snippet: string | null
+    text: string
+  }>`
+    with q as (select to_tsquery('english', ${query}) as q),
+    ranked as (
+      select d.id as document_id, d.file_name as document_name, p.number as page_number,
+        ts_rank_cd(p.tsv, q.q, 32) as score, p.text
+      from pages p
+      join documents d on d.id = p.document_id
+      cross join q
+      where d.project_id = ${input.projectId}
+        and d.status = 'Processed'
+        and d.archive_requested_at is null
+        ${onlyDocument}
+        and p.tsv @@ q.q
+      order by score desc, d.file_name, d.id, p.number
+      limit ${limit}
+    )
+    select r.document_id, r.document_name, r.page_number, r.score, r.text,
+      ts_headline('english', left(r.text, 100000), q.q,
+        'MaxWords=30, MinWords=8, MaxFragments=1, StartSel="", StopSel=""') as snippet
+    from ranked r cross join q
+    order by r.score desc, r.document_name, r.document_id, r.page_number
+  `.execute(db)
+  return rows.map((r) => {
+    const snippet = oneLine(r.snippet ?? "")
+    return {
+      documentId: r.document_id,
+      documentName: r.document_name,
+      pageNumber: r.page_number,
+      score: Number(r.score),
+      snippet: snippet === "" ? firstMatchingLine(r.text, query) : snippet.slice(0, 400),
+    }
+  })
+}
+
+/**
+ * The pages of one document to give the extractor for an agent, in page order with their full text: all
+ * of a small document (≤ 12 pages and ≤ 60,000 characters), else the 8 best ranked pages (topped up with
+ * the leading pages when fewer match) plus page 1 and the last page, where totals and signatures often are.
+ */
+export const pagesForExtraction = async (
+  db: Conn,
+  input: { readonly agent: RetrievalAgent; readonly documentId: string; readonly documentName: string },
+): Promise<Array<PageText>> => {
+  const size = await db
+    .selectFrom("pages")
+    .select([
+      sql<number>`count(*)::int`.as("pages"),
+      sql<number>`coalesce(sum(length(text)), 0)::bigint`.as("chars"),
+      sql<number | null>`max(number)`.as("last"),
+    ])
+    .where("document_id", "=", input.documentId)
+    .executeTakeFirstOrThrow()
+  const toPageText = (p: { number: number; text: string }): PageText => ({
+    documentId: input.documentId,
+    documentName: input.documentName,
+    pageNumber: p.number,
+    text: p.text,
+  })
+  if (size.pages === 0) return []
+  if (size.pages <= WHOLE_DOCUMENT_MAX_PAGES && Number(size.chars) <= WHOLE_DOCUMENT_MAX_CHARS) {
+    const all = await db
+      .selectFrom("pages")
+      .select(["number", "text"])
+      .where("document_id", "=", input.documentId)
+      .orderBy("number")
+      .execute()
+    return all.map(toPageText)
+  }
+  const query = keyTermsQuery(input.agent)
+  const ranked =
+    query === ""
+      ? []
+      : (
+          await sql<{ number: number }>`
+            select p.number
+            from pages p, to_tsquery('english', ${query}) q
+            where p.document_id = ${input.documentId} and p.tsv @@ q
+            order by ts_rank_cd(p.tsv, q) desc, p.number
+            limit ${RANKED_PAGES}
+          `.execute(db)
+        ).rows.map((r) => r.number)
+  const chosen = new Set<number>(ranked)
+  if (chosen.size < RANKED_PAGES) {
+    const leading = await db
+      .selectFrom("pages")
+      .select("number")
+      .where("document_id", "=", input.documentId)
+      .where("number", "not in", ranked.length > 0 ? ranked : [0])
+      .orderBy("number")
+      .limit(RANKED_PAGES - chosen.size)
+      .execute()
+    for (const p of leading) chosen.add(p.number)
+  }
+  chosen.add(1)
+  if (size.last !== null) chosen.add(size.last)
+  const pages = await db
+    .selectFrom("pages")
+    .select(["number", "text"])
+    .where("document_id", "=", input.documentId)
+    .where("number", "in", [...chosen])
+    .orderBy("number")
+    .execute()
+  return pages.map(toPageText)
+}

@@ -1,0 +1,160 @@
+/**
+ * The agents' pipeline states, derived from the pipeline's records (spec: "These follow from the
+ * pipeline state; no operation sets them directly"):
+ * - `extraction_status`: `Pending` while extractions are missing or in flight, or the resolution is older
+ *   than the latest extraction; `Processed` once resolved with at least one found value; `No Result` when
+ *   resolved and nothing was found.
+ * - `requires_attention`: some current result is `Requires attention`.
+ * - progress per stage and consistency counts for the agents/status record.
+ */
+import type { Conn } from "@dxs/db"
+import type { ExtractionStatus } from "@dxs/domain/Enums"
+import { sql } from "kysely"
+import { agentDimensionsKey, loadProjectState, type ProjectState, toSnapshot } from "./ProjectState.ts"
+
+export interface StageProgress {
+  readonly total: number
+  readonly completed: number
+  readonly percentage: number
+}
+
+export interface AgentProgress {
+  readonly parsing: StageProgress
+  readonly extraction: StageProgress
+  readonly web_search: StageProgress
+  readonly resolution: StageProgress
+  readonly is_running: boolean
+  readonly is_pending: boolean
+}
+
+export interface ConsistencyCounts {
+  readonly consistent_count: number
+  readonly missing_count: number
+  readonly inconsistent_count: number
+  readonly ignored_count: number
+  readonly total_count: number
+}
+
+export interface AgentState {
+  readonly extractionStatus: ExtractionStatus
+  readonly requiresAttention: boolean
+  readonly progress: AgentProgress
+  readonly consistency: ConsistencyCounts
+}
+
+const stage = (total: number, completed: number): StageProgress => ({
+  total,
+  completed: Math.min(completed, total),
+  percentage: total === 0 ? 100 : Math.floor((100 * Math.min(completed, total)) / total),
+})
+
+/** Counts of the agent's current results (at its config version) by resolution status. */
+const resultCounts = async (db: Conn, projectId: string) => {
+  const rows = await db
+    .selectFrom("resolution_results as r")
+    .innerJoin("agents as a", (j) =>
+      j.onRef("a.id", "=", "r.agent_id").onRef("a.config_version", "=", "r.agent_config_version"),
+    )
+    .select(["r.agent_id", "r.resolution_status", sql<number>`count(*)::int`.as("n")])
+    .where("r.project_id", "=", projectId)
+    .groupBy(["r.agent_id", "r.resolution_status"])
+    .execute()
+  const byAgent = new Map<string, Map<string, number>>()
+  for (const r of rows) {
+    const m = byAgent.get(r.agent_id) ?? new Map<string, number>()
+    m.set(r.resolution_status, r.n)
+    byAgent.set(r.agent_id, m)
+  }
+  return byAgent
+}
+
+/** Agents with unfinished tasks in the project's running run. */
+const activeAgents = async (db: Conn, projectId: string): Promise<ReadonlySet<string>> => {
+  const rows = await db
+    .selectFrom("tasks as t")
+    .innerJoin("runs as r", "r.id", "t.run_id")
+    .select(sql<string>`distinct t.payload->>'agentId'`.as("agent_id"))
+    .where("r.project_id", "=", projectId)
+    .where("r.status", "=", "running")
+    .where("t.status", "in", ["pending", "running"])
+    .execute()
+  return new Set(rows.map((r) => r.agent_id).filter((id): id is string => id != null))
+}
+
+export const computeAgentStates = async (
+  db: Conn,
+  projectId: string,
+  state: ProjectState,
+): Promise<ReadonlyMap<string, AgentState>> => {
+  const [counts, active] = await Promise.all([resultCounts(db, projectId), activeAgents(db, projectId)])
+  const snapshot = toSnapshot(state)
+  const resolved = new Set(
+    snapshot.resolutions.filter((r) => r.complete).map((r) => `${r.agentId}:${r.agentConfigVersion}`),
+  )
+  const documents = state.documents
+  const processed = documents.filter((d) => d.status === "Processed")
+  const parsedOrFailed = documents.filter((d) => d.status !== "Pending").length
+  const pairKeys = new Set(
+    state.records.pairs.map(
+      (p) =>
+        `${p.agent_id}|${p.document_id}|${p.agent_config_version}|${p.document_version}|${p.dimensions_key}`,
+    ),
+  )
+  const out = new Map<string, AgentState>()
+  for (const agent of state.agents) {
+    const row = agent.row
+    const isExtraction = row.agent_type === "extraction"
+    const key = agentDimensionsKey(agent)
+    const done = isExtraction
+      ? processed.filter((d) => pairKeys.has(`${row.id}|${d.id}|${row.config_version}|${d.version}|${key}`))
+          .length
+      : 0
+    const expected = isExtraction ? processed.length : 0
+    const parsingDone = parsedOrFailed === documents.length
+    const isResolved = resolved.has(`${row.id}:${row.config_version}`)
+    const upToDate = !row.is_draft && parsingDone && done === expected && isResolved
+    const byStatus = counts.get(row.id) ?? new Map<string, number>()
+    const total = [...byStatus.values()].reduce((a, b) => a + b, 0)
+    const found = total - (byStatus.get("No result") ?? 0)
+    const extractionStatus: ExtractionStatus = !upToDate ? "Pending" : found > 0 ? "Processed" : "No Result"
+    const webSearch = row.enable_web_search && isExtraction
+    out.set(row.id, {
+      extractionStatus,
+      requiresAttention: (byStatus.get("Requires attention") ?? 0) > 0,
+      progress: {
+        parsing: stage(documents.length, parsedOrFailed),
+        extraction: stage(expected, done),
+        web_search: webSearch ? stage(1, isResolved ? 1 : 0) : stage(0, 0),
+        resolution: stage(Math.max(1, total), isResolved ? Math.max(1, total) : 0),
+        is_running: active.has(row.id),
+        is_pending: extractionStatus === "Pending",
+      },
+      consistency: {
+        consistent_count: byStatus.get("Resolved") ?? 0,
+        missing_count: byStatus.get("No result") ?? 0,
+        inconsistent_count: (byStatus.get("Requires attention") ?? 0) + (byStatus.get("Not resolved") ?? 0),
+        ignored_count: byStatus.get("Ignored") ?? 0,
+        total_count: total,
+      },
+    })
+  }
+  return out
+}
+
+/** Every agent's state (drafts included: always `Pending`). */
+export const loadAgentStates = async (
+  db: Conn,
+  projectId: string,
+): Promise<ReadonlyMap<string, AgentState>> =>
+  computeAgentStates(db, projectId, await loadProjectState(db, projectId))
+
+/** True while a run of the project is queued or running. */
+export const isPipelineRunning = async (db: Conn, projectId: string): Promise<boolean> => {
+  const row = await db
+    .selectFrom("runs")
+    .select("id")
+    .where("project_id", "=", projectId)
+    .where("status", "in", ["queued", "running"])
+    .executeTakeFirst()
+  return row !== undefined
+}

@@ -1,0 +1,25 @@
+/** The pipeline's task handlers by kind, for the worker loop. */
+import type { TaskRow } from "@dxs/db"
+import type { LanguageModelShape } from "../llm/LanguageModel.ts"
+import {
+  DERIVE_TASK,
+  EXTRACT_TASK,
+  phaseTaskHandler,
+  RESOLVE_TASK,
+  RUN_START_TASK,
+  runStartHandler,
+} from "./Runs.ts"
+import { deriveHandler, extractHandler, resolveHandler, type StageContext } from "./Stages.ts"
+
+export interface PipelineOptions {
+  readonly model: LanguageModelShape
+}
+
+export const pipelineTaskHandlers = (
+  options: PipelineOptions,
+): Readonly<Record<string, (task: TaskRow, ctx: StageContext) => Promise<void>>> => ({
+  [RUN_START_TASK]: runStartHandler,
+  [EXTRACT_TASK]: phaseTaskHandler(extractHandler(options)),
+  [RESOLVE_TASK]: phaseTaskHandler(resolveHandler(options)),
+  [DERIVE_TASK]: phaseTaskHandler(deriveHandler(options)),
+})

@@ -1,0 +1,290 @@
+/**
+ * What the pipeline reads about a project: its documents, its agents with their dimensions and
+ * references, and the records of finished extraction and resolution work. The launch planner's snapshot
+ * and the agents' derived states both come from here.
+ */
+import type { AgentRow, Conn } from "@dxs/db"
+import type { AgentType, DimensionSource, DocumentStatus } from "@dxs/domain/Enums"
+import type { ProjectSnapshot, SnapshotDimension } from "@dxs/domain/LaunchPlanner"
+import { dimensionsKey } from "@dxs/domain/LaunchPlanner"
+import { sql } from "kysely"
+import type { AgentSpec, DimensionQuery, ValueType } from "../llm/LanguageModel.ts"
+
+export interface AttachedDimension {
+  readonly dimensionId: string
+  readonly name: string
+  readonly description: string
+  readonly exampleValues: string
+  readonly source: DimensionSource
+  readonly tagKey: string | null
+  readonly areValuesDynamic: boolean
+  readonly values: ReadonlyArray<string>
+}
+
+export interface ProjectAgent {
+  readonly row: AgentRow
+  /** In display order. */
+  readonly dimensions: ReadonlyArray<AttachedDimension>
+  /** Ids of referenced agents (derived agents). */
+  readonly references: ReadonlyArray<string>
+}
+
+export interface ProjectDocument {
+  readonly id: string
+  readonly name: string
+  readonly status: DocumentStatus
+  readonly version: number
+  readonly parseInFlight: boolean
+  readonly tags: Readonly<Record<string, string>>
+}
+
+/** Live documents of the project (not queued for archival), oldest first. */
+export const loadDocuments = async (db: Conn, projectId: string): Promise<ReadonlyArray<ProjectDocument>> => {
+  const rows = await db
+    .selectFrom("documents as d")
+    .select([
+      "d.id",
+      "d.file_name",
+      "d.status",
+      "d.version",
+      sql<boolean>`exists (select 1 from tasks t where t.kind = 'parse' and t.status in ('pending', 'running')
+        and t.payload->>'document_id' = d.id::text)`.as("parse_in_flight"),
+      sql<Record<string, string>>`coalesce((select jsonb_object_agg(g.key, g.value) from document_tags g
+        where g.document_id = d.id), '{}'::jsonb)`.as("tags"),
+    ])
+    .where("d.project_id", "=", projectId)
+    .where("d.archive_requested_at", "is", null)
+    .orderBy("d.uploaded_at")
+    .orderBy("d.id")
+    .execute()
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.file_name,
+    status: r.status as DocumentStatus,
+    version: r.version,
+    parseInFlight: r.parse_in_flight,
+    tags: r.tags,
+  }))
+}
+
+/** The project's agents (drafts included), oldest first, with dimensions and references. */
+export const loadAgents = async (db: Conn, projectId: string): Promise<ReadonlyArray<ProjectAgent>> => {
+  const rows = await db
+    .selectFrom("agents")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute()
+  if (rows.length === 0) return []
+  const ids = rows.map((r) => r.id)
+  const attachments = await db
+    .selectFrom("agent_dimensions as ad")
+    .innerJoin("dimensions as d", "d.id", "ad.dimension_id")
+    .select([
+      "ad.agent_id",
+      "ad.dimension_id",
+      "ad.are_values_dynamic",
+      "ad.values",
+      "d.name",
+      "d.description",
+      "d.example_values",
+      "d.source",
+      "d.tag_key",
+    ])
+    .where("ad.agent_id", "in", ids)
+    .orderBy("ad.order")
+    .orderBy("ad.id")
+    .execute()
+  const references = await db
+    .selectFrom("agent_references")
+    .select(["agent_id", "referenced_agent_id"])
+    .where("agent_id", "in", ids)
+    .orderBy("position")
+    .execute()
+  return rows.map((row) => ({
+    row,
+    dimensions: attachments
+      .filter((a) => a.agent_id === row.id)
+      .map((a) => ({
+        dimensionId: a.dimension_id,
+        name: a.name,
+        description: a.description,
+        exampleValues: a.example_values,
+        source: a.source as DimensionSource,
+        tagKey: a.tag_key,
+        areValuesDynamic: a.are_values_dynamic,
+        values: a.values ?? [],
+      })),
+    references: references.filter((r) => r.agent_id === row.id).map((r) => r.referenced_agent_id),
+  }))
+}
+
+export const snapshotDimensions = (agent: ProjectAgent): ReadonlyArray<SnapshotDimension> =>
+  agent.dimensions.map((d) => ({
+    dimensionId: d.dimensionId,
+    areValuesDynamic: d.areValuesDynamic,
+    source: d.source,
+    values: d.values,
+  }))
+
+/** The agent's current dimensions key (see LaunchPlanner.dimensionsKey). */
+export const agentDimensionsKey = (agent: ProjectAgent): string => dimensionsKey(snapshotDimensions(agent))
+
+export interface PipelineRecords {
+  readonly pairs: ReadonlyArray<{
+    readonly agent_id: string
+    readonly document_id: string
+    readonly agent_config_version: number
+    readonly document_version: number
+    readonly dimensions_key: string
+    readonly extracted_at: Date
+  }>
+  readonly resolutions: ReadonlyArray<{
+    readonly agent_id: string
+    readonly agent_config_version: number
+    readonly complete: boolean
+    readonly resolved_at: Date
+  }>
+}
+
+export const loadRecords = async (db: Conn, projectId: string): Promise<PipelineRecords> => {
+  const pairs = await db
+    .selectFrom("extraction_pairs as p")
+    .innerJoin("agents as a", "a.id", "p.agent_id")
+    .select([
+      "p.agent_id",
+      "p.document_id",
+      "p.agent_config_version",
+      "p.document_version",
+      "p.dimensions_key",
+      "p.extracted_at",
+    ])
+    .where("a.project_id", "=", projectId)
+    .execute()
+  const resolutions = await db
+    .selectFrom("agent_resolutions as r")
+    .innerJoin("agents as a", "a.id", "r.agent_id")
+    .select(["r.agent_id", "r.agent_config_version", "r.complete", "r.resolved_at"])
+    .where("a.project_id", "=", projectId)
+    .execute()
+  return { pairs, resolutions }
+}
+
+export interface ProjectState {
+  readonly documents: ReadonlyArray<ProjectDocument>
+  readonly agents: ReadonlyArray<ProjectAgent>
+  readonly records: PipelineRecords
+  readonly run: { readonly running: boolean; readonly queued: boolean }
+}
+
+export const loadProjectState = async (db: Conn, projectId: string): Promise<ProjectState> => {
+  const [documents, agents, records, runs] = await Promise.all([
+    loadDocuments(db, projectId),
+    loadAgents(db, projectId),
+    loadRecords(db, projectId),
+    db
+      .selectFrom("runs")
+      .select("status")
+      .where("project_id", "=", projectId)
+      .where("status", "in", ["queued", "running"])
+      .execute(),
+  ])
+  return {
+    documents,
+    agents,
+    records,
+    run: {
+      running: runs.some((r) => r.status === "running"),
+      queued: runs.some((r) => r.status === "queued"),
+    },
+  }
+}
+
+/**
+ * The planner's snapshot. A resolution counts as complete only if it is newer than every extraction of
+ * the agent, so an agent re-extracted by an interrupted run is resolved again.
+ */
+export const toSnapshot = (state: ProjectState): ProjectSnapshot => {
+  const latestExtraction = new Map<string, number>()
+  for (const p of state.records.pairs) {
+    const t = new Date(p.extracted_at).getTime()
+    if (t > (latestExtraction.get(p.agent_id) ?? 0)) latestExtraction.set(p.agent_id, t)
+  }
+  return {
+    documents: state.documents.map((d) => ({
+      id: d.id,
+      name: d.name,
+      status: d.status,
+      version: d.version,
+      parseInFlight: d.parseInFlight,
+    })),
+    agents: state.agents.map((a) => ({
+      id: a.row.id,
+      name: a.row.name,
+      type: a.row.agent_type as AgentType,
+      configVersion: a.row.config_version,
+      isDraft: a.row.is_draft,
+      dimensions: snapshotDimensions(a),
+      references: a.references,
+    })),
+    extractions: state.records.pairs.map((p) => ({
+      agentId: p.agent_id,
+      agentConfigVersion: p.agent_config_version,
+      documentId: p.document_id,
+      documentVersion: p.document_version,
+      dimensionsKey: p.dimensions_key,
+    })),
+    resolutions: state.records.resolutions.map((r) => ({
+      agentId: r.agent_id,
+      agentConfigVersion: r.agent_config_version,
+      complete: r.complete && new Date(r.resolved_at).getTime() >= (latestExtraction.get(r.agent_id) ?? 0),
+    })),
+    run: state.run,
+  }
+}
+
+export const agentSpec = (row: AgentRow): AgentSpec => ({
+  id: row.id,
+  name: row.name,
+  extractionInstructions: row.extraction_instructions,
+  valueType: (row.is_evaluation ? "number" : row.value_type) as ValueType,
+  unit: row.unit,
+  examples: row.examples,
+  inconsistencyInstructions: row.inconsistency_instructions,
+  resolutionInstructions: row.resolution_instructions,
+  enableComplexCalculations: row.enable_complex_calculations_in_resolution,
+  valueIfNotFound: row.value_if_not_found,
+  derivedPrompt: row.derived_prompt,
+  isEvaluation: row.is_evaluation,
+})
+
+/** The dimension as a model sees it for one document (fixed value for DOCUMENT and TAG dimensions). */
+export const dimensionQuery = (
+  dimension: AttachedDimension,
+  document: ProjectDocument,
+  discovered: ReadonlyArray<string> = [],
+): DimensionQuery => ({
+  dimensionId: dimension.dimensionId,
+  name: dimension.name,
+  description: dimension.description,
+  exampleValues: dimension.exampleValues,
+  kind:
+    dimension.source === "DOCUMENT"
+      ? "document"
+      : dimension.source === "TAG"
+        ? "tag"
+        : dimension.areValuesDynamic
+          ? "dynamic"
+          : "static",
+  values:
+    dimension.source === "DOCUMENT"
+      ? [document.name]
+      : dimension.source === "TAG"
+        ? document.tags[dimension.tagKey ?? dimension.name] !== undefined
+          ? [document.tags[dimension.tagKey ?? dimension.name]!]
+          : []
+        : dimension.areValuesDynamic
+          ? discovered
+          : dimension.values,
+})

@@ -1,0 +1,750 @@
+/**
+ * The pipeline's stages as task handlers over the `LanguageModel` service (DESIGN §3):
+ * - `extract`: one agent/document pair — retrieval, discovery of dynamic dimension values, extraction
+ *   (value, verbatim passage, reasoning, page) per combination of dimension values;
+ * - `resolve`: one extraction agent — consistency across documents, then one resolved value per atomic
+ *   value (agent × dimension values) with status, references and sources;
+ * - `derive`: one derived or evaluation agent over the resolved values it references.
+ * Model calls happen outside transactions; each task writes its results, its usage, its completion and
+ * (maybe) the next phase of the run in one transaction, replacing what an earlier attempt wrote, so a
+ * re-executed task neither loses nor duplicates anything.
+ */
+import type { StoredDimensionValue, TaskRow } from "@dxs/db"
+import type { TaskDb, TaskTrx } from "@dxs/db/TaskQueue"
+import { cartesian, dimensionKey } from "@dxs/domain/Combinations"
+import { parseNumber } from "@dxs/domain/Values"
+import { Effect } from "effect"
+import { sql } from "kysely"
+import {
+  addUsage,
+  type CandidateExtraction,
+  type DerivedInput,
+  type ExtractedValue,
+  LanguageModel,
+  type LanguageModelShape,
+  noUsage,
+  type Usage,
+} from "../llm/LanguageModel.ts"
+import { pagesForExtraction } from "../retrieval/Retrieval.ts"
+import {
+  type AttachedDimension,
+  agentDimensionsKey,
+  agentSpec,
+  dimensionQuery,
+  loadAgents,
+  loadDocuments,
+  type ProjectAgent,
+  type ProjectDocument,
+} from "./ProjectState.ts"
+import { advanceIfPhaseDone, type RunTaskContext } from "./Runs.ts"
+
+export interface StageContext extends RunTaskContext {
+  readonly signal: AbortSignal
+}
+
+export interface StageOptions {
+  readonly model: LanguageModelShape
+}
+
+const runModel = <A, E>(
+  options: StageOptions,
+  effect: Effect.Effect<A, E, LanguageModel>,
+  signal: AbortSignal,
+) => Effect.runPromise(Effect.provideService(effect, LanguageModel, options.model), { signal })
+
+interface RunInfo {
+  readonly projectId: string
+  readonly referenceDate: string
+}
+
+/** The run if it is running (else the task has nothing to do), with the project's reference date. */
+const runningRun = async (db: TaskDb, runId: string): Promise<RunInfo | undefined> => {
+  const row = await db
+    .selectFrom("runs as r")
+    .innerJoin("projects as p", "p.id", "r.project_id")
+    .select([
+      "r.status",
+      "r.project_id",
+      sql<string>`coalesce(p.reference_date, p.created_at::date)::text`.as("reference_date"),
+    ])
+    .where("r.id", "=", runId)
+    .executeTakeFirst()
+  return row?.status === "running"
+    ? { projectId: row.project_id, referenceDate: row.reference_date }
+    : undefined
+}
+
+const addRunUsage = async (trx: TaskTrx, runId: string, usage: Usage) => {
+  if (usage.calls === 0 && usage.cacheHits === 0 && usage.promptTokens === 0 && usage.completionTokens === 0)
+    return
+  await trx
+    .updateTable("runs")
+    .set({
+      model_calls: sql`model_calls + ${usage.calls}`,
+      cache_hits: sql`cache_hits + ${usage.cacheHits}`,
+      prompt_tokens: sql`prompt_tokens + ${usage.promptTokens}`,
+      completion_tokens: sql`completion_tokens + ${usage.completionTokens}`,
+    })
+    .where("id", "=", runId)
+    .execute()
+}
+
+/** Completes the task and moves the run on, in the transaction of the task's writes. */
+const finishTask = async (trx: TaskTrx, ctx: StageContext, runId: string, usage: Usage) => {
+  await ctx.complete(trx)
+  await addRunUsage(trx, runId, usage)
+  await advanceIfPhaseDone(trx, runId)
+}
+
+/** A still-current agent row (same config version), share-locked until the transaction ends. */
+const agentStillAt = async (trx: TaskTrx, agentId: string, configVersion: number) => {
+  const row = await trx
+    .selectFrom("agents")
+    .select("config_version")
+    .where("id", "=", agentId)
+    .forShare()
+    .executeTakeFirst()
+  return row?.config_version === configVersion
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Dimension instances and atomic values
+
+interface InstanceRef {
+  readonly dimension: AttachedDimension
+  readonly value: string
+  readonly documentId: string | null
+}
+
+/** The atomic value of an agent for one combination of dimension instances (created when missing). */
+const ensureAtomicValue = async (
+  trx: TaskTrx,
+  projectId: string,
+  agentId: string,
+  instances: ReadonlyArray<InstanceRef>,
+): Promise<{ id: string; dimensionValues: ReadonlyArray<StoredDimensionValue> }> => {
+  const stored: Array<StoredDimensionValue> = []
+  for (const instance of instances) {
+    const row = await trx
+      .insertInto("dimension_instances")
+      .values({
+        dimension_id: instance.dimension.dimensionId,
+        value: instance.value,
+        document_id: instance.documentId,
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(["dimension_id", "value", "document_id"])
+          .doUpdateSet({ value: (eb) => eb.ref("excluded.value") }),
+      )
+      .returning("id")
+      .executeTakeFirstOrThrow()
+    stored.push({
+      id: row.id,
+      dimension_id: instance.dimension.dimensionId,
+      name: instance.dimension.name,
+      dimension_value: instance.value,
+      document_id: instance.documentId,
+    })
+  }
+  const key = dimensionKey(stored.map((s) => s.id))
+  const atomic = await trx
+    .insertInto("atomic_values")
+    .values({
+      project_id: projectId,
+      agent_id: agentId,
+      dimension_key: key,
+      dimension_values: JSON.stringify(stored),
+    })
+    .onConflict((oc) =>
+      oc.columns(["agent_id", "dimension_key"]).doUpdateSet({ dimension_values: JSON.stringify(stored) }),
+    )
+    .returning("id")
+    .executeTakeFirstOrThrow()
+  return { id: atomic.id, dimensionValues: stored }
+}
+
+const instanceFor = (dimension: AttachedDimension, value: string, document: ProjectDocument | undefined) => ({
+  dimension,
+  value,
+  documentId: dimension.source === "DOCUMENT" ? (document?.id ?? null) : null,
+})
+
+// ---------------------------------------------------------------------------------------------------------
+// extract
+
+interface ExtractPayload {
+  readonly runId: string
+  readonly agentId: string
+  readonly agentConfigVersion: number
+  readonly documentId: string
+  readonly documentVersion: number
+  readonly dimensionsKey: string
+}
+
+export const extractHandler =
+  (options: StageOptions) =>
+  async (task: TaskRow, ctx: StageContext): Promise<void> => {
+    const p = task.payload as unknown as ExtractPayload
+    const run = await runningRun(ctx.db, p.runId)
+    if (!run) return
+    const agent = (await loadAgents(ctx.db, run.projectId)).find((a) => a.row.id === p.agentId)
+    const document = (await loadDocuments(ctx.db, run.projectId)).find((d) => d.id === p.documentId)
+    const current =
+      agent !== undefined &&
+      !agent.row.is_draft &&
+      agent.row.config_version === p.agentConfigVersion &&
+      document !== undefined &&
+      document.status === "Processed" &&
+      document.version === p.documentVersion
+
+    let values: ReadonlyArray<ExtractedValue> = []
+    let usage = noUsage
+    if (current) {
+      const spec = agentSpec(agent.row)
+      const pages = await pagesForExtraction(ctx.db, {
+        agent: {
+          name: spec.name,
+          extractionInstructions: spec.extractionInstructions,
+          examples: spec.examples,
+        },
+        documentId: document.id,
+        documentName: document.name,
+      })
+      const found = await runModel(
+        options,
+        Effect.gen(function* () {
+          const model = yield* LanguageModel
+          let spent = noUsage
+          const discovered = new Map<string, ReadonlyArray<string>>()
+          for (const dimension of agent.dimensions) {
+            if (dimension.source !== "CUSTOM" || !dimension.areValuesDynamic) continue
+            const r = yield* model.discoverDimensionValues({
+              agent: spec,
+              dimension: dimensionQuery(dimension, document),
+              document: { id: document.id, name: document.name },
+              pages,
+            })
+            spent = addUsage(spent, r.usage)
+            discovered.set(dimension.dimensionId, r.values)
+          }
+          const dimensions = agent.dimensions.map((d) =>
+            dimensionQuery(d, document, discovered.get(d.dimensionId)),
+          )
+          // A dimension with no value for this document (a tag it lacks, nothing discovered): nothing to ask.
+          if (pages.length === 0 || dimensions.some((d) => d.values.length === 0))
+            return { values: [] as ReadonlyArray<ExtractedValue>, usage: spent }
+          const r = yield* model.extract({
+            agent: spec,
+            document: { id: document.id, name: document.name },
+            pages,
+            dimensions,
+            referenceDate: run.referenceDate,
+          })
+          return { values: r.values, usage: addUsage(spent, r.usage) }
+        }),
+        ctx.signal,
+      )
+      values = found.values
+      usage = found.usage
+    }
+
+    await ctx.db.transaction().execute(async (trx) => {
+      if (current && (await agentStillAt(trx, agent.row.id, p.agentConfigVersion))) {
+        await trx
+          .deleteFrom("extractions")
+          .where("agent_id", "=", agent.row.id)
+          .where("document_id", "=", document.id)
+          .where("source_type", "=", "document")
+          .execute()
+        let written = 0
+        for (const value of values) {
+          const instances = agent.dimensions.map((d) => {
+            const v = value.dimensionValues[d.dimensionId]
+            return v === undefined ? undefined : instanceFor(d, v, document)
+          })
+          if (instances.some((i) => i === undefined)) continue
+          const atomic = await ensureAtomicValue(
+            trx,
+            run.projectId,
+            agent.row.id,
+            instances as Array<InstanceRef>,
+          )
+          await trx
+            .insertInto("extractions")
+            .values({
+              project_id: run.projectId,
+              agent_id: agent.row.id,
+              agent_config_version: p.agentConfigVersion,
+              atomic_value_id: atomic.id,
+              document_id: document.id,
+              value: value.value,
+              relevant_passage: value.relevantPassage,
+              reasoning: value.reasoning,
+              page_number: value.pageNumber,
+              source_type: "document",
+            })
+            .execute()
+          written += 1
+        }
+        await trx
+          .insertInto("extraction_pairs")
+          .values({
+            agent_id: agent.row.id,
+            document_id: document.id,
+            agent_config_version: p.agentConfigVersion,
+            document_version: p.documentVersion,
+            dimensions_key: agentDimensionsKey(agent),
+            value_count: written,
+          })
+          .onConflict((oc) =>
+            oc.columns(["agent_id", "document_id"]).doUpdateSet({
+              agent_config_version: p.agentConfigVersion,
+              document_version: p.documentVersion,
+              dimensions_key: agentDimensionsKey(agent),
+              value_count: written,
+              extracted_at: sql`now()`,
+            }),
+          )
+          .execute()
+      }
+      await finishTask(trx, ctx, p.runId, usage)
+    })
+  }
+
+// ---------------------------------------------------------------------------------------------------------
+// The combinations an agent should have a result for
+
+/**
+ * Per dimension, the instances a result is expected for: static values; the Document dimension's
+ * processed documents; the tag values of processed documents; dynamic values found by extraction.
+ */
+const expectedCombinations = async (
+  db: TaskDb | TaskTrx,
+  agent: ProjectAgent,
+  documents: ReadonlyArray<ProjectDocument>,
+  discovered: ReadonlyArray<StoredDimensionValue>,
+): Promise<ReadonlyArray<ReadonlyArray<InstanceRef>>> => {
+  void db
+  const processed = documents.filter((d) => d.status === "Processed")
+  const lists = agent.dimensions.map((dimension): ReadonlyArray<InstanceRef> => {
+    if (dimension.source === "DOCUMENT") return processed.map((d) => instanceFor(dimension, d.name, d))
+    if (dimension.source === "TAG") {
+      const key = dimension.tagKey ?? dimension.name
+      const values = [
+        ...new Set(processed.map((d) => d.tags[key]).filter((v): v is string => v !== undefined)),
+      ]
+      return values.map((v) => instanceFor(dimension, v, undefined))
+    }
+    if (dimension.areValuesDynamic) {
+      const values = [
+        ...new Set(
+          discovered.filter((s) => s.dimension_id === dimension.dimensionId).map((s) => s.dimension_value),
+        ),
+      ]
+      return values.map((v) => instanceFor(dimension, v, undefined))
+    }
+    return [...new Set(dimension.values)].map((v) => instanceFor(dimension, v, undefined))
+  })
+  return cartesian(lists)
+}
+
+const resultName = (agentName: string, instances: ReadonlyArray<InstanceRef>) =>
+  instances.length === 0 ? agentName : instances.map((i) => i.value).join(" / ")
+
+/** A value as stored in `resolution_results.value`: a JSON number for number agents. */
+const storedValue = (valueType: string, value: string | null): unknown => {
+  if (value === null) return null
+  if (valueType === "number") {
+    const n = parseNumber(value)
+    return n === undefined ? value : n
+  }
+  return value
+}
+
+const currentAtomicValues = async (db: TaskDb | TaskTrx, agentId: string, configVersion: number) =>
+  db
+    .selectFrom("atomic_values as av")
+    .select(["av.id", "av.dimension_values"])
+    .where("av.agent_id", "=", agentId)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("extractions as e")
+          .select("e.id")
+          .whereRef("e.atomic_value_id", "=", "av.id")
+          .where("e.agent_config_version", "=", configVersion),
+      ),
+    )
+    .execute()
+
+interface ResolvedRow {
+  readonly atomicValueId: string
+  readonly resultName: string
+  readonly value: unknown
+  readonly status: string
+  readonly justification: string
+  readonly references: Record<string, readonly [string, number | null]>
+  readonly sources: ReadonlyArray<{
+    document_name: string
+    page_number: number
+    document_id: string
+    atomic_value_ids: string[]
+  }>
+  readonly sourceType: string
+  readonly verdicts: ReadonlyArray<{ id: string; consistent: boolean; justification: string }>
+  readonly summary: string | null
+}
+
+const writeResults = async (
+  trx: TaskTrx,
+  projectId: string,
+  agent: ProjectAgent,
+  rows: ReadonlyArray<ResolvedRow>,
+) => {
+  const configVersion = agent.row.config_version
+  for (const row of rows) {
+    for (const v of row.verdicts)
+      await trx
+        .updateTable("extractions")
+        .set({ consistent: v.consistent, justification_for_consistency: v.justification })
+        .where("id", "=", v.id)
+        .execute()
+    const fresh = {
+      result_name: row.resultName,
+      value: JSON.stringify(row.value),
+      resolution_status: row.status,
+      justification: row.justification,
+      references: JSON.stringify(row.references),
+      sources: JSON.stringify(row.sources),
+      source_type: row.sourceType,
+    }
+    await trx
+      .insertInto("resolution_results")
+      .values({
+        project_id: projectId,
+        agent_id: agent.row.id,
+        agent_config_version: configVersion,
+        atomic_value_id: row.atomicValueId,
+        ...fresh,
+      })
+      .onConflict((oc) =>
+        oc.column("atomic_value_id").doUpdateSet((eb) => ({
+          // A value set by hand at this config version is kept; citations are refreshed.
+          result_name: row.resultName,
+          references: JSON.stringify(row.references),
+          sources: JSON.stringify(row.sources),
+          source_type: row.sourceType,
+          value: sql`case when ${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.value else ${JSON.stringify(row.value)}::jsonb end`,
+          resolution_status: sql`case when ${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.resolution_status else ${row.status} end`,
+          justification: sql`case when ${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.justification else ${row.justification} end`,
+          is_overridden: sql`${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion}`,
+          updated_by_email: sql`case when ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.updated_by_email else null end`,
+          agent_config_version: configVersion,
+          updated_at: sql`now()`,
+        })),
+      )
+      .execute()
+  }
+  // Results of combinations that no longer exist (a removed static value, a deleted document) go.
+  const keep = rows.map((r) => r.atomicValueId)
+  let stale = trx.deleteFrom("resolution_results").where("agent_id", "=", agent.row.id)
+  if (keep.length > 0) stale = stale.where("atomic_value_id", "not in", keep)
+  await stale.execute()
+  const summaries = rows.map((r) => r.summary).filter((s): s is string => s !== null)
+  await trx
+    .updateTable("agents")
+    .set({
+      inconsistency_summary: summaries.length === 0 ? null : summaries.join("\n"),
+      requires_attention: rows.some((r) => r.status === "Requires attention"),
+    })
+    .where("id", "=", agent.row.id)
+    .execute()
+  await trx
+    .insertInto("agent_resolutions")
+    .values({ agent_id: agent.row.id, agent_config_version: configVersion, complete: true })
+    .onConflict((oc) =>
+      oc
+        .column("agent_id")
+        .doUpdateSet({ agent_config_version: configVersion, complete: true, resolved_at: sql`now()` }),
+    )
+    .execute()
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// resolve
+
+interface AgentPayload {
+  readonly runId: string
+  readonly agentId: string
+}
+
+const notFoundText = (agent: ProjectAgent) => agent.row.value_if_not_found.trim() || "n/a"
+
+export const resolveHandler =
+  (options: StageOptions) =>
+  async (task: TaskRow, ctx: StageContext): Promise<void> => {
+    const p = task.payload as unknown as AgentPayload
+    const run = await runningRun(ctx.db, p.runId)
+    if (!run) return
+    const agent = (await loadAgents(ctx.db, run.projectId)).find((a) => a.row.id === p.agentId)
+    if (!agent || agent.row.is_draft)
+      return ctx.db.transaction().execute((trx) => finishTask(trx, ctx, p.runId, noUsage))
+    const documents = await loadDocuments(ctx.db, run.projectId)
+    const configVersion = agent.row.config_version
+    const existing = await currentAtomicValues(ctx.db, agent.row.id, configVersion)
+    const combinations = await expectedCombinations(
+      ctx.db,
+      agent,
+      documents,
+      existing.flatMap((a) => a.dimension_values),
+    )
+    const liveDocuments = new Map(documents.map((d) => [d.id, d]))
+    const extractions = await ctx.db
+      .selectFrom("extractions")
+      .selectAll()
+      .where("agent_id", "=", agent.row.id)
+      .where("agent_config_version", "=", configVersion)
+      .orderBy("extracted_at")
+      .orderBy("id")
+      .execute()
+    const spec = agentSpec(agent.row)
+
+    // Atomic values first (idempotent), so the model's work below can be keyed by them.
+    const atomics = await ctx.db.transaction().execute(async (trx) => {
+      const out: Array<{ id: string; instances: ReadonlyArray<InstanceRef> }> = []
+      for (const instances of combinations)
+        out.push({ id: (await ensureAtomicValue(trx, run.projectId, agent.row.id, instances)).id, instances })
+      return out
+    })
+
+    const resolved = await runModel(
+      options,
+      Effect.gen(function* () {
+        const model = yield* LanguageModel
+        let usage = noUsage
+        const rows: Array<ResolvedRow> = []
+        for (const atomic of atomics) {
+          const name = resultName(agent.row.name, atomic.instances)
+          const mine = extractions.filter(
+            (e) =>
+              e.atomic_value_id === atomic.id && (e.document_id === null || liveDocuments.has(e.document_id)),
+          )
+          const candidates: Array<CandidateExtraction> = mine.map((e) => ({
+            id: e.id,
+            value: e.value,
+            sourceType: e.source_type,
+            documentName: e.document_id === null ? null : liveDocuments.get(e.document_id)!.name,
+            pageNumber: e.page_number,
+            relevantPassage: e.relevant_passage,
+          }))
+          let verdicts: ReadonlyArray<{ id: string; consistent: boolean; justification: string }> = []
+          let summary: string | null = null
+          if (candidates.length > 0) {
+            const c = yield* model.checkConsistency({
+              agent: spec,
+              resultName: name,
+              extractions: candidates,
+            })
+            usage = addUsage(usage, c.usage)
+            verdicts = c.verdicts
+            summary = c.summary
+          }
+          const consistentById = new Map(verdicts.map((v) => [v.id, v.consistent]))
+          const r = yield* model.resolve({
+            agent: spec,
+            resultName: name,
+            extractions: candidates.map((c) => ({ ...c, consistent: consistentById.get(c.id) ?? null })),
+          })
+          usage = addUsage(usage, r.usage)
+          const used = new Set(r.usedExtractionIds)
+          const cited = mine.filter((e) => used.has(e.id))
+          const references: Record<string, readonly [string, number | null]> = {}
+          const sources = new Map<
+            string,
+            { document_name: string; page_number: number; document_id: string; atomic_value_ids: string[] }
+          >()
+          for (const e of cited) {
+            const documentName = e.document_id === null ? "web" : liveDocuments.get(e.document_id)!.name
+            references[e.id] = [documentName, e.page_number]
+            if (e.document_id !== null && e.page_number !== null) {
+              const key = `${e.document_id}:${e.page_number}`
+              if (!sources.has(key))
+                sources.set(key, {
+                  document_name: documentName,
+                  page_number: e.page_number,
+                  document_id: e.document_id,
+                  atomic_value_ids: [atomic.id],
+                })
+            }
+          }
+          const noResult = r.value === null || r.status === "No result"
+          rows.push({
+            atomicValueId: atomic.id,
+            resultName: name,
+            value: noResult ? notFoundText(agent) : storedValue(spec.valueType, r.value),
+            status: noResult ? "No result" : r.status,
+            justification: r.justification,
+            references,
+            sources: [...sources.values()],
+            sourceType: "document",
+            verdicts,
+            summary:
+              summary === null ? null : atomic.instances.length === 0 ? summary : `${name}: ${summary}`,
+          })
+        }
+        return { rows, usage }
+      }),
+      ctx.signal,
+    )
+
+    await ctx.db.transaction().execute(async (trx) => {
+      if (await agentStillAt(trx, agent.row.id, configVersion))
+        await writeResults(trx, run.projectId, agent, resolved.rows)
+      await finishTask(trx, ctx, p.runId, resolved.usage)
+    })
+  }
+
+// ---------------------------------------------------------------------------------------------------------
+// derive
+
+export const deriveHandler =
+  (options: StageOptions) =>
+  async (task: TaskRow, ctx: StageContext): Promise<void> => {
+    const p = task.payload as unknown as AgentPayload
+    const run = await runningRun(ctx.db, p.runId)
+    if (!run) return
+    const agents = await loadAgents(ctx.db, run.projectId)
+    const agent = agents.find((a) => a.row.id === p.agentId)
+    if (!agent || agent.row.is_draft)
+      return ctx.db.transaction().execute((trx) => finishTask(trx, ctx, p.runId, noUsage))
+    const documents = await loadDocuments(ctx.db, run.projectId)
+    const configVersion = agent.row.config_version
+    const inputs =
+      agent.references.length === 0
+        ? []
+        : await ctx.db
+            .selectFrom("resolution_results as r")
+            .innerJoin("agents as a", (j) =>
+              j.onRef("a.id", "=", "r.agent_id").onRef("a.config_version", "=", "r.agent_config_version"),
+            )
+            .innerJoin("atomic_values as av", "av.id", "r.atomic_value_id")
+            .select(["r.id", "r.agent_id", "a.name", "r.value", "r.resolution_status", "av.dimension_values"])
+            .where("r.agent_id", "in", agent.references)
+            .orderBy("a.created_at")
+            .orderBy("r.result_name")
+            .execute()
+    const combinations = await expectedCombinations(
+      ctx.db,
+      agent,
+      documents,
+      inputs.flatMap((i) => i.dimension_values),
+    )
+    const spec = agentSpec(agent.row)
+    const atomics = await ctx.db.transaction().execute(async (trx) => {
+      const out: Array<{ id: string; instances: ReadonlyArray<InstanceRef> }> = []
+      for (const instances of combinations)
+        out.push({ id: (await ensureAtomicValue(trx, run.projectId, agent.row.id, instances)).id, instances })
+      return out
+    })
+    const derived = await runModel(
+      options,
+      Effect.gen(function* () {
+        const model = yield* LanguageModel
+        let usage = noUsage
+        const out: Array<{
+          atomic: (typeof atomics)[number]
+          name: string
+          value: string | null
+          reasoning: string
+          used: typeof inputs
+        }> = []
+        for (const atomic of atomics) {
+          // An input applies when it agrees on every dimension the two share.
+          const applicable = inputs.filter((input) =>
+            input.dimension_values.every((dv) =>
+              atomic.instances.every(
+                (i) => i.dimension.dimensionId !== dv.dimension_id || i.value === dv.dimension_value,
+              ),
+            ),
+          )
+          const request: Array<DerivedInput> = applicable.map((input) => ({
+            agentId: input.agent_id,
+            agentName: input.name,
+            resultId: input.id,
+            dimensionValues: Object.fromEntries(
+              input.dimension_values.map((dv) => [dv.name, dv.dimension_value]),
+            ),
+            value:
+              input.resolution_status === "No result" || input.value === null ? null : String(input.value),
+          }))
+          const name = resultName(agent.row.name, atomic.instances)
+          const r = yield* model.derive({ agent: spec, resultName: name, inputs: request })
+          usage = addUsage(usage, r.usage)
+          out.push({ atomic, name, value: r.value, reasoning: r.reasoning, used: applicable })
+        }
+        return { out, usage }
+      }),
+      ctx.signal,
+    )
+
+    await ctx.db.transaction().execute(async (trx) => {
+      if (await agentStillAt(trx, agent.row.id, configVersion)) {
+        await trx
+          .deleteFrom("extractions")
+          .where("agent_id", "=", agent.row.id)
+          .where("source_type", "=", "derived")
+          .execute()
+        const rows: Array<ResolvedRow> = []
+        for (const d of derived.out) {
+          const references: Record<string, readonly [string, number | null]> = {}
+          if (d.value !== null) {
+            const extraction = await trx
+              .insertInto("extractions")
+              .values({
+                project_id: run.projectId,
+                agent_id: agent.row.id,
+                agent_config_version: configVersion,
+                atomic_value_id: d.atomic.id,
+                document_id: null,
+                value: d.value,
+                relevant_passage: "",
+                reasoning: d.reasoning,
+                page_number: null,
+                consistent: true,
+                justification_for_consistency: "Derived from resolved values.",
+                source_type: "derived",
+                derived_sources: JSON.stringify(
+                  d.used.map((input) => ({
+                    source_agent_id: input.agent_id,
+                    source_agent_name: input.name,
+                    source_resolution_result_id: input.id,
+                    dimension_values: Object.fromEntries(
+                      input.dimension_values.map((dv) => [dv.name, dv.dimension_value]),
+                    ),
+                    resolved_value: input.value === null ? "" : String(input.value),
+                  })),
+                ),
+              })
+              .returning("id")
+              .executeTakeFirstOrThrow()
+            void extraction
+          }
+          rows.push({
+            atomicValueId: d.atomic.id,
+            resultName: d.name,
+            value: d.value === null ? notFoundText(agent) : storedValue(spec.valueType, d.value),
+            status: d.value === null ? "No result" : "Resolved",
+            justification: d.reasoning,
+            references,
+            sources: [],
+            sourceType: "derived",
+            verdicts: [],
+            summary: null,
+          })
+        }
+        await writeResults(trx, run.projectId, agent, rows)
+      }
+      await finishTask(trx, ctx, p.runId, derived.usage)
+    })
+  }

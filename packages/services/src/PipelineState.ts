@@ -1,0 +1,8 @@
+/** The agents' pipeline states, for the use-cases that show them (agents, results, status). */
+export {
+  type AgentProgress,
+  type AgentState,
+  type ConsistencyCounts,
+  isPipelineRunning,
+  loadAgentStates,
+} from "@dxs/pipeline/run/AgentStates"

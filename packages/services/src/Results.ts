@@ -1,0 +1,861 @@
+/**
+ * Results: the resolved values of a project's agents (one per atomic value), their extractions, manual
+ * overrides and reviews, and the two look-ups behind them (an agent's relevant pages, an extraction's
+ * place on its page). Only results of an agent's current configuration count; a result of an earlier
+ * configuration is gone for the API until the next launch replaces it.
+ */
+import type { Conn, PageLayoutItem } from "@dxs/db"
+import { transaction, withDb } from "@dxs/db"
+import {
+  AgentValueType,
+  ExtractionSourceType,
+  ExtractionStatus,
+  ResolutionStatus,
+  ResolutionStatuses,
+  ReviewStatus,
+  SourceType,
+} from "@dxs/domain/Enums"
+import { collapseWhitespace, normalizeValue, parseNumber } from "@dxs/domain/Values"
+import { relevantPages as rankPages } from "@dxs/pipeline/retrieval/Retrieval"
+import { Effect, Schema } from "effect"
+import { sql } from "kysely"
+import { CurrentOrganization } from "./CurrentOrganization.ts"
+import { BadRequest, NotFound } from "./Errors.ts"
+import { loadAgentStates } from "./PipelineState.ts"
+import { findProject } from "./Projects.ts"
+import { iso, isoOrNull } from "./Time.ts"
+
+// ---------------------------------------------------------------------------------------------------------
+// Records (api-v1.md: "Result row (list) and result detail", "Extraction (V1ExtractionResult)")
+
+const Uuid = Schema.UUID
+const DateTime = Schema.String.annotations({ format: "date-time", description: "ISO 8601 date-time" })
+const Email = Schema.String.annotations({ format: "email" })
+
+export const ResultValue = Schema.Union(
+  Schema.String,
+  Schema.Number,
+  Schema.Boolean,
+  Schema.Null,
+).annotations({
+  identifier: "V1ResultValue",
+  description: "a string for `string` agents, a number for `number` agents; null when there is no value",
+})
+export type ResultValue = typeof ResultValue.Type
+
+export const ResultReferences = Schema.Record({
+  key: Schema.String,
+  value: Schema.Tuple(Schema.String, Schema.NullOr(Schema.Int)),
+}).annotations({
+  identifier: "V1ResultReferences",
+  description: "reference id → [document_name, page]; page is 1-based, null for web sources; {} when none",
+})
+
+export const ResultDimensionInstance = Schema.Struct({
+  id: Uuid,
+  dimension_id: Uuid,
+  dimension_value: Schema.String,
+  name: Schema.String.annotations({ description: "the dimension's name" }),
+  document_id: Schema.NullOr(Uuid).annotations({ description: "set for the Document dimension" }),
+}).annotations({ identifier: "V1ResultDimensionInstance" })
+export type ResultDimensionInstance = typeof ResultDimensionInstance.Type
+
+export const ResultSummary = Schema.Struct({
+  id: Uuid.annotations({
+    description: "the resolution result id: use it in /results/{resolution_result_id}/",
+  }),
+  value: ResultValue,
+  resolution_status: ResolutionStatus,
+  references: ResultReferences,
+  justification_for_resolution_status: Schema.NullOr(Schema.String),
+  source_type: SourceType,
+  updated_by_email: Schema.NullOr(Email),
+}).annotations({ identifier: "V1ResolutionResultSummary" })
+
+export const ResultRow = Schema.Struct({
+  id: Uuid.annotations({ description: "the atomic value id (not the resolution result id)" }),
+  atomic_value_id: Uuid,
+  agent_id: Uuid,
+  agent_name: Schema.String,
+  result_name: Schema.String,
+  value_type: AgentValueType,
+  extraction_status: ExtractionStatus,
+  resolution_result: ResultSummary,
+  dimension_instances: Schema.Array(ResultDimensionInstance),
+}).annotations({ identifier: "V1ResultRow" })
+export type ResultRow = typeof ResultRow.Type
+
+export const ResultsPage = Schema.Struct({
+  count: Schema.Int.annotations({ description: "rows matching the filters, across all pages" }),
+  next: Schema.NullOr(Schema.String).annotations({ description: "relative URL of the next page, or null" }),
+  previous: Schema.NullOr(Schema.String).annotations({
+    description: "relative URL of the previous page, or null",
+  }),
+  results: Schema.Array(ResultRow),
+}).annotations({ identifier: "V1ResultsPage" })
+export type ResultsPage = typeof ResultsPage.Type
+
+export const ResultSource = Schema.Struct({
+  document_name: Schema.String,
+  page_number: Schema.Int.annotations({ description: "1-based" }),
+  document_id: Uuid,
+  atomic_value_ids: Schema.Array(Uuid),
+}).annotations({ identifier: "V1ResultSource" })
+
+export const WebSupplement = Schema.Struct({
+  text: Schema.String,
+  sources: Schema.Array(
+    Schema.Struct({ url: Schema.String.annotations({ format: "uri" }), title: Schema.String }),
+  ),
+}).annotations({ identifier: "V1WebSupplement" })
+
+export const ResultDetail = Schema.Struct({
+  id: Uuid.annotations({ description: "resolution result id" }),
+  atomic_value_id: Uuid,
+  result_name: Schema.String,
+  agent_id: Uuid,
+  agent_name: Schema.String,
+  value_type: AgentValueType,
+  unit: Schema.String,
+  extraction_status: ExtractionStatus,
+  requires_attention: Schema.Boolean,
+  value: ResultValue,
+  resolution_status: ResolutionStatus,
+  justification_for_resolution_status: Schema.NullOr(Schema.String),
+  references: ResultReferences,
+  source_type: SourceType,
+  is_web_supplement: Schema.Boolean,
+  web_supplement: Schema.NullOr(WebSupplement),
+  is_overridden: Schema.Boolean.annotations({ description: "a person set the value by hand" }),
+  updated_by_email: Schema.NullOr(Email),
+  created_at: DateTime,
+  updated_at: DateTime,
+  dimension_instances: Schema.Array(ResultDimensionInstance),
+  sources: Schema.Array(ResultSource),
+  latest_review_status: Schema.NullOr(ReviewStatus),
+  latest_review_comment: Schema.String,
+  latest_review_at: Schema.NullOr(DateTime),
+  latest_review_by: Schema.NullOr(Email),
+}).annotations({ identifier: "V1ResultDetailResponse" })
+export type ResultDetail = typeof ResultDetail.Type
+
+export const WebCitation = Schema.Struct({
+  snippets: Schema.Array(Schema.Struct({ text: Schema.String })),
+  source: Schema.Struct({ url: Schema.String.annotations({ format: "uri" }), title: Schema.String }),
+}).annotations({ identifier: "V1WebCitation" })
+
+export const DerivedSource = Schema.Struct({
+  source_agent_id: Uuid,
+  source_agent_name: Schema.String,
+  source_resolution_result_id: Uuid,
+  dimension_values: Schema.Record({ key: Schema.String, value: Schema.String }),
+  resolved_value: Schema.String,
+}).annotations({ identifier: "V1DerivedSource" })
+
+export const ExtractionResult = Schema.Struct({
+  id: Uuid,
+  value: Schema.String.annotations({ description: "numbers as canonical decimals" }),
+  relevant_passage: Schema.String.annotations({ description: "verbatim source passage" }),
+  reasoning: Schema.String,
+  consistent: Schema.NullOr(Schema.Boolean).annotations({ description: "null until evaluated" }),
+  justification_for_consistency: Schema.NullOr(Schema.String),
+  source_type: ExtractionSourceType,
+  document_id: Schema.NullOr(Uuid),
+  document_name: Schema.NullOr(Schema.String),
+  page_number: Schema.NullOr(Schema.Int).annotations({ description: "1-based; null for web" }),
+  extracted_at: DateTime,
+  web_search_query: Schema.NullOr(Schema.String),
+  web_search_timestamp: Schema.NullOr(DateTime),
+  web_citations: Schema.Array(WebCitation),
+  derived_sources: Schema.Array(DerivedSource),
+}).annotations({ identifier: "V1ExtractionResult" })
+export type ExtractionResult = typeof ExtractionResult.Type
+
+export const ExtractionsPage = Schema.Struct({
+  data: Schema.Array(ExtractionResult),
+  total_count: Schema.Int.annotations({ description: "extractions of the result across all pages" }),
+}).annotations({ identifier: "V1ExtractionListResponse" })
+export type ExtractionsPage = typeof ExtractionsPage.Type
+
+export const RelevantPagesResponse = Schema.Struct({
+  agent_id: Uuid,
+  pages: Schema.Array(
+    Schema.Struct({
+      document_id: Uuid,
+      document_name: Schema.String,
+      page_number: Schema.Int.annotations({ description: "1-based" }),
+      score: Schema.Number.annotations({ description: "full-text rank for the agent's key terms, 0 to 1" }),
+      snippet: Schema.String,
+    }),
+  ),
+}).annotations({ identifier: "V1RelevantPagesResponse" })
+export type RelevantPagesResponse = typeof RelevantPagesResponse.Type
+
+export const BoundingBox = Schema.Struct({
+  x: Schema.Number,
+  y: Schema.Number,
+  width: Schema.Number,
+  height: Schema.Number,
+  text: Schema.String,
+}).annotations({ identifier: "V1BoundingBox", description: "top-left origin, in the page's unit" })
+export type BoundingBox = typeof BoundingBox.Type
+
+export const BoundingBoxesResponse = Schema.Struct({
+  extraction_id: Uuid,
+  document_id: Schema.NullOr(Uuid),
+  page_number: Schema.NullOr(Schema.Int),
+  page_width: Schema.NullOr(Schema.Number),
+  page_height: Schema.NullOr(Schema.Number),
+  unit: Schema.NullOr(Schema.String).annotations({ description: "`pt` or `px`; null when unknown" }),
+  boxes: Schema.Array(BoundingBox).annotations({
+    description: "one per line of the passage on the page; empty when not located or for web extractions",
+  }),
+}).annotations({ identifier: "V1BoundingBoxesResponse" })
+export type BoundingBoxesResponse = typeof BoundingBoxesResponse.Type
+
+// ---------------------------------------------------------------------------------------------------------
+// Inputs
+
+export const RESULTS_DEFAULT_LIMIT = 50
+export const RESULTS_MAX_LIMIT = 500
+export const EXTRACTIONS_DEFAULT_LIMIT = 10
+export const EXTRACTIONS_MAX_LIMIT = 500
+export const RELEVANT_PAGES_DEFAULT_LIMIT = 20
+export const RELEVANT_PAGES_MAX_LIMIT = 100
+
+export interface ResultsQuery {
+  readonly agent_id?: string | undefined
+  readonly resolution_status?: ResolutionStatus | undefined
+  /** Rows with a dimension instance of exactly this value. */
+  readonly dimension_value?: string | undefined
+  readonly limit?: number | undefined
+  readonly offset?: number | undefined
+}
+
+export interface ResultOverride {
+  readonly value: string | number | null
+  readonly resolution_status?: ResolutionStatus | undefined
+  readonly justification_for_resolution_status?: string | null | undefined
+  readonly updated_by_email?: string | null | undefined
+}
+
+export interface ResultReview {
+  readonly status: ReviewStatus
+  readonly comment?: string | undefined
+  readonly reviewed_by?: string | null | undefined
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+export const isEmail = (s: string): boolean => EMAIL.test(s)
+
+// ---------------------------------------------------------------------------------------------------------
+// Helpers
+
+type AgentStates = Awaited<ReturnType<typeof loadAgentStates>>
+
+const stateOf = (
+  states: AgentStates,
+  agentId: string,
+): { readonly extractionStatus: ExtractionStatus; readonly requiresAttention: boolean } =>
+  states.get(agentId) ?? { extractionStatus: "Pending", requiresAttention: false }
+
+/** The stored value as the API shows it: a number for `number` agents, a string for `string` ones. */
+export const presentValue = (valueType: string, stored: unknown): ResultValue => {
+  if (stored === null || stored === undefined) return null
+  if (valueType === "number") {
+    if (typeof stored === "number") return stored
+    if (typeof stored === "string") return parseNumber(stored) ?? stored
+  }
+  if (valueType === "string") return typeof stored === "string" ? stored : JSON.stringify(stored)
+  if (typeof stored === "string" || typeof stored === "number" || typeof stored === "boolean") return stored
+  return JSON.stringify(stored)
+}
+
+/** Current results of the project's non-draft agents, with their agent and atomic value. */
+const currentResults = (db: Conn, projectId: string) =>
+  db
+    .selectFrom("resolution_results as rr")
+    .innerJoin("agents as a", (j) =>
+      j.onRef("a.id", "=", "rr.agent_id").onRef("a.config_version", "=", "rr.agent_config_version"),
+    )
+    .innerJoin("atomic_values as av", "av.id", "rr.atomic_value_id")
+    .where("rr.project_id", "=", projectId)
+    .where("a.project_id", "=", projectId)
+    .where("a.is_draft", "=", false)
+
+const resultColumns = [
+  "rr.id",
+  "rr.atomic_value_id",
+  "rr.agent_id",
+  "rr.agent_config_version",
+  "rr.result_name",
+  "rr.value",
+  "rr.resolution_status",
+  "rr.justification",
+  "rr.references",
+  "rr.sources",
+  "rr.source_type",
+  "rr.is_web_supplement",
+  "rr.web_supplement",
+  "rr.is_overridden",
+  "rr.updated_by_email",
+  "rr.latest_review_status",
+  "rr.latest_review_comment",
+  "rr.latest_review_at",
+  "rr.latest_review_by",
+  "rr.created_at",
+  "rr.updated_at",
+  "a.name as agent_name",
+  "a.value_type",
+  "a.unit",
+  "av.dimension_values",
+] as const
+
+/** The dimension names of the project now (a dimension may have been renamed since it was resolved). */
+const dimensionNames = async (db: Conn, projectId: string) =>
+  new Map(
+    (
+      await db.selectFrom("dimensions").select(["id", "name"]).where("project_id", "=", projectId).execute()
+    ).map((d) => [d.id, d.name]),
+  )
+
+const instancesOf = (
+  stored: ReadonlyArray<{
+    id: string
+    dimension_id: string
+    name: string
+    dimension_value: string
+    document_id: string | null
+  }>,
+  names: ReadonlyMap<string, string>,
+): Array<ResultDimensionInstance> =>
+  (stored ?? []).map((d) => ({
+    id: d.id,
+    dimension_id: d.dimension_id,
+    dimension_value: d.dimension_value,
+    name: names.get(d.dimension_id) ?? d.name,
+    document_id: d.document_id ?? null,
+  }))
+
+const findResult = (db: Conn, projectId: string, resultId: string) =>
+  Effect.flatMap(
+    Effect.promise(() =>
+      currentResults(db, projectId)
+        .select([...resultColumns])
+        .where("rr.id", "=", resultId)
+        .executeTakeFirst(),
+    ),
+    (row) => (row ? Effect.succeed(row) : Effect.fail(NotFound.of("Result", resultId))),
+  )
+
+type ResultRecordRow = Effect.Effect.Success<ReturnType<typeof findResult>>
+
+const toDetail = (
+  r: ResultRecordRow,
+  state: ReturnType<typeof stateOf>,
+  names: ReadonlyMap<string, string>,
+): ResultDetail => ({
+  id: r.id,
+  atomic_value_id: r.atomic_value_id,
+  result_name: r.result_name,
+  agent_id: r.agent_id,
+  agent_name: r.agent_name,
+  value_type: r.value_type as AgentValueType,
+  unit: r.unit,
+  extraction_status: state.extractionStatus,
+  requires_attention: state.requiresAttention,
+  value: presentValue(r.value_type, r.value),
+  resolution_status: r.resolution_status as ResolutionStatus,
+  justification_for_resolution_status: r.justification,
+  references: (r.references ?? {}) as ResultDetail["references"],
+  source_type: r.source_type as SourceType,
+  is_web_supplement: r.is_web_supplement,
+  web_supplement: r.web_supplement ?? null,
+  is_overridden: r.is_overridden,
+  updated_by_email: r.updated_by_email,
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+  dimension_instances: instancesOf(r.dimension_values, names),
+  sources: (r.sources ?? []).map((s) => ({
+    document_name: s.document_name,
+    page_number: s.page_number,
+    document_id: s.document_id,
+    atomic_value_ids: [...s.atomic_value_ids],
+  })),
+  latest_review_status: r.latest_review_status as ReviewStatus | null,
+  latest_review_comment: r.latest_review_comment,
+  latest_review_at: isoOrNull(r.latest_review_at),
+  latest_review_by: r.latest_review_by,
+})
+
+const loadDetail = (db: Conn, projectId: string, resultId: string) =>
+  Effect.gen(function* () {
+    const row = yield* findResult(db, projectId, resultId)
+    const [states, names] = yield* Effect.promise(() =>
+      Promise.all([loadAgentStates(db, projectId), dimensionNames(db, projectId)]),
+    )
+    return toDetail(row, stateOf(states, row.agent_id), names)
+  })
+
+const invalid = (path: string, message: string) => BadRequest.of(`${path} ${message}`, [{ path, message }])
+
+const checkPage = (
+  limit: number | undefined,
+  offset: number | undefined,
+  defaults: { readonly limit: number; readonly max: number },
+) =>
+  Effect.gen(function* () {
+    const l = limit ?? defaults.limit
+    const o = offset ?? 0
+    if (!Number.isInteger(l) || l < 1 || l > defaults.max)
+      return yield* invalid("limit", `must be a whole number from 1 to ${defaults.max}`)
+    if (!Number.isInteger(o) || o < 0) return yield* invalid("offset", "must be a whole number of at least 0")
+    return { limit: l, offset: o }
+  })
+
+const checkEmail = (path: string, email: string | null | undefined) =>
+  email == null || isEmail(email) ? Effect.void : invalid(path, "must be an e-mail address")
+
+/** `?…&limit=…&offset=…`, keeping the filters, for the envelope's next/previous links. */
+const pageLink = (filters: ResultsQuery, limit: number, offset: number) => {
+  const params: Array<[string, string]> = []
+  if (filters.agent_id !== undefined) params.push(["agent_id", filters.agent_id])
+  if (filters.resolution_status !== undefined) params.push(["resolution_status", filters.resolution_status])
+  if (filters.dimension_value !== undefined) params.push(["dimension_value", filters.dimension_value])
+  params.push(["limit", String(limit)], ["offset", String(offset)])
+  return `?${params.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join("&")}`
+}
+
+/** The value an override stores, typed for the agent: a JSON number for `number` agents. */
+const storedOverride = (valueType: string, value: string | number | null) =>
+  Effect.gen(function* () {
+    if (value === null) return null
+    if (valueType === "number") {
+      const n = typeof value === "number" ? value : parseNumber(value)
+      if (n === undefined || !Number.isFinite(n))
+        return yield* invalid("value", "must be a number for this agent (value_type number)")
+      return Number(normalizeValue("number", String(n)))
+    }
+    const text = typeof value === "number" ? String(value) : collapseWhitespace(value)
+    if (text === "") return yield* invalid("value", "must not be empty; send null for no value")
+    return normalizeValue(valueType, text)
+  })
+
+// ---------------------------------------------------------------------------------------------------------
+// Locating a passage on its page
+
+const tokensOf = (text: string): Array<string> =>
+  text
+    .normalize("NFKC")
+    .toLowerCase()
+    .match(/[\p{L}\p{N}]+/gu) ?? []
+
+/** Share of the passage's words a partial match must cover to count. */
+const PARTIAL_MATCH_SHARE = 0.6
+
+/**
+ * The layout items that hold `passage`, as one box per line: the passage's words are matched against the
+ * words of consecutive items (case, spacing and punctuation ignored). When the page's words differ a
+ * little from the passage, the longest common run of words counts if it covers most of the passage.
+ */
+export const locatePassage = (passage: string, layout: ReadonlyArray<PageLayoutItem>): Array<BoundingBox> => {
+  const want = tokensOf(passage)
+  if (want.length === 0 || layout.length === 0) return []
+  const flat: Array<{ readonly token: string; readonly item: number }> = []
+  layout.forEach((item, i) => {
+    for (const token of tokensOf(item.text ?? "")) flat.push({ token, item: i })
+  })
+  let start = -1
+  let length = 0
+  for (let i = 0; i + want.length <= flat.length && start < 0; i++) {
+    let j = 0
+    while (j < want.length && flat[i + j]!.token === want[j]) j++
+    if (j === want.length) {
+      start = i
+      length = want.length
+    }
+  }
+  if (start < 0 && want.length > 1) {
+    // Longest common run of words (dynamic programming over two rolling rows).
+    let previous = new Array<number>(want.length + 1).fill(0)
+    for (let i = 1; i <= flat.length; i++) {
+      const current = new Array<number>(want.length + 1).fill(0)
+      for (let j = 1; j <= want.length; j++) {
+        if (flat[i - 1]!.token !== want[j - 1]) continue
+        current[j] = previous[j - 1]! + 1
+        if (current[j]! > length) {
+          length = current[j]!
+          start = i - length
+        }
+      }
+      previous = current
+    }
+    if (length < Math.max(2, Math.ceil(want.length * PARTIAL_MATCH_SHARE))) return []
+  }
+  if (start < 0) return []
+  const items = [...new Set(flat.slice(start, start + length).map((t) => t.item))].map((i) => layout[i]!)
+  const boxes: Array<BoundingBox> = []
+  for (const item of items) {
+    const last = boxes[boxes.length - 1]
+    const sameLine =
+      last !== undefined &&
+      Math.abs(last.y + last.height / 2 - (item.y + item.height / 2)) <=
+        Math.max(last.height, item.height) / 2
+    if (last !== undefined && sameLine) {
+      const x = Math.min(last.x, item.x)
+      const y = Math.min(last.y, item.y)
+      boxes[boxes.length - 1] = {
+        x,
+        y,
+        width: Math.max(last.x + last.width, item.x + item.width) - x,
+        height: Math.max(last.y + last.height, item.y + item.height) - y,
+        text: `${last.text} ${item.text}`,
+      }
+    } else boxes.push({ x: item.x, y: item.y, width: item.width, height: item.height, text: item.text })
+  }
+  return boxes
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The service
+
+export class Results extends Effect.Service<Results>()("@dxs/services/Results", {
+  succeed: {
+    /**
+     * The project's current results, by agent (oldest first) then result name, filtered and paginated;
+     * `next`/`previous` are relative links keeping the filters.
+     */
+    list: (projectId: string, filters: ResultsQuery) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        const { limit, offset } = yield* checkPage(filters.limit, filters.offset, {
+          limit: RESULTS_DEFAULT_LIMIT,
+          max: RESULTS_MAX_LIMIT,
+        })
+        if (
+          filters.resolution_status !== undefined &&
+          !(ResolutionStatuses as ReadonlyArray<string>).includes(filters.resolution_status)
+        )
+          return yield* invalid("resolution_status", `must be one of ${ResolutionStatuses.join(", ")}`)
+        return yield* withDb((db) =>
+          Effect.gen(function* () {
+            yield* findProject(db, org.id, projectId)
+            const filtered = () => {
+              let q = currentResults(db, projectId)
+              if (filters.agent_id !== undefined) q = q.where("rr.agent_id", "=", filters.agent_id)
+              if (filters.resolution_status !== undefined)
+                q = q.where("rr.resolution_status", "=", filters.resolution_status)
+              if (filters.dimension_value !== undefined)
+                q = q.where(
+                  sql<boolean>`av.dimension_values @> ${JSON.stringify([
+                    { dimension_value: filters.dimension_value },
+                  ])}::jsonb`,
+                )
+              return q
+            }
+            const [total, rows, states, names] = yield* Effect.promise(() =>
+              Promise.all([
+                filtered().select(sql<number>`count(*)::int`.as("n")).executeTakeFirstOrThrow(),
+                filtered()
+                  .select([...resultColumns])
+                  .orderBy("a.created_at")
+                  .orderBy("a.id")
+                  .orderBy("rr.result_name")
+                  .orderBy("rr.id")
+                  .limit(limit)
+                  .offset(offset)
+                  .execute(),
+                loadAgentStates(db, projectId),
+                dimensionNames(db, projectId),
+              ]),
+            )
+            const count = total.n
+            return {
+              count,
+              next: offset + limit < count ? pageLink(filters, limit, offset + limit) : null,
+              previous:
+                offset > 0 ? pageLink(filters, limit, Math.max(0, Math.min(offset, count) - limit)) : null,
+              results: rows.map(
+                (r): ResultRow => ({
+                  id: r.atomic_value_id,
+                  atomic_value_id: r.atomic_value_id,
+                  agent_id: r.agent_id,
+                  agent_name: r.agent_name,
+                  result_name: r.result_name,
+                  value_type: r.value_type as AgentValueType,
+                  extraction_status: stateOf(states, r.agent_id).extractionStatus,
+                  resolution_result: {
+                    id: r.id,
+                    value: presentValue(r.value_type, r.value),
+                    resolution_status: r.resolution_status as ResolutionStatus,
+                    references: (r.references ?? {}) as ResultDetail["references"],
+                    justification_for_resolution_status: r.justification,
+                    source_type: r.source_type as SourceType,
+                    updated_by_email: r.updated_by_email,
+                  },
+                  dimension_instances: instancesOf(r.dimension_values, names),
+                }),
+              ),
+            } satisfies ResultsPage
+          }),
+        )
+      }),
+
+    /** One current result of the project, with its sources, web supplement and review. */
+    detail: (projectId: string, resultId: string) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        return yield* withDb((db) =>
+          Effect.gen(function* () {
+            yield* findProject(db, org.id, projectId)
+            return yield* loadDetail(db, projectId, resultId)
+          }),
+        )
+      }),
+
+    /**
+     * The extractions behind a result: web ones first, then consistent (true, false, not yet evaluated),
+     * then by document name and page.
+     */
+    extractions: (
+      projectId: string,
+      resultId: string,
+      page: { readonly limit?: number | undefined; readonly offset?: number | undefined },
+    ) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        const { limit, offset } = yield* checkPage(page.limit, page.offset, {
+          limit: EXTRACTIONS_DEFAULT_LIMIT,
+          max: EXTRACTIONS_MAX_LIMIT,
+        })
+        return yield* withDb((db) =>
+          Effect.gen(function* () {
+            yield* findProject(db, org.id, projectId)
+            const result = yield* findResult(db, projectId, resultId)
+            const base = () =>
+              db
+                .selectFrom("extractions as e")
+                .leftJoin("documents as d", "d.id", "e.document_id")
+                .where("e.atomic_value_id", "=", result.atomic_value_id)
+                .where("e.agent_id", "=", result.agent_id)
+                .where("e.agent_config_version", "=", result.agent_config_version)
+            const [total, rows] = yield* Effect.promise(() =>
+              Promise.all([
+                base().select(sql<number>`count(*)::int`.as("n")).executeTakeFirstOrThrow(),
+                base()
+                  .selectAll("e")
+                  .select("d.file_name as document_name")
+                  .orderBy(sql`(e.source_type = 'web')`, "desc")
+                  .orderBy(sql`case when e.consistent then 0 when not e.consistent then 1 else 2 end`)
+                  .orderBy(sql`d.file_name nulls last`)
+                  .orderBy(sql`e.page_number nulls last`)
+                  .orderBy("e.extracted_at")
+                  .orderBy("e.id")
+                  .limit(limit)
+                  .offset(offset)
+                  .execute(),
+              ]),
+            )
+            return {
+              total_count: total.n,
+              data: rows.map(
+                (e): ExtractionResult => ({
+                  id: e.id,
+                  value: normalizeValue(result.value_type, e.value),
+                  relevant_passage: e.relevant_passage,
+                  reasoning: e.reasoning,
+                  consistent: e.consistent,
+                  justification_for_consistency: e.justification_for_consistency,
+                  source_type: e.source_type,
+                  document_id: e.document_id,
+                  document_name: e.document_name ?? null,
+                  page_number: e.page_number,
+                  extracted_at: iso(e.extracted_at),
+                  web_search_query: e.web_search_query,
+                  web_search_timestamp: isoOrNull(e.web_search_timestamp),
+                  web_citations: (e.web_citations ?? []).map((c) => ({
+                    snippets: c.snippets.map((s) => ({ text: s.text })),
+                    source: { url: c.source.url, title: c.source.title },
+                  })),
+                  derived_sources: (e.derived_sources ?? []).map((s) => ({
+                    source_agent_id: s.source_agent_id,
+                    source_agent_name: s.source_agent_name,
+                    source_resolution_result_id: s.source_resolution_result_id,
+                    dimension_values: { ...s.dimension_values },
+                    resolved_value: s.resolved_value,
+                  })),
+                }),
+              ),
+            } satisfies ExtractionsPage
+          }),
+        )
+      }),
+
+    /**
+     * Sets a result's value by hand (kept when the same configuration is resolved again). The status
+     * defaults to `Resolved`; a `number` agent's value must be a number.
+     */
+    override: (projectId: string, resultId: string, input: ResultOverride) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        yield* checkEmail("updated_by_email", input.updated_by_email)
+        return yield* transaction((trx) =>
+          Effect.gen(function* () {
+            yield* findProject(trx, org.id, projectId)
+            const result = yield* findResult(trx, projectId, resultId)
+            const value = yield* storedOverride(result.value_type, input.value)
+            yield* Effect.promise(() =>
+              trx
+                .updateTable("resolution_results")
+                .set({
+                  value: value === null ? null : JSON.stringify(value),
+                  resolution_status: input.resolution_status ?? "Resolved",
+                  justification: input.justification_for_resolution_status ?? null,
+                  is_overridden: true,
+                  updated_by_email: input.updated_by_email ?? null,
+                  updated_at: sql`now()`,
+                })
+                .where("id", "=", resultId)
+                .execute(),
+            )
+            return yield* loadDetail(trx, projectId, resultId)
+          }),
+        )
+      }),
+
+    /** Records a person's review of a result (the latest one is kept). */
+    review: (projectId: string, resultId: string, input: ResultReview) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        yield* checkEmail("reviewed_by", input.reviewed_by)
+        return yield* transaction((trx) =>
+          Effect.gen(function* () {
+            yield* findProject(trx, org.id, projectId)
+            yield* findResult(trx, projectId, resultId)
+            yield* Effect.promise(() =>
+              trx
+                .updateTable("resolution_results")
+                .set({
+                  latest_review_status: input.status,
+                  latest_review_comment: input.comment ?? "",
+                  latest_review_at: sql`now()`,
+                  latest_review_by: input.reviewed_by ?? null,
+                })
+                .where("id", "=", resultId)
+                .execute(),
+            )
+            return yield* loadDetail(trx, projectId, resultId)
+          }),
+        )
+      }),
+
+    /** The pages of the project's live processed documents that match the agent's key terms, best first. */
+    relevantPages: (
+      projectId: string,
+      agentId: string,
+      options: { readonly document_id?: string | undefined; readonly limit?: number | undefined },
+    ) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        const limit = options.limit ?? RELEVANT_PAGES_DEFAULT_LIMIT
+        if (!Number.isInteger(limit) || limit < 1 || limit > RELEVANT_PAGES_MAX_LIMIT)
+          return yield* invalid("limit", `must be a whole number from 1 to ${RELEVANT_PAGES_MAX_LIMIT}`)
+        return yield* withDb((db) =>
+          Effect.gen(function* () {
+            yield* findProject(db, org.id, projectId)
+            const agent = yield* Effect.promise(() =>
+              db
+                .selectFrom("agents")
+                .select(["name", "extraction_instructions", "examples"])
+                .where("id", "=", agentId)
+                .where("project_id", "=", projectId)
+                .executeTakeFirst(),
+            )
+            if (!agent) return yield* NotFound.of("Agent", agentId)
+            if (options.document_id !== undefined) {
+              const documentId = options.document_id
+              const document = yield* Effect.promise(() =>
+                db
+                  .selectFrom("documents")
+                  .select("id")
+                  .where("id", "=", documentId)
+                  .where("project_id", "=", projectId)
+                  .executeTakeFirst(),
+              )
+              if (!document) return yield* NotFound.of("Document", documentId)
+            }
+            const pages = yield* Effect.promise(() =>
+              rankPages(db, {
+                projectId,
+                agent: {
+                  name: agent.name,
+                  extractionInstructions: agent.extraction_instructions,
+                  examples: agent.examples,
+                },
+                documentId: options.document_id,
+                limit,
+              }),
+            )
+            return {
+              agent_id: agentId,
+              pages: pages.map((p) => ({
+                document_id: p.documentId,
+                document_name: p.documentName,
+                page_number: p.pageNumber,
+                score: p.score,
+                snippet: p.snippet,
+              })),
+            } satisfies RelevantPagesResponse
+          }),
+        )
+      }),
+
+    /** Where an extraction's passage is on its page: boxes around the layout items that hold it. */
+    boundingBoxes: (projectId: string, extractionId: string) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        return yield* withDb((db) =>
+          Effect.gen(function* () {
+            yield* findProject(db, org.id, projectId)
+            const extraction = yield* Effect.promise(() =>
+              db
+                .selectFrom("extractions")
+                .select(["id", "document_id", "page_number", "relevant_passage"])
+                .where("id", "=", extractionId)
+                .where("project_id", "=", projectId)
+                .executeTakeFirst(),
+            )
+            if (!extraction) return yield* NotFound.of("Extraction", extractionId)
+            const nowhere: BoundingBoxesResponse = {
+              extraction_id: extraction.id,
+              document_id: extraction.document_id,
+              page_number: extraction.page_number,
+              page_width: null,
+              page_height: null,
+              unit: null,
+              boxes: [],
+            }
+            if (extraction.document_id === null || extraction.page_number === null) return nowhere
+            const documentId = extraction.document_id
+            const pageNumber = extraction.page_number
+            const page = yield* Effect.promise(() =>
+              db
+                .selectFrom("pages")
+                .select(["layout", "width", "height", "unit"])
+                .where("document_id", "=", documentId)
+                .where("number", "=", pageNumber)
+                .executeTakeFirst(),
+            )
+            if (!page) return nowhere
+            return {
+              ...nowhere,
+              page_width: page.width,
+              page_height: page.height,
+              unit: page.unit,
+              boxes: locatePassage(extraction.relevant_passage, page.layout ?? []),
+            } satisfies BoundingBoxesResponse
+          }),
+        )
+      }),
+  },
+}) {}

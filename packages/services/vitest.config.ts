@@ -1,0 +1,3 @@
+import { testConfig } from "../../tooling/vitest/src/config.ts"
+
+export default testConfig({ name: "services", database: true })
