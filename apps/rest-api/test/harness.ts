@@ -2,13 +2,14 @@ import { randomUUID } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Db, fileBlobStore, fileBlobStoreLayer, makeKysely } from "@dxs/db"
+import { type Database, Db, fileBlobStore, fileBlobStoreLayer, makeKysely } from "@dxs/db"
 import { useTestDatabase } from "@dxs/db/TestDatabase"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import { ApiKeys, backgroundTaskHandlers, PublicUrl, UploadLimits } from "@dxs/services"
 import { runWorker } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
 import { Effect, Fiber, Layer, ManagedRuntime } from "effect"
+import type { Kysely } from "kysely"
 import { afterAll, expect } from "vitest"
 import { nodeServerLayer, RestApiLive } from "../src/Server.ts"
 
@@ -62,7 +63,11 @@ export interface TestApiOptions {
    * Also run a worker loop in this process with every background handler (parsing, the pipeline), as
    * `pnpm start` does; `model` is the pipeline's language model (default `local`).
    */
-  readonly worker?: { readonly model?: LanguageModelShape; readonly concurrency?: number }
+  readonly worker?: {
+    /** A model, or one made with the worker's database handle (for a response cache). */
+    readonly model?: LanguageModelShape | ((db: Kysely<Database>) => LanguageModelShape)
+    readonly concurrency?: number
+  }
 }
 
 /** Starts the real REST server on loopback over a fresh database for this test file. */
@@ -101,7 +106,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     const handlers = backgroundTaskHandlers({
       blobs: fileBlobStore(blobDir),
       parsing: { timeoutMs: 60_000 },
-      model: options.worker.model,
+      model: typeof options.worker.model === "function" ? options.worker.model(kysely) : options.worker.model,
     })
     const fiber = Effect.runFork(
       runWorker({

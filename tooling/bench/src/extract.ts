@@ -270,7 +270,9 @@ const bench = async () => {
       `extraction: ${pairs} agent/document pairs in ${extractMs.toFixed(0)} ms = ${(extractMs / pairs).toFixed(2)} ms per pair`,
     )
   if (parsed > 0)
-    console.log(`parsing: ${parsed} PDFs in ${(parseMs / 1000).toFixed(1)} s (cached for the next run)`)
+    console.log(
+      `parsing: ${parsed} PDFs in ${(parseMs / 1000).toFixed(1)} s ${useCache ? " (cached for the next run)" : ""}`,
+    )
   if (useCache && parsed > 0) writeFileSync(cacheFile, JSON.stringify(cache))
 }
 

@@ -1,0 +1,194 @@
+/**
+ * The pipeline with the `openai` provider against a fake OpenAI-compatible server on loopback: values,
+ * citations and token accounting through the REST API, and the response cache in Postgres.
+ */
+import { makeKysely } from "@dxs/db"
+import {
+  type ChatCompletionRequestBody,
+  genericResponder,
+  startFakeOpenAiServer,
+} from "@dxs/pipeline/llm/FakeOpenAiServer"
+import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
+import { postgresResponseCache } from "@dxs/pipeline/llm/ResponseCache"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { invoice } from "./documents.ts"
+import { type Client, createProject, startTestApi, type TestApi } from "./harness.ts"
+
+/** Answers like a model that reads "Label: value" lines: the label is the agent's name. */
+const respond = (body: ChatCompletionRequestBody) => {
+  const name = body.response_format?.json_schema?.name
+  const user = body.messages?.find((m) => m.role === "user")?.content ?? ""
+  if (name === "extract_values") {
+    const agent = /Agent: (.+)/.exec(user)?.[1]?.trim() ?? ""
+    const label = agent === "Total Amount" ? "Total Due" : agent
+    const values = []
+    for (const block of user
+      .split(/--- Page (\d+) ---\n/)
+      .slice(1)
+      .reduce<Array<[string, string]>>(
+        (pairs, part, i, all) => (i % 2 === 0 ? [...pairs, [part, all[i + 1] ?? ""]] : pairs),
+        [],
+      )) {
+      const [page, text] = block
+      const line = text.split("\n").find((l) => l.startsWith(`${label}:`))
+      if (line)
+        values.push({
+          value: line.slice(label.length + 1).trim(),
+          relevant_passage: line,
+          page_number: Number(page),
+          reasoning: `The line labelled "${label}".`,
+        })
+    }
+    return { values }
+  }
+  if (name === "derive_value") return { value: "42", reasoning: "Computed from the inputs." }
+  return undefined
+}
+
+let api: TestApi
+let a: Client
+let db: ReturnType<typeof makeKysely>
+let fake: Awaited<ReturnType<typeof startFakeOpenAiServer>>
+
+beforeAll(async () => {
+  fake = await startFakeOpenAiServer({
+    latencyMs: 20,
+    respond: (body) => respond(body) ?? genericResponder(body),
+  })
+  api = await startTestApi({
+    worker: {
+      model: (kysely) =>
+        makeOpenAiModel({
+          baseUrl: fake.baseUrl,
+          model: "test-model",
+          concurrency: 3,
+          retryBaseMs: 10,
+          cache: postgresResponseCache(kysely),
+        }),
+    },
+  })
+  a = api.client(await api.newKey("acme"))
+  db = makeKysely(api.dbUrl, 2)
+})
+
+afterAll(async () => {
+  await db?.destroy()
+  await fake?.close()
+})
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+const until = async <T>(f: () => Promise<T | undefined>): Promise<T> => {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const v = await f()
+    if (v !== undefined) return v
+    if (Date.now() > deadline) throw new Error("timed out")
+    await sleep(100)
+  }
+}
+
+const upload = async (projectId: string, name: string, bytes: Uint8Array) => {
+  const form = new FormData()
+  form.append("file", new Blob([bytes]), name)
+  expect((await a.send("POST", `/projects/${projectId}/documents/`, form)).status).toBe(201)
+}
+
+const launchAndWait = async (projectId: string) => {
+  expect((await a.post(`/projects/${projectId}/agents/launch/`)).status).toBe(202)
+  await until(async () =>
+    (await a.get(`/projects/${projectId}/status/`)).body.pipeline_running ? undefined : true,
+  )
+  return db
+    .selectFrom("runs")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .orderBy("run_number", "desc")
+    .executeTakeFirstOrThrow()
+}
+
+describe("the openai provider through a run", () => {
+  let projectId: string
+  let totalId: string
+
+  beforeAll(async () => {
+    projectId = await createProject(a)
+    for (const [name, total] of [
+      ["one.pdf", "$1,250.50"],
+      ["two.pdf", "$980.00"],
+    ] as const)
+      await upload(
+        projectId,
+        name,
+        await invoice({
+          number: name,
+          date: "May 1, 2024",
+          seller: "Acme Supplies Inc.",
+          currency: "USD",
+          subtotal: "$0",
+          tax: "$0",
+          total,
+        }),
+      )
+    await until(async () => {
+      const r = await a.get(`/projects/${projectId}/documents/`)
+      return r.body.every((d: any) => d.status === "Processed") ? true : undefined
+    })
+    const dims = await a.get(`/projects/${projectId}/dimensions/`)
+    const documentDimension = dims.body.find((d: any) => d.source === "DOCUMENT").id
+    const total = await a.post(`/projects/${projectId}/agents/`, {
+      name: "Total Amount",
+      extraction_instructions: "The total amount due",
+      value_type: "number",
+      dimensions: [{ dimension_id: documentDimension }],
+    })
+    totalId = total.body.id
+    fake.reset()
+  })
+
+  it("extracts with structured output, normalises numbers and accounts for tokens", async () => {
+    const run = await launchAndWait(projectId)
+    expect(run.status).toBe("succeeded")
+    const extractRequests = fake.requests.filter(
+      (r) => r.body.response_format?.json_schema?.name === "extract_values",
+    )
+    expect(extractRequests).toHaveLength(2)
+    for (const r of extractRequests) {
+      expect(r.body.model).toBe("test-model")
+      expect(r.body.response_format).toMatchObject({ type: "json_schema", json_schema: { strict: true } })
+    }
+    expect(run.model_calls).toBe(fake.completions)
+    expect(Number(run.prompt_tokens)).toBeGreaterThan(0)
+    expect(Number(run.completion_tokens)).toBeGreaterThan(0)
+
+    const rows = (await a.get(`/projects/${projectId}/results/?agent_id=${totalId}`)).body.results
+    const values = Object.fromEntries(
+      rows.map((r: any) => [r.dimension_instances[0].dimension_value, r.resolution_result]),
+    )
+    expect(values["one.pdf"]).toMatchObject({ value: 1250.5, resolution_status: "Resolved" })
+    expect(values["two.pdf"]).toMatchObject({ value: 980, resolution_status: "Resolved" })
+    expect(Object.values(values["one.pdf"].references)).toEqual([["one.pdf", 2]])
+  })
+
+  it("answers a repeated request from the response cache, without a model call", async () => {
+    const cached = await db.selectFrom("llm_cache").select("key").execute()
+    expect(cached.length).toBeGreaterThanOrEqual(2)
+    // A change and its reversal: the second launch asks exactly what the first asked.
+    await a.patch(`/projects/${projectId}/agents/${totalId}/`, { extraction_instructions: "Something else" })
+    await a.patch(`/projects/${projectId}/agents/${totalId}/`, {
+      extraction_instructions: "The total amount due",
+    })
+    fake.reset()
+    const run = await launchAndWait(projectId)
+    expect(run.status).toBe("succeeded")
+    expect(fake.requests).toHaveLength(0)
+    expect(run.model_calls).toBe(0)
+    expect(run.cache_hits).toBe(2)
+  })
+
+  it("the cache is shared through Postgres", async () => {
+    const cache = postgresResponseCache(db)
+    const [row] = await db.selectFrom("llm_cache").selectAll().limit(1).execute()
+    expect(await cache.get(row!.key)).toMatchObject({ content: row!.response })
+  })
+})
