@@ -22,15 +22,10 @@ const respond = (body: ChatCompletionRequestBody) => {
     const agent = /Agent: (.+)/.exec(user)?.[1]?.trim() ?? ""
     const label = agent === "Total Amount" ? "Total Due" : agent
     const values = []
-    for (const block of user
-      .split(/--- Page (\d+) ---\n/)
-      .slice(1)
-      .reduce<Array<[string, string]>>(
-        (pairs, part, i, all) => (i % 2 === 0 ? [...pairs, [part, all[i + 1] ?? ""]] : pairs),
-        [],
-      )) {
-      const [page, text] = block
-      const line = text.split("\n").find((l) => l.startsWith(`${label}:`))
+    const parts = user.split(/--- Page (\d+) ---\n/)
+    for (let i = 1; i + 1 < parts.length; i += 2) {
+      const page = parts[i]!
+      const line = parts[i + 1]!.split("\n").find((l) => l.startsWith(`${label}:`))
       if (line)
         values.push({
           value: line.slice(label.length + 1).trim(),

@@ -10,13 +10,7 @@ import {
   resolveAgentReference,
 } from "@dxs/domain/AgentReferences"
 import { isDraftAgent } from "@dxs/domain/Draft"
-import type {
-  AgentType,
-  AgentValueType,
-  DimensionSource,
-  DimensionValueType,
-  ExtractionStatus,
-} from "@dxs/domain/Enums"
+import type { AgentType, AgentValueType, DimensionSource, DimensionValueType } from "@dxs/domain/Enums"
 import type { Agent, AgentDimension } from "@dxs/domain/Records"
 import { loadAgentStates } from "@dxs/pipeline/run/AgentStates"
 import { Effect, Either } from "effect"

@@ -1,0 +1,117 @@
+/**
+ * One worker process of the pipeline benchmark: the product's background handlers over the `openai`
+ * provider (with the response cache in Postgres, as `dxs start` configures it), run by the worker loop.
+ * Env: DATABASE_URL, MODEL_URL, MODEL_CONCURRENCY, WORKER_CONCURRENCY, WORKER_ID.
+ *
+ * Prints `ready` once the loop runs, then one JSON line per finished task (`{"task": …}`) with where its
+ * time went: the handler's span, model HTTP requests, response-cache reads and writes. Stops on SIGTERM
+ * or when stdin closes (the benchmark process is gone).
+ */
+import { AsyncLocalStorage } from "node:async_hooks"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileBlobStore, makeKysely } from "@dxs/db"
+import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
+import { postgresResponseCache, type ResponseCache } from "@dxs/pipeline/llm/ResponseCache"
+import { backgroundTaskHandlers } from "@dxs/services"
+import { runWorker, type TaskHandler } from "@dxs/worker"
+import { Effect, Fiber } from "effect"
+
+const env = (name: string): string => {
+  const value = process.env[name]
+  if (value === undefined || value === "") throw new Error(`${name} is required`)
+  return value
+}
+
+const url = env("DATABASE_URL")
+const workerId = env("WORKER_ID")
+const modelConcurrency = Number(env("MODEL_CONCURRENCY"))
+const workerConcurrency = Number(env("WORKER_CONCURRENCY"))
+
+/** Time spent by one task, in milliseconds since the process's time origin. */
+interface Span {
+  readonly start: number
+  end: number
+  /** Model HTTP requests: [start, end] each. */
+  readonly requests: Array<[number, number]>
+  cacheMs: number
+  /** When the handler called `ctx.complete` (inside its final transaction). */
+  completeAt: number
+}
+
+const current = new AsyncLocalStorage<Span>()
+const now = () => performance.now()
+
+const timedFetch: typeof fetch = async (input, init) => {
+  const span = current.getStore()
+  const start = now()
+  try {
+    return await fetch(input, init)
+  } finally {
+    span?.requests.push([start, now()])
+  }
+}
+
+const timedCache = (cache: ResponseCache): ResponseCache => {
+  const time =
+    <A extends Array<unknown>, R>(f: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      const span = current.getStore()
+      const start = now()
+      try {
+        return await f(...args)
+      } finally {
+        if (span) span.cacheMs += now() - start
+      }
+    }
+  return { get: time(cache.get), put: time(cache.put) }
+}
+
+const db = makeKysely(url, workerConcurrency * 2 + 2)
+const model = makeOpenAiModel({
+  baseUrl: env("MODEL_URL"),
+  model: "bench",
+  concurrency: modelConcurrency,
+  timeoutMs: 30_000,
+  maxRetries: 2,
+  cache: timedCache(postgresResponseCache(db)),
+  fetch: timedFetch,
+})
+const background = backgroundTaskHandlers({
+  blobs: fileBlobStore(path.join(os.tmpdir(), "dxs-bench-blobs")),
+  model,
+})
+
+const instrumented = (kind: string, handler: TaskHandler): TaskHandler => {
+  return async (task, ctx) => {
+    const span: Span = { start: now(), end: 0, requests: [], cacheMs: 0, completeAt: 0 }
+    const complete: typeof ctx.complete = async (trx) => {
+      span.completeAt = now()
+      return ctx.complete(trx)
+    }
+    try {
+      await current.run(span, () => handler(task, { ...ctx, complete }))
+    } finally {
+      span.end = now()
+      process.stdout.write(`${JSON.stringify({ task: { id: task.id, kind, runId: task.run_id, ...span } })}\n`)
+    }
+  }
+}
+
+const handlers = Object.fromEntries(
+  Object.entries(background).map(([kind, handler]) => [kind, instrumented(kind, handler as TaskHandler)]),
+)
+
+const fiber = Effect.runFork(
+  runWorker({ url, kysely: db, workerId, handlers, concurrency: workerConcurrency }),
+)
+
+const stop = () => {
+  Effect.runPromise(Fiber.interrupt(fiber))
+    .then(() => db.destroy())
+    .finally(() => process.exit(0))
+}
+process.on("SIGTERM", stop)
+process.stdin.on("end", () => process.exit(1))
+process.stdin.resume()
+console.log("ready")
