@@ -6,7 +6,7 @@
  */
 import { makeKysely } from "@dxs/db"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { contract, invoice } from "./documents.ts"
+import { contract, invoice, textPdf } from "./documents.ts"
 import {
   type Client,
   createProject,
@@ -259,6 +259,11 @@ describe("a launched run over invoices and a contract", () => {
     })
     const [big] = await results(projectId, agents.big!.id)
     expect(big.resolution_result.value).toBe(1)
+    const evaluations = await a.get(`/projects/${projectId}/agents/?is_evaluation=true`)
+    expect(evaluations.body.map((agent: any) => agent.name)).toEqual(["Big Spend"])
+    expect(evaluations.body[0]).toMatchObject({ is_evaluation: true, value_type: "number" })
+    const others = await a.get(`/projects/${projectId}/agents/?is_evaluation=false`)
+    expect(others.body).toHaveLength(6)
     const extractions = await a.get(
       `/projects/${projectId}/results/${doubled.resolution_result.id}/extractions/`,
     )
@@ -348,6 +353,84 @@ describe("a launched run over invoices and a contract", () => {
     expect(sum.resolution_result.value).toBe(4200)
     const [doubled] = await results(projectId, agents.doubled!.id)
     expect(doubled.resolution_result.value).toBe(8400)
+  })
+})
+
+describe("dimensions", () => {
+  let projectId: string
+  let regionId: string
+
+  beforeAll(async () => {
+    projectId = await createProject(a)
+    const report = await textPdf([
+      ["Quarterly report", "", "Revenue EU: 1,200", "Revenue US: 3,400", "Revenue APAC: 560"].join("\n"),
+    ])
+    const memo = await textPdf([["Board memo", "", "Revenue EU: 1,200", "Revenue US: 3,100"].join("\n")])
+    const r = await upload(projectId, "report.pdf", report)
+    const m = await upload(projectId, "memo.pdf", memo)
+    await a.put(`/projects/${projectId}/documents/${r}/tags/`, {
+      tags: [{ key: "source", value: "finance" }],
+    })
+    await a.put(`/projects/${projectId}/documents/${m}/tags/`, { tags: [{ key: "source", value: "board" }] })
+    const region = await a.post(`/projects/${projectId}/dimensions/`, {
+      name: "Region",
+      example_values: "EU, US",
+    })
+    regionId = region.body.id
+    await waitProcessed(projectId)
+  })
+
+  const valuesBy = (rows: Array<any>, dimension: string) =>
+    Object.fromEntries(
+      rows.map((row) => [
+        row.dimension_instances.find((i: any) => i.name === dimension).dimension_value,
+        row.resolution_result,
+      ]),
+    )
+
+  it("splits an agent by static values: one atomic value each, checked across documents", async () => {
+    const agent = await createAgent(projectId, {
+      name: "Revenue",
+      extraction_instructions: "Revenue of the region",
+      value_type: "number",
+      dimensions: [{ dimension_id: regionId, values: ["EU", "US"] }],
+    })
+    await launchAndWait(projectId)
+    const rows = await results(projectId, agent.id)
+    expect(rows.map((row) => row.result_name).sort()).toEqual(["EU", "US"])
+    expect(new Set(rows.map((row) => row.atomic_value_id)).size).toBe(2)
+    const byRegion = valuesBy(rows, "Region")
+    expect(byRegion.EU).toMatchObject({ value: 1200, resolution_status: "Resolved" })
+    expect(Object.keys(byRegion.EU.references)).toHaveLength(2)
+    expect(byRegion.US.resolution_status).toBe("Requires attention")
+  })
+
+  it("discovers dynamic values from the documents", async () => {
+    const agent = await createAgent(projectId, {
+      name: "Regional revenue",
+      extraction_instructions: "Revenue of the region",
+      value_type: "number",
+      dimensions: [{ dimension_id: regionId, are_values_dynamic: true }],
+    })
+    await launchAndWait(projectId)
+    const byRegion = valuesBy(await results(projectId, agent.id), "Region")
+    expect(Object.keys(byRegion).sort()).toEqual(["APAC", "EU", "US"])
+    expect(byRegion.APAC).toMatchObject({ value: 560, resolution_status: "Resolved" })
+  })
+
+  it("gives one value per tag value with a TAG dimension", async () => {
+    const dimensions = await a.get(`/projects/${projectId}/dimensions/`)
+    const tag = dimensions.body.find((d: any) => d.source === "TAG" && d.name === "source")
+    const agent = await createAgent(projectId, {
+      name: "US revenue",
+      extraction_instructions: "Revenue US",
+      value_type: "number",
+      dimensions: [{ dimension_id: tag.id }],
+    })
+    await launchAndWait(projectId)
+    const bySource = valuesBy(await results(projectId, agent.id), "source")
+    expect(bySource.finance).toMatchObject({ value: 3400 })
+    expect(bySource.board).toMatchObject({ value: 3100 })
   })
 })
 

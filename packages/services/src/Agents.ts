@@ -604,15 +604,19 @@ const write = (projectId: string, agentId: string | undefined, input: AgentInput
 export class Agents extends Effect.Service<Agents>()("@dxs/services/Agents", {
   succeed: {
     /** The project's agents, most recently created first. */
-    list: (projectId: string) =>
+    /** Most recently created first; `isEvaluation` lists only evaluation agents (the evaluation page) or only the others. */
+    list: (projectId: string, filter: { readonly isEvaluation?: boolean | undefined } = {}) =>
       Effect.gen(function* () {
         const org = yield* CurrentOrganization
         return yield* withDb((db) =>
           Effect.gen(function* () {
             yield* findProject(db, org.id, projectId)
-            const rows = yield* Effect.promise(() =>
-              selectAgents(db, projectId).orderBy("created_at", "desc").orderBy("id", "desc").execute(),
-            )
+            const rows = yield* Effect.promise(() => {
+              const q = selectAgents(db, projectId).orderBy("created_at", "desc").orderBy("id", "desc")
+              return (
+                filter.isEvaluation === undefined ? q : q.where("is_evaluation", "=", filter.isEvaluation)
+              ).execute()
+            })
             return yield* toAgents(db, projectId, rows)
           }),
         )

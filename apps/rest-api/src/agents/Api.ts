@@ -146,6 +146,15 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   .add(
     HttpApiEndpoint.get("list", "/projects/:project_id/agents/")
       .setPath(ProjectPath)
+      .setUrlParams(
+        Schema.Struct({
+          is_evaluation: Schema.optional(
+            Schema.BooleanFromString.annotations({
+              description: "true: only evaluation agents (the evaluation page); false: only the others",
+            }),
+          ),
+        }),
+      )
       .addSuccess(Schema.Array(Agent))
       .annotate(OpenApi.Summary, "List the project's agents, most recently created first"),
   )

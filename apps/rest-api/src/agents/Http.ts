@@ -10,7 +10,9 @@ export const AgentsHttp = HttpApiBuilder.group(Api, "agents", (handlers) =>
     return handlers
       .handle("status", ({ path }) => launches.status(path.project_id))
       .handle("launch", ({ path }) => Effect.asVoid(launches.launch(path.project_id)))
-      .handle("list", ({ path }) => agents.list(path.project_id))
+      .handle("list", ({ path, urlParams }) =>
+        agents.list(path.project_id, { isEvaluation: urlParams.is_evaluation }),
+      )
       .handle("create", ({ path, payload }) => agents.create(path.project_id, payload))
       .handle("get", ({ path }) => agents.get(path.project_id, path.agent_id))
       .handle("patch", ({ path, payload }) => agents.update(path.project_id, path.agent_id, payload, "patch"))
