@@ -2,12 +2,14 @@ import { type Kysely, type Migration, Migrator } from "kysely"
 import * as m0001 from "./migrations/2026_11_22_0001_foundation.ts"
 import * as m0002 from "./migrations/2026_11_22_0002_pages.ts"
 import * as m0003 from "./migrations/2026_11_22_0003_pipeline.ts"
+import * as m0004 from "./migrations/2026_11_22_0004_web_searches.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
   "2026_11_22_0001_foundation": m0001,
   "2026_11_22_0002_pages": m0002,
   "2026_11_22_0003_pipeline": m0003,
+  "2026_11_22_0004_web_searches": m0004,
 }
 
 export interface MigrationOutcome {

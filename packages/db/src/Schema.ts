@@ -321,6 +321,16 @@ export interface AgentResolutionsTable {
   resolved_at: Generated<Date>
 }
 
+/** One web search of an agent's resolution per atomic value; `searched_at` null until it is done. */
+export interface WebSearchesTable {
+  atomic_value_id: string
+  agent_id: string
+  agent_config_version: number
+  query: string
+  result_count: Generated<number>
+  searched_at: NullableTimestamp
+}
+
 export interface EventsTable {
   id: Generated<string>
   seq: GeneratedAlways<string>
@@ -362,6 +372,7 @@ export interface Database {
   extractions: ExtractionsTable
   resolution_results: ResolutionResultsTable
   agent_resolutions: AgentResolutionsTable
+  web_searches: WebSearchesTable
   events: EventsTable
   llm_cache: LlmCacheTable
 }

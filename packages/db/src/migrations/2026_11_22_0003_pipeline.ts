@@ -33,6 +33,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("run_id", "uuid", (c) => c.references("runs.id").onDelete("cascade"))
     .execute()
   await sql`create index tasks_run on tasks (run_id, status) where run_id is not null`.execute(db)
+  // A project's unfinished tasks (parsing in flight, a run's progress).
+  await sql`create index tasks_project_active on tasks (project_id, kind) where status in ('pending', 'running')`.execute(
+    db,
+  )
 
   // One id per value of a dimension (the `Document` dimension: per document).
   await db.schema

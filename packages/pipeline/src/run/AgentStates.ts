@@ -5,7 +5,9 @@
  *   than the latest extraction; `Processed` once resolved with at least one found value; `No Result` when
  *   resolved and nothing was found.
  * - `requires_attention`: some current result is `Requires attention`.
- * - progress per stage and consistency counts for the agents/status record.
+ * - progress per stage and consistency counts for the agents/status record. The `web_search` stage counts
+ *   the web searches of the agent's resolution (one per result) recorded by a worker with a search
+ *   provider; an agent without `enable_web_search`, or never resolved with a provider, counts 0 of 0.
  */
 import type { Conn } from "@dxs/db"
 import type { ExtractionStatus } from "@dxs/domain/Enums"
@@ -68,6 +70,25 @@ const resultCounts = async (db: Conn, projectId: string) => {
   return byAgent
 }
 
+/** Per agent, its web searches at its current config version: recorded, and done. */
+const webSearchCounts = async (db: Conn, projectId: string) => {
+  const rows = await db
+    .selectFrom("web_searches as w")
+    .innerJoin("agents as a", (j) =>
+      j.onRef("a.id", "=", "w.agent_id").onRef("a.config_version", "=", "w.agent_config_version"),
+    )
+    .select([
+      "w.agent_id",
+      sql<number>`count(*)::int`.as("total"),
+      sql<number>`count(w.searched_at)::int`.as("done"),
+    ])
+    .where("a.project_id", "=", projectId)
+    .where("a.enable_web_search", "=", true)
+    .groupBy("w.agent_id")
+    .execute()
+  return new Map(rows.map((r) => [r.agent_id, { total: r.total, done: r.done }]))
+}
+
 /** Agents with unfinished tasks in the project's running run. */
 const activeAgents = async (db: Conn, projectId: string): Promise<ReadonlySet<string>> => {
   const rows = await db
@@ -86,7 +107,11 @@ export const computeAgentStates = async (
   projectId: string,
   state: ProjectState,
 ): Promise<ReadonlyMap<string, AgentState>> => {
-  const [counts, active] = await Promise.all([resultCounts(db, projectId), activeAgents(db, projectId)])
+  const [counts, active, searches] = await Promise.all([
+    resultCounts(db, projectId),
+    activeAgents(db, projectId),
+    webSearchCounts(db, projectId),
+  ])
   const snapshot = toSnapshot(state)
   const resolved = new Set(
     snapshot.resolutions.filter((r) => r.complete).map((r) => `${r.agentId}:${r.agentConfigVersion}`),
@@ -117,14 +142,14 @@ export const computeAgentStates = async (
     const total = [...byStatus.values()].reduce((a, b) => a + b, 0)
     const found = total - (byStatus.get("No result") ?? 0)
     const extractionStatus: ExtractionStatus = !upToDate ? "Pending" : found > 0 ? "Processed" : "No Result"
-    const webSearch = row.enable_web_search && isExtraction
+    const webSearch = row.enable_web_search && isExtraction ? searches.get(row.id) : undefined
     out.set(row.id, {
       extractionStatus,
       requiresAttention: (byStatus.get("Requires attention") ?? 0) > 0,
       progress: {
         parsing: stage(documents.length, parsedOrFailed),
         extraction: stage(expected, done),
-        web_search: webSearch ? stage(1, isResolved ? 1 : 0) : stage(0, 0),
+        web_search: webSearch ? stage(webSearch.total, webSearch.done) : stage(0, 0),
         resolution: stage(Math.max(1, total), isResolved ? Math.max(1, total) : 0),
         is_running: active.has(row.id),
         is_pending: extractionStatus === "Pending",

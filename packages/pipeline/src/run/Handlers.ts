@@ -1,6 +1,7 @@
 /** The pipeline's task handlers by kind, for the worker loop. */
 import type { TaskRow } from "@dxs/db"
 import type { LanguageModelShape } from "../llm/LanguageModel.ts"
+import type { WebSearchShape } from "../websearch/WebSearch.ts"
 import {
   DERIVE_TASK,
   EXTRACT_TASK,
@@ -13,6 +14,8 @@ import { deriveHandler, extractHandler, resolveHandler, type StageContext } from
 
 export interface PipelineOptions {
   readonly model: LanguageModelShape
+  /** The search provider of agents with `enable_web_search`; undefined: web search is not configured. */
+  readonly webSearch?: WebSearchShape | undefined
 }
 
 export const pipelineTaskHandlers = (

@@ -38,17 +38,19 @@ export interface ProjectDocument {
   readonly tags: Readonly<Record<string, string>>
 }
 
-/** Live documents of the project (not queued for archival), oldest first. */
-export const loadDocuments = async (db: Conn, projectId: string): Promise<ReadonlyArray<ProjectDocument>> => {
-  const rows = await db
+/** Live documents of the project (not queued for archival), oldest first; `only`: just this one. */
+export const loadDocuments = async (
+  db: Conn,
+  projectId: string,
+  only?: string,
+): Promise<ReadonlyArray<ProjectDocument>> => {
+  let query = db
     .selectFrom("documents as d")
     .select([
       "d.id",
       "d.file_name",
       "d.status",
       "d.version",
-      sql<boolean>`exists (select 1 from tasks t where t.kind = 'parse' and t.status in ('pending', 'running')
-        and t.payload->>'document_id' = d.id::text)`.as("parse_in_flight"),
       sql<Record<string, string>>`coalesce((select jsonb_object_agg(g.key, g.value) from document_tags g
         where g.document_id = d.id), '{}'::jsonb)`.as("tags"),
     ])
@@ -56,13 +58,24 @@ export const loadDocuments = async (db: Conn, projectId: string): Promise<Readon
     .where("d.archive_requested_at", "is", null)
     .orderBy("d.uploaded_at")
     .orderBy("d.id")
-    .execute()
+  if (only !== undefined) query = query.where("d.id", "=", only)
+  const [rows, parsing] = await Promise.all([
+    query.execute(),
+    db
+      .selectFrom("tasks")
+      .select(sql<string>`payload->>'document_id'`.as("document_id"))
+      .where("project_id", "=", projectId)
+      .where("kind", "=", "parse")
+      .where("status", "in", ["pending", "running"])
+      .execute(),
+  ])
+  const inFlight = new Set(parsing.map((t) => t.document_id))
   return rows.map((r) => ({
     id: r.id,
     name: r.file_name,
     status: r.status as DocumentStatus,
     version: r.version,
-    parseInFlight: r.parse_in_flight,
+    parseInFlight: inFlight.has(r.id),
     tags: r.tags,
   }))
 }

@@ -5,11 +5,15 @@
  * - `resolve`: one extraction agent — consistency across documents, then one resolved value per atomic
  *   value (agent × dimension values) with status, references and sources;
  * - `derive`: one derived or evaluation agent over the resolved values it references.
+ * Web search (an agent with `enable_web_search`, when a search provider is configured) is part of
+ * `resolve`: per atomic value, the search's hits are read like pages of a document, and what the model
+ * finds there joins the document extractions as `web` candidates of consistency and resolution.
  * Model calls happen outside transactions; each task writes its results, its usage, its completion and
  * (maybe) the next phase of the run in one transaction, replacing what an earlier attempt wrote, so a
  * re-executed task neither loses nor duplicates anything.
  */
-import type { StoredDimensionValue, TaskRow } from "@dxs/db"
+import { randomUUID } from "node:crypto"
+import type { StoredDimensionValue, TaskRow, WebCitation } from "@dxs/db"
 import type { TaskDb, TaskTrx } from "@dxs/db/TaskQueue"
 import { cartesian, dimensionKey } from "@dxs/domain/Combinations"
 import { parseNumber } from "@dxs/domain/Values"
@@ -23,9 +27,11 @@ import {
   LanguageModel,
   type LanguageModelShape,
   noUsage,
+  type PageText,
   type Usage,
 } from "../llm/LanguageModel.ts"
 import { pagesForExtraction } from "../retrieval/Retrieval.ts"
+import type { WebSearchResult, WebSearchShape } from "../websearch/WebSearch.ts"
 import {
   type AttachedDimension,
   agentDimensionsKey,
@@ -44,6 +50,8 @@ export interface StageContext extends RunTaskContext {
 
 export interface StageOptions {
   readonly model: LanguageModelShape
+  /** The search provider of agents with `enable_web_search`; undefined: web search is not configured. */
+  readonly webSearch?: WebSearchShape | undefined
 }
 
 const runModel = <A, E>(
@@ -189,7 +197,7 @@ export const extractHandler =
     const run = await runningRun(ctx.db, p.runId)
     if (!run) return
     const agent = (await loadAgents(ctx.db, run.projectId)).find((a) => a.row.id === p.agentId)
-    const document = (await loadDocuments(ctx.db, run.projectId)).find((d) => d.id === p.documentId)
+    const [document] = await loadDocuments(ctx.db, run.projectId, p.documentId)
     const current =
       agent !== undefined &&
       !agent.row.is_draft &&
@@ -378,6 +386,11 @@ const currentAtomicValues = async (db: TaskDb | TaskTrx, agentId: string, config
     )
     .execute()
 
+interface WebSupplement {
+  readonly text: string
+  readonly sources: ReadonlyArray<{ url: string; title: string }>
+}
+
 interface ResolvedRow {
   readonly atomicValueId: string
   readonly resultName: string
@@ -392,6 +405,8 @@ interface ResolvedRow {
     atomic_value_ids: string[]
   }>
   readonly sourceType: string
+  /** What the web contributed to the value; null when nothing did. */
+  readonly webSupplement: WebSupplement | null
   readonly verdicts: ReadonlyArray<{ id: string; consistent: boolean; justification: string }>
   readonly summary: string | null
 }
@@ -418,6 +433,8 @@ const writeResults = async (
       references: JSON.stringify(row.references),
       sources: JSON.stringify(row.sources),
       source_type: row.sourceType,
+      is_web_supplement: row.webSupplement !== null,
+      web_supplement: row.webSupplement === null ? null : JSON.stringify(row.webSupplement),
     }
     await trx
       .insertInto("resolution_results")
@@ -435,6 +452,8 @@ const writeResults = async (
           references: JSON.stringify(row.references),
           sources: JSON.stringify(row.sources),
           source_type: row.sourceType,
+          is_web_supplement: row.webSupplement !== null,
+          web_supplement: row.webSupplement === null ? null : JSON.stringify(row.webSupplement),
           value: sql`case when ${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.value else ${JSON.stringify(row.value)}::jsonb end`,
           resolution_status: sql`case when ${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.resolution_status else ${row.status} end`,
           justification: sql`case when ${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.justification else ${row.justification} end`,
@@ -481,6 +500,110 @@ interface AgentPayload {
 
 const notFoundText = (agent: ProjectAgent) => agent.row.value_if_not_found.trim() || "n/a"
 
+/** Search engines answer short queries best. */
+const MAX_QUERY_CHARS = 300
+
+/** The search of one atomic value: the agent's name and instructions, and the result's name when dimensioned. */
+const webQuery = (agent: ProjectAgent, instances: ReadonlyArray<InstanceRef>): string =>
+  [
+    agent.row.name,
+    agent.row.extraction_instructions,
+    instances.length === 0 ? "" : resultName(agent.row.name, instances),
+  ]
+    .map((part) => part.replace(/\s+/g, " ").trim())
+    .filter((part) => part !== "")
+    .join(" ")
+    .slice(0, MAX_QUERY_CHARS)
+    .trim()
+
+/** A value found on the web, stored as a `web` extraction with this id. */
+interface WebFinding {
+  readonly id: string
+  readonly value: string
+  readonly relevantPassage: string
+  readonly reasoning: string
+  readonly query: string
+  readonly searchedAt: Date
+  readonly source: { readonly url: string; readonly title: string }
+}
+
+/** A hit's name where a document name would be: its title, else its address. */
+const hitName = (hit: WebSearchResult) => hit.title || hit.url
+
+/**
+ * One atomic value's web search: the hits (those with text) are read by the model as the pages of one
+ * document, with the agent's own instructions; every value it finds is tied back to the hit it is on.
+ */
+const searchWeb = async (
+  options: StageOptions,
+  webSearch: WebSearchShape,
+  request: { readonly atomicValueId: string; readonly query: string; readonly referenceDate: string },
+  spec: ReturnType<typeof agentSpec>,
+  signal: AbortSignal,
+): Promise<{
+  readonly hits: number
+  readonly findings: ReadonlyArray<WebFinding>
+  readonly usage: Usage
+}> => {
+  const searchedAt = new Date()
+  const hits = await webSearch.search(request.query, { signal })
+  const readable = hits.filter((hit) => hit.content !== "")
+  if (readable.length === 0) return { hits: hits.length, findings: [], usage: noUsage }
+  const document = { id: `web:${request.atomicValueId}`, name: `Web search results for "${request.query}"` }
+  const pages: Array<PageText> = readable.map((hit, i) => ({
+    documentId: document.id,
+    documentName: hitName(hit),
+    pageNumber: i + 1,
+    text: hit.content,
+  }))
+  const r = await runModel(
+    options,
+    Effect.flatMap(LanguageModel, (model) =>
+      model.extract({ agent: spec, document, pages, dimensions: [], referenceDate: request.referenceDate }),
+    ),
+    signal,
+  )
+  const findings = r.values.flatMap((v): Array<WebFinding> => {
+    const hit = readable[v.pageNumber - 1]
+    if (hit === undefined) return []
+    return [
+      {
+        id: randomUUID(),
+        value: v.value,
+        relevantPassage: v.relevantPassage,
+        reasoning: v.reasoning,
+        query: request.query,
+        searchedAt,
+        source: { url: hit.url, title: hitName(hit) },
+      },
+    ]
+  })
+  return { hits: hits.length, findings, usage: r.usage }
+}
+
+/** A candidate of consistency and resolution: a stored document extraction or a fresh web finding. */
+interface Candidate {
+  readonly candidate: CandidateExtraction
+  readonly documentId: string | null
+  readonly web: WebFinding | undefined
+}
+
+/** The result's provenance: which kinds of source its cited extractions are. */
+const provenance = (
+  cited: ReadonlyArray<Candidate>,
+): { readonly sourceType: string; readonly webSupplement: WebSupplement | null } => {
+  const web = cited.flatMap((c) => (c.web === undefined ? [] : [c.web]))
+  const fromDocuments = cited.some((c) => c.web === undefined)
+  if (web.length === 0) return { sourceType: "document", webSupplement: null }
+  const sources = new Map<string, { url: string; title: string }>()
+  for (const w of web) if (!sources.has(w.source.url)) sources.set(w.source.url, { ...w.source })
+  const text = [...new Set(web.map((w) => w.relevantPassage.trim()).filter((t) => t !== ""))].join("\n")
+  return {
+    sourceType: fromDocuments ? "document_and_web" : "web",
+    webSupplement: { text, sources: [...sources.values()] },
+  }
+}
+
 export const resolveHandler =
   (options: StageOptions) =>
   async (task: TaskRow, ctx: StageContext): Promise<void> => {
@@ -500,44 +623,113 @@ export const resolveHandler =
       existing.flatMap((a) => a.dimension_values),
     )
     const liveDocuments = new Map(documents.map((d) => [d.id, d]))
+    // Web extractions are replaced by this task's searches (or dropped when it does not search).
     const extractions = await ctx.db
       .selectFrom("extractions")
       .selectAll()
       .where("agent_id", "=", agent.row.id)
       .where("agent_config_version", "=", configVersion)
+      .where("source_type", "!=", "web")
       .orderBy("extracted_at")
       .orderBy("id")
       .execute()
     const spec = agentSpec(agent.row)
+    const webSearch =
+      agent.row.agent_type === "extraction" && agent.row.enable_web_search ? options.webSearch : undefined
 
-    // Atomic values first (idempotent), so the model's work below can be keyed by them.
+    // Atomic values first (idempotent), so the model's work below can be keyed by them; with web search,
+    // the searches to do are recorded unsearched (the agent's web-search progress counts them).
     const atomics = await ctx.db.transaction().execute(async (trx) => {
-      const out: Array<{ id: string; instances: ReadonlyArray<InstanceRef> }> = []
+      const out: Array<{ id: string; instances: ReadonlyArray<InstanceRef>; query: string }> = []
       for (const instances of combinations)
-        out.push({ id: (await ensureAtomicValue(trx, run.projectId, agent.row.id, instances)).id, instances })
+        out.push({
+          id: (await ensureAtomicValue(trx, run.projectId, agent.row.id, instances)).id,
+          instances,
+          query: webQuery(agent, instances),
+        })
+      await trx.deleteFrom("web_searches").where("agent_id", "=", agent.row.id).execute()
+      if (webSearch !== undefined && out.length > 0)
+        await trx
+          .insertInto("web_searches")
+          .values(
+            out.map((a) => ({
+              atomic_value_id: a.id,
+              agent_id: agent.row.id,
+              agent_config_version: configVersion,
+              query: a.query,
+              searched_at: null,
+            })),
+          )
+          .execute()
       return out
     })
+
+    let webUsage = noUsage
+    const webFindings = new Map<string, ReadonlyArray<WebFinding>>()
+    if (webSearch !== undefined)
+      for (const atomic of atomics) {
+        const r = await searchWeb(
+          options,
+          webSearch,
+          { atomicValueId: atomic.id, query: atomic.query, referenceDate: run.referenceDate },
+          spec,
+          ctx.signal,
+        )
+        webUsage = addUsage(webUsage, r.usage)
+        webFindings.set(atomic.id, r.findings)
+        await ctx.db
+          .updateTable("web_searches")
+          .set({ searched_at: sql`now()`, result_count: r.hits })
+          .where("atomic_value_id", "=", atomic.id)
+          .where("agent_id", "=", agent.row.id)
+          .execute()
+      }
 
     const resolved = await runModel(
       options,
       Effect.gen(function* () {
         const model = yield* LanguageModel
-        let usage = noUsage
+        let usage = webUsage
         const rows: Array<ResolvedRow> = []
         for (const atomic of atomics) {
           const name = resultName(agent.row.name, atomic.instances)
-          const mine = extractions.filter(
-            (e) =>
-              e.atomic_value_id === atomic.id && (e.document_id === null || liveDocuments.has(e.document_id)),
-          )
-          const candidates: Array<CandidateExtraction> = mine.map((e) => ({
-            id: e.id,
-            value: e.value,
-            sourceType: e.source_type,
-            documentName: e.document_id === null ? null : liveDocuments.get(e.document_id)!.name,
-            pageNumber: e.page_number,
-            relevantPassage: e.relevant_passage,
-          }))
+          const mine: Array<Candidate> = [
+            ...extractions
+              .filter(
+                (e) =>
+                  e.atomic_value_id === atomic.id &&
+                  (e.document_id === null || liveDocuments.has(e.document_id)),
+              )
+              .map(
+                (e): Candidate => ({
+                  candidate: {
+                    id: e.id,
+                    value: e.value,
+                    sourceType: e.source_type,
+                    documentName: e.document_id === null ? null : liveDocuments.get(e.document_id)!.name,
+                    pageNumber: e.page_number,
+                    relevantPassage: e.relevant_passage,
+                  },
+                  documentId: e.document_id,
+                  web: undefined,
+                }),
+              ),
+            ...(webFindings.get(atomic.id) ?? []).map(
+              (w): Candidate => ({
+                candidate: {
+                  id: w.id,
+                  value: w.value,
+                  sourceType: "web",
+                  documentName: null,
+                  pageNumber: null,
+                  relevantPassage: w.relevantPassage,
+                },
+                documentId: null,
+                web: w,
+              }),
+            ),
+          ]
+          const candidates = mine.map((c) => c.candidate)
           let verdicts: ReadonlyArray<{ id: string; consistent: boolean; justification: string }> = []
           let summary: string | null = null
           if (candidates.length > 0) {
@@ -558,27 +750,33 @@ export const resolveHandler =
           })
           usage = addUsage(usage, r.usage)
           const used = new Set(r.usedExtractionIds)
-          const cited = mine.filter((e) => used.has(e.id))
+          const cited = mine.filter((c) => used.has(c.candidate.id))
           const references: Record<string, readonly [string, number | null]> = {}
           const sources = new Map<
             string,
             { document_name: string; page_number: number; document_id: string; atomic_value_ids: string[] }
           >()
-          for (const e of cited) {
-            const documentName = e.document_id === null ? "web" : liveDocuments.get(e.document_id)!.name
-            references[e.id] = [documentName, e.page_number]
-            if (e.document_id !== null && e.page_number !== null) {
-              const key = `${e.document_id}:${e.page_number}`
+          for (const { candidate: e, documentId, web } of cited) {
+            const documentName =
+              web !== undefined
+                ? web.source.title
+                : documentId === null
+                  ? "web"
+                  : liveDocuments.get(documentId)!.name
+            references[e.id] = [documentName, web === undefined ? e.pageNumber : null]
+            if (web === undefined && documentId !== null && e.pageNumber !== null) {
+              const key = `${documentId}:${e.pageNumber}`
               if (!sources.has(key))
                 sources.set(key, {
                   document_name: documentName,
-                  page_number: e.page_number,
-                  document_id: e.document_id,
+                  page_number: e.pageNumber,
+                  document_id: documentId,
                   atomic_value_ids: [atomic.id],
                 })
             }
           }
           const noResult = r.value === null || r.status === "No result"
+          const origin = noResult ? { sourceType: "document", webSupplement: null } : provenance(cited)
           rows.push({
             atomicValueId: atomic.id,
             resultName: name,
@@ -587,7 +785,8 @@ export const resolveHandler =
             justification: r.justification,
             references,
             sources: [...sources.values()],
-            sourceType: "document",
+            sourceType: origin.sourceType,
+            webSupplement: origin.webSupplement,
             verdicts,
             summary:
               summary === null ? null : atomic.instances.length === 0 ? summary : `${name}: ${summary}`,
@@ -599,8 +798,36 @@ export const resolveHandler =
     )
 
     await ctx.db.transaction().execute(async (trx) => {
-      if (await agentStillAt(trx, agent.row.id, configVersion))
+      if (await agentStillAt(trx, agent.row.id, configVersion)) {
+        await trx
+          .deleteFrom("extractions")
+          .where("agent_id", "=", agent.row.id)
+          .where("agent_config_version", "=", configVersion)
+          .where("source_type", "=", "web")
+          .execute()
+        const fresh = atomics.flatMap((atomic) =>
+          (webFindings.get(atomic.id) ?? []).map((w) => ({
+            id: w.id,
+            project_id: run.projectId,
+            agent_id: agent.row.id,
+            agent_config_version: configVersion,
+            atomic_value_id: atomic.id,
+            document_id: null,
+            value: w.value,
+            relevant_passage: w.relevantPassage,
+            reasoning: w.reasoning,
+            page_number: null,
+            source_type: "web" as const,
+            web_search_query: w.query,
+            web_search_timestamp: w.searchedAt,
+            web_citations: JSON.stringify([
+              { snippets: [{ text: w.relevantPassage }], source: w.source },
+            ] satisfies ReadonlyArray<WebCitation>),
+          })),
+        )
+        if (fresh.length > 0) await trx.insertInto("extractions").values(fresh).execute()
         await writeResults(trx, run.projectId, agent, resolved.rows)
+      }
       await finishTask(trx, ctx, p.runId, resolved.usage)
     })
   }
@@ -739,6 +966,7 @@ export const deriveHandler =
             references,
             sources: [],
             sourceType: "derived",
+            webSupplement: null,
             verdicts: [],
             summary: null,
           })
