@@ -1,3 +1,4 @@
 import { testConfig } from "../../tooling/vitest/src/config.ts"
 
-export default testConfig({ name: "rest-api", database: true })
+// End-to-end tests parse real files and run the pipeline with a worker in the process: generous timeouts.
+export default testConfig({ name: "rest-api", database: true, timeoutMs: 90_000 })

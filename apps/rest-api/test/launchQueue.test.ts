@@ -113,4 +113,4 @@ it("launches during a run queue one run behind it, which starts when the first e
   ])
   const final = await a.get(`/projects/${projectId}/agents/${agent.body.id}/`)
   expect(final.body.extraction_status).toBe("Processed")
-})
+}, 180_000)
