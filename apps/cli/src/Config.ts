@@ -26,6 +26,15 @@ export interface Config {
   readonly logLevel: LogLevelName
   readonly parsing: ParsingConfig
   readonly llm: LlmConfig
+  /** The web search of agents with `enable_web_search`; undefined: not configured (documents only). */
+  readonly webSearch: WebSearchConfig | undefined
+}
+
+/** A SearXNG-compatible JSON search endpoint (`GET <url>?q=…&format=json`). */
+export interface WebSearchConfig {
+  readonly url: string
+  /** Hits read per search. */
+  readonly maxResults: number
 }
 
 /** The pipeline's language model: `local` (offline, the default) or an OpenAI-compatible server. */
@@ -154,6 +163,17 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     name: "LLM_MAX_RETRIES",
     default: "5",
     description: "Retries of a model request after 429, 5xx, network errors and timeouts (with backoff).",
+  },
+  {
+    name: "WEB_SEARCH_URL",
+    default: "(unset: web search disabled)",
+    description:
+      "SearXNG-compatible JSON search endpoint for agents with enable_web_search, e.g. http://127.0.0.1:8888/search (the json format must be enabled).",
+  },
+  {
+    name: "WEB_SEARCH_MAX_RESULTS",
+    default: "5",
+    description: "Search hits read per web search (one search per result of an agent).",
   },
   {
     name: "LOG_LEVEL",
@@ -295,6 +315,19 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     problems.push(`LLM_PROVIDER=${provider}: must be local or openai`)
   }
 
+  const webSearchUrl = get("WEB_SEARCH_URL")
+  const webSearchMaxResults = int("WEB_SEARCH_MAX_RESULTS", 5, 1, 100)
+  let webSearch: WebSearchConfig | undefined
+  if (webSearchUrl !== undefined) {
+    try {
+      const u = new URL(webSearchUrl)
+      if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("protocol")
+      webSearch = { url: webSearchUrl, maxResults: webSearchMaxResults }
+    } catch {
+      problems.push(`WEB_SEARCH_URL=${redactUrl(webSearchUrl)}: must be an http:// or https:// URL`)
+    }
+  }
+
   const rawLevel = get("LOG_LEVEL")
   const logLevel = rawLevel === undefined ? "info" : LOG_LEVELS[rawLevel.toLowerCase()]
   if (logLevel === undefined) {
@@ -316,6 +349,7 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     logLevel: logLevel ?? "info",
     parsing,
     llm,
+    webSearch,
   }
 }
 

@@ -5,6 +5,7 @@ import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import { localModel } from "@dxs/pipeline/llm/Local"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
 import { postgresResponseCache } from "@dxs/pipeline/llm/ResponseCache"
+import { searxngSearch } from "@dxs/pipeline/websearch/WebSearch"
 import { nodeServerLayer, RestApiLive } from "@dxs/rest-api/Server"
 import {
   backgroundHousekeeping,
@@ -21,7 +22,7 @@ import { HttpServer } from "@effect/platform"
 import { Duration, Effect, Layer, Schedule } from "effect"
 import type { Kysely } from "kysely"
 import type { StartMode } from "./Args.ts"
-import { type Config, publicUrlFor } from "./Config.ts"
+import { type Config, publicUrlFor, redactUrl } from "./Config.ts"
 import { CliError, DatabaseServer, migratedDbLayer } from "./Database.ts"
 
 /** Parse limits from the configuration; LibreOffice is looked for once, at start. */
@@ -53,6 +54,7 @@ const handlersFor = (config: Config, db: Kysely<Database>): Readonly<Record<stri
     blobs: fileBlobStore(config.blobDir),
     parsing: parsingOptions(config),
     model: modelFor(config, db),
+    webSearch: config.webSearch === undefined ? undefined : searxngSearch(config.webSearch),
   })
 
 const HOUSEKEEPING_EVERY = Duration.minutes(1)
@@ -116,6 +118,11 @@ const workerLayer = (config: Config) =>
         config.llm.provider === "openai"
           ? `language model: ${config.llm.model} at ${config.llm.baseUrl} (at most ${config.llm.concurrency} requests at once)`
           : "language model: local (offline; set LLM_PROVIDER=openai for an OpenAI-compatible server)",
+      )
+      yield* Effect.log(
+        config.webSearch === undefined
+          ? "web search: not configured (agents with enable_web_search use their documents only; set WEB_SEARCH_URL)"
+          : `web search: ${redactUrl(config.webSearch.url)} (${config.webSearch.maxResults} hits per search)`,
       )
       const libreOffice = parsingOptions(config).libreOffice
       yield* Effect.log(

@@ -27,6 +27,8 @@ describe("configuration", () => {
         maxDecompressedBytes: 524_288_000,
         transcription: undefined,
       },
+      llm: { provider: "local" },
+      webSearch: undefined,
     })
     expect(publicUrlFor(config, 8080)).toBe("http://localhost:8080")
   })
@@ -52,6 +54,8 @@ describe("configuration", () => {
         TRANSCRIPTION_URL: "http://127.0.0.1:9000/v1/audio/transcriptions",
         TRANSCRIPTION_MODEL: "whisper-large",
         TRANSCRIPTION_API_KEY: "sk-test",
+        WEB_SEARCH_URL: "http://127.0.0.1:8888/search",
+        WEB_SEARCH_MAX_RESULTS: "7",
       },
       "/home/me",
     )
@@ -78,6 +82,8 @@ describe("configuration", () => {
           apiKey: "sk-test",
         },
       },
+      llm: { provider: "local" },
+      webSearch: { url: "http://127.0.0.1:8888/search", maxResults: 7 },
     })
     expect(parseConfig({ DATA_DIR: "/d" }, "/x").blobDir).toBe("/d/blobs")
     expect(parseConfig({ PORT: "" }, "/x").port).toBe(8080)
@@ -116,6 +122,25 @@ describe("configuration", () => {
     )
     expect(() => parseConfig({ DATABASE_URL: "not a url" }, "/")).toThrow(/DATABASE_URL: not a URL/)
     expect(redactUrl("postgres://u:secret@h/db")).toBe("postgres://u:***@h/db")
+  })
+
+  it("configures web search only with WEB_SEARCH_URL", () => {
+    expect(parseConfig({}, "/").webSearch).toBeUndefined()
+    expect(parseConfig({ WEB_SEARCH_MAX_RESULTS: "8" }, "/").webSearch).toBeUndefined()
+    expect(parseConfig({ WEB_SEARCH_URL: "http://127.0.0.1:8888/search" }, "/").webSearch).toEqual({
+      url: "http://127.0.0.1:8888/search",
+      maxResults: 5,
+    })
+    expect(
+      parseConfig({ WEB_SEARCH_URL: "https://search.example.com/search", WEB_SEARCH_MAX_RESULTS: "10" }, "/")
+        .webSearch,
+    ).toEqual({ url: "https://search.example.com/search", maxResults: 10 })
+    expect(() => parseConfig({ WEB_SEARCH_URL: "searx.local" }, "/")).toThrow(
+      /WEB_SEARCH_URL=.*must be an http/,
+    )
+    expect(() => parseConfig({ WEB_SEARCH_MAX_RESULTS: "0" }, "/")).toThrow(
+      /WEB_SEARCH_MAX_RESULTS=0: must be a whole number from 1 to 100/,
+    )
   })
 
   it("lists every variable it reads in the table", () => {

@@ -5,6 +5,7 @@ import * as path from "node:path"
 import { type Database, Db, fileBlobStore, fileBlobStoreLayer, makeKysely } from "@dxs/db"
 import { useTestDatabase } from "@dxs/db/TestDatabase"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
+import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
 import { ApiKeys, backgroundTaskHandlers, PublicUrl, UploadLimits } from "@dxs/services"
 import { runWorker } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
@@ -67,6 +68,8 @@ export interface TestApiOptions {
     /** A model, or one made with the worker's database handle (for a response cache). */
     readonly model?: LanguageModelShape | ((db: Kysely<Database>) => LanguageModelShape)
     readonly concurrency?: number
+    /** The web search of agents with `enable_web_search` (default: none). */
+    readonly webSearch?: WebSearchShape
   }
 }
 
@@ -107,6 +110,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
       blobs: fileBlobStore(blobDir),
       parsing: { timeoutMs: 60_000 },
       model: typeof options.worker.model === "function" ? options.worker.model(kysely) : options.worker.model,
+      webSearch: options.worker.webSearch,
     })
     const fiber = Effect.runFork(
       runWorker({

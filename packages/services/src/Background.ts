@@ -9,6 +9,7 @@ import { failAbandonedParses, PARSE_TASK, parseTaskHandler } from "@dxs/pipeline
 import type { RunOptions } from "@dxs/pipeline/parsing/Runner"
 import { pipelineTaskHandlers } from "@dxs/pipeline/run/Handlers"
 import { failAbandonedRuns } from "@dxs/pipeline/run/Runs"
+import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
 import type { Kysely } from "kysely"
 import {
   ARCHIVE_SWEEP_TASK,
@@ -25,6 +26,8 @@ export interface BackgroundOptions {
   readonly parsing?: Omit<RunOptions, "signal"> | undefined
   /** The language model of the pipeline's stages (default: the `local` provider). */
   readonly model?: LanguageModelShape | undefined
+  /** The web search of agents with `enable_web_search` (default: none; those agents use documents only). */
+  readonly webSearch?: WebSearchShape | undefined
 }
 
 /** Handlers for `parse`, `archive`, `archive-sweep` and the pipeline's run tasks. */
@@ -34,7 +37,7 @@ export const backgroundTaskHandlers = (
   [PARSE_TASK]: parseTaskHandler({ blobs: options.blobs, run: options.parsing }),
   [ARCHIVE_TASK]: archiveTaskHandler,
   [ARCHIVE_SWEEP_TASK]: archiveSweepTaskHandler,
-  ...pipelineTaskHandlers({ model: options.model ?? localModel }),
+  ...pipelineTaskHandlers({ model: options.model ?? localModel, webSearch: options.webSearch }),
 })
 
 /**

@@ -44,8 +44,7 @@ export const startFakeSearchServer = async (options: FakeSearchServerOptions): P
       requests.push({ path: url.pathname, query, params: url.searchParams, status })
       res.writeHead(status, { "content-type": contentType }).end(body)
     }
-    if (req.method !== "GET" || url.pathname !== "/search")
-      return answer(404, "text/plain", "not found")
+    if (req.method !== "GET" || url.pathname !== "/search") return answer(404, "text/plain", "not found")
     if (url.searchParams.get("format") !== "json") return answer(403, "text/plain", "format not allowed")
     let hits: FakeSearchAnswer
     try {
