@@ -8,7 +8,7 @@ import { postgresResponseCache } from "@dxs/pipeline/llm/ResponseCache"
 import { searxngSearch } from "@dxs/pipeline/websearch/WebSearch"
 import { nodeServerLayer, RestApiLive } from "@dxs/rest-api/Server"
 import {
-  backgroundHousekeeping,
+  backgroundLoops,
   backgroundTaskHandlers,
   detectLibreOffice,
   FileLinks,
@@ -57,8 +57,6 @@ const handlersFor = (config: Config, db: Kysely<Database>): Readonly<Record<stri
     webSearch: config.webSearch === undefined ? undefined : searxngSearch(config.webSearch),
   })
 
-const HOUSEKEEPING_EVERY = Duration.minutes(1)
-
 const hostForUrl = (host: string) => (host.includes(":") ? `[${host}]` : host)
 
 /** The REST API on HOST:PORT; logs its address once it listens. */
@@ -104,13 +102,7 @@ const workerLayer = (config: Config) =>
       yield* Effect.tryPromise(() => startBackground(kysely)).pipe(
         Effect.catchAll((e) => Effect.logWarning(`worker start-up housekeeping failed: ${String(e.error)}`)),
       )
-      yield* Effect.forkScoped(
-        Effect.tryPromise(() => backgroundHousekeeping(kysely)).pipe(
-          Effect.catchAll((e) => Effect.logWarning(`worker housekeeping failed: ${String(e.error)}`)),
-          Effect.repeat(Schedule.spaced(HOUSEKEEPING_EVERY)),
-          Effect.delay(HOUSEKEEPING_EVERY),
-        ),
-      )
+      yield* Effect.forkScoped(backgroundLoops(kysely))
       yield* Effect.forkScoped(
         runWorker({ url, kysely, workerId, handlers, concurrency: config.workerConcurrency }),
       )

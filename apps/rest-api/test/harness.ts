@@ -6,7 +6,7 @@ import { type Database, Db, fileBlobStore, fileBlobStoreLayer, makeKysely } from
 import { useTestDatabase } from "@dxs/db/TestDatabase"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
-import { ApiKeys, backgroundTaskHandlers, PublicUrl, UploadLimits } from "@dxs/services"
+import { ApiKeys, backgroundLoops, backgroundTaskHandlers, PublicUrl, UploadLimits } from "@dxs/services"
 import { runWorker } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
 import { Effect, Fiber, Layer, ManagedRuntime } from "effect"
@@ -112,6 +112,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
       model: typeof options.worker.model === "function" ? options.worker.model(kysely) : options.worker.model,
       webSearch: options.worker.webSearch,
     })
+    const loops = Effect.runFork(backgroundLoops(kysely))
     const fiber = Effect.runFork(
       runWorker({
         url: dbUrl,
@@ -124,6 +125,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     )
     afterAll(async () => {
       await Effect.runPromise(Fiber.interrupt(fiber))
+      await Effect.runPromise(Fiber.interrupt(loops))
       await kysely.destroy()
     })
   }

@@ -9,6 +9,7 @@ import { Duration, Effect } from "effect"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { invoice } from "./documents.ts"
 import { type Client, createProject, startTestApi, type TestApi } from "./harness.ts"
+import { until } from "./runs.ts"
 
 let api: TestApi
 let a: Client
@@ -31,18 +32,6 @@ afterAll(async () => {
   await db?.destroy()
 })
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-const until = async <T>(f: () => Promise<T | undefined>): Promise<T> => {
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    const v = await f()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error("timed out")
-    await sleep(50)
-  }
-}
-
 const runs = (projectId: string) =>
   db.selectFrom("runs").selectAll().where("project_id", "=", projectId).orderBy("run_number").execute()
 
@@ -62,7 +51,7 @@ it("launches during a run queue one run behind it, which starts when the first e
     form.append("file", new Blob([pdf]), `invoice-${n}.pdf`)
     expect((await a.send("POST", `/projects/${projectId}/documents/`, form)).status).toBe(201)
   }
-  await until(async () => {
+  await until("the condition", async () => {
     const r = await a.get(`/projects/${projectId}/documents/`)
     return r.body.every((d: any) => d.status === "Processed") ? true : undefined
   })
@@ -73,7 +62,9 @@ it("launches during a run queue one run behind it, which starts when the first e
   expect(agent.status).toBe(201)
 
   expect((await a.post(`/projects/${projectId}/agents/launch/`)).status).toBe(202)
-  await until(async () => ((await runs(projectId))[0]?.status === "running" ? true : undefined))
+  await until("the condition", async () =>
+    (await runs(projectId))[0]?.status === "running" ? true : undefined,
+  )
   // The agent changes during the run: the queued run will re-extract it.
   await a.patch(`/projects/${projectId}/agents/${agent.body.id}/`, {
     extraction_instructions: "The total due",
@@ -89,7 +80,7 @@ it("launches during a run queue one run behind it, which starts when the first e
   const status = await a.get(`/projects/${projectId}/agents/status/`)
   expect(status.body.pipeline_running).toBe(true)
 
-  await until(async () =>
+  await until("the condition", async () =>
     (await a.get(`/projects/${projectId}/status/`)).body.pipeline_running ? undefined : true,
   )
   const after = await runs(projectId)

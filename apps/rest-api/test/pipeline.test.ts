@@ -7,14 +7,8 @@
 import { makeKysely } from "@dxs/db"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { contract, invoice, textPdf } from "./documents.ts"
-import {
-  type Client,
-  createProject,
-  expectProblem,
-  type Reply,
-  startTestApi,
-  type TestApi,
-} from "./harness.ts"
+import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
+import { createAgent, launchAndWait, resultsOf, upload, waitProcessed } from "./runs.ts"
 
 let api: TestApi
 let a: Client
@@ -30,59 +24,11 @@ afterAll(async () => {
   await db?.destroy()
 })
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-const until = async <T>(what: string, f: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await f()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(100)
-  }
-}
-
-const upload = async (projectId: string, name: string, bytes: Uint8Array): Promise<string> => {
-  const form = new FormData()
-  form.append("file", new Blob([bytes]), name)
-  const r = await a.send("POST", `/projects/${projectId}/documents/`, form)
-  expect(r.status).toBe(201)
-  return r.body.id
-}
-
-const waitProcessed = (projectId: string) =>
-  until("documents processed", async () => {
-    const r = await a.get(`/projects/${projectId}/documents/`)
-    return r.body.every((d: any) => d.status !== "Pending") ? r.body : undefined
-  })
-
-/** Launches and waits until the run is done: pipeline_running false. */
-const launchAndWait = async (projectId: string) => {
-  const r = await a.post(`/projects/${projectId}/agents/launch/`)
-  expect(r.status).toBe(202)
-  return until("the run to end", async () => {
-    const s = await a.get(`/projects/${projectId}/status/`)
-    return s.body.pipeline_running ? undefined : s.body
-  })
-}
-
 const runs = (projectId: string) =>
   db.selectFrom("runs").selectAll().where("project_id", "=", projectId).orderBy("run_number").execute()
 
 const tasksOf = (runId: string, kind: string) =>
   db.selectFrom("tasks").selectAll().where("run_id", "=", runId).where("kind", "=", kind).execute()
-
-const results = async (projectId: string, agentId: string): Promise<Array<any>> => {
-  const r: Reply = await a.get(`/projects/${projectId}/results/?agent_id=${agentId}&limit=500`)
-  expect(r.status).toBe(200)
-  return r.body.results
-}
-
-const createAgent = async (projectId: string, body: Record<string, unknown>) => {
-  const r = await a.post(`/projects/${projectId}/agents/`, body)
-  expect(r.status).toBe(201)
-  return r.body as { id: string; name: string }
-}
 
 describe("a launched run over invoices and a contract", () => {
   let projectId: string
@@ -92,6 +38,7 @@ describe("a launched run over invoices and a contract", () => {
   beforeAll(async () => {
     projectId = await createProject(a, { reference_date: "2024-06-30" })
     ids.a = await upload(
+      a,
       projectId,
       "invoice-a.pdf",
       await invoice({
@@ -105,6 +52,7 @@ describe("a launched run over invoices and a contract", () => {
       }),
     )
     ids.b = await upload(
+      a,
       projectId,
       "invoice-b.pdf",
       await invoice({
@@ -118,6 +66,7 @@ describe("a launched run over invoices and a contract", () => {
       }),
     )
     ids.nda = await upload(
+      a,
       projectId,
       "nda.pdf",
       await contract({
@@ -127,53 +76,53 @@ describe("a launched run over invoices and a contract", () => {
         date: "January 15, 2024",
       }),
     )
-    await waitProcessed(projectId)
+    await waitProcessed(a, projectId)
     const dimensions = await a.get(`/projects/${projectId}/dimensions/`)
     const documentDimension = dimensions.body.find((d: any) => d.source === "DOCUMENT")
-    agents.total = await createAgent(projectId, {
+    agents.total = await createAgent(a, projectId, {
       name: "Total Amount",
       extraction_instructions: "The total amount due on the invoice",
       value_type: "number",
       dimensions: [{ dimension_id: documentDimension.id }],
     })
-    agents.invoiceNumber = await createAgent(projectId, {
+    agents.invoiceNumber = await createAgent(a, projectId, {
       name: "Invoice Number",
       extraction_instructions: "The invoice number",
       dimensions: [{ dimension_id: documentDimension.id }],
     })
-    agents.law = await createAgent(projectId, {
+    agents.law = await createAgent(a, projectId, {
       name: "Governing Law",
       extraction_instructions: "The state whose laws govern the agreement",
     })
-    agents.currency = await createAgent(projectId, {
+    agents.currency = await createAgent(a, projectId, {
       name: "Currency",
       extraction_instructions: "The currency of the invoice",
     })
-    agents.sum = await createAgent(projectId, {
+    agents.sum = await createAgent(a, projectId, {
       name: "Invoiced Sum",
       extraction_instructions: "The total amount due on the invoice",
       value_type: "number",
       enable_complex_calculations_in_resolution: true,
       resolution_instructions: "Add up the totals of all invoices",
     })
-    agents.doubled = await createAgent(projectId, {
+    agents.doubled = await createAgent(a, projectId, {
       name: "Doubled Sum",
       agent_type: "derived",
       value_type: "number",
       derived_prompt: `@"Invoiced Sum" * 2`,
     })
-    agents.big = await createAgent(projectId, {
+    agents.big = await createAgent(a, projectId, {
       name: "Big Spend",
       agent_type: "derived",
       is_evaluation: true,
       derived_prompt: `@"Invoiced Sum" > 3000`,
     })
-    const status = await launchAndWait(projectId)
+    const status = await launchAndWait(a, projectId)
     expect(status.pipeline_running).toBe(false)
   })
 
   it("reads each invoice's total with the page that states it", async () => {
-    const rows = await results(projectId, agents.total!.id)
+    const rows = await resultsOf(a, projectId, agents.total!.id)
     expect(rows).toHaveLength(3)
     const byDocument = Object.fromEntries(
       rows.map((row) => [row.dimension_instances[0].dimension_value, row.resolution_result]),
@@ -211,7 +160,7 @@ describe("a launched run over invoices and a contract", () => {
   })
 
   it("reads identifiers per document", async () => {
-    const rows = await results(projectId, agents.invoiceNumber!.id)
+    const rows = await resultsOf(a, projectId, agents.invoiceNumber!.id)
     const values = Object.fromEntries(
       rows.map((row) => [row.dimension_instances[0].dimension_value, row.resolution_result.value]),
     )
@@ -220,13 +169,13 @@ describe("a launched run over invoices and a contract", () => {
   })
 
   it("resolves a value found in one document and cites it", async () => {
-    const [row] = await results(projectId, agents.law!.id)
+    const [row] = await resultsOf(a, projectId, agents.law!.id)
     expect(row.resolution_result).toMatchObject({ value: "Delaware", resolution_status: "Resolved" })
     expect(Object.values(row.resolution_result.references)).toEqual([["nda.pdf", 2]])
   })
 
   it("flags documents that disagree and says why", async () => {
-    const [row] = await results(projectId, agents.currency!.id)
+    const [row] = await resultsOf(a, projectId, agents.currency!.id)
     expect(row.resolution_result.resolution_status).toBe("Requires attention")
     const extractions = await a.get(`/projects/${projectId}/results/${row.resolution_result.id}/extractions/`)
     expect(extractions.body.data.map((e: any) => e.consistent)).toEqual([false, false])
@@ -245,19 +194,19 @@ describe("a launched run over invoices and a contract", () => {
   })
 
   it("sums across documents when calculations are enabled", async () => {
-    const [row] = await results(projectId, agents.sum!.id)
+    const [row] = await resultsOf(a, projectId, agents.sum!.id)
     expect(row.resolution_result).toMatchObject({ value: 3600, resolution_status: "Resolved" })
     expect(Object.keys(row.resolution_result.references)).toHaveLength(2)
   })
 
   it("derives from resolved values, and evaluates", async () => {
-    const [doubled] = await results(projectId, agents.doubled!.id)
+    const [doubled] = await resultsOf(a, projectId, agents.doubled!.id)
     expect(doubled.resolution_result).toMatchObject({
       value: 7200,
       resolution_status: "Resolved",
       source_type: "derived",
     })
-    const [big] = await results(projectId, agents.big!.id)
+    const [big] = await resultsOf(a, projectId, agents.big!.id)
     expect(big.resolution_result.value).toBe(1)
     const evaluations = await a.get(`/projects/${projectId}/agents/?is_evaluation=true`)
     expect(evaluations.body.map((agent: any) => agent.name)).toEqual(["Big Spend"])
@@ -305,7 +254,7 @@ describe("a launched run over invoices and a contract", () => {
   })
 
   it("relaunching with nothing changed extracts nothing", async () => {
-    await launchAndWait(projectId)
+    await launchAndWait(a, projectId)
     const all = await runs(projectId)
     expect(all.map((r) => r.status)).toEqual(["succeeded", "succeeded"])
     expect(await tasksOf(all[1]!.id, "extract")).toHaveLength(0)
@@ -317,12 +266,12 @@ describe("a launched run over invoices and a contract", () => {
       extraction_instructions: "Which state's law governs this agreement?",
     })
     expect(patched.body.extraction_status).toBe("Pending")
-    await launchAndWait(projectId)
+    await launchAndWait(a, projectId)
     const all = await runs(projectId)
     const extract = await tasksOf(all[2]!.id, "extract")
     expect(extract).toHaveLength(3)
     expect(new Set(extract.map((t) => (t.payload as any).agentId))).toEqual(new Set([agents.law!.id]))
-    const [row] = await results(projectId, agents.law!.id)
+    const [row] = await resultsOf(a, projectId, agents.law!.id)
     expect(row.resolution_result.value).toBe("Delaware")
     const agent = await a.get(`/projects/${projectId}/agents/${agents.law!.id}/`)
     expect(agent.body.extraction_status).toBe("Processed")
@@ -330,6 +279,7 @@ describe("a launched run over invoices and a contract", () => {
 
   it("a new document makes the agents pending; the next launch extracts just it", async () => {
     await upload(
+      a,
       projectId,
       "invoice-c.pdf",
       await invoice({
@@ -344,14 +294,14 @@ describe("a launched run over invoices and a contract", () => {
     )
     const pending = await a.get(`/projects/${projectId}/agents/${agents.total!.id}/`)
     expect(pending.body.extraction_status).toBe("Pending")
-    await waitProcessed(projectId)
-    await launchAndWait(projectId)
+    await waitProcessed(a, projectId)
+    await launchAndWait(a, projectId)
     const all = await runs(projectId)
     const extract = await tasksOf(all[3]!.id, "extract")
     expect(extract).toHaveLength(5) // five extraction agents, one new document
-    const [sum] = await results(projectId, agents.sum!.id)
+    const [sum] = await resultsOf(a, projectId, agents.sum!.id)
     expect(sum.resolution_result.value).toBe(4200)
-    const [doubled] = await results(projectId, agents.doubled!.id)
+    const [doubled] = await resultsOf(a, projectId, agents.doubled!.id)
     expect(doubled.resolution_result.value).toBe(8400)
   })
 })
@@ -366,8 +316,8 @@ describe("dimensions", () => {
       ["Quarterly report", "", "Revenue EU: 1,200", "Revenue US: 3,400", "Revenue APAC: 560"].join("\n"),
     ])
     const memo = await textPdf([["Board memo", "", "Revenue EU: 1,200", "Revenue US: 3,100"].join("\n")])
-    const r = await upload(projectId, "report.pdf", report)
-    const m = await upload(projectId, "memo.pdf", memo)
+    const r = await upload(a, projectId, "report.pdf", report)
+    const m = await upload(a, projectId, "memo.pdf", memo)
     await a.put(`/projects/${projectId}/documents/${r}/tags/`, {
       tags: [{ key: "source", value: "finance" }],
     })
@@ -377,7 +327,7 @@ describe("dimensions", () => {
       example_values: "EU, US",
     })
     regionId = region.body.id
-    await waitProcessed(projectId)
+    await waitProcessed(a, projectId)
   })
 
   const valuesBy = (rows: Array<any>, dimension: string) =>
@@ -389,14 +339,14 @@ describe("dimensions", () => {
     )
 
   it("splits an agent by static values: one atomic value each, checked across documents", async () => {
-    const agent = await createAgent(projectId, {
+    const agent = await createAgent(a, projectId, {
       name: "Revenue",
       extraction_instructions: "Revenue of the region",
       value_type: "number",
       dimensions: [{ dimension_id: regionId, values: ["EU", "US"] }],
     })
-    await launchAndWait(projectId)
-    const rows = await results(projectId, agent.id)
+    await launchAndWait(a, projectId)
+    const rows = await resultsOf(a, projectId, agent.id)
     expect(rows.map((row) => row.result_name).sort()).toEqual(["EU", "US"])
     expect(new Set(rows.map((row) => row.atomic_value_id)).size).toBe(2)
     const byRegion = valuesBy(rows, "Region")
@@ -406,14 +356,14 @@ describe("dimensions", () => {
   })
 
   it("discovers dynamic values from the documents", async () => {
-    const agent = await createAgent(projectId, {
+    const agent = await createAgent(a, projectId, {
       name: "Regional revenue",
       extraction_instructions: "Revenue of the region",
       value_type: "number",
       dimensions: [{ dimension_id: regionId, are_values_dynamic: true }],
     })
-    await launchAndWait(projectId)
-    const byRegion = valuesBy(await results(projectId, agent.id), "Region")
+    await launchAndWait(a, projectId)
+    const byRegion = valuesBy(await resultsOf(a, projectId, agent.id), "Region")
     expect(Object.keys(byRegion).sort()).toEqual(["APAC", "EU", "US"])
     expect(byRegion.APAC).toMatchObject({ value: 560, resolution_status: "Resolved" })
   })
@@ -421,14 +371,14 @@ describe("dimensions", () => {
   it("gives one value per tag value with a TAG dimension", async () => {
     const dimensions = await a.get(`/projects/${projectId}/dimensions/`)
     const tag = dimensions.body.find((d: any) => d.source === "TAG" && d.name === "source")
-    const agent = await createAgent(projectId, {
+    const agent = await createAgent(a, projectId, {
       name: "US revenue",
       extraction_instructions: "Revenue US",
       value_type: "number",
       dimensions: [{ dimension_id: tag.id }],
     })
-    await launchAndWait(projectId)
-    const bySource = valuesBy(await results(projectId, agent.id), "source")
+    await launchAndWait(a, projectId)
+    const bySource = valuesBy(await resultsOf(a, projectId, agent.id), "source")
     expect(bySource.finance).toMatchObject({ value: 3400 })
     expect(bySource.board).toMatchObject({ value: 3100 })
   })
@@ -438,11 +388,12 @@ describe("launch rules", () => {
   it("a launch with a failed document is refused with 409 listing it", async () => {
     const projectId = await createProject(a)
     const broken = await upload(
+      a,
       projectId,
       "broken.pdf",
       new TextEncoder().encode("%PDF-1.4 this is not a pdf"),
     )
-    await waitProcessed(projectId)
+    await waitProcessed(a, projectId)
     const r = await a.post(`/projects/${projectId}/agents/launch/`)
     expectProblem(r, 409)
     expect(r.body.failed_documents).toEqual([{ id: broken, name: "broken.pdf" }])
@@ -463,7 +414,7 @@ describe("launch rules", () => {
 
   it("a project with no documents and no agents runs and succeeds at once", async () => {
     const projectId = await createProject(a)
-    await launchAndWait(projectId)
+    await launchAndWait(a, projectId)
     expect((await runs(projectId)).map((r) => r.status)).toEqual(["succeeded"])
   })
 })

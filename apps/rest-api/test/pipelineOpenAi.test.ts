@@ -13,6 +13,7 @@ import { postgresResponseCache } from "@dxs/pipeline/llm/ResponseCache"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { invoice } from "./documents.ts"
 import { type Client, createProject, startTestApi, type TestApi } from "./harness.ts"
+import { launchAndWait as launchRun, until, upload } from "./runs.ts"
 
 /** Answers like a model that reads "Label: value" lines: the label is the agent's name. */
 const respond = (body: ChatCompletionRequestBody) => {
@@ -71,29 +72,9 @@ afterAll(async () => {
   await fake?.close()
 })
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-const until = async <T>(f: () => Promise<T | undefined>): Promise<T> => {
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    const v = await f()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error("timed out")
-    await sleep(100)
-  }
-}
-
-const upload = async (projectId: string, name: string, bytes: Uint8Array) => {
-  const form = new FormData()
-  form.append("file", new Blob([bytes]), name)
-  expect((await a.send("POST", `/projects/${projectId}/documents/`, form)).status).toBe(201)
-}
-
+/** Launches, waits for the run to end and returns its row. */
 const launchAndWait = async (projectId: string) => {
-  expect((await a.post(`/projects/${projectId}/agents/launch/`)).status).toBe(202)
-  await until(async () =>
-    (await a.get(`/projects/${projectId}/status/`)).body.pipeline_running ? undefined : true,
-  )
+  await launchRun(a, projectId)
   return db
     .selectFrom("runs")
     .selectAll()
@@ -113,6 +94,7 @@ describe("the openai provider through a run", () => {
       ["two.pdf", "$980.00"],
     ] as const)
       await upload(
+        a,
         projectId,
         name,
         await invoice({
@@ -125,7 +107,7 @@ describe("the openai provider through a run", () => {
           total,
         }),
       )
-    await until(async () => {
+    await until("the condition", async () => {
       const r = await a.get(`/projects/${projectId}/documents/`)
       return r.body.every((d: any) => d.status === "Processed") ? true : undefined
     })

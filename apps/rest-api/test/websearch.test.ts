@@ -9,7 +9,8 @@ import { type FakeSearchServer, startFakeSearchServer } from "@dxs/pipeline/webs
 import { searxngSearch } from "@dxs/pipeline/websearch/WebSearch"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { contract, textPdf } from "./documents.ts"
-import { type Client, createProject, type Reply, startTestApi, type TestApi, timestamp } from "./harness.ts"
+import { type Client, createProject, startTestApi, type TestApi, timestamp } from "./harness.ts"
+import { createAgent, launchAndWait, resultsOf, upload, waitProcessed } from "./runs.ts"
 
 const EMPLOYEES = {
   url: "https://globex.example.com/about",
@@ -58,53 +59,6 @@ afterAll(async () => {
   await fake?.close()
 })
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-const until = async <T>(what: string, f: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await f()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(100)
-  }
-}
-
-const upload = async (projectId: string, name: string, bytes: Uint8Array): Promise<string> => {
-  const form = new FormData()
-  form.append("file", new Blob([bytes]), name)
-  const r = await a.send("POST", `/projects/${projectId}/documents/`, form)
-  expect(r.status).toBe(201)
-  return r.body.id
-}
-
-const waitProcessed = (projectId: string) =>
-  until("documents processed", async () => {
-    const r = await a.get(`/projects/${projectId}/documents/`)
-    return r.body.every((d: any) => d.status !== "Pending") ? r.body : undefined
-  })
-
-const launchAndWait = async (projectId: string) => {
-  const r = await a.post(`/projects/${projectId}/agents/launch/`)
-  expect(r.status).toBe(202)
-  return until("the run to end", async () => {
-    const s = await a.get(`/projects/${projectId}/status/`)
-    return s.body.pipeline_running ? undefined : s.body
-  })
-}
-
-const createAgent = async (projectId: string, body: Record<string, unknown>) => {
-  const r = await a.post(`/projects/${projectId}/agents/`, body)
-  expect(r.status).toBe(201)
-  return r.body as { id: string; name: string }
-}
-
-const results = async (projectId: string, agentId: string): Promise<Array<any>> => {
-  const r: Reply = await a.get(`/projects/${projectId}/results/?agent_id=${agentId}&limit=500`)
-  expect(r.status).toBe(200)
-  return r.body.results
-}
-
 /** The result's detail and its extractions list. */
 const detailOf = async (projectId: string, resultId: string) => {
   const detail = await a.get(`/projects/${projectId}/results/${resultId}/`)
@@ -122,6 +76,7 @@ describe("agents with web search over documents that lack the value", () => {
   beforeAll(async () => {
     projectId = await createProject(a, { reference_date: "2024-06-30" })
     ids.notes = await upload(
+      a,
       projectId,
       "notes.pdf",
       await textPdf([
@@ -129,6 +84,7 @@ describe("agents with web search over documents that lack the value", () => {
       ]),
     )
     ids.nda = await upload(
+      a,
       projectId,
       "nda.pdf",
       await contract({
@@ -138,32 +94,32 @@ describe("agents with web search over documents that lack the value", () => {
         date: "January 15, 2024",
       }),
     )
-    await waitProcessed(projectId)
+    await waitProcessed(a, projectId)
     const region = await a.post(`/projects/${projectId}/dimensions/`, { name: "Region" })
     expect(region.status).toBe(201)
-    agents.employees = await createAgent(projectId, {
+    agents.employees = await createAgent(a, projectId, {
       name: "Employee Count",
       extraction_instructions: "Number of employees",
       value_type: "number",
       enable_web_search: true,
     })
-    agents.law = await createAgent(projectId, {
+    agents.law = await createAgent(a, projectId, {
       name: "Governing Law",
       extraction_instructions: "The state whose laws govern the agreement",
       enable_web_search: true,
     })
-    agents.jurisdiction = await createAgent(projectId, {
+    agents.jurisdiction = await createAgent(a, projectId, {
       name: "Jurisdiction",
       extraction_instructions: "The state whose laws govern the agreement",
     })
-    agents.headcount = await createAgent(projectId, {
+    agents.headcount = await createAgent(a, projectId, {
       name: "Headcount",
       extraction_instructions: "Number of employees of the regional office",
       value_type: "number",
       enable_web_search: true,
       dimensions: [{ dimension_id: region.body.id, values: ["EU", "US"] }],
     })
-    await launchAndWait(projectId)
+    await launchAndWait(a, projectId)
   })
 
   it("searches once per atomic value, with the agent's name and instructions (and the result's name)", () => {
@@ -178,7 +134,7 @@ describe("agents with web search over documents that lack the value", () => {
 
   it("an agent without enable_web_search never searches and stays document-sourced", async () => {
     expect(fake.requests.some((r) => r.query.includes("Jurisdiction"))).toBe(false)
-    const [row] = await results(projectId, agents.jurisdiction!.id)
+    const [row] = await resultsOf(a, projectId, agents.jurisdiction!.id)
     expect(row.resolution_result).toMatchObject({ value: "Delaware", resolution_status: "Resolved" })
     const { detail, extractions } = await detailOf(projectId, row.resolution_result.id)
     expect(detail).toMatchObject({ source_type: "document", is_web_supplement: false, web_supplement: null })
@@ -186,7 +142,7 @@ describe("agents with web search over documents that lack the value", () => {
   })
 
   it("a value found only on the web: source_type web, with the web supplement and its sources", async () => {
-    const [row] = await results(projectId, agents.employees!.id)
+    const [row] = await resultsOf(a, projectId, agents.employees!.id)
     expect(row.resolution_result).toMatchObject({ value: 4200, resolution_status: "Resolved" })
     const { detail, extractions } = await detailOf(projectId, row.resolution_result.id)
     expect(detail).toMatchObject({
@@ -220,7 +176,7 @@ describe("agents with web search over documents that lack the value", () => {
   })
 
   it("a value in the documents and on the web: document_and_web, web extractions listed first", async () => {
-    const [row] = await results(projectId, agents.law!.id)
+    const [row] = await resultsOf(a, projectId, agents.law!.id)
     expect(row.resolution_result).toMatchObject({ value: "Delaware", resolution_status: "Resolved" })
     const { detail, extractions } = await detailOf(projectId, row.resolution_result.id)
     expect(detail).toMatchObject({
@@ -246,7 +202,7 @@ describe("agents with web search over documents that lack the value", () => {
   })
 
   it("a dimensioned agent searches per atomic value and keeps each finding with its value", async () => {
-    const rows = await results(projectId, agents.headcount!.id)
+    const rows = await resultsOf(a, projectId, agents.headcount!.id)
     const byRegion = Object.fromEntries(rows.map((row) => [row.result_name, row.resolution_result]))
     expect(byRegion.EU).toMatchObject({ value: 120, resolution_status: "Resolved" })
     expect(byRegion.US).toMatchObject({ value: 340, resolution_status: "Resolved" })
@@ -281,11 +237,16 @@ describe("agents with web search over documents that lack the value", () => {
 
   it("a new document re-resolves: web extractions are replaced, not added to", async () => {
     const before = fake.requests.length
-    await upload(projectId, "more-notes.pdf", await textPdf(["More meeting notes\nNothing new to report."]))
-    await waitProcessed(projectId)
-    await launchAndWait(projectId)
+    await upload(
+      a,
+      projectId,
+      "more-notes.pdf",
+      await textPdf(["More meeting notes\nNothing new to report."]),
+    )
+    await waitProcessed(a, projectId)
+    await launchAndWait(a, projectId)
     expect(fake.requests.length).toBe(before + 4)
-    const [row] = await results(projectId, agents.employees!.id)
+    const [row] = await resultsOf(a, projectId, agents.employees!.id)
     expect(row.resolution_result).toMatchObject({ value: 4200 })
     const { detail, extractions } = await detailOf(projectId, row.resolution_result.id)
     expect(extractions).toHaveLength(1)

@@ -158,6 +158,8 @@ export interface TasksTable {
   completed_at: NullableTimestamp
   /** The pipeline run this task belongs to, if any. */
   run_id: Generated<string | null>
+  /** Language-model usage of a pipeline task, summed into its run when the run ends. */
+  usage: Json<Record<string, number> | null>
 }
 
 /** A positioned piece of page text as stored in `pages.layout` (see the pipeline's LayoutItem). */

@@ -10,6 +10,7 @@ import type { RunOptions } from "@dxs/pipeline/parsing/Runner"
 import { pipelineTaskHandlers } from "@dxs/pipeline/run/Handlers"
 import { failAbandonedRuns } from "@dxs/pipeline/run/Runs"
 import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
+import { Duration, Effect, Schedule } from "effect"
 import type { Kysely } from "kysely"
 import {
   ARCHIVE_SWEEP_TASK,
@@ -47,6 +48,30 @@ export const backgroundTaskHandlers = (
  */
 export const backgroundHousekeeping = async (db: Kysely<Database>): Promise<number> =>
   (await failAbandonedParses(db)) + (await failAbandonedRuns(db))
+
+/** How often a worker looks for runs whose task failed for good outside a handler (see `failAbandonedRuns`). */
+export const RUN_WATCH_EVERY = Duration.seconds(2)
+const HOUSEKEEPING_EVERY = Duration.minutes(1)
+
+/**
+ * What a worker process runs beside its worker loop, forever: housekeeping every minute and the run
+ * watch every two seconds. Failures are logged and retried at the next tick.
+ */
+export const backgroundLoops = (db: Kysely<Database>): Effect.Effect<never> => {
+  const every = (what: string, period: Duration.Duration, f: () => Promise<unknown>) =>
+    Effect.tryPromise(f).pipe(
+      Effect.catchAll((e) => Effect.logWarning(`${what} failed: ${String(e.error)}`)),
+      Effect.repeat(Schedule.spaced(period)),
+      Effect.delay(period),
+    )
+  return Effect.all(
+    [
+      every("worker housekeeping", HOUSEKEEPING_EVERY, () => backgroundHousekeeping(db)),
+      every("run watch", RUN_WATCH_EVERY, () => failAbandonedRuns(db)),
+    ],
+    { concurrency: "unbounded", discard: true },
+  ).pipe(Effect.zipRight(Effect.never))
+}
 
 /** At worker start: the daily archive sweep is queued (once per day for all workers), then housekeeping. */
 export const startBackground = async (db: Kysely<Database>): Promise<void> => {

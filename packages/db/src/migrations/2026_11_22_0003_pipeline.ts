@@ -31,6 +31,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .alterTable("tasks")
     .addColumn("run_id", "uuid", (c) => c.references("runs.id").onDelete("cascade"))
+    // Language-model usage of a pipeline task ({calls, cacheHits, promptTokens, completionTokens}), summed
+    // into its run when the run ends (kept off the run's row so tasks do not contend for it).
+    .addColumn("usage", "jsonb")
     .execute()
   await sql`create index tasks_run on tasks (run_id, status) where run_id is not null`.execute(db)
   // A project's unfinished tasks (parsing in flight, a run's progress).

@@ -183,22 +183,41 @@ const advance = async (trx: TaskTrx, run: RunRow, after: string | null): Promise
   await endRun(trx, run.id, { status: "succeeded" })
 }
 
-/**
- * Called by every phase task in the transaction that completes it (after `ctx.complete`): under the run's
- * row lock, when no task of the run is left unfinished, the next phase starts. The lock serialises the
- * tasks' final transactions, so exactly one of them sees the phase finished.
- */
-export const advanceIfPhaseDone = async (trx: TaskTrx, runId: string): Promise<void> => {
-  const run = await trx.selectFrom("runs").selectAll().where("id", "=", runId).forUpdate().executeTakeFirst()
-  if (run?.status !== "running") return
-  const { n } = await trx
+const unfinishedTasks = async (db: TaskDb | TaskTrx, runId: string): Promise<number> => {
+  const { n } = await db
     .selectFrom("tasks")
     .select(sql<number>`count(*)::int`.as("n"))
     .where("run_id", "=", runId)
     .where("status", "in", ["pending", "running"])
     .where("kind", "!=", RUN_START_TASK)
     .executeTakeFirstOrThrow()
-  if (n === 0) await advance(trx, run, run.phase)
+  return n
+}
+
+/**
+ * Under the run's row lock: when no task of the running run is unfinished, the next phase starts (or the
+ * run fails, if a task of the phase failed for good). The lock serialises the checks, so a phase is
+ * advanced once: whoever advances enqueues the next phase's tasks before releasing it.
+ */
+const advanceIfPhaseDone = async (trx: TaskTrx, runId: string): Promise<void> => {
+  const run = await trx.selectFrom("runs").selectAll().where("id", "=", runId).forUpdate().executeTakeFirst()
+  if (run?.status !== "running") return
+  if ((await unfinishedTasks(trx, runId)) > 0) return
+  // A task of the phase that failed for good fails the run instead of letting it go on without its work.
+  const failed = await failedTaskOf(trx, runId)
+  if (failed) await endRun(trx, runId, failureOf(failed))
+  else await advance(trx, run, run.phase)
+}
+
+/**
+ * Called by every phase task after its transaction committed. Each task checks after its own commit, so
+ * the last of a phase to commit sees no unfinished task and advances the run; the others see unfinished
+ * tasks without taking any lock. (If the worker dies between the commit and this check, the run watch
+ * advances the run.)
+ */
+export const advanceAfterTask = async (db: TaskDb, runId: string): Promise<void> => {
+  if ((await unfinishedTasks(db, runId)) > 0) return
+  await db.transaction().execute((trx) => advanceIfPhaseDone(trx, runId))
 }
 
 export interface RunEnd {
@@ -227,8 +246,23 @@ export const endRun = async (trx: TaskTrx, runId: string, end: RunEnd): Promise<
     .executeTakeFirst()
   if (!run) return false
   await trx
+    .updateTable("runs")
+    .set({
+      model_calls: sql`(select coalesce(sum((usage->>'calls')::int), 0) from tasks where run_id = ${runId})`,
+      cache_hits: sql`(select coalesce(sum((usage->>'cacheHits')::int), 0) from tasks where run_id = ${runId})`,
+      prompt_tokens: sql`(select coalesce(sum((usage->>'promptTokens')::bigint), 0) from tasks where run_id = ${runId})`,
+      completion_tokens: sql`(select coalesce(sum((usage->>'completionTokens')::bigint), 0) from tasks where run_id = ${runId})`,
+    })
+    .where("id", "=", runId)
+    .execute()
+  await trx
     .updateTable("tasks")
-    .set({ status: "failed", last_error: `run ${end.status}`, locked_until: null, completed_at: sql`now()` })
+    .set({
+      status: "failed",
+      last_error: `cancelled: the run ${end.status === "failed" ? "failed" : "ended"}`,
+      locked_until: null,
+      completed_at: sql`now()`,
+    })
     .where("run_id", "=", runId)
     .where("status", "=", "pending")
     .execute()
@@ -406,36 +440,86 @@ export const phaseTaskHandler =
     }
   }
 
-/**
- * Housekeeping: a run whose task died with its worker on the last attempt (a lease that expired with no
- * attempts left is never claimed again) ends as failed. Returns how many runs ended.
- */
-export const failAbandonedRuns = async (db: TaskDb) => {
-  const stuck = await db
+/** A task of the run that failed for good (its last attempt errored or died with its worker), if any. */
+const failedTaskOf = (trx: TaskTrx | TaskDb, runId: string) =>
+  trx
     .selectFrom("tasks")
-    .select(["id", "run_id", "kind"])
+    .select(["kind", "last_error"])
+    .where("run_id", "=", runId)
+    .where("status", "=", "failed")
+    .where("last_error", "not like", "cancelled: the run %")
+    .executeTakeFirst()
+
+const failureOf = (task: { kind: string; last_error: string | null }): RunEnd => ({
+  status: "failed",
+  failureReason: "internal_error",
+  error: `${task.kind}: ${task.last_error ?? "failed"}`,
+})
+
+/**
+ * Watches runs for tasks that failed for good outside a handler — the claim that finds a task whose last
+ * attempt died with its worker marks it failed — and for such tasks still marked running: their runs end
+ * as failed (`internal_error`). Workers call it every few seconds. Returns how many runs ended.
+ */
+export const failAbandonedRuns = async (db: TaskDb): Promise<number> => {
+  await db
+    .updateTable("tasks")
+    .set({
+      status: "failed",
+      last_error: "abandoned by its worker on the last attempt",
+      completed_at: sql`now()`,
+    })
     .where("run_id", "is not", null)
     .where("status", "=", "running")
     .where("locked_until", "<", sql<Date>`now()`)
     .whereRef("attempts", ">=", "max_attempts")
     .execute()
+  const runs = await db
+    .selectFrom("runs as r")
+    .select("r.id")
+    .where("r.status", "in", ["queued", "running"])
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("tasks as t")
+          .select("t.id")
+          .whereRef("t.run_id", "=", "r.id")
+          .where("t.status", "=", "failed")
+          .where("t.last_error", "not like", "cancelled: the run %"),
+      ),
+    )
+    .execute()
+  // Runs whose last task committed but whose worker died before moving the run on.
+  const stalled = await db
+    .selectFrom("runs as r")
+    .select("r.id")
+    .where("r.status", "=", "running")
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom("tasks as t")
+            .select("t.id")
+            .whereRef("t.run_id", "=", "r.id")
+            .where("t.status", "in", ["pending", "running"])
+            .where("t.kind", "!=", RUN_START_TASK),
+        ),
+      ),
+    )
+    .execute()
+  for (const run of stalled) await db.transaction().execute((trx) => advanceIfPhaseDone(trx, run.id))
   let ended = 0
-  for (const task of stuck) {
+  for (const run of runs) {
     const done = await db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable("tasks")
-        .set({
-          status: "failed",
-          last_error: "abandoned by its worker on the last attempt",
-          completed_at: sql`now()`,
-        })
-        .where("id", "=", task.id)
-        .execute()
-      return endRun(trx, task.run_id!, {
-        status: "failed",
-        failureReason: "internal_error",
-        error: `${task.kind}: abandoned by its worker on the last attempt`,
-      })
+      const locked = await trx
+        .selectFrom("runs")
+        .select("status")
+        .where("id", "=", run.id)
+        .forUpdate()
+        .executeTakeFirst()
+      if (locked?.status !== "running" && locked?.status !== "queued") return false
+      const failed = await failedTaskOf(trx, run.id)
+      return failed ? endRun(trx, run.id, failureOf(failed)) : false
     })
     if (done) ended += 1
   }

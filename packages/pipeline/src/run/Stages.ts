@@ -42,7 +42,7 @@ import {
   type ProjectAgent,
   type ProjectDocument,
 } from "./ProjectState.ts"
-import { advanceIfPhaseDone, type RunTaskContext } from "./Runs.ts"
+import { advanceAfterTask, type RunTaskContext } from "./Runs.ts"
 
 export interface StageContext extends RunTaskContext {
   readonly signal: AbortSignal
@@ -82,26 +82,29 @@ const runningRun = async (db: TaskDb, runId: string): Promise<RunInfo | undefine
     : undefined
 }
 
-const addRunUsage = async (trx: TaskTrx, runId: string, usage: Usage) => {
-  if (usage.calls === 0 && usage.cacheHits === 0 && usage.promptTokens === 0 && usage.completionTokens === 0)
-    return
-  await trx
-    .updateTable("runs")
-    .set({
-      model_calls: sql`model_calls + ${usage.calls}`,
-      cache_hits: sql`cache_hits + ${usage.cacheHits}`,
-      prompt_tokens: sql`prompt_tokens + ${usage.promptTokens}`,
-      completion_tokens: sql`completion_tokens + ${usage.completionTokens}`,
-    })
-    .where("id", "=", runId)
-    .execute()
-}
-
-/** Completes the task and moves the run on, in the transaction of the task's writes. */
-const finishTask = async (trx: TaskTrx, ctx: StageContext, runId: string, usage: Usage) => {
-  await ctx.complete(trx)
-  await addRunUsage(trx, runId, usage)
-  await advanceIfPhaseDone(trx, runId)
+/**
+ * Writes a task's results, its completion and the model usage it cost in one transaction; then, after the
+ * commit, moves the run on if this was the phase's last task (see `advanceAfterTask`). No lock on the run
+ * is held while the results are written, so the tasks of a run commit side by side.
+ */
+const commitTask = async (
+  ctx: StageContext,
+  task: TaskRow,
+  runId: string,
+  usage: Usage,
+  write: (trx: TaskTrx) => Promise<void>,
+): Promise<void> => {
+  await ctx.db.transaction().execute(async (trx) => {
+    await write(trx)
+    await ctx.complete(trx)
+    if (usage.calls + usage.cacheHits + usage.promptTokens + usage.completionTokens > 0)
+      await trx
+        .updateTable("tasks")
+        .set({ usage: JSON.stringify(usage) })
+        .where("id", "=", task.id)
+        .execute()
+  })
+  await advanceAfterTask(ctx.db, runId)
 }
 
 /** A still-current agent row (same config version), share-locked until the transaction ends. */
@@ -124,9 +127,13 @@ interface InstanceRef {
   readonly documentId: string | null
 }
 
-/** The atomic value of an agent for one combination of dimension instances (created when missing). */
+/**
+ * The atomic value of an agent for one combination of dimension instances, created when missing. Run
+ * outside the task's final transaction (`insert … on conflict do nothing`, then a read), so no task
+ * holds a lock on a row that all tasks of the agent share.
+ */
 const ensureAtomicValue = async (
-  trx: TaskTrx,
+  trx: TaskTrx | TaskDb,
   projectId: string,
   agentId: string,
   instances: ReadonlyArray<InstanceRef>,
@@ -140,13 +147,24 @@ const ensureAtomicValue = async (
         value: instance.value,
         document_id: instance.documentId,
       })
-      .onConflict((oc) =>
-        oc
-          .columns(["dimension_id", "value", "document_id"])
-          .doUpdateSet({ value: (eb) => eb.ref("excluded.value") }),
-      )
+      .onConflict((oc) => oc.columns(["dimension_id", "value", "document_id"]).doNothing())
       .returning("id")
-      .executeTakeFirstOrThrow()
+      .executeTakeFirst()
+      .then(
+        (inserted) =>
+          inserted ??
+          trx
+            .selectFrom("dimension_instances")
+            .select("id")
+            .where("dimension_id", "=", instance.dimension.dimensionId)
+            .where("value", "=", instance.value)
+            .where((eb) =>
+              instance.documentId === null
+                ? eb("document_id", "is", null)
+                : eb("document_id", "=", instance.documentId),
+            )
+            .executeTakeFirstOrThrow(),
+      )
     stored.push({
       id: row.id,
       dimension_id: instance.dimension.dimensionId,
@@ -164,11 +182,19 @@ const ensureAtomicValue = async (
       dimension_key: key,
       dimension_values: JSON.stringify(stored),
     })
-    .onConflict((oc) =>
-      oc.columns(["agent_id", "dimension_key"]).doUpdateSet({ dimension_values: JSON.stringify(stored) }),
-    )
+    .onConflict((oc) => oc.columns(["agent_id", "dimension_key"]).doNothing())
     .returning("id")
-    .executeTakeFirstOrThrow()
+    .executeTakeFirst()
+    .then(
+      (inserted) =>
+        inserted ??
+        trx
+          .selectFrom("atomic_values")
+          .select("id")
+          .where("agent_id", "=", agentId)
+          .where("dimension_key", "=", key)
+          .executeTakeFirstOrThrow(),
+    )
   return { id: atomic.id, dimensionValues: stored }
 }
 
@@ -257,7 +283,21 @@ export const extractHandler =
       usage = found.usage
     }
 
-    await ctx.db.transaction().execute(async (trx) => {
+    const atomicIds: Array<string | undefined> = []
+    if (current)
+      for (const value of values) {
+        const instances = agent.dimensions.map((d) => {
+          const v = value.dimensionValues[d.dimensionId]
+          return v === undefined ? undefined : instanceFor(d, v, document)
+        })
+        atomicIds.push(
+          instances.some((i) => i === undefined)
+            ? undefined
+            : (await ensureAtomicValue(ctx.db, run.projectId, agent.row.id, instances as Array<InstanceRef>))
+                .id,
+        )
+      }
+    await commitTask(ctx, task, p.runId, usage, async (trx) => {
       if (current && (await agentStillAt(trx, agent.row.id, p.agentConfigVersion))) {
         await trx
           .deleteFrom("extractions")
@@ -266,25 +306,16 @@ export const extractHandler =
           .where("source_type", "=", "document")
           .execute()
         let written = 0
-        for (const value of values) {
-          const instances = agent.dimensions.map((d) => {
-            const v = value.dimensionValues[d.dimensionId]
-            return v === undefined ? undefined : instanceFor(d, v, document)
-          })
-          if (instances.some((i) => i === undefined)) continue
-          const atomic = await ensureAtomicValue(
-            trx,
-            run.projectId,
-            agent.row.id,
-            instances as Array<InstanceRef>,
-          )
+        for (const [index, value] of values.entries()) {
+          const atomicValueId = atomicIds[index]
+          if (atomicValueId === undefined) continue
           await trx
             .insertInto("extractions")
             .values({
               project_id: run.projectId,
               agent_id: agent.row.id,
               agent_config_version: p.agentConfigVersion,
-              atomic_value_id: atomic.id,
+              atomic_value_id: atomicValueId,
               document_id: document.id,
               value: value.value,
               relevant_passage: value.relevantPassage,
@@ -316,7 +347,6 @@ export const extractHandler =
           )
           .execute()
       }
-      await finishTask(trx, ctx, p.runId, usage)
     })
   }
 
@@ -611,8 +641,7 @@ export const resolveHandler =
     const run = await runningRun(ctx.db, p.runId)
     if (!run) return
     const agent = (await loadAgents(ctx.db, run.projectId)).find((a) => a.row.id === p.agentId)
-    if (!agent || agent.row.is_draft)
-      return ctx.db.transaction().execute((trx) => finishTask(trx, ctx, p.runId, noUsage))
+    if (!agent || agent.row.is_draft) return commitTask(ctx, task, p.runId, noUsage, async () => undefined)
     const documents = await loadDocuments(ctx.db, run.projectId)
     const configVersion = agent.row.config_version
     const existing = await currentAtomicValues(ctx.db, agent.row.id, configVersion)
@@ -797,7 +826,7 @@ export const resolveHandler =
       ctx.signal,
     )
 
-    await ctx.db.transaction().execute(async (trx) => {
+    await commitTask(ctx, task, p.runId, resolved.usage, async (trx) => {
       if (await agentStillAt(trx, agent.row.id, configVersion)) {
         await trx
           .deleteFrom("extractions")
@@ -828,7 +857,6 @@ export const resolveHandler =
         if (fresh.length > 0) await trx.insertInto("extractions").values(fresh).execute()
         await writeResults(trx, run.projectId, agent, resolved.rows)
       }
-      await finishTask(trx, ctx, p.runId, resolved.usage)
     })
   }
 
@@ -843,8 +871,7 @@ export const deriveHandler =
     if (!run) return
     const agents = await loadAgents(ctx.db, run.projectId)
     const agent = agents.find((a) => a.row.id === p.agentId)
-    if (!agent || agent.row.is_draft)
-      return ctx.db.transaction().execute((trx) => finishTask(trx, ctx, p.runId, noUsage))
+    if (!agent || agent.row.is_draft) return commitTask(ctx, task, p.runId, noUsage, async () => undefined)
     const documents = await loadDocuments(ctx.db, run.projectId)
     const configVersion = agent.row.config_version
     const inputs =
@@ -915,7 +942,7 @@ export const deriveHandler =
       ctx.signal,
     )
 
-    await ctx.db.transaction().execute(async (trx) => {
+    await commitTask(ctx, task, p.runId, derived.usage, async (trx) => {
       if (await agentStillAt(trx, agent.row.id, configVersion)) {
         await trx
           .deleteFrom("extractions")
@@ -973,6 +1000,5 @@ export const deriveHandler =
         }
         await writeResults(trx, run.projectId, agent, rows)
       }
-      await finishTask(trx, ctx, p.runId, derived.usage)
     })
   }

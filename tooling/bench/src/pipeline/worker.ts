@@ -4,18 +4,20 @@
  * Env: DATABASE_URL, MODEL_URL, MODEL_CONCURRENCY, WORKER_CONCURRENCY, WORKER_ID.
  *
  * Prints `ready` once the loop runs, then one JSON line per finished task (`{"task": …}`) with where its
- * time went: the handler's span, model HTTP requests, response-cache reads and writes. Stops on SIGTERM
- * or when stdin closes (the benchmark process is gone).
+ * time went: the handler's span, model HTTP requests, response-cache reads and writes, database queries.
+ * A `stats` line on stdin answers `{"stats": …}`: CPU time and query times by statement since the last
+ * one. Stops on SIGTERM or when stdin closes (the benchmark process is gone).
  */
 import { AsyncLocalStorage } from "node:async_hooks"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileBlobStore, makeKysely } from "@dxs/db"
+import { type Database, fileBlobStore, makePool } from "@dxs/db"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
 import { postgresResponseCache, type ResponseCache } from "@dxs/pipeline/llm/ResponseCache"
 import { backgroundTaskHandlers } from "@dxs/services"
 import { runWorker, type TaskHandler } from "@dxs/worker"
 import { Effect, Fiber } from "effect"
+import { Kysely, PostgresDialect } from "kysely"
 
 const env = (name: string): string => {
   const value = process.env[name]
@@ -35,6 +37,9 @@ interface Span {
   /** Model HTTP requests: [start, end] each. */
   readonly requests: Array<[number, number]>
   cacheMs: number
+  /** Queries run by the task, and their summed duration. */
+  queries: number
+  queryMs: number
   /** When the handler called `ctx.complete` (inside its final transaction). */
   completeAt: number
 }
@@ -67,7 +72,27 @@ const timedCache = (cache: ResponseCache): ResponseCache => {
   return { get: time(cache.get), put: time(cache.put) }
 }
 
-const db = makeKysely(url, workerConcurrency * 2 + 2)
+/** Query time by statement (its first words), since the last `stats` request. */
+let statements = new Map<string, { count: number; ms: number }>()
+let cpu = process.cpuUsage()
+
+const statementOf = (sql: string) => sql.replace(/\s+/g, " ").trim().slice(0, 110)
+
+const db = new Kysely<Database>({
+  dialect: new PostgresDialect({ pool: makePool(url, workerConcurrency * 2 + 2) }),
+  log: (event) => {
+    const key = statementOf(event.query.sql)
+    const entry = statements.get(key) ?? { count: 0, ms: 0 }
+    entry.count += 1
+    entry.ms += event.queryDurationMillis
+    statements.set(key, entry)
+    const span = current.getStore()
+    if (span) {
+      span.queries += 1
+      span.queryMs += event.queryDurationMillis
+    }
+  },
+})
 const model = makeOpenAiModel({
   baseUrl: env("MODEL_URL"),
   model: "bench",
@@ -84,7 +109,15 @@ const background = backgroundTaskHandlers({
 
 const instrumented = (kind: string, handler: TaskHandler): TaskHandler => {
   return async (task, ctx) => {
-    const span: Span = { start: now(), end: 0, requests: [], cacheMs: 0, completeAt: 0 }
+    const span: Span = {
+      start: now(),
+      end: 0,
+      requests: [],
+      cacheMs: 0,
+      queries: 0,
+      queryMs: 0,
+      completeAt: 0,
+    }
     const complete: typeof ctx.complete = async (trx) => {
       span.completeAt = now()
       return ctx.complete(trx)
@@ -93,7 +126,9 @@ const instrumented = (kind: string, handler: TaskHandler): TaskHandler => {
       await current.run(span, () => handler(task, { ...ctx, complete }))
     } finally {
       span.end = now()
-      process.stdout.write(`${JSON.stringify({ task: { id: task.id, kind, runId: task.run_id, ...span } })}\n`)
+      process.stdout.write(
+        `${JSON.stringify({ task: { id: task.id, kind, runId: task.run_id, ...span } })}\n`,
+      )
     }
   }
 }
@@ -113,5 +148,17 @@ const stop = () => {
 }
 process.on("SIGTERM", stop)
 process.stdin.on("end", () => process.exit(1))
-process.stdin.resume()
+process.stdin.setEncoding("utf8")
+process.stdin.on("data", (chunk: string) => {
+  for (const line of chunk.split("\n")) {
+    if (line.trim() !== "stats") continue
+    const used = process.cpuUsage(cpu)
+    const queries = [...statements].map(([sql, e]) => ({ sql, ...e }))
+    process.stdout.write(
+      `${JSON.stringify({ stats: { cpuMs: (used.user + used.system) / 1000, queries } })}\n`,
+    )
+    statements = new Map()
+    cpu = process.cpuUsage()
+  }
+})
 console.log("ready")

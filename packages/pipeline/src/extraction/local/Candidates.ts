@@ -10,6 +10,7 @@ import {
   CURRENCY_CODES,
   CURRENCY_SYMBOLS,
   LEGAL_SUFFIX_PATTERN,
+  LOCALE_MONTHS,
   MONTH_PATTERN,
   monthNumber,
   NUMBER_WORD_PATTERN,
@@ -135,8 +136,47 @@ export const findDates = (text: string, referenceDate: string): Array<Candidate>
     })
     taken.push([s, e])
   }
+  // Lines the English parser found no date on may name a month in German, French or Dutch.
+  let offset = 0
+  for (const line of text.split("\n")) {
+    const lineStart = offset
+    offset += line.length + 1
+    if (!/\d/.test(line) || overlaps(lineStart, lineStart + line.length)) continue
+    for (const [locale, months] of LOCALE_MONTHS) {
+      if (!months.test(line)) continue
+      const found = LOCALE_PARSERS[locale].parse(line, {
+        instant: parseReference(referenceDate),
+        timezone: 0,
+      })
+      for (const r of found) {
+        const c = r.start
+        const s = lineStart + r.index
+        const e = s + r.text.length
+        if (overlaps(s, e) || !months.test(r.text)) continue
+        if (!c.isCertain("month") || !c.isCertain("day")) continue
+        const y = c.get("year")
+        const mo = c.get("month")
+        const d = c.get("day")
+        if (y === null || mo === null || d === null || !validDate(y, mo, d)) continue
+        out.push({
+          kind: "date",
+          value: isoDate(y, mo, d),
+          start: s,
+          end: e,
+          valueStart: s,
+          valueEnd: e,
+          pattern: `date "${r.text}" (${LOCALE_NAMES[locale]})`,
+          strength: c.isCertain("year") ? 0.85 : 0.6,
+        })
+        taken.push([s, e])
+      }
+    }
+  }
   return out
 }
+
+const LOCALE_PARSERS = { de: chrono.de.strict, fr: chrono.fr.strict, nl: chrono.nl.strict } as const
+const LOCALE_NAMES = { de: "German", fr: "French", nl: "Dutch" } as const
 
 const SYMBOLS = CURRENCY_SYMBOLS.map(([s]) => s).filter((s) => !/^[a-z]/i.test(s) || s.length <= 3)
 const CURRENCY_TOKEN = `(?:${[...SYMBOLS.map(escapeRegExp), ...CURRENCY_CODES].join("|")})`
@@ -242,7 +282,8 @@ export const findDurations = (text: string): Array<Candidate> => {
 
 const IDENTIFIER =
   /(?<![\w/#-])#?[A-Za-z0-9][A-Za-z0-9/_.#-]*\d[A-Za-z0-9/_.#-]*|(?<![\w/#-])#?[A-Za-z0-9]*\d[A-Za-z0-9/_.#-]*/g
-const ID_CUE = /\b(no|nr|num|number|n°|nº|#|id|ref|reference|code)\b\.?\s*[:.#]?\s*$|#\s*$/i
+const ID_CUE =
+  /(?:\b(no|nr|num|number|nummer|numéro|numero|id|ref|reference|code)\b|n°|nº|#)\.?\s*[:.#]?\s*$|(?:nummer|nr)\.?\s*[:.#]?\s*$/i
 
 /** Alphanumeric tokens with digits (invoice numbers, references), stronger after "no."/"#"/"ID". */
 export const findIdentifiers = (text: string, dates: ReadonlyArray<Candidate>): Array<Candidate> => {
@@ -256,6 +297,13 @@ export const findIdentifiers = (text: string, dates: ReadonlyArray<Candidate>): 
       continue
     // Amounts with decimals are not identifiers.
     if (/^\d{1,3}([.,]\d{3})*[.,]\d{2}$/.test(token)) continue
+    // A group of a number written in spaced groups (phone, VAT, bank numbers) is no identifier.
+    if (
+      /^\d+$/.test(token) &&
+      (/\d[ \u00a0]$/.test(text.slice(start - 2, start)) ||
+        /^[ \u00a0]\d/.test(text.slice(start + token.length, start + token.length + 2)))
+    )
+      continue
     const before = text.slice(Math.max(lineAt(text, start).start, start - 30), start)
     const cued = ID_CUE.test(before)
     out.push({
@@ -275,8 +323,10 @@ export const findIdentifiers = (text: string, dates: ReadonlyArray<Candidate>): 
 }
 
 const SUFFIXES = `${LEGAL_SUFFIX_PATTERN}(?:,?\\s(?:${LEGAL_SUFFIX_PATTERN}))*(?![A-Za-z])`
+/** Space between the words of a name: a name may wrap onto the next line but never spans a blank line. */
+const NAME_SPACE = "(?:[ \\t\\u00a0]*\\n[ \\t\\u00a0]*|[ \\t\\u00a0]+)"
 const ORGANISATION = new RegExp(
-  `(?:[A-Z][A-Za-z0-9&'’.\\-]*,?\\s+(?:(?:of|and|&|de|the|for)\\s+)?){0,6}${SUFFIXES}`,
+  `(?<![A-Za-z0-9])(?:[A-Z][A-Za-z0-9&'’.\\-]*,?${NAME_SPACE}(?:(?:of|and|&|de|the|for)${NAME_SPACE})?){0,6}${SUFFIXES}`,
   "g",
 )
 
@@ -518,25 +568,67 @@ const CURRENCY_ANYWHERE = new RegExp(
   `(?<![A-Za-z])(${[...CURRENCY_CODES, ...CURRENCY_SYMBOLS.map(([s]) => s).filter((s) => !/^[a-z]/i.test(s))].map(escapeRegExp).join("|")})(?![A-Za-z])`,
   "g",
 )
+/** Currency words ("euros", "US dollars"), anywhere. */
+const CURRENCY_WORDS = new RegExp(
+  `(?<![\\p{L}])(${CURRENCY_SYMBOLS.map(([s]) => s)
+    .filter((s) => /^[a-z]{4,}$/.test(s))
+    .join("|")})(?![\\p{L}])`,
+  "giu",
+)
+/** Abbreviations made of letters ("Rs", "kr", "Fr.") count only next to an amount. */
+const LETTER_SYMBOLS = CURRENCY_SYMBOLS.map(([s]) => s).filter(
+  (s) => /^[A-Za-z]/.test(s) && !/^[a-z]{4,}$/.test(s) && !CURRENCY_CODES.includes(s),
+)
+const LETTER_SYMBOL_BEFORE = new RegExp(
+  `(?<![\\p{L}])(${LETTER_SYMBOLS.map(escapeRegExp).join("|")})(?![\\p{L}])(?=[ \\u00a0]?[-−]?[ \\u00a0]?\\d)`,
+  "gu",
+)
+const AMOUNT_AFTER = /^[ \u00a0]?[-−]?[ \u00a0]?\d/
+const AMOUNT_BEFORE = /\d[ \u00a0]?$/
+/** Currencies written with a dollar sign, which a "$" means when the page states one of their codes. */
+const DOLLAR_CODES = ["USD", "CAD", "AUD", "NZD", "SGD", "HKD"]
 
-/** Currency codes and symbols, reported as ISO codes. */
+/**
+ * Currency codes, symbols and words, reported as ISO codes. A symbol or code written against an amount
+ * is stronger; "$" means the dollar whose code the page states (else USD).
+ */
 export const findCurrencies = (text: string): Array<Candidate> => {
   const out: Array<Candidate> = []
-  for (const m of text.matchAll(CURRENCY_ANYWHERE)) {
-    const token = m[1]!
-    const code = CURRENCY_SYMBOLS.find(([s]) => s === token)?.[1] ?? token.toUpperCase()
+  const stated = DOLLAR_CODES.filter(
+    (c) => c !== "USD" && new RegExp(`(?<![A-Za-z])${c}(?![A-Za-z])`).test(text),
+  )
+  const dollar = stated.length === 1 && !/(?<![A-Za-z])USD(?![A-Za-z])|US\$/.test(text) ? stated[0]! : "USD"
+  const push = (token: string, at: number, code: string, base: number) => {
+    const end = at + token.length
+    const attached =
+      AMOUNT_AFTER.test(text.slice(end, end + 4)) || AMOUNT_BEFORE.test(text.slice(Math.max(0, at - 2), at))
     out.push({
       kind: "currency",
       value: code,
-      start: m.index,
-      end: m.index + token.length,
-      valueStart: m.index,
-      valueEnd: m.index + token.length,
-      pattern: `currency "${token}"`,
-      strength: /^[A-Z]{3}$/.test(token) ? 0.8 : 0.7,
+      start: at,
+      end,
+      valueStart: at,
+      valueEnd: end,
+      pattern: attached ? `currency "${token}" written with an amount` : `currency "${token}"`,
+      strength: attached ? 0.9 : base,
     })
   }
-  return out
+  for (const m of text.matchAll(CURRENCY_ANYWHERE)) {
+    const token = m[1]!
+    const code =
+      token === "$" ? dollar : (CURRENCY_SYMBOLS.find(([s]) => s === token)?.[1] ?? token.toUpperCase())
+    push(token, m.index, code, /^[A-Z]{3}$/.test(token) ? 0.8 : 0.7)
+  }
+  for (const m of text.matchAll(LETTER_SYMBOL_BEFORE)) {
+    const token = m[1]!
+    push(token, m.index, CURRENCY_SYMBOLS.find(([s]) => s === token)![1], 0.7)
+  }
+  for (const m of text.matchAll(CURRENCY_WORDS)) {
+    const token = m[1]!
+    const code = CURRENCY_SYMBOLS.find(([s]) => s === token.toLowerCase())![1]
+    push(token, m.index, code === "USD" ? dollar : code, 0.6)
+  }
+  return out.sort((a, b) => a.start - b.start)
 }
 
 const LABELLED =

@@ -3,7 +3,15 @@
  * stop-words out, synonyms of common fields added) and the kind of value it expects.
  */
 import type { AgentSpec } from "../../llm/LanguageModel.ts"
-import { CURRENCY_CODES, currencyCode, KEEP_WORDS, STOP_WORDS } from "./Lexicon.ts"
+import {
+  CURRENCY_CODES,
+  currencyCode,
+  FOREIGN_MEANING,
+  FOREIGN_PHRASES,
+  KEEP_WORDS,
+  STOP_WORDS,
+  TRANSLATIONS,
+} from "./Lexicon.ts"
 
 export type Kind =
   | "date"
@@ -44,6 +52,16 @@ export const terms = (text: string): Array<string> =>
     .map(([w]) => w)
     .filter((w) => KEEP_WORDS.has(w) || (!STOP_WORDS.has(w) && (w.length > 1 || w === "#")))
     .map(stem)
+
+/** The English stems a label stem stands for: itself, or the meaning of a foreign label. */
+export const meaningOf = (t: string): ReadonlyArray<string> => MEANINGS.get(t) ?? [t]
+
+const MEANINGS: ReadonlyMap<string, ReadonlyArray<string>> = new Map(
+  Object.entries(FOREIGN_MEANING).map(([word, english]) => [
+    stem(word),
+    [stem(word), ...english.split(" ").map(stem)],
+  ]),
+)
 
 /** Synonym groups of common fields: any trigger phrase in the agent brings in the whole group. */
 const SYNONYMS: ReadonlyArray<{
@@ -101,7 +119,7 @@ const SYNONYMS: ReadonlyArray<{
   },
   {
     triggers: ["issuer", "vendor", "supplier", "seller", "issued by"],
-    phrases: ["issuer", "vendor", "supplier", "seller", "from", "issued by"],
+    phrases: ["issuer", "vendor", "supplier", "seller", "from", "issued by", "sold by", "service provider"],
   },
   {
     triggers: ["invoice date", "date of issue", "issue date", "billing date"],
@@ -233,7 +251,16 @@ export const profileAgent = (agent: AgentSpec): AgentProfile => {
       }
     }
   }
+  for (const [re, foreign] of FOREIGN_PHRASES) {
+    if (!re.test(cueText) && !phrases.some((p) => re.test(p))) continue
+    for (const p of foreign) {
+      phrases.push(p)
+      for (const t of terms(p)) all.add(t)
+    }
+  }
   if (kind === "date") all.add(stem("date"))
+  // The same labels in the other supported languages.
+  for (const t of [...all]) for (const f of TRANSLATIONS[t] ?? []) all.add(stem(f))
   return {
     nameTerms,
     terms: all,

@@ -254,7 +254,10 @@ export const CURRENCY_SYMBOLS: ReadonlyArray<readonly [string, string]> = [
   ["euro", "EUR"],
   ["euros", "EUR"],
   ["dollars", "USD"],
+  ["dollar", "USD"],
   ["rupees", "INR"],
+  ["rupee", "INR"],
+  ["sterling", "GBP"],
 ]
 
 export const currencyCode = (token: string): string | undefined => {
@@ -262,4 +265,102 @@ export const currencyCode = (token: string): string | undefined => {
   if (CURRENCY_CODES.includes(upper)) return upper
   const found = CURRENCY_SYMBOLS.find(([s]) => s.toLowerCase() === token.toLowerCase())
   return found?.[1]
+}
+
+/** Month names of the other supported languages (German, French, Dutch), for the locale date parsers. */
+export const LOCALE_MONTHS: ReadonlyArray<readonly ["de" | "fr" | "nl", RegExp]> = [
+  ["de", /\b(januar|jänner|februar|märz|maerz|mai|juni|juli|oktober|dezember)\b/i],
+  [
+    "fr",
+    /(^|[^\p{L}])(janvier|février|fevrier|mars|avril|mai|juin|juillet|août|aout|septembre|octobre|novembre|décembre|decembre)(?![\p{L}])/iu,
+  ],
+  ["nl", /\b(januari|februari|maart|april|mei|juni|juli|augustus|september|oktober|november|december)\b/i],
+]
+
+/**
+ * Invoice vocabulary of other languages (Dutch, French, German), by the English stem it translates:
+ * an agent that speaks of an invoice number also finds `Factuurnummer`, `Facture n°` or `Rechnungsnr.`.
+ */
+export const TRANSLATIONS: Readonly<Record<string, ReadonlyArray<string>>> = {
+  invoic: ["factuur", "facture", "rechnung", "fattura", "factura"],
+  number: ["nummer", "nr", "numéro", "numero"],
+  dat: ["datum", "factuurdatum", "rechnungsdatum", "facturatiedatum"],
+  total: ["totaal", "montant", "gesamtbetrag", "summe", "endbetrag", "rechnungsbetrag", "bedrag", "betrag"],
+  amount: ["bedrag", "montant", "betrag", "totaal", "gesamtbetrag"],
+  issuer: ["verkoper", "leverancier", "vendeur", "fournisseur", "verkäufer", "lieferant", "van", "provider"],
+  seller: ["verkoper", "vendeur", "verkäufer"],
+  supplier: ["leverancier", "fournisseur", "lieferant"],
+}
+
+/** Compound and multi-word labels of other languages, added with the field they name. */
+export const FOREIGN_PHRASES: ReadonlyArray<readonly [RegExp, ReadonlyArray<string>]> = [
+  [
+    /\binvoice (number|no|nr|#|id)\b/,
+    [
+      "factuurnummer",
+      "factuurnr",
+      "rechnungsnummer",
+      "rechnungsnr",
+      "numéro de facture",
+      "facture n°",
+      "n° de facture",
+    ],
+  ],
+  [
+    /\binvoice date|date of issue|issue date\b/,
+    ["factuurdatum", "rechnungsdatum", "date de facture", "date facture", "datum", "facture du"],
+  ],
+  [
+    /\b(total|amount due|balance due|invoice amount)\b/,
+    [
+      "te betalen",
+      "totaal",
+      "totaalbedrag",
+      "à payer",
+      "net à payer",
+      "total ttc",
+      "montant ttc",
+      "somme à payer",
+      "gesamtbetrag",
+      "rechnungsbetrag",
+      "zu zahlen",
+      "endbetrag",
+    ],
+  ],
+]
+
+/** What the foreign labels stand for in English words, so that `Factuurnummer` names an invoice number. */
+export const FOREIGN_MEANING: Readonly<Record<string, string>> = {
+  factuur: "invoice",
+  facture: "invoice",
+  rechnung: "invoice",
+  fattura: "invoice",
+  factura: "invoice",
+  nummer: "number",
+  nr: "number",
+  numéro: "number",
+  numero: "number",
+  datum: "date",
+  factuurdatum: "invoice date",
+  rechnungsdatum: "invoice date",
+  facturatiedatum: "invoice date",
+  factuurnummer: "invoice number",
+  factuurnr: "invoice number",
+  rechnungsnummer: "invoice number",
+  rechnungsnr: "invoice number",
+  totaal: "total",
+  totaalbedrag: "total amount",
+  montant: "amount",
+  bedrag: "amount",
+  betrag: "amount",
+  gesamtbetrag: "total amount",
+  rechnungsbetrag: "invoice amount",
+  endbetrag: "total amount",
+  summe: "total",
+  verkoper: "seller",
+  vendeur: "seller",
+  verkäufer: "seller",
+  leverancier: "supplier",
+  fournisseur: "supplier",
+  lieferant: "supplier",
 }

@@ -4,7 +4,7 @@
  * the reasoning can say what decided it.
  */
 import type { Candidate, PageAnalysis } from "./Candidates.ts"
-import { type AgentProfile, type Kind, stem, terms, words } from "./KeyTerms.ts"
+import { type AgentProfile, type Kind, meaningOf, stem, terms, words } from "./KeyTerms.ts"
 import { labelBefore, lineAt, sentenceAround } from "./Text.ts"
 
 export interface PageContext {
@@ -92,6 +92,48 @@ const TERM_HEADING =
 const OTHER_PERIOD =
   /\b(solicit|hire|employ(?!ee|er)|recruit|standstill|acquire|purchase|tender offer|proxy|compet|notice|vest|exercisable|option|retention|severance|salary|thereafter|revoke|revocation|following (the |any )?termination|after (the |any )?termination)/
 
+const SUBTOTAL = /\b(sub-?\s?total|subtotaal|sous-total|zwischensumme)\b/
+/** Amounts before tax: "Exclusief BTW", "Total HT", "Netto", "ohne MwSt." */
+const UNTAXED =
+  /\b(excl|excluding|exclusief|exkl|before tax|pre-tax|net amount|untaxed|hors taxes?|ht|netto|nettobetrag|ohne mwst)\b/
+const TOTAL_LINE =
+  /\b(total|totaal|totaalbedrag|gesamtbetrag|endbetrag|rechnungsbetrag|summe|te betalen|zu zahlen|ttc)\b|à payer/
+const DUE_DATE =
+  /\b(due|vervaldatum|verval|uiterste|échéance|echeance|limite|fällig|fälligkeit|zahlungsziel|expir|delivery|shipping|order date|orderdatum|bestelldatum|date de commande|lieferdatum|leverdatum)/
+/** The word that a "number" label qualifies: "order" of "Order No.", "klant" of "Klantnummer". */
+const NUMBER_WORDS: ReadonlySet<string> = new Set([
+  "number",
+  "no",
+  "nr",
+  "#",
+  "id",
+  "numéro",
+  "nummer",
+  "num",
+])
+const numberQualifier = (label: string): string | undefined => {
+  label = label.replace(/[\s\d]+$/, "")
+  const compound = /([a-zà-ÿ]{3,}?)-?(?:nummer|nr)\.?\s*[:#]?\s*$/.exec(label)
+  if (compound) return compound[1]
+  const m =
+    /([a-zà-ÿ]{2,})\.?\s+(?:number|no|nr|n°|nº|#|id|num|nummer)\b\.?\s*[:#]?\s*$/.exec(label) ??
+    /\b(?:numéro|n°|nº)\s+(?:de\s+|d['’])?([a-zà-ÿ]{3,})\s*[:#]?\s*$/.exec(label) ??
+    /([a-zà-ÿ]{3,})\s+(?:n°|nº|#)\s*[:#]?\s*$/.exec(label)
+  return m?.[1]
+}
+
+/** Markers of the customer's address block (bill-to, attention of) in the languages supported. */
+const CUSTOMER_BLOCK =
+  /\b(bill(ed)? to|ship(ped)? to|sold to|invoice to|deliver(ed)? to|customer|buyer|attn|attention|t\.a\.v|factuuradres|afleveradres|rechnungsadresse|lieferadresse|rechnungsempfänger|kunde|klant|adresse de facturation|adresse de livraison|destinataire|facturé à|livré à)\b/i
+/** The two lines before a position, its own line and the next one. */
+const linesAround = (text: string, at: number): string => {
+  const line = lineAt(text, at)
+  let from = line.start
+  for (let k = 0; k < 2 && from > 0; k++) from = lineAt(text, from - 1).start
+  const next = text.indexOf("\n", line.end + 1)
+  return text.slice(from, next < 0 ? text.length : next)
+}
+
 const DEFINITION_WORDS = /\b(means|shall mean|defined|definition)\b/i
 
 export const scoreCandidate = (
@@ -108,7 +150,7 @@ export const scoreCandidate = (
     candidate.label !== undefined ? { label: candidate.label } : labelBefore(text, candidate.valueStart)
   const label = found.label
   const labelTerms = overlap(terms(label), profile.terms)
-  const nameHits = labelTerms.filter((t) => profile.nameTerms.has(t)).length
+  const nameHits = new Set(labelTerms.flatMap(meaningOf).filter((t) => profile.nameTerms.has(t))).size
   const lowerLabel = label.toLowerCase()
   let score = candidate.strength * factor
   let labelScore = 0
@@ -148,9 +190,12 @@ export const scoreCandidate = (
     .toLowerCase()
   if (profile.kind === "money") {
     const where = `${lowerLabel} ${line}`
-    if (/\bsub-?\s?total\b/.test(where) && !profile.asksForSubtotal) {
+    if (SUBTOTAL.test(where) && !profile.asksForSubtotal) {
       score -= 1.5
       cues.push("a subtotal, not the total")
+    } else if (UNTAXED.test(lowerLabel) && !profile.asksForSubtotal && !profile.asksForTax) {
+      score -= 1
+      cues.push("an amount before tax")
     }
     if (
       /\b(vat|tax|gst|tva|btw|mwst)\b/.test(lowerLabel) &&
@@ -160,7 +205,7 @@ export const scoreCandidate = (
       score -= 1
       cues.push("a tax line")
     }
-    if (/\btotal\b/.test(where) && profile.terms.has("total")) {
+    if (TOTAL_LINE.test(where) && profile.terms.has("total")) {
       score += 0.6 * position
       if (position > 0.5) cues.push("a total line late in the document")
     }
@@ -170,6 +215,10 @@ export const scoreCandidate = (
     /\b(effectiv|commencement|agreement|dat)\b/.test([...profile.terms].join(" "))
   ) {
     if (candidate.relative) score -= 1
+    if (DUE_DATE.test(lowerLabel) && !DUE_DATE.test(profile.cueText)) {
+      score -= 1
+      cues.push("another date (due, order or delivery date) than the one asked for")
+    }
     if (/effectiv|commenc/.test(profile.cueText)) {
       score += 0.8 * (1 - Math.min(1, position * 3))
       if (position < 0.1) cues.push("near the start of the document")
@@ -197,6 +246,14 @@ export const scoreCandidate = (
     decisive = true
     cues.push("the first organisation at the top of the document, where the issuer stands")
   }
+  if (
+    profile.kind === "name" &&
+    /\b(issuer|vendor|supplier|seller|issued by|billed by)\b/.test(profile.cueText) &&
+    CUSTOMER_BLOCK.test(linesAround(text, candidate.valueStart))
+  ) {
+    score -= 2.5
+    cues.push("in the customer's address block")
+  }
   if (profile.kind === "party" && candidate.kind === "party") {
     score += 0.8 * (1 - Math.min(1, position * 4))
     if (position < 0.1) cues.push("near the start of the contract")
@@ -223,6 +280,23 @@ export const scoreCandidate = (
       cues.push("a restriction period rather than the term")
     }
     if (/\bday/.test(candidate.value)) score -= 0.6
+  }
+  if (profile.kind === "identifier" && candidate.kind === "identifier") {
+    // "Order no." or "Klantnummer" number something else than the "invoice number" asked for.
+    const qualifier = numberQualifier(lowerLabel)
+    if (qualifier !== undefined) {
+      const own = meaningOf(stem(qualifier)).some((t) => profile.nameTerms.has(t))
+      if (own) score += 0.4
+      else if ([...profile.nameTerms].some((t) => !NUMBER_WORDS.has(t))) {
+        score -= 1.6
+        cues.push(`the number of something else ("${qualifier}")`)
+      }
+    }
+  }
+  if (profile.kind === "currency" && candidate.pattern.endsWith("written with an amount")) {
+    score += 0.5
+    cues.push("written against an amount")
+    decisive = true
   }
   if (profile.exampleShapes.length > 0 && candidate.kind === "identifier") {
     if (profile.exampleShapes.some((re) => re.test(candidate.value))) {

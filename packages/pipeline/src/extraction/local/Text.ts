@@ -87,6 +87,12 @@ export const labelBefore = (
   const line = lineAt(text, start)
   const before = text.slice(line.start, start)
   const cleaned = cleanLabel(before)
+  const header = headerAbove(text, start)
+  if (header) return header
+  if (cleaned === "") {
+    const trailing = trailingLabels(text).get(line.start)
+    if (trailing) return trailing
+  }
   if (cleaned !== "") {
     // Long prose before the value: keep the last few words only.
     if (before.length > 60) {
@@ -114,3 +120,152 @@ export const cleanLabel = (text: string): string =>
     .replace(/[$€£¥₹]/g, " ")
     .replace(/\s+/g, " ")
     .trim()
+
+// ---------------------------------------------------------------------------------------------------------
+// Labels that are not before their value: form cells whose label follows the value in the text, label
+// columns that follow a column of values, and table headers above a row of values.
+
+interface Row {
+  readonly start: number
+  readonly end: number
+  readonly body: string
+  /** `label`: a short line ending with ":"; `value`: a short line; `other`: prose and long rows. */
+  readonly type: "label" | "value" | "other"
+  /** Index of its block (lines between blank lines). */
+  readonly block: number
+}
+
+const LABEL_LINE = /^[\p{L}#][^:\n]{0,40}:$/u
+
+const rowsOf = (text: string): Array<Row> => {
+  const rows: Array<Row> = []
+  let block = 0
+  let offset = 0
+  let blank = true
+  for (const raw of text.split("\n")) {
+    const start = offset
+    offset += raw.length + 1
+    const body = raw.trim()
+    if (body === "") {
+      if (!blank) block++
+      blank = true
+      continue
+    }
+    blank = false
+    const type = LABEL_LINE.test(body)
+      ? "label"
+      : body.length <= 60 && !body.endsWith(":")
+        ? "value"
+        : "other"
+    rows.push({ start, end: start + raw.length, body, type, block })
+  }
+  return rows
+}
+
+/**
+ * Value lines whose label stands after them, keyed by the value line's start:
+ * - a block that alternates value and label lines, opens with a value and closes with a label, each value
+ *   carrying digits (`993548900` / `Invoice number:` / `19 April 2014` / `Invoice date:`);
+ * - a column of two or more labels, each closing its block, after as many value lines
+ *   (`Jan 1, 2022` … `$127.50` then `Date:` … `Balance Due:`).
+ */
+export const trailingLabels = (text: string): ReadonlyMap<number, { label: string; start: number }> => {
+  const hit = trailingCache.get(text)
+  if (hit) return hit
+  const rows = rowsOf(text)
+  const links = new Map<number, { label: string; start: number }>()
+  const linked = new Set<number>()
+  const link = (value: Row, label: Row, i: number, j: number) => {
+    links.set(value.start, { label: cleanLabel(label.body), start: label.start })
+    linked.add(i)
+    linked.add(j)
+  }
+  // Alternating value/label blocks.
+  let i = 0
+  while (i < rows.length) {
+    const opensBlock = i === 0 || rows[i - 1]!.block !== rows[i]!.block || rows[i - 1]!.type === "other"
+    if (!opensBlock || rows[i]!.type !== "value") {
+      i++
+      continue
+    }
+    let j = i
+    while (
+      j + 1 < rows.length &&
+      rows[j + 1]!.block === rows[i]!.block &&
+      rows[j + 1]!.type === (rows[j]!.type === "value" ? "label" : "value")
+    )
+      j++
+    // The run must end with a label: drop a trailing value.
+    const last = rows[j]!.type === "label" ? j : j - 1
+    const pairs = (last - i + 1) / 2
+    if (pairs >= 1 && Number.isInteger(pairs)) {
+      let digits = true
+      for (let k = i; k <= last; k += 2) if (!/\d/.test(rows[k]!.body)) digits = false
+      if (digits) for (let k = i; k <= last; k += 2) link(rows[k]!, rows[k + 1]!, k, k + 1)
+    }
+    i = j + 1
+  }
+  // A column of labels after a column of values.
+  i = 0
+  while (i < rows.length) {
+    const closes = (k: number) =>
+      rows[k]!.type === "label" &&
+      !linked.has(k) &&
+      (k + 1 === rows.length || rows[k + 1]!.block !== rows[k]!.block || rows[k + 1]!.type === "label")
+    if (!closes(i)) {
+      i++
+      continue
+    }
+    let j = i
+    while (j + 1 < rows.length && closes(j + 1)) j++
+    const count = j - i + 1
+    if (count >= 2 && i - count >= 0) {
+      const values = rows.slice(i - count, i)
+      const ok =
+        values.every((v, k) => v.type === "value" && !linked.has(i - count + k)) &&
+        values.filter((v) => /\d/.test(v.body)).length * 2 >= count
+      if (ok) for (let k = 0; k < count; k++) link(values[k]!, rows[i + k]!, i - count + k, i + k)
+    }
+    i = j + 1
+  }
+  trailingCache.set(text, links)
+  if (trailingCache.size > 32) trailingCache.delete(trailingCache.keys().next().value!)
+  return links
+}
+
+const trailingCache = new Map<string, ReadonlyMap<number, { label: string; start: number }>>()
+
+/** Cells of a table row: split at tabs or runs of spaces, else at single spaces. */
+const cellsOf = (line: string, offset: number, wide: boolean): Array<Span> => {
+  const out: Array<Span> = []
+  const re = wide ? /\S+(?:[ ]\S+)*/g : /\S+/g
+  for (const m of line.matchAll(re))
+    out.push({ start: offset + m.index, end: offset + m.index + m[0].length })
+  return out
+}
+
+/**
+ * The header cell above a value in a table: the previous line has as many cells as the value's row, the
+ * header's cells carry no digits and most of the row's cells do.
+ */
+export const headerAbove = (text: string, at: number): { label: string; start: number } | undefined => {
+  const line = lineAt(text, at)
+  if (line.start < 2) return undefined
+  const prev = lineAt(text, line.start - 1)
+  const rowText = text.slice(line.start, line.end)
+  const headText = text.slice(prev.start, prev.end)
+  for (const wide of [true, false]) {
+    if (wide && !/\S(?:\t|[ ]{2,})\S/.test(rowText)) continue
+    const row = cellsOf(rowText, line.start, wide)
+    const head = cellsOf(headText, prev.start, wide)
+    if (row.length < 2 || row.length !== head.length) continue
+    const heads = head.map((c) => text.slice(c.start, c.end))
+    if (heads.some((h) => /\d/.test(h) || !/\p{L}/u.test(h))) continue
+    const cells = row.map((c) => text.slice(c.start, c.end))
+    if (cells.filter((c) => /\d/.test(c)).length * 2 < cells.length) continue
+    const k = row.findIndex((c) => at >= c.start && at < c.end)
+    if (k < 0) continue
+    return { label: cleanLabel(heads[k]!), start: head[k]!.start }
+  }
+  return undefined
+}
