@@ -156,7 +156,8 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
   {
     name: "LLM_CONCURRENCY",
     default: "4",
-    description: "Model requests in flight at most, per process (raise WORKER_CONCURRENCY to at least this).",
+    description:
+      "Model requests in flight at most, per process (set WORKER_CONCURRENCY to about 1.5 times this).",
   },
   { name: "LLM_TIMEOUT_SECONDS", default: "60", description: "Time limit of one model request, in seconds." },
   {

@@ -87,6 +87,7 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
 
       const runTask = (task: TaskRow): Effect.Effect<void> => {
         const handler = handlers[task.kind]!
+        let completedByHandler = false
         const work = Effect.tryPromise({
           try: (signal) =>
             handler(task, {
@@ -96,6 +97,7 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
               complete: async (trx) => {
                 if (!(await TaskQueue.complete(trx, task.id, workerId)))
                   throw new LeaseLostError({ taskId: task.id })
+                completedByHandler = true
               },
             }),
           catch: (e) => e,
@@ -112,8 +114,11 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
         )
         return Effect.raceFirst(work, heartbeats).pipe(
           Effect.matchEffect({
-            // The handler may have completed the task itself; then this finds nothing to do.
-            onSuccess: () => Effect.promise(() => TaskQueue.complete(db, task.id, workerId)),
+            // Unless the handler completed the task in its own transaction (which then committed).
+            onSuccess: () =>
+              completedByHandler
+                ? Effect.void
+                : Effect.promise(() => TaskQueue.complete(db, task.id, workerId)),
             onFailure: (e) =>
               e instanceof LeaseLostError
                 ? Effect.logWarning(`task ${task.id} (${task.kind}): lease lost, abandoned`)

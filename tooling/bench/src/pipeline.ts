@@ -9,7 +9,7 @@
  * extraction (the extract task's time outside model requests), and two workers' throughput against one
  * worker's, measured in the same run (target ≥ 1.8×). It is a report: it exits 0 either way.
  *
- * Usage: pnpm bench:pipeline [--documents 40] [--agents 5] [--latency 100] [--concurrency 8]
+ * Usage: pnpm bench:pipeline [--documents 40] [--agents 5] [--latency 500] [--concurrency 8]
  *                            [--worker-concurrency C]   (tasks a worker runs at once; default: C)
  *                            [--document-dimension]     (agents split by document: one atomic value per pair)
  * Uses DATABASE_URL's server when set (a fresh database, dropped afterwards), else an embedded server.
@@ -45,9 +45,10 @@ const option = (name: string, fallback: number): number => {
 
 const DOCUMENTS = Math.max(1, Math.floor(option("documents", 40)))
 const AGENTS = Math.max(1, Math.floor(option("agents", 5)))
-const LATENCY_MS = option("latency", 100)
+const LATENCY_MS = option("latency", 500)
 const CONCURRENCY = Math.max(1, Math.floor(option("concurrency", 8)))
-const WORKER_CONCURRENCY = Math.max(1, Math.floor(option("worker-concurrency", CONCURRENCY)))
+// Tasks per worker: more than the model's concurrency, so a task's database work overlaps the others' requests.
+const WORKER_CONCURRENCY = Math.max(1, Math.floor(option("worker-concurrency", Math.ceil(CONCURRENCY * 1.5))))
 /** Agents split by the Document dimension: one atomic value per pair instead of one per agent. */
 const DOCUMENT_DIMENSION = process.argv.includes("--document-dimension")
 

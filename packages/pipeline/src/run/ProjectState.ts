@@ -38,7 +38,10 @@ export interface ProjectDocument {
   readonly tags: Readonly<Record<string, string>>
 }
 
-/** Live documents of the project (not queued for archival), oldest first; `only`: just this one. */
+/**
+ * Live documents of the project (not queued for archival), oldest first; `only`: just this one (whose
+ * `parseInFlight` is then not looked up: false).
+ */
 export const loadDocuments = async (
   db: Conn,
   projectId: string,
@@ -61,13 +64,15 @@ export const loadDocuments = async (
   if (only !== undefined) query = query.where("d.id", "=", only)
   const [rows, parsing] = await Promise.all([
     query.execute(),
-    db
-      .selectFrom("tasks")
-      .select(sql<string>`payload->>'document_id'`.as("document_id"))
-      .where("project_id", "=", projectId)
-      .where("kind", "=", "parse")
-      .where("status", "in", ["pending", "running"])
-      .execute(),
+    only !== undefined
+      ? []
+      : db
+          .selectFrom("tasks")
+          .select(sql<string>`payload->>'document_id'`.as("document_id"))
+          .where("project_id", "=", projectId)
+          .where("kind", "=", "parse")
+          .where("status", "in", ["pending", "running"])
+          .execute(),
   ])
   const inFlight = new Set(parsing.map((t) => t.document_id))
   return rows.map((r) => ({
@@ -81,14 +86,14 @@ export const loadDocuments = async (
 }
 
 /** The project's agents (drafts included), oldest first, with dimensions and references. */
-export const loadAgents = async (db: Conn, projectId: string): Promise<ReadonlyArray<ProjectAgent>> => {
-  const rows = await db
-    .selectFrom("agents")
-    .selectAll()
-    .where("project_id", "=", projectId)
-    .orderBy("created_at")
-    .orderBy("id")
-    .execute()
+export const loadAgents = async (
+  db: Conn,
+  projectId: string,
+  only?: string,
+): Promise<ReadonlyArray<ProjectAgent>> => {
+  let query = db.selectFrom("agents").selectAll().where("project_id", "=", projectId)
+  if (only !== undefined) query = query.where("id", "=", only)
+  const rows = await query.orderBy("created_at").orderBy("id").execute()
   if (rows.length === 0) return []
   const ids = rows.map((r) => r.id)
   const attachments = await db

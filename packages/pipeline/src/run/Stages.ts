@@ -222,8 +222,10 @@ export const extractHandler =
     const p = task.payload as unknown as ExtractPayload
     const run = await runningRun(ctx.db, p.runId)
     if (!run) return
-    const agent = (await loadAgents(ctx.db, run.projectId)).find((a) => a.row.id === p.agentId)
-    const [document] = await loadDocuments(ctx.db, run.projectId, p.documentId)
+    const [[agent], [document]] = await Promise.all([
+      loadAgents(ctx.db, run.projectId, p.agentId),
+      loadDocuments(ctx.db, run.projectId, p.documentId),
+    ])
     const current =
       agent !== undefined &&
       !agent.row.is_draft &&

@@ -183,7 +183,8 @@ export const describeRun = async (db: Db, input: RunInput): Promise<RunFigures> 
     extractCalls,
     callsPerSecond: calls / (wallMs / 1000),
     pairsPerSecond: extractTasks.length / (wallMs / 1000),
-    dbMsPerExtraction: mean(outside),
+    // Time in database queries per extract task (lock waits included).
+    dbMsPerExtraction: mean(extract.map((s) => s.queryMs)),
     machineBusy: cpu.machineBusyMs / cpu.machineTotalMs,
     details,
   }
