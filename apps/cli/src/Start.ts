@@ -19,7 +19,7 @@ import {
 } from "@dxs/services"
 import { runWorker, type TaskHandler } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
-import { Duration, Effect, Layer, Schedule } from "effect"
+import { Effect, Layer } from "effect"
 import type { Kysely } from "kysely"
 import type { StartMode } from "./Args.ts"
 import { type Config, publicUrlFor, redactUrl } from "./Config.ts"
