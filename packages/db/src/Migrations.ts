@@ -3,6 +3,7 @@ import * as m0001 from "./migrations/2026_11_22_0001_foundation.ts"
 import * as m0002 from "./migrations/2026_11_22_0002_pages.ts"
 import * as m0003 from "./migrations/2026_11_22_0003_pipeline.ts"
 import * as m0004 from "./migrations/2026_11_22_0004_web_searches.ts"
+import * as m0005 from "./migrations/2026_11_22_0005_webhooks.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ export const migrations: Record<string, Migration> = {
   "2026_11_22_0002_pages": m0002,
   "2026_11_22_0003_pipeline": m0003,
   "2026_11_22_0004_web_searches": m0004,
+  "2026_11_22_0005_webhooks": m0005,
 }
 
 export interface MigrationOutcome {

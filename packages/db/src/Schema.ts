@@ -353,6 +353,53 @@ export interface LlmCacheTable {
   created_at: Generated<Date>
 }
 
+export interface WebhookSubscriptionsTable {
+  id: Generated<string>
+  organization_id: string
+  name: Generated<string>
+  url: string
+  subscribed_events: Json<ReadonlyArray<string>>
+  is_active: Generated<boolean>
+  /** Header name → encrypted value. */
+  headers: Json<Readonly<Record<string, string>>>
+  /** The signing secret (`whsec_…`), encrypted. */
+  secret: string
+  deactivated_reason: string | null
+  created_at: Generated<Date>
+  updated_at: Generated<Date>
+}
+
+export interface WebhookDeliveriesTable {
+  /** The Standard Webhooks `webhook-id`: stable across attempts. */
+  id: Generated<string>
+  subscription_id: string
+  /** Null for a test ping. */
+  event_id: string | null
+  event_type: string
+  data: Json<Record<string, unknown>>
+  occurred_at: ColumnType<Date, Date | string, Date | string>
+  status: Generated<"pending" | "succeeded" | "failed">
+  attempt_count: Generated<number>
+  next_attempt_at: NullableTimestamp
+  last_status_code: number | null
+  last_error: string | null
+  created_at: Generated<Date>
+  delivered_at: NullableTimestamp
+}
+
+export interface WebhookAttemptsTable {
+  /** The attempt's `Service-Delivery-Id` (and the envelope's `id`). */
+  id: string
+  delivery_id: string
+  number: number
+  url: string
+  status_code: number | null
+  error: string | null
+  duration_ms: Generated<number>
+  response_body: string | null
+  attempted_at: Generated<Date>
+}
+
 export interface Database {
   organizations: OrganizationsTable
   api_keys: ApiKeysTable
@@ -377,6 +424,9 @@ export interface Database {
   web_searches: WebSearchesTable
   events: EventsTable
   llm_cache: LlmCacheTable
+  webhook_subscriptions: WebhookSubscriptionsTable
+  webhook_deliveries: WebhookDeliveriesTable
+  webhook_attempts: WebhookAttemptsTable
 }
 
 export type ProjectRow = Selectable<ProjectsTable>
