@@ -304,6 +304,27 @@ describe("a launched run over invoices and a contract", () => {
     const [doubled] = await resultsOf(a, projectId, agents.doubled!.id)
     expect(doubled.resolution_result.value).toBe(8400)
   })
+
+  it("a deleted document's values leave the results at the next launch", async () => {
+    const documents = await a.get(`/projects/${projectId}/documents/`)
+    const c = documents.body.find((d: any) => d.file_name === "invoice-c.pdf")
+    expect((await a.delete(`/projects/${projectId}/documents/${c.id}/`)).status).toBe(204)
+    const pending = await a.get(`/projects/${projectId}/agents/${agents.sum!.id}/`)
+    expect(pending.body.extraction_status).toBe("Pending")
+    await launchAndWait(a, projectId)
+    const all = await runs(projectId)
+    expect(await tasksOf(all.at(-1)!.id, "extract")).toHaveLength(0)
+    const totals = await resultsOf(a, projectId, agents.total!.id)
+    expect(totals.map((row) => row.dimension_instances[0].dimension_value).sort()).toEqual([
+      "invoice-a.pdf",
+      "invoice-b.pdf",
+      "nda.pdf",
+    ])
+    const [sum] = await resultsOf(a, projectId, agents.sum!.id)
+    expect(sum.resolution_result.value).toBe(3600)
+    const [doubled] = await resultsOf(a, projectId, agents.doubled!.id)
+    expect(doubled.resolution_result.value).toBe(7200)
+  })
 })
 
 describe("dimensions", () => {

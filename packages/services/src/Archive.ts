@@ -5,8 +5,10 @@
  * named "<project name> (archive)", with `archived_at` set and `archive_of_project_id` pointing back. It
  * stays retrievable (GET /projects/{id}/) but is not listed among live projects and takes no uploads.
  */
+
 import type { Conn, Database, TaskRow } from "@dxs/db"
 import { enqueue } from "@dxs/db/TaskQueue"
+import { documentsLeftProject } from "@dxs/pipeline/run/Runs"
 import { Effect } from "effect"
 import { type Kysely, sql, type Transaction } from "kysely"
 import { DOCUMENT_DIMENSION } from "./Projects.ts"
@@ -143,6 +145,7 @@ export const archiveDocument = async (trx: Transaction<Database>, documentId: st
   if (locked.project_id !== project.id || locked.archive_requested_at === null) return undefined
   const archiveId = await archiveProjectOf(trx, project.id)
   await trx.updateTable("documents").set({ project_id: archiveId }).where("id", "=", documentId).execute()
+  await documentsLeftProject(trx, project.id)
   // Its unfinished parse task now counts for the project the document is in.
   await trx
     .updateTable("tasks")

@@ -7,6 +7,7 @@ import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
 import { documentTypeFromFileName, fileExtension, supportedExtensions } from "@dxs/domain/DocumentType"
 import type { DocumentStatus, DocumentType } from "@dxs/domain/Enums"
 import type { Document, DocumentCopyResponse, DocumentTag } from "@dxs/domain/Records"
+import { documentsLeftProject } from "@dxs/pipeline/run/Runs"
 import { HttpApiSchema } from "@effect/platform"
 import { Clock, Context, Effect, Either, Schema } from "effect"
 import { sql } from "kysely"
@@ -588,7 +589,8 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
                       "in",
                       extracted.map((d) => d.id),
                     )
-                    .execute(),
+                    .execute()
+                    .then(() => documentsLeftProject(trx, projectId)),
                 )
               yield* Effect.promise(() =>
                 trx.deleteFrom("pages").where("document_id", "=", documentId).execute(),
@@ -669,6 +671,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
               yield* lockProject(trx, projectId)
               const row = yield* findDocument(trx, org.id, projectId, documentId)
               yield* Effect.promise(() => trx.deleteFrom("documents").where("id", "=", documentId).execute())
+              yield* Effect.promise(() => documentsLeftProject(trx, projectId))
               yield* syncTagDimensions(trx, projectId)
               return row.blob_key
             }),

@@ -17,6 +17,7 @@ import {
 } from "@dxs/domain/LaunchPlanner"
 import { sql } from "kysely"
 import { PARSE_TASK } from "../parsing/ParseDocument.ts"
+import { enqueueFanout } from "../webhooks/Queue.ts"
 import { computeAgentStates } from "./AgentStates.ts"
 import { loadProjectState, toSnapshot } from "./ProjectState.ts"
 
@@ -279,7 +280,7 @@ export const endRun = async (trx: TaskTrx, runId: string, end: RunEnd): Promise<
           run_number: run.run_number,
           failure_reason: end.failureReason ?? "internal_error",
         }
-  await trx
+  const event = await trx
     .insertInto("events")
     .values({
       organization_id: project.organization_id,
@@ -288,7 +289,10 @@ export const endRun = async (trx: TaskTrx, runId: string, end: RunEnd): Promise<
       type: end.status === "succeeded" ? "agent.completion.succeeded" : "agent.completion.failed",
       data: JSON.stringify(data),
     })
-    .execute()
+    .returning("id")
+    .executeTakeFirstOrThrow()
+  // Its webhook deliveries are created by a task committed with it.
+  await enqueueFanout(trx, event.id)
   // The project's queued run may start now.
   const woken = await trx
     .updateTable("tasks")
@@ -524,4 +528,15 @@ export const failAbandonedRuns = async (db: TaskDb): Promise<number> => {
     if (done) ended += 1
   }
   return ended
+}
+
+/**
+ * After documents leave a project (deleted, archived, replaced attachments): every agent's resolution is
+ * outstanding again, so the next launch resolves it without the departed documents' values.
+ */
+export const documentsLeftProject = async (conn: TaskDb | TaskTrx, projectId: string): Promise<void> => {
+  await conn
+    .deleteFrom("agent_resolutions")
+    .where("agent_id", "in", conn.selectFrom("agents").select("id").where("project_id", "=", projectId))
+    .execute()
 }
