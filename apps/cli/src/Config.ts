@@ -1,4 +1,7 @@
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import { newEncryptionKey, parseEncryptionKey } from "@dxs/pipeline/webhooks/Encryption"
 
 /**
  * The `dxs` command's configuration: the one place that reads `process.env`. Every variable is listed in
@@ -28,6 +31,17 @@ export interface Config {
   readonly llm: LlmConfig
   /** The web search of agents with `enable_web_search`; undefined: not configured (documents only). */
   readonly webSearch: WebSearchConfig | undefined
+  readonly webhooks: WebhooksConfig
+}
+
+export interface WebhooksConfig {
+  /**
+   * The 32-byte key of webhook secrets and custom header values at rest, from DXS_ENCRYPTION_KEY.
+   * Undefined: read from (or created once in) DATA_DIR/encryption.key.
+   */
+  readonly encryptionKey: Uint8Array | undefined
+  /** Development and tests only: webhook targets on loopback, and plain http to them. */
+  readonly allowLoopback: boolean
 }
 
 /** A SearXNG-compatible JSON search endpoint (`GET <url>?q=…&format=json`). */
@@ -177,6 +191,19 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     description: "Search hits read per web search (one search per result of an agent).",
   },
   {
+    name: "DXS_ENCRYPTION_KEY",
+    default: "(unset: DATA_DIR/encryption.key, created once)",
+    description:
+      "Key of webhook secrets and custom header values at rest (AES-256-GCM): 64 hex digits or base64 of 32 bytes " +
+      "(e.g. openssl rand -hex 32). Every dxs process must use the same key; set it when DATABASE_URL is set.",
+  },
+  {
+    name: "WEBHOOK_ALLOW_LOOPBACK",
+    default: "false",
+    description:
+      "Development and tests only: allow webhook URLs on loopback (127.0.0.1, ::1, localhost), over plain http too.",
+  },
+  {
     name: "LOG_LEVEL",
     default: "info",
     description: "Least severe log level printed: trace, debug, info, warning, error, fatal or none.",
@@ -200,6 +227,17 @@ const LOG_LEVELS: Record<string, LogLevelName> = {
   fatal: "fatal",
   none: "none",
   off: "none",
+}
+
+const BOOLEANS: Record<string, boolean> = {
+  true: true,
+  "1": true,
+  yes: true,
+  on: true,
+  false: false,
+  "0": false,
+  no: false,
+  off: false,
 }
 
 /** Hides the password of a connection URL, for messages. */
@@ -232,6 +270,16 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
       return fallback
     }
     return n
+  }
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = get(name)
+    if (raw === undefined) return fallback
+    const value = BOOLEANS[raw.toLowerCase()]
+    if (value === undefined) {
+      problems.push(`${name}=${raw}: must be true or false`)
+      return fallback
+    }
+    return value
   }
 
   const port = int("PORT", 8080, 0, 65535)
@@ -329,6 +377,16 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     }
   }
 
+  const rawKey = get("DXS_ENCRYPTION_KEY")
+  const encryptionKey = rawKey === undefined ? undefined : parseEncryptionKey(rawKey)
+  if (rawKey !== undefined && encryptionKey === undefined) {
+    // The value is a secret: never repeated in the message.
+    problems.push(
+      "DXS_ENCRYPTION_KEY: must be 64 hex digits or base64 of 32 bytes (e.g. openssl rand -hex 32)",
+    )
+  }
+  const allowLoopback = bool("WEBHOOK_ALLOW_LOOPBACK", false)
+
   const rawLevel = get("LOG_LEVEL")
   const logLevel = rawLevel === undefined ? "info" : LOG_LEVELS[rawLevel.toLowerCase()]
   if (logLevel === undefined) {
@@ -351,6 +409,7 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     parsing,
     llm,
     webSearch,
+    webhooks: { encryptionKey, allowLoopback },
   }
 }
 
@@ -366,3 +425,64 @@ export const readConfig = (): Config => parseConfig(process.env, invocationDir()
 /** The public base URL once the server's real port is known. */
 export const publicUrlFor = (config: Config, boundPort: number): string =>
   config.publicUrl ?? `http://localhost:${boundPort}`
+
+/** Where the encryption key lives when DXS_ENCRYPTION_KEY is unset. */
+export const encryptionKeyFile = (config: Config): string => path.join(config.dataDir, "encryption.key")
+
+export interface EncryptionKeySource {
+  readonly key: Uint8Array
+  /** `env`: DXS_ENCRYPTION_KEY; `file`: read from the key file; `created`: the key file was just created. */
+  readonly source: "env" | "file" | "created"
+  readonly file: string | undefined
+}
+
+/**
+ * The encryption key of webhook secrets at rest: DXS_ENCRYPTION_KEY, else DATA_DIR/encryption.key, which
+ * is created (mode 0600, 64 hex digits) when missing. Creation is atomic and happens once: a process
+ * racing another reads the key the other one wrote. Throws a ConfigError for an unreadable or invalid file.
+ */
+export const loadEncryptionKey = async (config: Config): Promise<EncryptionKeySource> => {
+  if (config.webhooks.encryptionKey !== undefined)
+    return { key: config.webhooks.encryptionKey, source: "env", file: undefined }
+  const file = encryptionKeyFile(config)
+  const read = async (): Promise<Uint8Array | undefined> => {
+    let text: string
+    try {
+      text = await fs.readFile(file, "utf8")
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined
+      throw new ConfigError([`${file}: cannot be read (${(e as Error).message}); or set DXS_ENCRYPTION_KEY`])
+    }
+    const key = parseEncryptionKey(text)
+    if (key === undefined)
+      throw new ConfigError([
+        `${file}: not an encryption key (64 hex digits or base64 of 32 bytes); restore it or set DXS_ENCRYPTION_KEY`,
+      ])
+    return key
+  }
+  const existing = await read()
+  if (existing !== undefined) return { key: existing, source: "file", file }
+
+  const key = newEncryptionKey()
+  try {
+    await fs.mkdir(config.dataDir, { recursive: true })
+    // Written in full under a temporary name, then linked into place: readers never see a partial file,
+    // and of two processes creating it at once only one wins.
+    const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`
+    await fs.writeFile(temp, `${Buffer.from(key).toString("hex")}\n`, { mode: 0o600, flag: "wx" })
+    try {
+      await fs.link(temp, file)
+    } finally {
+      await fs.rm(temp, { force: true })
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST") {
+      const other = await read()
+      if (other !== undefined) return { key: other, source: "file", file }
+    }
+    throw new ConfigError([
+      `${file}: cannot be created (${(e as Error).message}); set DXS_ENCRYPTION_KEY instead`,
+    ])
+  }
+  return { key, source: "created", file }
+}

@@ -5,6 +5,7 @@ import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import { localModel } from "@dxs/pipeline/llm/Local"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
 import { postgresResponseCache } from "@dxs/pipeline/llm/ResponseCache"
+import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import { searxngSearch } from "@dxs/pipeline/websearch/WebSearch"
 import { nodeServerLayer, RestApiLive } from "@dxs/rest-api/Server"
 import {
@@ -16,13 +17,14 @@ import {
   PublicUrl,
   startBackground,
   UploadLimits,
+  WebhookConfig,
 } from "@dxs/services"
 import { runWorker, type TaskHandler } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import type { Kysely } from "kysely"
 import type { StartMode } from "./Args.ts"
-import { type Config, publicUrlFor, redactUrl } from "./Config.ts"
+import { type Config, loadEncryptionKey, publicUrlFor, redactUrl } from "./Config.ts"
 import { CliError, DatabaseServer, migratedDbLayer } from "./Database.ts"
 
 /** Parse limits from the configuration; LibreOffice is looked for once, at start. */
@@ -48,19 +50,58 @@ const modelFor = (config: Config, db: Kysely<Database>): LanguageModelShape =>
       })
     : localModel
 
-/** Task kinds this process runs: parse, archive, archive-sweep and the pipeline's. */
-const handlersFor = (config: Config, db: Kysely<Database>): Readonly<Record<string, TaskHandler>> =>
+/** Task kinds this process runs: parse, archive, archive-sweep, the pipeline's and webhook delivery. */
+const handlersFor = (
+  config: Config,
+  db: Kysely<Database>,
+  webhooks: WebhookSettings,
+): Readonly<Record<string, TaskHandler>> =>
   backgroundTaskHandlers({
     blobs: fileBlobStore(config.blobDir),
     parsing: parsingOptions(config),
     model: modelFor(config, db),
     webSearch: config.webSearch === undefined ? undefined : searxngSearch(config.webSearch),
+    webhooks,
+  })
+
+/**
+ * Webhook settings: the encryption key (DXS_ENCRYPTION_KEY, else DATA_DIR/encryption.key, created once)
+ * and whether loopback targets are allowed. Says where the key came from; a key file just created while
+ * DATABASE_URL is set is a warning: processes on other machines would each create their own.
+ */
+const webhookSettings = (config: Config) =>
+  Effect.gen(function* () {
+    const loaded = yield* Effect.tryPromise({
+      try: () => loadEncryptionKey(config),
+      catch: (e) => new CliError({ message: e instanceof Error ? e.message : String(e), exitCode: 1 }),
+    })
+    if (loaded.source === "created") {
+      yield* Effect.log(
+        `created the encryption key of webhook secrets in ${loaded.file} (mode 0600): keep it`,
+      )
+      if (config.databaseUrl !== undefined)
+        yield* Effect.logWarning(
+          "DATABASE_URL is set but DXS_ENCRYPTION_KEY is not: every dxs process must share one key; " +
+            `set DXS_ENCRYPTION_KEY on all of them (for example to the contents of ${loaded.file})`,
+        )
+    } else if (loaded.source === "file") {
+      yield* Effect.logDebug(`encryption key of webhook secrets: ${loaded.file}`)
+    }
+    if (config.webhooks.allowLoopback)
+      yield* Effect.logWarning(
+        "WEBHOOK_ALLOW_LOOPBACK is on: webhooks may target loopback (development only)",
+      )
+    const settings: WebhookSettings = {
+      encryptionKey: loaded.key,
+      allowLoopback: config.webhooks.allowLoopback,
+    }
+    return settings
   })
 
 const hostForUrl = (host: string) => (host.includes(":") ? `[${host}]` : host)
 
 /** The REST API on HOST:PORT; logs its address once it listens. */
-const apiLayer = (config: Config) => {
+const apiLayer = (config: Config, webhooks: WebhookSettings) => {
   const http = nodeServerLayer({ port: config.port, host: config.host })
   const settings = Layer.mergeAll(
     Layer.effect(
@@ -72,6 +113,7 @@ const apiLayer = (config: Config) => {
     Layer.succeed(UploadLimits, { maxFileBytes: config.uploadMaxBytes }),
     Layer.succeed(FileLinks, { ttlSeconds: config.fileUrlTtlSeconds }),
     Layer.succeed(ParsingSettings, parsingOptions(config)),
+    Layer.succeed(WebhookConfig, webhooks),
   )
   const server = RestApiLive.pipe(
     Layer.provide(settings),
@@ -91,12 +133,12 @@ const apiLayer = (config: Config) => {
 }
 
 /** A worker loop in this process, stopped (in-flight tasks abandoned to their leases) on shutdown. */
-const workerLayer = (config: Config) =>
+const workerLayer = (config: Config, webhooks: WebhookSettings) =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const { kysely, url } = yield* Db
       const workerId = `${os.hostname()}:${process.pid}`
-      const handlers = handlersFor(config, kysely)
+      const handlers = handlersFor(config, kysely, webhooks)
       const kinds = Object.keys(handlers)
       // The daily archive sweep is queued, and documents whose parse died with its worker become Failed.
       yield* Effect.tryPromise(() => startBackground(kysely)).pipe(
@@ -144,12 +186,13 @@ export const start = (config: Config, mode: StartMode) =>
           new CliError({ message: `cannot create BLOB_DIR ${config.blobDir}: ${String(e)}`, exitCode: 1 }),
       })
     }
+    const webhooks = yield* webhookSettings(config)
     const services =
       mode === "api"
-        ? apiLayer(config)
+        ? apiLayer(config, webhooks)
         : mode === "worker"
-          ? workerLayer(config)
-          : Layer.merge(apiLayer(config), workerLayer(config))
+          ? workerLayer(config, webhooks)
+          : Layer.merge(apiLayer(config, webhooks), workerLayer(config, webhooks))
     const describeDb = Layer.effectDiscard(
       Effect.flatMap(DatabaseServer, (db) =>
         Effect.log(

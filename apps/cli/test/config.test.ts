@@ -1,7 +1,16 @@
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { ConfigError, configVariables, parseConfig, publicUrlFor, redactUrl } from "../src/Config.ts"
+import {
+  ConfigError,
+  configVariables,
+  encryptionKeyFile,
+  loadEncryptionKey,
+  parseConfig,
+  publicUrlFor,
+  redactUrl,
+} from "../src/Config.ts"
 
 const repoRoot = path.resolve(import.meta.dirname, "../../..")
 
@@ -29,6 +38,7 @@ describe("configuration", () => {
       },
       llm: { provider: "local" },
       webSearch: undefined,
+      webhooks: { encryptionKey: undefined, allowLoopback: false },
     })
     expect(publicUrlFor(config, 8080)).toBe("http://localhost:8080")
   })
@@ -56,6 +66,8 @@ describe("configuration", () => {
         TRANSCRIPTION_API_KEY: "sk-test",
         WEB_SEARCH_URL: "http://127.0.0.1:8888/search",
         WEB_SEARCH_MAX_RESULTS: "7",
+        DXS_ENCRYPTION_KEY: `${"00".repeat(31)}ff`,
+        WEBHOOK_ALLOW_LOOPBACK: "true",
       },
       "/home/me",
     )
@@ -84,6 +96,7 @@ describe("configuration", () => {
       },
       llm: { provider: "local" },
       webSearch: { url: "http://127.0.0.1:8888/search", maxResults: 7 },
+      webhooks: { encryptionKey: Buffer.from(`${"00".repeat(31)}ff`, "hex"), allowLoopback: true },
     })
     expect(parseConfig({ DATA_DIR: "/d" }, "/x").blobDir).toBe("/d/blobs")
     expect(parseConfig({ PORT: "" }, "/x").port).toBe(8080)
@@ -143,10 +156,69 @@ describe("configuration", () => {
     )
   })
 
+  it("reads the webhook encryption key as hex or base64, and WEBHOOK_ALLOW_LOOPBACK as a boolean", () => {
+    const key = Buffer.from(Array.from({ length: 32 }, (_, i) => i))
+    expect(parseConfig({ DXS_ENCRYPTION_KEY: key.toString("hex") }, "/").webhooks.encryptionKey).toEqual(key)
+    expect(parseConfig({ DXS_ENCRYPTION_KEY: key.toString("base64") }, "/").webhooks.encryptionKey).toEqual(
+      key,
+    )
+    for (const [raw, value] of [
+      ["1", true],
+      ["yes", true],
+      ["FALSE", false],
+      ["off", false],
+    ] as const)
+      expect(parseConfig({ WEBHOOK_ALLOW_LOOPBACK: raw }, "/").webhooks.allowLoopback).toBe(value)
+    let error: unknown
+    try {
+      parseConfig({ DXS_ENCRYPTION_KEY: "hunter2-not-a-key", WEBHOOK_ALLOW_LOOPBACK: "maybe" }, "/")
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(ConfigError)
+    const problems = (error as ConfigError).problems
+    expect(problems).toEqual([
+      expect.stringMatching(/^DXS_ENCRYPTION_KEY: must be 64 hex digits or base64 of 32 bytes/),
+      "WEBHOOK_ALLOW_LOOPBACK=maybe: must be true or false",
+    ])
+    // The bad key itself is a secret: never echoed.
+    expect(problems.join("\n")).not.toContain("hunter2")
+  })
+
+  it("without DXS_ENCRYPTION_KEY, creates DATA_DIR/encryption.key once (mode 0600) and reads it afterwards", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dxs-key-"))
+    try {
+      const config = parseConfig({ DATA_DIR: path.join(dataDir, "nested") }, "/")
+      const file = encryptionKeyFile(config)
+      // Several processes starting at once: one creates the key, all use it.
+      const loaded = await Promise.all(Array.from({ length: 5 }, () => loadEncryptionKey(config)))
+      expect(loaded.filter((l) => l.source === "created")).toHaveLength(1)
+      for (const l of loaded) expect(Buffer.from(l.key)).toEqual(Buffer.from(loaded[0]!.key))
+      expect(loaded[0]!.key).toHaveLength(32)
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600)
+      expect(fs.readFileSync(file, "utf8")).toBe(`${Buffer.from(loaded[0]!.key).toString("hex")}\n`)
+      expect(fs.readdirSync(path.dirname(file))).toEqual(["encryption.key"])
+
+      const again = await loadEncryptionKey(config)
+      expect(again).toEqual({ key: loaded[0]!.key, source: "file", file })
+
+      // The variable wins over the file.
+      const fromEnv = await loadEncryptionKey(
+        parseConfig({ DATA_DIR: path.join(dataDir, "nested"), DXS_ENCRYPTION_KEY: "ab".repeat(32) }, "/"),
+      )
+      expect(fromEnv).toEqual({ key: Buffer.from("ab".repeat(32), "hex"), source: "env", file: undefined })
+
+      fs.writeFileSync(file, "not a key\n")
+      await expect(loadEncryptionKey(config)).rejects.toThrow(/encryption\.key: not an encryption key/)
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
+
   it("lists every variable it reads in the table", () => {
     const source = fs.readFileSync(path.join(import.meta.dirname, "../src/Config.ts"), "utf8")
     const read = new Set(
-      [...source.matchAll(/get\("([A-Z_]+)"\)|int\("([A-Z_]+)"/g)].map((m) => m[1] ?? m[2]),
+      [...source.matchAll(/get\("([A-Z_]+)"\)|(?:int|bool)\("([A-Z_]+)"/g)].map((m) => m[1] ?? m[2]),
     )
     expect([...read].sort()).toEqual(configVariables.map((v) => v.name).sort())
   })

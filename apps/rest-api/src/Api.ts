@@ -7,6 +7,7 @@ import { MetaApi } from "./meta/Api.ts"
 import { problemsInOpenApi } from "./OpenApiProblems.ts"
 import { ProjectsApi } from "./projects/Api.ts"
 import { ResultsApi } from "./results/Api.ts"
+import { WebhooksApi } from "./webhooks/Api.ts"
 
 /** The REST contract (api-v1.md): every group, under /api/v1. */
 export class Api extends HttpApi.make("dxs")
@@ -18,6 +19,7 @@ export class Api extends HttpApi.make("dxs")
   .add(DocumentsApi)
   .add(FilesApi)
   .add(ResultsApi)
+  .add(WebhooksApi)
   .prefix("/api/v1")
   .annotate(OpenApi.Title, "dxs — document extraction service")
   .annotate(OpenApi.Version, "1")

@@ -1,5 +1,15 @@
 import { createServer } from "node:http"
-import { Agents, ApiKeys, Dimensions, Documents, Folders, Launches, Pages, Projects } from "@dxs/services"
+import {
+  Agents,
+  ApiKeys,
+  Dimensions,
+  Documents,
+  Folders,
+  Launches,
+  Pages,
+  Projects,
+  Webhooks,
+} from "@dxs/services"
 import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Layer } from "effect"
@@ -13,6 +23,7 @@ import { MetaHttp } from "./meta/Http.ts"
 import { problemJson } from "./Problem.ts"
 import { ProjectsHttp } from "./projects/Http.ts"
 import { ResultsLive } from "./results/Http.ts"
+import { WebhooksHttp } from "./webhooks/Http.ts"
 
 /** Every handler group, with the services they call. Needs Db and BlobStore. */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
@@ -20,6 +31,7 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([AgentsHttp, DimensionsHttp]),
   Layer.provide([DocumentsHttp, FilesHttp]),
   Layer.provide(ResultsLive),
+  Layer.provide(Layer.provide(WebhooksHttp, Webhooks.Default)),
   Layer.provide(AuthenticationLive),
   Layer.provide([ApiKeys.Default, Projects.Default, Folders.Default]),
   Layer.provide([Agents.Default, Dimensions.Default, Launches.Default]),

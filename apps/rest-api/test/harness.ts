@@ -5,8 +5,16 @@ import * as path from "node:path"
 import { type Database, Db, fileBlobStore, fileBlobStoreLayer, makeKysely } from "@dxs/db"
 import { useTestDatabase } from "@dxs/db/TestDatabase"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
+import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
-import { ApiKeys, backgroundLoops, backgroundTaskHandlers, PublicUrl, UploadLimits } from "@dxs/services"
+import {
+  ApiKeys,
+  backgroundLoops,
+  backgroundTaskHandlers,
+  PublicUrl,
+  UploadLimits,
+  WebhookConfig,
+} from "@dxs/services"
 import { runWorker } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
 import { Effect, Fiber, Layer, ManagedRuntime } from "effect"
@@ -71,6 +79,11 @@ export interface TestApiOptions {
     /** The web search of agents with `enable_web_search` (default: none). */
     readonly webSearch?: WebSearchShape
   }
+  /**
+   * Webhook settings of the API (merged over the default: a per-process key, no loopback targets) and,
+   * with `worker`, of the worker's deliveries.
+   */
+  readonly webhooks?: Partial<WebhookSettings>
 }
 
 /** Starts the real REST server on loopback over a fresh database for this test file. */
@@ -89,8 +102,12 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     options.maxUploadBytes === undefined
       ? Layer.empty
       : Layer.succeed(UploadLimits, { maxFileBytes: options.maxUploadBytes })
+  const webhooks: WebhookSettings | undefined =
+    options.webhooks === undefined ? undefined : { ...WebhookConfig.defaultValue(), ...options.webhooks }
+  const webhookConfig = webhooks === undefined ? Layer.empty : Layer.succeed(WebhookConfig, webhooks)
   const layer = RestApiLive.pipe(
     Layer.provideMerge(publicUrl),
+    Layer.provideMerge(webhookConfig),
     Layer.provideMerge(uploadLimits),
     Layer.provideMerge(nodeServerLayer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(Db.layer(dbUrl, 5)),
@@ -111,6 +128,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
       parsing: { timeoutMs: 60_000 },
       model: typeof options.worker.model === "function" ? options.worker.model(kysely) : options.worker.model,
       webSearch: options.worker.webSearch,
+      webhooks,
     })
     const loops = Effect.runFork(backgroundLoops(kysely))
     const fiber = Effect.runFork(

@@ -9,6 +9,10 @@ import { failAbandonedParses, PARSE_TASK, parseTaskHandler } from "@dxs/pipeline
 import type { RunOptions } from "@dxs/pipeline/parsing/Runner"
 import { pipelineTaskHandlers } from "@dxs/pipeline/run/Handlers"
 import { failAbandonedRuns } from "@dxs/pipeline/run/Runs"
+import { webhookDeliverHandler } from "@dxs/pipeline/webhooks/Delivery"
+import { webhookFanoutHandler } from "@dxs/pipeline/webhooks/Fanout"
+import { WEBHOOK_DELIVER_TASK, WEBHOOK_FANOUT_TASK } from "@dxs/pipeline/webhooks/Queue"
+import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
 import { Duration, Effect, Schedule } from "effect"
 import type { Kysely } from "kysely"
@@ -29,9 +33,11 @@ export interface BackgroundOptions {
   readonly model?: LanguageModelShape | undefined
   /** The web search of agents with `enable_web_search` (default: none; those agents use documents only). */
   readonly webSearch?: WebSearchShape | undefined
+  /** Webhook delivery (the encryption key of secrets at rest, loopback, trusted CAs). Unset: events are fanned out, but this worker sends nothing. */
+  readonly webhooks?: WebhookSettings | undefined
 }
 
-/** Handlers for `parse`, `archive`, `archive-sweep` and the pipeline's run tasks. */
+/** Handlers for `parse`, `archive`, `archive-sweep`, the pipeline's run tasks and webhook delivery. */
 export const backgroundTaskHandlers = (
   options: BackgroundOptions,
 ): Readonly<Record<string, BackgroundTaskHandler>> => ({
@@ -39,6 +45,8 @@ export const backgroundTaskHandlers = (
   [ARCHIVE_TASK]: archiveTaskHandler,
   [ARCHIVE_SWEEP_TASK]: archiveSweepTaskHandler,
   ...pipelineTaskHandlers({ model: options.model ?? localModel, webSearch: options.webSearch }),
+  [WEBHOOK_FANOUT_TASK]: webhookFanoutHandler,
+  ...(options.webhooks ? { [WEBHOOK_DELIVER_TASK]: webhookDeliverHandler(options.webhooks) } : {}),
 })
 
 /**

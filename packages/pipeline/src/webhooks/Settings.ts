@@ -9,4 +9,9 @@ export interface WebhookSettings {
   readonly allowLoopback: boolean
   /** Extra trusted certificate authorities (PEM) for deliveries, e.g. a test receiver's self-signed one. */
   readonly ca?: string | undefined
+  /**
+   * Tests only: the delay in ms before each attempt of a delivery (the first is not waited for), in place
+   * of the production schedule; its length is the number of attempts.
+   */
+  readonly retrySchedule?: ReadonlyArray<number> | undefined
 }

@@ -1,0 +1,387 @@
+/**
+ * The `webhook-deliver` task (DESIGN §4): sends one delivery to its subscription's URL, signed per Standard
+ * Webhooks v1, and records the attempt. Each attempt has its own `Service-Delivery-Id` (the envelope's `id`);
+ * the `webhook-id` is the delivery's id, the same for every attempt, so a receiver can drop repeats.
+ *
+ * - The target is checked at every attempt (resolve, check the addresses, connect to the checked one): a
+ *   target that now resolves to a private, loopback (unless allowed), link-local or metadata address is
+ *   refused and counts as a failed attempt.
+ * - A 2xx answer is success. 410 Gone deactivates the subscription and ends the delivery. Anything else (an
+ *   error status, no answer within the timeout, a connection or TLS failure) is retried on the schedule:
+ *   immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (±20 % jitter), 10
+ *   attempts in all; after the last the delivery fails.
+ * - A failed HTTP attempt never throws: it is recorded with the delivery's new state and the task's next
+ *   due time in one transaction. Only database errors throw (the task queue then retries the task).
+ */
+import { randomUUID } from "node:crypto"
+import * as http from "node:http"
+import * as https from "node:https"
+import type { LookupFunction } from "node:net"
+import { rootCertificates } from "node:tls"
+import type { TaskRow } from "@dxs/db"
+import { reschedule } from "@dxs/db/TaskQueue"
+import { type RawBuilder, sql } from "kysely"
+import { decryptSecret } from "./Encryption.ts"
+import type { WebhookTaskContext } from "./Fanout.ts"
+import type { WebhookSettings } from "./Settings.ts"
+import { signWebhook } from "./Signing.ts"
+import { checkTarget } from "./Target.ts"
+
+/** The delay before each attempt of a delivery, in ms: the first is immediate; 10 attempts in all. */
+export const DELIVERY_SCHEDULE_MS: ReadonlyArray<number> = [
+  0,
+  5_000,
+  5 * 60_000,
+  30 * 60_000,
+  2 * 3_600_000,
+  5 * 3_600_000,
+  10 * 3_600_000,
+  14 * 3_600_000,
+  20 * 3_600_000,
+  24 * 3_600_000,
+]
+
+/** How long an attempt may take, connection to the end of the answer's headers. */
+export const DELIVERY_TIMEOUT_MS = 15_000
+
+/** The part of an answer's body kept with its attempt. */
+export const RESPONSE_BODY_LIMIT = 1024
+
+/**
+ * The delay before the next attempt after `attemptsMade` attempts failed, with ±20 % jitter from `random`
+ * (a number in [0, 1)); undefined when none remain.
+ */
+export const nextAttemptDelayMs = (
+  attemptsMade: number,
+  random: () => number = Math.random,
+  schedule: ReadonlyArray<number> = DELIVERY_SCHEDULE_MS,
+): number | undefined => {
+  if (attemptsMade >= schedule.length) return undefined
+  const base = schedule[Math.max(0, attemptsMade)] ?? 0
+  return Math.round(base * (0.8 + 0.4 * random()))
+}
+
+export interface DeliveryOptions extends WebhookSettings {
+  /** Default 15 s. */
+  readonly fetchTimeoutMs?: number
+  /** Jitter source (default Math.random). */
+  readonly random?: () => number
+  /** The delays before each attempt (default `retrySchedule`, else DELIVERY_SCHEDULE_MS). */
+  readonly schedule?: ReadonlyArray<number>
+  /** Name resolution for the target check (default: the system's). */
+  readonly resolve?: Parameters<typeof checkTarget>[2]
+}
+
+/** The JSON body of every delivery (spec: Events). */
+export interface DeliveryEnvelope {
+  /** This attempt's id: equal to the `Service-Delivery-Id` header. */
+  readonly id: string
+  readonly event: string
+  readonly occurred_at: string
+  readonly subscription_id: string
+  readonly data: Record<string, unknown>
+}
+
+/** What came of one attempt: an answer (with its status) or an error before one. */
+interface AttemptOutcome {
+  readonly statusCode: number | null
+  readonly responseBody: string | null
+  readonly error: string | null
+  readonly durationMs: number
+}
+
+const deliveryIdOf = (task: TaskRow): string | undefined => {
+  const id = (task.payload as { deliveryId?: unknown }).deliveryId
+  return typeof id === "string" ? id : undefined
+}
+
+const errorText = (e: unknown): string => {
+  if (!(e instanceof Error)) return String(e)
+  const code = (e as { code?: unknown }).code
+  return typeof code === "string" && !e.message.includes(code) ? `${e.message} (${code})` : e.message
+}
+
+/** Postgres text holds no NUL characters. */
+const storable = (text: string) => text.replaceAll("\u0000", "")
+
+const bodyText = (chunks: ReadonlyArray<Buffer>) =>
+  storable(Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString("utf8"))
+
+interface Target {
+  readonly url: URL
+  readonly address: string
+  readonly family: number
+}
+
+/**
+ * POSTs `body` to the checked target: the connection goes to the checked address whatever the name
+ * resolves to now, while the TLS server name and the Host header stay the URL's host. Never rejects.
+ */
+const post = (
+  target: Target,
+  headers: Readonly<Record<string, string>>,
+  body: string,
+  options: { readonly timeoutMs: number; readonly ca: string | undefined; readonly signal: AbortSignal },
+): Promise<AttemptOutcome> =>
+  new Promise((resolve) => {
+    const started = performance.now()
+    const elapsed = () => Math.round(performance.now() - started)
+    let settled = false
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let request: http.ClientRequest | undefined
+    const onAbort = () => request?.destroy(new Error("abandoned: the worker stopped or lost the task"))
+    const settle = (outcome: Omit<AttemptOutcome, "durationMs">) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      options.signal.removeEventListener("abort", onAbort)
+      resolve({ ...outcome, durationMs: elapsed() })
+    }
+    const fail = (e: unknown) => settle({ statusCode: null, responseBody: null, error: errorText(e) })
+
+    const { url } = target
+    const secure = url.protocol === "https:"
+    const lookup: LookupFunction = (_hostname, lookupOptions, callback) => {
+      if (lookupOptions.all) callback(null, [{ address: target.address, family: target.family }])
+      else callback(null, target.address, target.family)
+    }
+    try {
+      request = (secure ? https : http).request({
+        method: "POST",
+        protocol: url.protocol,
+        hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+        port: url.port === "" ? (secure ? 443 : 80) : Number(url.port),
+        path: `${url.pathname}${url.search}`,
+        headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
+        lookup,
+        // A connection of its own: never a pooled one opened to another address.
+        agent: false,
+        ...(secure && options.ca !== undefined ? { ca: [...rootCertificates, options.ca] } : {}),
+      })
+    } catch (e) {
+      // Invalid header names or values are refused before anything is sent.
+      fail(e)
+      return
+    }
+    const sent = request
+    timer = setTimeout(
+      () => sent.destroy(new Error(`no answer within ${options.timeoutMs / 1000} s`)),
+      options.timeoutMs,
+    )
+    options.signal.addEventListener("abort", onAbort)
+    if (options.signal.aborted) onAbort()
+
+    sent.on("error", fail)
+    sent.on("response", (response) => {
+      const chunks: Buffer[] = []
+      let size = 0
+      // The status decides; the body is read up to the limit, then the connection is closed.
+      const done = () => {
+        settle({ statusCode: response.statusCode ?? null, responseBody: bodyText(chunks), error: null })
+        response.destroy()
+      }
+      response.on("data", (chunk: Buffer) => {
+        chunks.push(chunk)
+        size += chunk.length
+        if (size >= RESPONSE_BODY_LIMIT) done()
+      })
+      response.on("end", done)
+      response.on("close", done)
+      response.on("error", done)
+    })
+    sent.end(body)
+  })
+
+/** Decrypts the subscription's secret and custom headers. */
+const openSecrets = (
+  key: Uint8Array,
+  subscription: { readonly secret: string; readonly headers: Readonly<Record<string, string>> },
+) => ({
+  secret: decryptSecret(key, subscription.secret),
+  headers: Object.fromEntries(
+    Object.entries(subscription.headers).map(([name, value]) => [name, decryptSecret(key, value)]),
+  ),
+})
+
+export const webhookDeliverHandler =
+  (options: DeliveryOptions) =>
+  async (task: TaskRow, ctx: WebhookTaskContext): Promise<void> => {
+    const schedule = options.schedule ?? options.retrySchedule ?? DELIVERY_SCHEDULE_MS
+    const random = options.random ?? Math.random
+    const deliveryId = deliveryIdOf(task)
+    const delivery =
+      deliveryId === undefined
+        ? undefined
+        : await ctx.db
+            .selectFrom("webhook_deliveries")
+            .selectAll()
+            .where("id", "=", deliveryId)
+            .executeTakeFirst()
+    const subscription =
+      delivery === undefined
+        ? undefined
+        : await ctx.db
+            .selectFrom("webhook_subscriptions")
+            .selectAll()
+            .where("id", "=", delivery.subscription_id)
+            .executeTakeFirst()
+
+    // Nothing to send: the subscription was deleted (its deliveries with it), or this one is settled.
+    if (!delivery || !subscription || delivery.status !== "pending") {
+      await ctx.db.transaction().execute((trx) => ctx.complete(trx))
+      return
+    }
+    if (!subscription.is_active) {
+      await ctx.db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable("webhook_deliveries")
+          .set({ status: "failed", last_error: "subscription inactive", next_attempt_at: null })
+          .where("id", "=", delivery.id)
+          .where("status", "=", "pending")
+          .execute()
+        await ctx.complete(trx)
+      })
+      return
+    }
+
+    const attemptId = randomUUID()
+    const outcome = await (async (): Promise<AttemptOutcome> => {
+      let secrets: ReturnType<typeof openSecrets>
+      try {
+        secrets = openSecrets(options.encryptionKey, subscription)
+      } catch {
+        return {
+          statusCode: null,
+          responseBody: null,
+          error:
+            "the subscription's secret or headers cannot be decrypted: every dxs process must use the same DXS_ENCRYPTION_KEY",
+          durationMs: 0,
+        }
+      }
+      const started = performance.now()
+      const checked = await Promise.resolve(
+        checkTarget(subscription.url, { allowLoopback: options.allowLoopback }, options.resolve),
+      ).catch((e: unknown) => ({ ok: false as const, reason: errorText(e) }))
+      if (!checked.ok)
+        return {
+          statusCode: null,
+          responseBody: null,
+          error: `target refused: ${checked.reason}`,
+          durationMs: Math.round(performance.now() - started),
+        }
+      const envelope: DeliveryEnvelope = {
+        id: attemptId,
+        event: delivery.event_type,
+        occurred_at: new Date(delivery.occurred_at).toISOString(),
+        subscription_id: subscription.id,
+        data: delivery.data,
+      }
+      const body = JSON.stringify(envelope)
+      const timestamp = Math.floor(Date.now() / 1000)
+      // The subscription's headers first: the delivery's own override any of the same name.
+      const headers: Record<string, string> = {
+        ...secrets.headers,
+        "Content-Type": "application/json",
+        "Service-Delivery-Id": attemptId,
+        "webhook-id": delivery.id,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": signWebhook({ secret: secrets.secret, id: delivery.id, timestamp, body }),
+      }
+      return post({ url: checked.url, address: checked.address, family: checked.family }, headers, body, {
+        timeoutMs: options.fetchTimeoutMs ?? DELIVERY_TIMEOUT_MS,
+        ca: options.ca,
+        signal: ctx.signal,
+      })
+    })()
+    // The worker has moved on (lease lost or stopping): whoever claims the task next sends it again.
+    if (ctx.signal.aborted) throw new Error("abandoned: the worker stopped or lost the task")
+
+    await ctx.db.transaction().execute(async (trx) => {
+      const current = await trx
+        .selectFrom("webhook_deliveries")
+        .select(["status", "attempt_count"])
+        .where("id", "=", delivery.id)
+        .forUpdate()
+        .executeTakeFirst()
+      // Deleted with its subscription meanwhile.
+      if (!current) return ctx.complete(trx)
+      const number = current.attempt_count + 1
+      await trx
+        .insertInto("webhook_attempts")
+        .values({
+          id: attemptId,
+          delivery_id: delivery.id,
+          number,
+          url: subscription.url,
+          status_code: outcome.statusCode,
+          error: outcome.error === null ? null : storable(outcome.error),
+          duration_ms: outcome.durationMs,
+          response_body: outcome.responseBody,
+        })
+        .execute()
+      const code = outcome.statusCode
+      const answered = code === null ? null : `the endpoint answered ${code}`
+      const settle = (set: {
+        readonly status: "pending" | "succeeded" | "failed"
+        readonly next_attempt_at: RawBuilder<Date> | null
+        readonly last_error: string | null
+        readonly delivered_at?: RawBuilder<Date>
+      }) =>
+        trx
+          .updateTable("webhook_deliveries")
+          .set({
+            ...set,
+            attempt_count: number,
+            last_status_code: code,
+          })
+          .where("id", "=", delivery.id)
+          .where("status", "=", "pending")
+          .execute()
+
+      if (current.status !== "pending") return ctx.complete(trx)
+      if (code !== null && code >= 200 && code < 300) {
+        await settle({
+          status: "succeeded",
+          next_attempt_at: null,
+          last_error: null,
+          delivered_at: sql<Date>`now()`,
+        })
+        return ctx.complete(trx)
+      }
+      if (code === 410) {
+        await trx
+          .updateTable("webhook_subscriptions")
+          .set({
+            is_active: false,
+            deactivated_reason: "the endpoint answered 410 Gone",
+            updated_at: sql`now()`,
+          })
+          .where("id", "=", subscription.id)
+          .execute()
+        await settle({
+          status: "failed",
+          next_attempt_at: null,
+          last_error: "the endpoint answered 410 Gone: subscription deactivated",
+        })
+        return ctx.complete(trx)
+      }
+      const error = answered ?? storable(outcome.error ?? "no answer")
+      const delay = nextAttemptDelayMs(number, random, schedule)
+      if (delay === undefined) {
+        await settle({
+          status: "failed",
+          next_attempt_at: null,
+          last_error: `${error} (attempt ${number} of ${schedule.length}, the last)`,
+        })
+        return ctx.complete(trx)
+      }
+      await settle({
+        status: "pending",
+        next_attempt_at: sql<Date>`now() + ${delay} * interval '1 millisecond'`,
+        last_error: error,
+      })
+      // Due again after the delay; the task queue does not count this as one of its attempts.
+      if (!(await reschedule(trx, task.id, ctx.workerId, delay)))
+        throw new Error(`lease lost on task ${task.id}: not rescheduled`)
+    })
+  }

@@ -1,0 +1,394 @@
+import { randomBytes } from "node:crypto"
+import { query, transaction } from "@dxs/db"
+import {
+  isWebhookEventName,
+  validateHeaders,
+  validateWebhookUrl,
+  WEBHOOK_EVENT_NAMES,
+  WEBHOOK_EVENTS,
+  type WebhookEventType,
+} from "@dxs/domain/Webhooks"
+import { encryptSecret, newEncryptionKey } from "@dxs/pipeline/webhooks/Encryption"
+import { createDelivery } from "@dxs/pipeline/webhooks/Queue"
+import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
+import { checkTarget } from "@dxs/pipeline/webhooks/Target"
+import { Context, Effect } from "effect"
+import { sql } from "kysely"
+import { CurrentOrganization } from "./CurrentOrganization.ts"
+import { BadRequest, type FieldError, NotFound } from "./Errors.ts"
+import { iso, isoOrNull } from "./Time.ts"
+
+/** A key for processes started without configuration: secrets stored with it last as long as the process. */
+const processKey = newEncryptionKey()
+
+/** Webhook settings of the API: the encryption key of secrets at rest, and whether loopback targets are allowed. */
+export class WebhookConfig extends Context.Reference<WebhookConfig>()("@dxs/services/WebhookConfig", {
+  defaultValue: (): WebhookSettings => ({ encryptionKey: processKey, allowLoopback: false }),
+}) {}
+
+/** Custom header values are never shown once stored. */
+export const REDACTED_HEADER_VALUE = "********"
+
+export const WEBHOOK_PING_MESSAGE = "This is a test event from dxs."
+
+export const DELIVERIES_DEFAULT_LIMIT = 20
+export const DELIVERIES_MAX_LIMIT = 100
+
+/** A create or patch body; create requires `url` and `subscribed_events`. */
+export interface WebhookInput {
+  readonly name?: string | undefined
+  readonly url?: string | undefined
+  readonly subscribed_events?: ReadonlyArray<string> | undefined
+  readonly headers?: Readonly<Record<string, string>> | undefined
+}
+
+export interface WebhookSubscription {
+  readonly id: string
+  readonly name: string
+  readonly url: string
+  readonly subscribed_events: ReadonlyArray<string>
+  readonly is_active: boolean
+  /** Header names with redacted values. */
+  readonly headers: Readonly<Record<string, string>>
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+export interface WebhookAttempt {
+  /** The attempt's Service-Delivery-Id. */
+  readonly id: string
+  readonly number: number
+  readonly status_code: number | null
+  readonly error: string | null
+  readonly duration_ms: number
+  readonly attempted_at: string
+}
+
+export interface WebhookDelivery {
+  /** The webhook-id: stable across attempts. */
+  readonly id: string
+  readonly event_type: string
+  readonly status: "pending" | "succeeded" | "failed"
+  readonly attempt_count: number
+  readonly last_status_code: number | null
+  readonly last_error: string | null
+  readonly created_at: string
+  readonly delivered_at: string | null
+  readonly next_attempt_at: string | null
+  readonly attempts: ReadonlyArray<WebhookAttempt>
+}
+
+interface SubscriptionRow {
+  id: string
+  name: string
+  url: string
+  subscribed_events: ReadonlyArray<string>
+  is_active: boolean
+  headers: Readonly<Record<string, string>>
+  created_at: Date
+  updated_at: Date
+}
+
+const toSubscription = (r: SubscriptionRow): WebhookSubscription => ({
+  id: r.id,
+  name: r.name,
+  url: r.url,
+  subscribed_events: [...r.subscribed_events],
+  is_active: r.is_active,
+  headers: Object.fromEntries(Object.keys(r.headers).map((k) => [k, REDACTED_HEADER_VALUE])),
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+})
+
+const columns = [
+  "id",
+  "name",
+  "url",
+  "subscribed_events",
+  "is_active",
+  "headers",
+  "created_at",
+  "updated_at",
+] as const
+
+/** A Standard Webhooks secret: `whsec_` and base64 of 24 random bytes. */
+const newSecret = () => `whsec_${randomBytes(24).toString("base64")}`
+
+const badRequest = (errors: ReadonlyArray<FieldError>) =>
+  BadRequest.of(errors.map((e) => (e.path === "" ? e.message : `${e.path}: ${e.message}`)).join("; "), errors)
+
+/** An active subscription of the current organisation, or 404. */
+const findActive = (id: string) =>
+  Effect.gen(function* () {
+    const org = yield* CurrentOrganization
+    const row = yield* query((db) =>
+      db
+        .selectFrom("webhook_subscriptions")
+        .select(columns)
+        .where("id", "=", id)
+        .where("organization_id", "=", org.id)
+        .where("is_active", "=", true)
+        .executeTakeFirst(),
+    )
+    return row ? row : yield* Effect.fail(NotFound.of("Webhook subscription", id))
+  })
+
+/** Field errors of the supplied members (create: the required ones must be supplied). */
+const fieldErrors = (input: WebhookInput, settings: WebhookSettings, create: boolean) => {
+  const errors: Array<FieldError> = []
+  if (create && input.url === undefined) errors.push({ path: "url", message: "is required" })
+  if (input.url !== undefined) {
+    const check = validateWebhookUrl(input.url, settings)
+    if (!check.ok) errors.push({ path: "url", message: check.message })
+  }
+  if (create && input.subscribed_events === undefined)
+    errors.push({ path: "subscribed_events", message: "is required" })
+  if (input.subscribed_events !== undefined) {
+    if (input.subscribed_events.length === 0)
+      errors.push({
+        path: "subscribed_events",
+        message: `must name at least one event (${WEBHOOK_EVENT_NAMES.join(", ")})`,
+      })
+    input.subscribed_events.forEach((name, i) => {
+      if (!isWebhookEventName(name))
+        errors.push({
+          path: `subscribed_events/${i}`,
+          message: `unknown event "${name}"; known events: ${WEBHOOK_EVENT_NAMES.join(", ")}`,
+        })
+    })
+  }
+  if (input.headers !== undefined) errors.push(...validateHeaders(input.headers))
+  return errors
+}
+
+/** Validates the supplied members and, when a URL is supplied, resolves and checks its target. */
+const validateInput = (input: WebhookInput, create: boolean) =>
+  Effect.gen(function* () {
+    const settings = yield* WebhookConfig
+    const errors = fieldErrors(input, settings, create)
+    if (errors.length > 0) return yield* badRequest(errors)
+    if (input.url !== undefined) {
+      const url = input.url.trim()
+      const target = yield* Effect.promise(() => checkTarget(url, settings))
+      if (!target.ok) return yield* badRequest([{ path: "url", message: target.reason }])
+    }
+    return settings
+  })
+
+const encryptHeaders = (key: Uint8Array, headers: Readonly<Record<string, string>>) =>
+  JSON.stringify(Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, encryptSecret(key, v)])))
+
+const uniqueEvents = (events: ReadonlyArray<string>) => JSON.stringify([...new Set(events)])
+
+export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks", {
+  succeed: {
+    /** Active subscriptions of the organisation, newest first. */
+    list: () =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        const rows = yield* query((db) =>
+          db
+            .selectFrom("webhook_subscriptions")
+            .select(columns)
+            .where("organization_id", "=", org.id)
+            .where("is_active", "=", true)
+            .orderBy("created_at", "desc")
+            .orderBy("id", "desc")
+            .execute(),
+        )
+        return rows.map(toSubscription)
+      }),
+
+    get: (id: string) => Effect.map(findActive(id), toSubscription),
+
+    /** Creates a subscription; the answer carries its signing secret, shown this once. */
+    create: (input: WebhookInput) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        const settings = yield* validateInput(input, true)
+        const secret = newSecret()
+        const row = yield* query((db) =>
+          db
+            .insertInto("webhook_subscriptions")
+            .values({
+              organization_id: org.id,
+              name: input.name ?? "",
+              url: input.url!.trim(),
+              subscribed_events: uniqueEvents(input.subscribed_events!),
+              headers: encryptHeaders(settings.encryptionKey, input.headers ?? {}),
+              secret: encryptSecret(settings.encryptionKey, secret),
+            })
+            .returning(columns)
+            .executeTakeFirstOrThrow(),
+        )
+        return { ...toSubscription(row), secret }
+      }),
+
+    /** Changes the supplied members; `headers` replaces all custom headers. */
+    update: (id: string, input: WebhookInput) =>
+      Effect.gen(function* () {
+        yield* findActive(id)
+        const settings = yield* validateInput(input, false)
+        const row = yield* query((db) =>
+          db
+            .updateTable("webhook_subscriptions")
+            .set({
+              ...(input.name !== undefined ? { name: input.name } : {}),
+              ...(input.url !== undefined ? { url: input.url.trim() } : {}),
+              ...(input.subscribed_events !== undefined
+                ? { subscribed_events: uniqueEvents(input.subscribed_events) }
+                : {}),
+              ...(input.headers !== undefined
+                ? { headers: encryptHeaders(settings.encryptionKey, input.headers) }
+                : {}),
+              updated_at: sql`now()`,
+            })
+            .where("id", "=", id)
+            .returning(columns)
+            .executeTakeFirstOrThrow(),
+        )
+        return toSubscription(row)
+      }),
+
+    /**
+     * Deletes a subscription of the organisation for good, with its deliveries and their attempts. A
+     * deactivated subscription can be deleted too.
+     */
+    remove: (id: string) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        const deleted = yield* query((db) =>
+          db
+            .deleteFrom("webhook_subscriptions")
+            .where("id", "=", id)
+            .where("organization_id", "=", org.id)
+            .executeTakeFirst(),
+        )
+        if (Number(deleted.numDeletedRows) === 0) return yield* NotFound.of("Webhook subscription", id)
+      }),
+
+    /** The event types a subscription can name. */
+    events: (): Effect.Effect<ReadonlyArray<WebhookEventType>> => Effect.succeed(WEBHOOK_EVENTS),
+
+    /** Queues a `webhook.ping` delivery to the subscription; returns the delivery's id. */
+    test: (id: string) =>
+      Effect.gen(function* () {
+        yield* findActive(id)
+        const deliveryId = yield* transaction((trx) =>
+          Effect.promise(() =>
+            createDelivery(trx, {
+              subscriptionId: id,
+              eventId: null,
+              eventType: "webhook.ping",
+              data: { message: WEBHOOK_PING_MESSAGE },
+              occurredAt: new Date(),
+            }),
+          ),
+        )
+        return { delivery_id: deliveryId }
+      }),
+
+    /** The subscription's deliveries, newest first, each with its attempts. */
+    deliveries: (
+      id: string,
+      page: { readonly limit?: number | undefined; readonly offset?: number | undefined },
+    ) =>
+      Effect.gen(function* () {
+        yield* findActive(id)
+        const limit = Math.min(page.limit ?? DELIVERIES_DEFAULT_LIMIT, DELIVERIES_MAX_LIMIT)
+        const offset = page.offset ?? 0
+        const { count } = yield* query((db) =>
+          db
+            .selectFrom("webhook_deliveries")
+            .select((eb) => eb.fn.countAll<string>().as("count"))
+            .where("subscription_id", "=", id)
+            .executeTakeFirstOrThrow(),
+        )
+        const rows = yield* query((db) =>
+          db
+            .selectFrom("webhook_deliveries")
+            .select([
+              "id",
+              "event_type",
+              "status",
+              "attempt_count",
+              "last_status_code",
+              "last_error",
+              "created_at",
+              "delivered_at",
+              "next_attempt_at",
+            ])
+            .where("subscription_id", "=", id)
+            .orderBy("created_at", "desc")
+            .orderBy("id", "desc")
+            .limit(limit)
+            .offset(offset)
+            .execute(),
+        )
+        const attempts =
+          rows.length === 0
+            ? []
+            : yield* query((db) =>
+                db
+                  .selectFrom("webhook_attempts")
+                  .select([
+                    "id",
+                    "delivery_id",
+                    "number",
+                    "status_code",
+                    "error",
+                    "duration_ms",
+                    "attempted_at",
+                  ])
+                  .where(
+                    "delivery_id",
+                    "in",
+                    rows.map((r) => r.id),
+                  )
+                  .orderBy("number")
+                  .orderBy("attempted_at")
+                  .execute(),
+              )
+        const results = rows.map(
+          (r): WebhookDelivery => ({
+            id: r.id,
+            event_type: r.event_type,
+            status: r.status,
+            attempt_count: r.attempt_count,
+            last_status_code: r.last_status_code,
+            last_error: r.last_error,
+            created_at: iso(r.created_at),
+            delivered_at: isoOrNull(r.delivered_at),
+            next_attempt_at: r.status === "pending" ? isoOrNull(r.next_attempt_at) : null,
+            attempts: attempts
+              .filter((a) => a.delivery_id === r.id)
+              .map((a) => ({
+                id: a.id,
+                number: a.number,
+                status_code: a.status_code,
+                error: a.error,
+                duration_ms: a.duration_ms,
+                attempted_at: iso(a.attempted_at),
+              })),
+          }),
+        )
+        return { count: Number(count), results }
+      }),
+
+    /** Replaces the signing secret; the new one is shown this once and signs every later attempt. */
+    rotateSecret: (id: string) =>
+      Effect.gen(function* () {
+        yield* findActive(id)
+        const settings = yield* WebhookConfig
+        const secret = newSecret()
+        yield* query((db) =>
+          db
+            .updateTable("webhook_subscriptions")
+            .set({ secret: encryptSecret(settings.encryptionKey, secret), updated_at: sql`now()` })
+            .where("id", "=", id)
+            .execute(),
+        )
+        return { secret }
+      }),
+  },
+}) {}
