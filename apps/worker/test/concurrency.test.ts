@@ -1,5 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
 import { makeKysely } from "@dxs/db/Db"
 import { enqueue } from "@dxs/db/TaskQueue"
 import { useTestDatabase } from "@dxs/db/TestDatabase"
@@ -7,90 +5,18 @@ import { useTestDatabase } from "@dxs/db/TestDatabase"
 import type {} from "@dxs/db/TestGlobalSetup"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import type { ExecutionsTable } from "./fixtures/workerProcess.ts"
+import { eventually, killWorker, workerProcesses } from "./support/processes.ts"
 
 const url = await useTestDatabase()
 const base = makeKysely(url, 4)
 const db = base.withTables<{ executions: ExecutionsTable }>()
 afterAll(() => base.destroy())
 
-const TSX = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url))
-const SCRIPT = fileURLToPath(new URL("./fixtures/workerProcess.ts", import.meta.url))
-
-interface WorkerProcess {
-  readonly child: ChildProcess
-  readonly output: () => string
-  readonly exited: Promise<void>
-}
-
-const processes: WorkerProcess[] = []
-
-/** Starts a worker OS process and resolves once it prints "ready". */
-const startWorker = async (env: Record<string, string>): Promise<WorkerProcess> => {
-  // tsx runs the script in a child node process: a process group of its own lets `kill` reach both.
-  // stdin stays open as a lifeline: the script exits when it closes (this test process died).
-  const child = spawn(TSX, [SCRIPT], {
-    env: { ...process.env, DATABASE_URL: url, ...env },
-    stdio: ["pipe", "pipe", "pipe"],
-    detached: true,
-  })
-  let output = ""
-  child.stdout?.on("data", (d) => {
-    output += d
-  })
-  child.stderr?.on("data", (d) => {
-    output += d
-  })
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  const worker = { child, output: () => output, exited }
-  processes.push(worker)
-  await eventually(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`worker ${env.WORKER_ID} exited early:\n${output}`)
-    }
-    return output.includes("ready") ? true : undefined
-  }, 90_000)
-  return worker
-}
-
-/** SIGKILL to the whole process group (tsx and the node process running the script). */
-const killWorker = async (w: WorkerProcess) => {
-  try {
-    process.kill(-w.child.pid!, "SIGKILL")
-  } catch {
-    // already gone
-  }
-  await w.exited
-}
-
-/** SIGTERM (graceful; tsx relays it), then SIGKILL if it does not exit in time. */
-const stopWorker = async (w: WorkerProcess) => {
-  if (w.child.exitCode === null && w.child.signalCode === null) {
-    w.child.kill("SIGTERM")
-    const timer = setTimeout(() => killWorker(w), 15_000)
-    await w.exited
-    clearTimeout(timer)
-  }
-  await killWorker(w)
-}
+const processes = workerProcesses("workerProcess.ts", url)
 
 afterEach(async () => {
-  await Promise.all(processes.splice(0).map(stopWorker))
+  await processes.stopAll()
 })
-
-/** Polls `f` until it returns something other than undefined; bounded. */
-const eventually = async <A>(
-  f: () => Promise<A | undefined>,
-  timeoutMs = 120_000,
-  everyMs = 100,
-): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const a = await f()
-    if (a !== undefined) return a
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`)
-    await new Promise((r) => setTimeout(r, everyMs))
-  }
-}
 
 const taskRow = (id: string) =>
   db.selectFrom("tasks").selectAll().where("id", "=", id).executeTakeFirstOrThrow()
@@ -109,7 +35,7 @@ beforeAll(async () => {
 describe("worker processes", () => {
   it("two processes run 200 tasks: each exactly once to completion, never overlapping, both working", async () => {
     const workers = await Promise.all(
-      ["proc-a", "proc-b"].map((id) => startWorker({ WORKER_ID: id, CONCURRENCY: "4", LEASE_MS: "30000" })),
+      ["proc-a", "proc-b"].map((id) => processes.start(id, { CONCURRENCY: "4", LEASE_MS: "30000" })),
     )
     const TOTAL = 200
     await base.transaction().execute(async (trx) => {
@@ -158,7 +84,7 @@ describe("worker processes", () => {
 
   it("a task whose worker is killed mid-task is re-claimed after its lease expires and completed once", async () => {
     const LEASE_MS = 4_000
-    const hanging = await startWorker({ WORKER_ID: "doomed", HANG: "1", LEASE_MS: String(LEASE_MS) })
+    const hanging = await processes.start("doomed", { HANG: "1", LEASE_MS: String(LEASE_MS) })
     const { id } = await enqueue(base, { kind: "record", idempotencyKey: "crash:1", payload: {} })
     await eventually(async () => {
       const e = await db.selectFrom("executions").select("id").where("task_id", "=", id).executeTakeFirst()
@@ -168,7 +94,7 @@ describe("worker processes", () => {
     expect(claimed).toMatchObject({ status: "running", locked_by: "doomed", attempts: 1 })
 
     // The survivor runs alongside; heartbeats keep the lease alive past its first expiry, so it waits.
-    const survivor = await startWorker({ WORKER_ID: "survivor", LEASE_MS: String(LEASE_MS), POLL_MS: "200" })
+    const survivor = await processes.start("survivor", { LEASE_MS: String(LEASE_MS), POLL_MS: "200" })
     await eventually(async () => {
       const t = await taskRow(id)
       expect(t).toMatchObject({ status: "running", locked_by: "doomed", attempts: 1 })

@@ -4,8 +4,6 @@
  * model request is in flight. A run must then still finish with nothing lost or doubled and exactly one
  * completion event.
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
 import { makeKysely } from "@dxs/db/Db"
 import { useTestDatabase } from "@dxs/db/TestDatabase"
 // Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
@@ -20,106 +18,33 @@ import {
 } from "@dxs/pipeline/llm/FakeOpenAiServer"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
+import { eventually, killWorker, workerProcesses } from "./support/processes.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)
 afterAll(() => db.destroy())
 
-const TSX = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url))
-const SCRIPT = fileURLToPath(new URL("./fixtures/pipelineWorkerProcess.ts", import.meta.url))
-
 // ---------------------------------------------------------------------------------------------------------
 // Worker processes
 
-interface WorkerProcess {
-  readonly id: string
-  readonly child: ChildProcess
-  readonly output: () => string
-  readonly exited: Promise<void>
-}
-
-const processes: WorkerProcess[] = []
+const processes = workerProcesses("pipelineWorkerProcess.ts", url)
+const { outputs } = processes
 const servers: FakeOpenAiServer[] = []
 
-/** Polls `f` until it returns something other than undefined; bounded. */
-const eventually = async <A>(
-  f: () => Promise<A | undefined>,
-  timeoutMs = 120_000,
-  everyMs = 100,
-): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const a = await f()
-    if (a !== undefined) return a
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`)
-    await new Promise((r) => setTimeout(r, everyMs))
-  }
-}
-
 /** Starts a pipeline worker OS process using the model server at `modelUrl`; resolves once it is ready. */
-const startWorker = async (id: string, modelUrl: string, env: Record<string, string> = {}) => {
-  // tsx runs the script in a child node process: a process group of its own lets `kill` reach both.
-  // stdin stays open as a lifeline: the script exits when it closes (this test process died).
-  const child = spawn(TSX, [SCRIPT], {
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      WORKER_ID: id,
-      MODEL_URL: modelUrl,
-      CONCURRENCY: "2",
-      MODEL_CONCURRENCY: "2",
-      POLL_MS: "100",
-      ...env,
-    },
-    stdio: ["pipe", "pipe", "pipe"],
-    detached: true,
+const startWorker = (id: string, modelUrl: string, env: Record<string, string> = {}) =>
+  processes.start(id, {
+    MODEL_URL: modelUrl,
+    CONCURRENCY: "2",
+    MODEL_CONCURRENCY: "2",
+    POLL_MS: "100",
+    ...env,
   })
-  let output = ""
-  child.stdout?.on("data", (d) => {
-    output += d
-  })
-  child.stderr?.on("data", (d) => {
-    output += d
-  })
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  const worker: WorkerProcess = { id, child, output: () => output, exited }
-  processes.push(worker)
-  await eventually(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`worker ${id} exited early:\n${output}`)
-    }
-    return output.includes("ready") ? true : undefined
-  }, 90_000)
-  return worker
-}
-
-/** SIGKILL to the whole process group (tsx and the node process running the script). */
-const killWorker = async (w: WorkerProcess) => {
-  try {
-    process.kill(-w.child.pid!, "SIGKILL")
-  } catch {
-    // already gone
-  }
-  await w.exited
-}
-
-/** SIGTERM (graceful; tsx relays it), then SIGKILL if it does not exit in time. */
-const stopWorker = async (w: WorkerProcess) => {
-  if (w.child.exitCode === null && w.child.signalCode === null) {
-    w.child.kill("SIGTERM")
-    const timer = setTimeout(() => killWorker(w), 15_000)
-    await w.exited
-    clearTimeout(timer)
-  }
-  await killWorker(w)
-}
 
 afterEach(async () => {
-  await Promise.all(processes.splice(0).map(stopWorker))
+  await processes.stopAll()
   await Promise.all(servers.splice(0).map((s) => s.close()))
 })
-
-const outputs = () => processes.map((w) => `--- ${w.id}\n${w.output()}`).join("\n")
 
 // ---------------------------------------------------------------------------------------------------------
 // The project: invoices and three extraction agents

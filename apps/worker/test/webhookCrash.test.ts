@@ -4,9 +4,7 @@
  * delivers the same message again: the same `webhook-id`, a new `Service-Delivery-Id`, a valid signature.
  * The delivery ends succeeded, once.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { fileURLToPath } from "node:url"
 import { makeKysely } from "@dxs/db/Db"
 import { useTestDatabase } from "@dxs/db/TestDatabase"
 // Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
@@ -21,25 +19,18 @@ import {
   type WebhookReceiver,
 } from "@dxs/pipeline/webhooks/TestReceiver"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
+import { killWorker, workerProcesses } from "./support/processes.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)
 afterAll(() => db.destroy())
 
-const TSX = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url))
-const SCRIPT = fileURLToPath(new URL("./fixtures/webhookWorkerProcess.ts", import.meta.url))
+const processes = workerProcesses("webhookWorkerProcess.ts", url)
+const { outputs } = processes
 
 const certificate = selfSignedCertificate()
 const encryptionKey = randomBytes(32)
 
-interface WorkerProcess {
-  readonly id: string
-  readonly child: ChildProcess
-  readonly output: () => string
-  readonly exited: Promise<void>
-}
-
-const processes: WorkerProcess[] = []
 const receivers: WebhookReceiver[] = []
 
 const eventually = async <A>(
@@ -57,68 +48,17 @@ const eventually = async <A>(
   }
 }
 
-const startWorker = async (id: string, env: Record<string, string> = {}) => {
-  // A process group of its own, so that a kill reaches tsx and the node process running the script.
-  const child = spawn(TSX, [SCRIPT], {
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      WORKER_ID: id,
-      ENCRYPTION_KEY: encryptionKey.toString("hex"),
-      WEBHOOK_CA: certificate.cert,
-      POLL_MS: "100",
-      ...env,
-    },
-    stdio: ["pipe", "pipe", "pipe"],
-    detached: true,
-  })
-  let output = ""
-  child.stdout?.on("data", (d) => {
-    output += d
-  })
-  child.stderr?.on("data", (d) => {
-    output += d
-  })
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  const worker: WorkerProcess = { id, child, output: () => output, exited }
-  processes.push(worker)
-  await eventually(
-    `worker ${id} ready`,
-    () => {
-      if (child.exitCode !== null || child.signalCode !== null)
-        throw new Error(`worker ${id} exited early:\n${output}`)
-      return output.includes("ready") ? true : undefined
-    },
-    90_000,
+const startWorker = (id: string, env: Record<string, string> = {}) =>
+  processes.start(
+    id,
+    { ENCRYPTION_KEY: encryptionKey.toString("hex"), WEBHOOK_CA: certificate.cert, POLL_MS: "100", ...env },
+    (ready) => eventually(`worker ${id} ready`, ready, 90_000),
   )
-  return worker
-}
-
-const killWorker = async (w: WorkerProcess) => {
-  try {
-    process.kill(-w.child.pid!, "SIGKILL")
-  } catch {
-    // already gone
-  }
-  await w.exited
-}
-
-const stopWorker = async (w: WorkerProcess) => {
-  if (w.child.exitCode === null && w.child.signalCode === null) {
-    w.child.kill("SIGTERM")
-    const timer = setTimeout(() => killWorker(w), 15_000)
-    await w.exited
-    clearTimeout(timer)
-  }
-  await killWorker(w)
-}
 
 afterEach(async () => {
-  await Promise.all(processes.splice(0).map(stopWorker))
+  await processes.stopAll()
   await Promise.all(receivers.splice(0).map((r) => r.close()))
 })
-
-const outputs = () => processes.map((w) => `--- ${w.id}\n${w.output()}`).join("\n")
 
 const header = (request: ReceivedRequest, name: string) => {
   const value = request.headers[name]
