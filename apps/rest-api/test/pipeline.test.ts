@@ -308,6 +308,13 @@ describe("a launched run over invoices and a contract", () => {
   it("a deleted document's values leave the results at the next launch", async () => {
     const documents = await a.get(`/projects/${projectId}/documents/`)
     const c = documents.body.find((d: any) => d.file_name === "invoice-c.pdf")
+    // A value set by hand survives the re-resolution at the same config version.
+    const [law] = await resultsOf(a, projectId, agents.law!.id)
+    const overridden = await a.patch(`/projects/${projectId}/results/${law.resolution_result.id}/`, {
+      value: "Texas",
+      updated_by_email: "reviewer@example.com",
+    })
+    expect(overridden.status).toBe(200)
     expect((await a.delete(`/projects/${projectId}/documents/${c.id}/`)).status).toBe(204)
     const pending = await a.get(`/projects/${projectId}/agents/${agents.sum!.id}/`)
     expect(pending.body.extraction_status).toBe("Pending")
@@ -324,6 +331,12 @@ describe("a launched run over invoices and a contract", () => {
     expect(sum.resolution_result.value).toBe(3600)
     const [doubled] = await resultsOf(a, projectId, agents.doubled!.id)
     expect(doubled.resolution_result.value).toBe(7200)
+    const [lawAfter] = await resultsOf(a, projectId, agents.law!.id)
+    expect(lawAfter.resolution_result).toMatchObject({
+      id: law.resolution_result.id,
+      value: "Texas",
+      updated_by_email: "reviewer@example.com",
+    })
   })
 })
 
