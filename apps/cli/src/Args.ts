@@ -6,11 +6,12 @@ export type Command =
   | { readonly _tag: "UsageError"; readonly message: string; readonly usage: string }
   | { readonly _tag: "Start"; readonly mode: StartMode }
   | { readonly _tag: "Migrate" }
+  | { readonly _tag: "GraphqlSchema" }
   | { readonly _tag: "KeysCreate"; readonly org: string; readonly name: string }
   | { readonly _tag: "KeysList"; readonly org: string | undefined; readonly json: boolean }
   | { readonly _tag: "KeysRevoke"; readonly target: string }
 
-export type StartMode = "all" | "api" | "worker"
+export type StartMode = "all" | "api" | "worker" | "graphql"
 
 const ENV_HINT =
   "Configuration comes from environment variables (PORT, DATA_DIR, DATABASE_URL, …; see README.md)."
@@ -19,8 +20,10 @@ export const usage = {
   main: `Usage: dxs <command> [options]
 
 Commands:
-  start [all|api|worker]        Run the service (default all: REST API and worker in one process)
+  start [all|api|worker|graphql]
+                                Run the service (default all: REST API, GraphQL and worker in one process)
   migrate                       Bring the database schema up to date
+  graphql schema                Print the GraphQL schema (SDL)
   keys create --org NAME        Create an API key (printed once, as the last line of output)
   keys list [--org NAME]        List API keys (never the keys themselves)
   keys revoke ID_OR_KEY         Revoke an API key
@@ -30,11 +33,12 @@ Options:
 
 ${ENV_HINT}
 `,
-  start: `Usage: dxs start [all|api|worker]
+  start: `Usage: dxs start [all|api|worker|graphql]
 
-  all     REST API on HOST:PORT and a worker, in one process (default)
-  api     only the REST API
-  worker  only the worker (run as many as you like against one DATABASE_URL)
+  all      REST API on HOST:PORT, GraphQL on HOST:GRAPHQL_PORT and a worker, in one process (default)
+  api      only the REST API
+  worker   only the worker (run as many as you like against one DATABASE_URL)
+  graphql  only the GraphQL gateway, at http://HOST:GRAPHQL_PORT/graphql
 
 Without DATABASE_URL, the embedded PostgreSQL server of DATA_DIR is started (or shared with the dxs
 process already running it) and stopped on SIGINT/SIGTERM. Migrations run first.
@@ -52,6 +56,13 @@ Options:
   -h, --help  Show this help
 
 ${ENV_HINT}
+`,
+  graphql: `Usage: dxs graphql schema
+
+Prints the GraphQL gateway's schema (SDL) on standard output. Needs no database.
+
+Options:
+  -h, --help  Show this help
 `,
   keys: `Usage: dxs keys <create|list|revoke> [options]
 
@@ -105,8 +116,8 @@ const startCommand = (args: ReadonlyArray<string>): Command => {
   if (values.help) return { _tag: "Help", text: usage.start }
   if (positionals.length > 1) return bad(`unexpected argument '${positionals[1]}'`, usage.start)
   const mode = positionals[0] ?? "all"
-  if (mode !== "all" && mode !== "api" && mode !== "worker") {
-    return bad(`unknown mode '${mode}' (expected all, api or worker)`, usage.start)
+  if (mode !== "all" && mode !== "api" && mode !== "worker" && mode !== "graphql") {
+    return bad(`unknown mode '${mode}' (expected all, api, worker or graphql)`, usage.start)
   }
   return { _tag: "Start", mode }
 }
@@ -116,6 +127,15 @@ const migrateCommand = (args: ReadonlyArray<string>): Command => {
   if (values.help) return { _tag: "Help", text: usage.migrate }
   if (positionals.length > 0) return bad(`unexpected argument '${positionals[0]}'`, usage.migrate)
   return { _tag: "Migrate" }
+}
+
+const graphqlCommand = (args: ReadonlyArray<string>): Command => {
+  const { values, positionals } = parse(args, {})
+  if (values.help) return { _tag: "Help", text: usage.graphql }
+  if (positionals[0] === undefined) return bad("missing graphql command (schema)", usage.graphql)
+  if (positionals[0] !== "schema") return bad(`unknown graphql command '${positionals[0]}'`, usage.graphql)
+  if (positionals.length > 1) return bad(`unexpected argument '${positionals[1]}'`, usage.graphql)
+  return { _tag: "GraphqlSchema" }
 }
 
 const keysCommand = (args: ReadonlyArray<string>): Command => {
@@ -166,6 +186,8 @@ export const parseCommand = (argv: ReadonlyArray<string>): Command => {
         return migrateCommand(rest)
       case "keys":
         return keysCommand(rest)
+      case "graphql":
+        return graphqlCommand(rest)
       default:
         return bad(`unknown command '${command}'`, usage.main)
     }
@@ -176,15 +198,17 @@ export const parseCommand = (argv: ReadonlyArray<string>): Command => {
         ? usage.start
         : command === "migrate"
           ? usage.migrate
-          : command === "keys"
-            ? rest[0] === "create"
-              ? usage.keysCreate
-              : rest[0] === "list"
-                ? usage.keysList
-                : rest[0] === "revoke"
-                  ? usage.keysRevoke
-                  : usage.keys
-            : usage.main
+          : command === "graphql"
+            ? usage.graphql
+            : command === "keys"
+              ? rest[0] === "create"
+                ? usage.keysCreate
+                : rest[0] === "list"
+                  ? usage.keysList
+                  : rest[0] === "revoke"
+                    ? usage.keysRevoke
+                    : usage.keys
+              : usage.main
     return bad(e instanceof Error ? e.message : String(e), text)
   }
 }

@@ -13,6 +13,8 @@ export type LogLevelName = "trace" | "debug" | "info" | "warning" | "error" | "f
 
 export interface Config {
   readonly port: number
+  /** TCP port of the GraphQL gateway. */
+  readonly graphqlPort: number
   readonly host: string
   /** Absolute. */
   readonly dataDir: string
@@ -88,6 +90,11 @@ export interface ConfigVariable {
 /** Every environment variable `dxs` reads, with its default and what it does. */
 export const configVariables: ReadonlyArray<ConfigVariable> = [
   { name: "PORT", default: "8080", description: "TCP port of the REST API (0 picks a free port)." },
+  {
+    name: "GRAPHQL_PORT",
+    default: "4000",
+    description: "TCP port of the GraphQL gateway, served at /graphql (0 picks a free port).",
+  },
   { name: "HOST", default: "0.0.0.0", description: "Interface the REST API listens on." },
   {
     name: "DATA_DIR",
@@ -283,6 +290,7 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
   }
 
   const port = int("PORT", 8080, 0, 65535)
+  const graphqlPort = int("GRAPHQL_PORT", 4000, 0, 65535)
   const host = get("HOST") ?? "0.0.0.0"
   const dataDir = path.resolve(cwd, get("DATA_DIR") ?? "./.data")
   const blobDir = path.resolve(cwd, get("BLOB_DIR") ?? path.join(dataDir, "blobs"))
@@ -396,6 +404,7 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
   if (problems.length > 0) throw new ConfigError(problems)
   return {
     port,
+    graphqlPort,
     host,
     dataDir,
     databaseUrl,

@@ -17,6 +17,11 @@ const program = (command: Runnable, config: Config) => {
       return start(config, command.mode)
     case "Migrate":
       return migrateCommand(config)
+    case "GraphqlSchema":
+      return Effect.promise(() => import("@dxs/graphql-gateway/Schema")).pipe(
+        Effect.flatMap(({ schemaSdl }) => Effect.sync(() => process.stdout.write(`${schemaSdl()}\n`))),
+        Effect.asVoid,
+      )
     case "KeysCreate":
       return createKey(config, command.org, command.name)
     case "KeysList":

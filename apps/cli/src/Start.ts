@@ -1,6 +1,7 @@
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import { type Database, Db, fileBlobStore, fileBlobStoreLayer } from "@dxs/db"
+import { startGraphqlServer } from "@dxs/graphql-gateway/Server"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import { localModel } from "@dxs/pipeline/llm/Local"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
@@ -132,6 +133,37 @@ const apiLayer = (config: Config, webhooks: WebhookSettings) => {
   return announce.pipe(Layer.provide(server))
 }
 
+/** The GraphQL gateway on HOST:GRAPHQL_PORT at /graphql, over this process's database pool. */
+const graphqlLayer = (config: Config) =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const db = yield* Db
+      const server = yield* Effect.acquireRelease(
+        Effect.tryPromise({
+          try: () =>
+            startGraphqlServer({
+              port: config.graphqlPort,
+              host: config.host,
+              dbUrl: db.url,
+              blobDir: config.blobDir,
+              publicUrl: publicUrlFor(config, config.port),
+              db: Layer.succeed(Db, db),
+            }),
+          catch: (e) =>
+            new CliError({
+              message: `cannot listen on ${config.host}:${config.graphqlPort}: ${e instanceof Error ? e.message : String(e)}`,
+              exitCode: 1,
+            }),
+        }),
+        (server) =>
+          Effect.log("stopping the GraphQL gateway").pipe(
+            Effect.zipRight(Effect.promise(() => server.close())),
+          ),
+      )
+      yield* Effect.log(`GraphQL on http://${hostForUrl(config.host)}:${server.port}/graphql`)
+    }),
+  )
+
 /** A worker loop in this process, stopped (in-flight tasks abandoned to their leases) on shutdown. */
 const workerLayer = (config: Config, webhooks: WebhookSettings) =>
   Layer.scopedDiscard(
@@ -174,7 +206,7 @@ const workerLayer = (config: Config, webhooks: WebhookSettings) =>
   )
 
 /**
- * `dxs start`: migrations, then the REST API and/or a worker, until SIGINT/SIGTERM. Shutdown runs the
+ * `dxs start`: migrations, then the REST API, the GraphQL gateway and/or a worker, until SIGINT/SIGTERM. Shutdown runs the
  * layers' finalizers in reverse: HTTP server and worker first, then the pool, then the embedded server.
  */
 export const start = (config: Config, mode: StartMode) =>
@@ -192,7 +224,9 @@ export const start = (config: Config, mode: StartMode) =>
         ? apiLayer(config, webhooks)
         : mode === "worker"
           ? workerLayer(config, webhooks)
-          : Layer.merge(apiLayer(config, webhooks), workerLayer(config, webhooks))
+          : mode === "graphql"
+            ? graphqlLayer(config)
+            : Layer.mergeAll(apiLayer(config, webhooks), graphqlLayer(config), workerLayer(config, webhooks))
     const describeDb = Layer.effectDiscard(
       Effect.flatMap(DatabaseServer, (db) =>
         Effect.log(

@@ -148,7 +148,14 @@ beforeAll(() => {
   // As root the cluster runs as the `postgres` user, which must be able to enter this directory.
   fs.chmodSync(tmp, 0o755)
   dataDir = path.join(tmp, "data")
-  baseEnv = { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" }
+  baseEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: "0",
+    GRAPHQL_PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "info",
+  }
   for (const name of ["DATABASE_URL", "BLOB_DIR", "PUBLIC_URL", "INIT_CWD"]) delete baseEnv[name]
 })
 
@@ -227,6 +234,7 @@ describe("dxs on an embedded PostgreSQL server", () => {
     server = started.server
     base = started.base
     expect(server.stderr).toMatch(/docs: http:\/\/localhost:\d+\/api\/v1\/docs/)
+    expect(server.stderr).toMatch(/GraphQL on http:\/\/127\.0\.0\.1:\d+\/graphql/)
 
     const created = await run(["keys", "create", "--org", "acme"])
     expect(created.code, created.output).toBe(0)
@@ -317,6 +325,43 @@ describe("dxs on an embedded PostgreSQL server", () => {
     const s = server!
     s.child.kill("SIGTERM")
     expect((await s.waitForExit(60_000)).code, s.output).toBe(0)
+    expect(fs.existsSync(postmasterPidFile())).toBe(false)
+  })
+})
+
+describe("dxs graphql", () => {
+  it("graphql schema prints the SDL without a database", async () => {
+    const r = await run(["graphql", "schema"])
+    expect(r.code, r.output).toBe(0)
+    expect(r.stdout).toContain("type Query")
+    expect(fs.existsSync(postmasterPidFile())).toBe(false)
+  })
+
+  it("start graphql serves /graphql to API keys and stops on SIGTERM", async () => {
+    const created = await run(["keys", "create", "--org", "graphql-org"])
+    expect(created.code, created.output).toBe(0)
+    const key = lastLine(created.stdout)
+    expect(key).toMatch(KEY)
+
+    const s = dxs(["start", "graphql"])
+    const [, port] = await s.waitFor(/GraphQL on http:\/\/127\.0\.0\.1:(\d+)\/graphql/)
+    const url = `http://127.0.0.1:${port}/graphql`
+    const query = (headers: Record<string, string>) =>
+      fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify({ query: "{ projects { id } }" }),
+      }).then((r) => r.json() as Promise<{ data?: { projects?: unknown }; errors?: Array<any> }>)
+
+    const ok = await query({ "x-api-key": key })
+    expect(ok.errors, JSON.stringify(ok)).toBeUndefined()
+    expect(Array.isArray(ok.data?.projects)).toBe(true)
+    const anonymous = await query({})
+    expect(anonymous.errors?.[0]?.extensions?.code).toBe("UNAUTHENTICATED")
+
+    s.child.kill("SIGTERM")
+    expect((await s.waitForExit(60_000)).code, s.output).toBe(0)
+    expect(s.stderr).toContain("stopping the GraphQL gateway")
     expect(fs.existsSync(postmasterPidFile())).toBe(false)
   })
 })

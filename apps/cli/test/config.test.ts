@@ -19,6 +19,7 @@ describe("configuration", () => {
     const config = parseConfig({}, "/srv/app")
     expect(config).toEqual({
       port: 8080,
+      graphqlPort: 4000,
       host: "0.0.0.0",
       dataDir: "/srv/app/.data",
       databaseUrl: undefined,
@@ -47,6 +48,7 @@ describe("configuration", () => {
     const config = parseConfig(
       {
         PORT: "0",
+        GRAPHQL_PORT: "4001",
         HOST: "127.0.0.1",
         DATA_DIR: "var/dxs",
         DATABASE_URL: "postgresql://u:p@db:5432/dxs",
@@ -73,6 +75,7 @@ describe("configuration", () => {
     )
     expect(config).toEqual({
       port: 0,
+      graphqlPort: 4001,
       host: "127.0.0.1",
       dataDir: "/home/me/var/dxs",
       databaseUrl: "postgresql://u:p@db:5432/dxs",

@@ -1,0 +1,385 @@
+import { ResolutionStatus } from "@dxs/domain/Enums"
+import type { Agent, Document, Project } from "@dxs/domain/Records"
+import type { ResultDetail } from "@dxs/services"
+import { BadRequest, Projects, Results } from "@dxs/services"
+import { Effect, Schema } from "effect"
+import { GraphQLScalarType, Kind, printSchema, type ValueNode } from "graphql"
+import { createSchema } from "graphql-yoga"
+import type { GraphqlContext } from "./Context.ts"
+
+/**
+ * The read side of the API as GraphQL. Field names are those of the REST records (snake_case), and
+ * every resolver calls a use-case of `@dxs/services` (through the request's loaders or `run`), so REST
+ * and GraphQL answer with the same values.
+ */
+export const typeDefs = /* GraphQL */ `
+  "Any JSON value (objects, arrays, strings, numbers, booleans, null)."
+  scalar JSON
+
+  type Query {
+    "The organisation's live projects, by name."
+    projects: [Project!]!
+    "One project of the organisation (NOT_FOUND otherwise)."
+    project(id: ID!): Project
+    "The project's current results, filtered and paginated as REST GET …/results/."
+    results(projectId: ID!, agentId: ID, resolutionStatus: String, limit: Int, offset: Int): ResultPage!
+    "One current result with its sources."
+    result(projectId: ID!, id: ID!): ResultDetail
+  }
+
+  type Project {
+    id: ID!
+    name: String!
+    description: String!
+    created_at: String!
+    last_visited_at: String
+    reference_date: String
+    auto_archive_after_days: Int
+    document_count: Int!
+    agent_count: Int!
+    is_pinned: Boolean!
+    folder_id: ID
+    project_modules: JSON!
+    target_output_schema: JSON
+    output_mapping_status: String!
+    documents: [Document!]!
+    agents: [Agent!]!
+    dimensions: [Dimension!]!
+    status: ProjectStatus!
+  }
+
+  type DocumentsByStatus {
+    Pending: Int!
+    Processed: Int!
+    Failed: Int!
+  }
+
+  type ProjectStatus {
+    pipeline_running: Boolean!
+    schema_status: String!
+    parsing_state: String!
+    document_count: Int!
+    documents_by_status: DocumentsByStatus!
+  }
+
+  type DocumentTag {
+    key: String!
+    value: String!
+  }
+
+  type Document {
+    id: ID!
+    project_id: ID!
+    file_url: String!
+    uploaded_at: String!
+    type: String!
+    page_count: Int!
+    version: Int!
+    summary: String!
+    metadata: String!
+    status: String!
+    uses_agentic_extraction: Boolean!
+    last_parsed_at: String
+    archive_requested_at: String
+    tags: [DocumentTag!]!
+    file_name: String!
+    failure_reason: String
+    parent_document_id: ID
+    "The parsed pages (empty until the document is processed)."
+    pages: [Page!]!
+  }
+
+  type Page {
+    document_id: ID!
+    page_number: Int!
+    text: String!
+    width: Float
+    height: Float
+    unit: String
+    layout: JSON!
+  }
+
+  type Dimension {
+    id: ID!
+    project_id: ID!
+    name: String!
+    description: String!
+    example_values: String!
+    value_type: String!
+    source: String!
+    auto_attach_to_new_agents: Boolean!
+    created_at: String!
+  }
+
+  type AgentDimension {
+    dimension_id: ID!
+    dimension_mapping_id: ID!
+    name: String!
+    description: String!
+    values: [String!]!
+    value_count: Int!
+    order: Int!
+    are_values_dynamic: Boolean!
+    source: String!
+  }
+
+  type DerivedAgentReference {
+    agent_id: ID!
+    agent_name: String!
+  }
+
+  type StageProgress {
+    total: Int!
+    completed: Int!
+    percentage: Int!
+  }
+
+  type AgentProgress {
+    parsing: StageProgress!
+    extraction: StageProgress!
+    web_search: StageProgress!
+    resolution: StageProgress!
+    is_running: Boolean!
+    is_pending: Boolean!
+  }
+
+  type Agent {
+    id: ID!
+    project_id: ID!
+    template_id: ID
+    dimensions: [AgentDimension!]!
+    created_at: String!
+    extraction_status: String!
+    requires_attention: Boolean!
+    improvement_tip_summary: String
+    name: String!
+    extraction_instructions: String!
+    value_type: String!
+    unit: String!
+    examples: String!
+    inconsistency_instructions: String!
+    resolution_instructions: String!
+    enable_complex_calculations_in_resolution: Boolean!
+    enable_web_search: Boolean!
+    value_if_not_found: String!
+    inconsistency_summary: String
+    agent_type: String!
+    derived_prompt: String!
+    is_evaluation: Boolean!
+    derived_agent_references: [DerivedAgentReference!]!
+    "The agent's run progress, as in REST GET …/agents/status/."
+    progress: AgentProgress
+  }
+
+  type ResultDimensionInstance {
+    id: ID!
+    dimension_id: ID!
+    dimension_value: String!
+    name: String!
+    document_id: ID
+  }
+
+  type ResultSummary {
+    id: ID!
+    value: JSON
+    resolution_status: String!
+    references: JSON!
+    justification_for_resolution_status: String
+    source_type: String!
+    updated_by_email: String
+  }
+
+  type ResultRow {
+    id: ID!
+    atomic_value_id: ID!
+    agent_id: ID!
+    agent_name: String!
+    result_name: String!
+    value_type: String!
+    extraction_status: String!
+    resolution_result: ResultSummary!
+    dimension_instances: [ResultDimensionInstance!]!
+  }
+
+  type ResultPage {
+    count: Int!
+    next: String
+    previous: String
+    results: [ResultRow!]!
+  }
+
+  type ResultSource {
+    document_name: String!
+    page_number: Int!
+    document_id: ID!
+    atomic_value_ids: [ID!]!
+  }
+
+  type Extraction {
+    id: ID!
+    value: String!
+    relevant_passage: String!
+    reasoning: String!
+    consistent: Boolean
+    justification_for_consistency: String
+    source_type: String!
+    document_id: ID
+    document_name: String
+    page_number: Int
+    extracted_at: String!
+    web_search_query: String
+    web_search_timestamp: String
+    web_citations: JSON!
+    derived_sources: JSON!
+  }
+
+  type ExtractionsPage {
+    data: [Extraction!]!
+    total_count: Int!
+  }
+
+  type ResultDetail {
+    id: ID!
+    atomic_value_id: ID!
+    result_name: String!
+    agent_id: ID!
+    agent_name: String!
+    value_type: String!
+    unit: String!
+    extraction_status: String!
+    requires_attention: Boolean!
+    value: JSON
+    resolution_status: String!
+    justification_for_resolution_status: String
+    references: JSON!
+    source_type: String!
+    is_web_supplement: Boolean!
+    web_supplement: JSON
+    is_overridden: Boolean!
+    updated_by_email: String
+    created_at: String!
+    updated_at: String!
+    dimension_instances: [ResultDimensionInstance!]!
+    sources: [ResultSource!]!
+    latest_review_status: String
+    latest_review_comment: String!
+    latest_review_at: String
+    latest_review_by: String
+    "The extractions behind the result, as REST GET …/results/{id}/extractions/."
+    extractions(limit: Int, offset: Int): ExtractionsPage!
+  }
+`
+
+const literal = (node: ValueNode, variables: Record<string, unknown> | null | undefined): unknown => {
+  switch (node.kind) {
+    case Kind.STRING:
+    case Kind.BOOLEAN:
+    case Kind.ENUM:
+      return node.value
+    case Kind.INT:
+    case Kind.FLOAT:
+      return Number(node.value)
+    case Kind.NULL:
+      return null
+    case Kind.LIST:
+      return node.values.map((v) => literal(v, variables))
+    case Kind.OBJECT:
+      return Object.fromEntries(node.fields.map((f) => [f.name.value, literal(f.value, variables)]))
+    case Kind.VARIABLE:
+      return variables?.[node.name.value]
+  }
+}
+
+const JSONScalar = new GraphQLScalarType({
+  name: "JSON",
+  serialize: (v) => v,
+  parseValue: (v) => v,
+  parseLiteral: literal,
+})
+
+const isResolutionStatus = Schema.is(ResolutionStatus)
+
+type ResultDetailParent = ResultDetail & { readonly project_id: string }
+
+export const resolvers = {
+  JSON: JSONScalar,
+  Query: {
+    projects: (_: unknown, __: unknown, ctx: GraphqlContext) =>
+      ctx.run(Effect.flatMap(Projects, (p) => p.list({ _tag: "All" }))),
+    project: (_: unknown, args: { id: string }, ctx: GraphqlContext) =>
+      ctx.run(Effect.flatMap(Projects, (p) => p.get(args.id))),
+    results: (
+      _: unknown,
+      args: {
+        projectId: string
+        agentId?: string | null
+        resolutionStatus?: string | null
+        limit?: number | null
+        offset?: number | null
+      },
+      ctx: GraphqlContext,
+    ) => {
+      const status = args.resolutionStatus ?? undefined
+      if (status !== undefined && !isResolutionStatus(status))
+        return ctx.run(
+          Effect.fail(
+            BadRequest.of(`resolutionStatus must be one of ${ResolutionStatus.literals.join(", ")}`, [
+              { path: "resolutionStatus", message: "unknown value" },
+            ]),
+          ),
+        )
+      return ctx.run(
+        Effect.flatMap(Results, (r) =>
+          r.list(args.projectId, {
+            agent_id: args.agentId ?? undefined,
+            resolution_status: status,
+            limit: args.limit ?? undefined,
+            offset: args.offset ?? undefined,
+          }),
+        ),
+      )
+    },
+    result: (_: unknown, args: { projectId: string; id: string }, ctx: GraphqlContext) =>
+      ctx.run(
+        Effect.map(
+          Effect.flatMap(Results, (r) => r.detail(args.projectId, args.id)),
+          (detail): ResultDetailParent => ({ ...detail, project_id: args.projectId }),
+        ),
+      ),
+  },
+  Project: {
+    documents: (p: Project, _: unknown, ctx: GraphqlContext) => ctx.loaders.documents.load(p.id),
+    agents: (p: Project, _: unknown, ctx: GraphqlContext) => ctx.loaders.agents.load(p.id),
+    dimensions: (p: Project, _: unknown, ctx: GraphqlContext) => ctx.loaders.dimensions.load(p.id),
+    status: (p: Project, _: unknown, ctx: GraphqlContext) =>
+      ctx.run(Effect.flatMap(Projects, (s) => s.status(p.id))),
+  },
+  Document: {
+    pages: (d: Document, _: unknown, ctx: GraphqlContext) => ctx.loaders.pages.load(d.id),
+  },
+  Agent: {
+    progress: async (a: Agent, _: unknown, ctx: GraphqlContext) =>
+      (await ctx.loaders.agentsStatus.load(a.project_id)).progress[a.id] ?? null,
+  },
+  ResultDetail: {
+    extractions: (
+      r: ResultDetailParent,
+      args: { limit?: number | null; offset?: number | null },
+      ctx: GraphqlContext,
+    ) =>
+      ctx.run(
+        Effect.flatMap(Results, (s) =>
+          s.extractions(r.project_id, r.id, {
+            limit: args.limit ?? undefined,
+            offset: args.offset ?? undefined,
+          }),
+        ),
+      ),
+  },
+}
+
+/** The executable schema. */
+export const schema = createSchema<GraphqlContext>({ typeDefs, resolvers })
+
+/** The SDL of the schema, as printed by `dxs graphql schema`. */
+export const schemaSdl = (): string => printSchema(schema)

@@ -1,0 +1,164 @@
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Db, fileBlobStoreLayer } from "@dxs/db"
+import {
+  Agents,
+  ApiKeys,
+  Dimensions,
+  Documents,
+  Launches,
+  Pages,
+  Projects,
+  PublicUrl,
+  Results,
+} from "@dxs/services"
+import { Layer, ManagedRuntime } from "effect"
+import {
+  type ASTVisitor,
+  type FragmentDefinitionNode,
+  GraphQLError,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type ValidationContext,
+} from "graphql"
+import { createYoga, maskError as defaultMaskError, type Plugin } from "graphql-yoga"
+import {
+  type GatewayRuntime,
+  type GatewayServices,
+  type GraphqlContext,
+  makeContext,
+  toGraphQLError,
+} from "./Context.ts"
+import { schema } from "./Schema.ts"
+
+/** Queries nested deeper than this many fields are rejected before they run. */
+export const MAX_DEPTH = 10
+
+const depthOf = (
+  set: SelectionSetNode | undefined,
+  fragments: (name: string) => FragmentDefinitionNode | null | undefined,
+  seen: ReadonlySet<string>,
+): number => {
+  if (!set) return 0
+  let max = 0
+  for (const selection of set.selections) {
+    if (selection.kind === "Field") {
+      const name = selection.name.value
+      if (name.startsWith("__")) continue
+      max = Math.max(max, 1 + depthOf(selection.selectionSet, fragments, seen))
+    } else if (selection.kind === "InlineFragment") {
+      max = Math.max(max, depthOf(selection.selectionSet, fragments, seen))
+    } else {
+      const name = selection.name.value
+      if (seen.has(name)) continue
+      const fragment = fragments(name)
+      if (fragment) max = Math.max(max, depthOf(fragment.selectionSet, fragments, new Set([...seen, name])))
+    }
+  }
+  return max
+}
+
+/** A validation rule rejecting operations whose field nesting exceeds `max`. */
+export const depthLimit =
+  (max: number) =>
+  (context: ValidationContext): ASTVisitor => ({
+    OperationDefinition(node: OperationDefinitionNode) {
+      const depth = depthOf(node.selectionSet, (name) => context.getFragment(name), new Set())
+      if (depth > max)
+        context.reportError(
+          new GraphQLError(`The query is ${depth} levels deep; the limit is ${max}`, {
+            nodes: [node],
+            extensions: { code: "DEPTH_LIMIT_EXCEEDED" },
+          }),
+        )
+    },
+  })
+
+const depthLimitPlugin = (max: number): Plugin => ({
+  onValidate: ({ addValidationRule }) => {
+    addValidationRule(depthLimit(max))
+  },
+})
+
+/** The services the resolvers call, over whatever Db, BlobStore and PublicUrl are provided. */
+export const GatewayServicesLive = Layer.mergeAll(
+  ApiKeys.Default,
+  Projects.Default,
+  Agents.Default,
+  Dimensions.Default,
+  Launches.Default,
+  Results.Default,
+  Documents.Default,
+  Pages.Default,
+)
+
+/** The GraphQL endpoint (graphql-yoga, no GraphiQL page) over a runtime of the services. */
+export const makeGraphqlHandler = (options: {
+  readonly runtime: GatewayRuntime
+  readonly graphqlEndpoint?: string
+}) =>
+  createYoga<object, GraphqlContext>({
+    schema,
+    graphqlEndpoint: options.graphqlEndpoint ?? "/graphql",
+    graphiql: false,
+    landingPage: false,
+    plugins: [depthLimitPlugin(MAX_DEPTH)],
+    maskedErrors: {
+      maskError: (error, message, isDev) => {
+        const original = error instanceof GraphQLError ? (error.originalError ?? error) : error
+        const mapped = toGraphQLError(original)
+        if (mapped && mapped !== error) {
+          return new GraphQLError(mapped.message, {
+            ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {}),
+            extensions: mapped.extensions,
+          })
+        }
+        return defaultMaskError(error, message, isDev)
+      },
+    },
+    context: ({ request }) => makeContext(options.runtime, request.headers.get("x-api-key")),
+  })
+
+export interface GraphqlServer {
+  readonly url: string
+  readonly port: number
+  readonly close: () => Promise<void>
+}
+
+/** A standalone GraphQL server (node:http) over the database at `dbUrl`, serving `/graphql`. */
+export const startGraphqlServer = async (options: {
+  readonly port: number
+  readonly host?: string
+  readonly dbUrl: string
+  readonly blobDir: string
+  /** Base of documents' `file_url` links (the REST API's public address). */
+  readonly publicUrl?: string
+  /** The database handle to use instead of a new pool on `dbUrl`. */
+  readonly db?: Layer.Layer<Db>
+}): Promise<GraphqlServer> => {
+  const layer = GatewayServicesLive.pipe(
+    Layer.provideMerge(options.db ?? Db.layer(options.dbUrl, 5)),
+    Layer.provideMerge(fileBlobStoreLayer(options.blobDir)),
+    Layer.provideMerge(
+      options.publicUrl === undefined ? Layer.empty : Layer.succeed(PublicUrl, options.publicUrl),
+    ),
+  )
+  const runtime: ManagedRuntime.ManagedRuntime<GatewayServices, unknown> = ManagedRuntime.make(layer)
+  await runtime.runtime()
+  const yoga = makeGraphqlHandler({ runtime })
+  const server: Server = createServer(yoga)
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(options.port, options.host ?? "0.0.0.0", () => resolve())
+  })
+  const { port } = server.address() as AddressInfo
+  const host = options.host ?? "127.0.0.1"
+  return {
+    url: `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}/graphql`,
+    port,
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await runtime.dispose()
+    },
+  }
+}

@@ -1,0 +1,3 @@
+export * from "./Context.ts"
+export { schema, schemaSdl } from "./Schema.ts"
+export * from "./Server.ts"
