@@ -359,13 +359,11 @@ export const extractHandler =
  * Per dimension, the instances a result is expected for: static values; the Document dimension's
  * processed documents; the tag values of processed documents; dynamic values found by extraction.
  */
-const expectedCombinations = async (
-  db: TaskDb | TaskTrx,
+const expectedCombinations = (
   agent: ProjectAgent,
   documents: ReadonlyArray<ProjectDocument>,
   discovered: ReadonlyArray<StoredDimensionValue>,
-): Promise<ReadonlyArray<ReadonlyArray<InstanceRef>>> => {
-  void db
+): ReadonlyArray<ReadonlyArray<InstanceRef>> => {
   const processed = documents.filter((d) => d.status === "Processed")
   const lists = agent.dimensions.map((dimension): ReadonlyArray<InstanceRef> => {
     if (dimension.source === "DOCUMENT") return processed.map((d) => instanceFor(dimension, d.name, d))
@@ -647,8 +645,7 @@ export const resolveHandler =
     const documents = await loadDocuments(ctx.db, run.projectId)
     const configVersion = agent.row.config_version
     const existing = await currentAtomicValues(ctx.db, agent.row.id, configVersion)
-    const combinations = await expectedCombinations(
-      ctx.db,
+    const combinations = expectedCombinations(
       agent,
       documents,
       existing.flatMap((a) => a.dimension_values),
@@ -890,8 +887,7 @@ export const deriveHandler =
             .orderBy("a.created_at")
             .orderBy("r.result_name")
             .execute()
-    const combinations = await expectedCombinations(
-      ctx.db,
+    const combinations = expectedCombinations(
       agent,
       documents,
       inputs.flatMap((i) => i.dimension_values),
@@ -955,7 +951,7 @@ export const deriveHandler =
         for (const d of derived.out) {
           const references: Record<string, readonly [string, number | null]> = {}
           if (d.value !== null) {
-            const extraction = await trx
+            await trx
               .insertInto("extractions")
               .values({
                 project_id: run.projectId,
@@ -982,9 +978,7 @@ export const deriveHandler =
                   })),
                 ),
               })
-              .returning("id")
-              .executeTakeFirstOrThrow()
-            void extraction
+              .execute()
           }
           rows.push({
             atomicValueId: d.atomic.id,
