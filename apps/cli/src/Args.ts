@@ -10,6 +10,8 @@ export type Command =
   | { readonly _tag: "KeysCreate"; readonly org: string; readonly name: string }
   | { readonly _tag: "KeysList"; readonly org: string | undefined; readonly json: boolean }
   | { readonly _tag: "KeysRevoke"; readonly target: string }
+  | { readonly _tag: "UsersCreate"; readonly org: string; readonly email: string }
+  | { readonly _tag: "UsersList"; readonly org: string | undefined; readonly json: boolean }
 
 export type StartMode = "all" | "api" | "worker" | "graphql"
 
@@ -27,6 +29,9 @@ Commands:
   keys create --org NAME        Create an API key (printed once, as the last line of output)
   keys list [--org NAME]        List API keys (never the keys themselves)
   keys revoke ID_OR_KEY         Revoke an API key
+  users create --org NAME --email ADDRESS
+                                Create a web application member (password from stdin, or generated)
+  users list [--org NAME]       List members (never their passwords)
 
 Options:
   -h, --help                    Show help (also after any command: dxs keys create --help)
@@ -97,6 +102,40 @@ Revokes the key with this id (from dxs keys list) or the key itself. Fails when 
 
 Options:
   -h, --help  Show this help
+`,
+  users: `Usage: dxs users <create|list> [options]
+
+  users create --org NAME --email ADDRESS   Create a member of an organisation (created if new)
+  users list [--org NAME] [--json]          List members: id, organisation, e-mail, creation date
+
+Members sign in to the web application with their e-mail address and password.
+Works whether or not the server is running (same DATA_DIR or DATABASE_URL).
+`,
+  usersCreate: `Usage: dxs users create --org NAME --email ADDRESS
+
+Creates a member of organisation NAME (creating the organisation if it is new), who signs in to the
+web application with ADDRESS and a password of at least 12 characters. E-mail addresses are unique
+across organisations, ignoring case. Only a hash (scrypt) of the password is stored.
+
+The password:
+  - when standard input is not a terminal, its first line (without the line ending), e.g.
+      printf '%s\\n' "$PASSWORD" | dxs users create --org acme --email ada@example.com
+  - when standard input is a terminal, a random one (20 letters and digits) is generated and printed
+    once, alone on the last line of standard output
+
+Options:
+  --org NAME        Organisation (required)
+  --email ADDRESS   The member's e-mail address (required)
+  -h, --help        Show this help
+`,
+  usersList: `Usage: dxs users list [--org NAME] [--json]
+
+Lists members with their id, organisation, e-mail address and creation date (never their passwords).
+
+Options:
+  --org NAME   Only this organisation's members
+  --json       Print JSON instead of a table
+  -h, --help   Show this help
 `,
 } as const
 
@@ -173,6 +212,32 @@ const keysCommand = (args: ReadonlyArray<string>): Command => {
   }
 }
 
+const usersCommand = (args: ReadonlyArray<string>): Command => {
+  const [sub, ...rest] = args
+  if (sub === undefined) return bad("missing users command (create or list)", usage.users)
+  if (isHelp(sub)) return { _tag: "Help", text: usage.users }
+  switch (sub) {
+    case "create": {
+      const { values, positionals } = parse(rest, { org: { type: "string" }, email: { type: "string" } })
+      if (values.help) return { _tag: "Help", text: usage.usersCreate }
+      if (positionals.length > 0) return bad(`unexpected argument '${positionals[0]}'`, usage.usersCreate)
+      const org = values.org?.trim()
+      if (!org) return bad("--org NAME is required", usage.usersCreate)
+      const email = values.email?.trim()
+      if (!email) return bad("--email ADDRESS is required", usage.usersCreate)
+      return { _tag: "UsersCreate", org, email }
+    }
+    case "list": {
+      const { values, positionals } = parse(rest, { org: { type: "string" }, json: { type: "boolean" } })
+      if (values.help) return { _tag: "Help", text: usage.usersList }
+      if (positionals.length > 0) return bad(`unexpected argument '${positionals[0]}'`, usage.usersList)
+      return { _tag: "UsersList", org: values.org?.trim() || undefined, json: values.json ?? false }
+    }
+    default:
+      return bad(`unknown users command '${sub}'`, usage.users)
+  }
+}
+
 /** Turns argv (without node and the script) into a Command; never throws. */
 export const parseCommand = (argv: ReadonlyArray<string>): Command => {
   const [command, ...rest] = argv
@@ -186,6 +251,8 @@ export const parseCommand = (argv: ReadonlyArray<string>): Command => {
         return migrateCommand(rest)
       case "keys":
         return keysCommand(rest)
+      case "users":
+        return usersCommand(rest)
       case "graphql":
         return graphqlCommand(rest)
       default:
@@ -208,7 +275,13 @@ export const parseCommand = (argv: ReadonlyArray<string>): Command => {
                   : rest[0] === "revoke"
                     ? usage.keysRevoke
                     : usage.keys
-              : usage.main
+              : command === "users"
+                ? rest[0] === "create"
+                  ? usage.usersCreate
+                  : rest[0] === "list"
+                    ? usage.usersList
+                    : usage.users
+                : usage.main
     return bad(e instanceof Error ? e.message : String(e), text)
   }
 }

@@ -24,9 +24,15 @@ export interface Config {
   readonly blobDir: string
   /** Without a trailing slash. Undefined: `http://localhost:<the port the server bound>`. */
   readonly publicUrl: string | undefined
+  /** Base of the web application's deep links; unset: the public URL. */
+  readonly appUrl: string | undefined
   readonly uploadMaxBytes: number
   readonly fileUrlTtlSeconds: number
+  /** How long a web sign-in (session) lasts, in hours. */
+  readonly sessionTtlHours: number
   readonly dbPoolSize: number
+  /** Requests per minute per key or member; 0 = no limit. */
+  readonly rateLimitPerMinute: number
   readonly workerConcurrency: number
   readonly logLevel: LogLevelName
   readonly parsing: ParsingConfig
@@ -93,7 +99,8 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
   {
     name: "GRAPHQL_PORT",
     default: "4000",
-    description: "TCP port of the GraphQL gateway, served at /graphql (0 picks a free port).",
+    description:
+      "TCP port of the standalone GraphQL gateway (`dxs start graphql`) at /graphql; the all-in-one process serves /graphql on PORT (0 picks a free port).",
   },
   { name: "HOST", default: "0.0.0.0", description: "Interface the REST API listens on." },
   {
@@ -115,6 +122,12 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     description: "Base URL clients use to reach the server (links in responses and logs).",
   },
   {
+    name: "APP_URL",
+    default: "PUBLIC_URL",
+    description:
+      "Base URL of the web application; the deep links of enriched schema results (`<field>_service_url`) start with it.",
+  },
+  {
     name: "UPLOAD_MAX_BYTES",
     default: "104857600",
     description: "Largest accepted upload, in bytes (100 MB).",
@@ -123,6 +136,18 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     name: "FILE_URL_TTL_SECONDS",
     default: "3600",
     description: "How long a document's signed file_url download link stays valid, in seconds.",
+  },
+  {
+    name: "SESSION_TTL_HOURS",
+    default: "12",
+    description:
+      "How long a sign-in to the web application lasts, in hours (1 to 8760); members then sign in again.",
+  },
+  {
+    name: "RATE_LIMIT_PER_MINUTE",
+    default: "600",
+    description:
+      "Requests per minute per API key or signed-in member, shared by every API process (0 turns it off).",
   },
   { name: "DB_POOL_SIZE", default: "10", description: "Database connections per process." },
   { name: "WORKER_CONCURRENCY", default: "2", description: "Tasks a worker runs at once." },
@@ -319,9 +344,22 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     }
   }
 
+  let appUrl = get("APP_URL")
+  if (appUrl !== undefined) {
+    try {
+      const u = new URL(appUrl)
+      if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("protocol")
+      appUrl = appUrl.replace(/\/+$/, "")
+    } catch {
+      problems.push(`APP_URL=${appUrl}: must be an http:// or https:// URL`)
+    }
+  }
+
   const uploadMaxBytes = int("UPLOAD_MAX_BYTES", 104_857_600, 1, Number.MAX_SAFE_INTEGER)
   const fileUrlTtlSeconds = int("FILE_URL_TTL_SECONDS", 3600, 1, 31_536_000)
+  const sessionTtlHours = int("SESSION_TTL_HOURS", 12, 1, 8760)
   const dbPoolSize = int("DB_POOL_SIZE", 10, 1, 1000)
+  const rateLimitPerMinute = int("RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000)
   const workerConcurrency = int("WORKER_CONCURRENCY", 2, 1, 1000)
   let parsing: ParsingConfig = {
     timeoutSeconds: int("PARSE_TIMEOUT_SECONDS", 120, 1, 86_400),
@@ -410,9 +448,12 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     databaseUrl,
     blobDir,
     publicUrl,
+    appUrl,
     uploadMaxBytes,
     fileUrlTtlSeconds,
+    sessionTtlHours,
     dbPoolSize,
+    rateLimitPerMinute,
     workerConcurrency,
     logLevel: logLevel ?? "info",
     parsing,

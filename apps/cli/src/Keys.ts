@@ -18,9 +18,11 @@ export const createKey = (config: Config, org: string, name: string) =>
     yield* Console.log(created.key)
   }).pipe(Effect.provide(keysLayer(config)))
 
-const day = (iso: string | null) => (iso === null ? "-" : `${iso.slice(0, 19).replace("T", " ")}Z`)
+/** A timestamp as `YYYY-MM-DD HH:MM:SSZ` (or `-`), for tables. */
+export const day = (iso: string | null) => (iso === null ? "-" : `${iso.slice(0, 19).replace("T", " ")}Z`)
 
-const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+/** Rows as left-aligned columns, two spaces apart (the first row is the header). */
+export const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
   return rows
     .map((r) =>

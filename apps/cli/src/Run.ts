@@ -8,6 +8,7 @@ import { createKey, listKeys, revokeKey } from "./Keys.ts"
 import { loggingLayer } from "./Logging.ts"
 import { migrateCommand } from "./Migrate.ts"
 import { start } from "./Start.ts"
+import { createUser, listUsers } from "./Users.ts"
 
 export type Runnable = Exclude<Command, { _tag: "Help" } | { _tag: "UsageError" }>
 
@@ -28,6 +29,10 @@ const program = (command: Runnable, config: Config) => {
       return listKeys(config, command.org, command.json)
     case "KeysRevoke":
       return revokeKey(config, command.target)
+    case "UsersCreate":
+      return createUser(config, command.org, command.email)
+    case "UsersList":
+      return listUsers(config, command.org, command.json)
   }
 }
 

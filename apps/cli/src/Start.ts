@@ -1,27 +1,34 @@
+import { existsSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { type Database, Db, fileBlobStore, fileBlobStoreLayer } from "@dxs/db"
-import { startGraphqlServer } from "@dxs/graphql-gateway/Server"
+import { type GatewayOptions, graphqlRoute, startGraphqlServer } from "@dxs/graphql-gateway/Server"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import { localModel } from "@dxs/pipeline/llm/Local"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
 import { postgresResponseCache } from "@dxs/pipeline/llm/ResponseCache"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import { searxngSearch } from "@dxs/pipeline/websearch/WebSearch"
-import { nodeServerLayer, RestApiLive } from "@dxs/rest-api/Server"
+import { nodeServerLayer, restApiWith } from "@dxs/rest-api/Server"
+import { webAppRoute } from "@dxs/rest-api/WebApp"
 import {
+  AppUrl,
   backgroundLoops,
   backgroundTaskHandlers,
   detectLibreOffice,
   FileLinks,
   ParsingSettings,
   PublicUrl,
+  RateLimitSettings,
+  SessionSettings,
   startBackground,
   UploadLimits,
   WebhookConfig,
 } from "@dxs/services"
 import { runWorker, type TaskHandler } from "@dxs/worker"
-import { HttpServer } from "@effect/platform"
+import { HttpServer, type HttpServerError } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import type { Kysely } from "kysely"
 import type { StartMode } from "./Args.ts"
@@ -99,10 +106,31 @@ const webhookSettings = (config: Config) =>
     return settings
   })
 
+/** What the GraphQL gateway needs, over this process's pool: the same settings as the REST API. */
+const gatewayOptions = (config: Config, db: Db["Type"], webhooks: WebhookSettings): GatewayOptions => ({
+  dbUrl: db.url,
+  blobDir: config.blobDir,
+  publicUrl: publicUrlFor(config, config.port),
+  appUrl: config.appUrl ?? publicUrlFor(config, config.port),
+  db: Layer.succeed(Db, db),
+  webhooks,
+  rateLimitPerMinute: config.rateLimitPerMinute,
+})
+
+/** The built web application (apps/web/dist), if it has been built. */
+const builtWebApp = (): string | undefined => {
+  const dir = fileURLToPath(new URL("../../web/dist", import.meta.url))
+  return existsSync(path.join(dir, "index.html")) ? dir : undefined
+}
+
 const hostForUrl = (host: string) => (host.includes(":") ? `[${host}]` : host)
 
-/** The REST API on HOST:PORT; logs its address once it listens. */
-const apiLayer = (config: Config, webhooks: WebhookSettings) => {
+/**
+ * The REST API on HOST:PORT; logs its address once it listens. `withGraphql`: the GraphQL gateway is
+ * served on the same port at /graphql (the all-in-one process).
+ */
+const apiLayer = (config: Config, webhooks: WebhookSettings, withGraphql = false) => {
+  const webApp = withGraphql ? builtWebApp() : undefined
   const http = nodeServerLayer({ port: config.port, host: config.host })
   const settings = Layer.mergeAll(
     Layer.effect(
@@ -111,12 +139,26 @@ const apiLayer = (config: Config, webhooks: WebhookSettings) => {
         publicUrlFor(config, address._tag === "TcpAddress" ? address.port : config.port),
       ),
     ),
+    Layer.effect(
+      AppUrl,
+      Effect.map(
+        HttpServer.HttpServer,
+        ({ address }) =>
+          config.appUrl ?? publicUrlFor(config, address._tag === "TcpAddress" ? address.port : config.port),
+      ),
+    ),
     Layer.succeed(UploadLimits, { maxFileBytes: config.uploadMaxBytes }),
+    Layer.succeed(SessionSettings, { ttlSeconds: config.sessionTtlHours * 3600 }),
+    Layer.succeed(RateLimitSettings, { perMinute: config.rateLimitPerMinute }),
     Layer.succeed(FileLinks, { ttlSeconds: config.fileUrlTtlSeconds }),
     Layer.succeed(ParsingSettings, parsingOptions(config)),
     Layer.succeed(WebhookConfig, webhooks),
   )
-  const server = RestApiLive.pipe(
+  const graphql = withGraphql
+    ? Layer.unwrapEffect(Effect.map(Db, (db) => graphqlRoute(gatewayOptions(config, db, webhooks))))
+    : Layer.empty
+  const routes = Layer.merge(graphql, webApp === undefined ? Layer.empty : webAppRoute(webApp))
+  const server = restApiWith(routes).pipe(
     Layer.provide(settings),
     Layer.provideMerge(http),
     Layer.provide(fileBlobStoreLayer(config.blobDir)),
@@ -127,6 +169,13 @@ const apiLayer = (config: Config, webhooks: WebhookSettings) => {
       const port = address._tag === "TcpAddress" ? address.port : config.port
       const base = `http://${hostForUrl(config.host)}:${port}/api/v1`
       yield* Effect.log(`REST API listening on ${base} (docs: ${publicUrlFor(config, port)}/api/v1/docs)`)
+      if (withGraphql) yield* Effect.log(`GraphQL on http://${hostForUrl(config.host)}:${port}/graphql`)
+      if (withGraphql)
+        yield* Effect.log(
+          webApp === undefined
+            ? "web application not built (pnpm --filter @dxs/web build): the REST API and GraphQL only"
+            : `web application on ${config.appUrl ?? publicUrlFor(config, port)}/`,
+        )
       yield* Effect.addFinalizer(() => Effect.log("stopping the REST API"))
     }),
   )
@@ -134,7 +183,7 @@ const apiLayer = (config: Config, webhooks: WebhookSettings) => {
 }
 
 /** The GraphQL gateway on HOST:GRAPHQL_PORT at /graphql, over this process's database pool. */
-const graphqlLayer = (config: Config) =>
+const graphqlLayer = (config: Config, webhooks: WebhookSettings) =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const db = yield* Db
@@ -142,12 +191,9 @@ const graphqlLayer = (config: Config) =>
         Effect.tryPromise({
           try: () =>
             startGraphqlServer({
+              ...gatewayOptions(config, db, webhooks),
               port: config.graphqlPort,
               host: config.host,
-              dbUrl: db.url,
-              blobDir: config.blobDir,
-              publicUrl: publicUrlFor(config, config.port),
-              db: Layer.succeed(Db, db),
             }),
           catch: (e) =>
             new CliError({
@@ -219,14 +265,14 @@ export const start = (config: Config, mode: StartMode) =>
       })
     }
     const webhooks = yield* webhookSettings(config)
-    const services =
+    const services: Layer.Layer<never, HttpServerError.ServeError | CliError, Db> =
       mode === "api"
         ? apiLayer(config, webhooks)
         : mode === "worker"
           ? workerLayer(config, webhooks)
           : mode === "graphql"
-            ? graphqlLayer(config)
-            : Layer.mergeAll(apiLayer(config, webhooks), graphqlLayer(config), workerLayer(config, webhooks))
+            ? graphqlLayer(config, webhooks)
+            : Layer.mergeAll(apiLayer(config, webhooks, true), workerLayer(config, webhooks))
     const describeDb = Layer.effectDiscard(
       Effect.flatMap(DatabaseServer, (db) =>
         Effect.log(

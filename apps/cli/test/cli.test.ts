@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -58,8 +58,14 @@ class Dxs {
   readonly exited: Promise<Exited>
   readonly child: ChildProcess
 
-  constructor(args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) {
-    this.child = spawn(tsx, [mainTs, ...args], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] })
+  /** `input`: written to standard input (a pipe, then closed); without it stdin is /dev/null. */
+  constructor(args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, input?: string) {
+    this.child = spawn(tsx, [mainTs, ...args], {
+      cwd: repoRoot,
+      env,
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    })
+    if (input !== undefined) this.child.stdin!.end(input)
     this.child.stdout!.on("data", (b: Buffer) => {
       this.stdout += b.toString()
     })
@@ -106,12 +112,12 @@ let tmp = ""
 let dataDir = ""
 let baseEnv: NodeJS.ProcessEnv = {}
 
-const dxs = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}) =>
-  new Dxs(args, { ...baseEnv, ...env })
+const dxs = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}, input?: string) =>
+  new Dxs(args, { ...baseEnv, ...env }, input)
 
 /** Runs a command to completion. */
-const run = async (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}) => {
-  const p = dxs(args, env)
+const run = async (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}, input?: string) => {
+  const p = dxs(args, env, input)
   const exit = await p.waitForExit()
   return { ...exit, stdout: p.stdout, stderr: p.stderr, output: p.output }
 }
@@ -234,7 +240,6 @@ describe("dxs on an embedded PostgreSQL server", () => {
     server = started.server
     base = started.base
     expect(server.stderr).toMatch(/docs: http:\/\/localhost:\d+\/api\/v1\/docs/)
-    expect(server.stderr).toMatch(/GraphQL on http:\/\/127\.0\.0\.1:\d+\/graphql/)
 
     const created = await run(["keys", "create", "--org", "acme"])
     expect(created.code, created.output).toBe(0)
@@ -252,6 +257,15 @@ describe("dxs on an embedded PostgreSQL server", () => {
       body: JSON.stringify({ name: "Kept across restarts" }),
     })
     expect(project.status).toBe(201)
+    // The all-in-one process serves GraphQL on the REST API's port.
+    const graphql = await fetch(base.replace(/\/api\/v1$/, "/graphql"), {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify({ query: "{ projects { name } }" }),
+    })
+    expect(graphql.status).toBe(200)
+    expect(await graphql.json()).toEqual({ data: { projects: [{ name: "Kept across restarts" }] } })
+    expect(server.stderr).toContain(`GraphQL on ${base.replace(/\/api\/v1$/, "/graphql")}`)
     // The attached command did not stop the shared server.
     expect((await get(base, "/projects/", key)).status).toBe(200)
   })
@@ -364,6 +378,137 @@ describe("dxs graphql", () => {
     expect(s.stderr).toContain("stopping the GraphQL gateway")
     expect(fs.existsSync(postmasterPidFile())).toBe(false)
   })
+})
+
+/** util-linux `script` runs a command on a pseudo-terminal: how a test gets stdin to be a TTY. */
+const hasScript = spawnSync("script", ["--version"], { stdio: "ignore" }).status === 0
+if (!hasScript) console.warn("users create in a terminal: skipped (no util-linux script command)")
+
+describe("dxs users", () => {
+  const PASSWORD = "correct horse battery staple"
+
+  it("has usage and --help for users create and users list", async () => {
+    for (const [args, title] of [
+      [["users", "--help"], "Usage: dxs users <create|list>"],
+      [["users", "create", "--help"], "Usage: dxs users create"],
+      [["users", "list", "--help"], "Usage: dxs users list"],
+    ] as const) {
+      const r = await run(args)
+      expect(r.code, r.output).toBe(0)
+      expect(r.stdout).toContain(title)
+    }
+    const main = await run(["--help"])
+    expect(main.stdout).toContain("users create --org NAME --email ADDRESS")
+    const missing = await run(["users", "create", "--org", "acme"])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain("--email ADDRESS is required")
+    expect(missing.stderr).toContain("Usage: dxs users create")
+    const flag = await run(["users", "list", "--bogus"])
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toContain("Usage: dxs users list")
+    const sub = await run(["users", "delete"])
+    expect(sub.code).toBe(2)
+    expect(sub.stderr).toContain("unknown users command 'delete'")
+  })
+
+  it("users create reads the password from stdin; users list shows the member, never a password", async () => {
+    const created = await run(
+      ["users", "create", "--org", "people", "--email", "Ada@Example.com"],
+      {},
+      `${PASSWORD}\n`,
+    )
+    expect(created.code, created.output).toBe(0)
+    expect(created.stderr).toContain("Created member Ada@Example.com of organisation 'people'.")
+    expect(created.stdout).toBe("")
+    expect(created.output).not.toContain(PASSWORD)
+    expect(fs.existsSync(postmasterPidFile())).toBe(false)
+
+    const list = await run(["users", "list", "--json"])
+    expect(list.code, list.output).toBe(0)
+    const rows = JSON.parse(list.stdout) as Array<Record<string, unknown>>
+    const ada = rows.find((r) => r.email === "Ada@Example.com")
+    expect(ada).toMatchObject({ organization: { name: "people" } })
+    expect(Object.keys(ada!).sort()).toEqual(["created_at", "email", "id", "organization"])
+    expect(list.stdout).not.toContain(PASSWORD)
+    expect(list.stdout).not.toMatch(/password|scrypt/i)
+
+    const table = await run(["users", "list", "--org", "people"])
+    expect(table.code, table.output).toBe(0)
+    expect(table.stdout).toMatch(/^ID\s+ORGANIZATION\s+EMAIL\s+CREATED$/m)
+    expect(table.stdout).toMatch(new RegExp(`^${ada!.id}\\s+people\\s+Ada@Example\\.com\\s+\\d{4}-`, "m"))
+    const none = await run(["users", "list", "--org", "nobody"])
+    expect(none.code, none.output).toBe(0)
+    expect(none.stderr).toContain("No members of organisation 'nobody'.")
+  })
+
+  it("users create fails with exit 1 for a taken e-mail (any case), a short password or a bad e-mail", async () => {
+    const taken = await run(
+      ["users", "create", "--org", "people", "--email", "ada@EXAMPLE.com"],
+      {},
+      PASSWORD,
+    )
+    expect(taken.code, taken.output).toBe(1)
+    expect(taken.stderr).toContain("a member with the e-mail address ada@EXAMPLE.com already exists")
+    expect(taken.stderr).not.toMatch(/\n\s+at /) // no stack trace
+
+    const short = await run(
+      ["users", "create", "--org", "people", "--email", "bob@example.com"],
+      {},
+      "tooShort1\n",
+    )
+    expect(short.code, short.output).toBe(1)
+    expect(short.stderr).toContain("the password must have at least 12 characters")
+    expect(short.output).not.toContain("tooShort1")
+
+    const email = await run(["users", "create", "--org", "people", "--email", "bob"], {}, `${PASSWORD}\n`)
+    expect(email.code, email.output).toBe(1)
+    expect(email.stderr).toContain('"bob" is not an e-mail address')
+
+    // stdin neither a terminal nor carrying a line: refused before the database starts.
+    const empty = await run(["users", "create", "--org", "people", "--email", "bob@example.com"])
+    expect(empty.code, empty.output).toBe(1)
+    expect(empty.stderr).toContain("no password on standard input")
+    expect(empty.stderr).not.toContain("PostgreSQL")
+
+    const list = await run(["users", "list", "--json"])
+    const emails = (JSON.parse(list.stdout) as Array<{ email: string }>).map((r) => r.email.toLowerCase())
+    expect(emails.filter((e) => e === "ada@example.com")).toHaveLength(1)
+    expect(emails).not.toContain("bob@example.com")
+  })
+
+  it.skipIf(!hasScript)(
+    "users create in a terminal generates a password and prints it once, last",
+    async () => {
+      const errFile = path.join(tmp, "users-create.err")
+      const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`
+      const command = [tsx, mainTs, "users", "create", "--org", "people", "--email", "tty@example.com"]
+        .map(quote)
+        .join(" ")
+      // script gives the command a pseudo-terminal as stdin and stdout; stderr goes to a file.
+      const child = spawn("script", ["-qec", `${command} 2>${quote(errFile)}`, "/dev/null"], {
+        cwd: repoRoot,
+        env: baseEnv,
+        stdio: ["ignore", "pipe", "pipe"],
+      })
+      let stdout = ""
+      child.stdout!.on("data", (b: Buffer) => {
+        stdout += b.toString()
+      })
+      const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
+      const stderr = fs.readFileSync(errFile, "utf8")
+      const output = `--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`
+      expect(code, output).toBe(0)
+      const password = lastLine(stdout.replace(/\r/g, ""))
+      expect(password, output).toMatch(/^[0-9A-Za-z]{20}$/)
+      expect(stderr).toContain("Created member tty@example.com of organisation 'people'.")
+      expect(stderr).toContain("shown only once")
+      expect(stderr).not.toContain(password)
+
+      const list = await run(["users", "list", "--json"])
+      expect(list.stdout).toContain("tty@example.com")
+      expect(list.stdout).not.toContain(password)
+    },
+  )
 })
 
 /** Whether the machine's PostgreSQL answers; (g) is skipped otherwise. */

@@ -27,7 +27,9 @@ describe("configuration", () => {
       publicUrl: undefined,
       uploadMaxBytes: 104_857_600,
       fileUrlTtlSeconds: 3600,
+      sessionTtlHours: 12,
       dbPoolSize: 10,
+      rateLimitPerMinute: 600,
       workerConcurrency: 2,
       logLevel: "info",
       parsing: {
@@ -56,6 +58,7 @@ describe("configuration", () => {
         PUBLIC_URL: "https://dxs.example.com/",
         UPLOAD_MAX_BYTES: "1000",
         FILE_URL_TTL_SECONDS: "60",
+        SESSION_TTL_HOURS: "24",
         DB_POOL_SIZE: "3",
         WORKER_CONCURRENCY: "8",
         LOG_LEVEL: "WARN",
@@ -83,7 +86,9 @@ describe("configuration", () => {
       publicUrl: "https://dxs.example.com",
       uploadMaxBytes: 1000,
       fileUrlTtlSeconds: 60,
+      sessionTtlHours: 24,
       dbPoolSize: 3,
+      rateLimitPerMinute: 600,
       workerConcurrency: 8,
       logLevel: "warning",
       parsing: {
@@ -138,6 +143,15 @@ describe("configuration", () => {
     )
     expect(() => parseConfig({ DATABASE_URL: "not a url" }, "/")).toThrow(/DATABASE_URL: not a URL/)
     expect(redactUrl("postgres://u:secret@h/db")).toBe("postgres://u:***@h/db")
+  })
+
+  it("reads SESSION_TTL_HOURS as whole hours from 1 to 8760", () => {
+    expect(parseConfig({ SESSION_TTL_HOURS: "1" }, "/").sessionTtlHours).toBe(1)
+    expect(parseConfig({ SESSION_TTL_HOURS: "8760" }, "/").sessionTtlHours).toBe(8760)
+    for (const raw of ["0", "8761", "1.5", "12h", "-1"])
+      expect(() => parseConfig({ SESSION_TTL_HOURS: raw }, "/")).toThrow(
+        `SESSION_TTL_HOURS=${raw}: must be a whole number from 1 to 8760`,
+      )
   })
 
   it("configures web search only with WEB_SEARCH_URL", () => {

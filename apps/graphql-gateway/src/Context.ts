@@ -1,15 +1,20 @@
-import type { Db } from "@dxs/db"
-import { query } from "@dxs/db"
-import type { Agent, Dimension, Document, DocumentPage, LayoutItem } from "@dxs/domain/Records"
+import type { BlobStore, Db } from "@dxs/db"
+import type { Agent, Dimension, Document, DocumentPage, ProjectStatus } from "@dxs/domain/Records"
 import {
   Agents,
   type AgentsStatus,
   ApiKeys,
   CurrentOrganization,
+  consumeRequest,
   Dimensions,
   Documents,
+  type Folders,
+  keySubject,
   Launches,
-  type Projects,
+  NotFound,
+  type OutputSchemas,
+  Pages,
+  Projects,
   type Results,
 } from "@dxs/services"
 import DataLoader from "dataloader"
@@ -17,8 +22,21 @@ import { Cause, Effect, Exit, type ManagedRuntime, Option } from "effect"
 import { GraphQLError } from "graphql"
 import { createGraphQLError } from "graphql-yoga"
 
-/** What the resolvers may call. */
-export type GatewayServices = Db | ApiKeys | Projects | Documents | Agents | Dimensions | Launches | Results
+/** What the resolvers may call (BlobStore: deleting and copying documents and projects touch their files). */
+export type GatewayServices =
+  | Db
+  | BlobStore
+  | ApiKeys
+  | Projects
+  | Folders
+  | Documents
+  | Agents
+  | Dimensions
+  | Launches
+  | Pages
+  | Results
+  | OutputSchemas
+  | import("@dxs/services").Webhooks
 
 export type GatewayRuntime = ManagedRuntime.ManagedRuntime<GatewayServices, unknown>
 
@@ -28,6 +46,8 @@ const codes: Record<number, string> = {
   401: "UNAUTHENTICATED",
   404: "NOT_FOUND",
   409: "CONFLICT",
+  422: "BAD_USER_INPUT",
+  429: "RATE_LIMITED",
 }
 
 const isProblem = (e: unknown): e is { readonly status: number; readonly detail: string } =>
@@ -41,11 +61,13 @@ export const toGraphQLError = (e: unknown): GraphQLError | undefined => {
   if (e instanceof GraphQLError) return e
   if (!isProblem(e)) return undefined
   const errors = (e as { errors?: unknown }).errors
+  const diagnostics = (e as { diagnostics?: unknown }).diagnostics
   return createGraphQLError(e.detail, {
     extensions: {
       code: codes[e.status] ?? (e.status >= 500 ? "INTERNAL_SERVER_ERROR" : "BAD_REQUEST"),
       status: e.status,
       ...(errors === undefined ? {} : { errors }),
+      ...(diagnostics === undefined ? {} : { diagnostics }),
     },
   })
 }
@@ -58,76 +80,79 @@ const runner =
     if (Exit.isSuccess(exit)) return exit.value
     const failure = Cause.failureOption(exit.cause)
     if (Option.isSome(failure)) throw toGraphQLError(failure.value) ?? new Error("Unexpected failure")
-    throw Cause.squash(exit.cause)
+    throw badInput(Cause.squash(exit.cause)) ?? Cause.squash(exit.cause)
   }
+
+/**
+ * PostgreSQL refusing a value's text form (an id that is not a UUID, a date that is not a date): the
+ * argument was wrong, so BAD_USER_INPUT rather than a masked error. The REST API refuses these with 400
+ * while decoding the request.
+ */
+const badInput = (e: unknown): GraphQLError | undefined => {
+  const code = (e as { code?: unknown } | null)?.code
+  if (code !== "22P02" && code !== "22007" && code !== "22008") return undefined
+  const message = e instanceof Error ? e.message : String(e)
+  return createGraphQLError(
+    `Invalid argument: ${message.replace(/^invalid input syntax for type uuid/, "not a UUID")}`,
+    {
+      extensions: { code: "BAD_USER_INPUT", status: 400 },
+    },
+  )
+}
 
 export type Run = ReturnType<typeof runner>
 
 /**
- * One batch of keys: each key's use-case runs concurrently inside one runtime call, and a key's failure
- * is that key's error (the others still load).
+ * A loader's batch function over a batch read of the services: one call for all the keys of a batch.
+ * A key absent from the result is that key's NOT_FOUND (a project of another organisation, or none);
+ * a failure of the call is every key's error.
  */
-const batch =
-  <A, E>(run: Run, f: (key: string) => Effect.Effect<A, E, GatewayServices | CurrentOrganization>) =>
-  (keys: ReadonlyArray<string>): Promise<Array<A | Error>> =>
-    run(
-      Effect.forEach(keys, (key) => Effect.either(f(key)), { concurrency: 8 }).pipe(
-        Effect.map((results) =>
-          results.map((r) =>
-            r._tag === "Right" ? r.right : (toGraphQLError(r.left) ?? new Error("Unexpected failure")),
-          ),
-        ),
-      ),
-    )
+const batchRead =
+  <A, E>(
+    run: Run,
+    read: (
+      keys: ReadonlyArray<string>,
+    ) => Effect.Effect<ReadonlyMap<string, A>, E, GatewayServices | CurrentOrganization>,
+    absent: (key: string) => A | Error,
+  ) =>
+  async (keys: ReadonlyArray<string>): Promise<Array<A | Error>> => {
+    const found = await run(read(keys))
+    return keys.map((key) => (found.has(key) ? found.get(key)! : absent(key)))
+  }
+
+const projectNotFound = (projectId: string): Error =>
+  toGraphQLError(NotFound.of("Project", projectId)) ?? new Error("Unexpected failure")
 
 /**
- * Per-request loaders. Each project's lists are loaded once per request however many times a query
- * names them (e.g. `projects { documents agents }` loads each project's documents once, and the agents'
- * `progress` reads one status record per project); pages of every document a request touches are read
- * in a single query.
+ * Per-request loaders. Each loader reads all the projects (or documents) a request touches with one
+ * service call, so `projects { documents agents dimensions }` sends as many SQL statements for many
+ * projects as for one; each project's lists are loaded once however many times a query names them (the
+ * agents' `progress` reads the status records of all projects at once).
  */
 export const makeLoaders = (run: Run) => ({
   documents: new DataLoader<string, ReadonlyArray<Document>>(
-    batch(run, (projectId) => Effect.flatMap(Documents, (d) => d.list(projectId, {}))),
+    batchRead(run, (ids) => Effect.flatMap(Documents, (d) => d.listForProjects(ids)), projectNotFound),
   ),
   agents: new DataLoader<string, ReadonlyArray<Agent>>(
-    batch(run, (projectId) => Effect.flatMap(Agents, (a) => a.list(projectId))),
+    batchRead(run, (ids) => Effect.flatMap(Agents, (a) => a.listForProjects(ids)), projectNotFound),
   ),
   dimensions: new DataLoader<string, ReadonlyArray<Dimension>>(
-    batch(run, (projectId) => Effect.flatMap(Dimensions, (d) => d.list(projectId))),
+    batchRead(run, (ids) => Effect.flatMap(Dimensions, (d) => d.listForProjects(ids)), projectNotFound),
+  ),
+  status: new DataLoader<string, ProjectStatus>(
+    batchRead(run, (ids) => Effect.flatMap(Projects, (p) => p.statusForProjects(ids)), projectNotFound),
   ),
   agentsStatus: new DataLoader<string, AgentsStatus>(
-    batch(run, (projectId) => Effect.flatMap(Launches, (l) => l.status(projectId))),
+    batchRead(run, (ids) => Effect.flatMap(Launches, (l) => l.statusForProjects(ids)), projectNotFound),
   ),
-  /** Keys are ids of documents already read through the Documents service (so already tenant-scoped). */
-  pages: new DataLoader<string, ReadonlyArray<DocumentPage>>(async (documentIds) => {
-    const rows = await run(
-      query((db) =>
-        db
-          .selectFrom("pages")
-          .select(["document_id", "number", "text", "layout", "width", "height", "unit"])
-          .where("document_id", "in", [...documentIds])
-          .orderBy("document_id")
-          .orderBy("number")
-          .execute(),
-      ),
-    )
-    const byDocument = new Map<string, Array<DocumentPage>>()
-    for (const r of rows) {
-      const list = byDocument.get(r.document_id) ?? []
-      list.push({
-        document_id: r.document_id,
-        page_number: r.number,
-        text: r.text,
-        width: r.width,
-        height: r.height,
-        unit: r.unit,
-        layout: r.layout as ReadonlyArray<LayoutItem>,
-      })
-      byDocument.set(r.document_id, list)
-    }
-    return documentIds.map((id) => byDocument.get(id) ?? [])
-  }),
+  /** Pages of documents of the organisation; a document without pages (or not the organisation's) has none. */
+  pages: new DataLoader<string, ReadonlyArray<DocumentPage>>(
+    batchRead(
+      run,
+      (ids) => Effect.flatMap(Pages, (p) => p.forDocuments(ids)),
+      () => [],
+    ),
+  ),
 })
 
 export interface GraphqlContext {
@@ -141,7 +166,10 @@ export const makeContext = async (
   apiKey: string | null,
 ): Promise<GraphqlContext> => {
   const exit = await runtime.runPromiseExit(
-    Effect.flatMap(ApiKeys, (keys) => keys.authenticate(apiKey ?? undefined)),
+    // The same per-key request limit as the REST API (one count per GraphQL request).
+    Effect.flatMap(ApiKeys, (keys) => keys.authenticate(apiKey ?? undefined)).pipe(
+      Effect.tap(() => consumeRequest(keySubject(apiKey ?? ""))),
+    ),
   )
   if (Exit.isFailure(exit)) {
     const failure = Cause.failureOption(exit.cause)

@@ -1,11 +1,14 @@
 import { ResolutionStatus } from "@dxs/domain/Enums"
 import type { Agent, Document, Project } from "@dxs/domain/Records"
-import type { ResultDetail } from "@dxs/services"
-import { BadRequest, Projects, Results } from "@dxs/services"
+import type { ExtractionResult, ResultDetail } from "@dxs/services"
+import { BadRequest, OutputSchemas, Projects, Results } from "@dxs/services"
 import { Effect, Schema } from "effect"
 import { GraphQLScalarType, Kind, printSchema, type ValueNode } from "graphql"
 import { createSchema } from "graphql-yoga"
 import type { GraphqlContext } from "./Context.ts"
+import { mutationResolvers, mutationTypeDefs } from "./Mutations.ts"
+import { subscriptionResolvers, subscriptionTypeDefs } from "./Subscriptions.ts"
+import { webhookResolvers, webhookTypeDefs } from "./Webhooks.ts"
 
 /**
  * The read side of the API as GraphQL. Field names are those of the REST records (snake_case), and
@@ -22,9 +25,37 @@ export const typeDefs = /* GraphQL */ `
     "One project of the organisation (NOT_FOUND otherwise)."
     project(id: ID!): Project
     "The project's current results, filtered and paginated as REST GET …/results/."
-    results(projectId: ID!, agentId: ID, resolutionStatus: String, limit: Int, offset: Int): ResultPage!
+    results(
+      projectId: ID!
+      agentId: ID
+      resolutionStatus: String
+      dimensionValue: String
+      limit: Int
+      offset: Int
+    ): ResultPage!
     "One current result with its sources."
     result(projectId: ID!, id: ID!): ResultDetail
+  }
+
+  "A mapping finding: where (slash-separated, [*] array items, {*} dimension-keyed values), how bad, what."
+  type MappingDiagnostic {
+    path: String!
+    severity: String!
+    code: String!
+    message: String!
+  }
+
+  "The output schema record (REST GET …/schema/)."
+  type OutputSchema {
+    schema: JSON!
+    auto_map: Boolean!
+    mapping: JSON
+    status: String!
+    source: String!
+    error: String
+    generated_at: String
+    schema_in_sync: Boolean!
+    diagnostics: [MappingDiagnostic!]!
   }
 
   type Project {
@@ -46,6 +77,10 @@ export const typeDefs = /* GraphQL */ `
     agents: [Agent!]!
     dimensions: [Dimension!]!
     status: ProjectStatus!
+    "The output schema record; null when the project has none."
+    output_schema: OutputSchema
+    "The results in the shape of the output schema (REST GET …/results/schema/)."
+    schema_results(enrich: Boolean): JSON!
   }
 
   type DocumentsByStatus {
@@ -169,6 +204,50 @@ export const typeDefs = /* GraphQL */ `
     derived_agent_references: [DerivedAgentReference!]!
     "The agent's run progress, as in REST GET …/agents/status/."
     progress: AgentProgress
+    """
+    The pages of the project's processed documents that match the agent's key terms, best first (REST GET
+    …/agents/{agent_id}/relevant-pages/). documentId: only pages of this document; limit: default 20, at
+    most 100.
+    """
+    relevant_pages(documentId: ID, limit: Int): RelevantPages!
+  }
+
+  type RelevantPage {
+    document_id: ID!
+    document_name: String!
+    "1-based."
+    page_number: Int!
+    "Full-text rank for the agent's key terms, 0 to 1."
+    score: Float!
+    snippet: String!
+  }
+
+  "The answer of REST GET …/agents/{agent_id}/relevant-pages/."
+  type RelevantPages {
+    agent_id: ID!
+    pages: [RelevantPage!]!
+  }
+
+  "A box around one line of a passage: top-left origin, in the page's unit."
+  type BoundingBox {
+    x: Float!
+    y: Float!
+    width: Float!
+    height: Float!
+    text: String!
+  }
+
+  "Where an extraction's passage is on its page (REST GET …/extractions/{extraction_id}/bounding-boxes/)."
+  type BoundingBoxes {
+    extraction_id: ID!
+    document_id: ID
+    page_number: Int
+    page_width: Float
+    page_height: Float
+    "pt or px; null when unknown."
+    unit: String
+    "One per line of the passage on the page; empty when not located or for web extractions."
+    boxes: [BoundingBox!]!
   }
 
   type ResultDimensionInstance {
@@ -231,6 +310,8 @@ export const typeDefs = /* GraphQL */ `
     web_search_timestamp: String
     web_citations: JSON!
     derived_sources: JSON!
+    "Where the passage is on its page (REST GET …/extractions/{id}/bounding-boxes/)."
+    bounding_boxes: BoundingBoxes!
   }
 
   type ExtractionsPage {
@@ -301,6 +382,9 @@ const isResolutionStatus = Schema.is(ResolutionStatus)
 
 type ResultDetailParent = ResultDetail & { readonly project_id: string }
 
+/** An extraction with its project, as `ResultDetail.extractions` answers it (for `bounding_boxes`). */
+type ExtractionParent = ExtractionResult & { readonly project_id: string }
+
 export const resolvers = {
   JSON: JSONScalar,
   Query: {
@@ -314,6 +398,7 @@ export const resolvers = {
         projectId: string
         agentId?: string | null
         resolutionStatus?: string | null
+        dimensionValue?: string | null
         limit?: number | null
         offset?: number | null
       },
@@ -333,6 +418,7 @@ export const resolvers = {
           r.list(args.projectId, {
             agent_id: args.agentId ?? undefined,
             resolution_status: status,
+            dimension_value: args.dimensionValue ?? undefined,
             limit: args.limit ?? undefined,
             offset: args.offset ?? undefined,
           }),
@@ -351,8 +437,15 @@ export const resolvers = {
     documents: (p: Project, _: unknown, ctx: GraphqlContext) => ctx.loaders.documents.load(p.id),
     agents: (p: Project, _: unknown, ctx: GraphqlContext) => ctx.loaders.agents.load(p.id),
     dimensions: (p: Project, _: unknown, ctx: GraphqlContext) => ctx.loaders.dimensions.load(p.id),
-    status: (p: Project, _: unknown, ctx: GraphqlContext) =>
-      ctx.run(Effect.flatMap(Projects, (s) => s.status(p.id))),
+    status: (p: Project, _: unknown, ctx: GraphqlContext) => ctx.loaders.status.load(p.id),
+    output_schema: (p: Project, _: unknown, ctx: GraphqlContext) =>
+      ctx.run(
+        Effect.flatMap(OutputSchemas, (o) => o.get(p.id)).pipe(
+          Effect.catchTag("NotFound", () => Effect.succeed(null)),
+        ),
+      ),
+    schema_results: (p: Project, args: { enrich?: boolean | null }, ctx: GraphqlContext) =>
+      ctx.run(Effect.flatMap(OutputSchemas, (o) => o.results(p.id, { enrich: args.enrich ?? false }))),
   },
   Document: {
     pages: (d: Document, _: unknown, ctx: GraphqlContext) => ctx.loaders.pages.load(d.id),
@@ -360,6 +453,19 @@ export const resolvers = {
   Agent: {
     progress: async (a: Agent, _: unknown, ctx: GraphqlContext) =>
       (await ctx.loaders.agentsStatus.load(a.project_id)).progress[a.id] ?? null,
+    relevant_pages: (
+      a: Agent,
+      args: { documentId?: string | null; limit?: number | null },
+      ctx: GraphqlContext,
+    ) =>
+      ctx.run(
+        Effect.flatMap(Results, (r) =>
+          r.relevantPages(a.project_id, a.id, {
+            document_id: args.documentId ?? undefined,
+            limit: args.limit ?? undefined,
+          }),
+        ),
+      ),
   },
   ResultDetail: {
     extractions: (
@@ -373,13 +479,25 @@ export const resolvers = {
             limit: args.limit ?? undefined,
             offset: args.offset ?? undefined,
           }),
+        ).pipe(
+          Effect.map((page) => ({
+            ...page,
+            data: page.data.map((e): ExtractionParent => ({ ...e, project_id: r.project_id })),
+          })),
         ),
       ),
+  },
+  Extraction: {
+    bounding_boxes: (e: ExtractionParent, _: unknown, ctx: GraphqlContext) =>
+      ctx.run(Effect.flatMap(Results, (s) => s.boundingBoxes(e.project_id, e.id))),
   },
 }
 
 /** The executable schema. */
-export const schema = createSchema<GraphqlContext>({ typeDefs, resolvers })
+export const schema = createSchema<GraphqlContext>({
+  typeDefs: [typeDefs, mutationTypeDefs, subscriptionTypeDefs, webhookTypeDefs],
+  resolvers: [resolvers, mutationResolvers, subscriptionResolvers, webhookResolvers],
+})
 
 /** The SDL of the schema, as printed by `dxs graphql schema`. */
 export const schemaSdl = (): string => printSchema(schema)

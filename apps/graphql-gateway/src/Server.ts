@@ -1,18 +1,26 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Db, fileBlobStoreLayer } from "@dxs/db"
+import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import {
   Agents,
   ApiKeys,
+  AppUrl,
   Dimensions,
   Documents,
+  Folders,
   Launches,
+  OutputSchemas,
   Pages,
   Projects,
   PublicUrl,
+  RateLimitSettings,
   Results,
+  WebhookConfig,
+  Webhooks,
 } from "@dxs/services"
-import { Layer, ManagedRuntime } from "effect"
+import { HttpApiBuilder, HttpApp } from "@effect/platform"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import {
   type ASTVisitor,
   type FragmentDefinitionNode,
@@ -22,13 +30,8 @@ import {
   type ValidationContext,
 } from "graphql"
 import { createYoga, maskError as defaultMaskError, type Plugin } from "graphql-yoga"
-import {
-  type GatewayRuntime,
-  type GatewayServices,
-  type GraphqlContext,
-  makeContext,
-  toGraphQLError,
-} from "./Context.ts"
+import { complexityLimit, MAX_COST } from "./Complexity.ts"
+import { type GatewayRuntime, type GraphqlContext, makeContext, toGraphQLError } from "./Context.ts"
 import { schema } from "./Schema.ts"
 
 /** Queries nested deeper than this many fields are rejected before they run. */
@@ -80,16 +83,25 @@ const depthLimitPlugin = (max: number): Plugin => ({
   },
 })
 
+const complexityLimitPlugin = (max: number): Plugin => ({
+  onValidate: ({ addValidationRule }) => {
+    addValidationRule(complexityLimit(max))
+  },
+})
+
 /** The services the resolvers call, over whatever Db, BlobStore and PublicUrl are provided. */
 export const GatewayServicesLive = Layer.mergeAll(
   ApiKeys.Default,
   Projects.Default,
+  Folders.Default,
   Agents.Default,
   Dimensions.Default,
   Launches.Default,
   Results.Default,
+  OutputSchemas.Default,
   Documents.Default,
   Pages.Default,
+  Webhooks.Default,
 )
 
 /** The GraphQL endpoint (graphql-yoga, no GraphiQL page) over a runtime of the services. */
@@ -102,7 +114,7 @@ export const makeGraphqlHandler = (options: {
     graphqlEndpoint: options.graphqlEndpoint ?? "/graphql",
     graphiql: false,
     landingPage: false,
-    plugins: [depthLimitPlugin(MAX_DEPTH)],
+    plugins: [depthLimitPlugin(MAX_DEPTH), complexityLimitPlugin(MAX_COST)],
     maskedErrors: {
       maskError: (error, message, isDev) => {
         const original = error instanceof GraphQLError ? (error.originalError ?? error) : error
@@ -125,25 +137,74 @@ export interface GraphqlServer {
   readonly close: () => Promise<void>
 }
 
-/** A standalone GraphQL server (node:http) over the database at `dbUrl`, serving `/graphql`. */
-export const startGraphqlServer = async (options: {
-  readonly port: number
-  readonly host?: string
+/** Where the gateway's services get their database, files and public addresses. */
+export interface GatewayOptions {
   readonly dbUrl: string
   readonly blobDir: string
   /** Base of documents' `file_url` links (the REST API's public address). */
   readonly publicUrl?: string
+  /** Base of the web application's deep links in enriched schema results. */
+  readonly appUrl?: string
   /** The database handle to use instead of a new pool on `dbUrl`. */
   readonly db?: Layer.Layer<Db>
-}): Promise<GraphqlServer> => {
-  const layer = GatewayServicesLive.pipe(
-    Layer.provideMerge(options.db ?? Db.layer(options.dbUrl, 5)),
-    Layer.provideMerge(fileBlobStoreLayer(options.blobDir)),
-    Layer.provideMerge(
-      options.publicUrl === undefined ? Layer.empty : Layer.succeed(PublicUrl, options.publicUrl),
+  /**
+   * Webhook settings: the key that encrypts secrets and custom headers at rest (the workers' key), and
+   * whether loopback targets are allowed. Unset: a key of this process only, fit for tests alone.
+   */
+  readonly webhooks?: WebhookSettings
+  /** Requests per minute per API key, shared with the REST API (unset: the default, 600). */
+  readonly rateLimitPerMinute?: number
+}
+
+/** A runtime of the services the resolvers call. */
+export const makeGatewayRuntime = (options: GatewayOptions): GatewayRuntime =>
+  ManagedRuntime.make(
+    GatewayServicesLive.pipe(
+      Layer.provideMerge(options.db ?? Db.layer(options.dbUrl, 5)),
+      Layer.provideMerge(fileBlobStoreLayer(options.blobDir)),
+      Layer.provideMerge(
+        options.publicUrl === undefined ? Layer.empty : Layer.succeed(PublicUrl, options.publicUrl),
+      ),
+      Layer.provideMerge(options.appUrl === undefined ? Layer.empty : Layer.succeed(AppUrl, options.appUrl)),
+      Layer.provideMerge(
+        options.webhooks === undefined ? Layer.empty : Layer.succeed(WebhookConfig, options.webhooks),
+      ),
+      Layer.provideMerge(
+        options.rateLimitPerMinute === undefined
+          ? Layer.empty
+          : Layer.succeed(RateLimitSettings, { perMinute: options.rateLimitPerMinute }),
+      ),
     ),
   )
-  const runtime: ManagedRuntime.ManagedRuntime<GatewayServices, unknown> = ManagedRuntime.make(layer)
+
+/**
+ * `/graphql` as a route of an Effect HTTP API's router (the all-in-one process serves it beside the REST
+ * API on one port). The gateway's runtime lives as long as the router.
+ */
+export const graphqlRoute = (options: GatewayOptions) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function* () {
+      const runtime = yield* Effect.acquireRelease(
+        Effect.promise(async () => {
+          const r = makeGatewayRuntime(options)
+          await r.runtime()
+          return r
+        }),
+        (r) => Effect.promise(() => r.dispose()),
+      )
+      const yoga = makeGraphqlHandler({ runtime })
+      yield* router.all(
+        "/graphql",
+        HttpApp.fromWebHandler((request) => Promise.resolve(yoga.fetch(request))),
+      )
+    }),
+  )
+
+/** A standalone GraphQL server (node:http) over the database at `dbUrl`, serving `/graphql`. */
+export const startGraphqlServer = async (
+  options: GatewayOptions & { readonly port: number; readonly host?: string },
+): Promise<GraphqlServer> => {
+  const runtime = makeGatewayRuntime(options)
   await runtime.runtime()
   const yoga = makeGraphqlHandler({ runtime })
   const server: Server = createServer(yoga)

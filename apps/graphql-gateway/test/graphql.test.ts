@@ -1,90 +1,49 @@
 import { randomUUID } from "node:crypto"
-import { Db, makeKysely } from "@dxs/db"
-import { Effect, Layer } from "effect"
 import { parse, validate } from "graphql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  type Client,
-  createProject,
-  onePagePdf,
-  startTestApi,
-  type TestApi,
-} from "../../rest-api/test/harness.ts"
-import { depthLimit, type GraphqlServer, schemaSdl, startGraphqlServer } from "../src/index.ts"
+import { type Client, createProject, onePagePdf, type TestApi } from "../../rest-api/test/harness.ts"
+import { complexityLimit, depthLimit, MAX_COST, schemaSdl } from "../src/index.ts"
 import { schema } from "../src/Schema.ts"
+import {
+  AGENT_FIELDS,
+  codesOf,
+  countStatements,
+  DIMENSION_FIELDS,
+  DOCUMENT_FIELDS,
+  EXTRACTION,
+  type Gateway,
+  graphqlOn,
+  PROGRESS,
+  PROJECT_FIELDS,
+  RESULT_DETAIL,
+  seedRegionResult,
+  startGateway,
+  upload,
+  uploadPdf,
+  withDb,
+  withoutSignature,
+} from "./support.ts"
 
 let api: TestApi
-let gql: GraphqlServer
+let gql: Gateway
 let keyA: string
 let keyB: string
 let a: Client
-/** SQL statements the GraphQL server has sent (BEGIN/COMMIT aside). */
-let statements = 0
 
-const graphql = async (key: string | undefined, query: string, variables: Record<string, unknown> = {}) => {
-  const res = await fetch(gql.url, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...(key === undefined ? {} : { "x-api-key": key }) },
-    body: JSON.stringify({ query, variables }),
-  })
-  return (await res.json()) as { data?: any; errors?: Array<{ message: string; extensions?: any }> }
-}
+const graphql = graphqlOn(() => gql)
 
-const codesOf = (r: { errors?: Array<{ extensions?: any }> }) =>
-  (r.errors ?? []).map((e) => e.extensions?.code)
-
-const PROJECT_FIELDS = `id name description created_at last_visited_at reference_date auto_archive_after_days
-  document_count agent_count is_pinned folder_id project_modules target_output_schema output_mapping_status`
-const DOCUMENT_FIELDS = `id project_id file_url uploaded_at type page_count version summary metadata status
-  uses_agentic_extraction last_parsed_at archive_requested_at tags { key value } file_name failure_reason
-  parent_document_id`
-const DIMENSION_FIELDS = `id project_id name description example_values value_type source auto_attach_to_new_agents
-  created_at`
-const STAGE = "total completed percentage"
-const AGENT_FIELDS = `id project_id template_id created_at extraction_status requires_attention improvement_tip_summary
-  name extraction_instructions value_type unit examples inconsistency_instructions resolution_instructions
-  enable_complex_calculations_in_resolution enable_web_search value_if_not_found inconsistency_summary agent_type
-  derived_prompt is_evaluation derived_agent_references { agent_id agent_name }
-  dimensions { dimension_id dimension_mapping_id name description values value_count order are_values_dynamic source }`
-const PROGRESS = `progress { parsing { ${STAGE} } extraction { ${STAGE} } web_search { ${STAGE} }
-  resolution { ${STAGE} } is_running is_pending }`
 const STATUS = `status { pipeline_running schema_status parsing_state document_count
   documents_by_status { Pending Processed Failed } }`
 const RESULT_ROW = `id atomic_value_id agent_id agent_name result_name value_type extraction_status
   resolution_result { id value resolution_status references justification_for_resolution_status source_type
   updated_by_email } dimension_instances { id dimension_id dimension_value name document_id }`
 
-/** A signed file link differs only in its expiry second between two reads. */
-const withoutSignature = (d: { file_url: string }) => ({ ...d, file_url: d.file_url.replace(/\?.*$/, "") })
-
 let project: string
 let region: { id: string }
 
 beforeAll(async () => {
-  api = await startTestApi()
-  gql = await startGraphqlServer({
-    port: 0,
-    host: "127.0.0.1",
-    dbUrl: api.dbUrl,
-    blobDir: api.blobDir,
-    publicUrl: api.origin,
-    db: Layer.scoped(
-      Db,
-      Effect.acquireRelease(
-        Effect.sync(() => ({
-          kysely: makeKysely(api.dbUrl, 5).withPlugin({
-            transformQuery: (args) => {
-              statements++
-              return args.node
-            },
-            transformResult: async (args) => args.result,
-          }),
-          url: api.dbUrl,
-        })),
-        ({ kysely }) => Effect.promise(() => kysely.destroy()),
-      ),
-    ),
-  })
+  gql = await startGateway({ countStatements: true })
+  api = gql.api
   keyA = await api.newKey(`gql-a-${randomUUID()}`)
   keyB = await api.newKey(`gql-b-${randomUUID()}`)
   a = api.client(keyA)
@@ -107,10 +66,7 @@ beforeAll(async () => {
     const r = await a.post(`/projects/${project}/agents/`, body)
     expect(r.status, JSON.stringify(r.body)).toBe(201)
   }
-  const form = new FormData()
-  form.set("file", new Blob([onePagePdf("Invoice total 100 EUR") as Uint8Array<ArrayBuffer>]), "invoice.pdf")
-  const up = await a.send("POST", `/projects/${project}/documents/`, form)
-  expect(up.status).toBe(201)
+  await upload(a, project, "invoice.pdf", onePagePdf("Invoice total 100 EUR"))
 })
 
 afterAll(async () => {
@@ -188,13 +144,6 @@ describe("projects", () => {
   })
 })
 
-const uploadPdf = async (projectId: string, name: string) => {
-  const form = new FormData()
-  form.set("file", new Blob([onePagePdf(name) as Uint8Array<ArrayBuffer>]), `${name}.pdf`)
-  const r = await a.send("POST", `/projects/${projectId}/documents/`, form)
-  expect(r.status).toBe(201)
-}
-
 /** A project with `agents` agents (each on the Region dimension) and `documents` documents. */
 const seedProject = async (agents: number, documents: number) => {
   const id = await createProject(a)
@@ -206,7 +155,7 @@ const seedProject = async (agents: number, documents: number) => {
     })
     expect(r.status).toBe(201)
   }
-  for (let i = 0; i < documents; i++) await uploadPdf(id, `doc-${i}`)
+  for (let i = 0; i < documents; i++) await uploadPdf(a, id, `doc-${i}`)
   return id
 }
 
@@ -220,19 +169,12 @@ const SCREEN = `query ($id: ID!) {
   }
 }`
 
-const countStatements = async (query: string, variables: Record<string, unknown> = {}) => {
-  const before = statements
-  const r = await graphql(keyA, query, variables)
-  expect(r.errors).toBeUndefined()
-  return { count: statements - before, data: r.data }
-}
-
 describe("batching", () => {
   it("reads a project of 50 agents × 20 documents with as many SQL statements as one of 1 × 1", async () => {
     const small = await seedProject(1, 1)
     const large = await seedProject(50, 20)
-    const one = await countStatements(SCREEN, { id: small })
-    const many = await countStatements(SCREEN, { id: large })
+    const one = await countStatements(gql, keyA, SCREEN, { id: small })
+    const many = await countStatements(gql, keyA, SCREEN, { id: large })
     expect(many.data.project.agents).toHaveLength(50)
     expect(many.data.project.documents).toHaveLength(20)
     expect(many.count).toBe(one.count)
@@ -241,10 +183,12 @@ describe("batching", () => {
   })
 
   it("loads each project's lists once however often a query names them", async () => {
-    const once = await countStatements(`query ($id: ID!) { project(id: $id) { agents { id } } }`, {
+    const once = await countStatements(gql, keyA, `query ($id: ID!) { project(id: $id) { agents { id } } }`, {
       id: project,
     })
     const twice = await countStatements(
+      gql,
+      keyA,
       `query ($id: ID!) { project(id: $id) { agents { id } again: agents { name } } }`,
       { id: project },
     )
@@ -253,9 +197,8 @@ describe("batching", () => {
 })
 
 /** Seeds two results (EU resolved with one extraction, US without a result) of the project's "Total amount". */
-const seedResults = async () => {
-  const db = makeKysely(api.dbUrl, 2)
-  try {
+const seedResults = () =>
+  withDb(api, async (db) => {
     const agent = await db
       .selectFrom("agents")
       .select(["id", "config_version"])
@@ -267,93 +210,26 @@ const seedResults = async () => {
       .select("id")
       .where("project_id", "=", project)
       .executeTakeFirstOrThrow()
-    const ids: Array<string> = []
-    for (const [value, status, amount] of [
-      ["EU", "Resolved", 1234.5],
-      ["US", "No result", null],
-    ] as const) {
-      const inst = await db
-        .insertInto("dimension_instances")
-        .values({ dimension_id: region.id, value, document_id: null })
-        .returning("id")
-        .executeTakeFirstOrThrow()
-      const instances = [
-        { id: inst.id, dimension_id: region.id, name: "Region", dimension_value: value, document_id: null },
-      ]
-      const av = await db
-        .insertInto("atomic_values")
-        .values({
-          project_id: project,
-          agent_id: agent.id,
-          dimension_key: JSON.stringify([inst.id]),
-          dimension_values: JSON.stringify(instances),
-        })
-        .returning("id")
-        .executeTakeFirstOrThrow()
-      const extraction =
-        amount === null
-          ? undefined
-          : await db
-              .insertInto("extractions")
-              .values({
-                project_id: project,
-                agent_id: agent.id,
-                agent_config_version: agent.config_version,
-                atomic_value_id: av.id,
-                document_id: document.id,
-                value: "1,234.50",
-                page_number: 1,
-                relevant_passage: "Invoice total 100 EUR",
-                reasoning: "labelled total",
-                consistent: true,
-                justification_for_consistency: "agrees",
-                source_type: "document",
-                web_search_query: null,
-                web_citations: "[]",
-                derived_sources: "[]",
-              } as never)
-              .returning("id")
-              .executeTakeFirstOrThrow()
-      const rr = await db
-        .insertInto("resolution_results")
-        .values({
-          project_id: project,
-          agent_id: agent.id,
-          agent_config_version: agent.config_version,
-          atomic_value_id: av.id,
-          result_name: value,
-          value: amount === null ? null : JSON.stringify(amount),
-          resolution_status: status,
-          justification: null,
-          references: JSON.stringify(extraction ? { [extraction.id]: ["invoice.pdf", 1] } : {}),
-          sources: "[]",
-          web_supplement: null,
-        } as never)
-        .returning("id")
-        .executeTakeFirstOrThrow()
-      ids.push(rr.id)
-    }
-    return { agentId: agent.id, resultIds: ids }
-  } finally {
-    await db.destroy()
-  }
-}
-
-const RESULT_DETAIL = `id atomic_value_id result_name agent_id agent_name value_type unit extraction_status
-  requires_attention value resolution_status justification_for_resolution_status references source_type
-  is_web_supplement web_supplement is_overridden updated_by_email created_at updated_at
-  dimension_instances { id dimension_id dimension_value name document_id }
-  sources { document_name page_number document_id atomic_value_ids }
-  latest_review_status latest_review_comment latest_review_at latest_review_by`
-const EXTRACTION = `id value relevant_passage reasoning consistent justification_for_consistency source_type
-  document_id document_name page_number extracted_at web_search_query web_search_timestamp web_citations
-  derived_sources`
+    const seed = { project, agent: { id: agent.id, version: agent.config_version }, region: region.id }
+    const resultIds = [
+      await seedRegionResult(db, {
+        ...seed,
+        value: "EU",
+        amount: 1234.5,
+        status: "Resolved",
+        extraction: { document: document.id, value: "1,234.50", passage: "Invoice total 100 EUR" },
+      }),
+      await seedRegionResult(db, { ...seed, value: "US", amount: null, status: "No result" }),
+    ]
+    return { agentId: agent.id, resultIds }
+  })
 
 describe("seeded results", () => {
   it("lists, filters and details results as REST does", async () => {
     const { agentId, resultIds } = await seedResults()
-    const list = `query ($p: ID!, $agent: ID, $status: String, $limit: Int, $offset: Int) {
-      results(projectId: $p, agentId: $agent, resolutionStatus: $status, limit: $limit, offset: $offset) {
+    const list = `query ($p: ID!, $agent: ID, $status: String, $dimension: String, $limit: Int, $offset: Int) {
+      results(projectId: $p, agentId: $agent, resolutionStatus: $status, dimensionValue: $dimension,
+        limit: $limit, offset: $offset) {
         count next previous results { ${RESULT_ROW} }
       }
     }`
@@ -361,6 +237,7 @@ describe("seeded results", () => {
       [{}, ""],
       [{ agent: agentId }, `?agent_id=${agentId}`],
       [{ status: "Resolved" }, "?resolution_status=Resolved"],
+      [{ dimension: "US" }, "?dimension_value=US"],
       [{ limit: 1, offset: 1 }, "?limit=1&offset=1"],
     ] as const) {
       const r = await graphql(keyA, list, { p: project, ...variables })
@@ -392,6 +269,91 @@ describe("seeded results", () => {
   })
 })
 
+describe("output schema", () => {
+  const SCHEMA = {
+    type: "object",
+    properties: {
+      totals: { type: "object", additionalProperties: { type: ["number", "null"] } },
+      law: { type: "string" },
+    },
+    required: ["totals"],
+  }
+  const MAPPING = {
+    kind: "object",
+    properties: {
+      totals: {
+        kind: "object_from_dimension",
+        dimension_name: "Region",
+        values: { kind: "scalar_from_agent", agent_name: "Total amount" },
+      },
+    },
+  }
+  const SET = `mutation ($p: ID!, $schema: JSON!, $auto: Boolean!, $mapping: JSON) {
+    setOutputSchema(projectId: $p, schema: $schema, autoMap: $auto, mapping: $mapping) {
+      schema auto_map mapping status source error generated_at schema_in_sync diagnostics { path severity code message }
+    }
+  }`
+  const READ = `query ($p: ID!) { project(id: $p) {
+    output_schema { schema auto_map mapping status source error generated_at schema_in_sync
+      diagnostics { path severity code message } }
+    plain: schema_results enriched: schema_results(enrich: true) } }`
+
+  it("sets the schema through a mutation and reads the record and schema-shaped results as REST does", async () => {
+    const other = await createProject(a)
+    const none = await graphql(keyA, `query ($p: ID!) { project(id: $p) { output_schema { status } } }`, {
+      p: other,
+    })
+    expect(none.data.project.output_schema).toBeNull()
+    const noSchema = await graphql(keyA, `query ($p: ID!) { project(id: $p) { schema_results } }`, {
+      p: other,
+    })
+    expect(codesOf(noSchema)).toEqual(["BAD_USER_INPUT"])
+
+    const set = await graphql(keyA, SET, { p: project, schema: SCHEMA, auto: false, mapping: MAPPING })
+    expect(set.errors).toBeUndefined()
+    expect(set.data.setOutputSchema).toEqual((await a.get(`/projects/${project}/schema/`)).body)
+    expect(set.data.setOutputSchema).toMatchObject({ status: "success", source: "manual", mapping: MAPPING })
+    expect(set.data.setOutputSchema.diagnostics).toEqual([])
+
+    const read = await graphql(keyA, READ, { p: project })
+    expect(read.errors).toBeUndefined()
+    expect(read.data.project.output_schema).toEqual((await a.get(`/projects/${project}/schema/`)).body)
+    expect(read.data.project.plain).toEqual((await a.get(`/projects/${project}/results/schema/`)).body)
+    expect(read.data.project.plain).toEqual({ totals: { EU: 1234.5, US: null } })
+    expect(read.data.project.enriched).toEqual(
+      (await a.get(`/projects/${project}/results/schema/?enrich=true`)).body,
+    )
+  })
+
+  it("refuses a mapping with errors with BAD_USER_INPUT and the diagnostics; keeps an omitted mapping", async () => {
+    const bad = await graphql(keyA, SET, {
+      p: project,
+      schema: SCHEMA,
+      auto: false,
+      mapping: { kind: "object", properties: { totals: { kind: "scalar_from_agent", agent_name: "Nope" } } },
+    })
+    expect(codesOf(bad)).toEqual(["BAD_USER_INPUT"])
+    expect(bad.errors![0]!.extensions.diagnostics).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: "totals", code: "node_kind_mismatch", severity: "error" }),
+        expect.objectContaining({ path: "totals", code: "agent_not_found", severity: "error" }),
+      ]),
+    )
+    const changed = { ...SCHEMA, required: ["totals", "law"] }
+    const kept = await graphql(
+      keyA,
+      `mutation ($p: ID!, $schema: JSON!) { setOutputSchema(projectId: $p, schema: $schema, autoMap: false) {
+        mapping schema_in_sync diagnostics { path code } } }`,
+      { p: project, schema: changed },
+    )
+    expect(kept.errors).toBeUndefined()
+    expect(kept.data.setOutputSchema).toMatchObject({ mapping: MAPPING, schema_in_sync: false })
+    expect(kept.data.setOutputSchema.diagnostics).toEqual([{ path: "law", code: "required_unmapped" }])
+    const foreign = await graphql(keyB, SET, { p: project, schema: SCHEMA, auto: true })
+    expect(codesOf(foreign)).toEqual(["NOT_FOUND"])
+  })
+})
+
 describe("results", () => {
   it("returns the same page as REST GET …/results/", async () => {
     const r = await graphql(
@@ -418,6 +380,31 @@ describe("results", () => {
 })
 
 describe("limits and schema", () => {
+  it("refuses a query whose estimated cost is over the limit, before it runs", async () => {
+    const heavy = `{ projects { documents { pages { page_number text layout width height unit } }
+      agents { ${AGENT_FIELDS} } } }`
+    const r = await graphql(keyA, heavy)
+    expect(r.data).toBeUndefined()
+    expect(codesOf(r), JSON.stringify(r.errors)).toEqual(["COMPLEXITY_LIMIT_EXCEEDED"])
+    // A screen's query is well under it.
+    const screen =
+      parse(`query ($p: ID!) { project(id: $p) { ${PROJECT_FIELDS} documents { ${DOCUMENT_FIELDS} }
+      agents { ${AGENT_FIELDS} ${PROGRESS} } dimensions { ${DIMENSION_FIELDS} } ${STATUS} } }`)
+    expect(validate(schema, screen, [complexityLimit(MAX_COST)])).toEqual([])
+    // A page's rows count by the page's limit.
+    const page = (limit: number) =>
+      parse(`{ results(projectId: "x", limit: ${limit}) { results { ${RESULT_ROW} } } }`)
+    expect(validate(schema, page(10), [complexityLimit(3000)])).toEqual([])
+    expect(validate(schema, page(500), [complexityLimit(3000)]).map((e) => e.extensions.code)).toEqual([
+      "COMPLEXITY_LIMIT_EXCEEDED",
+    ])
+  })
+
+  it("answers BAD_USER_INPUT for an id that is not a UUID", async () => {
+    const r = await graphql(keyA, `{ project(id: "not-a-uuid") { id } }`)
+    expect(codesOf(r)).toEqual(["BAD_USER_INPUT"])
+  })
+
   it("rejects a query nested deeper than 10 levels", async () => {
     let nested = "id"
     for (let i = 0; i < 11; i++) nested = `agents { ${nested} }`
@@ -438,7 +425,7 @@ describe("limits and schema", () => {
     const sdl = schemaSdl()
     expect(sdl).toContain("type Query")
     expect(sdl).toContain(
-      "results(projectId: ID!, agentId: ID, resolutionStatus: String, limit: Int, offset: Int)",
+      "results(projectId: ID!, agentId: ID, resolutionStatus: String, dimensionValue: String, limit: Int, offset: Int)",
     )
   })
 })

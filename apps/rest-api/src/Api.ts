@@ -1,17 +1,22 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AgentsApi } from "./agents/Api.ts"
+import { AuthApi } from "./auth/Api.ts"
 import { DimensionsApi } from "./dimensions/Api.ts"
 import { DocumentsApi, FilesApi } from "./documents/Api.ts"
 import { FoldersApi } from "./folders/Api.ts"
+import { KeysApi } from "./keys/Api.ts"
 import { MetaApi } from "./meta/Api.ts"
 import { problemsInOpenApi } from "./OpenApiProblems.ts"
 import { ProjectsApi } from "./projects/Api.ts"
 import { ResultsApi } from "./results/Api.ts"
+import { OutputSchemaApi } from "./schema/Api.ts"
 import { WebhooksApi } from "./webhooks/Api.ts"
 
 /** The REST contract (api-v1.md): every group, under /api/v1. */
 export class Api extends HttpApi.make("dxs")
   .add(MetaApi)
+  .add(AuthApi)
+  .add(KeysApi)
   .add(ProjectsApi)
   .add(FoldersApi)
   .add(AgentsApi)
@@ -19,6 +24,7 @@ export class Api extends HttpApi.make("dxs")
   .add(DocumentsApi)
   .add(FilesApi)
   .add(ResultsApi)
+  .add(OutputSchemaApi)
   .add(WebhooksApi)
   .prefix("/api/v1")
   .annotate(OpenApi.Title, "dxs — document extraction service")

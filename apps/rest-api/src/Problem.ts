@@ -1,5 +1,5 @@
 import { problemType } from "@dxs/services"
-import { HttpApp, HttpServerResponse } from "@effect/platform"
+import { Headers, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 
 /**
@@ -9,6 +9,7 @@ import { Effect } from "effect"
 const titles: Record<number, string> = {
   400: "Bad request",
   401: "Unauthorized",
+  403: "Forbidden",
   404: "Not found",
   405: "Method not allowed",
   409: "Conflict",
@@ -66,7 +67,12 @@ const rewrite = (res: HttpServerResponse.HttpServerResponse): HttpServerResponse
   }
   if (parsed && typeof parsed.type === "string" && typeof parsed.title === "string") {
     const { _tag, ...problem } = parsed
-    return problemResponse(res.status, problem, headers)
+    // A rate-limited answer says when to come back.
+    const retry =
+      res.status === 429 && typeof problem.retry_after === "number"
+        ? Headers.set(headers, "retry-after", String(problem.retry_after))
+        : headers
+    return problemResponse(res.status, problem, retry)
   }
   if (parsed && parsed._tag === "HttpApiMultipartError") {
     return problemResponse(

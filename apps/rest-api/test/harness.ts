@@ -9,9 +9,13 @@ import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
 import {
   ApiKeys,
+  AppUrl,
   backgroundLoops,
   backgroundTaskHandlers,
+  type Member,
+  Members,
   PublicUrl,
+  RateLimitSettings,
   UploadLimits,
   WebhookConfig,
 } from "@dxs/services"
@@ -20,7 +24,8 @@ import { HttpServer } from "@effect/platform"
 import { Effect, Fiber, Layer, ManagedRuntime } from "effect"
 import type { Kysely } from "kysely"
 import { afterAll, expect } from "vitest"
-import { nodeServerLayer, RestApiLive } from "../src/Server.ts"
+import { nodeServerLayer, restApiWith } from "../src/Server.ts"
+import { webAppRoute } from "../src/WebApp.ts"
 
 export interface TestApi {
   /** Base address including /api/v1, without a trailing slash. */
@@ -31,6 +36,8 @@ export interface TestApi {
   readonly blobDir: string
   /** Creates an organisation (if new) and a key for it. */
   readonly newKey: (org: string) => Promise<string>
+  /** Creates an organisation (if new) and a member of it who can sign in. */
+  readonly newMember: (org: string, email: string, password: string) => Promise<Member>
   readonly client: (key: string | undefined) => Client
 }
 
@@ -66,6 +73,10 @@ const read = async (res: Response): Promise<Reply> => {
 export interface TestApiOptions {
   /** Upload limit per file (default: the service default, 100 MB). */
   readonly maxUploadBytes?: number
+  /** A built web application to serve at the root, as the all-in-one process does. */
+  readonly webApp?: string
+  /** Requests per minute per key or member (default here: 100,000, so suites are not throttled; 0 = off). */
+  readonly rateLimitPerMinute?: number
   /** Base of `file_url` links (default: this server's own address). */
   readonly publicUrl?: string
   /**
@@ -98,6 +109,13 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
         options.publicUrl ?? (s.address._tag === "TcpAddress" ? `http://127.0.0.1:${s.address.port}` : ""),
     ),
   )
+  // The web application's deep links point at this server, as in the all-in-one process.
+  const appUrl = Layer.effect(
+    AppUrl,
+    Effect.map(HttpServer.HttpServer, (s) =>
+      s.address._tag === "TcpAddress" ? `http://127.0.0.1:${s.address.port}` : "",
+    ),
+  )
   const uploadLimits =
     options.maxUploadBytes === undefined
       ? Layer.empty
@@ -105,14 +123,18 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
   const webhooks: WebhookSettings | undefined =
     options.webhooks === undefined ? undefined : { ...WebhookConfig.defaultValue(), ...options.webhooks }
   const webhookConfig = webhooks === undefined ? Layer.empty : Layer.succeed(WebhookConfig, webhooks)
-  const layer = RestApiLive.pipe(
+  const rateLimit = Layer.succeed(RateLimitSettings, { perMinute: options.rateLimitPerMinute ?? 100_000 })
+  const layer = restApiWith(options.webApp === undefined ? Layer.empty : webAppRoute(options.webApp)).pipe(
+    Layer.provideMerge(rateLimit),
     Layer.provideMerge(publicUrl),
+    Layer.provideMerge(appUrl),
     Layer.provideMerge(webhookConfig),
     Layer.provideMerge(uploadLimits),
     Layer.provideMerge(nodeServerLayer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(Db.layer(dbUrl, 5)),
     Layer.provideMerge(fileBlobStoreLayer(blobDir)),
     Layer.provideMerge(ApiKeys.Default),
+    Layer.provideMerge(Members.Default),
   )
   const runtime = ManagedRuntime.make(layer)
   const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
@@ -184,6 +206,8 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     dbUrl,
     blobDir,
     newKey: (org) => runtime.runPromise(Effect.flatMap(ApiKeys, (k) => k.create(org))).then((r) => r.key),
+    newMember: (org, email, password) =>
+      runtime.runPromise(Effect.flatMap(Members, (m) => m.create(org, email, password))),
     client,
   }
 }

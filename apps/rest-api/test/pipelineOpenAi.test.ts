@@ -38,6 +38,19 @@ const respond = (body: ChatCompletionRequestBody) => {
     return { values }
   }
   if (name === "derive_value") return { value: "42", reasoning: "Computed from the inputs." }
+  if (name === "describe_fields") {
+    const schema = body.response_format?.json_schema?.schema as any
+    const paths: Array<string> = schema.properties.fields.items.properties.path.enum
+    return {
+      fields: paths.map((path) => ({
+        path,
+        extraction_instructions: `Model-written: find the ${path} on the invoice.`,
+        value_type: "string",
+        unit: "",
+        examples: path === "total_due" ? "1200, 99.5" : "",
+      })),
+    }
+  }
   return undefined
 }
 
@@ -167,5 +180,42 @@ describe("the openai provider through a run", () => {
     const cache = postgresResponseCache(db)
     const [row] = await db.selectFrom("llm_cache").selectAll().limit(1).execute()
     expect(await cache.get(row!.key)).toMatchObject({ content: row!.response })
+  })
+})
+
+describe("automatic output mapping with the openai provider", () => {
+  it("writes the generated agents' instructions with one structured call; names and mapping stay the planner's", async () => {
+    const projectId = await createProject(a)
+    fake.reset()
+    const schema = {
+      type: "object",
+      properties: {
+        invoice_number: { type: "string", description: "The invoice number" },
+        total_due: { type: "number" },
+      },
+    }
+    await a.put(`/projects/${projectId}/schema/`, { schema, auto_map: true })
+    const done = await until("the mapping", async () => {
+      const s = await a.get(`/projects/${projectId}/schema/`)
+      return s.body.status === "pending" ? undefined : s.body
+    })
+    expect(done).toMatchObject({ status: "success", source: "llm" })
+    const calls = fake.requests.filter((r) => r.body.response_format?.json_schema?.name === "describe_fields")
+    expect(calls).toHaveLength(1)
+    const sent = calls[0]!.body.messages?.find((m) => m.role === "user")?.content ?? ""
+    expect(sent).toContain("The invoice number")
+    const agents = (await a.get(`/projects/${projectId}/agents/`)).body
+    const byName = Object.fromEntries(agents.map((x: any) => [x.name, x]))
+    expect(byName["Invoice number"]).toMatchObject({
+      extraction_instructions: "Model-written: find the invoice_number on the invoice.",
+      value_type: "string",
+    })
+    // The model said "string"; the field is a number, so the agent stays a number agent.
+    expect(byName["Total due"]).toMatchObject({
+      extraction_instructions: "Model-written: find the total_due on the invoice.",
+      value_type: "number",
+      examples: "1200, 99.5",
+    })
+    expect(done.mapping.properties.total_due).toEqual({ kind: "scalar_from_agent", agent_name: "Total due" })
   })
 })

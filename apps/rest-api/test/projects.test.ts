@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest"
-import { type Client, expectProblem, startTestApi, type TestApi } from "./harness.ts"
+import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client
@@ -159,5 +159,29 @@ describe("projects", () => {
 
   it("answers unknown routes with 404 problem+json", async () => {
     expectProblem(await a.get("/nothing-here/"), 404)
+  })
+})
+
+describe("archiving a project", () => {
+  it("hides it from the live list, keeps it readable, takes no launch, and restores it", async () => {
+    const id = await createProject(a, { name: "To archive" })
+    const archived = await a.post(`/projects/${id}/archive/`)
+    expect(archived.status).toBe(200)
+    expect(archived.body.id).toBe(id)
+    expect((await a.get("/projects/")).body.map((p: any) => p.id)).not.toContain(id)
+    expect((await a.get("/projects/?archived=true")).body.map((p: any) => p.id)).toContain(id)
+    expect((await a.get(`/projects/${id}/`)).status).toBe(200)
+    expectProblem(await a.post(`/projects/${id}/agents/launch/`), 404)
+    const restored = await a.post(`/projects/${id}/unarchive/`)
+    expect(restored.status).toBe(200)
+    expect((await a.get("/projects/")).body.map((p: any) => p.id)).toContain(id)
+    expect((await a.get("/projects/?archived=true")).body.map((p: any) => p.id)).not.toContain(id)
+    expect((await a.post(`/projects/${id}/agents/launch/`)).status).toBe(202)
+  })
+
+  it("is tenant-scoped", async () => {
+    const id = await createProject(a)
+    const other = api.client(await api.newKey("other-archiver"))
+    expectProblem(await other.post(`/projects/${id}/archive/`), 404)
   })
 })

@@ -13,6 +13,7 @@ import {
   timestamp,
   uuid,
 } from "./harness.ts"
+import { agentVersion, projectRows } from "./seeding.ts"
 
 let api: TestApi
 let a: Client
@@ -76,105 +77,8 @@ const uploadPdf = async (project: string, fileName: string, line: string) => {
 const createAgent = async (project: string, body: Record<string, unknown>) => {
   const r = await a.post(`/projects/${project}/agents/`, body)
   expect(r.status, JSON.stringify(r.body)).toBe(201)
-  const row = await db
-    .selectFrom("agents")
-    .select("config_version")
-    .where("id", "=", r.body.id)
-    .executeTakeFirstOrThrow()
-  return { id: r.body.id as string, version: row.config_version }
+  return agentVersion(db, r.body.id)
 }
-
-const instance = async (
-  dimensionId: string,
-  name: string,
-  value: string,
-  documentId: string | null = null,
-) => {
-  const row = await db
-    .insertInto("dimension_instances")
-    .values({ dimension_id: dimensionId, value, document_id: documentId })
-    .returning("id")
-    .executeTakeFirstOrThrow()
-  return { id: row.id, dimension_id: dimensionId, name, dimension_value: value, document_id: documentId }
-}
-
-const atomicValue = async (
-  agentId: string,
-  instances: ReadonlyArray<Awaited<ReturnType<typeof instance>>>,
-  key = JSON.stringify(instances.map((i) => i.id)),
-) =>
-  (
-    await db
-      .insertInto("atomic_values")
-      .values({
-        project_id: s.project,
-        agent_id: agentId,
-        dimension_key: key,
-        dimension_values: JSON.stringify(instances),
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow()
-  ).id
-
-const result = async (
-  agent: { id: string; version: number },
-  atomicValueId: string,
-  fields: { result_name: string; value: unknown; resolution_status: string } & Record<string, unknown>,
-) =>
-  (
-    await db
-      .insertInto("resolution_results")
-      .values({
-        project_id: s.project,
-        agent_id: agent.id,
-        agent_config_version: agent.version,
-        atomic_value_id: atomicValueId,
-        justification: null,
-        references: "{}",
-        sources: "[]",
-        web_supplement: null,
-        ...fields,
-        value: fields.value === null ? null : JSON.stringify(fields.value),
-      } as never)
-      .returning("id")
-      .executeTakeFirstOrThrow()
-  ).id
-
-const extraction = async (
-  agent: { id: string; version: number },
-  atomicValueId: string,
-  fields: Record<string, unknown>,
-) =>
-  (
-    await db
-      .insertInto("extractions")
-      .values({
-        project_id: s.project,
-        agent_id: agent.id,
-        agent_config_version: agent.version,
-        atomic_value_id: atomicValueId,
-        document_id: null,
-        value: "",
-        page_number: null,
-        consistent: null,
-        justification_for_consistency: null,
-        source_type: "document",
-        web_search_query: null,
-        web_citations: "[]",
-        derived_sources: "[]",
-        ...fields,
-      } as never)
-      .returning("id")
-      .executeTakeFirstOrThrow()
-  ).id
-
-/** The layout of the contract's first page: a sentence over two lines, then a signature line. */
-const contractLayout = [
-  { text: "This agreement is governed by", x: 72, y: 100, width: 180, height: 12 },
-  { text: "the laws of the", x: 256, y: 101, width: 90, height: 12 },
-  { text: "State of New York.", x: 72, y: 116, width: 110, height: 12 },
-  { text: "Signed by both parties.", x: 72, y: 300, width: 140, height: 12 },
-]
 
 beforeAll(async () => {
   api = await startTestApi()
@@ -183,52 +87,13 @@ beforeAll(async () => {
   db = makeKysely(api.dbUrl, 4)
 
   s.project = await createProject(a)
+  const { contract, instance, atomicValue, extraction, result } = projectRows(db, s.project)
   s.otherProject = await createProject(a)
   s.invoice = await uploadPdf(s.project, "invoice.pdf", "Total amount due: EUR 1,234.50")
   await parseUploads()
   const invoice = await a.get(`/projects/${s.project}/documents/${s.invoice}/`)
   expect(invoice.body.status).toBe("Processed")
-  s.contract = (
-    await db
-      .insertInto("documents")
-      .values({
-        project_id: s.project,
-        file_name: "contract.pdf",
-        type: "PDF",
-        status: "Processed",
-        page_count: 2,
-        blob_key: `test/${randomUUID()}`,
-        content_type: "application/pdf",
-        size_bytes: 10,
-        sha256: "0".repeat(64),
-        last_parsed_at: new Date(),
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow()
-  ).id
-  await db
-    .insertInto("pages")
-    .values([
-      {
-        document_id: s.contract,
-        number: 1,
-        text: `${contractLayout[0]!.text} ${contractLayout[1]!.text}\n${contractLayout[2]!.text}\n\n${contractLayout[3]!.text}`,
-        layout: JSON.stringify(contractLayout),
-        width: 612,
-        height: 792,
-        unit: "pt",
-      },
-      {
-        document_id: s.contract,
-        number: 2,
-        text: "Liability is limited to the amount paid in the last twelve months.",
-        layout: "[]",
-        width: 612,
-        height: 792,
-        unit: "pt",
-      },
-    ])
-    .execute()
+  s.contract = await contract("Liability is limited to the amount paid in the last twelve months.")
 
   const region = await a.post(`/projects/${s.project}/dimensions/`, { name: "Region" })
   expect(region.status).toBe(201)

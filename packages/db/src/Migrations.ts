@@ -4,6 +4,9 @@ import * as m0002 from "./migrations/2026_11_22_0002_pages.ts"
 import * as m0003 from "./migrations/2026_11_22_0003_pipeline.ts"
 import * as m0004 from "./migrations/2026_11_22_0004_web_searches.ts"
 import * as m0005 from "./migrations/2026_11_22_0005_webhooks.ts"
+import * as m0006 from "./migrations/2026_11_22_0006_output_schemas.ts"
+import * as m0007 from "./migrations/2026_11_22_0007_members.ts"
+import * as m0008 from "./migrations/2026_11_22_0008_rate_counters.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -12,6 +15,9 @@ export const migrations: Record<string, Migration> = {
   "2026_11_22_0003_pipeline": m0003,
   "2026_11_22_0004_web_searches": m0004,
   "2026_11_22_0005_webhooks": m0005,
+  "2026_11_22_0006_output_schemas": m0006,
+  "2026_11_22_0007_members": m0007,
+  "2026_11_22_0008_rate_counters": m0008,
 }
 
 export interface MigrationOutcome {

@@ -49,6 +49,14 @@ export interface ProjectsTable {
   project_modules: Json<Record<string, boolean>>
   target_output_schema: Json<unknown | null>
   output_mapping_status: Generated<string>
+  output_auto_map: Generated<boolean>
+  output_mapping: Json<unknown | null>
+  output_mapping_source: Generated<string>
+  output_mapping_error: string | null
+  output_mapping_generated_at: NullableTimestamp
+  output_schema_in_sync: Generated<boolean>
+  output_schema_version: Generated<number>
+  output_launch_after_mapping: Generated<boolean>
   last_visited_at: NullableTimestamp
   archived_at: NullableTimestamp
   archive_of_project_id: string | null
@@ -400,8 +408,39 @@ export interface WebhookAttemptsTable {
   attempted_at: Generated<Date>
 }
 
+export interface MembersTable {
+  id: Generated<string>
+  organization_id: string
+  email: string
+  /** `scrypt$N$r$p$salt$hash` (base64 salt and hash). */
+  password_hash: string
+  created_at: Generated<Date>
+  disabled_at: NullableTimestamp
+}
+
+export interface SessionsTable {
+  id: Generated<string>
+  /** SHA-256 (hex) of the cookie's token; the token itself is never stored. */
+  token_hash: string
+  member_id: string
+  csrf_token: string
+  created_at: Generated<Date>
+  expires_at: Date
+  last_seen_at: Generated<Date>
+}
+
+export interface RateCountersTable {
+  /** `key:<hash prefix>` or `member:<id>`. */
+  subject: string
+  window_start: Date
+  count: number
+}
+
 export interface Database {
   organizations: OrganizationsTable
+  members: MembersTable
+  sessions: SessionsTable
+  rate_counters: RateCountersTable
   api_keys: ApiKeysTable
   server_secrets: ServerSecretsTable
   folders: FoldersTable

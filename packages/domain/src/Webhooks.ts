@@ -136,11 +136,14 @@ export const isHeaderReserved = (name: string): boolean => {
  * Problems with a subscription's custom headers, each naming its header (`headers/<name>`) or the whole
  * set (`headers`). Empty when the headers are acceptable.
  */
-export const validateHeaders = (
-  headers: Readonly<Record<string, string>>,
-): ReadonlyArray<WebhookFieldError> => {
+export const validateHeaders = (headers: unknown): ReadonlyArray<WebhookFieldError> => {
+  if (typeof headers !== "object" || headers === null || Array.isArray(headers))
+    return [{ path: "headers", message: "must be an object of header name to string value" }]
   const errors: Array<WebhookFieldError> = []
   const entries = Object.entries(headers)
+  for (const [name, value] of entries)
+    if (typeof value !== "string") errors.push({ path: `headers/${name}`, message: "must be a string" })
+  if (errors.length > 0) return errors
   if (entries.length > HEADER_LIMITS.maxEntries)
     errors.push({
       path: "headers",

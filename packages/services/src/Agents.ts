@@ -1,4 +1,4 @@
-import type { AgentRow, Conn, DimensionRow } from "@dxs/db"
+import type { AgentRow, Conn, Database, DimensionRow } from "@dxs/db"
 import { transaction, withDb } from "@dxs/db"
 import { type AgentExtractionConfig, clearsExtractions } from "@dxs/domain/AgentChange"
 import {
@@ -12,14 +12,14 @@ import {
 import { isDraftAgent } from "@dxs/domain/Draft"
 import type { AgentType, AgentValueType, DimensionSource, DimensionValueType } from "@dxs/domain/Enums"
 import type { Agent, AgentDimension } from "@dxs/domain/Records"
-import { loadAgentStates } from "@dxs/pipeline/run/AgentStates"
+import { loadAgentStatesOfProjects } from "@dxs/pipeline/run/AgentStates"
 import { Effect, Either } from "effect"
-import { sql } from "kysely"
+import { sql, type Transaction } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { isSystemDimension } from "./Dimensions.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
-import { findProject } from "./Projects.ts"
-import { systemDimensionValues } from "./TagDimensions.ts"
+import { byProject, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
+import { systemDimensionValuesOf } from "./TagDimensions.ts"
 import { iso } from "./Time.ts"
 
 /** A dimension request entry inside an agent body. */
@@ -128,8 +128,11 @@ const validName = (name: string | undefined) =>
 const selectAgents = (db: Conn, projectId: string) =>
   db.selectFrom("agents").selectAll().where("project_id", "=", projectId)
 
-/** Response records for agent rows (in the given order), with their dimensions and references. */
-const toAgents = (db: Conn, projectId: string, rows: ReadonlyArray<AgentRow>) =>
+/**
+ * Response records for agent rows (in the given order), with their dimensions and references; the rows
+ * may belong to several projects, read together with as many statements as for one.
+ */
+const toAgents = (db: Conn, rows: ReadonlyArray<AgentRow>) =>
   Effect.gen(function* () {
     if (rows.length === 0) return []
     const ids = rows.map((r) => r.id)
@@ -147,6 +150,7 @@ const toAgents = (db: Conn, projectId: string, rows: ReadonlyArray<AgentRow>) =>
           "d.description",
           "d.source",
           "d.tag_key",
+          "d.project_id",
         ])
         .where("ad.agent_id", "in", ids)
         .orderBy("ad.order")
@@ -164,13 +168,19 @@ const toAgents = (db: Conn, projectId: string, rows: ReadonlyArray<AgentRow>) =>
         .orderBy("a.created_at")
         .execute(),
     )
-    const systemValues = new Map<string, ReadonlyArray<string>>()
-    for (const a of attachments) {
-      if (isSystemDimension(a.source) && !systemValues.has(a.dimension_id))
-        systemValues.set(a.dimension_id, yield* systemDimensionValues(db, projectId, a.source, a.tag_key))
-    }
-    const states = yield* Effect.promise(() => loadAgentStates(db, projectId))
+    const systemValues = yield* systemDimensionValuesOf(db, [
+      ...new Map(
+        attachments.filter((a) => isSystemDimension(a.source)).map((a) => [a.dimension_id, a]),
+      ).values(),
+    ])
+    const projectStates = yield* Effect.promise(() =>
+      loadAgentStatesOfProjects(
+        db,
+        rows.map((r) => r.project_id),
+      ),
+    )
     return rows.map((row): Agent => {
+      const states = projectStates.get(row.project_id)
       const dimensions = attachments
         .filter((a) => a.agent_id === row.id)
         .map((a, order): AgentDimension => {
@@ -197,8 +207,8 @@ const toAgents = (db: Conn, projectId: string, rows: ReadonlyArray<AgentRow>) =>
         template_id: row.template_id,
         dimensions,
         created_at: iso(row.created_at),
-        extraction_status: states.get(row.id)?.extractionStatus ?? "Pending",
-        requires_attention: states.get(row.id)?.requiresAttention ?? false,
+        extraction_status: states?.get(row.id)?.extractionStatus ?? "Pending",
+        requires_attention: states?.get(row.id)?.requiresAttention ?? false,
         improvement_tip_summary: row.improvement_tip_summary,
         ...fieldsOf(row),
         inconsistency_summary: row.inconsistency_summary,
@@ -219,8 +229,7 @@ const findAgent = (db: Conn, projectId: string, id: string, lock = false) =>
     (row) => (row ? Effect.succeed(row) : Effect.fail(NotFound.of("Agent", id))),
   )
 
-const toAgent = (db: Conn, projectId: string, row: AgentRow) =>
-  Effect.map(toAgents(db, projectId, [row]), (agents) => agents[0]!)
+const toAgent = (db: Conn, row: AgentRow) => Effect.map(toAgents(db, [row]), (agents) => agents[0]!)
 
 // ---------------------------------------------------------------------------------------------------------
 // Dimensions of an agent
@@ -547,80 +556,110 @@ const setReferences = (
 const write = (projectId: string, agentId: string | undefined, input: AgentInput, mode: AgentWriteMode) =>
   Effect.gen(function* () {
     const org = yield* CurrentOrganization
+    return yield* transaction((trx) => writeAgent(trx, org.id, projectId, agentId, input, mode))
+  })
+
+/** Creates (`agentId` undefined) or updates an agent with its dimensions and references, inside `trx`. */
+export const writeAgent = (
+  trx: Transaction<Database>,
+  orgId: string,
+  projectId: string,
+  agentId: string | undefined,
+  input: AgentInput,
+  mode: AgentWriteMode,
+) =>
+  Effect.gen(function* () {
     yield* validName(input.name)
     if (mode !== "patch" && input.name === undefined) return yield* bad("name", "is required")
-    return yield* transaction((trx) =>
+    return yield* Effect.gen(function* () {
+      yield* findProject(trx, orgId, projectId)
+      const existing = agentId === undefined ? undefined : yield* findAgent(trx, projectId, agentId, true)
+      const fields = finalFields(mode, input, existing)
+      const is_draft = isDraftAgent(fields)
+      let row: AgentRow
+      if (existing === undefined) {
+        row = yield* Effect.promise(() =>
+          trx
+            .insertInto("agents")
+            .values({ project_id: projectId, ...fields, is_draft })
+            .returningAll()
+            .executeTakeFirstOrThrow(),
+        )
+      } else {
+        // Launch rule 7: a changed clearing field makes the agent's extractions stale.
+        const clears = clearsExtractions(fieldsOf(existing), { ...fields })
+        row = yield* Effect.promise(() =>
+          trx
+            .updateTable("agents")
+            .set({
+              ...fields,
+              is_draft,
+              updated_at: sql`now()`,
+              ...(clears ? { config_version: sql`config_version + 1`, extraction_status: "Pending" } : {}),
+            })
+            .where("id", "=", existing.id)
+            .returningAll()
+            .executeTakeFirstOrThrow(),
+        )
+      }
+      const entries = mode === "patch" ? input.dimensions : (input.dimensions ?? [])
+      if (entries !== undefined) yield* setDimensions(trx, projectId, row.id, entries, mode === "create")
+      const referencesTouched =
+        mode !== "patch" ||
+        input.agent_type !== undefined ||
+        input.derived_prompt !== undefined ||
+        input.derived_agent_references !== undefined
+      if (referencesTouched)
+        yield* setReferences(
+          trx,
+          projectId,
+          row.id,
+          fields,
+          mode === "patch" ? input.derived_agent_references : (input.derived_agent_references ?? []),
+        )
+      return yield* toAgent(trx, row)
+    })
+  })
+
+export interface AgentFilter {
+  readonly isEvaluation?: boolean | undefined
+}
+
+/**
+ * Each project's agents, most recently created first (see `list`); projects not of the current
+ * organisation are absent.
+ */
+const listForProjects = (projectIds: ReadonlyArray<string>, filter: AgentFilter = {}) =>
+  Effect.gen(function* () {
+    const org = yield* CurrentOrganization
+    return yield* withDb((db) =>
       Effect.gen(function* () {
-        yield* findProject(trx, org.id, projectId)
-        const existing = agentId === undefined ? undefined : yield* findAgent(trx, projectId, agentId, true)
-        const fields = finalFields(mode, input, existing)
-        const is_draft = isDraftAgent(fields)
-        let row: AgentRow
-        if (existing === undefined) {
-          row = yield* Effect.promise(() =>
-            trx
-              .insertInto("agents")
-              .values({ project_id: projectId, ...fields, is_draft })
-              .returningAll()
-              .executeTakeFirstOrThrow(),
-          )
-        } else {
-          // Launch rule 7: a changed clearing field makes the agent's extractions stale.
-          const clears = clearsExtractions(fieldsOf(existing), { ...fields })
-          row = yield* Effect.promise(() =>
-            trx
-              .updateTable("agents")
-              .set({
-                ...fields,
-                is_draft,
-                updated_at: sql`now()`,
-                ...(clears ? { config_version: sql`config_version + 1`, extraction_status: "Pending" } : {}),
-              })
-              .where("id", "=", existing.id)
-              .returningAll()
-              .executeTakeFirstOrThrow(),
-          )
-        }
-        const entries = mode === "patch" ? input.dimensions : (input.dimensions ?? [])
-        if (entries !== undefined) yield* setDimensions(trx, projectId, row.id, entries, mode === "create")
-        const referencesTouched =
-          mode !== "patch" ||
-          input.agent_type !== undefined ||
-          input.derived_prompt !== undefined ||
-          input.derived_agent_references !== undefined
-        if (referencesTouched)
-          yield* setReferences(
-            trx,
-            projectId,
-            row.id,
-            fields,
-            mode === "patch" ? input.derived_agent_references : (input.derived_agent_references ?? []),
-          )
-        return yield* toAgent(trx, projectId, row)
+        const ids = yield* projectsOfOrganization(db, org.id, projectIds)
+        if (ids.length === 0) return new Map<string, ReadonlyArray<Agent>>()
+        const rows = yield* Effect.promise(() => {
+          const q = db
+            .selectFrom("agents")
+            .selectAll()
+            .where("project_id", "in", ids)
+            .orderBy("created_at", "desc")
+            .orderBy("id", "desc")
+          return (
+            filter.isEvaluation === undefined ? q : q.where("is_evaluation", "=", filter.isEvaluation)
+          ).execute()
+        })
+        return byProject(ids, yield* toAgents(db, rows), (a) => a.project_id)
       }),
     )
   })
 
 export class Agents extends Effect.Service<Agents>()("@dxs/services/Agents", {
   succeed: {
-    /** The project's agents, most recently created first. */
-    /** Most recently created first; `isEvaluation` lists only evaluation agents (the evaluation page) or only the others. */
-    list: (projectId: string, filter: { readonly isEvaluation?: boolean | undefined } = {}) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        return yield* withDb((db) =>
-          Effect.gen(function* () {
-            yield* findProject(db, org.id, projectId)
-            const rows = yield* Effect.promise(() => {
-              const q = selectAgents(db, projectId).orderBy("created_at", "desc").orderBy("id", "desc")
-              return (
-                filter.isEvaluation === undefined ? q : q.where("is_evaluation", "=", filter.isEvaluation)
-              ).execute()
-            })
-            return yield* toAgents(db, projectId, rows)
-          }),
-        )
-      }),
+    /** The project's agents, most recently created first; `isEvaluation` lists only evaluation agents (the evaluation page) or only the others. */
+    list: (projectId: string, filter: AgentFilter = {}) =>
+      Effect.flatMap(listForProjects([projectId], filter), (lists) => oneProject(projectId, lists)),
+
+    /** For each of the projects that is the organisation's (the others are absent), its `list`. */
+    listForProjects,
 
     get: (projectId: string, id: string) =>
       Effect.gen(function* () {
@@ -628,7 +667,7 @@ export class Agents extends Effect.Service<Agents>()("@dxs/services/Agents", {
         return yield* withDb((db) =>
           Effect.gen(function* () {
             yield* findProject(db, org.id, projectId)
-            return yield* toAgent(db, projectId, yield* findAgent(db, projectId, id))
+            return yield* toAgent(db, yield* findAgent(db, projectId, id))
           }),
         )
       }),

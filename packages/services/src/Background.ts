@@ -24,6 +24,9 @@ import {
   type BackgroundTaskHandler,
   scheduleArchiveSweep,
 } from "./Archive.ts"
+import { deleteExpiredSessions } from "./Members.ts"
+import { failAbandonedMappings, OUTPUT_MAPPING_TASK, outputMappingTaskHandler } from "./OutputSchemas.ts"
+import { sweepRateCounters } from "./RateLimits.ts"
 
 export interface BackgroundOptions {
   readonly blobs: BlobStoreShape
@@ -37,7 +40,10 @@ export interface BackgroundOptions {
   readonly webhooks?: WebhookSettings | undefined
 }
 
-/** Handlers for `parse`, `archive`, `archive-sweep`, the pipeline's run tasks and webhook delivery. */
+/**
+ * Handlers for `parse`, `archive`, `archive-sweep`, the pipeline's run tasks, automatic output mapping and
+ * webhook delivery.
+ */
 export const backgroundTaskHandlers = (
   options: BackgroundOptions,
 ): Readonly<Record<string, BackgroundTaskHandler>> => ({
@@ -46,6 +52,7 @@ export const backgroundTaskHandlers = (
   [ARCHIVE_SWEEP_TASK]: archiveSweepTaskHandler,
   ...pipelineTaskHandlers({ model: options.model ?? localModel, webSearch: options.webSearch }),
   [WEBHOOK_FANOUT_TASK]: webhookFanoutHandler,
+  [OUTPUT_MAPPING_TASK]: outputMappingTaskHandler(options.model ?? localModel),
   ...(options.webhooks ? { [WEBHOOK_DELIVER_TASK]: webhookDeliverHandler(options.webhooks) } : {}),
 })
 
@@ -55,7 +62,11 @@ export const backgroundTaskHandlers = (
  * failed. Returns how many changed.
  */
 export const backgroundHousekeeping = async (db: Kysely<Database>): Promise<number> =>
-  (await failAbandonedParses(db)) + (await failAbandonedRuns(db))
+  (await failAbandonedParses(db)) +
+  (await failAbandonedRuns(db)) +
+  (await failAbandonedMappings(db)) +
+  (await deleteExpiredSessions(db)) +
+  (await sweepRateCounters(db))
 
 /** How often a worker looks for runs whose task failed for good outside a handler (see `failAbandonedRuns`). */
 export const RUN_WATCH_EVERY = Duration.seconds(2)

@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Conflict, NotFound } from "./Errors.ts"
-import { DOCUMENT_DIMENSION, findProject } from "./Projects.ts"
+import { byProject, DOCUMENT_DIMENSION, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 import { iso } from "./Time.ts"
 
 export interface DimensionCreate {
@@ -105,24 +105,53 @@ const orConflict = <A>(name: string, f: () => Promise<A>) =>
     ),
   )
 
+/** Inserts a CUSTOM dimension after the name checks (409 on a collision), inside the caller's transaction. */
+export const insertDimension = (trx: Conn, projectId: string, input: DimensionCreate) =>
+  Effect.gen(function* () {
+    yield* checkDimensionName(trx, projectId, input.name)
+    return yield* orConflict(input.name, () =>
+      trx
+        .insertInto("dimensions")
+        .values({
+          project_id: projectId,
+          name: input.name,
+          description: input.description ?? "",
+          example_values: input.example_values ?? "",
+          value_type: input.value_type ?? "string",
+          source: "CUSTOM",
+          auto_attach_to_new_agents: input.auto_attach_to_new_agents ?? false,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+    )
+  })
+
+/** Each project's dimensions, oldest first; projects not of the current organisation are absent. */
+const listForProjects = (projectIds: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const org = yield* CurrentOrganization
+    const ids = yield* withDb((db) => projectsOfOrganization(db, org.id, projectIds))
+    if (ids.length === 0) return new Map<string, ReadonlyArray<Dimension>>()
+    const rows = yield* query((db) =>
+      db
+        .selectFrom("dimensions")
+        .selectAll()
+        .where("project_id", "in", ids)
+        .orderBy("created_at")
+        .orderBy("id")
+        .execute(),
+    )
+    return byProject(ids, rows.map(toDimension), (d) => d.project_id)
+  })
+
 export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dimensions", {
   succeed: {
     /** The project's dimensions, oldest first. */
     list: (projectId: string) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        yield* withDb((db) => findProject(db, org.id, projectId))
-        const rows = yield* query((db) =>
-          db
-            .selectFrom("dimensions")
-            .selectAll()
-            .where("project_id", "=", projectId)
-            .orderBy("created_at")
-            .orderBy("id")
-            .execute(),
-        )
-        return rows.map(toDimension)
-      }),
+      Effect.flatMap(listForProjects([projectId]), (lists) => oneProject(projectId, lists)),
+
+    /** For each of the projects that is the organisation's (the others are absent), its `list`. */
+    listForProjects,
 
     get: (projectId: string, id: string) =>
       Effect.gen(function* () {
@@ -143,23 +172,7 @@ export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dime
         return yield* transaction((trx) =>
           Effect.gen(function* () {
             yield* findProject(trx, org.id, projectId)
-            yield* checkDimensionName(trx, projectId, name)
-            const row = yield* orConflict(name, () =>
-              trx
-                .insertInto("dimensions")
-                .values({
-                  project_id: projectId,
-                  name,
-                  description: input.description ?? "",
-                  example_values: input.example_values ?? "",
-                  value_type: input.value_type ?? "string",
-                  source: "CUSTOM",
-                  auto_attach_to_new_agents: input.auto_attach_to_new_agents ?? false,
-                })
-                .returningAll()
-                .executeTakeFirstOrThrow(),
-            )
-            return toDimension(row)
+            return toDimension(yield* insertDimension(trx, projectId, { ...input, name }))
           }),
         )
       }),

@@ -1,7 +1,16 @@
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
 import { createReadStream } from "node:fs"
 import type { Readable } from "node:stream"
-import { BlobStore, type Conn, type DocumentRow, documentBlobKey, query, transaction, withDb } from "@dxs/db"
+import {
+  BlobStore,
+  type BlobStoreShape,
+  type Conn,
+  type DocumentRow,
+  documentBlobKey,
+  query,
+  transaction,
+  withDb,
+} from "@dxs/db"
 import { enqueue } from "@dxs/db/TaskQueue"
 import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
 import { documentTypeFromFileName, fileExtension, supportedExtensions } from "@dxs/domain/DocumentType"
@@ -22,7 +31,7 @@ import {
   problemType,
   UnsupportedMediaType,
 } from "./Errors.ts"
-import { findLiveProject, findProject } from "./Projects.ts"
+import { byProject, findLiveProject, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 import { syncTagDimensions } from "./TagDimensions.ts"
 import { iso, isoOrNull } from "./Time.ts"
 
@@ -62,6 +71,12 @@ export class DownloadForbidden extends Schema.TaggedError<DownloadForbidden>()(
 export const downloadForbiddenResponse = DownloadForbidden.pipe(
   HttpApiSchema.withEncoding({ kind: "Json", contentType: "application/problem+json" }),
 )
+
+/** The documents `list` keeps: with tag `tagKey` of value `tagValue` (both or neither). */
+export interface DocumentFilter {
+  readonly tagKey?: string | undefined
+  readonly tagValue?: string | undefined
+}
 
 /** Tags as the API accepts them: a list of `{key, value}` or an object of key to value. */
 export type TagsInput = ReadonlyArray<DocumentTag> | { readonly [key: string]: string }
@@ -296,6 +311,81 @@ const unsupportedType = (fileName: string) =>
 
 const isBase64Url = (s: string) => /^[A-Za-z0-9_-]+$/.test(s)
 
+/** An upload whose name, type and size passed the checks (not stored yet). */
+export interface CheckedUpload {
+  readonly file: UploadedFile
+  readonly fileName: string
+  readonly type: DocumentType
+  readonly sha256: string
+  readonly size: number
+}
+
+/** An upload whose bytes are in the blob store under `key`, to be recorded as document `id`. */
+export interface StoredUpload extends CheckedUpload {
+  readonly id: string
+  readonly key: string
+}
+
+/** 415 for an unknown extension, 413 over the limit, 400 for an empty file. */
+export const checkUpload = (file: UploadedFile, maxFileBytes: number) =>
+  Effect.gen(function* () {
+    const fileName = baseName(file.name)
+    const type = documentTypeFromFileName(fileName)
+    if (type === undefined) return yield* unsupportedType(fileName)
+    const { sha256, size } = yield* digestFile(file.path)
+    if (size > maxFileBytes)
+      return yield* PayloadTooLarge.of(`"${fileName}" is larger than the limit of ${maxFileBytes} bytes`)
+    if (size === 0)
+      return yield* BadRequest.of(`"${fileName}" is empty`, [{ path: "file", message: "is empty" }])
+    return { file, fileName, type, sha256, size } satisfies CheckedUpload
+  })
+
+/** Stores the bytes (fsynced) before any row refers to them. */
+export const storeUpload = (blobs: BlobStoreShape, projectId: string, upload: CheckedUpload) =>
+  Effect.gen(function* () {
+    const id = randomUUID()
+    const key = documentBlobKey(projectId, id, 1, upload.fileName)
+    yield* blobs.putFile(key, upload.file.path)
+    return { ...upload, id, key } satisfies StoredUpload
+  })
+
+/** Records a stored upload as a Pending document (version 1) and enqueues its parse task, in `trx`. */
+export const insertUpload = (trx: Conn, projectId: string, upload: StoredUpload) =>
+  Effect.gen(function* () {
+    const version = 1
+    const row = yield* Effect.promise(() =>
+      trx
+        .insertInto("documents")
+        .values({
+          id: upload.id,
+          project_id: projectId,
+          file_name: upload.fileName,
+          type: upload.type,
+          version,
+          blob_key: upload.key,
+          content_type: contentTypeOf(upload.fileName, upload.file.contentType),
+          size_bytes: upload.size,
+          sha256: upload.sha256,
+          failure_reason: null,
+          parent_document_id: null,
+          last_parsed_at: null,
+          archive_requested_at: null,
+          uploaded_at: sql<Date>`clock_timestamp()`,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+    )
+    yield* Effect.promise(() =>
+      enqueue(trx, {
+        kind: "parse",
+        idempotencyKey: `parse:${upload.id}:${version}`,
+        payload: { document_id: upload.id, version },
+        projectId,
+      }),
+    )
+    return row
+  })
+
 export class Documents extends Effect.Service<Documents>()("@dxs/services/Documents", {
   effect: Effect.gen(function* () {
     const publicUrl = (yield* PublicUrl).replace(/\/+$/, "")
@@ -383,48 +473,53 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
         } satisfies DocumentFile
       })
 
+    /** Each project's documents as `list` gives them; projects not of the current organisation are absent. */
+    const listForProjects = (projectIds: ReadonlyArray<string>, filter: DocumentFilter = {}) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        if ((filter.tagKey === undefined) !== (filter.tagValue === undefined))
+          return yield* BadRequest.of("tag_key and tag_value filter together: supply both or neither", [
+            {
+              path: filter.tagKey === undefined ? "tag_key" : "tag_value",
+              message: "required with the other",
+            },
+          ])
+        return yield* withDb((db) =>
+          Effect.gen(function* () {
+            const ids = yield* projectsOfOrganization(db, org.id, projectIds)
+            if (ids.length === 0) return new Map<string, ReadonlyArray<Document>>()
+            const rows = yield* Effect.promise(() => {
+              let q = db.selectFrom("documents as d").selectAll("d").where("d.project_id", "in", ids)
+              if (filter.tagKey !== undefined && filter.tagValue !== undefined) {
+                const { tagKey, tagValue } = filter
+                q = q.where((eb) =>
+                  eb.exists(
+                    eb
+                      .selectFrom("document_tags as t")
+                      .select("t.document_id")
+                      .whereRef("t.document_id", "=", "d.id")
+                      .where("t.key", "=", tagKey)
+                      .where("t.value", "=", tagValue),
+                  ),
+                )
+              }
+              return q.orderBy("d.uploaded_at", "desc").orderBy("d.id", "desc").execute()
+            })
+            return byProject(ids, yield* toDocuments(db, rows), (d) => d.project_id)
+          }),
+        )
+      })
+
     return {
       /** The largest file an upload may carry, in bytes. */
       maxUploadBytes: maxFileBytes,
 
       /** Most recently uploaded first; optionally only documents whose tag `tagKey` has value `tagValue`. */
-      list: (
-        projectId: string,
-        filter: { readonly tagKey?: string | undefined; readonly tagValue?: string | undefined },
-      ) =>
-        Effect.gen(function* () {
-          const org = yield* CurrentOrganization
-          if ((filter.tagKey === undefined) !== (filter.tagValue === undefined))
-            return yield* BadRequest.of("tag_key and tag_value filter together: supply both or neither", [
-              {
-                path: filter.tagKey === undefined ? "tag_key" : "tag_value",
-                message: "required with the other",
-              },
-            ])
-          return yield* withDb((db) =>
-            Effect.gen(function* () {
-              yield* findProject(db, org.id, projectId)
-              const rows = yield* Effect.promise(() => {
-                let q = db.selectFrom("documents as d").selectAll("d").where("d.project_id", "=", projectId)
-                if (filter.tagKey !== undefined && filter.tagValue !== undefined) {
-                  const { tagKey, tagValue } = filter
-                  q = q.where((eb) =>
-                    eb.exists(
-                      eb
-                        .selectFrom("document_tags as t")
-                        .select("t.document_id")
-                        .whereRef("t.document_id", "=", "d.id")
-                        .where("t.key", "=", tagKey)
-                        .where("t.value", "=", tagValue),
-                    ),
-                  )
-                }
-                return q.orderBy("d.uploaded_at", "desc").orderBy("d.id", "desc").execute()
-              })
-              return yield* toDocuments(db, rows)
-            }),
-          )
-        }),
+      list: (projectId: string, filter: DocumentFilter) =>
+        Effect.flatMap(listForProjects([projectId], filter), (lists) => oneProject(projectId, lists)),
+
+      /** For each of the projects that is the organisation's (the others are absent), its `list`. */
+      listForProjects,
 
       get: (projectId: string, documentId: string) =>
         Effect.gen(function* () {
@@ -450,62 +545,23 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
           const blobs = yield* BlobStore
-          const fileName = baseName(file.name)
-          const type = documentTypeFromFileName(fileName)
-          if (type === undefined) return yield* unsupportedType(fileName)
           const tags = tagsInput === undefined ? [] : yield* normalizeTags(tagsInput)
           yield* withDb((db) => findLiveProject(db, org.id, projectId))
-          const { sha256, size } = yield* digestFile(file.path)
-          if (size > maxFileBytes)
-            return yield* PayloadTooLarge.of(`The file is larger than the limit of ${maxFileBytes} bytes`)
-          if (size === 0)
-            return yield* BadRequest.of(`"${fileName}" is empty`, [{ path: "file", message: "is empty" }])
-          const id = randomUUID()
-          const version = 1
-          const key = documentBlobKey(projectId, id, version, fileName)
-          yield* blobs.putFile(key, file.path)
+          const checked = yield* checkUpload(file, maxFileBytes)
+          const stored = yield* storeUpload(blobs, projectId, checked)
           const row = yield* transaction((trx) =>
             Effect.gen(function* () {
               yield* lockProject(trx, projectId)
               yield* findLiveProject(trx, org.id, projectId)
               yield* sameKeysAsProject(trx, projectId, tags, [])
-              const row = yield* Effect.promise(() =>
-                trx
-                  .insertInto("documents")
-                  .values({
-                    id,
-                    project_id: projectId,
-                    file_name: fileName,
-                    type,
-                    version,
-                    blob_key: key,
-                    content_type: contentTypeOf(fileName, file.contentType),
-                    size_bytes: size,
-                    sha256,
-                    failure_reason: null,
-                    parent_document_id: null,
-                    last_parsed_at: null,
-                    archive_requested_at: null,
-                    uploaded_at: sql<Date>`clock_timestamp()`,
-                  })
-                  .returningAll()
-                  .executeTakeFirstOrThrow(),
-              )
+              const row = yield* insertUpload(trx, projectId, stored)
               if (tags.length > 0) {
-                yield* writeTags(trx, id, tags)
+                yield* writeTags(trx, row.id, tags)
                 yield* syncTagDimensions(trx, projectId)
               }
-              yield* Effect.promise(() =>
-                enqueue(trx, {
-                  kind: "parse",
-                  idempotencyKey: `parse:${id}:${version}`,
-                  payload: { document_id: id, version },
-                  projectId,
-                }),
-              )
               return row
             }),
-          ).pipe(Effect.onError(() => blobs.remove(key)))
+          ).pipe(Effect.onError(() => blobs.remove(stored.key)))
           return yield* withDb((db) => toDocument(db, row))
         }),
 

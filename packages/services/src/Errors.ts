@@ -40,6 +40,38 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
   }
 }
 
+export class Forbidden extends Schema.TaggedError<Forbidden>()(
+  "Forbidden",
+  problem,
+  HttpApiSchema.annotations({
+    status: 403,
+    description: "A write with a session cookie but without its X-CSRF-Token header",
+  }),
+) {
+  static of(detail: string) {
+    return new Forbidden({ type: typeUri("forbidden"), title: "Forbidden", status: 403, detail })
+  }
+}
+
+export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()(
+  "TooManyRequests",
+  { ...problem, retry_after: Schema.Int },
+  HttpApiSchema.annotations({
+    status: 429,
+    description: "Too many requests for this API key or member in the current minute; see Retry-After",
+  }),
+) {
+  static of(detail: string, retryAfterSeconds: number) {
+    return new TooManyRequests({
+      type: typeUri("too-many-requests"),
+      title: "Too many requests",
+      status: 429,
+      detail,
+      retry_after: retryAfterSeconds,
+    })
+  }
+}
+
 export class NotFound extends Schema.TaggedError<NotFound>()(
   "NotFound",
   problem,
@@ -97,14 +129,43 @@ export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaTyp
   }
 }
 
+export const Diagnostic = Schema.Struct({
+  path: Schema.String,
+  severity: Schema.Literal("error", "warning"),
+  code: Schema.String,
+  message: Schema.String,
+}).annotations({ identifier: "V1MappingDiagnostic" })
+
+export class Unprocessable extends Schema.TaggedError<Unprocessable>()(
+  "Unprocessable",
+  { ...problem, diagnostics: Schema.optional(Schema.Array(Diagnostic)) },
+  HttpApiSchema.annotations({
+    status: 422,
+    description: "The request is well-formed but cannot be carried out (for example a mapping with errors)",
+  }),
+) {
+  static of(detail: string, diagnostics?: ReadonlyArray<typeof Diagnostic.Type>) {
+    return new Unprocessable({
+      type: typeUri("unprocessable"),
+      title: "Unprocessable content",
+      status: 422,
+      detail,
+      diagnostics,
+    })
+  }
+}
+
 /** The problem+json schemas as HTTP error responses (content type `application/problem+json`). */
 export const problemResponses = {
   BadRequest: BadRequest.pipe(HttpApiSchema.withEncoding(problemEncoding)),
   Unauthorized: Unauthorized.pipe(HttpApiSchema.withEncoding(problemEncoding)),
+  Forbidden: Forbidden.pipe(HttpApiSchema.withEncoding(problemEncoding)),
+  TooManyRequests: TooManyRequests.pipe(HttpApiSchema.withEncoding(problemEncoding)),
   NotFound: NotFound.pipe(HttpApiSchema.withEncoding(problemEncoding)),
   Conflict: Conflict.pipe(HttpApiSchema.withEncoding(problemEncoding)),
   PayloadTooLarge: PayloadTooLarge.pipe(HttpApiSchema.withEncoding(problemEncoding)),
   UnsupportedMediaType: UnsupportedMediaType.pipe(HttpApiSchema.withEncoding(problemEncoding)),
+  Unprocessable: Unprocessable.pipe(HttpApiSchema.withEncoding(problemEncoding)),
 }
 
 export const problemType = typeUri

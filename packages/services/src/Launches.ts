@@ -2,19 +2,41 @@
  * Launching the pipeline and watching it: `POST …/agents/launch/` and `GET …/agents/status/`.
  */
 import { query, transaction, withDb } from "@dxs/db"
-import { isPipelineRunning, loadAgentStates } from "@dxs/pipeline/run/AgentStates"
+import { loadAgentStatesOfProjects, runningPipelines } from "@dxs/pipeline/run/AgentStates"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import { Effect } from "effect"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Conflict } from "./Errors.ts"
 import type { AgentProgress, ConsistencyCounts } from "./PipelineState.ts"
-import { findLiveProject, findProject } from "./Projects.ts"
+import { findLiveProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 
 export interface AgentsStatus {
   readonly progress: Readonly<Record<string, AgentProgress>>
   readonly consistency: Readonly<Record<string, ConsistencyCounts>>
   readonly pipeline_running: boolean
 }
+
+/** Each project's agents/status record; projects not of the current organisation are absent. */
+const statusForProjects = (projectIds: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const org = yield* CurrentOrganization
+    const ids = yield* withDb((db) => projectsOfOrganization(db, org.id, projectIds))
+    if (ids.length === 0) return new Map<string, AgentsStatus>()
+    const [states, running] = yield* query((db) =>
+      Promise.all([loadAgentStatesOfProjects(db, ids), runningPipelines(db, ids)]),
+    )
+    return new Map(
+      ids.map((id) => {
+        const progress: Record<string, AgentProgress> = {}
+        const consistency: Record<string, ConsistencyCounts> = {}
+        for (const [agentId, state] of states.get(id) ?? []) {
+          progress[agentId] = state.progress
+          consistency[agentId] = state.consistency
+        }
+        return [id, { progress, consistency, pipeline_running: running.has(id) } satisfies AgentsStatus]
+      }),
+    )
+  })
 
 export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches", {
   accessors: true,
@@ -48,19 +70,9 @@ export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches
 
     /** The agents/status record. Drafts are included (always pending). */
     status: (projectId: string) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        yield* withDb((db) => findProject(db, org.id, projectId))
-        const [states, running] = yield* query((db) =>
-          Promise.all([loadAgentStates(db, projectId), isPipelineRunning(db, projectId)]),
-        )
-        const progress: Record<string, AgentProgress> = {}
-        const consistency: Record<string, ConsistencyCounts> = {}
-        for (const [id, state] of states) {
-          progress[id] = state.progress
-          consistency[id] = state.consistency
-        }
-        return { progress, consistency, pipeline_running: running } satisfies AgentsStatus
-      }),
+      Effect.flatMap(statusForProjects([projectId]), (statuses) => oneProject(projectId, statuses)),
+
+    /** For each of the projects that is the organisation's (the others are absent), its `status`. */
+    statusForProjects,
   },
 }) {}

@@ -2,7 +2,7 @@
  * Parsed pages of processed documents: their text and layout, and page images. Images are drawn by the
  * format's backend in a worker thread (never in the API's own thread), under the parse limits.
  */
-import { BlobStore, withDb } from "@dxs/db"
+import { BlobStore, type PageRow, query, withDb } from "@dxs/db"
 import type { DocumentType } from "@dxs/domain/Enums"
 import type { DocumentPage, LayoutItem } from "@dxs/domain/Records"
 import { ParseFailure } from "@dxs/pipeline/parsing/Backend"
@@ -41,6 +41,20 @@ export const pageImageUnavailableReason = (type: string, libreOffice: boolean): 
     ? `Page images are available for PDF, image, Word, PowerPoint and Excel documents, not for ${type} documents`
     : `Page images are available for PDF and image documents; install LibreOffice to render Word/PowerPoint/Excel pages (this is a ${type} document)`
 }
+
+/** A page row of the document as the API shows it. */
+const toPage = (
+  documentId: string,
+  page: Pick<PageRow, "number" | "text" | "layout" | "width" | "height" | "unit">,
+): DocumentPage => ({
+  document_id: documentId,
+  page_number: page.number,
+  text: page.text,
+  width: page.width,
+  height: page.height,
+  unit: page.unit,
+  layout: page.layout as ReadonlyArray<LayoutItem>,
+})
 
 export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
   effect: Effect.gen(function* () {
@@ -85,18 +99,45 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
     return {
       /** Text, size and layout of page `pageNumber` (1-based) of a processed document. */
       get: (projectId: string, documentId: string, pageNumber: number) =>
-        Effect.map(
-          findPage(projectId, documentId, pageNumber),
-          ({ page }): DocumentPage => ({
-            document_id: documentId,
-            page_number: page.number,
-            text: page.text,
-            width: page.width,
-            height: page.height,
-            unit: page.unit,
-            layout: page.layout as ReadonlyArray<LayoutItem>,
-          }),
-        ),
+        Effect.map(findPage(projectId, documentId, pageNumber), ({ page }) => toPage(documentId, page)),
+
+      /**
+       * The pages of each of the documents, in page order, in one read: an entry for each document of the
+       * current organisation's projects that has pages (the others are absent).
+       */
+      forDocuments: (documentIds: ReadonlyArray<string>) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const ids = [...new Set(documentIds)]
+          if (ids.length === 0) return new Map<string, ReadonlyArray<DocumentPage>>()
+          const rows = yield* query((db) =>
+            db
+              .selectFrom("pages as pg")
+              .innerJoin("documents as d", "d.id", "pg.document_id")
+              .innerJoin("projects as p", "p.id", "d.project_id")
+              .select([
+                "pg.document_id",
+                "pg.number",
+                "pg.text",
+                "pg.layout",
+                "pg.width",
+                "pg.height",
+                "pg.unit",
+              ])
+              .where("p.organization_id", "=", org.id)
+              .where("pg.document_id", "in", ids)
+              .orderBy("pg.document_id")
+              .orderBy("pg.number")
+              .execute(),
+          )
+          const byDocument = new Map<string, Array<DocumentPage>>()
+          for (const row of rows) {
+            const list = byDocument.get(row.document_id) ?? []
+            list.push(toPage(row.document_id, row))
+            byDocument.set(row.document_id, list)
+          }
+          return byDocument as ReadonlyMap<string, ReadonlyArray<DocumentPage>>
+        }),
 
       /**
        * The PNG image of a page: PDF pages drawn, images as they are, Word/PowerPoint/Excel pages when

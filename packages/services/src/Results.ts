@@ -399,7 +399,8 @@ const loadDetail = (db: Conn, projectId: string, resultId: string) =>
 
 const invalid = (path: string, message: string) => BadRequest.of(`${path} ${message}`, [{ path, message }])
 
-const checkPage = (
+/** A page's `limit` (1…max, default) and `offset` (≥ 0), or 400 naming the bad one. */
+export const checkPage = (
   limit: number | undefined,
   offset: number | undefined,
   defaults: { readonly limit: number; readonly max: number },
@@ -712,7 +713,8 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
                   resolution_status: input.resolution_status ?? "Resolved",
                   justification: input.justification_for_resolution_status ?? null,
                   is_overridden: true,
-                  updated_by_email: input.updated_by_email ?? null,
+                  // A signed-in member is who set it; an API client may name the person.
+                  updated_by_email: org.member?.email ?? input.updated_by_email ?? null,
                   updated_at: sql`now()`,
                 })
                 .where("id", "=", resultId)
@@ -739,7 +741,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
                   latest_review_status: input.status,
                   latest_review_comment: input.comment ?? "",
                   latest_review_at: sql`now()`,
-                  latest_review_by: input.reviewed_by ?? null,
+                  latest_review_by: org.member?.email ?? input.reviewed_by ?? null,
                 })
                 .where("id", "=", resultId)
                 .execute(),

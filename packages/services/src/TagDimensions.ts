@@ -54,30 +54,56 @@ export const syncTagDimensions = (trx: Conn, projectId: string) =>
       yield* Effect.promise(() => trx.deleteFrom("dimensions").where("id", "in", stale).execute())
   })
 
-/** Current values of a system dimension: document file names (DOCUMENT) or distinct tag values (TAG). */
-export const systemDimensionValues = (db: Conn, projectId: string, source: string, tagKey: string | null) =>
+/**
+ * Current values of system dimensions (by dimension id): their project's document file names (DOCUMENT)
+ * or the distinct values of their tag (TAG), one read per source however many
+ * projects and dimensions.
+ */
+export const systemDimensionValuesOf = (
+  db: Conn,
+  dimensions: ReadonlyArray<{
+    readonly dimension_id: string
+    readonly project_id: string
+    readonly source: string
+    readonly tag_key: string | null
+  }>,
+) =>
   Effect.promise(async () => {
-    if (source === "DOCUMENT") {
-      const rows = await db
-        .selectFrom("documents")
-        .select("file_name")
-        .where("project_id", "=", projectId)
-        .orderBy("uploaded_at")
-        .orderBy("id")
-        .execute()
-      return rows.map((r) => r.file_name)
-    }
-    if (source === "TAG" && tagKey !== null) {
-      const rows = await db
-        .selectFrom("document_tags as t")
-        .innerJoin("documents as d", "d.id", "t.document_id")
-        .where("d.project_id", "=", projectId)
-        .where("t.key", "=", tagKey)
-        .select("t.value")
-        .distinct()
-        .orderBy(sql`t.value`)
-        .execute()
-      return rows.map((r) => r.value)
-    }
-    return []
+    const unique = <A>(xs: ReadonlyArray<A>) => [...new Set(xs)]
+    const documentProjects = unique(
+      dimensions.filter((d) => d.source === "DOCUMENT").map((d) => d.project_id),
+    )
+    const tagged = dimensions.filter((d) => d.source === "TAG" && d.tag_key !== null)
+    const files =
+      documentProjects.length === 0
+        ? []
+        : await db
+            .selectFrom("documents")
+            .select(["project_id", "file_name"])
+            .where("project_id", "in", documentProjects)
+            .orderBy("uploaded_at")
+            .orderBy("id")
+            .execute()
+    const tags =
+      tagged.length === 0
+        ? []
+        : await db
+            .selectFrom("document_tags as t")
+            .innerJoin("documents as d", "d.id", "t.document_id")
+            .where("d.project_id", "in", unique(tagged.map((d) => d.project_id)))
+            .where("t.key", "in", unique(tagged.map((d) => d.tag_key!)))
+            .select(["d.project_id", "t.key", "t.value"])
+            .distinct()
+            .orderBy(sql`t.value`)
+            .execute()
+    return new Map<string, ReadonlyArray<string>>(
+      dimensions.map((d) => [
+        d.dimension_id,
+        d.source === "DOCUMENT"
+          ? files.filter((f) => f.project_id === d.project_id).map((f) => f.file_name)
+          : d.source === "TAG" && d.tag_key !== null
+            ? tags.filter((t) => t.project_id === d.project_id && t.key === d.tag_key).map((t) => t.value)
+            : [],
+      ]),
+    )
   })

@@ -16,6 +16,7 @@ import { Context, Effect } from "effect"
 import { sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, type FieldError, NotFound } from "./Errors.ts"
+import { checkPage } from "./Results.ts"
 import { iso, isoOrNull } from "./Time.ts"
 
 /** A key for processes started without configuration: secrets stored with it last as long as the process. */
@@ -39,6 +40,7 @@ export interface WebhookInput {
   readonly name?: string | undefined
   readonly url?: string | undefined
   readonly subscribed_events?: ReadonlyArray<string> | undefined
+  /** An object of header name to string value; other shapes are refused (400), whatever the adapter passed. */
   readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
@@ -294,9 +296,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
       page: { readonly limit?: number | undefined; readonly offset?: number | undefined },
     ) =>
       Effect.gen(function* () {
+        const { limit, offset } = yield* checkPage(page.limit, page.offset, {
+          limit: DELIVERIES_DEFAULT_LIMIT,
+          max: DELIVERIES_MAX_LIMIT,
+        })
         yield* findActive(id)
-        const limit = Math.min(page.limit ?? DELIVERIES_DEFAULT_LIMIT, DELIVERIES_MAX_LIMIT)
-        const offset = page.offset ?? 0
         const { count } = yield* query((db) =>
           db
             .selectFrom("webhook_deliveries")

@@ -26,7 +26,7 @@ const fileResponse = (file: DocumentFile) =>
     },
   })
 
-const PART_HEADER_ALLOWANCE = 64 * 1024
+export const PART_HEADER_ALLOWANCE = 64 * 1024
 
 const decodeTags = Schema.decodeUnknown(Schema.parseJson(TagsValue))
 
@@ -44,7 +44,7 @@ const tooLarge = (e: Multipart.MultipartError) => {
  * After refusing a body half way, read and discard the rest, so the client gets to read the answer and its
  * connection stays usable; a client that keeps sending far beyond the limit is cut off.
  */
-const discardRest = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
+export const discardRest = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
   Effect.sync(() => {
     const incoming = NodeHttpServerRequest.toIncomingMessage(request)
     if (incoming.readableEnded || incoming.destroyed) return
@@ -57,7 +57,7 @@ const discardRest = (request: HttpServerRequest.HttpServerRequest, maxBytes: num
     incoming.resume()
   })
 
-const uploadProblem = (
+export const uploadProblem = (
   e: Multipart.MultipartError,
   maxBytes: number,
 ): Effect.Effect<never, BadRequest | PayloadTooLarge> =>

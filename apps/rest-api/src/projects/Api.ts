@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
-import { BadRequest, IsoDateInput, NotFound, Uuid } from "../Common.ts"
+import { BadRequest, Conflict, IsoDateInput, NotFound, Uuid } from "../Common.ts"
 
 const Name = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
 const ArchiveDays = Schema.NullOr(
@@ -46,6 +46,11 @@ export class ProjectsApi extends HttpApiGroup.make("projects")
                 "omitted: every live project; empty: unfiled projects only; a folder id: that folder's",
             }),
           ),
+          archived: Schema.optional(
+            Schema.BooleanFromString.annotations({
+              description: "true: the projects archived by hand instead",
+            }),
+          ),
         }),
       )
       .addSuccess(Schema.Array(Project))
@@ -82,6 +87,23 @@ export class ProjectsApi extends HttpApiGroup.make("projects")
       .setPath(IdPath)
       .addSuccess(HttpApiSchema.NoContent)
       .annotate(OpenApi.Summary, "Delete a project with its documents, agents, dimensions and results"),
+  )
+  .add(
+    HttpApiEndpoint.post("archive", "/projects/:id/archive/")
+      .setPath(IdPath)
+      .addSuccess(Project)
+      .addError(Conflict)
+      .annotate(
+        OpenApi.Summary,
+        "Archive a project: hidden from the live list (GET /projects/?archived=true lists it), still retrievable, no uploads or launches",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.post("unarchive", "/projects/:id/unarchive/")
+      .setPath(IdPath)
+      .addSuccess(Project)
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Restore an archived project to the live list"),
   )
   .add(
     HttpApiEndpoint.get("status", "/projects/:id/status/")

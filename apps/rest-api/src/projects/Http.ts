@@ -14,8 +14,11 @@ export const ProjectsHttp = HttpApiBuilder.group(Api, "projects", (handlers) =>
             : urlParams.folder_id === ""
               ? { _tag: "Unfiled" }
               : { _tag: "In", id: urlParams.folder_id },
+          { archived: urlParams.archived },
         ),
       )
+      .handle("archive", ({ path }) => projects.setArchived(path.id, true))
+      .handle("unarchive", ({ path }) => projects.setArchived(path.id, false))
       .handle("create", ({ payload }) => projects.create(payload))
       .handle("get", ({ path }) => projects.get(path.id))
       .handle("patch", ({ path, payload }) => projects.update(path.id, payload, "patch"))

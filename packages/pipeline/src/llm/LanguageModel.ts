@@ -190,6 +190,64 @@ export interface DeriveResponse {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// Automatic output mapping
+
+/**
+ * One field of a project's output JSON Schema that the automatic-mapping planner turned into an agent. The
+ * planner has already decided the agent's name, dimensions and mapping; the model only writes better texts.
+ */
+export interface FieldToDescribe {
+  /** The schema path the agent fills, e.g. "seller/name", "line_items/[*]/amount" — the key of the answer. */
+  readonly path: string
+  readonly agentName: string
+  /** JSON types the field accepts besides null, e.g. ["number"]. */
+  readonly types: ReadonlyArray<string>
+  /** The schema's description ("" if none). */
+  readonly description: string
+  /** The schema's `format` ("" if none). */
+  readonly format: string
+  /** The schema's `enum` values, as text (empty if none). */
+  readonly enumValues: ReadonlyArray<string>
+  /** Dimensions the agent is split by (e.g. "Line item"): one value per dimension value. */
+  readonly dimensions: ReadonlyArray<string>
+  /** The planner's draft texts, used as they are by `local` and as the fallback for fields a model leaves out. */
+  readonly draft: {
+    readonly extractionInstructions: string
+    readonly valueType: "string" | "number"
+    readonly unit: string
+    readonly examples: string
+  }
+}
+
+export interface DescribeFieldsRequest {
+  /** The output schema's title ("" if none). */
+  readonly schemaTitle: string
+  readonly fields: ReadonlyArray<FieldToDescribe>
+}
+
+/** The texts of one field's agent. */
+export interface FieldDescription {
+  /** The request field's `path`. */
+  readonly path: string
+  readonly extractionInstructions: string
+  /**
+   * Always `"number"` exactly when the field's `types` include `number` or `integer` (the mapping depends
+   * on it); a model's own choice is advisory and never overrides this.
+   */
+  readonly valueType: "string" | "number"
+  /** E.g. "USD", "%"; "" when the value has no unit. */
+  readonly unit: string
+  /** Comma-separated examples; "" when none. */
+  readonly examples: string
+}
+
+export interface DescribeFieldsResponse {
+  /** Exactly one description per request field, in the request's order. */
+  readonly fields: ReadonlyArray<FieldDescription>
+  readonly usage: Usage
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // The service
 
 export class ModelError extends Data.TaggedError("ModelError")<{
@@ -206,6 +264,13 @@ export interface LanguageModelShape {
   readonly checkConsistency: (request: ConsistencyRequest) => Effect.Effect<ConsistencyResponse, ModelError>
   readonly resolve: (request: ResolveRequest) => Effect.Effect<ResolveResponse, ModelError>
   readonly derive: (request: DeriveRequest) => Effect.Effect<DeriveResponse, ModelError>
+  /**
+   * Writes the extraction texts of the agents an automatic output mapping plans. `local` returns the
+   * drafts unchanged; a model's answer falls back to the draft for any field it leaves out.
+   */
+  readonly describeFields: (
+    request: DescribeFieldsRequest,
+  ) => Effect.Effect<DescribeFieldsResponse, ModelError>
 }
 
 export class LanguageModel extends Context.Tag("@dxs/pipeline/LanguageModel")<

@@ -1,6 +1,7 @@
 /**
  * The `local` provider (the default): deterministic, offline, no model weights (DESIGN §8). Extraction
- * and discovery are the local extractor's; consistency, resolution and derivation are the domain's rules.
+ * and discovery are the local extractor's; consistency, resolution and derivation are the domain's rules;
+ * automatic output mapping keeps the planner's draft texts.
  */
 import { evaluateDerived } from "@dxs/domain/DerivedExpression"
 import { localConsistency, localResolve } from "@dxs/domain/Resolution"
@@ -59,6 +60,17 @@ export const localModel: LanguageModelShape = {
       })
       return { ...r, usage: noUsage }
     }),
+  describeFields: (request) =>
+    Effect.sync(() => ({
+      fields: request.fields.map((f) => ({
+        path: f.path,
+        extractionInstructions: f.draft.extractionInstructions,
+        valueType: f.draft.valueType,
+        unit: f.draft.unit,
+        examples: f.draft.examples,
+      })),
+      usage: noUsage,
+    })),
 }
 
 export const localModelLayer = Layer.succeed(LanguageModel, localModel)

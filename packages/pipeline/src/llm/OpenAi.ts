@@ -14,7 +14,7 @@
  *   server's token counts (cache hits cost no tokens).
  *
  * Deterministic answers need no model: consistency of identical values, resolution without extractions or
- * of identical consistent values.
+ * of identical consistent values, field descriptions of no fields.
  */
 import {
   canonicalDecimal,
@@ -25,11 +25,15 @@ import {
 } from "@dxs/domain/Values"
 import { Effect, Layer } from "effect"
 import {
+  addUsage,
   type ConsistencyResponse,
   type DeriveResponse,
+  type DescribeFieldsResponse,
   type DiscoverResponse,
   type ExtractedValue,
   type ExtractResponse,
+  type FieldDescription,
+  type FieldToDescribe,
   LanguageModel,
   type LanguageModelShape,
   ModelError,
@@ -42,10 +46,12 @@ import {
 import {
   consistencyPrompt,
   derivePrompt,
+  describeFieldsPrompt,
   discoverPrompt,
   extractionLabel,
   extractPrompt,
   type Prompt,
+  type RawFieldDescription,
   resolvePrompt,
 } from "./Prompts.ts"
 import { cacheKey, type ResponseCache } from "./ResponseCache.ts"
@@ -454,6 +460,21 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
             : raw.reasoning.trim()
         return { value, reasoning, usage } satisfies DeriveResponse
       }),
+
+    describeFields: (request) =>
+      Effect.gen(function* () {
+        const chunks: Array<ReadonlyArray<FieldToDescribe>> = []
+        for (let i = 0; i < request.fields.length; i += MAX_FIELDS_PER_CALL)
+          chunks.push(request.fields.slice(i, i + MAX_FIELDS_PER_CALL))
+        const answers = yield* Effect.forEach(
+          chunks,
+          (fields) => complete(describeFieldsPrompt({ schemaTitle: request.schemaTitle, fields })),
+          { concurrency: "unbounded" },
+        )
+        const fields = chunks.flatMap((chunk, i) => describeChunk(chunk, answers[i]!.value))
+        const usage = answers.reduce((total, a) => addUsage(total, a.usage), noUsage)
+        return { fields, usage } satisfies DescribeFieldsResponse
+      }),
   }
 }
 
@@ -462,6 +483,53 @@ export const openAiModelLayer = (options: OpenAiModelOptions): Layer.Layer<Langu
 
 // ---------------------------------------------------------------------------------------------------------
 // Mapping answers back onto the request
+
+/** Requests describing more fields are split into several calls (their usage summed). */
+export const MAX_FIELDS_PER_CALL = 40
+
+/**
+ * The value type of a field's agent, decided by the field's JSON types alone (as the planner decides it):
+ * `number` when they are all `number`/`integer`, `string` when none is, the draft's for a mix. The mapping
+ * depends on it, so the model's `value_type` is advisory only and never changes it.
+ */
+const fieldValueType = (field: FieldToDescribe): "string" | "number" => {
+  const numeric = field.types.filter((t) => t === "number" || t === "integer").length
+  if (numeric === 0) return "string"
+  return numeric === field.types.length ? "number" : field.draft.valueType
+}
+
+/**
+ * One description per field of the chunk, in its order: the model's first answer for the field's path
+ * (trimmed; blank instructions fall back to the draft's), else the draft. Answers for other paths are
+ * dropped.
+ */
+const describeChunk = (
+  fields: ReadonlyArray<FieldToDescribe>,
+  raw: ReadonlyArray<RawFieldDescription>,
+): Array<FieldDescription> => {
+  const byPath = new Map<string, RawFieldDescription>()
+  for (const answer of raw) if (!byPath.has(answer.path)) byPath.set(answer.path, answer)
+  return fields.map((field) => {
+    const answer = byPath.get(field.path)
+    const valueType = fieldValueType(field)
+    if (answer === undefined)
+      return {
+        path: field.path,
+        extractionInstructions: field.draft.extractionInstructions,
+        valueType,
+        unit: field.draft.unit,
+        examples: field.draft.examples,
+      }
+    const instructions = answer.extractionInstructions.trim()
+    return {
+      path: field.path,
+      extractionInstructions: instructions === "" ? field.draft.extractionInstructions : instructions,
+      valueType,
+      unit: answer.unit.trim(),
+      examples: answer.examples.trim(),
+    }
+  })
+}
 
 const lookupByName = (values: Readonly<Record<string, string>>, name: string): string | undefined => {
   if (values[name] !== undefined) return values[name]

@@ -8,9 +8,11 @@ import type {
   AgentSpec,
   CandidateExtraction,
   DeriveRequest,
+  DescribeFieldsRequest,
   DimensionQuery,
   DiscoverRequest,
   ExtractRequest,
+  FieldToDescribe,
   PageText,
   ResolutionStatus,
 } from "./LanguageModel.ts"
@@ -448,6 +450,101 @@ export const derivePrompt = (request: DeriveRequest): Prompt<RawDerivation> => {
     decode: (content) => {
       if (!isRecord(content)) return undefined
       return { value: optionalText(content.value), reasoning: text(content.reasoning) }
+    },
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Automatic output mapping
+
+export interface RawFieldDescription {
+  readonly path: string
+  readonly extractionInstructions: string
+  /** The model's choice, advisory only (undefined when it is neither `string` nor `number`). */
+  readonly valueType: "string" | "number" | undefined
+  readonly unit: string
+  readonly examples: string
+}
+
+/** The fields as the model sees them (snake_case, like the answer). */
+const fieldsJson = (fields: ReadonlyArray<FieldToDescribe>): string =>
+  JSON.stringify(
+    fields.map((f) => ({
+      path: f.path,
+      agent_name: f.agentName,
+      types: f.types,
+      description: f.description,
+      format: f.format,
+      enum: f.enumValues,
+      dimensions: f.dimensions,
+      draft: {
+        extraction_instructions: f.draft.extractionInstructions,
+        value_type: f.draft.valueType,
+        unit: f.draft.unit,
+        examples: f.draft.examples,
+      },
+    })),
+    null,
+    2,
+  )
+
+/** Above this many fields the answer's `path` is not constrained by an `enum`. */
+const MAX_PATH_ENUM = 100
+
+export const describeFieldsPrompt = (
+  request: DescribeFieldsRequest,
+): Prompt<ReadonlyArray<RawFieldDescription>> => {
+  const paths = [...new Set(request.fields.map((f) => f.path))]
+  const user =
+    given("Output schema", request.schemaTitle) +
+    `Fields (${request.fields.length}):\n${fieldsJson(request.fields)}\n\n` +
+    "Answer one entry per field, with its path exactly as given."
+  return {
+    schemaName: "describe_fields",
+    schema: object({
+      fields: {
+        type: "array",
+        items: object({
+          path: paths.length <= MAX_PATH_ENUM ? { type: "string", enum: paths } : { type: "string" },
+          extraction_instructions: { type: "string" },
+          value_type: { type: "string", enum: ["string", "number"] },
+          unit: { type: "string" },
+          examples: { type: "string" },
+        }),
+      },
+    }),
+    system:
+      "You write the texts of extraction agents. Each field of a JSON output schema is filled by one agent; " +
+      "an extraction model will follow the agent's extraction instructions to find this field's value in " +
+      "business documents (invoices, contracts, reports, statements). For each field write " +
+      "extraction_instructions: one to three plain sentences saying what value to look for, where it usually " +
+      "appears and how it is labelled, and the expected form of the answer (for example a date as " +
+      "YYYY-MM-DD, a number without currency symbol, one of the allowed values). Keep the meaning of the " +
+      "schema's description, enum and format: never contradict or narrow them, and list the allowed values " +
+      "of an enum. When the field has dimensions, the agent answers one value per dimension value (for " +
+      'example per line item): describe the value for one of them. value_type: "number" only for numeric ' +
+      'fields (types number or integer), otherwise "string". unit: the unit numbers are expressed in, like ' +
+      '"USD" or "%", or "" when there is none or it is not known. examples: a few typical values, ' +
+      'comma-separated, or "" when you cannot give realistic ones. Improve on the draft texts; do not invent ' +
+      "facts about the documents.",
+    user,
+    decode: (content) => {
+      if (!isRecord(content) || !Array.isArray(content.fields)) return undefined
+      const fields: Array<RawFieldDescription> = []
+      for (const entry of content.fields) {
+        if (!isRecord(entry)) continue
+        const path = text(entry.path).trim()
+        if (path === "") continue
+        const valueType = text(entry.value_type).trim().toLowerCase()
+        fields.push({
+          path,
+          extractionInstructions: text(entry.extraction_instructions),
+          valueType: valueType === "number" || valueType === "string" ? valueType : undefined,
+          unit: text(entry.unit),
+          examples: text(entry.examples),
+        })
+      }
+      return fields
     },
   }
 }

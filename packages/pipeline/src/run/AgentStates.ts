@@ -12,7 +12,7 @@
 import type { Conn } from "@dxs/db"
 import type { ExtractionStatus } from "@dxs/domain/Enums"
 import { sql } from "kysely"
-import { agentDimensionsKey, loadProjectState, type ProjectState, toSnapshot } from "./ProjectState.ts"
+import { agentDimensionsKey, loadProjectStates, type ProjectState, toSnapshot } from "./ProjectState.ts"
 
 export interface StageProgress {
   readonly total: number
@@ -50,15 +50,15 @@ const stage = (total: number, completed: number): StageProgress => ({
   percentage: total === 0 ? 100 : Math.floor((100 * Math.min(completed, total)) / total),
 })
 
-/** Counts of the agent's current results (at its config version) by resolution status. */
-const resultCounts = async (db: Conn, projectId: string) => {
+/** Counts of each agent's current results (at its config version) by resolution status. */
+const resultCounts = async (db: Conn, projectIds: ReadonlyArray<string>) => {
   const rows = await db
     .selectFrom("resolution_results as r")
     .innerJoin("agents as a", (j) =>
       j.onRef("a.id", "=", "r.agent_id").onRef("a.config_version", "=", "r.agent_config_version"),
     )
     .select(["r.agent_id", "r.resolution_status", sql<number>`count(*)::int`.as("n")])
-    .where("r.project_id", "=", projectId)
+    .where("r.project_id", "in", projectIds)
     .groupBy(["r.agent_id", "r.resolution_status"])
     .execute()
   const byAgent = new Map<string, Map<string, number>>()
@@ -71,7 +71,7 @@ const resultCounts = async (db: Conn, projectId: string) => {
 }
 
 /** Per agent, its web searches at its current config version: recorded, and done. */
-const webSearchCounts = async (db: Conn, projectId: string) => {
+const webSearchCounts = async (db: Conn, projectIds: ReadonlyArray<string>) => {
   const rows = await db
     .selectFrom("web_searches as w")
     .innerJoin("agents as a", (j) =>
@@ -82,36 +82,53 @@ const webSearchCounts = async (db: Conn, projectId: string) => {
       sql<number>`count(*)::int`.as("total"),
       sql<number>`count(w.searched_at)::int`.as("done"),
     ])
-    .where("a.project_id", "=", projectId)
+    .where("a.project_id", "in", projectIds)
     .where("a.enable_web_search", "=", true)
     .groupBy("w.agent_id")
     .execute()
   return new Map(rows.map((r) => [r.agent_id, { total: r.total, done: r.done }]))
 }
 
-/** Agents with unfinished tasks in the project's running run. */
-const activeAgents = async (db: Conn, projectId: string): Promise<ReadonlySet<string>> => {
+/** Agents with unfinished tasks in their project's running run. */
+const activeAgents = async (db: Conn, projectIds: ReadonlyArray<string>): Promise<ReadonlySet<string>> => {
   const rows = await db
     .selectFrom("tasks as t")
     .innerJoin("runs as r", "r.id", "t.run_id")
     .select(sql<string>`distinct t.payload->>'agentId'`.as("agent_id"))
-    .where("r.project_id", "=", projectId)
+    .where("r.project_id", "in", projectIds)
     .where("r.status", "=", "running")
     .where("t.status", "in", ["pending", "running"])
     .execute()
   return new Set(rows.map((r) => r.agent_id).filter((id): id is string => id != null))
 }
 
+/** What the states need beyond the project state, for the agents of all the projects (keyed by agent id). */
+interface AgentCounts {
+  readonly counts: ReadonlyMap<string, ReadonlyMap<string, number>>
+  readonly active: ReadonlySet<string>
+  readonly searches: ReadonlyMap<string, { readonly total: number; readonly done: number }>
+}
+
+const loadAgentCounts = async (db: Conn, projectIds: ReadonlyArray<string>): Promise<AgentCounts> => {
+  const [counts, active, searches] = await Promise.all([
+    resultCounts(db, projectIds),
+    activeAgents(db, projectIds),
+    webSearchCounts(db, projectIds),
+  ])
+  return { counts, active, searches }
+}
+
 export const computeAgentStates = async (
   db: Conn,
   projectId: string,
   state: ProjectState,
-): Promise<ReadonlyMap<string, AgentState>> => {
-  const [counts, active, searches] = await Promise.all([
-    resultCounts(db, projectId),
-    activeAgents(db, projectId),
-    webSearchCounts(db, projectId),
-  ])
+): Promise<ReadonlyMap<string, AgentState>> =>
+  deriveAgentStates(state, await loadAgentCounts(db, [projectId]))
+
+const deriveAgentStates = (
+  state: ProjectState,
+  { counts, active, searches }: AgentCounts,
+): ReadonlyMap<string, AgentState> => {
   const snapshot = toSnapshot(state)
   const resolved = new Set(
     snapshot.resolutions.filter((r) => r.complete).map((r) => `${r.agentId}:${r.agentConfigVersion}`),
@@ -166,20 +183,44 @@ export const computeAgentStates = async (
   return out
 }
 
+/**
+ * Per project, every agent's state (drafts included: always `Pending`), with as many statements as for
+ * one project.
+ */
+export const loadAgentStatesOfProjects = async (
+  db: Conn,
+  projectIds: ReadonlyArray<string>,
+): Promise<ReadonlyMap<string, ReadonlyMap<string, AgentState>>> => {
+  const ids = [...new Set(projectIds)]
+  if (ids.length === 0) return new Map()
+  const states = await loadProjectStates(db, ids)
+  const counts = await loadAgentCounts(db, ids)
+  return new Map(ids.map((id) => [id, deriveAgentStates(states.get(id)!, counts)]))
+}
+
 /** Every agent's state (drafts included: always `Pending`). */
 export const loadAgentStates = async (
   db: Conn,
   projectId: string,
 ): Promise<ReadonlyMap<string, AgentState>> =>
-  computeAgentStates(db, projectId, await loadProjectState(db, projectId))
+  (await loadAgentStatesOfProjects(db, [projectId])).get(projectId)!
+
+/** The projects among `projectIds` with a run queued or running. */
+export const runningPipelines = async (
+  db: Conn,
+  projectIds: ReadonlyArray<string>,
+): Promise<ReadonlySet<string>> => {
+  if (projectIds.length === 0) return new Set()
+  const rows = await db
+    .selectFrom("runs")
+    .select("project_id")
+    .distinct()
+    .where("project_id", "in", projectIds)
+    .where("status", "in", ["queued", "running"])
+    .execute()
+  return new Set(rows.map((r) => r.project_id))
+}
 
 /** True while a run of the project is queued or running. */
-export const isPipelineRunning = async (db: Conn, projectId: string): Promise<boolean> => {
-  const row = await db
-    .selectFrom("runs")
-    .select("id")
-    .where("project_id", "=", projectId)
-    .where("status", "in", ["queued", "running"])
-    .executeTakeFirst()
-  return row !== undefined
-}
+export const isPipelineRunning = async (db: Conn, projectId: string): Promise<boolean> =>
+  (await runningPipelines(db, [projectId])).has(projectId)

@@ -38,26 +38,40 @@ export interface ProjectDocument {
   readonly tags: Readonly<Record<string, string>>
 }
 
+/** `items` by project: an entry (possibly empty) for each of `projectIds`, items in their given order. */
+/** Items grouped by their project, every project of `projectIds` present (empty when it has none). */
+export const byProject = <A>(
+  projectIds: ReadonlyArray<string>,
+  items: ReadonlyArray<A>,
+  projectOf: (item: A) => string,
+): Map<string, Array<A>> => {
+  const out = new Map<string, Array<A>>(projectIds.map((id) => [id, []]))
+  for (const item of items) out.get(projectOf(item))?.push(item)
+  return out
+}
+
 /**
- * Live documents of the project (not queued for archival), oldest first; `only`: just this one (whose
+ * Live documents of each project (not queued for archival), oldest first; `only`: just this one (whose
  * `parseInFlight` is then not looked up: false).
  */
-export const loadDocuments = async (
+const loadDocumentsOfProjects = async (
   db: Conn,
-  projectId: string,
+  projectIds: ReadonlyArray<string>,
   only?: string,
-): Promise<ReadonlyArray<ProjectDocument>> => {
+): Promise<ReadonlyMap<string, ReadonlyArray<ProjectDocument>>> => {
+  if (projectIds.length === 0) return new Map()
   let query = db
     .selectFrom("documents as d")
     .select([
       "d.id",
+      "d.project_id",
       "d.file_name",
       "d.status",
       "d.version",
       sql<Record<string, string>>`coalesce((select jsonb_object_agg(g.key, g.value) from document_tags g
         where g.document_id = d.id), '{}'::jsonb)`.as("tags"),
     ])
-    .where("d.project_id", "=", projectId)
+    .where("d.project_id", "in", projectIds)
     .where("d.archive_requested_at", "is", null)
     .orderBy("d.uploaded_at")
     .orderBy("d.id")
@@ -69,32 +83,50 @@ export const loadDocuments = async (
       : db
           .selectFrom("tasks")
           .select(sql<string>`payload->>'document_id'`.as("document_id"))
-          .where("project_id", "=", projectId)
+          .where("project_id", "in", projectIds)
           .where("kind", "=", "parse")
           .where("status", "in", ["pending", "running"])
           .execute(),
   ])
   const inFlight = new Set(parsing.map((t) => t.document_id))
-  return rows.map((r) => ({
-    id: r.id,
-    name: r.file_name,
-    status: r.status as DocumentStatus,
-    version: r.version,
-    parseInFlight: inFlight.has(r.id),
-    tags: r.tags,
-  }))
+  const byId = byProject(projectIds, rows, (r) => r.project_id)
+  return new Map(
+    [...byId].map(([projectId, list]) => [
+      projectId,
+      list.map((r) => ({
+        id: r.id,
+        name: r.file_name,
+        status: r.status as DocumentStatus,
+        version: r.version,
+        parseInFlight: inFlight.has(r.id),
+        tags: r.tags,
+      })),
+    ]),
+  )
 }
 
-/** The project's agents (drafts included), oldest first, with dimensions and references. */
-export const loadAgents = async (
+/**
+ * Live documents of the project (not queued for archival), oldest first; `only`: just this one (whose
+ * `parseInFlight` is then not looked up: false).
+ */
+export const loadDocuments = async (
   db: Conn,
   projectId: string,
   only?: string,
-): Promise<ReadonlyArray<ProjectAgent>> => {
-  let query = db.selectFrom("agents").selectAll().where("project_id", "=", projectId)
+): Promise<ReadonlyArray<ProjectDocument>> =>
+  (await loadDocumentsOfProjects(db, [projectId], only)).get(projectId) ?? []
+
+/** Each project's agents (drafts included), oldest first, with dimensions and references. */
+const loadAgentsOfProjects = async (
+  db: Conn,
+  projectIds: ReadonlyArray<string>,
+  only?: string,
+): Promise<ReadonlyMap<string, ReadonlyArray<ProjectAgent>>> => {
+  if (projectIds.length === 0) return new Map()
+  let query = db.selectFrom("agents").selectAll().where("project_id", "in", projectIds)
   if (only !== undefined) query = query.where("id", "=", only)
   const rows = await query.orderBy("created_at").orderBy("id").execute()
-  if (rows.length === 0) return []
+  if (rows.length === 0) return byProject(projectIds, [], () => "")
   const ids = rows.map((r) => r.id)
   const attachments = await db
     .selectFrom("agent_dimensions as ad")
@@ -120,7 +152,7 @@ export const loadAgents = async (
     .where("agent_id", "in", ids)
     .orderBy("position")
     .execute()
-  return rows.map((row) => ({
+  const agents = rows.map((row) => ({
     row,
     dimensions: attachments
       .filter((a) => a.agent_id === row.id)
@@ -136,7 +168,16 @@ export const loadAgents = async (
       })),
     references: references.filter((r) => r.agent_id === row.id).map((r) => r.referenced_agent_id),
   }))
+  return byProject(projectIds, agents, (a) => a.row.project_id)
 }
+
+/** The project's agents (drafts included), oldest first, with dimensions and references. */
+export const loadAgents = async (
+  db: Conn,
+  projectId: string,
+  only?: string,
+): Promise<ReadonlyArray<ProjectAgent>> =>
+  (await loadAgentsOfProjects(db, [projectId], only)).get(projectId) ?? []
 
 export const snapshotDimensions = (agent: ProjectAgent): ReadonlyArray<SnapshotDimension> =>
   agent.dimensions.map((d) => ({
@@ -166,11 +207,17 @@ export interface PipelineRecords {
   }>
 }
 
-export const loadRecords = async (db: Conn, projectId: string): Promise<PipelineRecords> => {
+/** Each project's records of finished extraction and resolution work. */
+const loadRecordsOfProjects = async (
+  db: Conn,
+  projectIds: ReadonlyArray<string>,
+): Promise<ReadonlyMap<string, PipelineRecords>> => {
+  if (projectIds.length === 0) return new Map()
   const pairs = await db
     .selectFrom("extraction_pairs as p")
     .innerJoin("agents as a", "a.id", "p.agent_id")
     .select([
+      "a.project_id",
       "p.agent_id",
       "p.document_id",
       "p.agent_config_version",
@@ -178,16 +225,29 @@ export const loadRecords = async (db: Conn, projectId: string): Promise<Pipeline
       "p.dimensions_key",
       "p.extracted_at",
     ])
-    .where("a.project_id", "=", projectId)
+    .where("a.project_id", "in", projectIds)
     .execute()
   const resolutions = await db
     .selectFrom("agent_resolutions as r")
     .innerJoin("agents as a", "a.id", "r.agent_id")
-    .select(["r.agent_id", "r.agent_config_version", "r.complete", "r.resolved_at"])
-    .where("a.project_id", "=", projectId)
+    .select(["a.project_id", "r.agent_id", "r.agent_config_version", "r.complete", "r.resolved_at"])
+    .where("a.project_id", "in", projectIds)
     .execute()
-  return { pairs, resolutions }
+  const pairsOf = byProject(projectIds, pairs, (p) => p.project_id)
+  const resolutionsOf = byProject(projectIds, resolutions, (r) => r.project_id)
+  return new Map(
+    projectIds.map((id) => [
+      id,
+      {
+        pairs: (pairsOf.get(id) ?? []).map(({ project_id: _, ...p }) => p),
+        resolutions: (resolutionsOf.get(id) ?? []).map(({ project_id: _, ...r }) => r),
+      },
+    ]),
+  )
 }
+
+export const loadRecords = async (db: Conn, projectId: string): Promise<PipelineRecords> =>
+  (await loadRecordsOfProjects(db, [projectId])).get(projectId)!
 
 export interface ProjectState {
   readonly documents: ReadonlyArray<ProjectDocument>
@@ -196,28 +256,43 @@ export interface ProjectState {
   readonly run: { readonly running: boolean; readonly queued: boolean }
 }
 
-export const loadProjectState = async (db: Conn, projectId: string): Promise<ProjectState> => {
+/** The state of each of the projects, with as many statements as for one project. */
+export const loadProjectStates = async (
+  db: Conn,
+  projectIds: ReadonlyArray<string>,
+): Promise<ReadonlyMap<string, ProjectState>> => {
+  const ids = [...new Set(projectIds)]
+  if (ids.length === 0) return new Map()
   const [documents, agents, records, runs] = await Promise.all([
-    loadDocuments(db, projectId),
-    loadAgents(db, projectId),
-    loadRecords(db, projectId),
+    loadDocumentsOfProjects(db, ids),
+    loadAgentsOfProjects(db, ids),
+    loadRecordsOfProjects(db, ids),
     db
       .selectFrom("runs")
-      .select("status")
-      .where("project_id", "=", projectId)
+      .select(["project_id", "status"])
+      .where("project_id", "in", ids)
       .where("status", "in", ["queued", "running"])
       .execute(),
   ])
-  return {
-    documents,
-    agents,
-    records,
-    run: {
-      running: runs.some((r) => r.status === "running"),
-      queued: runs.some((r) => r.status === "queued"),
-    },
-  }
+  const runsOf = byProject(ids, runs, (r) => r.project_id)
+  return new Map(
+    ids.map((id) => [
+      id,
+      {
+        documents: documents.get(id) ?? [],
+        agents: agents.get(id) ?? [],
+        records: records.get(id)!,
+        run: {
+          running: (runsOf.get(id) ?? []).some((r) => r.status === "running"),
+          queued: (runsOf.get(id) ?? []).some((r) => r.status === "queued"),
+        },
+      },
+    ]),
+  )
 }
+
+export const loadProjectState = async (db: Conn, projectId: string): Promise<ProjectState> =>
+  (await loadProjectStates(db, [projectId])).get(projectId)!
 
 /**
  * The planner's snapshot. A resolution counts as complete only if it is newer than every extraction of

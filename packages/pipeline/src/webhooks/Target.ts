@@ -32,10 +32,30 @@ export type TargetCheck =
 const literalFamily = (host: string): 4 | 6 | undefined =>
   parseIPv4(host) !== undefined ? 4 : parseIPv6(host) !== undefined ? 6 : undefined
 
+/** How long a host name may take to resolve before the attempt counts as failed. */
+export const RESOLVE_TIMEOUT_MS = 5_000
+
+/** `resolve(host)`, or a rejection with code `ETIMEOUT` after `ms`. */
+const resolveWithin = (resolve: Resolver, host: string, ms: number) =>
+  new Promise<ReadonlyArray<ResolvedAddress>>((done, fail) => {
+    const timer = setTimeout(() => fail(Object.assign(new Error("timed out"), { code: "ETIMEOUT" })), ms)
+    resolve(host).then(
+      (a) => {
+        clearTimeout(timer)
+        done(a)
+      },
+      (e) => {
+        clearTimeout(timer)
+        fail(e)
+      },
+    )
+  })
+
 export const checkTarget = async (
   url: string,
   settings: { readonly allowLoopback: boolean },
   resolve: Resolver = systemResolver,
+  resolveTimeoutMs = RESOLVE_TIMEOUT_MS,
 ): Promise<TargetCheck> => {
   const valid = validateWebhookUrl(url, settings)
   if (!valid.ok) return { ok: false, reason: `the URL ${valid.message}` }
@@ -45,7 +65,7 @@ export const checkTarget = async (
   if (family !== undefined) addresses = [{ address: host, family }]
   else {
     try {
-      addresses = await resolve(host)
+      addresses = await resolveWithin(resolve, host, resolveTimeoutMs)
     } catch (e) {
       const code = (e as { code?: unknown }).code
       return {

@@ -242,6 +242,15 @@ describe("localExtract", () => {
     expect(localExtract(request(agent("Total", "number"), [])).values).toEqual([])
   })
 
+  it("answers a due date only from a date labelled as due", () => {
+    const due = agent("Due date", "string", { extractionInstructions: "The date by which payment is due" })
+    expect(localExtract(request(due, invoiceUs)).values).toEqual([])
+    const withDue = [invoiceUs[0]!.replace("Bill To:", "Due Date: April 4, 2024\nBill To:"), invoiceUs[1]!]
+    expect(localExtract(request(due, withDue)).values[0]?.value).toBe("2024-04-04")
+    // The invoice date is still found for an invoice-date agent.
+    expect(localExtract(request(agent("Invoice date"), withDue)).values[0]?.value).toBe("2024-03-05")
+  })
+
   it("reports the page the value is on across several pages", () => {
     const pages = [
       "Cover page\n\nQuarterly statement for Globex Corporation",

@@ -3,7 +3,13 @@
  * fixtures, and a way to read what the model was asked.
  */
 import { Effect, Either } from "effect"
-import type { ChatCompletionRequestBody, FakeOpenAiServer } from "../../src/llm/FakeOpenAiServer.ts"
+import { afterAll, beforeAll, beforeEach } from "vitest"
+import {
+  type ChatCompletionRequestBody,
+  type FakeOpenAiServer,
+  genericResponder,
+  startFakeOpenAiServer,
+} from "../../src/llm/FakeOpenAiServer.ts"
 import type {
   AgentSpec,
   CandidateExtraction,
@@ -14,6 +20,25 @@ import type {
 import { makeOpenAiModel, type OpenAiModelOptions } from "../../src/llm/OpenAi.ts"
 
 export * from "../../src/llm/FakeOpenAiServer.ts"
+
+/**
+ * One fake server for the test file: started before its tests (handed to `started`), closed after them,
+ * and before each test reset to answer every request with `genericResponder`.
+ */
+export const useFakeOpenAiServer = (started: (server: FakeOpenAiServer) => void) => {
+  let server: FakeOpenAiServer
+  beforeAll(async () => {
+    server = await startFakeOpenAiServer()
+    started(server)
+  })
+  afterAll(async () => {
+    await server.close()
+  })
+  beforeEach(() => {
+    server.reset()
+    server.respond = genericResponder
+  })
+}
 
 export const agent = (overrides: Partial<AgentSpec> = {}): AgentSpec => ({
   id: "agent-1",

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import type { DerivedInput, ExtractRequest } from "../../src/llm/LanguageModel.ts"
 import { locatePassage } from "../../src/llm/OpenAi.ts"
 import {
@@ -7,25 +7,17 @@ import {
   candidate,
   dimension,
   type FakeOpenAiServer,
-  genericResponder,
   modelFor,
   page,
   schemaName,
   schemaOf,
-  startFakeOpenAiServer,
+  useFakeOpenAiServer,
   userMessage,
 } from "./FakeOpenAi.ts"
 
 let server: FakeOpenAiServer
-beforeAll(async () => {
-  server = await startFakeOpenAiServer()
-})
-afterAll(async () => {
-  await server.close()
-})
-beforeEach(() => {
-  server.reset()
-  server.respond = genericResponder
+useFakeOpenAiServer((started) => {
+  server = started
 })
 
 const run = Effect.runPromise

@@ -100,6 +100,13 @@ describe("checkTarget", () => {
     }
   })
 
+  it("refuses a host whose resolution takes longer than the limit", async () => {
+    // A resolver that never answers: without the limit, this test would hang until vitest gives up.
+    const never: Resolver = () => new Promise(() => undefined)
+    const r = await checkTarget("https://slow.example.com/hook", { allowLoopback: false }, never, 50)
+    expect(r).toEqual({ ok: false, reason: "the host slow.example.com could not be resolved (ETIMEOUT)" })
+  })
+
   it("allows loopback (over http too) only when the settings allow it; private stays refused", async () => {
     expect(await checkTarget("http://localhost:8080/hook", allow, dns.resolve)).toMatchObject({
       ok: true,

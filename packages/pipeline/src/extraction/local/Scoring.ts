@@ -122,6 +122,9 @@ const numberQualifier = (label: string): string | undefined => {
   return m?.[1]
 }
 
+/** Words that mark a due date (label or line). */
+const DUE_WORDS = /\b(due|payable|pay by|payment by|zahlbar|fällig|échéance|vervaldatum)\b/
+
 /** Markers of the customer's address block (bill-to, attention of) in the languages supported. */
 const CUSTOMER_BLOCK =
   /\b(bill(ed)? to|ship(ped)? to|sold to|invoice to|deliver(ed)? to|customer|buyer|attn|attention|t\.a\.v|factuuradres|afleveradres|rechnungsadresse|lieferadresse|rechnungsempfänger|kunde|klant|adresse de facturation|adresse de livraison|destinataire|facturé à|livré à)\b/i
@@ -234,6 +237,15 @@ export const scoreCandidate = (
       // Dates in definitions, signatures and notice clauses rarely date the agreement.
       if (DEFINITION_WORDS.test(context)) score -= 0.3
     }
+  }
+  // A due date asked for: a date whose label and line say nothing of "due" or "payable" is another date.
+  if (
+    profile.kind === "date" &&
+    /\bdue\b/.test(profile.cueText) &&
+    !DUE_WORDS.test(`${lowerLabel} ${line}`)
+  ) {
+    score -= 3.5
+    cues.push("not labelled as a due date")
   }
   if (
     profile.kind === "name" &&

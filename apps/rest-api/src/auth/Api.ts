@@ -1,0 +1,55 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../Auth.ts"
+import { flexibleBody } from "../Body.ts"
+import { BadRequest, Unauthorized } from "../Common.ts"
+
+export const SignInRequest = Schema.Struct({
+  email: Schema.String,
+  password: Schema.String,
+}).annotations({ identifier: "V1SignInRequest" })
+
+export const MemberRecord = Schema.Struct({
+  id: Schema.UUID,
+  email: Schema.String,
+  organization: Schema.Struct({ id: Schema.UUID, name: Schema.String }),
+  created_at: Schema.String,
+}).annotations({ identifier: "V1Member" })
+
+export const SessionResponse = Schema.Struct({
+  member: MemberRecord,
+  csrf_token: Schema.String.annotations({ description: "send it in the X-CSRF-Token header of every write" }),
+  expires_at: Schema.String.annotations({ format: "date-time" }),
+}).annotations({ identifier: "V1Session" })
+
+export class AuthApi extends HttpApiGroup.make("auth")
+  .add(
+    HttpApiEndpoint.post("signIn", "/auth/sign-in/")
+      .setPayload(flexibleBody(SignInRequest))
+      .addSuccess(SessionResponse)
+      .addError(BadRequest)
+      .addError(Unauthorized)
+      .annotate(
+        OpenApi.Summary,
+        "Sign a member in: sets the HttpOnly dxs_session cookie and answers the session's CSRF token",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.post("signOut", "/auth/sign-out/")
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(BadRequest)
+      .addError(Unauthorized)
+      .annotate(OpenApi.Summary, "End the session of the dxs_session cookie and clear the cookie"),
+  )
+  .add(
+    HttpApiEndpoint.get("session", "/auth/session/")
+      .addSuccess(SessionResponse)
+      .addError(BadRequest)
+      .middleware(Authentication)
+      .annotate(OpenApi.Summary, "The signed-in member, the session's CSRF token and its expiry"),
+  )
+  .annotate(OpenApi.Title, "Sign-in")
+  .annotate(
+    OpenApi.Description,
+    "Sessions of the web application's members. API clients use X-API-Key instead; with a session cookie, writes need the X-CSRF-Token header.",
+  ) {}

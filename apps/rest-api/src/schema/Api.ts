@@ -1,0 +1,131 @@
+import { Diagnostic, EXTRACT_MAX_FILES } from "@dxs/services"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../Auth.ts"
+import { flexibleBody } from "../Body.ts"
+import {
+  BadRequest,
+  Conflict,
+  NotFound,
+  PayloadTooLarge,
+  Unprocessable,
+  UnsupportedMediaType,
+  Uuid,
+} from "../Common.ts"
+
+const MappingStatus = Schema.Literal("pending", "success", "failed")
+
+export const OutputSchemaRecord = Schema.Struct({
+  schema: Schema.Unknown.annotations({ description: "the target JSON Schema (Draft 2020-12)" }),
+  auto_map: Schema.Boolean,
+  mapping: Schema.Unknown.annotations({
+    description:
+      "the mapping node tree (kinds object, scalar_from_agent, array_from_dimension, object_from_dimension), or null",
+  }),
+  status: MappingStatus,
+  source: Schema.Literal("llm", "manual"),
+  error: Schema.NullOr(Schema.String),
+  generated_at: Schema.NullOr(Schema.String.annotations({ format: "date-time" })),
+  schema_in_sync: Schema.Boolean,
+  diagnostics: Schema.Array(Diagnostic),
+}).annotations({ identifier: "V1SchemaResponse" })
+
+export const OutputSchemaRequest = Schema.Struct({
+  schema: Schema.Unknown.annotations({
+    description: "the target JSON Schema (Draft 2020-12), an object; in a form body, its JSON text",
+  }),
+  auto_map: Schema.Boolean.annotations({
+    description:
+      "true: agents and mapping are generated in the background; false: the mapping is in this request",
+  }),
+  mapping: Schema.optional(
+    Schema.NullOr(Schema.Unknown).annotations({
+      description:
+        "auto_map false: an object saves it, null clears it, omitted keeps it (only when the schema is new or changed)",
+    }),
+  ),
+}).annotations({ identifier: "V1SchemaRequest" })
+
+export const ExtractForm = Schema.Struct({
+  files: Multipart.FilesSchema.annotations({
+    description: `one or more documents (repeat the field; at most ${EXTRACT_MAX_FILES})`,
+  }),
+  schema: Schema.String.annotations({
+    description: "the target JSON Schema (Draft 2020-12) as a JSON string",
+  }),
+  project_name: Schema.optional(Schema.String.annotations({ description: "default `API Extraction`" })),
+  auto_map: Schema.String.annotations({ description: "`true` or `false`" }),
+}).annotations({ identifier: "V1ExtractRequest" })
+
+export const ExtractResponse = Schema.Struct({
+  project_id: Uuid,
+  status_url: Schema.String.annotations({ description: "path of the project status" }),
+  results_url: Schema.String.annotations({ description: "path of the schema-format results" }),
+}).annotations({ identifier: "V1ExtractResponse" })
+
+const ProjectPath = Schema.Struct({ project_id: Uuid })
+
+export class OutputSchemaApi extends HttpApiGroup.make("outputSchema")
+  .add(
+    HttpApiEndpoint.get("get", "/projects/:project_id/schema/")
+      .setPath(ProjectPath)
+      .addSuccess(OutputSchemaRecord)
+      .annotate(
+        OpenApi.Summary,
+        "The project's output schema, mapping, mapping status and diagnostics; poll until status is success after enabling automatic mapping",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.put("put", "/projects/:project_id/schema/")
+      .setPath(ProjectPath)
+      .setPayload(flexibleBody(OutputSchemaRequest))
+      .addSuccess(OutputSchemaRecord)
+      .addError(Unprocessable)
+      .annotate(
+        OpenApi.Summary,
+        "Set the output schema: auto_map true generates agents and a mapping in the background; false saves (object), clears (null) or keeps (omitted, new or changed schema only) the mapping",
+      )
+      .annotate(
+        OpenApi.Description,
+        "A mapping with error diagnostics is refused with 422 and the diagnostics; warnings are saved and the affected fields are left out of results.",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.get("results", "/projects/:project_id/results/schema/")
+      .setPath(ProjectPath)
+      .setUrlParams(
+        Schema.Struct({
+          enrich: Schema.optional(
+            Schema.BooleanFromString.annotations({
+              description: "add <field>_consistency and <field>_service_url beside every scalar field",
+            }),
+          ),
+        }),
+      )
+      .addSuccess(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+      .addError(Conflict)
+      .addError(Unprocessable)
+      .annotate(
+        OpenApi.Summary,
+        "The results as a JSON object conforming to the project's schema (400 without a schema, 409 while the mapping is generated, 422 when generation failed)",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.post("extract", "/extract/")
+      .setPayload(HttpApiSchema.Multipart(ExtractForm))
+      .addSuccess(ExtractResponse, { status: 202 })
+      .addError(PayloadTooLarge)
+      .addError(UnsupportedMediaType)
+      .annotate(
+        OpenApi.Summary,
+        "One call: create a project with the files and the schema; with auto_map true, agents and mapping are generated and the pipeline runs",
+      ),
+  )
+  .addError(BadRequest)
+  .addError(NotFound)
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Output schema")
+  .annotate(
+    OpenApi.Description,
+    "A target JSON Schema per project, the mapping of agents and dimensions to its fields, and results in its shape.",
+  ) {}

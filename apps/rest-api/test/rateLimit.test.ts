@@ -1,0 +1,53 @@
+/**
+ * The per-key (and per-member) request limit: counted in PostgreSQL per minute, 429 problem+json with
+ * Retry-After beyond it, each key and member on its own count.
+ */
+import { beforeAll, describe, expect, it } from "vitest"
+import { expectProblem, startTestApi, type TestApi } from "./harness.ts"
+
+let api: TestApi
+const LIMIT = 5
+
+beforeAll(async () => {
+  api = await startTestApi({ rateLimitPerMinute: LIMIT })
+})
+
+/** Starts at the beginning of a minute's window when the current one is nearly over (counts are per minute). */
+const freshWindow = async () => {
+  const second = new Date().getUTCSeconds()
+  if (second > 45) await new Promise((r) => setTimeout(r, (61 - second) * 1000))
+}
+
+describe("the request limit", () => {
+  it("answers 429 with Retry-After beyond the limit, for that key only", async () => {
+    await freshWindow()
+    const a = api.client(await api.newKey("acme"))
+    const b = api.client(await api.newKey("acme"))
+    for (let i = 0; i < LIMIT; i++) expect((await a.get("/projects/")).status).toBe(200)
+    const over = await a.get("/projects/")
+    expectProblem(over, 429)
+    const retryAfter = Number(over.headers.get("retry-after"))
+    expect(retryAfter).toBeGreaterThanOrEqual(1)
+    expect(retryAfter).toBeLessThanOrEqual(60)
+    expect(over.body.retry_after).toBe(retryAfter)
+    expect(over.body.detail).toMatch(/5 requests/)
+    // Another key of the same organisation has its own count.
+    expect((await b.get("/projects/")).status).toBe(200)
+  })
+
+  it("counts a signed-in member's requests on their own", async () => {
+    await freshWindow()
+    await api.newMember("acme", "lin@example.com", "a long enough password")
+    const signIn = await fetch(`${api.base}/auth/sign-in/`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "lin@example.com", password: "a long enough password" }),
+    })
+    const cookie = /^(dxs_session=[^;]+)/.exec(signIn.headers.get("set-cookie") ?? "")![1]!
+    const get = () => fetch(`${api.base}/projects/`, { headers: { cookie } })
+    for (let i = 0; i < LIMIT; i++) expect((await get()).status).toBe(200)
+    const over = await get()
+    expect(over.status).toBe(429)
+    expect(over.headers.get("retry-after")).toMatch(/^\d+$/)
+  })
+})

@@ -1,0 +1,183 @@
+import { type FormEvent, useState } from "react"
+import { api, errorMessage, seg } from "../api.ts"
+import { ErrorAlert, formatDate, Loading, VisuallyHidden } from "../components.tsx"
+import { useClipboard, useResource } from "../hooks.ts"
+import { useTitle } from "../router.tsx"
+import type { ApiKey, NewApiKey } from "../types.ts"
+import { WebhooksSection } from "../WebhooksSection.tsx"
+
+/**
+ * `/developer`: the organisation's API keys — create and rotate (the new key is shown once), revoke —
+ * and its webhook subscriptions.
+ */
+export function DeveloperScreen() {
+  useTitle("Developer")
+  const keys = useResource<ReadonlyArray<ApiKey>>("/keys/")
+  const [name, setName] = useState("")
+  const [created, setCreated] = useState<{ readonly key: NewApiKey; readonly rotated: boolean } | undefined>(
+    undefined,
+  )
+  const [error, setError] = useState<string | undefined>(undefined)
+  const [busy, setBusy] = useState(false)
+  // the id of the key being revoked or rotated
+  const [revoking, setRevoking] = useState<string | undefined>(undefined)
+  const { copied, copy, reset: resetCopied } = useClipboard()
+
+  const create = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    setBusy(true)
+    setError(undefined)
+    resetCopied()
+    try {
+      const key = await api.post<NewApiKey>("/keys/", { name: name.trim() })
+      setCreated({ key, rotated: false })
+      setName("")
+      await keys.reload()
+    } catch (err) {
+      setError(errorMessage(err))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const revoke = async (key: ApiKey) => {
+    setRevoking(key.id)
+    setError(undefined)
+    try {
+      await api.del(`/keys/${seg(key.id)}/`)
+      await keys.reload()
+    } catch (err) {
+      setError(errorMessage(err))
+    } finally {
+      setRevoking(undefined)
+    }
+  }
+
+  const rotate = async (key: ApiKey) => {
+    setRevoking(key.id)
+    setError(undefined)
+    resetCopied()
+    try {
+      const next = await api.post<NewApiKey>(`/keys/${seg(key.id)}/rotate/`)
+      setCreated({ key: next, rotated: true })
+      await keys.reload()
+    } catch (err) {
+      setError(errorMessage(err))
+    } finally {
+      setRevoking(undefined)
+    }
+  }
+
+  return (
+    <>
+      <h1>Developer</h1>
+      <p className="lead">
+        API keys let programs use the REST API (header <code>X-API-Key</code>). See the{" "}
+        <a href="/api/v1/docs">API documentation</a>.
+      </p>
+
+      <section aria-labelledby="new-key-heading" className="section">
+        <h2 id="new-key-heading">Create an API key</h2>
+        <form className="inline-form" onSubmit={create}>
+          <div className="field">
+            <label htmlFor="key-name">Key name</label>
+            <input id="key-name" name="name" value={name} onChange={(e) => setName(e.target.value)} />
+          </div>
+          <button type="submit" disabled={busy}>
+            Create key
+          </button>
+        </form>
+        {created && (
+          <div className="card new-key" role="status">
+            <p>
+              <strong>Your new key{created.key.name ? ` “${created.key.name}”` : ""}:</strong>
+            </p>
+            <p className="key-line">
+              <code data-testid="new-key">{created.key.key}</code>
+              <button type="button" className="secondary" onClick={() => void copy(created.key.key)}>
+                {copied ? "Copied" : "Copy"}
+              </button>
+            </p>
+            {created.rotated && (
+              <p className="note" data-testid="rotated-note">
+                It replaces the rotated key, which is revoked and no longer works: update the programs that
+                used it.
+              </p>
+            )}
+            <p className="note">
+              It is shown once: copy it now and keep it somewhere safe. It cannot be displayed again.
+            </p>
+          </div>
+        )}
+        <ErrorAlert message={error} />
+      </section>
+
+      <section aria-labelledby="keys-heading" className="section">
+        <h2 id="keys-heading">API keys</h2>
+        <ErrorAlert message={keys.error} />
+        {keys.data === undefined ? (
+          keys.error ? null : (
+            <Loading what="keys" />
+          )
+        ) : keys.data.length === 0 ? (
+          <p className="muted">No API keys yet.</p>
+        ) : (
+          <div className="table-wrap">
+            <table className="data-table">
+              <caption className="visually-hidden">API keys</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Prefix</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">Revoked</th>
+                  <th scope="col">
+                    <VisuallyHidden>Actions</VisuallyHidden>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {keys.data.map((k) => (
+                  <tr key={k.id} data-key-id={k.id} className={k.revoked_at ? "revoked" : undefined}>
+                    <td>{k.name || <span className="muted">(no name)</span>}</td>
+                    <td>
+                      <code>{k.prefix}</code>
+                    </td>
+                    <td>{formatDate(k.created_at)}</td>
+                    <td>{formatDate(k.last_used_at, "Never")}</td>
+                    <td>{k.revoked_at ? formatDate(k.revoked_at) : "No"}</td>
+                    <td>
+                      {k.revoked_at ? null : (
+                        <span className="row-actions">
+                          <button
+                            type="button"
+                            className="secondary compact"
+                            disabled={revoking === k.id}
+                            onClick={() => void rotate(k)}
+                          >
+                            Rotate<VisuallyHidden> {k.name || k.prefix}</VisuallyHidden>
+                          </button>
+                          <button
+                            type="button"
+                            className="danger"
+                            disabled={revoking === k.id}
+                            onClick={() => void revoke(k)}
+                          >
+                            Revoke<VisuallyHidden> {k.name || k.prefix}</VisuallyHidden>
+                          </button>
+                        </span>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+
+      <WebhooksSection />
+    </>
+  )
+}

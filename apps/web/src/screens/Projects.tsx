@@ -1,0 +1,399 @@
+import { type FormEvent, useMemo, useState } from "react"
+import { api, errorMessage, seg } from "../api.ts"
+import { ErrorAlert, Loading, pluralize, VisuallyHidden } from "../components.tsx"
+import { useResource } from "../hooks.ts"
+import { Link, navigate, useTitle } from "../router.tsx"
+import type { Folder, Project, ProjectListItem } from "../types.ts"
+import {
+  ALL_PROJECTS,
+  type FolderNode,
+  FolderPanel,
+  FolderTools,
+  focusOnMount,
+  folderTree,
+  type ProjectFilter,
+  UNFILED,
+} from "./FolderPanel.tsx"
+
+const collator = new Intl.Collator("en", { numeric: true, sensitivity: "base" })
+
+/** Pinned first, then by name. */
+const sortProjects = (projects: ReadonlyArray<ProjectListItem>): ReadonlyArray<ProjectListItem> =>
+  [...projects].sort(
+    (a, b) =>
+      Number(b.is_pinned) - Number(a.is_pinned) ||
+      collator.compare(a.name, b.name) ||
+      a.id.localeCompare(b.id),
+  )
+
+/** `/`: the organisation's projects by folder (search, rename, pin, move, delete) and a form to create one. */
+export function ProjectsScreen() {
+  useTitle("Projects")
+  const projects = useResource<ReadonlyArray<ProjectListItem>>("/projects/")
+  const folders = useResource<ReadonlyArray<Folder>>("/folders/")
+  const archived = useResource<ReadonlyArray<ProjectListItem>>("/projects/?archived=true")
+  const [filter, setFilter] = useState<ProjectFilter>(ALL_PROJECTS)
+  const [query, setQuery] = useState("")
+  const [name, setName] = useState("")
+  const [error, setError] = useState<string | undefined>(undefined)
+  const [busy, setBusy] = useState(false)
+
+  const folderList = folders.data ?? []
+  const tree = useMemo(() => folderTree(folders.data ?? []), [folders.data])
+  const selectedFolder = folderList.find((f) => f.id === filter)
+  // a folder that went away (deleted elsewhere) shows every project again
+  const activeFilter =
+    filter === ALL_PROJECTS || filter === UNFILED || selectedFolder || folders.data === undefined
+      ? filter
+      : ALL_PROJECTS
+
+  const counts = useMemo(() => {
+    const m = new Map<string, number>()
+    const known = new Set((folders.data ?? []).map((f) => f.id))
+    for (const p of projects.data ?? []) {
+      m.set(ALL_PROJECTS, (m.get(ALL_PROJECTS) ?? 0) + 1)
+      const key = p.folder_id !== null && known.has(p.folder_id) ? p.folder_id : UNFILED
+      m.set(key, (m.get(key) ?? 0) + 1)
+    }
+    return m
+  }, [projects.data, folders.data])
+
+  const visible = useMemo(() => {
+    const known = new Set((folders.data ?? []).map((f) => f.id))
+    const q = query.trim().toLocaleLowerCase()
+    return sortProjects(projects.data ?? []).filter((p) => {
+      const folderId = p.folder_id !== null && known.has(p.folder_id) ? p.folder_id : null
+      if (activeFilter === UNFILED && folderId !== null) return false
+      if (activeFilter !== UNFILED && activeFilter !== ALL_PROJECTS && folderId !== activeFilter) return false
+      return q === "" || p.name.toLocaleLowerCase().includes(q)
+    })
+  }, [projects.data, folders.data, activeFilter, query])
+
+  const create = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    setBusy(true)
+    setError(undefined)
+    try {
+      const project = await api.post<Project>("/projects/", {
+        name: name.trim(),
+        ...(selectedFolder ? { folder_id: selectedFolder.id } : {}),
+      })
+      navigate(`/projects/${seg(project.id)}`)
+    } catch (err) {
+      setError(errorMessage(err))
+      setBusy(false)
+    }
+  }
+
+  const replaceProject = (updated: ProjectListItem) =>
+    projects.setData((projects.data ?? []).map((p) => (p.id === updated.id ? updated : p)))
+
+  const listHeading =
+    activeFilter === ALL_PROJECTS
+      ? "All projects"
+      : activeFilter === UNFILED
+        ? "Unfiled"
+        : selectedFolder?.name
+
+  return (
+    <>
+      <h1>Projects</h1>
+      <ErrorAlert message={folders.error} />
+      <div className="projects-layout">
+        <FolderPanel
+          folders={folderList}
+          filter={activeFilter}
+          counts={counts}
+          onFilter={setFilter}
+          onCreated={(folder) => {
+            folders.setData([...folderList, folder])
+          }}
+        />
+        <section aria-labelledby="project-list-heading" className="projects-main">
+          <h2 id="project-list-heading">{listHeading}</h2>
+          {selectedFolder && (
+            <FolderTools
+              key={selectedFolder.id}
+              folder={selectedFolder}
+              folders={folderList}
+              onChanged={(folder) =>
+                folders.setData(folderList.map((f) => (f.id === folder.id ? folder : f)))
+              }
+              onDeleted={() => {
+                setFilter(ALL_PROJECTS)
+                void folders.reload()
+                void projects.reload()
+              }}
+            />
+          )}
+          <div className="field search-field">
+            <label htmlFor="search-projects">Search projects</label>
+            <input
+              id="search-projects"
+              type="search"
+              value={query}
+              onChange={(e) => setQuery(e.target.value)}
+              autoComplete="off"
+            />
+          </div>
+          <ErrorAlert message={projects.error} />
+          {projects.data === undefined ? (
+            projects.error ? null : (
+              <Loading what="projects" />
+            )
+          ) : projects.data.length === 0 ? (
+            <p className="muted">No projects yet: create the first one below.</p>
+          ) : visible.length === 0 ? (
+            <p className="muted">
+              {query.trim() !== "" ? "No project matches the search." : "No projects in this folder."}
+            </p>
+          ) : (
+            <ul className="project-list" data-testid="project-list">
+              {visible.map((p) => (
+                <ProjectItem
+                  key={p.id}
+                  project={p}
+                  tree={tree}
+                  showFolder={activeFilter === ALL_PROJECTS}
+                  onUpdated={replaceProject}
+                  onDeleted={() => projects.setData((projects.data ?? []).filter((x) => x.id !== p.id))}
+                  onArchived={() => {
+                    projects.setData((projects.data ?? []).filter((x) => x.id !== p.id))
+                    archived.reload()
+                  }}
+                />
+              ))}
+            </ul>
+          )}
+        </section>
+      </div>
+      <ArchivedProjects
+        projects={archived.data ?? []}
+        onRestored={(p) => {
+          archived.setData((archived.data ?? []).filter((x) => x.id !== p.id))
+          projects.setData([...(projects.data ?? []), p])
+        }}
+      />
+      <section aria-labelledby="new-project-heading" className="section">
+        <h2 id="new-project-heading">New project</h2>
+        <form className="inline-form" onSubmit={create}>
+          <div className="field">
+            <label htmlFor="new-project-name">New project name</label>
+            <input
+              id="new-project-name"
+              name="name"
+              required
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+            />
+          </div>
+          <button type="submit" disabled={busy || name.trim() === ""}>
+            Create project
+          </button>
+        </form>
+        {selectedFolder && <p className="muted small">It goes into the folder {selectedFolder.name}.</p>}
+        <ErrorAlert message={error} />
+      </section>
+    </>
+  )
+}
+
+/** One project of the list with its actions: rename (inline), pin or unpin, move to a folder, delete. */
+function ProjectItem({
+  project: p,
+  tree,
+  showFolder,
+  onUpdated,
+  onDeleted,
+  onArchived,
+}: {
+  readonly project: ProjectListItem
+  readonly tree: ReadonlyArray<FolderNode>
+  readonly showFolder: boolean
+  readonly onUpdated: (project: ProjectListItem) => void
+  readonly onDeleted: () => void
+  readonly onArchived: () => void
+}) {
+  const [renaming, setRenaming] = useState(false)
+  const [name, setName] = useState(p.name)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string | undefined>(undefined)
+  const path = `/projects/${seg(p.id)}/`
+  const folder = tree.find((n) => n.folder.id === p.folder_id)
+  const moveId = `move-${p.id}`
+  const renameId = `rename-${p.id}`
+
+  const run = async (action: () => Promise<void>) => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      await action()
+    } catch (err) {
+      setError(errorMessage(err))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const patch = (body: Record<string, unknown>) =>
+    run(async () => onUpdated(await api.patch<ProjectListItem>(path, body)))
+
+  const rename = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    void run(async () => {
+      onUpdated(await api.patch<ProjectListItem>(path, { name: name.trim() }))
+      setRenaming(false)
+    })
+  }
+
+  const archive = () =>
+    void run(async () => {
+      await api.post(`${path}archive/`)
+      onArchived()
+    })
+
+  const remove = () => {
+    if (
+      !window.confirm(
+        `Delete the project "${p.name}" with its documents, agents, dimensions and results? This cannot be undone.`,
+      )
+    )
+      return
+    void run(async () => {
+      await api.del(path)
+      onDeleted()
+    })
+  }
+
+  return (
+    <li data-project-id={p.id} className={p.is_pinned ? "pinned" : undefined}>
+      <div className="project-summary">
+        {renaming ? (
+          <form className="inline-form rename-form" onSubmit={rename}>
+            <div className="field">
+              <label htmlFor={renameId} className="visually-hidden">
+                New name for {p.name}
+              </label>
+              <input
+                id={renameId}
+                required
+                ref={focusOnMount}
+                value={name}
+                onChange={(e) => setName(e.target.value)}
+              />
+            </div>
+            <button type="submit" disabled={busy || name.trim() === ""}>
+              Save name
+            </button>
+            <button type="button" className="secondary" onClick={() => setRenaming(false)}>
+              Cancel<VisuallyHidden> renaming {p.name}</VisuallyHidden>
+            </button>
+          </form>
+        ) : (
+          <Link href={`/projects/${seg(p.id)}`} className="project-link">
+            {p.name}
+          </Link>
+        )}
+        {p.is_pinned && <span className="pin-badge">Pinned</span>}
+        <span className="muted small">
+          {pluralize(p.document_count, "document")} · {pluralize(p.agent_count, "agent")}
+          {showFolder && folder ? ` · in ${folder.path}` : ""}
+        </span>
+      </div>
+      <div className="project-actions">
+        {!renaming && (
+          <button
+            type="button"
+            className="secondary small-button"
+            disabled={busy}
+            onClick={() => {
+              setName(p.name)
+              setRenaming(true)
+            }}
+          >
+            Rename<VisuallyHidden> {p.name}</VisuallyHidden>
+          </button>
+        )}
+        <button
+          type="button"
+          className="secondary small-button"
+          disabled={busy}
+          onClick={() => void patch({ is_pinned: !p.is_pinned })}
+        >
+          {p.is_pinned ? "Unpin" : "Pin"}
+          <VisuallyHidden> {p.name}</VisuallyHidden>
+        </button>
+        <label htmlFor={moveId} className="visually-hidden">
+          Move {p.name}
+        </label>
+        <select
+          id={moveId}
+          className="move-select"
+          value={folder ? folder.folder.id : ""}
+          disabled={busy}
+          onChange={(e) => void patch({ folder_id: e.target.value === "" ? null : e.target.value })}
+        >
+          <option value="">Unfiled</option>
+          {tree.map((n) => (
+            <option key={n.folder.id} value={n.folder.id}>
+              {n.path}
+            </option>
+          ))}
+        </select>
+        <button type="button" disabled={busy} onClick={archive}>
+          Archive<VisuallyHidden> {p.name}</VisuallyHidden>
+        </button>
+        <button type="button" className="danger" disabled={busy} onClick={remove}>
+          Delete<VisuallyHidden> {p.name}</VisuallyHidden>
+        </button>
+      </div>
+      {error && (
+        <p role="alert" className="alert item-alert">
+          {error}
+        </p>
+      )}
+    </li>
+  )
+}
+
+/** Projects archived by hand: out of the way, restored with one click. */
+function ArchivedProjects({
+  projects,
+  onRestored,
+}: {
+  readonly projects: ReadonlyArray<ProjectListItem>
+  readonly onRestored: (project: ProjectListItem) => void
+}) {
+  const [error, setError] = useState<string | undefined>(undefined)
+  if (projects.length === 0) return null
+  const restore = async (p: ProjectListItem) => {
+    setError(undefined)
+    try {
+      onRestored(await api.post<ProjectListItem>(`/projects/${seg(p.id)}/unarchive/`))
+    } catch (err) {
+      setError(errorMessage(err))
+    }
+  }
+  return (
+    <section aria-labelledby="archived-heading" className="section">
+      <details>
+        <summary>
+          <h2 id="archived-heading" className="inline-heading">
+            Archived projects ({projects.length})
+          </h2>
+        </summary>
+        <ul className="archived-list" data-testid="archived-projects">
+          {sortProjects(projects).map((p) => (
+            <li key={p.id}>
+              <Link href={`/projects/${seg(p.id)}`}>{p.name}</Link>{" "}
+              <button type="button" onClick={() => void restore(p)}>
+                Restore<VisuallyHidden> {p.name}</VisuallyHidden>
+              </button>
+            </li>
+          ))}
+        </ul>
+        <ErrorAlert message={error} />
+      </details>
+    </section>
+  )
+}

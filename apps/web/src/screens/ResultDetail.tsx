@@ -1,0 +1,473 @@
+import { type FormEvent, useState } from "react"
+import { API_BASE, api, errorMessage, seg } from "../api.ts"
+import { ErrorAlert, formatDate, formatValue, Loading, StatusBadge } from "../components.tsx"
+import { useResource } from "../hooks.ts"
+import { Link, useTitle } from "../router.tsx"
+import type {
+  BoundingBoxes,
+  DocumentPage,
+  DocumentRecord,
+  Extraction,
+  ExtractionsPage,
+  Project,
+  ResultDetail,
+  ValueType,
+} from "../types.ts"
+
+const EXTRACTIONS_LIMIT = 50
+
+/**
+ * `/projects/:p/agents/:a/:rr`: one resolved value with its status and justification, the extractions
+ * behind it, the cited page with the passage highlighted, and a form to override the value.
+ */
+export function ResultDetailScreen({
+  projectId,
+  agentId,
+  resultId,
+}: {
+  readonly projectId: string
+  readonly agentId: string
+  readonly resultId: string
+}) {
+  const base = `/projects/${seg(projectId)}`
+  const projectHref = base
+  const project = useResource<Project>(`${base}/`)
+  const result = useResource<ResultDetail>(`${base}/results/${seg(resultId)}/`)
+  const extractions = useResource<ExtractionsPage>(
+    `${base}/results/${seg(resultId)}/extractions/?limit=${EXTRACTIONS_LIMIT}`,
+  )
+  const documents = useResource<ReadonlyArray<DocumentRecord>>(`${base}/documents/`)
+  const [selectedId, setSelectedId] = useState<string | undefined>(undefined)
+  useTitle(result.data?.agent_name ?? "Result")
+
+  const list = extractions.data?.data ?? []
+  const selected =
+    list.find((x) => x.id === selectedId) ??
+    list.find((x) => x.document_id !== null && x.page_number !== null) ??
+    list[0]
+
+  const breadcrumb = (
+    <nav aria-label="Breadcrumb" className="breadcrumb">
+      <ol>
+        <li>
+          <Link href="/">Projects</Link>
+        </li>
+        <li>
+          <Link href={projectHref}>{project.data?.name ?? "Project"}</Link>
+        </li>
+        <li aria-current="page">{result.data?.agent_name ?? "Result"}</li>
+      </ol>
+    </nav>
+  )
+
+  if (result.data === undefined)
+    return result.error ? (
+      <>
+        {breadcrumb}
+        <h1>Result not found</h1>
+        <ErrorAlert message={result.error} />
+        <p>
+          <Link href={projectHref}>Back to project</Link>
+        </p>
+      </>
+    ) : (
+      <Loading what="the result" />
+    )
+
+  const r = result.data
+  return (
+    <>
+      {breadcrumb}
+      <h1>{r.agent_name}</h1>
+      {r.agent_id !== agentId && (
+        <p className="muted small">This result belongs to the agent “{r.agent_name}”.</p>
+      )}
+      <div className="detail-layout">
+        <div className="detail-main">
+          <section aria-labelledby="value-heading" className="section card">
+            <h2 id="value-heading">Current value</h2>
+            <dl className="facts">
+              <dt>Value</dt>
+              <dd>
+                <span className="result-value" data-testid="result-value">
+                  {formatValue(r.value)}
+                </span>
+                {r.unit && r.value !== null ? <span className="muted"> {r.unit}</span> : null}
+              </dd>
+              <dt>For</dt>
+              <dd>{r.dimension_instances.length === 0 ? "All documents" : r.result_name}</dd>
+              <dt>Status</dt>
+              <dd>
+                <StatusBadge status={r.resolution_status} />
+              </dd>
+              <dt>Justification</dt>
+              <dd className="justification">{r.justification_for_resolution_status || "—"}</dd>
+              {r.is_overridden && (
+                <>
+                  <dt>Set by hand</dt>
+                  <dd>
+                    {r.updated_by_email ?? "someone"} on {formatDate(r.updated_at)}
+                  </dd>
+                </>
+              )}
+            </dl>
+            <OverrideForm
+              key={r.id}
+              path={`${base}/results/${seg(r.id)}/`}
+              valueType={r.value_type}
+              current={r.value === null ? "" : String(r.value)}
+              onSaved={(detail) => result.setData(detail)}
+            />
+            <ReviewForm
+              key={`review-${r.id}`}
+              path={`${base}/results/${seg(r.id)}/review/`}
+              detail={r}
+              onSaved={(detail) => result.setData(detail)}
+            />
+          </section>
+
+          <section aria-labelledby="extractions-heading" className="section">
+            <h2 id="extractions-heading">Extractions</h2>
+            <ErrorAlert message={extractions.error} />
+            {extractions.data === undefined ? (
+              extractions.error ? null : (
+                <Loading what="extractions" />
+              )
+            ) : list.length === 0 ? (
+              <p className="muted">No extractions behind this value.</p>
+            ) : (
+              <>
+                {extractions.data.total_count > list.length && (
+                  <p className="muted small">
+                    The first {list.length} of {extractions.data.total_count} extractions.
+                  </p>
+                )}
+                <ol className="extraction-list">
+                  {list.map((x) => (
+                    <li key={x.id}>
+                      <button
+                        type="button"
+                        className="extraction"
+                        aria-pressed={selected?.id === x.id}
+                        data-testid="extraction"
+                        onClick={() => setSelectedId(x.id)}
+                      >
+                        <span className="extraction-value">{x.value || "—"}</span>
+                        {x.relevant_passage && <q className="passage">{x.relevant_passage}</q>}
+                        <span className="extraction-source muted small">{sourceText(x)}</span>
+                      </button>
+                    </li>
+                  ))}
+                </ol>
+              </>
+            )}
+          </section>
+          <p>
+            <Link href={projectHref}>Back to project</Link>
+          </p>
+        </div>
+
+        <section aria-labelledby="page-heading" className="section detail-page">
+          <h2 id="page-heading">Cited page</h2>
+          {selected ? (
+            documents.data === undefined && documents.loading ? (
+              <Loading what="the page" />
+            ) : (
+              <PageViewer
+                key={selected.id}
+                base={base}
+                extraction={selected}
+                documentType={documents.data?.find((d) => d.id === selected.document_id)?.type}
+              />
+            )
+          ) : (
+            <p className="muted">Select an extraction to see its page.</p>
+          )}
+        </section>
+      </div>
+    </>
+  )
+}
+
+const sourceText = (x: Extraction): string => {
+  if (x.source_type === "web") return "Web search"
+  if (x.source_type === "derived") return "Derived from other agents"
+  const doc = x.document_name ?? "Unknown document"
+  return x.page_number === null ? doc : `${doc}, page ${x.page_number}`
+}
+
+function OverrideForm({
+  path,
+  valueType,
+  current,
+  onSaved,
+}: {
+  readonly path: string
+  readonly valueType: ValueType
+  readonly current: string
+  readonly onSaved: (detail: ResultDetail) => void
+}) {
+  const [value, setValue] = useState(current)
+  const [error, setError] = useState<string | undefined>(undefined)
+  const [saved, setSaved] = useState(false)
+  const [busy, setBusy] = useState(false)
+
+  const save = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    setBusy(true)
+    setError(undefined)
+    setSaved(false)
+    try {
+      const detail = await api.patch<ResultDetail>(path, { value: toValue(value, valueType) })
+      onSaved(detail)
+      setValue(detail.value === null ? "" : String(detail.value))
+      setSaved(true)
+    } catch (err) {
+      setError(errorMessage(err))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <form className="inline-form override-form" onSubmit={save}>
+      <div className="field">
+        <label htmlFor="override-value">New value</label>
+        <input
+          id="override-value"
+          name="value"
+          inputMode={valueType === "number" ? "decimal" : undefined}
+          value={value}
+          onChange={(e) => {
+            setValue(e.target.value)
+            setSaved(false)
+          }}
+        />
+      </div>
+      <button type="submit" disabled={busy}>
+        Save value
+      </button>
+      <p role="status" className="saved-note">
+        {saved ? "Saved." : ""}
+      </p>
+      <ErrorAlert message={error} />
+    </form>
+  )
+}
+
+/** A person's review of the value: looks right, looks wrong (with a comment), or none. */
+function ReviewForm({
+  path,
+  detail,
+  onSaved,
+}: {
+  readonly path: string
+  readonly detail: ResultDetail
+  readonly onSaved: (detail: ResultDetail) => void
+}) {
+  const [comment, setComment] = useState(detail.latest_review_comment ?? "")
+  const [error, setError] = useState<string | undefined>(undefined)
+  const [busy, setBusy] = useState(false)
+
+  const review = async (status: "positive" | "negative" | "none") => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      onSaved(await api.post<ResultDetail>(path, { status, comment }))
+    } catch (err) {
+      setError(errorMessage(err))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const current = detail.latest_review_status
+  return (
+    <form className="review-form" onSubmit={(e) => e.preventDefault()} aria-labelledby="review-heading">
+      <h3 id="review-heading">Review</h3>
+      <p role="status" data-testid="review-status">
+        {current === "positive" || current === "negative"
+          ? `Reviewed ${current === "positive" ? "as correct" : "as wrong"} by ${detail.latest_review_by ?? "someone"}`
+          : "Not reviewed"}
+      </p>
+      <div className="field">
+        <label htmlFor="review-comment">Review comment</label>
+        <input id="review-comment" value={comment} onChange={(e) => setComment(e.target.value)} />
+      </div>
+      <div className="actions">
+        <button type="button" disabled={busy} onClick={() => review("positive")}>
+          Mark correct
+        </button>
+        <button type="button" disabled={busy} onClick={() => review("negative")}>
+          Mark wrong
+        </button>
+        {current === "positive" || current === "negative" ? (
+          <button type="button" disabled={busy} onClick={() => review("none")}>
+            Clear review
+          </button>
+        ) : null}
+      </div>
+      <ErrorAlert message={error} />
+    </form>
+  )
+}
+
+/** The value to send: null for an empty field, a number for a `number` agent when it reads as one. */
+const toValue = (text: string, valueType: ValueType): string | number | null => {
+  const trimmed = text.trim()
+  if (trimmed === "") return null
+  if (valueType === "number") {
+    const n = Number(trimmed.replace(/[\s,]/g, ""))
+    if (Number.isFinite(n)) return n
+  }
+  return text
+}
+
+/** Document types whose pages have no image: their page text is shown instead. */
+const TEXT_ONLY_TYPES = new Set(["Text", "Website", "Email", "Audio"])
+
+function PageViewer({
+  base,
+  extraction,
+  documentType,
+}: {
+  readonly base: string
+  readonly extraction: Extraction
+  readonly documentType: string | undefined
+}) {
+  if (extraction.document_id === null || extraction.page_number === null)
+    return (
+      <p className="muted">
+        {extraction.source_type === "web"
+          ? "This extraction comes from a web search: there is no page to show."
+          : "This extraction has no page to show."}
+      </p>
+    )
+  const props = {
+    base,
+    documentId: extraction.document_id,
+    documentName: extraction.document_name ?? "the document",
+    pageNumber: extraction.page_number,
+  }
+  return documentType !== undefined && TEXT_ONLY_TYPES.has(documentType) ? (
+    <PageText {...props} passage={extraction.relevant_passage} />
+  ) : (
+    <PageImage {...props} extractionId={extraction.id} passage={extraction.relevant_passage} />
+  )
+}
+
+interface PageProps {
+  readonly base: string
+  readonly documentId: string
+  readonly documentName: string
+  readonly pageNumber: number
+  readonly passage: string
+}
+
+/** The page as an image with the passage's bounding boxes over it; the page's text when it has no image. */
+function PageImage({ extractionId, ...page }: PageProps & { readonly extractionId: string }) {
+  const { base, documentId, documentName, pageNumber } = page
+  const boxes = useResource<BoundingBoxes>(`${base}/extractions/${seg(extractionId)}/bounding-boxes/`)
+  const [natural, setNatural] = useState<{ readonly width: number; readonly height: number } | undefined>(
+    undefined,
+  )
+  const [failed, setFailed] = useState(false)
+  const src = `${API_BASE}${base}/documents/${seg(documentId)}/pages/${pageNumber}/image/`
+
+  if (failed) return <PageText {...page} />
+
+  const onImage = (img: HTMLImageElement | null) => {
+    if (img?.complete && img.naturalWidth > 0 && !natural)
+      setNatural({ width: img.naturalWidth, height: img.naturalHeight })
+  }
+
+  // page units → percentages of the rendered image (the image shows the whole page), so the boxes
+  // follow the image at any size
+  const b = boxes.data
+  const pageWidth = b?.page_width ?? natural?.width
+  const pageHeight = b?.page_height ?? natural?.height
+  const highlights =
+    natural && b && pageWidth && pageHeight
+      ? b.boxes.map((box) => ({
+          left: (box.x / pageWidth) * 100,
+          top: (box.y / pageHeight) * 100,
+          width: (box.width / pageWidth) * 100,
+          height: (box.height / pageHeight) * 100,
+          text: box.text,
+        }))
+      : []
+  const located =
+    boxes.data && natural
+      ? boxes.data.boxes.length > 0
+        ? ` · the passage is highlighted (${boxes.data.boxes.length} ${boxes.data.boxes.length === 1 ? "line" : "lines"})`
+        : " · the passage could not be located on this page"
+      : ""
+
+  return (
+    <figure className="page-figure">
+      <div className="page-frame">
+        <img
+          ref={onImage}
+          src={src}
+          alt={`Page ${pageNumber} of ${documentName}`}
+          onLoad={(e) =>
+            setNatural({ width: e.currentTarget.naturalWidth, height: e.currentTarget.naturalHeight })
+          }
+          onError={() => setFailed(true)}
+        />
+        {highlights.map((h, i) => (
+          <div
+            key={i}
+            className="highlight"
+            data-testid="highlight"
+            aria-hidden="true"
+            title={h.text}
+            style={{ left: `${h.left}%`, top: `${h.top}%`, width: `${h.width}%`, height: `${h.height}%` }}
+          />
+        ))}
+      </div>
+      <figcaption className="muted small">
+        {documentName}, page {pageNumber}
+        {located}
+      </figcaption>
+      <ErrorAlert message={boxes.error} />
+    </figure>
+  )
+}
+
+/** The page's text with the passage marked (documents without page images). */
+function PageText({ base, documentId, documentName, pageNumber, passage }: PageProps) {
+  const page = useResource<DocumentPage>(`${base}/documents/${seg(documentId)}/pages/${pageNumber}/`)
+  if (page.data === undefined)
+    return page.error ? <ErrorAlert message={page.error} /> : <Loading what="the page" />
+  const text = page.data.text
+  const at = findPassage(text, passage)
+  return (
+    <figure className="page-figure">
+      <div className="page-text" data-testid="page-text">
+        {at === null ? (
+          text
+        ) : (
+          <>
+            {text.slice(0, at.start)}
+            <mark data-testid="highlight">{text.slice(at.start, at.end)}</mark>
+            {text.slice(at.end)}
+          </>
+        )}
+      </div>
+      <figcaption className="muted small">
+        Text of {documentName}, page {pageNumber} (no page image)
+        {at === null ? " · the passage could not be located on this page" : " · the passage is marked"}
+      </figcaption>
+    </figure>
+  )
+}
+
+/** Where `passage` is in `text`: exactly, else ignoring case. */
+const findPassage = (text: string, passage: string): { start: number; end: number } | null => {
+  const p = passage.trim()
+  if (p === "") return null
+  let start = text.indexOf(p)
+  if (start < 0) start = text.toLowerCase().indexOf(p.toLowerCase())
+  return start < 0 ? null : { start, end: start + p.length }
+}

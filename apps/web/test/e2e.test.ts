@@ -1,0 +1,292 @@
+/**
+ * The web application end to end in a real headless Chromium (Debian's `chromium`, driven by
+ * playwright-core; no browser download) against the REST API with a worker on loopback, serving the
+ * freshly built application: sign in, create a project, upload, create an agent, launch and watch the
+ * progress, open a cell, see the highlight on the cited page, override the value, create and revoke a
+ * key. Every screen is checked with axe-core for serious or critical violations.
+ *
+ * Without a Chromium (CHROMIUM_PATH, or /usr/bin/chromium) the suite is skipped and says so; CI installs
+ * Debian's package first.
+ */
+import { existsSync, promises as fs } from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { type Browser, chromium, type Page } from "playwright-core"
+import { build } from "vite"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { invoice } from "../../rest-api/test/documents.ts"
+import { startTestApi, type TestApi } from "../../rest-api/test/harness.ts"
+
+const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
+  (p): p is string => p !== undefined && p !== "" && existsSync(p),
+)
+if (CHROMIUM === undefined)
+  console.warn("web end-to-end tests skipped: no Chromium (set CHROMIUM_PATH or apt-get install chromium)")
+
+const webRoot = fileURLToPath(new URL("..", import.meta.url))
+const axeSource = createRequire(import.meta.url).resolve("axe-core/axe.min.js")
+const EMAIL = "ada@example.com"
+const PASSWORD = "correct horse battery staple"
+
+let api: TestApi
+let browser: Browser
+let page: Page
+let outDir: string
+
+/** axe-core on the current screen: the serious and critical violations (expected none). */
+const seriousViolations = async () => {
+  await page.addScriptTag({ content: await fs.readFile(axeSource, "utf8") })
+  const result = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document) => Promise<any> } }).axe
+    return axe.run(document)
+  })
+  return (result.violations as Array<{ id: string; impact: string; help: string; nodes: Array<unknown> }>)
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id}: ${v.help} (${v.nodes.length})`)
+}
+
+describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () => {
+  beforeAll(async () => {
+    outDir = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-web-"))
+    await build({ root: webRoot, logLevel: "warn", build: { outDir, emptyOutDir: true } })
+    api = await startTestApi({ worker: {}, webApp: outDir })
+    await api.newMember("acme", EMAIL, PASSWORD)
+    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ["--no-sandbox", "--disable-gpu"] })
+    // The application's Content-Security-Policy forbids inline scripts: axe is injected past it.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })
+    page = await context.newPage()
+    page.setDefaultTimeout(30_000)
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    if (outDir) await fs.rm(outDir, { recursive: true, force: true })
+  })
+
+  it("runs the typical flow without curl", async () => {
+    const origin = api.origin
+    // Signed out: any page leads to the sign-in screen.
+    await page.goto(`${origin}/`)
+    await page.waitForURL(`${origin}/sign-in`)
+    expect(await seriousViolations()).toEqual([])
+    await page.getByLabel("E-mail").fill(EMAIL)
+    await page.getByLabel("Password").fill(PASSWORD)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.waitForURL(`${origin}/`)
+    await page.getByRole("heading", { name: "Projects", level: 1 }).waitFor()
+    expect(await seriousViolations()).toEqual([])
+
+    await page.getByLabel("New project name").fill("Invoices")
+    await page.getByRole("button", { name: "Create project" }).click()
+    await page.getByRole("heading", { name: "Invoices", level: 1 }).waitFor()
+    const projectUrl = page.url()
+    expect(projectUrl).toMatch(/\/projects\/[0-9a-f-]{36}$/)
+
+    const pdf = await invoice({
+      number: "INV-1001",
+      date: "March 3, 2024",
+      seller: "Acme Supplies Inc.",
+      currency: "USD",
+      subtotal: "$1,000.00",
+      tax: "$200.00",
+      total: "$1,200.00",
+    })
+    await page.getByLabel("Upload documents").setInputFiles({
+      name: "invoice.pdf",
+      mimeType: "application/pdf",
+      buffer: Buffer.from(pdf),
+    })
+    await page.getByRole("cell", { name: "invoice.pdf" }).waitFor()
+    await page.getByRole("cell", { name: "Processed" }).waitFor({ timeout: 60_000 })
+    expect(await seriousViolations()).toEqual([])
+
+    await page.getByLabel("Agent name").fill("Total due")
+    await page.getByLabel("What to extract").fill("The total amount due")
+    await page.getByLabel("Value type").selectOption("number")
+    await page.getByRole("button", { name: "Create agent" }).click()
+    await page.getByRole("columnheader", { name: "Total due" }).waitFor()
+
+    await page.getByRole("button", { name: "Launch" }).click()
+    await page.getByTestId("run-status").filter({ hasText: "Done" }).waitFor({ timeout: 60_000 })
+    expect(await page.getByRole("progressbar", { name: "Extraction progress" }).getAttribute("value")).toBe(
+      "100",
+    )
+    const cell = page.getByRole("link", { name: "1200" })
+    await cell.waitFor()
+    expect(await seriousViolations()).toEqual([])
+
+    // The cell opens the result: its value, and the passage highlighted on the cited page.
+    await cell.click()
+    await page.waitForURL(/\/projects\/[0-9a-f-]{36}\/agents\/[0-9a-f-]{36}\/[0-9a-f-]{36}$/)
+    await page.getByRole("heading", { name: "Total due", level: 1 }).waitFor()
+    expect(await page.getByTestId("result-value").textContent()).toContain("1200")
+    await page.getByRole("img", { name: /Page 2 of invoice\.pdf/ }).waitFor()
+    await page.getByTestId("highlight").first().waitFor()
+    expect(await page.getByTestId("highlight").count()).toBeGreaterThan(0)
+    expect(await seriousViolations()).toEqual([])
+
+    await page.getByLabel("New value").fill("1300")
+    await page.getByRole("button", { name: "Save value" }).click()
+    await page.getByTestId("result-value").filter({ hasText: "1300" }).waitFor()
+    await page.getByLabel("Review comment").fill("checked against the PDF")
+    await page.getByRole("button", { name: "Mark correct" }).click()
+    await page
+      .getByTestId("review-status")
+      .filter({ hasText: `Reviewed as correct by ${EMAIL}` })
+      .waitFor()
+    // The REST API agrees, and records the member who set it.
+    const [, projectId, , resultId] =
+      /projects\/([0-9a-f-]{36})\/agents\/([0-9a-f-]{36})\/([0-9a-f-]{36})/.exec(page.url())!
+    const key = await api.newKey("acme")
+    const detail = await api.client(key).get(`/projects/${projectId}/results/${resultId}/`)
+    expect(detail.body).toMatchObject({
+      value: 1300,
+      is_overridden: true,
+      updated_by_email: EMAIL,
+      latest_review_status: "positive",
+      latest_review_comment: "checked against the PDF",
+      latest_review_by: EMAIL,
+    })
+
+    // The developer page: a key shown once, then revoked.
+    await page.getByRole("link", { name: "Developer" }).click()
+    await page.getByRole("heading", { name: "Developer", level: 1 }).waitFor()
+    expect(await seriousViolations()).toEqual([])
+    await page.getByLabel("Key name").fill("ci")
+    await page.getByRole("button", { name: "Create key" }).click()
+    const shown = (await page.getByTestId("new-key").textContent()) ?? ""
+    const created = /dxs_live_[0-9A-Za-z]{32}/.exec(shown)?.[0]
+    expect(created).toBeDefined()
+    expect((await api.client(created!).get("/projects/")).status).toBe(200)
+    await page.getByRole("button", { name: "Revoke ci" }).click()
+    await expect.poll(async () => (await api.client(created!).get("/projects/")).status).toBe(401)
+  })
+
+  it("organises projects, edits agents, maps an output schema and previews its results", async () => {
+    const origin = api.origin
+    await page.goto(`${origin}/`)
+    await page.getByRole("heading", { name: "Projects", level: 1 }).waitFor()
+
+    // Folders, search and pinning.
+    await page.getByLabel("New folder name").fill("Clients")
+    await page.getByRole("button", { name: "Create folder", exact: true }).click()
+    await page
+      .getByTestId("folder-list")
+      .getByRole("button", { name: /Clients/ })
+      .waitFor()
+    await page.getByRole("button", { name: "Pin Invoices", exact: true }).click()
+    await page.getByRole("button", { name: "Unpin Invoices", exact: true }).waitFor()
+    await page.getByLabel("Search projects").fill("nothing like it")
+    expect(await page.getByTestId("project-list").getByRole("link", { name: "Invoices" }).count()).toBe(0)
+    await page.getByLabel("Search projects").fill("Inv")
+    await page.getByTestId("project-list").getByRole("link", { name: "Invoices" }).waitFor()
+    await page.getByLabel("Search projects").fill("")
+
+    // Archiving takes a project out of the list; it can be restored.
+    await page.getByLabel("New project name").fill("Old project")
+    await page.getByRole("button", { name: "Create project" }).click()
+    await page.getByRole("heading", { name: "Old project", level: 1 }).waitFor()
+    await page.getByRole("link", { name: "dxs" }).click()
+    await page.getByRole("button", { name: "Archive Old project", exact: true }).click()
+    await page.getByText(/Archived projects \(1\)/).click()
+    await page.getByTestId("archived-projects").getByRole("link", { name: "Old project" }).waitFor()
+    expect(await page.getByTestId("project-list").getByRole("link", { name: "Old project" }).count()).toBe(0)
+    expect(await seriousViolations()).toEqual([])
+    await page.getByRole("button", { name: "Restore Old project", exact: true }).click()
+    await page.getByTestId("project-list").getByRole("link", { name: "Old project" }).waitFor()
+
+    // The agent editor: every field, and a derived agent with an @-mention picked from the list.
+    await page.getByTestId("project-list").getByRole("link", { name: "Invoices" }).click()
+    await page.getByRole("heading", { name: "Invoices", level: 1 }).waitFor()
+    await page.getByLabel("Dimension name").fill("Region")
+    await page.getByRole("button", { name: "Create dimension" }).click()
+    await page.getByTestId("dimensions-table").getByText("Region").waitFor()
+    await page.getByLabel("Agent name").fill("Doubled")
+    await page.getByLabel("What to extract").fill("Twice the total")
+    await page.getByRole("button", { name: "Create agent" }).click()
+    await page.getByTestId("agents-table").getByRole("button", { name: "Doubled" }).click()
+    const editor = page.getByTestId("agent-editor")
+    await editor.waitFor()
+    await editor.getByLabel("Agent type").selectOption("derived")
+    const prompt = editor.getByLabel("Derived prompt")
+    await prompt.fill("")
+    await prompt.pressSequentially("2 * @Tot")
+    await page
+      .getByRole("listbox", { name: "Agents to mention" })
+      .getByRole("option", { name: "Total due" })
+      .waitFor()
+    expect(await seriousViolations()).toEqual([])
+    await prompt.press("Enter")
+    // The mention goes in with a space after it, ready for the next word.
+    expect(await prompt.inputValue()).toBe('2 * @"Total due" ')
+    await editor.getByRole("button", { name: "Save agent" }).click()
+    await editor.getByRole("status").filter({ hasText: "Saved." }).waitFor()
+    const projectId = /projects\/([0-9a-f-]{36})/.exec(page.url())![1]!
+    const key = await api.newKey("acme")
+    const agents = (await api.client(key).get(`/projects/${projectId}/agents/`)).body as Array<any>
+    const doubled = agents.find((x) => x.name === "Doubled")
+    expect(doubled).toMatchObject({
+      agent_type: "derived",
+      derived_agent_references: [{ agent_name: "Total due", agent_id: expect.any(String) }],
+    })
+    expect(doubled.derived_prompt.trim()).toBe('2 * @"Total due"')
+
+    // The output schema: a manual mapping saved, its diagnostics, and the enriched preview.
+    await page.getByRole("link", { name: "Output schema" }).click()
+    await page.getByRole("heading", { name: "Output schema", level: 1 }).waitFor()
+    await page.getByLabel("Schema (JSON Schema)").fill(
+      JSON.stringify({
+        type: "object",
+        properties: { total: { type: "number" } },
+        required: ["total", "missing"],
+      }),
+    )
+    await page.getByLabel("Mapping (JSON)").fill(
+      JSON.stringify({
+        kind: "object",
+        properties: { total: { kind: "scalar_from_agent", agent_name: "Nope" } },
+      }),
+    )
+    await page.getByRole("button", { name: "Save schema" }).click()
+    await page.getByRole("table", { name: "Diagnostics" }).getByText("agent_not_found").waitFor()
+    expect(await seriousViolations()).toEqual([])
+    await page.getByLabel("Mapping (JSON)").fill(
+      JSON.stringify({
+        kind: "object",
+        properties: { total: { kind: "scalar_from_agent", agent_name: "Total due" } },
+      }),
+    )
+    await page.getByRole("button", { name: "Save schema" }).click()
+    await page.getByTestId("mapping-status").filter({ hasText: "success" }).waitFor()
+    await page.getByRole("table", { name: "Diagnostics" }).getByText("required_unmapped").waitFor()
+    await page.getByRole("button", { name: "Preview results" }).click()
+    const preview = page.getByTestId("schema-preview")
+    await preview.filter({ hasText: '"total": 1300' }).waitFor()
+    const link = preview.getByRole("link").first()
+    expect(await link.textContent()).toMatch(
+      /\/projects\/[0-9a-f-]{36}\/agents\/[0-9a-f-]{36}\/[0-9a-f-]{36}$/,
+    )
+    // The deep link opens the result.
+    await link.click()
+    await page.getByRole("heading", { name: "Total due", level: 1 }).waitFor()
+    expect(await page.getByTestId("result-value").textContent()).toContain("1300")
+
+    // The developer page's webhooks section and key rotation.
+    await page.getByRole("link", { name: "Developer" }).click()
+    await page.getByRole("heading", { name: "Webhooks", level: 2 }).waitFor()
+    await page.getByLabel("Key name").fill("rotating")
+    await page.getByRole("button", { name: "Create key" }).click()
+    const first = /dxs_live_[0-9A-Za-z]{32}/.exec((await page.getByTestId("new-key").textContent()) ?? "")![0]
+    await page.getByRole("button", { name: "Rotate rotating", exact: true }).click()
+    await page.getByTestId("rotated-note").waitFor()
+    const second = /dxs_live_[0-9A-Za-z]{32}/.exec(
+      (await page.getByTestId("new-key").textContent()) ?? "",
+    )![0]
+    expect(second).not.toBe(first)
+    expect((await api.client(first).get("/projects/")).status).toBe(401)
+    expect((await api.client(second).get("/projects/")).status).toBe(200)
+    expect(await seriousViolations()).toEqual([])
+  })
+})

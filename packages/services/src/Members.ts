@@ -1,0 +1,270 @@
+/**
+ * People of an organisation who use the web application: e-mail and password (scrypt), and their
+ * sessions. A session is a random token (the HttpOnly cookie's value; stored as SHA-256 only) with a CSRF
+ * token that cookie-authenticated writes must echo, and an expiry.
+ */
+import { createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto"
+import { type Database, query, withDb } from "@dxs/db"
+import { Context, Effect } from "effect"
+import { type Kysely, sql } from "kysely"
+import { BadRequest, Conflict, Unauthorized } from "./Errors.ts"
+import { isEmail } from "./Results.ts"
+import { iso } from "./Time.ts"
+
+/** How long a session lasts after sign-in (config `SESSION_TTL_HOURS`). */
+export class SessionSettings extends Context.Reference<SessionSettings>()("@dxs/services/SessionSettings", {
+  defaultValue: (): { readonly ttlSeconds: number } => ({ ttlSeconds: 12 * 3600 }),
+}) {}
+
+export const MIN_PASSWORD_LENGTH = 12
+
+export interface Member {
+  readonly id: string
+  readonly email: string
+  readonly organization: { readonly id: string; readonly name: string }
+  readonly created_at: string
+}
+
+/** A signed-in session: `token` goes into the cookie, `csrf_token` into the `X-CSRF-Token` header of writes. */
+export interface SessionGrant {
+  readonly token: string
+  readonly csrf_token: string
+  readonly expires_at: string
+  readonly member: Member
+}
+
+export interface SessionInfo {
+  readonly member: Member
+  readonly csrf_token: string
+  readonly expires_at: string
+}
+
+// scrypt parameters (N = 2^15 needs 32 MB; Node's default limit is 32 MB, so raise maxmem a little).
+const N = 32768
+const R = 8
+const P = 1
+const KEY_LENGTH = 64
+
+const derive = (password: string, salt: Buffer, n: number, r: number, p: number) =>
+  new Promise<Buffer>((resolve, reject) =>
+    scrypt(
+      password.normalize("NFKC"),
+      salt,
+      KEY_LENGTH,
+      { N: n, r, p, maxmem: 64 * 1024 * 1024 },
+      (e, key) => (e ? reject(e) : resolve(key)),
+    ),
+  )
+
+/** `scrypt$N$r$p$salt$hash`, with a fresh 16-byte salt. */
+export const hashPassword = async (password: string): Promise<string> => {
+  const salt = randomBytes(16)
+  const hash = await derive(password, salt, N, R, P)
+  return `scrypt$${N}$${R}$${P}$${salt.toString("base64")}$${hash.toString("base64")}`
+}
+
+/** Whether `password` matches a stored hash (constant-time comparison). */
+export const verifyPassword = async (password: string, stored: string): Promise<boolean> => {
+  const [scheme, n, r, p, salt, hash] = stored.split("$")
+  if (scheme !== "scrypt" || !n || !r || !p || !salt || !hash) return false
+  const expected = Buffer.from(hash, "base64")
+  const actual = await derive(password, Buffer.from(salt, "base64"), Number(n), Number(r), Number(p))
+  return actual.length === expected.length && timingSafeEqual(actual, expected)
+}
+
+/** Checked against when the e-mail is unknown, so both failures take the same time. */
+let dummyHash: Promise<string> | undefined
+
+const EMAIL_TAKEN = Symbol("email taken")
+
+const hashToken = (token: string) => createHash("sha256").update(token).digest("hex")
+const newToken = () => randomBytes(32).toString("base64url")
+
+const wrongCredentials = () => Unauthorized.of("The e-mail address or the password is wrong")
+
+type MemberRow = {
+  readonly id: string
+  readonly email: string
+  readonly created_at: Date
+  readonly org_id: string
+  readonly org_name: string
+}
+
+const toMember = (r: MemberRow): Member => ({
+  id: r.id,
+  email: r.email,
+  organization: { id: r.org_id, name: r.org_name },
+  created_at: iso(r.created_at),
+})
+
+export class Members extends Effect.Service<Members>()("@dxs/services/Members", {
+  accessors: true,
+  succeed: {
+    /**
+     * Creates a member of the organisation `orgName` (created if new). 400 for a malformed e-mail or a
+     * password shorter than MIN_PASSWORD_LENGTH; 409 when the e-mail (case-insensitively) is taken.
+     */
+    create: (orgName: string, email: string, password: string) =>
+      Effect.gen(function* () {
+        const org = orgName.trim()
+        const address = email.trim()
+        if (org === "") return yield* BadRequest.of("organisation name must not be empty")
+        if (!isEmail(address))
+          return yield* BadRequest.of(`"${address}" is not an e-mail address`, [
+            { path: "email", message: "must be an e-mail address" },
+          ])
+        if (password.length < MIN_PASSWORD_LENGTH)
+          return yield* BadRequest.of(`the password must have at least ${MIN_PASSWORD_LENGTH} characters`, [
+            { path: "password", message: `must have at least ${MIN_PASSWORD_LENGTH} characters` },
+          ])
+        const passwordHash = yield* Effect.promise(() => hashPassword(password))
+        // A taken e-mail rolls the whole transaction back: no organisation is left behind either.
+        const row = yield* withDb((db) =>
+          Effect.tryPromise({
+            try: () =>
+              db.transaction().execute(async (trx) => {
+                await trx
+                  .insertInto("organizations")
+                  .values({ name: org })
+                  .onConflict((oc) => oc.column("name").doNothing())
+                  .execute()
+                const o = await trx
+                  .selectFrom("organizations")
+                  .select(["id", "name"])
+                  .where("name", "=", org)
+                  .executeTakeFirstOrThrow()
+                const inserted = await trx
+                  .insertInto("members")
+                  .values({ organization_id: o.id, email: address, password_hash: passwordHash })
+                  .onConflict((oc) => oc.expression(sql`lower(email)`).doNothing())
+                  .returning(["id", "email", "created_at"])
+                  .executeTakeFirst()
+                if (inserted === undefined) throw EMAIL_TAKEN
+                return { ...inserted, org_id: o.id, org_name: o.name }
+              }),
+            catch: (e) => e,
+          }).pipe(Effect.catchAll((e) => (e === EMAIL_TAKEN ? Effect.succeed(undefined) : Effect.die(e)))),
+        )
+        if (row === undefined)
+          return yield* Conflict.of(`a member with the e-mail address ${address} already exists`, [
+            { path: "email", message: "is taken" },
+          ])
+        return toMember(row)
+      }),
+
+    /** Signs a member in: a new session. The same 401 for an unknown e-mail and a wrong password. */
+    signIn: (email: string, password: string) =>
+      Effect.gen(function* () {
+        const { ttlSeconds } = yield* SessionSettings
+        const found = yield* query((db) =>
+          db
+            .selectFrom("members as m")
+            .innerJoin("organizations as o", "o.id", "m.organization_id")
+            .select([
+              "m.id",
+              "m.email",
+              "m.created_at",
+              "m.password_hash",
+              "m.disabled_at",
+              "o.id as org_id",
+              "o.name as org_name",
+            ])
+            .where(sql`lower(m.email)`, "=", email.trim().toLowerCase())
+            .executeTakeFirst(),
+        )
+        if (found === undefined) {
+          dummyHash ??= hashPassword(newToken())
+          const dummy = yield* Effect.promise(() => dummyHash!)
+          yield* Effect.promise(() => verifyPassword(password, dummy))
+          return yield* wrongCredentials()
+        }
+        const ok = yield* Effect.promise(() => verifyPassword(password, found.password_hash))
+        if (!ok || found.disabled_at !== null) return yield* wrongCredentials()
+        const token = newToken()
+        const csrf = newToken()
+        const session = yield* query((db) =>
+          db
+            .insertInto("sessions")
+            .values({
+              token_hash: hashToken(token),
+              member_id: found.id,
+              csrf_token: csrf,
+              expires_at: sql<Date>`now() + make_interval(secs => ${ttlSeconds})`,
+            })
+            .returning("expires_at")
+            .executeTakeFirstOrThrow(),
+        )
+        return {
+          token,
+          csrf_token: csrf,
+          expires_at: iso(session.expires_at),
+          member: toMember(found),
+        } satisfies SessionGrant
+      }),
+
+    /** Ends the session of this token (nothing happens for an unknown one). */
+    signOut: (token: string) =>
+      query((db) => db.deleteFrom("sessions").where("token_hash", "=", hashToken(token)).execute()).pipe(
+        Effect.asVoid,
+      ),
+
+    /** The member and CSRF token of a live session; 401 for an unknown, expired or disabled one. */
+    authenticate: (token: string) =>
+      Effect.gen(function* () {
+        if (token === "") return yield* Unauthorized.of("Sign in, or send an API key in the X-API-Key header")
+        const found = yield* query((db) =>
+          db
+            .selectFrom("sessions as s")
+            .innerJoin("members as m", "m.id", "s.member_id")
+            .innerJoin("organizations as o", "o.id", "m.organization_id")
+            .select([
+              "s.id as session_id",
+              "s.csrf_token",
+              "s.expires_at",
+              "s.last_seen_at",
+              "m.id",
+              "m.email",
+              "m.created_at",
+              "m.disabled_at",
+              "o.id as org_id",
+              "o.name as org_name",
+            ])
+            .where("s.token_hash", "=", hashToken(token))
+            .where("s.expires_at", ">", sql<Date>`now()`)
+            .executeTakeFirst(),
+        )
+        if (found === undefined || found.disabled_at !== null)
+          return yield* Unauthorized.of("The session has expired or ended; sign in again")
+        if (Date.now() - found.last_seen_at.getTime() > 60_000)
+          yield* query((db) =>
+            db
+              .updateTable("sessions")
+              .set({ last_seen_at: sql`now()` })
+              .where("id", "=", found.session_id)
+              .execute(),
+          )
+        return {
+          member: toMember(found),
+          csrf_token: found.csrf_token,
+          expires_at: iso(found.expires_at),
+        } satisfies SessionInfo
+      }),
+
+    /** The organisation's members (all organisations when `orgName` is undefined), oldest first. */
+    list: (orgName?: string) =>
+      query((db) => {
+        let q = db
+          .selectFrom("members as m")
+          .innerJoin("organizations as o", "o.id", "m.organization_id")
+          .select(["m.id", "m.email", "m.created_at", "o.id as org_id", "o.name as org_name"])
+        if (orgName !== undefined) q = q.where("o.name", "=", orgName)
+        return q.orderBy("m.created_at").orderBy("m.id").execute()
+      }).pipe(Effect.map((rows) => rows.map(toMember))),
+  },
+}) {}
+
+/** Housekeeping: sessions past their expiry are deleted. */
+export const deleteExpiredSessions = async (db: Kysely<Database>): Promise<number> => {
+  const result = await db.deleteFrom("sessions").where("expires_at", "<", sql<Date>`now()`).executeTakeFirst()
+  return Number(result.numDeletedRows)
+}

@@ -1,0 +1,64 @@
+/**
+ * Checking a target output schema before it is stored: valid JSON Schema Draft 2020-12 (Ajv's meta-schema
+ * and a compile, so unresolvable `$ref`s are caught), describing a JSON object, and of a sensible size.
+ * Also the validator that tests and callers use to check a result against its schema.
+ */
+import { schemaTypes } from "@dxs/domain/JsonSchema"
+import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js"
+import addFormatsModule from "ajv-formats"
+import { Effect } from "effect"
+import { BadRequest, type FieldError } from "./Errors.ts"
+
+/** Largest accepted schema, as JSON text. */
+export const MAX_SCHEMA_BYTES = 1024 * 1024
+
+const DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020
+
+/** A fresh Ajv for Draft 2020-12 with the standard formats; unknown keywords are allowed (annotations). */
+export const makeAjv = (): Ajv2020 => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true })
+  addFormats(ajv)
+  return ajv
+}
+
+const fieldErrors = (errors: ReadonlyArray<ErrorObject> | null | undefined): Array<FieldError> =>
+  (errors ?? []).slice(0, 20).map((e) => ({
+    path: `schema${e.instancePath}`,
+    message: e.message ?? e.keyword,
+  }))
+
+const invalid = (detail: string, errors?: ReadonlyArray<FieldError>) =>
+  BadRequest.of(detail, errors ?? [{ path: "schema", message: detail }])
+
+/** 400 unless `schema` is a valid Draft 2020-12 JSON Schema whose root describes an object. */
+export const checkTargetSchema = (schema: unknown) =>
+  Effect.gen(function* () {
+    if (typeof schema !== "object" || schema === null || Array.isArray(schema))
+      return yield* invalid("schema must be a JSON Schema object (Draft 2020-12)")
+    if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES)
+      return yield* invalid(`schema is larger than ${MAX_SCHEMA_BYTES} bytes`)
+    const declared = (schema as { $schema?: unknown }).$schema
+    if (declared !== undefined && declared !== DRAFT_2020_12 && declared !== `${DRAFT_2020_12}#`)
+      return yield* invalid(
+        `schema must be JSON Schema Draft 2020-12 ($schema "${DRAFT_2020_12}"), not ${JSON.stringify(declared)}`,
+      )
+    const ajv = makeAjv()
+    if (!ajv.validateSchema(schema))
+      return yield* invalid(
+        `schema is not valid JSON Schema Draft 2020-12: ${ajv.errorsText(ajv.errors, { dataVar: "schema" })}`,
+        fieldErrors(ajv.errors),
+      )
+    try {
+      ajv.compile(schema)
+    } catch (e) {
+      return yield* invalid(`schema cannot be used: ${e instanceof Error ? e.message : String(e)}`)
+    }
+    const types = schemaTypes(schema, schema)
+    if (types.length > 0 && !types.includes("object"))
+      return yield* invalid(
+        `the schema's root must describe a JSON object (its type is ${types.join(" or ")})`,
+      )
+  })
