@@ -1,23 +1,25 @@
 /**
  * The web application end to end in a real headless Chromium (Debian's `chromium`, driven by
- * playwright-core; no browser download) against the REST API with a worker on loopback, serving the
- * freshly built application: sign in, create a project, upload, create an agent, launch and watch the
- * progress, open a cell, see the highlight on the cited page, override the value, create and revoke a
- * key. Every screen is checked with axe-core for serious or critical violations.
+ * playwright-core; no browser download) against the all-in-one `dxs start` process on loopback, as
+ * `pnpm start` runs it (the application built into apps/web/dist, the REST API, GraphQL and a worker in one
+ * process, over a fresh test database): sign in, create a project, upload, create an agent, launch and
+ * watch the progress, open a cell, see the highlight on the cited page, override the value, create and
+ * revoke a key. Every screen is checked with axe-core for serious or critical violations.
  *
  * Without a Chromium (CHROMIUM_PATH, or /usr/bin/chromium) the suite is skipped and says so; CI installs
  * Debian's package first.
  */
+import { spawnSync } from "node:child_process"
 import { existsSync, promises as fs } from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Browser, chromium, type Page } from "playwright-core"
-import { build } from "vite"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { useTestDatabase } from "../../../packages/db/src/TestDatabase.ts"
+import { Dxs, killSpawned } from "../../cli/test/dxsProcess.ts"
 import { invoice } from "../../rest-api/test/documents.ts"
-import { startTestApi, type TestApi } from "../../rest-api/test/harness.ts"
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
   (p): p is string => p !== undefined && p !== "" && existsSync(p),
@@ -26,14 +28,38 @@ if (CHROMIUM === undefined)
   console.warn("web end-to-end tests skipped: no Chromium (set CHROMIUM_PATH or apt-get install chromium)")
 
 const webRoot = fileURLToPath(new URL("..", import.meta.url))
-const axeSource = createRequire(import.meta.url).resolve("axe-core/axe.min.js")
+const require = createRequire(import.meta.url)
+const axeSource = require.resolve("axe-core/axe.min.js")
+const viteBin = path.join(path.dirname(require.resolve("vite/package.json")), "bin", "vite.js")
 const EMAIL = "ada@example.com"
 const PASSWORD = "correct horse battery staple"
+const KEY = /dxs_live_[0-9A-Za-z]{32}/
 
-let api: TestApi
+let tmp: string
+let env: NodeJS.ProcessEnv
+let server: Dxs
+let origin: string
 let browser: Browser
 let page: Page
-let outDir: string
+
+/** Runs a `dxs` command against the same database as the server; its standard output. */
+const dxs = async (args: ReadonlyArray<string>, input?: string) => {
+  const p = new Dxs(args, env, input)
+  const exit = await p.waitForExit()
+  if (exit.code !== 0) throw new Error(`dxs ${args.join(" ")} failed\n${p.output}`)
+  return p.stdout
+}
+
+/** A new API key of the organisation, made with `dxs keys create`. */
+const newKey = async () => KEY.exec(await dxs(["keys", "create", "--org", "acme"]))![0]
+
+/** The REST API of the server with an API key. */
+const rest = (key: string) => ({
+  get: async (p: string) => {
+    const response = await fetch(`${origin}/api/v1${p}`, { headers: { "x-api-key": key } })
+    return { status: response.status, body: (await response.json()) as any }
+  },
+})
 
 /** axe-core on the current screen: the serious and critical violations (expected none). */
 const seriousViolations = async () => {
@@ -49,10 +75,30 @@ const seriousViolations = async () => {
 
 describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () => {
   beforeAll(async () => {
-    outDir = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-web-"))
-    await build({ root: webRoot, logLevel: "warn", build: { outDir, emptyOutDir: true } })
-    api = await startTestApi({ worker: {}, webApp: outDir })
-    await api.newMember("acme", EMAIL, PASSWORD)
+    // As `pnpm start` does: a production build into apps/web/dist, where the all-in-one process serves it
+    // from (NODE_ENV=test, which vitest sets, would bundle React's development build).
+    const { NODE_ENV: _, ...buildEnv } = process.env
+    const built = spawnSync(process.execPath, [viteBin, "build", "--logLevel", "warn"], {
+      cwd: webRoot,
+      env: buildEnv,
+      encoding: "utf8",
+    })
+    if (built.status !== 0) throw new Error(`vite build failed\n${built.stdout}\n${built.stderr}`)
+    tmp = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-web-"))
+    env = {
+      ...process.env,
+      DATABASE_URL: await useTestDatabase(),
+      DATA_DIR: tmp,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      LOG_LEVEL: "info",
+    }
+    for (const name of ["BLOB_DIR", "PUBLIC_URL", "APP_URL", "INIT_CWD"]) delete env[name]
+    server = new Dxs(["start", "all"], env)
+    const [, port] = await server.waitFor(/REST API listening on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1/)
+    // The address a user opens (the README's), and the default PUBLIC_URL/APP_URL of result links.
+    origin = `http://localhost:${port}`
+    await dxs(["users", "create", "--org", "acme", "--email", EMAIL], `${PASSWORD}\n`)
     browser = await chromium.launch({ executablePath: CHROMIUM!, args: ["--no-sandbox", "--disable-gpu"] })
     // The application's Content-Security-Policy forbids inline scripts: axe is injected past it.
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })
@@ -60,13 +106,24 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     page.setDefaultTimeout(30_000)
   })
 
+  // A failed step says where the browser was and what it showed.
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state !== "fail" || page === undefined) return
+    const text = await page.evaluate(() => document.body.textContent ?? "").catch(() => "")
+    console.error(`the browser was at ${page.url()}, showing:\n${text.slice(0, 3000)}`)
+  })
+
   afterAll(async () => {
     await browser?.close()
-    if (outDir) await fs.rm(outDir, { recursive: true, force: true })
+    if (server !== undefined && server.exit === undefined) {
+      server.child.kill("SIGTERM")
+      await server.waitForExit(60_000).catch(() => undefined)
+    }
+    killSpawned()
+    if (tmp) await fs.rm(tmp, { recursive: true, force: true })
   })
 
   it("runs the typical flow without curl", async () => {
-    const origin = api.origin
     // Signed out: any page leads to the sign-in screen.
     await page.goto(`${origin}/`)
     await page.waitForURL(`${origin}/sign-in`)
@@ -139,8 +196,8 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     // The REST API agrees, and records the member who set it.
     const [, projectId, , resultId] =
       /projects\/([0-9a-f-]{36})\/agents\/([0-9a-f-]{36})\/([0-9a-f-]{36})/.exec(page.url())!
-    const key = await api.newKey("acme")
-    const detail = await api.client(key).get(`/projects/${projectId}/results/${resultId}/`)
+    const key = await newKey()
+    const detail = await rest(key).get(`/projects/${projectId}/results/${resultId}/`)
     expect(detail.body).toMatchObject({
       value: 1300,
       is_overridden: true,
@@ -159,13 +216,14 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     const shown = (await page.getByTestId("new-key").textContent()) ?? ""
     const created = /dxs_live_[0-9A-Za-z]{32}/.exec(shown)?.[0]
     expect(created).toBeDefined()
-    expect((await api.client(created!).get("/projects/")).status).toBe(200)
+    expect((await rest(created!).get("/projects/")).status).toBe(200)
     await page.getByRole("button", { name: "Revoke ci" }).click()
-    await expect.poll(async () => (await api.client(created!).get("/projects/")).status).toBe(401)
+    await expect
+      .poll(async () => (await rest(created!).get("/projects/")).status, { timeout: 15_000 })
+      .toBe(401)
   })
 
   it("organises projects, edits agents, maps an output schema and previews its results", async () => {
-    const origin = api.origin
     await page.goto(`${origin}/`)
     await page.getByRole("heading", { name: "Projects", level: 1 }).waitFor()
 
@@ -179,6 +237,7 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     await page.getByRole("button", { name: "Pin Invoices", exact: true }).click()
     await page.getByRole("button", { name: "Unpin Invoices", exact: true }).waitFor()
     await page.getByLabel("Search projects").fill("nothing like it")
+    await page.getByText("No project matches the search.").waitFor()
     expect(await page.getByTestId("project-list").getByRole("link", { name: "Invoices" }).count()).toBe(0)
     await page.getByLabel("Search projects").fill("Inv")
     await page.getByTestId("project-list").getByRole("link", { name: "Invoices" }).waitFor()
@@ -192,7 +251,10 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     await page.getByRole("button", { name: "Archive Old project", exact: true }).click()
     await page.getByText(/Archived projects \(1\)/).click()
     await page.getByTestId("archived-projects").getByRole("link", { name: "Old project" }).waitFor()
-    expect(await page.getByTestId("project-list").getByRole("link", { name: "Old project" }).count()).toBe(0)
+    await page
+      .getByTestId("project-list")
+      .getByRole("link", { name: "Old project" })
+      .waitFor({ state: "detached" })
     expect(await seriousViolations()).toEqual([])
     await page.getByRole("button", { name: "Restore Old project", exact: true }).click()
     await page.getByTestId("project-list").getByRole("link", { name: "Old project" }).waitFor()
@@ -220,12 +282,12 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     expect(await seriousViolations()).toEqual([])
     await prompt.press("Enter")
     // The mention goes in with a space after it, ready for the next word.
-    expect(await prompt.inputValue()).toBe('2 * @"Total due" ')
+    await expect.poll(() => prompt.inputValue()).toBe('2 * @"Total due" ')
     await editor.getByRole("button", { name: "Save agent" }).click()
     await editor.getByRole("status").filter({ hasText: "Saved." }).waitFor()
     const projectId = /projects\/([0-9a-f-]{36})/.exec(page.url())![1]!
-    const key = await api.newKey("acme")
-    const agents = (await api.client(key).get(`/projects/${projectId}/agents/`)).body as Array<any>
+    const key = await newKey()
+    const agents = (await rest(key).get(`/projects/${projectId}/agents/`)).body as Array<any>
     const doubled = agents.find((x) => x.name === "Doubled")
     expect(doubled).toMatchObject({
       agent_type: "derived",
@@ -285,8 +347,8 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
       (await page.getByTestId("new-key").textContent()) ?? "",
     )![0]
     expect(second).not.toBe(first)
-    expect((await api.client(first).get("/projects/")).status).toBe(401)
-    expect((await api.client(second).get("/projects/")).status).toBe(200)
+    expect((await rest(first).get("/projects/")).status).toBe(401)
+    expect((await rest(second).get("/projects/")).status).toBe(200)
     expect(await seriousViolations()).toEqual([])
   })
 })

@@ -84,11 +84,17 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
     setAutoMap(r.auto_map)
   }, [])
 
+  // bumped by every load, unmount and save: an answer that is no longer the latest is dropped, so it
+  // cannot overwrite what the member typed or saved since
+  const loads = useRef(0)
   const load = useCallback(async () => {
+    const started = ++loads.current
     setLoadError(undefined)
     try {
-      showRecord(await api.get<OutputSchemaRecord>(`${base}/schema/`))
+      const r = await api.get<OutputSchemaRecord>(`${base}/schema/`)
+      if (started === loads.current) showRecord(r)
     } catch (e) {
+      if (started !== loads.current) return
       if (e instanceof ApiError && e.status === 404) {
         setRecord(null)
         setSchemaText(pretty(EXAMPLE_SCHEMA))
@@ -100,6 +106,9 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
 
   useEffect(() => {
     void load()
+    return () => {
+      loads.current += 1
+    }
   }, [load])
 
   const generating = record?.auto_map === true && record.status === "pending"
@@ -143,6 +152,7 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
 
     setSaving(true)
     generation.current += 1
+    loads.current += 1
     try {
       const answer = await api.put<OutputSchemaRecord>(`${base}/schema/`, {
         schema: schema.value,
