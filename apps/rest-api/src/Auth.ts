@@ -9,6 +9,7 @@ import {
   Members,
   memberSubject,
   problemResponses,
+  Unauthorized,
 } from "@dxs/services"
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Redacted, Schema } from "effect"
@@ -65,7 +66,14 @@ export const AuthenticationLive = Layer.effect(
           const request = yield* HttpServerRequest.HttpServerRequest
           const value = Redacted.value(token)
           // No session either: the API key's own answer (its problem, or its rate limit) is the answer.
-          if (value === "") return yield* byKey(request.headers["x-api-key"])
+          if (value === "") {
+            const key = request.headers["x-api-key"]
+            if (key === undefined || key === "")
+              return yield* Unauthorized.of(
+                "Send an API key in the X-API-Key header, or sign in (POST /api/v1/auth/sign-in/) and send the session cookie",
+              )
+            return yield* byKey(key)
+          }
           const session = yield* members.authenticate(value)
           if (
             !SAFE_METHODS.has(request.method) &&

@@ -206,10 +206,16 @@ describe("a session", () => {
     expectProblem(await call(s, "GET", "/projects/"), 401)
   })
 
-  it("without a cookie or key, the answer is still the API key's problem", async () => {
+  it("without a cookie or key, the answer names both ways in; a bad key alone is the key's problem", async () => {
     const r = await fetch(`${api.base}/projects/`)
     expect(r.status).toBe(401)
-    expect(((await r.json()) as any).detail).toMatch(/X-API-Key/)
+    expect(r.headers.get("content-type")).toContain("application/problem+json")
+    const detail = ((await r.json()) as any).detail
+    expect(detail).toMatch(/X-API-Key/)
+    expect(detail).toMatch(/sign in/)
+    const bad = await fetch(`${api.base}/projects/`, { headers: { "x-api-key": "nope" } })
+    expect(bad.status).toBe(401)
+    expect(((await bad.json()) as any).detail).toBe("The API key is malformed")
   })
 })
 
