@@ -251,6 +251,29 @@ describe("localExtract", () => {
     expect(localExtract(request(agent("Invoice date"), withDue)).values[0]?.value).toBe("2024-03-05")
   })
 
+  it("does not take a revocation period or another deadline for the agreement's term", () => {
+    const term = agent("Term", "string", { extractionInstructions: "How long the agreement lasts" })
+    const release = [
+      "SEPARATION AGREEMENT AND RELEASE\n\nEmployee may revoke this Agreement within seven (7) days after signing it, and this Agreement shall not become effective until that period has passed. Employee shall return the laptop no later than ten (10) days prior to the separation date.",
+    ]
+    expect(localExtract(request(term, release)).values).toEqual([])
+    // A stated term is still the term when the same sentence allows termination on notice.
+    const stated = [
+      "MUTUAL NONDISCLOSURE AGREEMENT\n\nThe term of this Agreement shall be for a period of two (2) years unless terminated earlier upon thirty (30) days written notice by either party.",
+    ]
+    expect(localExtract(request(term, stated)).values[0]?.value).toBe("2 years")
+  })
+
+  it("reads a logo over the legal name as one organisation", () => {
+    const issuer = agent("Issuer", "string", {
+      extractionInstructions: "The company that issued the invoice (the seller)",
+    })
+    const pages = [
+      "Brightwave\nBrightwave SAS\n12 rue des Lilas, 75011 Paris\n\nFACTURE\nInvoice No: F-2031\nTotal: 39.99 EUR\n",
+    ]
+    expect(localExtract(request(issuer, pages)).values[0]?.value).toBe("Brightwave SAS")
+  })
+
   it("reports the page the value is on across several pages", () => {
     const pages = [
       "Cover page\n\nQuarterly statement for Globex Corporation",

@@ -337,6 +337,8 @@ const cleanOrganisation = (raw: string): string => {
     /^(?:The\s+)?(?:(?:This|That|Such|Each|Any|Said|Our|Its|Their|Whereas|Between|And|By|Of)\s+)+/i,
     "",
   )
+  // A logo's text above the name it abbreviates ("Free" over "Free SAS"): one name, not the two run together.
+  s = s.replace(/^((?:\S+\s+){0,2}\S+)\s+\1(?=\s)/, "$1")
   return s.replace(/,$/, "")
 }
 
