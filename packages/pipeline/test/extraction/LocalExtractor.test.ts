@@ -251,6 +251,19 @@ describe("localExtract", () => {
     expect(localExtract(request(agent("Invoice date"), withDue)).values[0]?.value).toBe("2024-03-05")
   })
 
+  it("reads neither the blanks of a form nor 'the last day of' as a relative date", () => {
+    const effective = agent("Effective date", "date")
+    const form = [
+      // a form's blanks are drawn lines, absent from the text
+      "CONFIDENTIALITY AGREEMENT\n\nThis Agreement is made and effective this day of , 20 , between Northwind Traders, Inc. and the Employee.",
+    ]
+    expect(localExtract(request(effective, form, [], "2024-01-01")).values).toEqual([])
+    const lastDay = [
+      "SEVERANCE AGREEMENT\n\nThis Agreement becomes effective on the last day of the Employee's employment.",
+    ]
+    expect(localExtract(request(effective, lastDay, [], "2024-01-01")).values).toEqual([])
+  })
+
   it("does not take a revocation period or another deadline for the agreement's term", () => {
     const term = agent("Term", "string", { extractionInstructions: "How long the agreement lasts" })
     const release = [

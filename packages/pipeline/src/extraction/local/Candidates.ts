@@ -114,6 +114,9 @@ export const findDates = (text: string, referenceDate: string): Array<Candidate>
     const relative = RELATIVE_DATE.test(r.text) && !/\d{4}/.test(r.text)
     // "within 30 days" is a deadline, not a date.
     if (relative && /^within\b/i.test(r.text)) continue
+    // "made this ___ day of ___, 20__" (the blanks of a form) and "the last day of employment" are not
+    // today and yesterday.
+    if (relative && /^(this|last)\s+day\b/i.test(r.text)) continue
     if (!relative) {
       if (!c.isCertain("month") || !c.isCertain("day") || !hasDigitsOrMonth) continue
       // Bare numbers chrono reads as dates ("3/4" of a section, "10.2") are noise.
