@@ -277,6 +277,20 @@ describe("localExtract", () => {
     expect(localExtract(request(term, stated)).values[0]?.value).toBe("2 years")
   })
 
+  it("names parties, not the roles or sentences that stand in for them", () => {
+    const parties = agent("Parties")
+    const letter = [
+      "Logo Fabrikam Capital LLC\n\nJune 3, 2019\n\nContoso Retail Inc.\n12 Harbour Road\n\nLadies and Gentlemen: In connection with the proposed transaction, the Buyer and the Company. agree as follows.",
+    ]
+    expect(localExtract(request(parties, letter)).values[0]?.value).toBe(
+      "Fabrikam Capital LLC, Contoso Retail Inc.",
+    )
+    const between = [
+      "NON-DISCLOSURE AGREEMENT\n\nThis Agreement is between Contoso Ltd (the Company) and Buyer and the Company. Both agree.",
+    ]
+    expect(localExtract(request(parties, between)).values[0]?.value).toBe("Contoso Ltd")
+  })
+
   it("reads a logo over the legal name as one organisation", () => {
     const issuer = agent("Issuer", "string", {
       extractionInstructions: "The company that issued the invoice (the seller)",

@@ -377,11 +377,45 @@ const NAME_START = /^\s*(?:(?:the\s+)?(?:undersigned|company|employee|executive|
 const ROLE_WORDS =
   /^(?:this|that|each|such|any|said|party|parties|company|corporation|employee|employer|executive|consultant|contractor|buyer|seller|purchaser|recipient|discloser|disclosing party|receiving party|me|you|us|we|it|him|her|them|agreement|affiliates?|bank|distributor|investor|holder|undersigned|licensor|licensee|customer|supplier|vendor|client|parent|subsidiary|representatives?)\b[.,]?$/i
 
+const CONNECTORS = new Set([
+  "the",
+  "and",
+  "&",
+  "of",
+  "de",
+  "du",
+  "la",
+  "le",
+  "for",
+  "von",
+  "van",
+  "der",
+  "den",
+  "y",
+])
+
+/**
+ * Not a party's name: role words only ("Buyer and the Company"), or a phrase in running text (more than
+ * one lower-case word beside the connectors of names: "I have had since the commencement of …").
+ */
+const notAName = (name: string): boolean => {
+  const words = name
+    .split(/[\s,.;]+/)
+    .map((w) => w.replace(/^[“"(]+|[”")]+$/g, ""))
+    .filter((w) => w !== "")
+  const content = words.filter((w) => !CONNECTORS.has(w.toLowerCase()))
+  if (content.length === 0 || content.every((w) => ROLE_WORDS.test(w))) return true
+  return content.filter((w) => /^[a-z]/.test(w)).length > 1
+}
+
+/** A logo's placeholder text ("Logo") before the name it stands over. */
+const withoutLogo = (name: string): string => name.replace(/^logo\s+(?=[A-Z0-9])/i, "")
+
 /** The name at the start of a clause of a "between X and Y" sentence. */
 const leadingName = (clause: string): { readonly name: string; readonly offset: number } | undefined => {
   const lead = NAME_START.exec(clause)?.[0].length ?? 0
   const rest = clause.slice(lead)
-  const restTrimmed = rest.replace(/^[\s“"]+/, "")
+  const restTrimmed = withoutLogo(rest.replace(/^[\s“"]+/, ""))
   const skip = lead + rest.length - restTrimmed.length
   const suffixed = new RegExp(
     `^(?:[A-Z][A-Za-z0-9&'’.\\-]*,?\\s+(?:(?:of|and|&|de|the|for)\\s+)?){0,7}?${SUFFIXES}`,
@@ -397,7 +431,7 @@ const leadingName = (clause: string): { readonly name: string; readonly offset: 
     .trim()
   if (name.length < 2 || name.length > 80 || !/^[A-Z0-9]/.test(name)) return undefined
   name = name.replace(/,?\s+(?:M\.D|Ph\.D|Esq|J\.D)\.?$/, "")
-  if (ROLE_WORDS.test(name.replace(/^the\s+/i, ""))) return undefined
+  if (ROLE_WORDS.test(name.replace(/^the\s+/i, "")) || notAName(name)) return undefined
   const words = name.split(/\s+/)
   if (words.length > 9) return undefined
   return { name, offset: skip }
@@ -488,8 +522,9 @@ export const findParties = (text: string, pageIndex: number): Array<Candidate> =
     const names: Array<string> = []
     let last: (typeof orgs)[number] | undefined
     for (const o of orgs) {
-      if (names.some((n) => n.toLowerCase() === o.value.toLowerCase()) || ROLE_WORDS.test(o.value)) continue
-      names.push(o.value)
+      const value = withoutLogo(o.value)
+      if (names.some((n) => n.toLowerCase() === value.toLowerCase()) || notAName(value)) continue
+      names.push(value)
       last = o
       if (names.length === 2) break
     }
