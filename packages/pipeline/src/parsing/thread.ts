@@ -72,7 +72,14 @@ const run = async (): Promise<{ readonly reply: ThreadReply; readonly transfer: 
 
 const post = (reply: ThreadReply, transfer: Array<ArrayBuffer> = []) => {
   try {
-    parentPort!.postMessage(reply, transfer)
+    try {
+      parentPort!.postMessage(reply, transfer)
+    } catch (e) {
+      // Memory a native module allocated (a canvas's PNG) cannot be transferred on every Node version
+      // (Node 24 refuses it): then the bytes are copied instead.
+      if (transfer.length === 0) throw e
+      parentPort!.postMessage(reply)
+    }
   } catch (e) {
     // The backend returned something that cannot cross threads (a function, a class instance with handles…).
     parentPort!.postMessage({
