@@ -9,6 +9,7 @@ import { makeKysely } from "@dxs/db/Db"
 import { useTestDatabase } from "@dxs/db/TestDatabase"
 // Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
 import type {} from "@dxs/db/TestGlobalSetup"
+import { INTERRUPTED } from "@dxs/pipeline/webhooks/Delivery"
 import { encryptSecret } from "@dxs/pipeline/webhooks/Encryption"
 import { enqueueFanout } from "@dxs/pipeline/webhooks/Queue"
 import { verifyWebhook } from "@dxs/pipeline/webhooks/Signing"
@@ -148,7 +149,7 @@ describe("webhook delivery across worker processes", () => {
       },
       60_000,
     )
-    expect(done, outputs()).toMatchObject({ status: "succeeded", last_status_code: 200, attempt_count: 1 })
+    expect(done, outputs()).toMatchObject({ status: "succeeded", last_status_code: 200, attempt_count: 2 })
 
     // Two requests: A's (cut off when A died) and B's, one message.
     expect(receiver.requests).toHaveLength(2)
@@ -177,14 +178,26 @@ describe("webhook delivery across worker processes", () => {
       ).toBe(true)
     }
 
-    // B's attempt is the one recorded; A died before recording its own.
+    // Both attempts are in the log: A's, recorded before it sent and marked as cut off, then B's.
     const attempts = await db
       .selectFrom("webhook_attempts")
       .selectAll()
       .where("delivery_id", "=", delivery.id)
+      .orderBy("number")
       .execute()
     expect(attempts).toEqual([
-      expect.objectContaining({ id: header(second, "service-delivery-id"), number: 1, status_code: 200 }),
+      expect.objectContaining({
+        id: header(first, "service-delivery-id"),
+        number: 1,
+        status_code: null,
+        error: INTERRUPTED,
+      }),
+      expect.objectContaining({
+        id: header(second, "service-delivery-id"),
+        number: 2,
+        status_code: 200,
+        error: null,
+      }),
     ])
     const finished = await task()
     expect(finished).toMatchObject({ status: "succeeded", locked_by: "proc-b" })

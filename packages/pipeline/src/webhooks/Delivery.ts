@@ -101,6 +101,10 @@ const errorText = (e: unknown): string => {
   return typeof code === "string" && !e.message.includes(code) ? `${e.message} (${code})` : e.message
 }
 
+/** The error of an attempt cut off before its answer was recorded: the endpoint may or may not have it. */
+export const INTERRUPTED =
+  "interrupted: the worker stopped or lost the task before the answer was recorded (the endpoint may have received it)"
+
 /** Postgres text holds no NUL characters. */
 const storable = (text: string) => text.replaceAll("\u0000", "")
 
@@ -244,7 +248,42 @@ export const webhookDeliverHandler =
       return
     }
 
+    // The attempt is recorded before anything is sent, so that one cut off by a crash stays in the log.
     const attemptId = randomUUID()
+    const number = await ctx.db.transaction().execute(async (trx) => {
+      const current = await trx
+        .selectFrom("webhook_deliveries")
+        .select(["status", "attempt_count"])
+        .where("id", "=", delivery.id)
+        .forUpdate()
+        .executeTakeFirst()
+      if (current?.status !== "pending") return undefined
+      // An earlier attempt still without an answer or an error was cut off (its worker died or lost the task).
+      await trx
+        .updateTable("webhook_attempts")
+        .set({ error: INTERRUPTED })
+        .where("delivery_id", "=", delivery.id)
+        .where("status_code", "is", null)
+        .where("error", "is", null)
+        .execute()
+      const next = current.attempt_count + 1
+      await trx
+        .insertInto("webhook_attempts")
+        .values({ id: attemptId, delivery_id: delivery.id, number: next, url: subscription.url })
+        .execute()
+      await trx
+        .updateTable("webhook_deliveries")
+        .set({ attempt_count: next })
+        .where("id", "=", delivery.id)
+        .execute()
+      return next
+    })
+    // Settled or deleted meanwhile.
+    if (number === undefined) {
+      await ctx.db.transaction().execute((trx) => ctx.complete(trx))
+      return
+    }
+
     const outcome = await (async (): Promise<AttemptOutcome> => {
       let secrets: ReturnType<typeof openSecrets>
       try {
@@ -294,30 +333,43 @@ export const webhookDeliverHandler =
       })
     })()
     // The worker has moved on (lease lost or stopping): whoever claims the task next sends it again.
-    if (ctx.signal.aborted) throw new Error("abandoned: the worker stopped or lost the task")
+    // Its attempt keeps the answer if one came, else says it was cut off.
+    if (ctx.signal.aborted) {
+      await ctx.db
+        .updateTable("webhook_attempts")
+        .set(
+          outcome.statusCode === null
+            ? { error: INTERRUPTED, duration_ms: outcome.durationMs }
+            : {
+                status_code: outcome.statusCode,
+                response_body: outcome.responseBody,
+                duration_ms: outcome.durationMs,
+              },
+        )
+        .where("id", "=", attemptId)
+        .execute()
+        .catch(() => undefined)
+      throw new Error("abandoned: the worker stopped or lost the task")
+    }
 
     await ctx.db.transaction().execute(async (trx) => {
       const current = await trx
         .selectFrom("webhook_deliveries")
-        .select(["status", "attempt_count"])
+        .select(["status"])
         .where("id", "=", delivery.id)
         .forUpdate()
         .executeTakeFirst()
       // Deleted with its subscription meanwhile.
       if (!current) return ctx.complete(trx)
-      const number = current.attempt_count + 1
       await trx
-        .insertInto("webhook_attempts")
-        .values({
-          id: attemptId,
-          delivery_id: delivery.id,
-          number,
-          url: subscription.url,
+        .updateTable("webhook_attempts")
+        .set({
           status_code: outcome.statusCode,
           error: outcome.error === null ? null : storable(outcome.error),
           duration_ms: outcome.durationMs,
           response_body: outcome.responseBody,
         })
+        .where("id", "=", attemptId)
         .execute()
       const code = outcome.statusCode
       const answered = code === null ? null : `the endpoint answered ${code}`
