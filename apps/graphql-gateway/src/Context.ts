@@ -4,6 +4,7 @@ import {
   Agents,
   type AgentsStatus,
   ApiKeys,
+  type BoundingBoxesResponse,
   CurrentOrganization,
   consumeRequest,
   Dimensions,
@@ -15,7 +16,7 @@ import {
   type OutputSchemas,
   Pages,
   Projects,
-  type Results,
+  Results,
 } from "@dxs/services"
 import DataLoader from "dataloader"
 import { Cause, Effect, Exit, type ManagedRuntime, Option } from "effect"
@@ -144,6 +145,14 @@ export const makeLoaders = (run: Run) => ({
   ),
   agentsStatus: new DataLoader<string, AgentsStatus>(
     batchRead(run, (ids) => Effect.flatMap(Launches, (l) => l.statusForProjects(ids)), projectNotFound),
+  ),
+  /** Bounding boxes of extractions of the organisation (one read for all the extractions a request names). */
+  boundingBoxes: new DataLoader<string, BoundingBoxesResponse>(
+    batchRead(
+      run,
+      (ids) => Effect.flatMap(Results, (r) => r.boundingBoxesFor(ids)),
+      (id) => toGraphQLError(NotFound.of("Extraction", id)) ?? new Error("Unexpected failure"),
+    ),
   ),
   /** Pages of documents of the organisation; a document without pages (or not the organisation's) has none. */
   pages: new DataLoader<string, ReadonlyArray<DocumentPage>>(

@@ -489,7 +489,7 @@ export const resolvers = {
   },
   Extraction: {
     bounding_boxes: (e: ExtractionParent, _: unknown, ctx: GraphqlContext) =>
-      ctx.run(Effect.flatMap(Results, (s) => s.boundingBoxes(e.project_id, e.id))),
+      ctx.loaders.boundingBoxes.load(e.id),
   },
 }
 

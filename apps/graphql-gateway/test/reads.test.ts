@@ -4,7 +4,7 @@ import { decryptSecret, newEncryptionKey } from "@dxs/pipeline/webhooks/Encrypti
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Client, createProject, type TestApi } from "../../rest-api/test/harness.ts"
 import { agentVersion, projectRows } from "../../rest-api/test/seeding.ts"
-import { codesOf, EXTRACTION, type Gateway, graphqlOn, ok, startGateway } from "./support.ts"
+import { codesOf, countStatements, EXTRACTION, type Gateway, graphqlOn, ok, startGateway } from "./support.ts"
 
 // Targets are IP literals (public addresses), so creation needs no DNS; nothing is delivered here (no worker).
 const PUBLIC_URL = "https://93.184.216.34/hooks/dxs"
@@ -25,7 +25,7 @@ const graphql = graphqlOn(() => gql)
 const webhookKey = newEncryptionKey()
 
 beforeAll(async () => {
-  gql = await startGateway({ webhookKey })
+  gql = await startGateway({ webhookKey, countStatements: true })
   api = gql.api
   keyA = await api.newKey(`reads-a-${randomUUID()}`)
   keyB = await api.newKey(`reads-b-${randomUUID()}`)
@@ -394,6 +394,48 @@ describe("results reads", () => {
     ])
     const web = extractions.data.find((e: any) => e.id === s.web)
     expect(web.bounding_boxes).toMatchObject({ document_id: null, page_number: null, boxes: [] })
+  })
+
+  it("reads the bounding boxes of many extractions with as many SQL statements as of one", async () => {
+    const project = await createProject(a)
+    const created = await a.post(`/projects/${project}/agents/`, { name: "Governing law" })
+    expect(created.status).toBe(201)
+    const agent = await agentVersion(db, created.body.id)
+    const rows = projectRows(db, project)
+    const contract = await rows.contract("The laws of the State of New York govern this agreement.")
+    const av = await rows.atomicValue(agent.id, [], "[]")
+    for (let i = 0; i < 6; i++)
+      await rows.extraction(agent, av, {
+        document_id: contract,
+        page_number: 1,
+        value: "New York",
+        relevant_passage: "The laws of the State of New York govern this agreement.",
+        reasoning: `clause ${i}`,
+        consistent: true,
+      })
+    const result = await rows.result(agent, av, {
+      result_name: "Governing law",
+      value: "New York",
+      resolution_status: "Resolved",
+    })
+    const read = (limit: number, boxes: boolean) =>
+      countStatements(
+        gql,
+        keyA,
+        `query ($p: ID!, $id: ID!, $limit: Int) { result(projectId: $p, id: $id) {
+          extractions(limit: $limit) { data { id ${boxes ? `bounding_boxes { ${BOXES} }` : ""} } } } }`,
+        { p: project, id: result, limit },
+      )
+    const extra = async (limit: number) => {
+      const withBoxes = await read(limit, true)
+      expect(withBoxes.data.result.extractions.data).toHaveLength(limit)
+      for (const e of withBoxes.data.result.extractions.data)
+        expect(e.bounding_boxes.boxes.map((b: any) => b.text).join(" ")).toContain("State of New York")
+      return withBoxes.count - (await read(limit, false)).count
+    }
+    const one = await extra(1)
+    expect(one).toBeGreaterThan(0)
+    expect(await extra(6)).toBe(one)
   })
 
   it("answers bounding_boxes under a mutation's result too", async () => {

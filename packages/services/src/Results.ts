@@ -4,7 +4,7 @@
  * place on its page). Only results of an agent's current configuration count; a result of an earlier
  * configuration is gone for the API until the next launch replaces it.
  */
-import type { Conn, PageLayoutItem } from "@dxs/db"
+import type { Conn, Database, PageLayoutItem } from "@dxs/db"
 import { transaction, withDb } from "@dxs/db"
 import {
   AgentValueType,
@@ -18,7 +18,7 @@ import {
 import { collapseWhitespace, normalizeValue, parseNumber } from "@dxs/domain/Values"
 import { relevantPages as rankPages } from "@dxs/pipeline/retrieval/Retrieval"
 import { Effect, Schema } from "effect"
-import { sql } from "kysely"
+import { type SelectQueryBuilder, sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { loadAgentStates } from "./PipelineState.ts"
@@ -459,6 +459,59 @@ const PARTIAL_MATCH_SHARE = 0.6
  * words of consecutive items (case, spacing and punctuation ignored). When the page's words differ a
  * little from the passage, the longest common run of words counts if it covers most of the passage.
  */
+/** The bounding boxes of the extractions `where` selects: their rows, then the pages they cite, at once. */
+const boxesOf = async (
+  db: Conn,
+  where: (
+    q: SelectQueryBuilder<Database, "extractions", object>,
+  ) => SelectQueryBuilder<Database, "extractions", object>,
+): Promise<Map<string, BoundingBoxesResponse>> => {
+  const rows = await where(db.selectFrom("extractions"))
+    .select(["id", "document_id", "page_number", "relevant_passage"])
+    .execute()
+  const cited = rows.filter((r) => r.document_id !== null && r.page_number !== null)
+  const pages =
+    cited.length === 0
+      ? []
+      : await db
+          .selectFrom("pages")
+          .select(["document_id", "number", "layout", "width", "height", "unit"])
+          .where(({ eb, refTuple, tuple }) =>
+            eb(
+              refTuple("document_id", "number"),
+              "in",
+              cited.map((r) => tuple(r.document_id!, r.page_number!)),
+            ),
+          )
+          .execute()
+  const pageOf = new Map(pages.map((p) => [`${p.document_id}/${p.number}`, p]))
+  return new Map(
+    rows.map((e) => {
+      const nowhere: BoundingBoxesResponse = {
+        extraction_id: e.id,
+        document_id: e.document_id,
+        page_number: e.page_number,
+        page_width: null,
+        page_height: null,
+        unit: null,
+        boxes: [],
+      }
+      const page = pageOf.get(`${e.document_id}/${e.page_number}`)
+      if (e.document_id === null || e.page_number === null || !page) return [e.id, nowhere]
+      return [
+        e.id,
+        {
+          ...nowhere,
+          page_width: page.width,
+          page_height: page.height,
+          unit: page.unit,
+          boxes: locatePassage(e.relevant_passage, page.layout ?? []),
+        },
+      ]
+    }),
+  )
+}
+
 export const locatePassage = (passage: string, layout: ReadonlyArray<PageLayoutItem>): Array<BoundingBox> => {
   const want = tokensOf(passage)
   if (want.length === 0 || layout.length === 0) return []
@@ -819,44 +872,31 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
         return yield* withDb((db) =>
           Effect.gen(function* () {
             yield* findProject(db, org.id, projectId)
-            const extraction = yield* Effect.promise(() =>
-              db
-                .selectFrom("extractions")
-                .select(["id", "document_id", "page_number", "relevant_passage"])
-                .where("id", "=", extractionId)
-                .where("project_id", "=", projectId)
-                .executeTakeFirst(),
+            const boxes = yield* Effect.promise(() =>
+              boxesOf(db, (q) => q.where("id", "=", extractionId).where("project_id", "=", projectId)),
             )
-            if (!extraction) return yield* NotFound.of("Extraction", extractionId)
-            const nowhere: BoundingBoxesResponse = {
-              extraction_id: extraction.id,
-              document_id: extraction.document_id,
-              page_number: extraction.page_number,
-              page_width: null,
-              page_height: null,
-              unit: null,
-              boxes: [],
-            }
-            if (extraction.document_id === null || extraction.page_number === null) return nowhere
-            const documentId = extraction.document_id
-            const pageNumber = extraction.page_number
-            const page = yield* Effect.promise(() =>
-              db
-                .selectFrom("pages")
-                .select(["layout", "width", "height", "unit"])
-                .where("document_id", "=", documentId)
-                .where("number", "=", pageNumber)
-                .executeTakeFirst(),
-            )
-            if (!page) return nowhere
-            return {
-              ...nowhere,
-              page_width: page.width,
-              page_height: page.height,
-              unit: page.unit,
-              boxes: locatePassage(extraction.relevant_passage, page.layout ?? []),
-            } satisfies BoundingBoxesResponse
+            const found = boxes.get(extractionId)
+            if (!found) return yield* NotFound.of("Extraction", extractionId)
+            return found
           }),
+        )
+      }),
+
+    /** `boundingBoxes` of several extractions of the organisation at once (two statements); absent: not its. */
+    boundingBoxesFor: (extractionIds: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        if (extractionIds.length === 0) return new Map<string, BoundingBoxesResponse>()
+        return yield* withDb((db) =>
+          Effect.promise(() =>
+            boxesOf(db, (q) =>
+              q
+                .where("id", "in", [...extractionIds])
+                .where("project_id", "in", (sub) =>
+                  sub.selectFrom("projects").select("id").where("organization_id", "=", org.id),
+                ),
+            ),
+          ),
         )
       }),
   },
