@@ -3,15 +3,15 @@ import type { Agent, Dimension, Document, DocumentPage, ProjectStatus } from "@d
 import {
   Agents,
   type AgentsStatus,
-  ApiKeys,
+  type ApiKeys,
+  authenticateRequest,
   type BoundingBoxesResponse,
   CurrentOrganization,
-  consumeRequest,
   Dimensions,
   Documents,
   type Folders,
-  keySubject,
   Launches,
+  type Members,
   NotFound,
   type OutputSchemas,
   Pages,
@@ -28,6 +28,7 @@ export type GatewayServices =
   | Db
   | BlobStore
   | ApiKeys
+  | Members
   | Projects
   | Folders
   | Documents
@@ -46,6 +47,7 @@ const codes: Record<number, string> = {
   400: "BAD_USER_INPUT",
   401: "UNAUTHENTICATED",
   404: "NOT_FOUND",
+  403: "FORBIDDEN",
   409: "CONFLICT",
   422: "BAD_USER_INPUT",
   429: "RATE_LIMITED",
@@ -169,17 +171,24 @@ export interface GraphqlContext {
   readonly loaders: ReturnType<typeof makeLoaders>
 }
 
-/** The request's context: its organisation (from `X-API-Key`), a runner and fresh loaders. */
+/** What a request says of who it acts for: its API key, or its session cookie and CSRF token. */
+export interface RequestCredentials {
+  readonly apiKey: string | undefined
+  readonly sessionToken: string | undefined
+  readonly csrfToken: string | undefined
+  /** Anything but GET: a session must come with its CSRF token (as the REST API's writes). */
+  readonly write: boolean
+}
+
+/**
+ * The request's context: its organisation (from `X-API-Key`, or the web application's session with its
+ * CSRF token, by the REST API's rules and limits), a runner and fresh loaders.
+ */
 export const makeContext = async (
   runtime: GatewayRuntime,
-  apiKey: string | null,
+  credentials: RequestCredentials,
 ): Promise<GraphqlContext> => {
-  const exit = await runtime.runPromiseExit(
-    // The same per-key request limit as the REST API (one count per GraphQL request).
-    Effect.flatMap(ApiKeys, (keys) => keys.authenticate(apiKey ?? undefined)).pipe(
-      Effect.tap(() => consumeRequest(keySubject(apiKey ?? ""))),
-    ),
-  )
+  const exit = await runtime.runPromiseExit(authenticateRequest(credentials))
   if (Exit.isFailure(exit)) {
     const failure = Cause.failureOption(exit.cause)
     if (Option.isSome(failure)) {

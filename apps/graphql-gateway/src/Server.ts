@@ -6,20 +6,23 @@ import {
   Agents,
   ApiKeys,
   AppUrl,
+  CSRF_HEADER,
   Dimensions,
   Documents,
   Folders,
   Launches,
+  Members,
   OutputSchemas,
   Pages,
   Projects,
   PublicUrl,
   RateLimitSettings,
   Results,
+  SESSION_COOKIE,
   WebhookConfig,
   Webhooks,
 } from "@dxs/services"
-import { HttpApiBuilder, HttpApp } from "@effect/platform"
+import { Cookies, HttpApiBuilder, HttpApp } from "@effect/platform"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import {
   type ASTVisitor,
@@ -92,6 +95,7 @@ const complexityLimitPlugin = (max: number): Plugin => ({
 /** The services the resolvers call, over whatever Db, BlobStore and PublicUrl are provided. */
 export const GatewayServicesLive = Layer.mergeAll(
   ApiKeys.Default,
+  Members.Default,
   Projects.Default,
   Folders.Default,
   Agents.Default,
@@ -128,7 +132,13 @@ export const makeGraphqlHandler = (options: {
         return defaultMaskError(error, message, isDev)
       },
     },
-    context: ({ request }) => makeContext(options.runtime, request.headers.get("x-api-key")),
+    context: ({ request }) =>
+      makeContext(options.runtime, {
+        apiKey: request.headers.get("x-api-key") ?? undefined,
+        sessionToken: Cookies.parseHeader(request.headers.get("cookie") ?? "")[SESSION_COOKIE],
+        csrfToken: request.headers.get(CSRF_HEADER) ?? undefined,
+        write: request.method !== "GET",
+      }),
   })
 
 export interface GraphqlServer {

@@ -156,7 +156,12 @@ describe("batching across projects", () => {
   })
 
   it("loads every field of several projects' lists as REST does, and another organisation's as NOT_FOUND", async () => {
-    const ctx = await makeContext(runtime, keyTen)
+    const ctx = await makeContext(runtime, {
+      apiKey: keyTen,
+      sessionToken: undefined,
+      csrfToken: undefined,
+      write: true,
+    })
     const keys = [...tenProjects, otherProject]
     const [documents, agents, dimensions, statuses] = await Promise.all([
       ctx.loaders.documents.loadMany(keys),

@@ -1,33 +1,22 @@
-import { timingSafeEqual } from "node:crypto"
 import { Db } from "@dxs/db"
 import {
   ApiKeys,
+  authenticateKey,
+  authenticateRequest,
+  CSRF_HEADER,
   CurrentOrganization,
-  consumeRequest,
-  Forbidden,
-  keySubject,
   Members,
-  memberSubject,
   problemResponses,
-  Unauthorized,
+  SESSION_COOKIE,
 } from "@dxs/services"
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Redacted, Schema } from "effect"
 
-/** The session cookie of the web application (HttpOnly, SameSite=Lax). */
-export const SESSION_COOKIE = "dxs_session"
-/** Cookie-authenticated writes must send the session's CSRF token in this header. */
-export const CSRF_HEADER = "x-csrf-token"
+export { CSRF_HEADER, SESSION_COOKIE }
 
 export const sessionSecurity = HttpApiSecurity.apiKey({ key: SESSION_COOKIE, in: "cookie" })
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"])
-
-const sameToken = (given: string, expected: string) => {
-  const a = Buffer.from(given)
-  const b = Buffer.from(expected)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
 
 /**
  * Every endpoint but the public schema, docs and sign-in needs `X-API-Key` or a signed-in session (the
@@ -53,42 +42,29 @@ export const AuthenticationLive = Layer.effect(
     const keys = yield* ApiKeys
     const members = yield* Members
     const db = yield* Db
-    const byKey = (key: string | undefined) =>
-      keys.authenticate(key).pipe(
-        Effect.tap(() => consumeRequest(keySubject(key ?? ""))),
+    const provide = <A, E>(effect: Effect.Effect<A, E, ApiKeys | Members | Db>) =>
+      effect.pipe(
+        Effect.provideService(ApiKeys, keys),
+        Effect.provideService(Members, members),
         Effect.provideService(Db, db),
       )
     return {
-      ApiKeyAuth: (key: Redacted.Redacted<string>) => byKey(Redacted.value(key)),
-      // Tried when the API key is missing or refused.
+      ApiKeyAuth: (key: Redacted.Redacted<string>) => provide(authenticateKey(Redacted.value(key))),
+      // Tried when the API key is missing or refused: the session, else the API key's own answer (its
+      // problem, or its rate limit).
       SessionAuth: (token: Redacted.Redacted<string>) =>
         Effect.gen(function* () {
           const request = yield* HttpServerRequest.HttpServerRequest
-          const value = Redacted.value(token)
-          // No session either: the API key's own answer (its problem, or its rate limit) is the answer.
-          if (value === "") {
-            const key = request.headers["x-api-key"]
-            if (key === undefined || key === "")
-              return yield* Unauthorized.of(
-                "Send an API key in the X-API-Key header, or sign in (POST /api/v1/auth/sign-in/) and send the session cookie",
-              )
-            return yield* byKey(key)
-          }
-          const session = yield* members.authenticate(value)
-          if (
-            !SAFE_METHODS.has(request.method) &&
-            !sameToken(request.headers[CSRF_HEADER] ?? "", session.csrf_token)
+          const sessionToken = Redacted.value(token)
+          return yield* provide(
+            authenticateRequest({
+              apiKey: sessionToken === "" ? request.headers["x-api-key"] : undefined,
+              sessionToken,
+              csrfToken: request.headers[CSRF_HEADER],
+              write: !SAFE_METHODS.has(request.method),
+            }),
           )
-            return yield* Forbidden.of(
-              "A write with a session needs the session's CSRF token in the X-CSRF-Token header (GET /api/v1/auth/session/ gives it)",
-            )
-          yield* consumeRequest(memberSubject(session.member.id))
-          return {
-            id: session.member.organization.id,
-            name: session.member.organization.name,
-            member: { id: session.member.id, email: session.member.email },
-          }
-        }).pipe(Effect.provideService(Db, db)),
+        }),
     }
   }),
 )

@@ -1,0 +1,57 @@
+/**
+ * Who a request acts for, as every adapter decides it: an API key (`X-API-Key`), or a member's session
+ * (the web application's `dxs_session` cookie) whose writes must echo the session's CSRF token. Each
+ * request counts against its key's or member's per-minute limit.
+ */
+import { timingSafeEqual } from "node:crypto"
+import { Effect } from "effect"
+import { ApiKeys } from "./ApiKeys.ts"
+import { Forbidden, Unauthorized } from "./Errors.ts"
+import { Members } from "./Members.ts"
+import { consumeRequest, keySubject, memberSubject } from "./RateLimits.ts"
+
+/** The session cookie of the web application (HttpOnly, SameSite=Lax). */
+export const SESSION_COOKIE = "dxs_session"
+/** Cookie-authenticated writes must send the session's CSRF token in this header. */
+export const CSRF_HEADER = "x-csrf-token"
+
+const sameToken = (given: string, expected: string) => {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/** The organisation of a live API key, counted against its limit. */
+export const authenticateKey = (key: string | undefined) =>
+  Effect.flatMap(ApiKeys, (keys) => keys.authenticate(key)).pipe(
+    Effect.tap(() => consumeRequest(keySubject(key ?? ""))),
+  )
+
+/**
+ * The organisation and member of a request: its API key if it sends one, else its session. `write`: the
+ * request may change something (not GET/HEAD/OPTIONS), so a session must come with its CSRF token.
+ */
+export const authenticateRequest = (request: {
+  readonly apiKey: string | undefined
+  readonly sessionToken: string | undefined
+  readonly csrfToken: string | undefined
+  readonly write: boolean
+}) =>
+  Effect.gen(function* () {
+    if (request.apiKey !== undefined && request.apiKey !== "") return yield* authenticateKey(request.apiKey)
+    if (request.sessionToken === undefined || request.sessionToken === "")
+      return yield* Unauthorized.of(
+        "Send an API key in the X-API-Key header, or sign in (POST /api/v1/auth/sign-in/) and send the session cookie",
+      )
+    const session = yield* Effect.flatMap(Members, (m) => m.authenticate(request.sessionToken!))
+    if (request.write && !sameToken(request.csrfToken ?? "", session.csrf_token))
+      return yield* Forbidden.of(
+        "A write with a session needs the session's CSRF token in the X-CSRF-Token header (GET /api/v1/auth/session/ gives it)",
+      )
+    yield* consumeRequest(memberSubject(session.member.id))
+    return {
+      id: session.member.organization.id,
+      name: session.member.organization.name,
+      member: { id: session.member.id, email: session.member.email },
+    }
+  })
