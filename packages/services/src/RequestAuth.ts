@@ -46,7 +46,7 @@ export const authenticateRequest = (request: {
     const session = yield* Effect.flatMap(Members, (m) => m.authenticate(request.sessionToken!))
     if (request.write && !sameToken(request.csrfToken ?? "", session.csrf_token))
       return yield* Forbidden.of(
-        "A write with a session needs the session's CSRF token in the X-CSRF-Token header (GET /api/v1/auth/session/ gives it)",
+        "With a session, a request other than GET needs the session's CSRF token in the X-CSRF-Token header (GET /api/v1/auth/session/ gives it)",
       )
     yield* consumeRequest(memberSubject(session.member.id))
     return {
