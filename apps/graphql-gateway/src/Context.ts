@@ -176,8 +176,8 @@ export interface RequestCredentials {
   readonly apiKey: string | undefined
   readonly sessionToken: string | undefined
   readonly csrfToken: string | undefined
-  /** Anything but GET: a session must come with its CSRF token (as the REST API's writes). */
-  readonly write: boolean
+  /** The HTTP method: a session must come with its CSRF token unless it is GET (HEAD, OPTIONS). */
+  readonly method: string
 }
 
 /**

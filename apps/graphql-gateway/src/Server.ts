@@ -137,7 +137,7 @@ export const makeGraphqlHandler = (options: {
         apiKey: request.headers.get("x-api-key") ?? undefined,
         sessionToken: Cookies.parseHeader(request.headers.get("cookie") ?? "")[SESSION_COOKIE],
         csrfToken: request.headers.get(CSRF_HEADER) ?? undefined,
-        write: request.method !== "GET",
+        method: request.method,
       }),
   })
 

@@ -160,7 +160,7 @@ describe("batching across projects", () => {
       apiKey: keyTen,
       sessionToken: undefined,
       csrfToken: undefined,
-      write: true,
+      method: "POST",
     })
     const keys = [...tenProjects, otherProject]
     const [documents, agents, dimensions, statuses] = await Promise.all([

@@ -6,8 +6,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject, onePagePdf, type TestApi, uuid } from "../../rest-api/test/harness.ts"
-import { agentVersion } from "../../rest-api/test/seeding.ts"
+import { type Client, createProject, type TestApi, uuid } from "../../rest-api/test/harness.ts"
 import { schemaSdl } from "../src/index.ts"
 import {
   AGENT_FIELDS,
@@ -21,11 +20,10 @@ import {
   PROGRESS,
   PROJECT_FIELDS,
   RESULT_DETAIL,
-  seedRegionResult,
+  seedAmountResult,
   startGateway,
   upload,
   uploadPdf,
-  withDb,
   withoutSignature,
 } from "./support.ts"
 
@@ -517,30 +515,7 @@ describe("documents", () => {
 })
 
 /** A project with a `number` agent on Region and one result (EU, 1234.5) with one extraction. */
-const seedResult = async () => {
-  const project = await createProject(a)
-  const region = (await a.post(`/projects/${project}/dimensions/`, { name: "Region" })).body
-  const agent = (
-    await a.post(`/projects/${project}/agents/`, {
-      name: "Total amount",
-      value_type: "number",
-      dimensions: [{ dimension_id: region.id, values: ["EU"] }],
-    })
-  ).body
-  const document = await upload(a, project, "invoice.pdf", onePagePdf("Invoice total 1234.50 EUR"))
-  const result = await withDb(idle, async (db) =>
-    seedRegionResult(db, {
-      project,
-      agent: await agentVersion(db, agent.id),
-      region: region.id,
-      value: "EU",
-      amount: 1234.5,
-      status: "Resolved",
-      extraction: { document, value: "1,234.50", passage: "Invoice total 1234.50 EUR" },
-    }),
-  )
-  return { project, result }
-}
+const seedResult = () => seedAmountResult(idle, a)
 
 describe("results", () => {
   const OVERRIDE = `mutation ($p: ID!, $id: ID!, $input: ResultOverrideInput!) {

@@ -5,17 +5,8 @@
  */
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject, onePagePdf } from "../../rest-api/test/harness.ts"
-import { agentVersion } from "../../rest-api/test/seeding.ts"
-import {
-  codesOf,
-  type Gateway,
-  type Reply,
-  seedRegionResult,
-  startGateway,
-  upload,
-  withDb,
-} from "./support.ts"
+import { type Client, createProject } from "../../rest-api/test/harness.ts"
+import { codesOf, type Gateway, type Reply, seedAmountResult, startGateway } from "./support.ts"
 
 const PASSWORD = "correct horse battery staple"
 
@@ -104,27 +95,7 @@ describe("GraphQL with a session", () => {
   })
 
   it("records the member's e-mail on an override, whatever the input names", async () => {
-    const project = await createProject(a)
-    const region = (await a.post(`/projects/${project}/dimensions/`, { name: "Region" })).body
-    const agent = (
-      await a.post(`/projects/${project}/agents/`, {
-        name: "Total amount",
-        value_type: "number",
-        dimensions: [{ dimension_id: region.id, values: ["EU"] }],
-      })
-    ).body
-    const document = await upload(a, project, "invoice.pdf", onePagePdf("Invoice total 1234.50 EUR"))
-    const result = await withDb(gql.api, async (db) =>
-      seedRegionResult(db, {
-        project,
-        agent: await agentVersion(db, agent.id),
-        region: region.id,
-        value: "EU",
-        amount: 1234.5,
-        status: "Resolved",
-        extraction: { document, value: "1,234.50", passage: "Invoice total 1234.50 EUR" },
-      }),
-    )
+    const { project, result } = await seedAmountResult(gql.api, a)
     const s = await signIn("ada@example.com")
     const override = `mutation ($p: ID!, $id: ID!, $input: ResultOverrideInput!) {
       overrideResult(projectId: $p, id: $id, input: $input) { value updated_by_email } }`

@@ -10,12 +10,13 @@ import type { Kysely } from "kysely"
 import { expect } from "vitest"
 import {
   type Client,
+  createProject,
   onePagePdf,
   startTestApi,
   type TestApi,
   type TestApiOptions,
 } from "../../rest-api/test/harness.ts"
-import { type AgentVersion, projectRows } from "../../rest-api/test/seeding.ts"
+import { type AgentVersion, agentVersion, projectRows } from "../../rest-api/test/seeding.ts"
 import { type GraphqlServer, startGraphqlServer } from "../src/index.ts"
 
 /** A GraphQL answer. */
@@ -232,4 +233,34 @@ export const seedRegionResult = async (
     resolution_status: o.status,
     references: JSON.stringify(extraction === undefined ? {} : { [extraction]: ["invoice.pdf", 1] }),
   })
+}
+
+/**
+ * Through `client`'s REST API: a project with a Region dimension, a "Total amount" agent on its value EU
+ * and an uploaded invoice; then the agent's Resolved result for EU (1234.5, cited from the invoice) seeded
+ * as the pipeline writes it.
+ */
+export const seedAmountResult = async (api: TestApi, client: Client) => {
+  const project = await createProject(client)
+  const region = (await client.post(`/projects/${project}/dimensions/`, { name: "Region" })).body
+  const agent = (
+    await client.post(`/projects/${project}/agents/`, {
+      name: "Total amount",
+      value_type: "number",
+      dimensions: [{ dimension_id: region.id, values: ["EU"] }],
+    })
+  ).body
+  const document = await upload(client, project, "invoice.pdf", onePagePdf("Invoice total 1234.50 EUR"))
+  const result = await withDb(api, async (db) =>
+    seedRegionResult(db, {
+      project,
+      agent: await agentVersion(db, agent.id),
+      region: region.id,
+      value: "EU",
+      amount: 1234.5,
+      status: "Resolved",
+      extraction: { document, value: "1,234.50", passage: "Invoice total 1234.50 EUR" },
+    }),
+  )
+  return { project, result }
 }

@@ -12,11 +12,7 @@ import {
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Redacted, Schema } from "effect"
 
-export { CSRF_HEADER, SESSION_COOKIE }
-
 export const sessionSecurity = HttpApiSecurity.apiKey({ key: SESSION_COOKIE, in: "cookie" })
-
-const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"])
 
 /**
  * Every endpoint but the public schema, docs and sign-in needs `X-API-Key` or a signed-in session (the
@@ -61,7 +57,7 @@ export const AuthenticationLive = Layer.effect(
               apiKey: sessionToken === "" ? request.headers["x-api-key"] : undefined,
               sessionToken,
               csrfToken: request.headers[CSRF_HEADER],
-              write: !SAFE_METHODS.has(request.method),
+              method: request.method,
             }),
           )
         }),

@@ -43,6 +43,31 @@ export function useResource<T>(path: string | null): Resource<T> {
   return { data, error, loading, reload, setData }
 }
 
+/**
+ * One action at a time on a piece of the screen: `run` marks it busy, clears the last error, and keeps the
+ * action's failure as `error` for the screen to show.
+ */
+export function useAction(): {
+  readonly busy: boolean
+  readonly error: string | undefined
+  readonly run: (action: () => Promise<void>) => Promise<void>
+} {
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string | undefined>(undefined)
+  const run = useCallback(async (action: () => Promise<void>) => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      await action()
+    } catch (err) {
+      setError(errorMessage(err))
+    } finally {
+      setBusy(false)
+    }
+  }, [])
+  return { busy, error, run }
+}
+
 /** Call `tick` every `ms` milliseconds while `active` (the next call waits for the previous one). */
 export function usePolling(active: boolean, ms: number, tick: () => Promise<unknown>): void {
   const latest = useRef(tick)

@@ -8,7 +8,7 @@
  * diagnostic. Pure.
  */
 
-import type { ResolutionStatus } from "./Enums.ts"
+import type { DiagnosticCode, ResolutionStatus } from "./Enums.ts"
 import {
   additionalPropertiesOf,
   enumOf,
@@ -33,19 +33,8 @@ export type MappingNode =
   /** The value of a dimension bound by an enclosing array/object_from_dimension (the item's or key's own). */
   | { readonly kind: "dimension_value"; readonly dimension_name: string }
 
-export const MappingDiagnosticCodes = [
-  "node_kind_mismatch",
-  "property_not_in_schema",
-  "required_unmapped",
-  "agent_not_found",
-  "agent_ambiguous",
-  "dimension_not_found",
-  "dimension_not_on_agent",
-  "dimension_not_in_scope",
-  "dimension_value_unknown",
-  "type_incompatible",
-] as const
-export type MappingDiagnosticCode = (typeof MappingDiagnosticCodes)[number]
+/** The spec's mapping diagnostic codes (`DiagnosticCodes` in Enums.ts). */
+export type MappingDiagnosticCode = DiagnosticCode
 
 export interface MappingDiagnostic {
   readonly path: string

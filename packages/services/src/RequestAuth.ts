@@ -15,6 +15,9 @@ export const SESSION_COOKIE = "dxs_session"
 /** Cookie-authenticated writes must send the session's CSRF token in this header. */
 export const CSRF_HEADER = "x-csrf-token"
 
+/** Methods that change nothing: a session needs no CSRF token for them. */
+const SAFE_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"])
+
 const sameToken = (given: string, expected: string) => {
   const a = Buffer.from(given)
   const b = Buffer.from(expected)
@@ -28,14 +31,14 @@ export const authenticateKey = (key: string | undefined) =>
   )
 
 /**
- * The organisation and member of a request: its API key if it sends one, else its session. `write`: the
- * request may change something (not GET/HEAD/OPTIONS), so a session must come with its CSRF token.
+ * The organisation and member of a request: its API key if it sends one, else its session, which must
+ * come with its CSRF token unless the method changes nothing (GET, HEAD, OPTIONS).
  */
 export const authenticateRequest = (request: {
   readonly apiKey: string | undefined
   readonly sessionToken: string | undefined
   readonly csrfToken: string | undefined
-  readonly write: boolean
+  readonly method: string
 }) =>
   Effect.gen(function* () {
     if (request.apiKey !== undefined && request.apiKey !== "") return yield* authenticateKey(request.apiKey)
@@ -44,7 +47,10 @@ export const authenticateRequest = (request: {
         "Send an API key in the X-API-Key header, or sign in (POST /api/v1/auth/sign-in/) and send the session cookie",
       )
     const session = yield* Effect.flatMap(Members, (m) => m.authenticate(request.sessionToken!))
-    if (request.write && !sameToken(request.csrfToken ?? "", session.csrf_token))
+    if (
+      !SAFE_METHODS.has(request.method.toUpperCase()) &&
+      !sameToken(request.csrfToken ?? "", session.csrf_token)
+    )
       return yield* Forbidden.of(
         "With a session, a request other than GET needs the session's CSRF token in the X-CSRF-Token header (GET /api/v1/auth/session/ gives it)",
       )

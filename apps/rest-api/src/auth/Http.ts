@@ -1,8 +1,7 @@
-import { Members, PublicUrl, SessionSettings, Unauthorized } from "@dxs/services"
+import { Members, PublicUrl, SESSION_COOKIE, SessionSettings, Unauthorized } from "@dxs/services"
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
-import { SESSION_COOKIE } from "../Auth.ts"
 
 const cookieOf = (request: HttpServerRequest.HttpServerRequest) => request.cookies[SESSION_COOKIE] ?? ""
 

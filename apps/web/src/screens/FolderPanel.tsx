@@ -5,6 +5,7 @@
 import { type FormEvent, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, VisuallyHidden } from "../components.tsx"
+import { useAction } from "../hooks.ts"
 import type { Folder } from "../types.ts"
 
 /** The filter of the project list: every project, the unfiled ones, or a folder's (its id). */
@@ -176,23 +177,10 @@ export function FolderTools({
 }) {
   const [renaming, setRenaming] = useState(false)
   const [name, setName] = useState(folder.name)
-  const [error, setError] = useState<string | undefined>(undefined)
-  const [busy, setBusy] = useState(false)
+  const { busy, error, run } = useAction()
   const path = `/folders/${seg(folder.id)}/`
   const excluded = subtreeIds(folders, folder.id)
   const parents = folderTree(folders).filter((n) => !excluded.has(n.folder.id))
-
-  const run = async (action: () => Promise<void>) => {
-    setBusy(true)
-    setError(undefined)
-    try {
-      await action()
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
-  }
 
   const rename = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()

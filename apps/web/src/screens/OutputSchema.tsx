@@ -74,8 +74,6 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
   const [refused, setRefused] = useState<ReadonlyArray<MappingDiagnostic> | undefined>(undefined)
   const [saving, setSaving] = useState(false)
   const [saved, setSaved] = useState(false)
-  // bumped by every save: answers of polls started before it are dropped
-  const generation = useRef(0)
 
   const showRecord = useCallback((r: OutputSchemaRecord) => {
     setRecord(r)
@@ -84,17 +82,17 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
     setAutoMap(r.auto_map)
   }, [])
 
-  // bumped by every load, unmount and save: an answer that is no longer the latest is dropped, so it
-  // cannot overwrite what the member typed or saved since
-  const loads = useRef(0)
+  // bumped by every load, save and unmount: the answer of a load or poll started before it is dropped, so
+  // it cannot overwrite what the member typed or saved since
+  const epoch = useRef(0)
   const load = useCallback(async () => {
-    const started = ++loads.current
+    const started = ++epoch.current
     setLoadError(undefined)
     try {
       const r = await api.get<OutputSchemaRecord>(`${base}/schema/`)
-      if (started === loads.current) showRecord(r)
+      if (started === epoch.current) showRecord(r)
     } catch (e) {
-      if (started !== loads.current) return
+      if (started !== epoch.current) return
       if (e instanceof ApiError && e.status === 404) {
         setRecord(null)
         setSchemaText(pretty(EXAMPLE_SCHEMA))
@@ -107,23 +105,23 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
   useEffect(() => {
     void load()
     return () => {
-      loads.current += 1
+      epoch.current += 1
     }
   }, [load])
 
   const generating = record?.auto_map === true && record.status === "pending"
 
   usePolling(generating, POLL_MS, async () => {
-    const started = generation.current
+    const started = epoch.current
     try {
       const r = await api.get<OutputSchemaRecord>(`${base}/schema/`)
-      if (started !== generation.current) return
+      if (started !== epoch.current) return
       setRecord(r)
       setLoadError(undefined)
       // the mapping field is read-only while generating: show what was generated
       if (r.auto_map && autoMap) setMappingText(r.mapping === null ? "" : pretty(r.mapping))
     } catch (e) {
-      if (started === generation.current) setLoadError(errorMessage(e))
+      if (started === epoch.current) setLoadError(errorMessage(e))
     }
   })
 
@@ -151,8 +149,7 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
     if (!schema.ok || mappingProblem !== undefined) return
 
     setSaving(true)
-    generation.current += 1
-    loads.current += 1
+    epoch.current += 1
     try {
       const answer = await api.put<OutputSchemaRecord>(`${base}/schema/`, {
         schema: schema.value,

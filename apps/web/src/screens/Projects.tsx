@@ -1,7 +1,7 @@
 import { type FormEvent, useMemo, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, Loading, pluralize, VisuallyHidden } from "../components.tsx"
-import { useResource } from "../hooks.ts"
+import { useAction, useResource } from "../hooks.ts"
 import { Link, navigate, useTitle } from "../router.tsx"
 import type { Folder, Project, ProjectListItem } from "../types.ts"
 import {
@@ -216,24 +216,11 @@ function ProjectItem({
 }) {
   const [renaming, setRenaming] = useState(false)
   const [name, setName] = useState(p.name)
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string | undefined>(undefined)
+  const { busy, error, run } = useAction()
   const path = `/projects/${seg(p.id)}/`
   const folder = tree.find((n) => n.folder.id === p.folder_id)
   const moveId = `move-${p.id}`
   const renameId = `rename-${p.id}`
-
-  const run = async (action: () => Promise<void>) => {
-    setBusy(true)
-    setError(undefined)
-    try {
-      await action()
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
-  }
 
   const patch = (body: Record<string, unknown>) =>
     run(async () => onUpdated(await api.patch<ProjectListItem>(path, body)))

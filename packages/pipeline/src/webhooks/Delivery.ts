@@ -251,13 +251,14 @@ export const webhookDeliverHandler =
     // The attempt is recorded before anything is sent, so that one cut off by a crash stays in the log.
     const attemptId = randomUUID()
     const number = await ctx.db.transaction().execute(async (trx) => {
-      const current = await trx
-        .selectFrom("webhook_deliveries")
-        .select(["status", "attempt_count"])
+      const counted = await trx
+        .updateTable("webhook_deliveries")
+        .set((eb) => ({ attempt_count: eb("attempt_count", "+", 1) }))
         .where("id", "=", delivery.id)
-        .forUpdate()
+        .where("status", "=", "pending")
+        .returning("attempt_count")
         .executeTakeFirst()
-      if (current?.status !== "pending") return undefined
+      if (counted === undefined) return undefined
       // An earlier attempt still without an answer or an error was cut off (its worker died or lost the task).
       await trx
         .updateTable("webhook_attempts")
@@ -266,17 +267,16 @@ export const webhookDeliverHandler =
         .where("status_code", "is", null)
         .where("error", "is", null)
         .execute()
-      const next = current.attempt_count + 1
       await trx
         .insertInto("webhook_attempts")
-        .values({ id: attemptId, delivery_id: delivery.id, number: next, url: subscription.url })
+        .values({
+          id: attemptId,
+          delivery_id: delivery.id,
+          number: counted.attempt_count,
+          url: subscription.url,
+        })
         .execute()
-      await trx
-        .updateTable("webhook_deliveries")
-        .set({ attempt_count: next })
-        .where("id", "=", delivery.id)
-        .execute()
-      return next
+      return counted.attempt_count
     })
     // Settled or deleted meanwhile.
     if (number === undefined) {
