@@ -22,6 +22,7 @@ import {
   ParsingSettings,
   PublicUrl,
   RateLimitSettings,
+  RequestLimits,
   SessionSettings,
   startBackground,
   UploadLimits,
@@ -131,7 +132,7 @@ const hostForUrl = (host: string) => (host.includes(":") ? `[${host}]` : host)
  */
 const apiLayer = (config: Config, webhooks: WebhookSettings, withGraphql = false) => {
   const webApp = withGraphql ? builtWebApp() : undefined
-  const http = nodeServerLayer({ port: config.port, host: config.host })
+  const http = nodeServerLayer({ port: config.port, host: config.host, http: config.http })
   const settings = Layer.mergeAll(
     Layer.effect(
       PublicUrl,
@@ -150,6 +151,7 @@ const apiLayer = (config: Config, webhooks: WebhookSettings, withGraphql = false
     Layer.succeed(UploadLimits, { maxFileBytes: config.uploadMaxBytes }),
     Layer.succeed(SessionSettings, { ttlSeconds: config.sessionTtlHours * 3600 }),
     Layer.succeed(RateLimitSettings, { perMinute: config.rateLimitPerMinute }),
+    Layer.succeed(RequestLimits, config.limits),
     Layer.succeed(FileLinks, { ttlSeconds: config.fileUrlTtlSeconds }),
     Layer.succeed(ParsingSettings, parsingOptions(config)),
     Layer.succeed(WebhookConfig, webhooks),

@@ -12,10 +12,13 @@ import {
   AppUrl,
   backgroundLoops,
   backgroundTaskHandlers,
+  defaultHttpServerSettings,
+  type HttpServerSettings,
   type Member,
   Members,
   PublicUrl,
   RateLimitSettings,
+  RequestLimits,
   UploadLimits,
   WebhookConfig,
 } from "@dxs/services"
@@ -95,6 +98,10 @@ export interface TestApiOptions {
    * with `worker`, of the worker's deliveries.
    */
   readonly webhooks?: Partial<WebhookSettings>
+  /** Body limits (default: MAX_JSON_BYTES and MAX_JSON_DEPTH's defaults). */
+  readonly limits?: Partial<RequestLimits["Type"]>
+  /** HTTP server timeouts and connections per client (default: the server's defaults). */
+  readonly http?: Partial<HttpServerSettings>
 }
 
 /** Starts the real REST server on loopback over a fresh database for this test file. */
@@ -123,14 +130,22 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
   const webhooks: WebhookSettings | undefined =
     options.webhooks === undefined ? undefined : { ...WebhookConfig.defaultValue(), ...options.webhooks }
   const webhookConfig = webhooks === undefined ? Layer.empty : Layer.succeed(WebhookConfig, webhooks)
+  const requestLimits = Layer.succeed(RequestLimits, { ...RequestLimits.defaultValue(), ...options.limits })
   const rateLimit = Layer.succeed(RateLimitSettings, { perMinute: options.rateLimitPerMinute ?? 100_000 })
   const layer = restApiWith(options.webApp === undefined ? Layer.empty : webAppRoute(options.webApp)).pipe(
     Layer.provideMerge(rateLimit),
+    Layer.provideMerge(requestLimits),
     Layer.provideMerge(publicUrl),
     Layer.provideMerge(appUrl),
     Layer.provideMerge(webhookConfig),
     Layer.provideMerge(uploadLimits),
-    Layer.provideMerge(nodeServerLayer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(
+      nodeServerLayer({
+        port: 0,
+        host: "127.0.0.1",
+        http: { ...defaultHttpServerSettings, ...options.http },
+      }),
+    ),
     Layer.provideMerge(Db.layer(dbUrl, 5)),
     Layer.provideMerge(fileBlobStoreLayer(blobDir)),
     Layer.provideMerge(ApiKeys.Default),

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { query, transaction } from "@dxs/db"
+import { MAX_NAME_LENGTH } from "@dxs/domain/Limits"
 import {
   isWebhookEventName,
   validateHeaders,
@@ -18,6 +19,9 @@ import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, type FieldError, NotFound } from "./Errors.ts"
 import { checkPage } from "./Results.ts"
 import { iso, isoOrNull } from "./Time.ts"
+
+/** Longer target URLs are refused (browsers and proxies commonly stop near this length). */
+const MAX_URL_LENGTH = 2048
 
 /** A key for processes started without configuration: secrets stored with it last as long as the process. */
 const processKey = newEncryptionKey()
@@ -138,8 +142,13 @@ const findActive = (id: string) =>
 /** Field errors of the supplied members (create: the required ones must be supplied). */
 const fieldErrors = (input: WebhookInput, settings: WebhookSettings, create: boolean) => {
   const errors: Array<FieldError> = []
+  // A webhook's name may be empty (it is a label), but not longer than any other name.
+  if (input.name !== undefined && input.name.length > MAX_NAME_LENGTH)
+    errors.push({ path: "name", message: `must be at most ${MAX_NAME_LENGTH} characters` })
   if (create && input.url === undefined) errors.push({ path: "url", message: "is required" })
-  if (input.url !== undefined) {
+  if (input.url !== undefined && input.url.length > MAX_URL_LENGTH)
+    errors.push({ path: "url", message: `must be at most ${MAX_URL_LENGTH} characters` })
+  else if (input.url !== undefined) {
     const check = validateWebhookUrl(input.url, settings)
     if (!check.ok) errors.push({ path: "url", message: check.message })
   }
