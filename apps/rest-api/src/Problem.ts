@@ -46,6 +46,34 @@ interface DecodeIssue {
   readonly message: string
 }
 
+const LITERAL = /^Expected (".*"|undefined|null), actual (.*)$/s
+
+/**
+ * One entry per field, in words: a body may be JSON, a form or multipart, so the decoder reports each
+ * field once per encoding, and a literal union once per literal ("Expected "a", actual "x""); these
+ * become one message ("must be one of a, b (got "x")"). Other messages of a field are kept, once each.
+ */
+const fieldErrors = (issues: ReadonlyArray<DecodeIssue>) => {
+  const byPath = new Map<string, Array<string>>()
+  for (const issue of issues) {
+    const path = issue.path.map(String).join("/")
+    const messages = byPath.get(path) ?? []
+    if (!messages.includes(issue.message)) messages.push(issue.message)
+    byPath.set(path, messages)
+  }
+  return [...byPath].map(([path, messages]) => {
+    const literals = messages.map((m) => LITERAL.exec(m))
+    if (messages.length > 1 && literals.every((m) => m !== null)) {
+      const allowed = literals.flatMap((m) => (m![1] === "undefined" ? [] : [JSON.parse(m![1]!) as unknown]))
+      return {
+        path,
+        message: `must be one of ${allowed.map(String).join(", ")} (got ${literals[0]![2]})`,
+      }
+    }
+    return { path, message: messages.join("; ") }
+  })
+}
+
 const rewrite = (
   res: HttpServerResponse.HttpServerResponse,
   requestId: string | undefined,
@@ -68,7 +96,7 @@ const rewrite = (
   const headers = res.headers
   if (parsed && parsed._tag === "HttpApiDecodeError") {
     const issues = (parsed.issues as ReadonlyArray<DecodeIssue> | undefined) ?? []
-    const errors = issues.map((i) => ({ path: i.path.map(String).join("/"), message: i.message }))
+    const errors = fieldErrors(issues)
     const detail =
       errors.length > 0
         ? `Invalid request: ${errors.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join("; ")}`

@@ -9,10 +9,7 @@ import { problemJson } from "../src/Problem.ts"
 // The middleware every REST route runs in, around routes that fail on the server's side.
 const logged: Array<{ readonly message: string; readonly annotations: Record<string, unknown> }> = []
 const capture = Logger.make(({ message, annotations, cause }) => {
-  const text = [message]
-    .flat()
-    .map(String)
-    .join(" ")
+  const text = [message].flat().map(String).join(" ")
   logged.push({
     message: `${text} ${cause._tag === "Empty" ? "" : String(cause)}`,
     annotations: Object.fromEntries(annotations),
