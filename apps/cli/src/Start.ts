@@ -116,6 +116,8 @@ const gatewayOptions = (config: Config, db: Db["Type"], webhooks: WebhookSetting
   db: Layer.succeed(Db, db),
   webhooks,
   rateLimitPerMinute: config.rateLimitPerMinute,
+  limits: config.limits,
+  http: config.http,
 })
 
 /** The built web application (apps/web/dist), if it has been built. */
