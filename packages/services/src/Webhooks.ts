@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto"
 import { query, transaction } from "@dxs/db"
 import { MAX_NAME_LENGTH } from "@dxs/domain/Limits"
 import {
+  checkWebhookUrl,
   isWebhookEventName,
   validateHeaders,
-  validateWebhookUrl,
   WEBHOOK_EVENT_NAMES,
   WEBHOOK_EVENTS,
   type WebhookEventType,
@@ -12,7 +12,6 @@ import {
 import { encryptSecret, newEncryptionKey } from "@dxs/pipeline/webhooks/Encryption"
 import { createDelivery } from "@dxs/pipeline/webhooks/Queue"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
-import { checkTarget } from "@dxs/pipeline/webhooks/Target"
 import { Context, Effect } from "effect"
 import { sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
@@ -149,7 +148,7 @@ const fieldErrors = (input: WebhookInput, settings: WebhookSettings, create: boo
   if (input.url !== undefined && input.url.length > MAX_URL_LENGTH)
     errors.push({ path: "url", message: `must be at most ${MAX_URL_LENGTH} characters` })
   else if (input.url !== undefined) {
-    const check = validateWebhookUrl(input.url, settings)
+    const check = checkWebhookUrl(input.url, settings)
     if (!check.ok) errors.push({ path: "url", message: check.message })
   }
   if (create && input.subscribed_events === undefined)
@@ -172,17 +171,15 @@ const fieldErrors = (input: WebhookInput, settings: WebhookSettings, create: boo
   return errors
 }
 
-/** Validates the supplied members and, when a URL is supplied, resolves and checks its target. */
+/**
+ * Validates the supplied members. A URL's host name is not resolved here: delivery resolves and checks it
+ * at every attempt (the pipeline's `checkTarget`), so a receiver can be registered before its name resolves.
+ */
 const validateInput = (input: WebhookInput, create: boolean) =>
   Effect.gen(function* () {
     const settings = yield* WebhookConfig
     const errors = fieldErrors(input, settings, create)
     if (errors.length > 0) return yield* badRequest(errors)
-    if (input.url !== undefined) {
-      const url = input.url.trim()
-      const target = yield* Effect.promise(() => checkTarget(url, settings))
-      if (!target.ok) return yield* badRequest([{ path: "url", message: target.reason }])
-    }
     return settings
   })
 
