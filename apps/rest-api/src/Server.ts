@@ -50,8 +50,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(Pages.Default),
 )
 
-/** The docs page, served inline (no CDN). */
-export const DocsLive = HttpApiScalar.layer({ path: "/api/v1/docs" })
+/** The docs page, served inline: no CDN, and the system's fonts rather than Scalar's hosted ones. */
+export const DocsLive = HttpApiScalar.layer({ path: "/api/v1/docs", scalar: { withDefaultFonts: false } })
 
 /**
  * The REST API served by whatever HttpServer is provided, with `routes` (layers that add routes to the

@@ -351,4 +351,30 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     expect((await rest(second).get("/projects/")).status).toBe(200)
     expect(await seriousViolations()).toEqual([])
   })
+
+  it("loads the docs page and the web application from the server alone", async () => {
+    // A context in which every request that leaves loopback fails, as on a machine without internet.
+    const context = await browser.newContext()
+    const outside: Array<string> = []
+    const failed: Array<string> = []
+    await context.route(
+      (url) => !["localhost", "127.0.0.1", "[::1]"].includes(url.hostname),
+      (route) => {
+        outside.push(route.request().url())
+        return route.abort()
+      },
+    )
+    const offline = await context.newPage()
+    offline.on("requestfailed", (r) => failed.push(`${r.url()}: ${r.failure()?.errorText}`))
+    // Each page rendered (fonts are fetched when text is drawn), then quiet.
+    await offline.goto(`${origin}/api/v1/docs`)
+    await offline.getByText("dxs — document extraction service").first().waitFor()
+    await offline.waitForLoadState("networkidle")
+    await offline.goto(`${origin}/sign-in`)
+    await offline.getByRole("button", { name: "Sign in" }).waitFor()
+    await offline.waitForLoadState("networkidle")
+    await context.close()
+    expect(outside).toEqual([])
+    expect(failed).toEqual([])
+  })
 })
