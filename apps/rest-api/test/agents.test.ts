@@ -772,6 +772,31 @@ describe("agents: derived references", () => {
     ])
   })
 
+  it("reads @Name as the longest agent or document name that follows, so names may have spaces", async () => {
+    const p = await newProject()
+    const invoice = await createAgent(p, { name: "Invoice" })
+    const total = await createAgent(p, { name: "Invoice total" })
+    const vat = await createAgent(p, { name: "VAT rate" })
+    await insertDocument(p, "supplier terms.pdf")
+    const derived = await createAgent(p, {
+      name: "Gross",
+      agent_type: "derived",
+      derived_prompt: "@Invoice total * (1 + @VAT rate) for @Invoice, as in @supplier terms.pdf",
+    })
+    expect(derived.derived_agent_references).toEqual([
+      { agent_id: total.id, agent_name: "Invoice total" },
+      { agent_id: vat.id, agent_name: "VAT rate" },
+      { agent_id: invoice.id, agent_name: "Invoice" },
+    ])
+    const unknown = await a.post(`/projects/${p}/agents/`, {
+      name: "Bad",
+      agent_type: "derived",
+      derived_prompt: "@Invoice totals + @Discount rate",
+    })
+    expectProblem(unknown, 400)
+    expect(unknown.body.detail).toContain("@Discount")
+  })
+
   it("rejects a self reference and a cycle through derived agents with 400", async () => {
     const p = await newProject()
     const base = await createAgent(p, { name: "Base" })

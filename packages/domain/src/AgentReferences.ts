@@ -6,6 +6,7 @@
  */
 import * as Data from "effect/Data"
 import * as Either from "effect/Either"
+import { collapseWhitespace } from "./Values.ts"
 
 export interface AgentIdentity {
   readonly id: string
@@ -128,6 +129,104 @@ export const findMentions = (prompt: string): ReadonlyArray<Mention> => {
 export const mentionedNames = (prompt: string): ReadonlyArray<string> => [
   ...new Set(findMentions(prompt).map((mention) => mention.name)),
 ]
+
+export interface PromptReference {
+  /** The matched input agent name as given in the inputs, or null when no input has that name. */
+  readonly agentName: string | null
+  /** The name as written. */
+  readonly written: string
+  /** Offset of the `@`. */
+  readonly start: number
+  /** Offset just after the reference. */
+  readonly end: number
+}
+
+const WORD_CHAR = /[\p{L}\p{N}_]/u
+
+/**
+ * The `@` references of a prompt against the known agent names. `@"Long Name"` and `@[Long Name]` name an
+ * agent exactly (ignoring case); after a bare `@` the longest known name that follows (ignoring case, and
+ * not running on into a word) is taken, so names may contain spaces; otherwise the word after `@` is an
+ * unknown reference. An `@` right after a letter or digit (an e-mail address) is not a reference.
+ */
+export const findReferences = (
+  prompt: string,
+  agentNames: ReadonlyArray<string>,
+): ReadonlyArray<PromptReference> => {
+  const names = [...new Set(agentNames)].sort((a, b) => b.length - a.length)
+  const byLowerName = new Map<string, string>()
+  for (const name of names) {
+    const key = collapseWhitespace(name).toLowerCase()
+    if (!byLowerName.has(key)) byLowerName.set(key, name)
+  }
+  const quoted = new Map(findMentions(prompt).map((mention) => [mention.start, mention]))
+  const references: Array<PromptReference> = []
+  let i = 0
+  while (i < prompt.length) {
+    if (prompt[i] !== "@" || (i > 0 && WORD_CHAR.test(prompt[i - 1]!))) {
+      i += 1
+      continue
+    }
+    const next = prompt[i + 1]
+    const mention = quoted.get(i)
+    if (mention !== undefined && (next === '"' || next === "[")) {
+      const agentName = byLowerName.get(collapseWhitespace(mention.name).toLowerCase()) ?? null
+      references.push({ agentName, written: mention.name, start: i, end: mention.end })
+      i = mention.end
+      continue
+    }
+    const rest = prompt.slice(i + 1)
+    const lowerRest = rest.toLowerCase()
+    const known = names.find((name) => {
+      if (name === "" || !lowerRest.startsWith(name.toLowerCase())) return false
+      const after = rest[name.length]
+      return !(WORD_CHAR.test(name[name.length - 1]!) && after !== undefined && WORD_CHAR.test(after))
+    })
+    if (known !== undefined) {
+      references.push({
+        agentName: known,
+        written: rest.slice(0, known.length),
+        start: i,
+        end: i + 1 + known.length,
+      })
+      i += 1 + known.length
+      continue
+    }
+    const word = /^[\p{L}\p{N}_]+/u.exec(rest)
+    if (word) {
+      references.push({ agentName: null, written: word[0], start: i, end: i + 1 + word[0].length })
+      i += 1 + word[0].length
+      continue
+    }
+    i += 1
+  }
+  return references
+}
+
+const PLAIN_NAME = /^[\p{L}\p{N}_]+$/u
+
+/**
+ * How a name is best written in a prompt: `@Name` for a plain word, else `@"Long Name"` (or `@[Name with
+ * "quotes"]`), which never depends on which other names exist.
+ */
+export const mentionToken = (name: string): string =>
+  PLAIN_NAME.test(name) ? `@${name}` : name.includes('"') ? `@[${name}]` : `@"${name}"`
+
+/** A mention being typed, ending at the caret: where its `@` is and what follows it so far. */
+export interface PartialMention {
+  readonly start: number
+  readonly end: number
+  readonly query: string
+}
+
+const MENTION_BEFORE_CARET = /(?<![\p{L}\p{N}_])@(?:"([^"\n]*)|\[([^\]\n]*)|([\p{L}\p{N}_]*))$/u
+
+/** The mention being typed just before the caret, if any (for completion). */
+export const mentionBeforeCaret = (text: string, caret: number): PartialMention | null => {
+  const m = MENTION_BEFORE_CARET.exec(text.slice(0, caret))
+  if (!m) return null
+  return { start: m.index, end: caret, query: m[1] ?? m[2] ?? m[3] ?? "" }
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // Dependency graphs

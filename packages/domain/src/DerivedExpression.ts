@@ -9,7 +9,10 @@
  * @B", ...). A referenced agent with several resolved values (one per dimension instance) is a list that the
  * functions aggregate. A prompt that is none of these needs a language model, and the reasoning says so.
  */
-import { findMentions } from "./AgentReferences.ts"
+import { findReferences, type PromptReference } from "./AgentReferences.ts"
+
+export { findReferences, type PromptReference }
+
 import { canonicalDecimal, collapseWhitespace, parseNumber, valuesEqual } from "./Values.ts"
 
 export interface DerivedInput {
@@ -40,79 +43,6 @@ export const NEEDS_LANGUAGE_MODEL =
 
 // ---------------------------------------------------------------------------------------------------------
 // References
-
-export interface PromptReference {
-  /** The matched input agent name as given in the inputs, or null when no input has that name. */
-  readonly agentName: string | null
-  /** The name as written. */
-  readonly written: string
-  /** Offset of the `@`. */
-  readonly start: number
-  /** Offset just after the reference. */
-  readonly end: number
-}
-
-const WORD_CHAR = /[\p{L}\p{N}_]/u
-
-/**
- * The `@` references of a prompt against the known agent names. `@"Long Name"` and `@[Long Name]` name an
- * agent exactly (ignoring case); after a bare `@` the longest known name that follows (ignoring case, and
- * not running on into a word) is taken, so names may contain spaces; otherwise the word after `@` is an
- * unknown reference. An `@` right after a letter or digit (an e-mail address) is not a reference.
- */
-export const findReferences = (
-  prompt: string,
-  agentNames: ReadonlyArray<string>,
-): ReadonlyArray<PromptReference> => {
-  const names = [...new Set(agentNames)].sort((a, b) => b.length - a.length)
-  const byLowerName = new Map<string, string>()
-  for (const name of names) {
-    const key = collapseWhitespace(name).toLowerCase()
-    if (!byLowerName.has(key)) byLowerName.set(key, name)
-  }
-  const quoted = new Map(findMentions(prompt).map((mention) => [mention.start, mention]))
-  const references: Array<PromptReference> = []
-  let i = 0
-  while (i < prompt.length) {
-    if (prompt[i] !== "@" || (i > 0 && WORD_CHAR.test(prompt[i - 1]!))) {
-      i += 1
-      continue
-    }
-    const next = prompt[i + 1]
-    const mention = quoted.get(i)
-    if (mention !== undefined && (next === '"' || next === "[")) {
-      const agentName = byLowerName.get(collapseWhitespace(mention.name).toLowerCase()) ?? null
-      references.push({ agentName, written: mention.name, start: i, end: mention.end })
-      i = mention.end
-      continue
-    }
-    const rest = prompt.slice(i + 1)
-    const lowerRest = rest.toLowerCase()
-    const known = names.find((name) => {
-      if (name === "" || !lowerRest.startsWith(name.toLowerCase())) return false
-      const after = rest[name.length]
-      return !(WORD_CHAR.test(name[name.length - 1]!) && after !== undefined && WORD_CHAR.test(after))
-    })
-    if (known !== undefined) {
-      references.push({
-        agentName: known,
-        written: rest.slice(0, known.length),
-        start: i,
-        end: i + 1 + known.length,
-      })
-      i += 1 + known.length
-      continue
-    }
-    const word = /^[\p{L}\p{N}_]+/u.exec(rest)
-    if (word) {
-      references.push({ agentName: null, written: word[0], start: i, end: i + 1 + word[0].length })
-      i += 1 + word[0].length
-      continue
-    }
-    i += 1
-  }
-  return references
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // Expressions

@@ -6,7 +6,7 @@ import {
   AmbiguousAgentReference,
   dependencyGraph,
   findCycle,
-  mentionedNames,
+  findReferences,
   resolveAgentReference,
 } from "@dxs/domain/AgentReferences"
 import { isDraftAgent } from "@dxs/domain/Draft"
@@ -477,14 +477,30 @@ const setReferences = (
       )
       for (const r of stored) add(r.referenced_agent_id)
     }
-    for (const name of mentionedNames(fields.derived_prompt)) {
+    // One grammar with the evaluator: after a bare `@`, the longest agent or document name that follows.
+    const prompt = fields.derived_prompt
+    const documentNames = prompt.includes("@")
+      ? yield* Effect.promise(() =>
+          trx
+            .selectFrom("documents")
+            .select("file_name")
+            .where("project_id", "=", projectId)
+            .execute()
+            .then((rows) => rows.map((r) => r.file_name)),
+        )
+      : []
+    for (const reference of findReferences(prompt, [...agents.map((a) => a.name), ...documentNames])) {
+      const name = reference.agentName
+      if (name === null)
+        return yield* bad(
+          "derived_prompt",
+          `@${reference.written} does not name an agent of this project`,
+          `derived_prompt mentions @${reference.written}, but no agent (or document) of this project has that name`,
+        )
       const matches = agents.filter((a) => a.name === name)
       const [only, ...others] = matches
-      if (only !== undefined && others.length === 0) {
-        add(only.id)
-        continue
-      }
-      if (only !== undefined) {
+      if (only !== undefined && others.length === 0) add(only.id)
+      else if (only !== undefined) {
         const ambiguous = AmbiguousAgentReference.of(
           { agent_name: name },
           matches.map((a) => a.id),
@@ -495,21 +511,7 @@ const setReferences = (
           `derived_prompt: @${name}: ${ambiguous.message}`,
         )
       }
-      // The prompt may also mention a document of the project by its file name.
-      const document = yield* Effect.promise(() =>
-        trx
-          .selectFrom("documents")
-          .select("id")
-          .where("project_id", "=", projectId)
-          .where("file_name", "=", name)
-          .executeTakeFirst(),
-      )
-      if (document) continue
-      return yield* bad(
-        "derived_prompt",
-        `@${name} does not name an agent of this project`,
-        `derived_prompt mentions @${name}, but no agent (or document) of this project has that name`,
-      )
+      // Otherwise the prompt mentions a document of the project by its file name.
     }
 
     yield* Effect.promise(() => trx.deleteFrom("agent_references").where("agent_id", "=", agentId).execute())

@@ -1,34 +1,13 @@
 /**
  * A textarea that completes agent mentions: typing `@` (then part of a name) lists the matching agent
- * names; Arrow keys choose, Enter (or a click) inserts `@Name`, or `@"Long Name"` when the name is more
- * than letters, digits and underscores; Escape closes the list. The textarea keeps the focus and points
+ * names; Arrow keys choose, Enter (or a click) inserts the name as the domain writes it (`@Name`, or
+ * `@"Long Name"` when it is more than letters, digits and underscores); Escape closes the list. The textarea keeps the focus and points
  * at the active option with aria-activedescendant.
  */
+import { mentionBeforeCaret, mentionToken, type PartialMention } from "@dxs/domain/AgentReferences"
 import { type KeyboardEvent, useLayoutEffect, useMemo, useRef, useState } from "react"
 
 const MAX_OPTIONS = 8
-
-interface Mention {
-  /** Index of the `@`. */
-  readonly start: number
-  /** The caret: the mention so far ends here. */
-  readonly end: number
-  readonly query: string
-}
-
-const MENTION_BEFORE_CARET = /(?<![\p{L}\p{N}_])@(?:"([^"\n]*)|\[([^\]\n]*)|([\p{L}\p{N}_]*))$/u
-const PLAIN_NAME = /^[\p{L}\p{N}_]+$/u
-
-/** The mention being typed just before the caret, if any. */
-export const mentionAt = (text: string, caret: number): Mention | null => {
-  const m = MENTION_BEFORE_CARET.exec(text.slice(0, caret))
-  if (!m) return null
-  return { start: m.index, end: caret, query: m[1] ?? m[2] ?? m[3] ?? "" }
-}
-
-/** How a name is written in a prompt: `@Name`, `@"Long Name"`, or `@[Name with "quotes"]`. */
-export const mentionToken = (name: string): string =>
-  PLAIN_NAME.test(name) ? `@${name}` : name.includes('"') ? `@[${name}]` : `@"${name}"`
 
 /** The names that match a query: those starting with it first, then those containing it. */
 export const matchingNames = (names: ReadonlyArray<string>, query: string): ReadonlyArray<string> => {
@@ -62,7 +41,7 @@ export function AgentMentionField({
   readonly invalid?: boolean
 }) {
   const ref = useRef<HTMLTextAreaElement>(null)
-  const [mention, setMention] = useState<Mention | null>(null)
+  const [mention, setMention] = useState<PartialMention | null>(null)
   const [active, setActive] = useState(0)
   const caretAfterInsert = useRef<number | null>(null)
   const lastCaret = useRef<number | null>(null)
@@ -84,7 +63,7 @@ export function AgentMentionField({
 
   const track = (text: string, caret: number) => {
     lastCaret.current = caret
-    const next = mentionAt(text, caret)
+    const next = mentionBeforeCaret(text, caret)
     if (next?.query !== mention?.query || next?.start !== mention?.start) setActive(0)
     setMention(next)
   }
