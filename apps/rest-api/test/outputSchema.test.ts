@@ -96,7 +96,7 @@ describe("PUT and GET schema", () => {
   it("answers 404 while the project has no schema, and the project shows none", async () => {
     expectProblem(await a.get(`/projects/${projectId}/schema/`), 404)
     const project = await a.get(`/projects/${projectId}/`)
-    expect(project.body).toMatchObject({ target_output_schema: null, output_mapping_status: "pending" })
+    expect(project.body).toMatchObject({ target_output_schema: null, output_mapping_status: "none" })
     expectProblem(await a.get(`/projects/${projectId}/results/schema/`), 400)
   })
 

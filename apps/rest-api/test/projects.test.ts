@@ -41,7 +41,7 @@ describe("projects", () => {
       folder_id: null,
       project_modules: {},
       target_output_schema: null,
-      output_mapping_status: "pending",
+      output_mapping_status: "none",
     })
   })
 
@@ -135,7 +135,7 @@ describe("projects", () => {
     expect(s.status).toBe(200)
     expect(s.body).toEqual({
       pipeline_running: false,
-      schema_status: "pending",
+      schema_status: "none",
       parsing_state: "idle",
       document_count: 0,
       documents_by_status: { Pending: 0, Processed: 0, Failed: 0 },

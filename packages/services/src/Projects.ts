@@ -61,6 +61,10 @@ const selectProjects = (db: Conn, orgId: string) =>
 
 type ProjectQueryRow = Awaited<ReturnType<ReturnType<typeof selectProjects>["executeTakeFirstOrThrow"]>>
 
+/** `none` while a project has no output schema; then the mapping's own status (`pending`, `success`, `failed`). */
+export const NO_SCHEMA = "none"
+const mappingStatus = (hasSchema: boolean, status: string) => (hasSchema ? status : NO_SCHEMA)
+
 export const toProject = (r: ProjectQueryRow): Project => ({
   id: r.id,
   name: r.name,
@@ -75,7 +79,7 @@ export const toProject = (r: ProjectQueryRow): Project => ({
   folder_id: r.folder_id,
   project_modules: (r.project_modules ?? {}) as Record<string, boolean>,
   target_output_schema: r.target_output_schema ?? null,
-  output_mapping_status: r.output_mapping_status,
+  output_mapping_status: mappingStatus(r.target_output_schema != null, r.output_mapping_status),
 })
 
 const validArchiveDays = (days: number | null | undefined) =>
@@ -204,7 +208,11 @@ const statusForProjects = (ids: ReadonlyArray<string>) =>
           Promise.all([
             db
               .selectFrom("projects")
-              .select(["id", "output_mapping_status"])
+              .select([
+                "id",
+                "output_mapping_status",
+                sql<boolean>`target_output_schema is not null`.as("has_schema"),
+              ])
               .where("id", "in", own)
               .execute(),
             db
@@ -245,7 +253,7 @@ const statusForProjects = (ids: ReadonlyArray<string>) =>
                   : "idle"
           statuses.set(project.id, {
             pipeline_running: running.has(project.id),
-            schema_status: project.output_mapping_status,
+            schema_status: mappingStatus(project.has_schema, project.output_mapping_status),
             parsing_state,
             document_count: by.Pending + by.Processed + by.Failed,
             documents_by_status: by,
