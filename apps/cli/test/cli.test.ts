@@ -250,6 +250,24 @@ describe("dxs on an embedded PostgreSQL server", () => {
   })
 })
 
+describe("./dx start", () => {
+  it("is the server itself: a signal to it stops the server and PostgreSQL, and it prints no pnpm noise", async () => {
+    const s = new Dxs(["start"], baseEnv, undefined, ["bash", path.join(repoRoot, "dx")])
+    const [, port] = await s.waitFor(/REST API listening on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1/, 180_000)
+    expect((await fetch(`http://127.0.0.1:${port}/api/v1/schema/`)).status).toBe(200)
+    const postmaster = readPid(postmasterPidFile())
+    expect(postmaster).toBeDefined()
+    // What `kill %1` does to `./dx start &`: the signal goes to the process that was started.
+    s.child.kill("SIGTERM")
+    const exit = await s.waitForExit(60_000)
+    expect(exit.code, s.output).toBe(0)
+    expect(s.stderr).toContain("embedded PostgreSQL server stopped")
+    expect(pidAlive(postmaster!)).toBe(false)
+    await expect(fetch(`http://127.0.0.1:${port}/api/v1/schema/`)).rejects.toThrow()
+    expect(s.output).not.toMatch(/ELIFECYCLE|Ignored build scripts|Lockfile is up to date/)
+  })
+})
+
 describe("dxs graphql", () => {
   it("graphql schema prints the SDL without a database", async () => {
     const r = await run(["graphql", "schema"])

@@ -51,9 +51,17 @@ export class Dxs {
   readonly exited: Promise<Exited>
   readonly child: ChildProcess
 
-  /** `input`: written to standard input (a pipe, then closed); without it stdin is /dev/null. */
-  constructor(args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, input?: string) {
-    this.child = spawn(tsx, [mainTs, ...args], {
+  /**
+   * `input`: written to standard input (a pipe, then closed); without it stdin is /dev/null. `command`:
+   * the program and its first arguments (default: tsx over apps/cli/src/main.ts).
+   */
+  constructor(
+    args: ReadonlyArray<string>,
+    env: NodeJS.ProcessEnv,
+    input?: string,
+    command: readonly [string, ...Array<string>] = [tsx, mainTs],
+  ) {
+    this.child = spawn(command[0], [...command.slice(1), ...args], {
       cwd: repoRoot,
       env,
       stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
