@@ -33,6 +33,10 @@ export interface Config {
   readonly dbPoolSize: number
   /** Requests per minute per key or member; 0 = no limit. */
   readonly rateLimitPerMinute: number
+  /** Sign-in attempts per minute per e-mail address and per client address. */
+  readonly signInAttemptsPerMinute: number
+  /** Requests with refused credentials per minute per client address before they get 429. */
+  readonly authFailuresPerMinute: number
   readonly workerConcurrency: number
   readonly logLevel: LogLevelName
   readonly parsing: ParsingConfig
@@ -148,6 +152,18 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     default: "600",
     description:
       "Requests per minute per API key or signed-in member, shared by every API process (0 turns it off).",
+  },
+  {
+    name: "SIGN_IN_ATTEMPTS_PER_MINUTE",
+    default: "10",
+    description:
+      "Sign-in attempts per minute per e-mail address and per client address (the TCP peer), shared by every API process; beyond it, 429 whatever the password.",
+  },
+  {
+    name: "AUTH_FAILURES_PER_MINUTE",
+    default: "30",
+    description:
+      "Requests with a refused API key or session (or none) per minute per client address (the TCP peer), shared by every API process and GraphQL; beyond it they get 429 instead of 401. Valid keys are not affected.",
   },
   { name: "DB_POOL_SIZE", default: "10", description: "Database connections per process." },
   { name: "WORKER_CONCURRENCY", default: "2", description: "Tasks a worker runs at once." },
@@ -360,6 +376,8 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
   const sessionTtlHours = int("SESSION_TTL_HOURS", 12, 1, 8760)
   const dbPoolSize = int("DB_POOL_SIZE", 10, 1, 1000)
   const rateLimitPerMinute = int("RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000)
+  const signInAttemptsPerMinute = int("SIGN_IN_ATTEMPTS_PER_MINUTE", 10, 1, 1_000_000)
+  const authFailuresPerMinute = int("AUTH_FAILURES_PER_MINUTE", 30, 1, 1_000_000)
   const workerConcurrency = int("WORKER_CONCURRENCY", 2, 1, 1000)
   let parsing: ParsingConfig = {
     timeoutSeconds: int("PARSE_TIMEOUT_SECONDS", 120, 1, 86_400),
@@ -454,6 +472,8 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     sessionTtlHours,
     dbPoolSize,
     rateLimitPerMinute,
+    signInAttemptsPerMinute,
+    authFailuresPerMinute,
     workerConcurrency,
     logLevel: logLevel ?? "info",
     parsing,

@@ -15,6 +15,7 @@ import { nodeServerLayer, restApiWith } from "@dxs/rest-api/Server"
 import { webAppRoute } from "@dxs/rest-api/WebApp"
 import {
   AppUrl,
+  AuthThrottleSettings,
   backgroundLoops,
   backgroundTaskHandlers,
   detectLibreOffice,
@@ -106,6 +107,12 @@ const webhookSettings = (config: Config) =>
     return settings
   })
 
+/** The throttles against guessing credentials, the same in the REST API and the GraphQL gateway. */
+const authThrottleOf = (config: Config): AuthThrottleSettings["Type"] => ({
+  signInAttemptsPerMinute: config.signInAttemptsPerMinute,
+  authFailuresPerMinute: config.authFailuresPerMinute,
+})
+
 /** What the GraphQL gateway needs, over this process's pool: the same settings as the REST API. */
 const gatewayOptions = (config: Config, db: Db["Type"], webhooks: WebhookSettings): GatewayOptions => ({
   dbUrl: db.url,
@@ -115,6 +122,7 @@ const gatewayOptions = (config: Config, db: Db["Type"], webhooks: WebhookSetting
   db: Layer.succeed(Db, db),
   webhooks,
   rateLimitPerMinute: config.rateLimitPerMinute,
+  authThrottle: authThrottleOf(config),
 })
 
 /** The built web application (apps/web/dist), if it has been built. */
@@ -150,6 +158,7 @@ const apiLayer = (config: Config, webhooks: WebhookSettings, withGraphql = false
     Layer.succeed(UploadLimits, { maxFileBytes: config.uploadMaxBytes }),
     Layer.succeed(SessionSettings, { ttlSeconds: config.sessionTtlHours * 3600 }),
     Layer.succeed(RateLimitSettings, { perMinute: config.rateLimitPerMinute }),
+    Layer.succeed(AuthThrottleSettings, authThrottleOf(config)),
     Layer.succeed(FileLinks, { ttlSeconds: config.fileUrlTtlSeconds }),
     Layer.succeed(ParsingSettings, parsingOptions(config)),
     Layer.succeed(WebhookConfig, webhooks),

@@ -6,6 +6,7 @@ import {
   Agents,
   ApiKeys,
   AppUrl,
+  AuthThrottleSettings,
   CSRF_HEADER,
   Dimensions,
   Documents,
@@ -22,8 +23,8 @@ import {
   WebhookConfig,
   Webhooks,
 } from "@dxs/services"
-import { Cookies, HttpApiBuilder, HttpApp } from "@effect/platform"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Cookies, HttpApiBuilder, HttpApp, HttpServerRequest } from "@effect/platform"
+import { Effect, Layer, ManagedRuntime, Option } from "effect"
 import {
   type ASTVisitor,
   type FragmentDefinitionNode,
@@ -108,12 +109,21 @@ export const GatewayServicesLive = Layer.mergeAll(
   Webhooks.Default,
 )
 
+/**
+ * What the server gives the handler beside the request: the node:http request (standalone server), or
+ * the client's address (the all-in-one route, which hands over a Fetch API request).
+ */
+export interface GatewayServerContext {
+  readonly req?: { readonly socket?: { readonly remoteAddress?: string | undefined } }
+  readonly clientAddress?: string | undefined
+}
+
 /** The GraphQL endpoint (graphql-yoga, no GraphiQL page) over a runtime of the services. */
 export const makeGraphqlHandler = (options: {
   readonly runtime: GatewayRuntime
   readonly graphqlEndpoint?: string
 }) =>
-  createYoga<object, GraphqlContext>({
+  createYoga<GatewayServerContext, GraphqlContext>({
     schema,
     graphqlEndpoint: options.graphqlEndpoint ?? "/graphql",
     graphiql: false,
@@ -132,12 +142,13 @@ export const makeGraphqlHandler = (options: {
         return defaultMaskError(error, message, isDev)
       },
     },
-    context: ({ request }) =>
+    context: ({ request, req, clientAddress }) =>
       makeContext(options.runtime, {
         apiKey: request.headers.get("x-api-key") ?? undefined,
         sessionToken: Cookies.parseHeader(request.headers.get("cookie") ?? "")[SESSION_COOKIE],
         csrfToken: request.headers.get(CSRF_HEADER) ?? undefined,
         method: request.method,
+        clientAddress: clientAddress ?? req?.socket?.remoteAddress,
       }),
   })
 
@@ -164,6 +175,8 @@ export interface GatewayOptions {
   readonly webhooks?: WebhookSettings
   /** Requests per minute per API key, shared with the REST API (unset: the default, 600). */
   readonly rateLimitPerMinute?: number
+  /** Throttles against guessing credentials, shared with the REST API (unset: the defaults). */
+  readonly authThrottle?: AuthThrottleSettings["Type"]
 }
 
 /** A runtime of the services the resolvers call. */
@@ -183,6 +196,11 @@ export const makeGatewayRuntime = (options: GatewayOptions): GatewayRuntime =>
         options.rateLimitPerMinute === undefined
           ? Layer.empty
           : Layer.succeed(RateLimitSettings, { perMinute: options.rateLimitPerMinute }),
+      ),
+      Layer.provideMerge(
+        options.authThrottle === undefined
+          ? Layer.empty
+          : Layer.succeed(AuthThrottleSettings, options.authThrottle),
       ),
     ),
   )
@@ -205,7 +223,11 @@ export const graphqlRoute = (options: GatewayOptions) =>
       const yoga = makeGraphqlHandler({ runtime })
       yield* router.all(
         "/graphql",
-        HttpApp.fromWebHandler((request) => Promise.resolve(yoga.fetch(request))),
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          // The TCP peer of the connection: the Fetch API request made from it no longer carries it.
+          const clientAddress = Option.getOrUndefined(request.remoteAddress)
+          return HttpApp.fromWebHandler((web) => Promise.resolve(yoga.fetch(web, { clientAddress })))
+        }),
       )
     }),
   )

@@ -9,6 +9,8 @@ export const IsoDateInput = Schema.String.pipe(
 export const {
   BadRequest,
   Unauthorized,
+  Forbidden,
+  TooManyRequests,
   NotFound,
   Conflict,
   PayloadTooLarge,
