@@ -48,7 +48,8 @@ export interface Config {
 
 export interface WebhooksConfig {
   /**
-   * The 32-byte key of webhook secrets and custom header values at rest, from DXS_ENCRYPTION_KEY.
+   * The 32-byte key of secrets at rest (webhook secrets and custom header values, the file_url signing
+   * key), from DXS_ENCRYPTION_KEY.
    * Undefined: read from (or created once in) DATA_DIR/encryption.key.
    */
   readonly encryptionKey: Uint8Array | undefined
@@ -242,7 +243,7 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     name: "DXS_ENCRYPTION_KEY",
     default: "(unset: DATA_DIR/encryption.key, created once)",
     description:
-      "Key of webhook secrets and custom header values at rest (AES-256-GCM): 64 hex digits or base64 of 32 bytes " +
+      "Key of secrets at rest (AES-256-GCM): webhook secrets, custom header values and the key that signs file_url links; 64 hex digits or base64 of 32 bytes " +
       "(e.g. openssl rand -hex 32). Every dxs process must use the same key; set it when DATABASE_URL is set.",
   },
   {
@@ -507,7 +508,7 @@ export interface EncryptionKeySource {
 }
 
 /**
- * The encryption key of webhook secrets at rest: DXS_ENCRYPTION_KEY, else DATA_DIR/encryption.key, which
+ * The encryption key of secrets at rest: DXS_ENCRYPTION_KEY, else DATA_DIR/encryption.key, which
  * is created (mode 0600, 64 hex digits) when missing. Creation is atomic and happens once: a process
  * racing another reads the key the other one wrote. Throws a ConfigError for an unreadable or invalid file.
  */

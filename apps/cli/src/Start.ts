@@ -74,7 +74,8 @@ const handlersFor = (
   })
 
 /**
- * Webhook settings: the encryption key (DXS_ENCRYPTION_KEY, else DATA_DIR/encryption.key, created once)
+ * Webhook settings: the encryption key of secrets at rest, webhook secrets and the file_url signing key
+ * (DXS_ENCRYPTION_KEY, else DATA_DIR/encryption.key, created once)
  * and whether loopback targets are allowed. Says where the key came from; a key file just created while
  * DATABASE_URL is set is a warning: processes on other machines would each create their own.
  */
@@ -86,7 +87,7 @@ const webhookSettings = (config: Config) =>
     })
     if (loaded.source === "created") {
       yield* Effect.log(
-        `created the encryption key of webhook secrets in ${loaded.file} (mode 0600): keep it`,
+        `created the encryption key of secrets at rest (webhook secrets, the file_url signing key) in ${loaded.file} (mode 0600): keep it`,
       )
       if (config.databaseUrl !== undefined)
         yield* Effect.logWarning(
@@ -94,7 +95,7 @@ const webhookSettings = (config: Config) =>
             `set DXS_ENCRYPTION_KEY on all of them (for example to the contents of ${loaded.file})`,
         )
     } else if (loaded.source === "file") {
-      yield* Effect.logDebug(`encryption key of webhook secrets: ${loaded.file}`)
+      yield* Effect.logDebug(`encryption key of secrets at rest: ${loaded.file}`)
     }
     if (config.webhooks.allowLoopback)
       yield* Effect.logWarning(

@@ -169,8 +169,9 @@ export interface GatewayOptions {
   /** The database handle to use instead of a new pool on `dbUrl`. */
   readonly db?: Layer.Layer<Db>
   /**
-   * Webhook settings: the key that encrypts secrets and custom headers at rest (the workers' key), and
-   * whether loopback targets are allowed. Unset: a key of this process only, fit for tests alone.
+   * Webhook settings: the key that encrypts secrets at rest (webhook secrets and custom headers, and the
+   * key that signs `file_url` links; the REST API's and workers' key), and whether loopback targets are
+   * allowed. Unset: a key of this process only, fit for tests alone.
    */
   readonly webhooks?: WebhookSettings
   /** Requests per minute per API key, shared with the REST API (unset: the default, 600). */

@@ -36,6 +36,8 @@ export interface TestApi {
   readonly origin: string
   readonly dbUrl: string
   readonly blobDir: string
+  /** The key of secrets at rest in this server's database (the webhook settings' encryption key). */
+  readonly encryptionKey: Uint8Array
   /** Creates an organisation (if new) and a key for it. */
   readonly newKey: (org: string) => Promise<string>
   /** Creates an organisation (if new) and a member of it who can sign in. */
@@ -225,6 +227,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     origin,
     dbUrl,
     blobDir,
+    encryptionKey: (webhooks ?? WebhookConfig.defaultValue()).encryptionKey,
     newKey: (org) => runtime.runPromise(Effect.flatMap(ApiKeys, (k) => k.create(org))).then((r) => r.key),
     newMember: (org, email, password) =>
       runtime.runPromise(Effect.flatMap(Members, (m) => m.create(org, email, password))),

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
+import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto"
 import { createReadStream } from "node:fs"
 import type { Readable } from "node:stream"
 import {
@@ -31,9 +31,11 @@ import {
   problemType,
   UnsupportedMediaType,
 } from "./Errors.ts"
+import { loadFileUrlSigningKey } from "./FileUrlKey.ts"
 import { byProject, findLiveProject, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 import { syncTagDimensions } from "./TagDimensions.ts"
 import { iso, isoOrNull } from "./Time.ts"
+import { WebhookConfig } from "./Webhooks.ts"
 
 /** Origin (and optional path prefix) under which clients reach the API; `file_url` links start with it. */
 export class PublicUrl extends Context.Reference<PublicUrl>()("@dxs/services/PublicUrl", {
@@ -103,7 +105,6 @@ export interface DocumentFile {
 }
 
 export const MAX_TAG_KEY_LENGTH = 100
-const SIGNING_SECRET = "file_url_signing_key"
 
 const contentTypes: Record<string, string> = {
   pdf: "application/pdf",
@@ -392,23 +393,12 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
     const { ttlSeconds } = yield* FileLinks
     const { maxFileBytes } = yield* UploadLimits
 
-    // One secret for every process sharing the database: the first to ask creates it.
+    // One secret for every process sharing the database (and its encryption key): read once.
+    const { encryptionKey } = yield* WebhookConfig
     let secret: Buffer | undefined
     const signingSecret = Effect.gen(function* () {
       if (secret) return secret
-      const row = yield* query(async (db) => {
-        await db
-          .insertInto("server_secrets")
-          .values({ name: SIGNING_SECRET, value: randomBytes(32).toString("base64url") })
-          .onConflict((oc) => oc.column("name").doNothing())
-          .execute()
-        return db
-          .selectFrom("server_secrets")
-          .select("value")
-          .where("name", "=", SIGNING_SECRET)
-          .executeTakeFirstOrThrow()
-      })
-      secret = Buffer.from(row.value, "base64url")
+      secret = yield* loadFileUrlSigningKey(encryptionKey)
       return secret
     })
 
