@@ -32,6 +32,7 @@ import {
   UnsupportedMediaType,
 } from "./Errors.ts"
 import { loadFileUrlSigningKey } from "./FileUrlKey.ts"
+import { documentVersionFiles } from "./PageImageFiles.ts"
 import { byProject, findLiveProject, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 import { syncTagDimensions } from "./TagDimensions.ts"
 import { iso, isoOrNull } from "./Time.ts"
@@ -291,13 +292,13 @@ export const findDocument = (db: Conn, orgId: string, projectId: string, documen
 /** Documents extracted from this one (e-mail attachments), and theirs, in the same project. */
 const extractedFrom = (trx: Conn, projectId: string, documentId: string) =>
   Effect.promise(() =>
-    sql<{ id: string; blob_key: string }>`
+    sql<{ id: string; blob_key: string; page_count: number }>`
       with recursive tree(id) as (
         select id from documents where parent_document_id = ${documentId} and project_id = ${projectId}
         union
         select d.id from documents d join tree t on d.parent_document_id = t.id where d.project_id = ${projectId}
       )
-      select d.id, d.blob_key from documents d join tree using (id)
+      select d.id, d.blob_key, d.page_count from documents d join tree using (id)
     `
       .execute(trx)
       .then((r) => r.rows),
@@ -671,7 +672,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
                   projectId,
                 }),
               )
-              return { row, obsolete: [locked.blob_key, ...extracted.map((d) => d.blob_key)] }
+              return { row, obsolete: [locked, ...extracted].flatMap(documentVersionFiles) }
             }),
           ).pipe(Effect.onError(() => blobs.remove(key)))
           // After the commit: a crash here leaves orphan files, never a row pointing at a missing file.
@@ -707,23 +708,26 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           return yield* withDb((db) => toDocument(db, row))
         }),
 
-      /** Deletes the document with its tags and pages, re-syncs TAG dimensions, then removes the stored file. */
+      /**
+       * Deletes the document with its tags and pages, re-syncs TAG dimensions, then removes the stored file
+       * and page images.
+       */
       remove: (projectId: string, documentId: string) =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
           const blobs = yield* BlobStore
-          const key = yield* transaction((trx) =>
+          const files = yield* transaction((trx) =>
             Effect.gen(function* () {
               yield* lockProject(trx, projectId)
               const row = yield* findDocument(trx, org.id, projectId, documentId)
               yield* Effect.promise(() => trx.deleteFrom("documents").where("id", "=", documentId).execute())
               yield* Effect.promise(() => documentsLeftProject(trx, projectId))
               yield* syncTagDimensions(trx, projectId)
-              return row.blob_key
+              return documentVersionFiles(row)
             }),
           )
           // After the commit: a crash here leaves an orphan file, never a row pointing at a missing file.
-          yield* blobs.remove(key)
+          yield* Effect.forEach(files, (k) => blobs.remove(k), { concurrency: 4, discard: true })
         }),
 
       /**
