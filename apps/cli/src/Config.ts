@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { newEncryptionKey, parseEncryptionKey } from "@dxs/pipeline/webhooks/Encryption"
+import type { HttpServerSettings } from "@dxs/services"
 
 /**
  * The `dxs` command's configuration: the one place that reads `process.env`. Every variable is listed in
@@ -44,6 +45,10 @@ export interface Config {
   /** The web search of agents with `enable_web_search`; undefined: not configured (documents only). */
   readonly webSearch: WebSearchConfig | undefined
   readonly webhooks: WebhooksConfig
+  /** HTTP server timeouts and connections per client. */
+  readonly http: HttpServerSettings
+  /** What a JSON or form body may carry. */
+  readonly limits: { readonly maxJsonBytes: number; readonly maxJsonDepth: number }
 }
 
 export interface WebhooksConfig {
@@ -253,6 +258,40 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
       "Development and tests only: allow webhook URLs on loopback (127.0.0.1, ::1, localhost), over plain http too.",
   },
   {
+    name: "MAX_JSON_BYTES",
+    default: "1048576",
+    description:
+      "Largest JSON, form or GraphQL request body, in bytes (1 MB); bigger ones get 413. Uploads have UPLOAD_MAX_BYTES.",
+  },
+  {
+    name: "MAX_JSON_DEPTH",
+    default: "64",
+    description:
+      "Deepest nesting of arrays and objects in a request body, an output schema, a mapping or GraphQL variables; deeper ones get 400.",
+  },
+  {
+    name: "HTTP_HEADERS_TIMEOUT_SECONDS",
+    default: "30",
+    description: "Time a client has to send a request's headers; then the connection is closed.",
+  },
+  {
+    name: "HTTP_REQUEST_TIMEOUT_SECONDS",
+    default: "300",
+    description:
+      "Time a client has to send a whole request, body included (uploads too); then 408 and the connection is closed.",
+  },
+  {
+    name: "HTTP_IDLE_TIMEOUT_SECONDS",
+    default: "60",
+    description:
+      "A connection with no traffic either way for this long is closed (at least 15: subscriptions ping every 12 s).",
+  },
+  {
+    name: "MAX_CONNECTIONS_PER_CLIENT",
+    default: "128",
+    description: "Open HTTP connections per client address; more are closed as they arrive.",
+  },
+  {
     name: "LOG_LEVEL",
     default: "info",
     description: "Least severe log level printed: trace, debug, info, warning, error, fatal or none.",
@@ -452,6 +491,17 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
   }
   const allowLoopback = bool("WEBHOOK_ALLOW_LOOPBACK", false)
 
+  const http: HttpServerSettings = {
+    headersTimeoutSeconds: int("HTTP_HEADERS_TIMEOUT_SECONDS", 30, 1, 3600),
+    requestTimeoutSeconds: int("HTTP_REQUEST_TIMEOUT_SECONDS", 300, 1, 86_400),
+    idleTimeoutSeconds: int("HTTP_IDLE_TIMEOUT_SECONDS", 60, 15, 86_400),
+    maxConnectionsPerClient: int("MAX_CONNECTIONS_PER_CLIENT", 128, 1, 1_000_000),
+  }
+  const limits = {
+    maxJsonBytes: int("MAX_JSON_BYTES", 1_048_576, 1024, 1_073_741_824),
+    maxJsonDepth: int("MAX_JSON_DEPTH", 64, 8, 10_000),
+  }
+
   const rawLevel = get("LOG_LEVEL")
   const logLevel = rawLevel === undefined ? "info" : LOG_LEVELS[rawLevel.toLowerCase()]
   if (logLevel === undefined) {
@@ -481,6 +531,8 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     llm,
     webSearch,
     webhooks: { encryptionKey, allowLoopback },
+    http,
+    limits,
   }
 }
 

@@ -23,6 +23,7 @@ import {
   ParsingSettings,
   PublicUrl,
   RateLimitSettings,
+  RequestLimits,
   SessionSettings,
   startBackground,
   UploadLimits,
@@ -124,6 +125,8 @@ const gatewayOptions = (config: Config, db: Db["Type"], webhooks: WebhookSetting
   webhooks,
   rateLimitPerMinute: config.rateLimitPerMinute,
   authThrottle: authThrottleOf(config),
+  limits: config.limits,
+  http: config.http,
 })
 
 /** The built web application (apps/web/dist), if it has been built. */
@@ -140,7 +143,7 @@ const hostForUrl = (host: string) => (host.includes(":") ? `[${host}]` : host)
  */
 const apiLayer = (config: Config, webhooks: WebhookSettings, withGraphql = false) => {
   const webApp = withGraphql ? builtWebApp() : undefined
-  const http = nodeServerLayer({ port: config.port, host: config.host })
+  const http = nodeServerLayer({ port: config.port, host: config.host, http: config.http })
   const settings = Layer.mergeAll(
     Layer.effect(
       PublicUrl,
@@ -160,6 +163,7 @@ const apiLayer = (config: Config, webhooks: WebhookSettings, withGraphql = false
     Layer.succeed(SessionSettings, { ttlSeconds: config.sessionTtlHours * 3600 }),
     Layer.succeed(RateLimitSettings, { perMinute: config.rateLimitPerMinute }),
     Layer.succeed(AuthThrottleSettings, authThrottleOf(config)),
+    Layer.succeed(RequestLimits, config.limits),
     Layer.succeed(FileLinks, { ttlSeconds: config.fileUrlTtlSeconds }),
     Layer.succeed(ParsingSettings, parsingOptions(config)),
     Layer.succeed(WebhookConfig, webhooks),

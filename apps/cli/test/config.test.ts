@@ -44,6 +44,13 @@ describe("configuration", () => {
       llm: { provider: "local" },
       webSearch: undefined,
       webhooks: { encryptionKey: undefined, allowLoopback: false },
+      http: {
+        headersTimeoutSeconds: 30,
+        requestTimeoutSeconds: 300,
+        idleTimeoutSeconds: 60,
+        maxConnectionsPerClient: 128,
+      },
+      limits: { maxJsonBytes: 1_048_576, maxJsonDepth: 64 },
     })
     expect(publicUrlFor(config, 8080)).toBe("http://localhost:8080")
   })
@@ -77,6 +84,12 @@ describe("configuration", () => {
         WEB_SEARCH_MAX_RESULTS: "7",
         DXS_ENCRYPTION_KEY: `${"00".repeat(31)}ff`,
         WEBHOOK_ALLOW_LOOPBACK: "true",
+        MAX_JSON_BYTES: "2048",
+        MAX_JSON_DEPTH: "16",
+        HTTP_HEADERS_TIMEOUT_SECONDS: "5",
+        HTTP_REQUEST_TIMEOUT_SECONDS: "120",
+        HTTP_IDLE_TIMEOUT_SECONDS: "30",
+        MAX_CONNECTIONS_PER_CLIENT: "20",
       },
       "/home/me",
     )
@@ -111,6 +124,13 @@ describe("configuration", () => {
       llm: { provider: "local" },
       webSearch: { url: "http://127.0.0.1:8888/search", maxResults: 7 },
       webhooks: { encryptionKey: Buffer.from(`${"00".repeat(31)}ff`, "hex"), allowLoopback: true },
+      http: {
+        headersTimeoutSeconds: 5,
+        requestTimeoutSeconds: 120,
+        idleTimeoutSeconds: 30,
+        maxConnectionsPerClient: 20,
+      },
+      limits: { maxJsonBytes: 2048, maxJsonDepth: 16 },
     })
     expect(parseConfig({ DATA_DIR: "/d" }, "/x").blobDir).toBe("/d/blobs")
     expect(parseConfig({ PORT: "" }, "/x").port).toBe(8080)

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Db, fileBlobStoreLayer } from "@dxs/db"
+import { DEFAULT_MAX_JSON_BYTES, DEFAULT_MAX_JSON_DEPTH } from "@dxs/domain/Limits"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import {
   Agents,
@@ -10,8 +11,11 @@ import {
   CSRF_HEADER,
   Dimensions,
   Documents,
+  defaultHttpServerSettings,
   Folders,
+  type HttpServerSettings,
   Launches,
+  limitServer,
   Members,
   OutputSchemas,
   Pages,
@@ -20,6 +24,7 @@ import {
   RateLimitSettings,
   Results,
   SESSION_COOKIE,
+  serverOptions,
   WebhookConfig,
   Webhooks,
 } from "@dxs/services"
@@ -36,7 +41,13 @@ import {
 import { createYoga, maskError as defaultMaskError, type Plugin } from "graphql-yoga"
 import { complexityLimit, MAX_COST } from "./Complexity.ts"
 import { type GatewayRuntime, type GraphqlContext, makeContext, toGraphQLError } from "./Context.ts"
+import { type GraphqlInputLimits, inputLimitsPlugin } from "./InputLimits.ts"
 import { schema } from "./Schema.ts"
+
+const defaultGraphqlInputLimits: GraphqlInputLimits = {
+  maxJsonBytes: DEFAULT_MAX_JSON_BYTES,
+  maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
+}
 
 /** Queries nested deeper than this many fields are rejected before they run. */
 export const MAX_DEPTH = 10
@@ -122,13 +133,21 @@ export interface GatewayServerContext {
 export const makeGraphqlHandler = (options: {
   readonly runtime: GatewayRuntime
   readonly graphqlEndpoint?: string
+  /** Body size and nesting limits (default: MAX_JSON_BYTES and MAX_JSON_DEPTH's defaults). */
+  readonly limits?: GraphqlInputLimits | undefined
 }) =>
   createYoga<GatewayServerContext, GraphqlContext>({
     schema,
     graphqlEndpoint: options.graphqlEndpoint ?? "/graphql",
     graphiql: false,
     landingPage: false,
-    plugins: [depthLimitPlugin(MAX_DEPTH), complexityLimitPlugin(MAX_COST)],
+    // Only JSON POST and GET: no multipart (GraphQL file uploads) and no batching.
+    multipart: false,
+    plugins: [
+      inputLimitsPlugin(options.limits ?? defaultGraphqlInputLimits),
+      depthLimitPlugin(MAX_DEPTH),
+      complexityLimitPlugin(MAX_COST),
+    ],
     maskedErrors: {
       maskError: (error, message, isDev) => {
         const original = error instanceof GraphQLError ? (error.originalError ?? error) : error
@@ -178,6 +197,10 @@ export interface GatewayOptions {
   readonly rateLimitPerMinute?: number
   /** Throttles against guessing credentials, shared with the REST API (unset: the defaults). */
   readonly authThrottle?: AuthThrottleSettings["Type"]
+  /** Body size and nesting limits of requests (unset: the defaults). */
+  readonly limits?: GraphqlInputLimits
+  /** Timeouts and connections per client of the standalone server (unset: the defaults). */
+  readonly http?: HttpServerSettings
 }
 
 /** A runtime of the services the resolvers call. */
@@ -221,7 +244,7 @@ export const graphqlRoute = (options: GatewayOptions) =>
         }),
         (r) => Effect.promise(() => r.dispose()),
       )
-      const yoga = makeGraphqlHandler({ runtime })
+      const yoga = makeGraphqlHandler({ runtime, limits: options.limits })
       yield* router.all(
         "/graphql",
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -239,8 +262,9 @@ export const startGraphqlServer = async (
 ): Promise<GraphqlServer> => {
   const runtime = makeGatewayRuntime(options)
   await runtime.runtime()
-  const yoga = makeGraphqlHandler({ runtime })
-  const server: Server = createServer(yoga)
+  const yoga = makeGraphqlHandler({ runtime, limits: options.limits })
+  const http = options.http ?? defaultHttpServerSettings
+  const server: Server = limitServer(createServer(serverOptions(http), yoga), http)
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
     server.listen(options.port, options.host ?? "0.0.0.0", () => resolve())

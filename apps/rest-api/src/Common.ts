@@ -6,6 +6,19 @@ export const IsoDateInput = Schema.String.pipe(
   Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "must be a date in the form YYYY-MM-DD" }),
   Schema.filter((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) || "must be a real calendar date"),
 )
+/** PostgreSQL's `integer`: page numbers, counts and offsets beyond it cannot name anything. */
+export const MAX_INT = 2_147_483_647
+
+/** A whole number in a path or query string, from `min` to `max` (default: the largest `integer`). */
+export const wholeNumber = (min: number, max: number = MAX_INT) => {
+  const message = () => `must be a whole number from ${min} to ${max}`
+  return Schema.NumberFromString.pipe(
+    Schema.int({ message }),
+    Schema.greaterThanOrEqualTo(min, { message }),
+    Schema.lessThanOrEqualTo(max, { message }),
+  )
+}
+
 export const {
   BadRequest,
   Unauthorized,

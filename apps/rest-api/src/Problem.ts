@@ -2,6 +2,8 @@ import { problemType } from "@dxs/services"
 import { Headers, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 
+export const REQUEST_ID_HEADER = "x-request-id"
+
 /**
  * Every error response is RFC 9457 problem+json. Our own errors already are; this turns the framework's
  * (request decoding, unknown routes, defects) into the same shape, and strips the internal `_tag`.
@@ -21,7 +23,7 @@ const titles: Record<number, string> = {
 }
 const slug = (status: number) => (titles[status] ?? "error").toLowerCase().replace(/[^a-z]+/g, "-")
 
-const problemResponse = (
+const problemResponseOf = (
   status: number,
   body: Record<string, unknown>,
   headers?: HttpServerResponse.HttpServerResponse["headers"],
@@ -44,8 +46,44 @@ interface DecodeIssue {
   readonly message: string
 }
 
-const rewrite = (res: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+const LITERAL = /^Expected (".*"|undefined|null), actual (.*)$/s
+
+/**
+ * One entry per field, in words: a body may be JSON, a form or multipart, so the decoder reports each
+ * field once per encoding, and a literal union once per literal ("Expected "a", actual "x""); these
+ * become one message ("must be one of a, b (got "x")"). Other messages of a field are kept, once each.
+ */
+const fieldErrors = (issues: ReadonlyArray<DecodeIssue>) => {
+  const byPath = new Map<string, Array<string>>()
+  for (const issue of issues) {
+    const path = issue.path.map(String).join("/")
+    const messages = byPath.get(path) ?? []
+    if (!messages.includes(issue.message)) messages.push(issue.message)
+    byPath.set(path, messages)
+  }
+  return [...byPath].map(([path, messages]) => {
+    const literals = messages.map((m) => LITERAL.exec(m))
+    if (messages.length > 1 && literals.every((m) => m !== null)) {
+      const allowed = literals.flatMap((m) => (m![1] === "undefined" ? [] : [JSON.parse(m![1]!) as unknown]))
+      return {
+        path,
+        message: `must be one of ${allowed.map(String).join(", ")} (got ${literals[0]![2]})`,
+      }
+    }
+    return { path, message: messages.join("; ") }
+  })
+}
+
+const rewrite = (
+  res: HttpServerResponse.HttpServerResponse,
+  requestId: string | undefined,
+): HttpServerResponse.HttpServerResponse => {
   if (res.status < 400) return res
+  const problemResponse = (
+    status: number,
+    body: Record<string, unknown>,
+    headers?: HttpServerResponse.HttpServerResponse["headers"],
+  ) => problemResponseOf(status, requestId === undefined ? body : { ...body, request_id: requestId }, headers)
   const body = res.body
   let parsed: Record<string, unknown> | undefined
   if (body._tag === "Uint8Array" && body.body.length > 0) {
@@ -58,7 +96,7 @@ const rewrite = (res: HttpServerResponse.HttpServerResponse): HttpServerResponse
   const headers = res.headers
   if (parsed && parsed._tag === "HttpApiDecodeError") {
     const issues = (parsed.issues as ReadonlyArray<DecodeIssue> | undefined) ?? []
-    const errors = issues.map((i) => ({ path: i.path.map(String).join("/"), message: i.message }))
+    const errors = fieldErrors(issues)
     const detail =
       errors.length > 0
         ? `Invalid request: ${errors.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join("; ")}`
@@ -92,8 +130,33 @@ const rewrite = (res: HttpServerResponse.HttpServerResponse): HttpServerResponse
   return problemResponse(res.status, generic(res.status, detail), headers)
 }
 
+/** A problem raised before any route ran (the guard's refusals), in its final form. */
+export const problemAnswer = (
+  problem: { readonly status: number } & Record<string, unknown>,
+  requestId: string,
+): HttpServerResponse.HttpServerResponse => {
+  const { _tag, ...body } = problem
+  return HttpServerResponse.setHeader(
+    problemResponseOf(problem.status, { ...body, request_id: requestId }),
+    REQUEST_ID_HEADER,
+    requestId,
+  )
+}
+
+/**
+ * Every answer carries the request's id (`X-Request-Id`, set by the guard), and every problem body the
+ * same id as `request_id`, so a client's report can be found in the server's log.
+ */
 export const problemJson = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.zipRight(
-    HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(rewrite(response))),
+    HttpApp.appendPreResponseHandler((request, response) => {
+      const requestId = request.headers[REQUEST_ID_HEADER]
+      const rewritten = rewrite(response, requestId)
+      return Effect.succeed(
+        requestId === undefined
+          ? rewritten
+          : HttpServerResponse.setHeader(rewritten, REQUEST_ID_HEADER, requestId),
+      )
+    }),
     app,
   )

@@ -4,11 +4,15 @@ import {
   ApiKeys,
   Dimensions,
   Documents,
+  defaultHttpServerSettings,
   Folders,
+  type HttpServerSettings,
   Launches,
+  limitServer,
   Members,
   Pages,
   Projects,
+  serverOptions,
   Webhooks,
 } from "@dxs/services"
 import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
@@ -21,6 +25,7 @@ import { AuthHttp } from "./auth/Http.ts"
 import { DimensionsHttp } from "./dimensions/Http.ts"
 import { DocumentsHttp, FilesHttp } from "./documents/Http.ts"
 import { FoldersHttp } from "./folders/Http.ts"
+import { guard } from "./Guard.ts"
 import { KeysLive } from "./keys/Http.ts"
 import { MetaHttp } from "./meta/Http.ts"
 import { problemJson } from "./Problem.ts"
@@ -53,7 +58,7 @@ export const DocsLive = HttpApiScalar.layer({ path: "/api/v1/docs" })
  * API's router, like the GraphQL endpoint of the all-in-one process) beside it.
  */
 export const restApiWith = <E, R>(routes: Layer.Layer<never, E, R>) =>
-  HttpApiBuilder.serve(problemJson).pipe(
+  HttpApiBuilder.serve((app) => problemJson(guard(app))).pipe(
     Layer.provide(DocsLive),
     Layer.provide(routes),
     Layer.provide(ApiLive),
@@ -62,10 +67,22 @@ export const restApiWith = <E, R>(routes: Layer.Layer<never, E, R>) =>
 /** The REST API served by whatever HttpServer is provided. */
 export const RestApiLive = restApiWith(Layer.empty)
 
-/** A Node HTTP server on `port` (0 = any free port). */
-export const nodeServerLayer = (options: { readonly port: number; readonly host?: string | undefined }) =>
-  NodeHttpServer.layer(createServer, { port: options.port, host: options.host ?? "0.0.0.0" })
+export interface ServerOptions {
+  readonly port: number
+  readonly host?: string | undefined
+  /** Timeouts and connections per client (default: `defaultHttpServerSettings`). */
+  readonly http?: HttpServerSettings | undefined
+}
+
+/** A Node HTTP server on `port` (0 = any free port), under the HTTP limits. */
+export const nodeServerLayer = (options: ServerOptions) => {
+  const settings = options.http ?? defaultHttpServerSettings
+  return NodeHttpServer.layer(() => limitServer(createServer(serverOptions(settings)), settings), {
+    port: options.port,
+    host: options.host ?? "0.0.0.0",
+  })
+}
 
 /** The REST API as a running HTTP server on `port`. */
-export const httpServerLayer = (options: { readonly port: number; readonly host?: string | undefined }) =>
+export const httpServerLayer = (options: ServerOptions) =>
   RestApiLive.pipe(HttpServer.withLogAddress, Layer.provide(nodeServerLayer(options)))

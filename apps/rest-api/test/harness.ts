@@ -14,10 +14,13 @@ import {
   AuthThrottleSettings,
   backgroundLoops,
   backgroundTaskHandlers,
+  defaultHttpServerSettings,
+  type HttpServerSettings,
   type Member,
   Members,
   PublicUrl,
   RateLimitSettings,
+  RequestLimits,
   UploadLimits,
   WebhookConfig,
 } from "@dxs/services"
@@ -108,6 +111,10 @@ export interface TestApiOptions {
    * with `worker`, of the worker's deliveries.
    */
   readonly webhooks?: Partial<WebhookSettings>
+  /** Body limits (default: MAX_JSON_BYTES and MAX_JSON_DEPTH's defaults). */
+  readonly limits?: Partial<RequestLimits["Type"]>
+  /** HTTP server timeouts and connections per client (default: the server's defaults). */
+  readonly http?: Partial<HttpServerSettings>
 }
 
 /** Starts the real REST server on loopback over a fresh database for this test file. */
@@ -136,6 +143,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
   const webhooks: WebhookSettings | undefined =
     options.webhooks === undefined ? undefined : { ...WebhookConfig.defaultValue(), ...options.webhooks }
   const webhookConfig = webhooks === undefined ? Layer.empty : Layer.succeed(WebhookConfig, webhooks)
+  const requestLimits = Layer.succeed(RequestLimits, { ...RequestLimits.defaultValue(), ...options.limits })
   const rateLimit = Layer.succeed(RateLimitSettings, { perMinute: options.rateLimitPerMinute ?? 100_000 })
   const authThrottle = Layer.succeed(AuthThrottleSettings, {
     signInAttemptsPerMinute: options.signInAttemptsPerMinute ?? 100_000,
@@ -148,11 +156,18 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
   const layer = restApiWith(routes).pipe(
     Layer.provideMerge(rateLimit),
     Layer.provideMerge(authThrottle),
+    Layer.provideMerge(requestLimits),
     Layer.provideMerge(publicUrl),
     Layer.provideMerge(appUrl),
     Layer.provideMerge(webhookConfig),
     Layer.provideMerge(uploadLimits),
-    Layer.provideMerge(nodeServerLayer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(
+      nodeServerLayer({
+        port: 0,
+        host: "127.0.0.1",
+        http: { ...defaultHttpServerSettings, ...options.http },
+      }),
+    ),
     Layer.provideMerge(Db.layer(dbUrl, 5)),
     Layer.provideMerge(fileBlobStoreLayer(blobDir)),
     Layer.provideMerge(ApiKeys.Default),

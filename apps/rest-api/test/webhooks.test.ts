@@ -143,7 +143,8 @@ describe("webhook subscriptions", () => {
     ["https://[::ffff:10.0.0.1]/hook", "private address"],
     ["https://localhost:8443/hook", "loopback address"],
     ["http://localhost:8080/hook", "https"],
-    ["https://nowhere.invalid/hook", "could not be resolved"],
+    ["https://example.com:0/hook", "port 0"],
+    ["https://[64:ff9b::7f00:1]/hook", "reserved address"],
   ])("refuses the target %s", async (url, words) => {
     const r = await a.post("/webhooks/", { url, subscribed_events: EVENTS })
     expectProblem(r, 400)
@@ -151,12 +152,24 @@ describe("webhook subscriptions", () => {
     expect(r.body.detail).toContain(words)
   })
 
+  it("accepts a host name that does not resolve yet: names are resolved and checked at every delivery", async () => {
+    const r = await a.post("/webhooks/", { url: "https://nowhere.invalid/hook", subscribed_events: EVENTS })
+    expect(r.status, JSON.stringify(r.body)).toBe(201)
+  })
+
   it("allows loopback targets (over http too) only when configured; private ones stay refused", async () => {
     for (const url of ["http://localhost:8080/hook", "http://127.0.0.1:9/hook", "https://[::1]:8443/hook"]) {
       const r = await dev.post("/webhooks/", { url, subscribed_events: EVENTS })
       expect(r.status, `${url}: ${JSON.stringify(r.body)}`).toBe(201)
     }
-    for (const url of ["http://93.184.216.34/hook", "https://10.0.0.1/", "https://169.254.169.254/"]) {
+    for (const url of [
+      "http://93.184.216.34/hook",
+      "https://10.0.0.1/",
+      "https://169.254.169.254/",
+      "https://[64:ff9b::7f00:1]/",
+      "https://[2002:7f00:1::]/",
+      "http://localhost:0/",
+    ]) {
       expectProblem(await dev.post("/webhooks/", { url, subscribed_events: EVENTS }), 400)
     }
   })

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import {
   type AddressClass,
+  checkWebhookUrl,
   classifyAddress,
   isLoopbackHost,
   isWebhookEventName,
@@ -69,6 +70,10 @@ describe("classifyAddress", () => {
     ["::ffff:0808:0808", "public"],
     ["::127.0.0.1", "reserved"],
     ["64:ff9b::10.0.0.1", "private"],
+    // A translated loopback address is not this machine: never allowed as loopback.
+    ["64:ff9b::7f00:1", "reserved"],
+    ["64:ff9b::127.0.0.1", "reserved"],
+    ["2002:7f00:1::", "reserved"],
     ["64:ff9b::8.8.8.8", "public"],
     ["2002:0a00:0001::1", "private"],
     ["fc00::1", "private"],
@@ -228,6 +233,36 @@ describe("validateHeaders", () => {
   })
 })
 
+describe("checkWebhookUrl (at creation, without resolving names)", () => {
+  const deny = { allowLoopback: false }
+  const allow = { allowLoopback: true }
+
+  it.each([
+    ["https://hooks.example.com/dxs", deny],
+    ["https://not-deployed-yet.internal.example/hook", deny],
+    ["https://93.184.216.34/hook", deny],
+    ["http://localhost:8080/hook", allow],
+    ["https://[::1]:8443/", allow],
+  ] as const)("accepts %s", (url, settings) => {
+    expect(checkWebhookUrl(url, settings).ok).toBe(true)
+  })
+
+  it.each([
+    ["https://10.0.0.1/", deny, "private address"],
+    ["https://169.254.169.254/", allow, "cloud metadata address"],
+    ["https://localhost/", deny, "loopback address"],
+    ["https://127.0.0.1/", deny, "loopback address"],
+    ["https://[64:ff9b::7f00:1]/", allow, "reserved address"],
+    ["https://[2002:7f00:1::]/", allow, "reserved address"],
+    ["https://[::ffff:10.0.0.1]/", allow, "private address"],
+    ["https://example.com:0/", deny, "port 0"],
+  ] as const)("refuses %s", (url, settings, words) => {
+    const r = checkWebhookUrl(url, settings)
+    expect(r.ok).toBe(false)
+    if (!r.ok) expect(r.message).toContain(words)
+  })
+})
+
 describe("validateWebhookUrl", () => {
   const deny = { allowLoopback: false }
   const allow = { allowLoopback: true }
@@ -256,6 +291,8 @@ describe("validateWebhookUrl", () => {
     ["https://user@example.com/", deny, "credentials"],
     ["https://example.com/#frag", deny, "fragment"],
     ["https://example.com/#", deny, "fragment"],
+    ["https://example.com:0/hook", deny, "port 0"],
+    ["http://localhost:0/", allow, "port 0"],
   ] as const)("refuses %s", (url, settings, word) => {
     const r = validateWebhookUrl(url, settings)
     expect(r.ok).toBe(false)

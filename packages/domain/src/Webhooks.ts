@@ -308,6 +308,8 @@ const embeddedV4 = (g: ReadonlyArray<number>, at: number): readonly [number, num
   g[at + 1]! & 0xff,
 ]
 
+const translated = (cls: AddressClass): AddressClass => (cls === "loopback" ? "reserved" : cls)
+
 const classifyV6 = (g: ReadonlyArray<number>): AddressClass => {
   const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0)
   if (zeros(0, 8)) return "unspecified"
@@ -316,10 +318,11 @@ const classifyV6 = (g: ReadonlyArray<number>): AddressClass => {
   if (zeros(0, 5) && g[5] === 0xffff) return classifyV4(embeddedV4(g, 6))
   // IPv4-compatible (deprecated) and the rest of ::/96.
   if (zeros(0, 6)) return "reserved"
-  // NAT64 (64:ff9b::/96) reaches the embedded IPv4 address.
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return classifyV4(embeddedV4(g, 6))
-  // 6to4 (2002::/16) embeds the IPv4 address of its relay end.
-  if (g[0] === 0x2002) return classifyV4(embeddedV4(g, 1))
+  // NAT64 (64:ff9b::/96) reaches the embedded IPv4 address through a translator, and 6to4 (2002::/16)
+  // embeds the IPv4 address of its relay end: what the embedded address is, except that a translated
+  // loopback address is not this machine (never "loopback", which configuration may allow).
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return translated(classifyV4(embeddedV4(g, 6)))
+  if (g[0] === 0x2002) return translated(classifyV4(embeddedV4(g, 1)))
   if (g[0] === 0xfd00 && g[1] === 0x0ec2 && zeros(2, 7) && g[7] === 0x254) return "metadata"
   const first = g[0]!
   if ((first & 0xfe00) === 0xfc00) return "private" // fc00::/7 unique local
@@ -389,6 +392,7 @@ export const validateWebhookUrl = (text: string, settings: { readonly allowLoopb
   if (url.protocol !== "https:" && url.protocol !== "http:")
     return { ok: false, message: `must use https (got ${url.protocol.replace(/:$/, "")})` }
   if (url.hostname === "") return { ok: false, message: "must name a host" }
+  if (url.port === "0") return { ok: false, message: "must not use port 0" }
   if (url.protocol === "http:" && !(settings.allowLoopback && isLoopbackHost(url.hostname)))
     return {
       ok: false,
@@ -401,4 +405,22 @@ export const validateWebhookUrl = (text: string, settings: { readonly allowLoopb
   if (url.hash !== "" || text.includes("#")) return { ok: false, message: "must not contain a fragment (#…)" }
   if (url.href.length > 2048) return { ok: false, message: "must be at most 2048 characters long" }
   return { ok: true, url }
+}
+
+/**
+ * What can be known of a target without resolving its name, as checked when a subscription is saved: the
+ * URL's rules, and the class of an IP literal or a loopback name. A host name is resolved and its
+ * addresses checked at every delivery instead, so a receiver can be registered before its name resolves.
+ */
+export const checkWebhookUrl = (text: string, settings: { readonly allowLoopback: boolean }): UrlCheck => {
+  const valid = validateWebhookUrl(text, settings)
+  if (!valid.ok) return valid
+  const host = bareHost(valid.url)
+  const cls = isIpLiteral(host) ? classifyAddress(host) : isLoopbackHost(host) ? "loopback" : undefined
+  if (cls !== undefined && !isAllowedAddress(cls, settings.allowLoopback))
+    return {
+      ok: false,
+      message: `points at a ${describeAddressClass(cls)} address (${host}), which may not receive webhooks`,
+    }
+  return valid
 }

@@ -18,6 +18,7 @@ import { sql, type Transaction } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { isSystemDimension } from "./Dimensions.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
+import { validName } from "./Inputs.ts"
 import { byProject, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 import { systemDimensionValuesOf } from "./TagDimensions.ts"
 import { iso } from "./Time.ts"
@@ -118,9 +119,6 @@ const finalFields = (
 
 const bad = (path: string, message: string, detail?: string) =>
   BadRequest.of(detail ?? `${path}: ${message}`, [{ path, message }])
-
-const validName = (name: string | undefined) =>
-  name !== undefined && name.trim() === "" ? Effect.fail(bad("name", "must not be empty")) : Effect.void
 
 // ---------------------------------------------------------------------------------------------------------
 // Reading

@@ -5,7 +5,8 @@ import type { Dimension } from "@dxs/domain/Records"
 import { Effect } from "effect"
 import { sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
-import { BadRequest, Conflict, NotFound } from "./Errors.ts"
+import { Conflict, NotFound } from "./Errors.ts"
+import { validName } from "./Inputs.ts"
 import { byProject, DOCUMENT_DIMENSION, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 import { iso } from "./Time.ts"
 
@@ -53,11 +54,6 @@ export const findDimension = (db: Conn, projectId: string, id: string) =>
     ),
     (row) => (row ? Effect.succeed(row) : Effect.fail(NotFound.of("Dimension", id))),
   )
-
-const validName = (name: string) =>
-  name.trim() === ""
-    ? Effect.fail(BadRequest.of("name must not be empty", [{ path: "name", message: "must not be empty" }]))
-    : Effect.void
 
 const collision = (detail: string) => Conflict.of(detail, [{ path: "name", message: detail }])
 

@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import { sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
+import { validName } from "./Inputs.ts"
 import { iso } from "./Time.ts"
 
 export interface FolderInput {
@@ -63,11 +64,6 @@ const validParent = (orgId: string, parentId: string | null | undefined, self?: 
       ])
   })
 
-const validName = (name: string | undefined) =>
-  name === undefined || name.trim() === ""
-    ? Effect.fail(BadRequest.of("name must not be empty", [{ path: "name", message: "must not be empty" }]))
-    : Effect.void
-
 export class Folders extends Effect.Service<Folders>()("@dxs/services/Folders", {
   succeed: {
     list: () =>
@@ -89,7 +85,7 @@ export class Folders extends Effect.Service<Folders>()("@dxs/services/Folders", 
     create: (input: FolderInput) =>
       Effect.gen(function* () {
         const org = yield* CurrentOrganization
-        yield* validName(input.name)
+        yield* validName(input.name, "name", true)
         yield* validParent(org.id, input.parent_id)
         const row = yield* query((db) =>
           db

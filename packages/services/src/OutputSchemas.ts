@@ -47,7 +47,7 @@ import {
 import { BadRequest, Conflict, NotFound, Unprocessable } from "./Errors.ts"
 import { findLiveProject, findProject, insertProject } from "./Projects.ts"
 import { systemDimensionValuesOf } from "./TagDimensions.ts"
-import { checkTargetSchema } from "./TargetSchema.ts"
+import { checkJsonInput, checkTargetSchema, parseJsonInput } from "./TargetSchema.ts"
 import { isoOrNull } from "./Time.ts"
 
 /** Where the web application lives: `_service_url` deep links start with it (config `APP_URL`). */
@@ -548,6 +548,8 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
       Effect.gen(function* () {
         const org = yield* CurrentOrganization
         yield* checkTargetSchema(input.schema)
+        if (input.mapping !== undefined && input.mapping !== null)
+          yield* checkJsonInput(input.mapping, "mapping")
         if (input.auto_map && input.mapping !== undefined && input.mapping !== null)
           return yield* BadRequest.of("mapping must be omitted or null when auto_map is true", [
             { path: "mapping", message: "must be omitted or null when auto_map is true" },
@@ -670,15 +672,7 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
         const { maxFileBytes } = yield* UploadLimits
         const name =
           (input.project_name ?? "").trim() === "" ? EXTRACT_DEFAULT_PROJECT_NAME : input.project_name!.trim()
-        let schema: unknown
-        try {
-          schema = JSON.parse(input.schema)
-        } catch (e) {
-          return yield* BadRequest.of(
-            `schema is not valid JSON: ${e instanceof Error ? e.message : String(e)}`,
-            [{ path: "schema", message: "must be a JSON string" }],
-          )
-        }
+        const schema = yield* parseJsonInput(input.schema, "schema")
         yield* checkTargetSchema(schema)
         if (input.files.length === 0)
           return yield* BadRequest.of("Send at least one file in the multipart field `files`", [

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { type Kysely, sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Conflict, NotFound } from "./Errors.ts"
+import { validName } from "./Inputs.ts"
 import { documentVersionFiles } from "./PageImageFiles.ts"
 import { iso, isoOrNull, todayUtc } from "./Time.ts"
 
@@ -77,11 +78,6 @@ export const toProject = (r: ProjectQueryRow): Project => ({
   target_output_schema: r.target_output_schema ?? null,
   output_mapping_status: r.output_mapping_status,
 })
-
-const validName = (name: string | undefined, path = "name") =>
-  name !== undefined && name.trim() === ""
-    ? Effect.fail(BadRequest.of(`${path} must not be empty`, [{ path, message: "must not be empty" }]))
-    : Effect.void
 
 const validArchiveDays = (days: number | null | undefined) =>
   days != null && days < 1

@@ -4,10 +4,12 @@
  * Also the validator that tests and callers use to check a result against its schema.
  */
 import { schemaTypes } from "@dxs/domain/JsonSchema"
+import { defaultInputLimits, inputIssue, jsonTextDepth } from "@dxs/domain/Limits"
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js"
 import addFormatsModule from "ajv-formats"
 import { Effect } from "effect"
 import { BadRequest, type FieldError } from "./Errors.ts"
+import { RequestLimits } from "./HttpLimits.ts"
 
 /** Largest accepted schema, as JSON text. */
 export const MAX_SCHEMA_BYTES = 1024 * 1024
@@ -33,11 +35,47 @@ const fieldErrors = (errors: ReadonlyArray<ErrorObject> | null | undefined): Arr
 const invalid = (detail: string, errors?: ReadonlyArray<FieldError>) =>
   BadRequest.of(detail, errors ?? [{ path: "schema", message: detail }])
 
+/**
+ * 400 unless a JSON document given as `path` (a schema, a mapping) stays within the request limits:
+ * nesting depth (`MAX_JSON_DEPTH`), string content and lengths. Checked before anything walks it.
+ */
+export const checkJsonInput = (value: unknown, path: string) =>
+  Effect.gen(function* () {
+    const { maxJsonDepth } = yield* RequestLimits
+    const issue = inputIssue(value, { ...defaultInputLimits, maxDepth: maxJsonDepth })
+    if (issue !== undefined) {
+      const at = issue.path === "" ? path : `${path}/${issue.path}`
+      return yield* BadRequest.of(`${at}: ${issue.message}`, [{ path: at, message: issue.message }])
+    }
+  })
+
+/** A JSON text given as `path` (the schema field of a multipart request), parsed within the limits. */
+export const parseJsonInput = (text: string, path: string) =>
+  Effect.gen(function* () {
+    const { maxJsonDepth } = yield* RequestLimits
+    if (jsonTextDepth(text, maxJsonDepth) > maxJsonDepth)
+      return yield* BadRequest.of(`${path} nests deeper than the limit of ${maxJsonDepth} levels`, [
+        { path, message: `nests deeper than the limit of ${maxJsonDepth} levels` },
+      ])
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch (e) {
+      return yield* BadRequest.of(
+        `${path} is not valid JSON: ${e instanceof Error ? e.message : String(e)}`,
+        [{ path, message: "must be a JSON string" }],
+      )
+    }
+    yield* checkJsonInput(value, path)
+    return value
+  })
+
 /** 400 unless `schema` is a valid Draft 2020-12 JSON Schema whose root describes an object. */
 export const checkTargetSchema = (schema: unknown) =>
   Effect.gen(function* () {
     if (typeof schema !== "object" || schema === null || Array.isArray(schema))
       return yield* invalid("schema must be a JSON Schema object (Draft 2020-12)")
+    yield* checkJsonInput(schema, "schema")
     if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES)
       return yield* invalid(`schema is larger than ${MAX_SCHEMA_BYTES} bytes`)
     const declared = (schema as { $schema?: unknown }).$schema

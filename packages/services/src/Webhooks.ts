@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto"
 import { query, transaction } from "@dxs/db"
+import { MAX_NAME_LENGTH } from "@dxs/domain/Limits"
 import {
+  checkWebhookUrl,
   isWebhookEventName,
   validateHeaders,
-  validateWebhookUrl,
   WEBHOOK_EVENT_NAMES,
   WEBHOOK_EVENTS,
   type WebhookEventType,
@@ -11,13 +12,15 @@ import {
 import { encryptSecret, newEncryptionKey } from "@dxs/pipeline/webhooks/Encryption"
 import { createDelivery } from "@dxs/pipeline/webhooks/Queue"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
-import { checkTarget } from "@dxs/pipeline/webhooks/Target"
 import { Context, Effect } from "effect"
 import { sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, type FieldError, NotFound } from "./Errors.ts"
 import { checkPage } from "./Results.ts"
 import { iso, isoOrNull } from "./Time.ts"
+
+/** Longer target URLs are refused (browsers and proxies commonly stop near this length). */
+const MAX_URL_LENGTH = 2048
 
 /** A key for processes started without configuration: secrets stored with it last as long as the process. */
 const processKey = newEncryptionKey()
@@ -142,9 +145,14 @@ const findActive = (id: string) =>
 /** Field errors of the supplied members (create: the required ones must be supplied). */
 const fieldErrors = (input: WebhookInput, settings: WebhookSettings, create: boolean) => {
   const errors: Array<FieldError> = []
+  // A webhook's name may be empty (it is a label), but not longer than any other name.
+  if (input.name !== undefined && input.name.length > MAX_NAME_LENGTH)
+    errors.push({ path: "name", message: `must be at most ${MAX_NAME_LENGTH} characters` })
   if (create && input.url === undefined) errors.push({ path: "url", message: "is required" })
-  if (input.url !== undefined) {
-    const check = validateWebhookUrl(input.url, settings)
+  if (input.url !== undefined && input.url.length > MAX_URL_LENGTH)
+    errors.push({ path: "url", message: `must be at most ${MAX_URL_LENGTH} characters` })
+  else if (input.url !== undefined) {
+    const check = checkWebhookUrl(input.url, settings)
     if (!check.ok) errors.push({ path: "url", message: check.message })
   }
   if (create && input.subscribed_events === undefined)
@@ -167,17 +175,15 @@ const fieldErrors = (input: WebhookInput, settings: WebhookSettings, create: boo
   return errors
 }
 
-/** Validates the supplied members and, when a URL is supplied, resolves and checks its target. */
+/**
+ * Validates the supplied members. A URL's host name is not resolved here: delivery resolves and checks it
+ * at every attempt (the pipeline's `checkTarget`), so a receiver can be registered before its name resolves.
+ */
 const validateInput = (input: WebhookInput, create: boolean) =>
   Effect.gen(function* () {
     const settings = yield* WebhookConfig
     const errors = fieldErrors(input, settings, create)
     if (errors.length > 0) return yield* badRequest(errors)
-    if (input.url !== undefined) {
-      const url = input.url.trim()
-      const target = yield* Effect.promise(() => checkTarget(url, settings))
-      if (!target.ok) return yield* badRequest([{ path: "url", message: target.reason }])
-    }
     return settings
   })
 

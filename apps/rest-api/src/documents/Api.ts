@@ -4,7 +4,15 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart, OpenApi } from
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
-import { BadRequest, Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType, Uuid } from "../Common.ts"
+import {
+  BadRequest,
+  Conflict,
+  NotFound,
+  PayloadTooLarge,
+  UnsupportedMediaType,
+  Uuid,
+  wholeNumber,
+} from "../Common.ts"
 
 /** Tags on input: a list of `{key, value}` or an object of key to value. */
 export const TagsValue = Schema.Union(
@@ -46,10 +54,7 @@ const DocumentPath = Schema.Struct({ project_id: Uuid, document_id: Uuid })
 const PagePath = Schema.Struct({
   project_id: Uuid,
   document_id: Uuid,
-  page_number: Schema.NumberFromString.pipe(
-    Schema.int({ message: () => "must be a whole number" }),
-    Schema.greaterThanOrEqualTo(1, { message: () => "must be at least 1" }),
-  ).annotations({ description: "1-based page number" }),
+  page_number: wholeNumber(1).annotations({ description: "1-based page number" }),
 })
 
 const PngBytes = HttpApiSchema.Uint8Array({ contentType: "image/png" }).annotations({
@@ -148,10 +153,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .setUrlParams(
         Schema.Struct({
           version: Schema.optional(
-            Schema.NumberFromString.pipe(
-              Schema.int({ message: () => "must be a whole number" }),
-              Schema.greaterThanOrEqualTo(1, { message: () => "must be at least 1" }),
-            ).annotations({
+            wholeNumber(1).annotations({
               description:
                 "the document's current version: the answer is then cacheable for good (immutable); another version is a 404",
             }),

@@ -13,20 +13,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
-import { BadRequest, NotFound, Uuid } from "../Common.ts"
-
-/** A whole number in a query string, at least `min` (and at most `max` when given). */
-const wholeNumber = (min: number, max?: number) => {
-  const message = () =>
-    max === undefined
-      ? `must be a whole number of at least ${min}`
-      : `must be a whole number from ${min} to ${max}`
-  return Schema.NumberFromString.pipe(
-    Schema.int({ message }),
-    Schema.greaterThanOrEqualTo(min, { message }),
-    Schema.lessThanOrEqualTo(max ?? Number.MAX_SAFE_INTEGER, { message }),
-  )
-}
+import { BadRequest, NotFound, Uuid, wholeNumber } from "../Common.ts"
 
 const Email = Schema.String.pipe(Schema.filter((s) => isEmail(s) || "must be an e-mail address")).annotations(
   { format: "email" },

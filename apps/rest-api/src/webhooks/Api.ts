@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
-import { BadRequest, NotFound, Uuid } from "../Common.ts"
+import { BadRequest, NotFound, Uuid, wholeNumber } from "../Common.ts"
 
 const DateTime = Schema.String.annotations({ format: "date-time" })
 
@@ -102,18 +102,6 @@ export const WebhookDeliveriesPage = Schema.Struct({
   count: Schema.Int,
   results: Schema.Array(WebhookDelivery),
 }).annotations({ identifier: "V1WebhookDeliveryList" })
-
-const wholeNumber = (min: number, max?: number) => {
-  const message = () =>
-    max === undefined
-      ? `must be a whole number of at least ${min}`
-      : `must be a whole number from ${min} to ${max}`
-  return Schema.NumberFromString.pipe(
-    Schema.int({ message }),
-    Schema.greaterThanOrEqualTo(min, { message }),
-    Schema.lessThanOrEqualTo(max ?? Number.MAX_SAFE_INTEGER, { message }),
-  )
-}
 
 const DeliveriesParams = Schema.Struct({
   limit: Schema.optional(

@@ -1,0 +1,60 @@
+import { createServer } from "node:http"
+import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer, Logger, ManagedRuntime } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { guard } from "../src/Guard.ts"
+import { problemJson } from "../src/Problem.ts"
+
+// The middleware every REST route runs in, around routes that fail on the server's side.
+const logged: Array<{ readonly message: string; readonly annotations: Record<string, unknown> }> = []
+const capture = Logger.make(({ message, annotations, cause }) => {
+  const text = [message].flat().map(String).join(" ")
+  logged.push({
+    message: `${text} ${cause._tag === "Empty" ? "" : String(cause)}`,
+    annotations: Object.fromEntries(annotations),
+  })
+})
+
+const app = HttpRouter.empty.pipe(
+  HttpRouter.get("/api/v1/boom", Effect.die(new Error("the disk caught fire"))),
+  HttpRouter.get("/api/v1/ok", HttpServerResponse.text("fine")),
+)
+
+let base = ""
+let runtime: ManagedRuntime.ManagedRuntime<HttpServer.HttpServer, unknown>
+beforeAll(async () => {
+  runtime = ManagedRuntime.make(
+    HttpServer.serve(app, (a) => problemJson(guard(a))).pipe(
+      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+      Layer.provide(Logger.replace(Logger.defaultLogger, capture)),
+    ),
+  )
+  const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
+  if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+  base = `http://127.0.0.1:${address.port}`
+})
+afterAll(() => runtime.dispose())
+
+describe("a request that fails on the server's side", () => {
+  it("answers 500 problem+json carrying the request id, and logs the failure with the same id", async () => {
+    const res = await fetch(`${base}/api/v1/boom`, { headers: { "x-request-id": "incident-7" } })
+    expect(res.status).toBe(500)
+    expect(res.headers.get("content-type")).toContain("application/problem+json")
+    expect(res.headers.get("x-request-id")).toBe("incident-7")
+    const body = await res.json()
+    expect(body).toMatchObject({ status: 500, request_id: "incident-7" })
+    expect(JSON.stringify(body)).not.toContain("disk caught fire")
+    const entry = logged.find((l) => l.annotations.request_id === "incident-7")
+    expect(entry?.message).toContain("the disk caught fire")
+    expect(entry?.annotations).toMatchObject({ method: "GET", url: "/api/v1/boom" })
+  })
+
+  it("logs nothing for a request that succeeds", async () => {
+    const before = logged.length
+    const res = await fetch(`${base}/api/v1/ok`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/)
+    expect(logged.length).toBe(before)
+  })
+})
