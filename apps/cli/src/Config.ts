@@ -34,6 +34,10 @@ export interface Config {
   readonly dbPoolSize: number
   /** Requests per minute per key or member; 0 = no limit. */
   readonly rateLimitPerMinute: number
+  /** Sign-in attempts per minute per e-mail address and per client address. */
+  readonly signInAttemptsPerMinute: number
+  /** Requests with refused credentials per minute per client address before they get 429. */
+  readonly authFailuresPerMinute: number
   readonly workerConcurrency: number
   readonly logLevel: LogLevelName
   readonly parsing: ParsingConfig
@@ -49,7 +53,8 @@ export interface Config {
 
 export interface WebhooksConfig {
   /**
-   * The 32-byte key of webhook secrets and custom header values at rest, from DXS_ENCRYPTION_KEY.
+   * The 32-byte key of secrets at rest (webhook secrets and custom header values, the file_url signing
+   * key), from DXS_ENCRYPTION_KEY.
    * Undefined: read from (or created once in) DATA_DIR/encryption.key.
    */
   readonly encryptionKey: Uint8Array | undefined
@@ -154,6 +159,18 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     description:
       "Requests per minute per API key or signed-in member, shared by every API process (0 turns it off).",
   },
+  {
+    name: "SIGN_IN_ATTEMPTS_PER_MINUTE",
+    default: "10",
+    description:
+      "Sign-in attempts per minute per e-mail address and per client address (the TCP peer), shared by every API process; beyond it, 429 whatever the password.",
+  },
+  {
+    name: "AUTH_FAILURES_PER_MINUTE",
+    default: "30",
+    description:
+      "Requests with a refused API key or session (or none) per minute per client address (the TCP peer), shared by every API process and GraphQL; beyond it they get 429 instead of 401. Valid keys are not affected.",
+  },
   { name: "DB_POOL_SIZE", default: "10", description: "Database connections per process." },
   { name: "WORKER_CONCURRENCY", default: "2", description: "Tasks a worker runs at once." },
   {
@@ -231,7 +248,7 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     name: "DXS_ENCRYPTION_KEY",
     default: "(unset: DATA_DIR/encryption.key, created once)",
     description:
-      "Key of webhook secrets and custom header values at rest (AES-256-GCM): 64 hex digits or base64 of 32 bytes " +
+      "Key of secrets at rest (AES-256-GCM): webhook secrets, custom header values and the key that signs file_url links; 64 hex digits or base64 of 32 bytes " +
       "(e.g. openssl rand -hex 32). Every dxs process must use the same key; set it when DATABASE_URL is set.",
   },
   {
@@ -399,6 +416,8 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
   const sessionTtlHours = int("SESSION_TTL_HOURS", 12, 1, 8760)
   const dbPoolSize = int("DB_POOL_SIZE", 10, 1, 1000)
   const rateLimitPerMinute = int("RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000)
+  const signInAttemptsPerMinute = int("SIGN_IN_ATTEMPTS_PER_MINUTE", 10, 1, 1_000_000)
+  const authFailuresPerMinute = int("AUTH_FAILURES_PER_MINUTE", 30, 1, 1_000_000)
   const workerConcurrency = int("WORKER_CONCURRENCY", 2, 1, 1000)
   let parsing: ParsingConfig = {
     timeoutSeconds: int("PARSE_TIMEOUT_SECONDS", 120, 1, 86_400),
@@ -504,6 +523,8 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     sessionTtlHours,
     dbPoolSize,
     rateLimitPerMinute,
+    signInAttemptsPerMinute,
+    authFailuresPerMinute,
     workerConcurrency,
     logLevel: logLevel ?? "info",
     parsing,
@@ -539,7 +560,7 @@ export interface EncryptionKeySource {
 }
 
 /**
- * The encryption key of webhook secrets at rest: DXS_ENCRYPTION_KEY, else DATA_DIR/encryption.key, which
+ * The encryption key of secrets at rest: DXS_ENCRYPTION_KEY, else DATA_DIR/encryption.key, which
  * is created (mode 0600, 64 hex digits) when missing. Creation is atomic and happens once: a process
  * racing another reads the key the other one wrote. Throws a ConfigError for an unreadable or invalid file.
  */

@@ -15,6 +15,7 @@ import { nodeServerLayer, restApiWith } from "@dxs/rest-api/Server"
 import { webAppRoute } from "@dxs/rest-api/WebApp"
 import {
   AppUrl,
+  AuthThrottleSettings,
   backgroundLoops,
   backgroundTaskHandlers,
   detectLibreOffice,
@@ -74,7 +75,8 @@ const handlersFor = (
   })
 
 /**
- * Webhook settings: the encryption key (DXS_ENCRYPTION_KEY, else DATA_DIR/encryption.key, created once)
+ * Webhook settings: the encryption key of secrets at rest, webhook secrets and the file_url signing key
+ * (DXS_ENCRYPTION_KEY, else DATA_DIR/encryption.key, created once)
  * and whether loopback targets are allowed. Says where the key came from; a key file just created while
  * DATABASE_URL is set is a warning: processes on other machines would each create their own.
  */
@@ -86,7 +88,7 @@ const webhookSettings = (config: Config) =>
     })
     if (loaded.source === "created") {
       yield* Effect.log(
-        `created the encryption key of webhook secrets in ${loaded.file} (mode 0600): keep it`,
+        `created the encryption key of secrets at rest (webhook secrets, the file_url signing key) in ${loaded.file} (mode 0600): keep it`,
       )
       if (config.databaseUrl !== undefined)
         yield* Effect.logWarning(
@@ -94,7 +96,7 @@ const webhookSettings = (config: Config) =>
             `set DXS_ENCRYPTION_KEY on all of them (for example to the contents of ${loaded.file})`,
         )
     } else if (loaded.source === "file") {
-      yield* Effect.logDebug(`encryption key of webhook secrets: ${loaded.file}`)
+      yield* Effect.logDebug(`encryption key of secrets at rest: ${loaded.file}`)
     }
     if (config.webhooks.allowLoopback)
       yield* Effect.logWarning(
@@ -107,6 +109,12 @@ const webhookSettings = (config: Config) =>
     return settings
   })
 
+/** The throttles against guessing credentials, the same in the REST API and the GraphQL gateway. */
+const authThrottleOf = (config: Config): AuthThrottleSettings["Type"] => ({
+  signInAttemptsPerMinute: config.signInAttemptsPerMinute,
+  authFailuresPerMinute: config.authFailuresPerMinute,
+})
+
 /** What the GraphQL gateway needs, over this process's pool: the same settings as the REST API. */
 const gatewayOptions = (config: Config, db: Db["Type"], webhooks: WebhookSettings): GatewayOptions => ({
   dbUrl: db.url,
@@ -116,6 +124,7 @@ const gatewayOptions = (config: Config, db: Db["Type"], webhooks: WebhookSetting
   db: Layer.succeed(Db, db),
   webhooks,
   rateLimitPerMinute: config.rateLimitPerMinute,
+  authThrottle: authThrottleOf(config),
   limits: config.limits,
   http: config.http,
 })
@@ -153,6 +162,7 @@ const apiLayer = (config: Config, webhooks: WebhookSettings, withGraphql = false
     Layer.succeed(UploadLimits, { maxFileBytes: config.uploadMaxBytes }),
     Layer.succeed(SessionSettings, { ttlSeconds: config.sessionTtlHours * 3600 }),
     Layer.succeed(RateLimitSettings, { perMinute: config.rateLimitPerMinute }),
+    Layer.succeed(AuthThrottleSettings, authThrottleOf(config)),
     Layer.succeed(RequestLimits, config.limits),
     Layer.succeed(FileLinks, { ttlSeconds: config.fileUrlTtlSeconds }),
     Layer.succeed(ParsingSettings, parsingOptions(config)),

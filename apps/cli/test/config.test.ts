@@ -30,6 +30,8 @@ describe("configuration", () => {
       sessionTtlHours: 12,
       dbPoolSize: 10,
       rateLimitPerMinute: 600,
+      signInAttemptsPerMinute: 10,
+      authFailuresPerMinute: 30,
       workerConcurrency: 2,
       logLevel: "info",
       parsing: {
@@ -67,6 +69,8 @@ describe("configuration", () => {
         FILE_URL_TTL_SECONDS: "60",
         SESSION_TTL_HOURS: "24",
         DB_POOL_SIZE: "3",
+        SIGN_IN_ATTEMPTS_PER_MINUTE: "5",
+        AUTH_FAILURES_PER_MINUTE: "50",
         WORKER_CONCURRENCY: "8",
         LOG_LEVEL: "WARN",
         PARSE_TIMEOUT_SECONDS: "30",
@@ -102,6 +106,8 @@ describe("configuration", () => {
       sessionTtlHours: 24,
       dbPoolSize: 3,
       rateLimitPerMinute: 600,
+      signInAttemptsPerMinute: 5,
+      authFailuresPerMinute: 50,
       workerConcurrency: 8,
       logLevel: "warning",
       parsing: {

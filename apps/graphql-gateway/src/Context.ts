@@ -65,12 +65,14 @@ export const toGraphQLError = (e: unknown): GraphQLError | undefined => {
   if (!isProblem(e)) return undefined
   const errors = (e as { errors?: unknown }).errors
   const diagnostics = (e as { diagnostics?: unknown }).diagnostics
+  const retryAfter = (e as { retry_after?: unknown }).retry_after
   return createGraphQLError(e.detail, {
     extensions: {
       code: codes[e.status] ?? (e.status >= 500 ? "INTERNAL_SERVER_ERROR" : "BAD_REQUEST"),
       status: e.status,
       ...(errors === undefined ? {} : { errors }),
       ...(diagnostics === undefined ? {} : { diagnostics }),
+      ...(typeof retryAfter === "number" ? { retry_after: retryAfter } : {}),
     },
   })
 }
@@ -178,6 +180,11 @@ export interface RequestCredentials {
   readonly csrfToken: string | undefined
   /** The HTTP method: a session must come with its CSRF token unless it is GET (HEAD, OPTIONS). */
   readonly method: string
+  /**
+   * The client's address: the TCP peer of the connection the gateway received (no proxy header is
+   * trusted); refused credentials are counted by it.
+   */
+  readonly clientAddress?: string | undefined
 }
 
 /**
@@ -188,7 +195,9 @@ export const makeContext = async (
   runtime: GatewayRuntime,
   credentials: RequestCredentials,
 ): Promise<GraphqlContext> => {
-  const exit = await runtime.runPromiseExit(authenticateRequest(credentials))
+  const exit = await runtime.runPromiseExit(
+    authenticateRequest({ ...credentials, clientAddress: credentials.clientAddress }),
+  )
   if (Exit.isFailure(exit)) {
     const failure = Cause.failureOption(exit.cause)
     if (Option.isSome(failure)) {

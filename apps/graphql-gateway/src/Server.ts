@@ -7,6 +7,7 @@ import {
   Agents,
   ApiKeys,
   AppUrl,
+  AuthThrottleSettings,
   CSRF_HEADER,
   Dimensions,
   Documents,
@@ -27,8 +28,8 @@ import {
   WebhookConfig,
   Webhooks,
 } from "@dxs/services"
-import { Cookies, HttpApiBuilder, HttpApp } from "@effect/platform"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Cookies, HttpApiBuilder, HttpApp, HttpServerRequest } from "@effect/platform"
+import { Effect, Layer, ManagedRuntime, Option } from "effect"
 import {
   type ASTVisitor,
   type FragmentDefinitionNode,
@@ -119,6 +120,15 @@ export const GatewayServicesLive = Layer.mergeAll(
   Webhooks.Default,
 )
 
+/**
+ * What the server gives the handler beside the request: the node:http request (standalone server), or
+ * the client's address (the all-in-one route, which hands over a Fetch API request).
+ */
+export interface GatewayServerContext {
+  readonly req?: { readonly socket?: { readonly remoteAddress?: string | undefined } }
+  readonly clientAddress?: string | undefined
+}
+
 /** The GraphQL endpoint (graphql-yoga, no GraphiQL page) over a runtime of the services. */
 export const makeGraphqlHandler = (options: {
   readonly runtime: GatewayRuntime
@@ -126,7 +136,7 @@ export const makeGraphqlHandler = (options: {
   /** Body size and nesting limits (default: MAX_JSON_BYTES and MAX_JSON_DEPTH's defaults). */
   readonly limits?: GraphqlInputLimits | undefined
 }) =>
-  createYoga<object, GraphqlContext>({
+  createYoga<GatewayServerContext, GraphqlContext>({
     schema,
     graphqlEndpoint: options.graphqlEndpoint ?? "/graphql",
     graphiql: false,
@@ -151,12 +161,13 @@ export const makeGraphqlHandler = (options: {
         return defaultMaskError(error, message, isDev)
       },
     },
-    context: ({ request }) =>
+    context: ({ request, req, clientAddress }) =>
       makeContext(options.runtime, {
         apiKey: request.headers.get("x-api-key") ?? undefined,
         sessionToken: Cookies.parseHeader(request.headers.get("cookie") ?? "")[SESSION_COOKIE],
         csrfToken: request.headers.get(CSRF_HEADER) ?? undefined,
         method: request.method,
+        clientAddress: clientAddress ?? req?.socket?.remoteAddress,
       }),
   })
 
@@ -177,12 +188,15 @@ export interface GatewayOptions {
   /** The database handle to use instead of a new pool on `dbUrl`. */
   readonly db?: Layer.Layer<Db>
   /**
-   * Webhook settings: the key that encrypts secrets and custom headers at rest (the workers' key), and
-   * whether loopback targets are allowed. Unset: a key of this process only, fit for tests alone.
+   * Webhook settings: the key that encrypts secrets at rest (webhook secrets and custom headers, and the
+   * key that signs `file_url` links; the REST API's and workers' key), and whether loopback targets are
+   * allowed. Unset: a key of this process only, fit for tests alone.
    */
   readonly webhooks?: WebhookSettings
   /** Requests per minute per API key, shared with the REST API (unset: the default, 600). */
   readonly rateLimitPerMinute?: number
+  /** Throttles against guessing credentials, shared with the REST API (unset: the defaults). */
+  readonly authThrottle?: AuthThrottleSettings["Type"]
   /** Body size and nesting limits of requests (unset: the defaults). */
   readonly limits?: GraphqlInputLimits
   /** Timeouts and connections per client of the standalone server (unset: the defaults). */
@@ -207,6 +221,11 @@ export const makeGatewayRuntime = (options: GatewayOptions): GatewayRuntime =>
           ? Layer.empty
           : Layer.succeed(RateLimitSettings, { perMinute: options.rateLimitPerMinute }),
       ),
+      Layer.provideMerge(
+        options.authThrottle === undefined
+          ? Layer.empty
+          : Layer.succeed(AuthThrottleSettings, options.authThrottle),
+      ),
     ),
   )
 
@@ -228,7 +247,11 @@ export const graphqlRoute = (options: GatewayOptions) =>
       const yoga = makeGraphqlHandler({ runtime, limits: options.limits })
       yield* router.all(
         "/graphql",
-        HttpApp.fromWebHandler((request) => Promise.resolve(yoga.fetch(request))),
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          // The TCP peer of the connection: the Fetch API request made from it no longer carries it.
+          const clientAddress = Option.getOrUndefined(request.remoteAddress)
+          return HttpApp.fromWebHandler((web) => Promise.resolve(yoga.fetch(web, { clientAddress })))
+        }),
       )
     }),
   )

@@ -39,6 +39,8 @@ export interface GatewayTestOptions {
   readonly webhookKey?: WebhookSettings["encryptionKey"]
   /** Count the SQL statements the gateway sends (`Gateway.statements`). */
   readonly countStatements?: boolean
+  /** Refused credentials per minute per client address, in both processes (default: 100,000). */
+  readonly authFailuresPerMinute?: number
 }
 
 /** The gateway's database handle: a pool on `dbUrl` that calls `counted` for every statement it sends. */
@@ -63,9 +65,11 @@ const countingDb = (dbUrl: string, counted: () => void) =>
 /** Starts the REST test API (cleaned up after the file) and a gateway over it; close the gateway after all. */
 export const startGateway = async (options: GatewayTestOptions = {}): Promise<Gateway> => {
   const { worker, webhookKey } = options
+  const authFailuresPerMinute = options.authFailuresPerMinute ?? 100_000
   const api = await startTestApi({
     ...(worker === undefined ? {} : { worker }),
     ...(webhookKey === undefined ? {} : { webhooks: { encryptionKey: webhookKey } }),
+    authFailuresPerMinute,
   })
   let statements = 0
   const server = await startGraphqlServer({
@@ -77,6 +81,7 @@ export const startGateway = async (options: GatewayTestOptions = {}): Promise<Ga
     appUrl: api.origin,
     // As the REST test API: suites are not throttled.
     rateLimitPerMinute: 100_000,
+    authThrottle: { signInAttemptsPerMinute: 100_000, authFailuresPerMinute },
     ...(webhookKey === undefined ? {} : { webhooks: { encryptionKey: webhookKey, allowLoopback: false } }),
     ...(options.countStatements
       ? {

@@ -8,9 +8,11 @@ import {
   Members,
   problemResponses,
   SESSION_COOKIE,
+  type TooManyRequests,
+  Unauthorized,
 } from "@dxs/services"
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
-import { Effect, Layer, Redacted, Schema } from "effect"
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
 
 export const sessionSecurity = HttpApiSecurity.apiKey({ key: SESSION_COOKIE, in: "cookie" })
 
@@ -32,6 +34,16 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
   },
 }) {}
 
+/** The client's address: the TCP peer of the connection (no proxy header is trusted). */
+export const clientAddressOf = (request: HttpServerRequest.HttpServerRequest) =>
+  Option.getOrUndefined(request.remoteAddress)
+
+/**
+ * A refused API key's answer, kept for the session handler that the middleware tries next, so a request
+ * is judged (and its refusal counted) once.
+ */
+const keyRefusals = new WeakMap<HttpServerRequest.HttpServerRequest, Unauthorized | TooManyRequests>()
+
 export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function* () {
@@ -45,19 +57,32 @@ export const AuthenticationLive = Layer.effect(
         Effect.provideService(Db, db),
       )
     return {
-      ApiKeyAuth: (key: Redacted.Redacted<string>) => provide(authenticateKey(Redacted.value(key))),
+      ApiKeyAuth: (key: Redacted.Redacted<string>) =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const apiKey = Redacted.value(key)
+          // No key: the session handler decides (and counts a request without credentials).
+          if (apiKey === "") return yield* Unauthorized.of("The X-API-Key header is required")
+          return yield* provide(authenticateKey(apiKey, clientAddressOf(request))).pipe(
+            Effect.tapError((refusal) => Effect.sync(() => keyRefusals.set(request, refusal))),
+          )
+        }),
       // Tried when the API key is missing or refused: the session, else the API key's own answer (its
-      // problem, or its rate limit).
+      // problem, or its rate limit); a throttled address is not let in by a session either.
       SessionAuth: (token: Redacted.Redacted<string>) =>
         Effect.gen(function* () {
           const request = yield* HttpServerRequest.HttpServerRequest
           const sessionToken = Redacted.value(token)
+          const refusal = keyRefusals.get(request)
+          if (refusal !== undefined && (sessionToken === "" || refusal._tag === "TooManyRequests"))
+            return yield* refusal
           return yield* provide(
             authenticateRequest({
-              apiKey: sessionToken === "" ? request.headers["x-api-key"] : undefined,
+              apiKey: undefined,
               sessionToken,
               csrfToken: request.headers[CSRF_HEADER],
               method: request.method,
+              clientAddress: clientAddressOf(request),
             }),
           )
         }),

@@ -22,6 +22,8 @@ export const wholeNumber = (min: number, max: number = MAX_INT) => {
 export const {
   BadRequest,
   Unauthorized,
+  Forbidden,
+  TooManyRequests,
   NotFound,
   Conflict,
   PayloadTooLarge,

@@ -2,6 +2,7 @@ import { createHash, createHmac, randomUUID } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { makeKysely } from "@dxs/db"
+import { decryptSecret } from "@dxs/pipeline/webhooks/Encryption"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   type Client,
@@ -82,14 +83,17 @@ const markProcessed = (ids: ReadonlyArray<string>) =>
     .where("id", "in", ids)
     .execute()
 
-/** Like the server: HMAC-SHA256 over id, version and expiry with the shared secret. */
+/** Like the server: HMAC-SHA256 over id, version and expiry with the shared secret (stored encrypted). */
 const signedUrl = async (documentId: string, version: number, expires: number) => {
   const secret = await db
     .selectFrom("server_secrets")
     .select("value")
     .where("name", "=", "file_url_signing_key")
     .executeTakeFirstOrThrow()
-  const signature = createHmac("sha256", Buffer.from(secret.value, "base64url"))
+  const signature = createHmac(
+    "sha256",
+    Buffer.from(decryptSecret(api.encryptionKey, secret.value), "base64url"),
+  )
     .update(`${documentId}\n${version}\n${expires}`)
     .digest("base64url")
   return `${api.base}/files/${documentId}?expires=${expires}&signature=${signature}`

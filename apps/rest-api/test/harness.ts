@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs/promises"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type Database, Db, fileBlobStore, fileBlobStoreLayer, makeKysely } from "@dxs/db"
@@ -10,6 +11,7 @@ import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
 import {
   ApiKeys,
   AppUrl,
+  AuthThrottleSettings,
   backgroundLoops,
   backgroundTaskHandlers,
   defaultHttpServerSettings,
@@ -37,6 +39,8 @@ export interface TestApi {
   readonly origin: string
   readonly dbUrl: string
   readonly blobDir: string
+  /** The key of secrets at rest in this server's database (the webhook settings' encryption key). */
+  readonly encryptionKey: Uint8Array
   /** Creates an organisation (if new) and a key for it. */
   readonly newKey: (org: string) => Promise<string>
   /** Creates an organisation (if new) and a member of it who can sign in. */
@@ -80,6 +84,15 @@ export interface TestApiOptions {
   readonly webApp?: string
   /** Requests per minute per key or member (default here: 100,000, so suites are not throttled; 0 = off). */
   readonly rateLimitPerMinute?: number
+  /** Sign-in attempts per minute per e-mail and per client address (default here: 100,000). */
+  readonly signInAttemptsPerMinute?: number
+  /** Refused credentials per minute per client address before 429 (default here: 100,000). */
+  readonly authFailuresPerMinute?: number
+  /**
+   * More routes beside the API, made over this server's database and blob directory (as the all-in-one
+   * process serves GraphQL beside the REST API).
+   */
+  readonly routes?: (store: { readonly dbUrl: string; readonly blobDir: string }) => Layer.Layer<never>
   /** Base of `file_url` links (default: this server's own address). */
   readonly publicUrl?: string
   /**
@@ -132,8 +145,17 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
   const webhookConfig = webhooks === undefined ? Layer.empty : Layer.succeed(WebhookConfig, webhooks)
   const requestLimits = Layer.succeed(RequestLimits, { ...RequestLimits.defaultValue(), ...options.limits })
   const rateLimit = Layer.succeed(RateLimitSettings, { perMinute: options.rateLimitPerMinute ?? 100_000 })
-  const layer = restApiWith(options.webApp === undefined ? Layer.empty : webAppRoute(options.webApp)).pipe(
+  const authThrottle = Layer.succeed(AuthThrottleSettings, {
+    signInAttemptsPerMinute: options.signInAttemptsPerMinute ?? 100_000,
+    authFailuresPerMinute: options.authFailuresPerMinute ?? 100_000,
+  })
+  const routes = Layer.merge(
+    options.webApp === undefined ? Layer.empty : webAppRoute(options.webApp),
+    options.routes === undefined ? Layer.empty : options.routes({ dbUrl, blobDir }),
+  )
+  const layer = restApiWith(routes).pipe(
     Layer.provideMerge(rateLimit),
+    Layer.provideMerge(authThrottle),
     Layer.provideMerge(requestLimits),
     Layer.provideMerge(publicUrl),
     Layer.provideMerge(appUrl),
@@ -220,11 +242,51 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     origin,
     dbUrl,
     blobDir,
+    encryptionKey: (webhooks ?? WebhookConfig.defaultValue()).encryptionKey,
     newKey: (org) => runtime.runPromise(Effect.flatMap(ApiKeys, (k) => k.create(org))).then((r) => r.key),
     newMember: (org, email, password) =>
       runtime.runPromise(Effect.flatMap(Members, (m) => m.create(org, email, password))),
     client,
   }
+}
+
+/**
+ * An HTTP request sent from `localAddress` (any address of 127.0.0.0/8), so the server sees that address
+ * as the client's; a new connection each time.
+ */
+export const fetchFrom = (
+  localAddress: string,
+  url: string,
+  init: { readonly method?: string; readonly headers?: Record<string, string>; readonly body?: string } = {},
+): Promise<Reply> =>
+  new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method: init.method ?? "GET", headers: init.headers, localAddress, agent: false },
+      (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (c: Buffer) => chunks.push(c))
+        res.on("error", reject)
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8")
+          const headers = new Headers()
+          for (const [name, value] of Object.entries(res.headers))
+            for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value])
+              headers.append(name, v)
+          let body: unknown = text
+          if (text !== "" && /json/.test(headers.get("content-type") ?? "")) body = JSON.parse(text)
+          resolve({ status: res.statusCode ?? 0, headers, body, text })
+        })
+      },
+    )
+    req.on("error", reject)
+    req.end(init.body)
+  })
+
+/** Waits for the next minute when the current one is nearly over (per-minute counts start afresh). */
+export const freshMinute = async () => {
+  const second = new Date().getUTCSeconds()
+  if (second > 40) await new Promise((r) => setTimeout(r, (61 - second) * 1000))
 }
 
 /** Asserts an RFC 9457 problem+json response with this status. */

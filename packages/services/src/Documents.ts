@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
+import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto"
 import { createReadStream } from "node:fs"
 import type { Readable } from "node:stream"
 import {
@@ -31,9 +31,12 @@ import {
   problemType,
   UnsupportedMediaType,
 } from "./Errors.ts"
+import { loadFileUrlSigningKey } from "./FileUrlKey.ts"
+import { documentVersionFiles } from "./PageImageFiles.ts"
 import { byProject, findLiveProject, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 import { syncTagDimensions } from "./TagDimensions.ts"
 import { iso, isoOrNull } from "./Time.ts"
+import { WebhookConfig } from "./Webhooks.ts"
 
 /** Origin (and optional path prefix) under which clients reach the API; `file_url` links start with it. */
 export class PublicUrl extends Context.Reference<PublicUrl>()("@dxs/services/PublicUrl", {
@@ -103,7 +106,6 @@ export interface DocumentFile {
 }
 
 export const MAX_TAG_KEY_LENGTH = 100
-const SIGNING_SECRET = "file_url_signing_key"
 
 const contentTypes: Record<string, string> = {
   pdf: "application/pdf",
@@ -290,13 +292,13 @@ export const findDocument = (db: Conn, orgId: string, projectId: string, documen
 /** Documents extracted from this one (e-mail attachments), and theirs, in the same project. */
 const extractedFrom = (trx: Conn, projectId: string, documentId: string) =>
   Effect.promise(() =>
-    sql<{ id: string; blob_key: string }>`
+    sql<{ id: string; blob_key: string; page_count: number }>`
       with recursive tree(id) as (
         select id from documents where parent_document_id = ${documentId} and project_id = ${projectId}
         union
         select d.id from documents d join tree t on d.parent_document_id = t.id where d.project_id = ${projectId}
       )
-      select d.id, d.blob_key from documents d join tree using (id)
+      select d.id, d.blob_key, d.page_count from documents d join tree using (id)
     `
       .execute(trx)
       .then((r) => r.rows),
@@ -392,23 +394,12 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
     const { ttlSeconds } = yield* FileLinks
     const { maxFileBytes } = yield* UploadLimits
 
-    // One secret for every process sharing the database: the first to ask creates it.
+    // One secret for every process sharing the database (and its encryption key): read once.
+    const { encryptionKey } = yield* WebhookConfig
     let secret: Buffer | undefined
     const signingSecret = Effect.gen(function* () {
       if (secret) return secret
-      const row = yield* query(async (db) => {
-        await db
-          .insertInto("server_secrets")
-          .values({ name: SIGNING_SECRET, value: randomBytes(32).toString("base64url") })
-          .onConflict((oc) => oc.column("name").doNothing())
-          .execute()
-        return db
-          .selectFrom("server_secrets")
-          .select("value")
-          .where("name", "=", SIGNING_SECRET)
-          .executeTakeFirstOrThrow()
-      })
-      secret = Buffer.from(row.value, "base64url")
+      secret = yield* loadFileUrlSigningKey(encryptionKey)
       return secret
     })
 
@@ -681,7 +672,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
                   projectId,
                 }),
               )
-              return { row, obsolete: [locked.blob_key, ...extracted.map((d) => d.blob_key)] }
+              return { row, obsolete: [locked, ...extracted].flatMap(documentVersionFiles) }
             }),
           ).pipe(Effect.onError(() => blobs.remove(key)))
           // After the commit: a crash here leaves orphan files, never a row pointing at a missing file.
@@ -717,23 +708,26 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           return yield* withDb((db) => toDocument(db, row))
         }),
 
-      /** Deletes the document with its tags and pages, re-syncs TAG dimensions, then removes the stored file. */
+      /**
+       * Deletes the document with its tags and pages, re-syncs TAG dimensions, then removes the stored file
+       * and page images.
+       */
       remove: (projectId: string, documentId: string) =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
           const blobs = yield* BlobStore
-          const key = yield* transaction((trx) =>
+          const files = yield* transaction((trx) =>
             Effect.gen(function* () {
               yield* lockProject(trx, projectId)
               const row = yield* findDocument(trx, org.id, projectId, documentId)
               yield* Effect.promise(() => trx.deleteFrom("documents").where("id", "=", documentId).execute())
               yield* Effect.promise(() => documentsLeftProject(trx, projectId))
               yield* syncTagDimensions(trx, projectId)
-              return row.blob_key
+              return documentVersionFiles(row)
             }),
           )
           // After the commit: a crash here leaves an orphan file, never a row pointing at a missing file.
-          yield* blobs.remove(key)
+          yield* Effect.forEach(files, (k) => blobs.remove(k), { concurrency: 4, discard: true })
         }),
 
       /**

@@ -58,7 +58,8 @@ export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()(
   { ...problem, retry_after: Schema.Int },
   HttpApiSchema.annotations({
     status: 429,
-    description: "Too many requests for this API key or member in the current minute; see Retry-After",
+    description:
+      "Too many requests in the current minute (of this API key or member, sign-in attempts, or refused credentials from this client); see Retry-After",
   }),
 ) {
   static of(detail: string, retryAfterSeconds: number) {

@@ -7,7 +7,8 @@ import { createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 import { type Database, query, withDb } from "@dxs/db"
 import { Context, Effect } from "effect"
 import { type Kysely, sql } from "kysely"
-import { BadRequest, Conflict, Unauthorized } from "./Errors.ts"
+import { BadRequest, Conflict, Forbidden, Unauthorized } from "./Errors.ts"
+import { consumeSignInAttempt } from "./RateLimits.ts"
 import { isEmail } from "./Results.ts"
 import { iso } from "./Time.ts"
 
@@ -72,8 +73,18 @@ export const verifyPassword = async (password: string, stored: string): Promise<
   return actual.length === expected.length && timingSafeEqual(actual, expected)
 }
 
-/** Checked against when the e-mail is unknown, so both failures take the same time. */
-let dummyHash: Promise<string> | undefined
+/**
+ * Checked against when the e-mail is unknown, so both failures take the same work: one scrypt with the
+ * parameters of a real hash. Random bytes stand in for the hash; no password matches them.
+ */
+const dummyHash = `scrypt$${N}$${R}$${P}$${randomBytes(16).toString("base64")}$${randomBytes(KEY_LENGTH).toString("base64")}`
+
+/** Whether two secrets (tokens) are equal, in time that does not depend on where they differ. */
+export const sameSecret = (given: string, expected: string): boolean => {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
 
 const EMAIL_TAKEN = Symbol("email taken")
 
@@ -152,10 +163,15 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
         return toMember(row)
       }),
 
-    /** Signs a member in: a new session. The same 401 for an unknown e-mail and a wrong password. */
-    signIn: (email: string, password: string) =>
+    /**
+     * Signs a member in: a new session. The same 401, after the same work, for an unknown e-mail and a wrong
+     * password. Attempts are counted per e-mail and per `clientAddress` first: over the limit, 429 whatever
+     * the password.
+     */
+    signIn: (email: string, password: string, clientAddress: string | undefined) =>
       Effect.gen(function* () {
         const { ttlSeconds } = yield* SessionSettings
+        yield* consumeSignInAttempt(email, clientAddress)
         const found = yield* query((db) =>
           db
             .selectFrom("members as m")
@@ -172,14 +188,8 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
             .where(sql`lower(m.email)`, "=", email.trim().toLowerCase())
             .executeTakeFirst(),
         )
-        if (found === undefined) {
-          dummyHash ??= hashPassword(newToken())
-          const dummy = yield* Effect.promise(() => dummyHash!)
-          yield* Effect.promise(() => verifyPassword(password, dummy))
-          return yield* wrongCredentials()
-        }
-        const ok = yield* Effect.promise(() => verifyPassword(password, found.password_hash))
-        if (!ok || found.disabled_at !== null) return yield* wrongCredentials()
+        const ok = yield* Effect.promise(() => verifyPassword(password, found?.password_hash ?? dummyHash))
+        if (found === undefined || !ok || found.disabled_at !== null) return yield* wrongCredentials()
         const token = newToken()
         const csrf = newToken()
         const session = yield* query((db) =>
@@ -202,11 +212,26 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
         } satisfies SessionGrant
       }),
 
-    /** Ends the session of this token (nothing happens for an unknown one). */
-    signOut: (token: string) =>
-      query((db) => db.deleteFrom("sessions").where("token_hash", "=", hashToken(token)).execute()).pipe(
-        Effect.asVoid,
-      ),
+    /**
+     * Ends the session of this token, which like any write with a session needs the session's CSRF token
+     * (403 without it or with another). Nothing happens for an unknown or expired session.
+     */
+    signOut: (token: string, csrfToken: string | undefined) =>
+      Effect.gen(function* () {
+        const session = yield* query((db) =>
+          db
+            .selectFrom("sessions")
+            .select(["id", "csrf_token"])
+            .where("token_hash", "=", hashToken(token))
+            .executeTakeFirst(),
+        )
+        if (session === undefined) return
+        if (!sameSecret(csrfToken ?? "", session.csrf_token))
+          return yield* Forbidden.of(
+            "Signing out needs the session's CSRF token in the X-CSRF-Token header (GET /api/v1/auth/session/ gives it)",
+          )
+        yield* query((db) => db.deleteFrom("sessions").where("id", "=", session.id).execute())
+      }),
 
     /** The member and CSRF token of a live session; 401 for an unknown, expired or disabled one. */
     authenticate: (token: string) =>

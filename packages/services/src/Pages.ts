@@ -1,8 +1,9 @@
 /**
  * Parsed pages of processed documents: their text and layout, and page images. Images are drawn by the
- * format's backend in a worker thread (never in the API's own thread), under the parse limits.
+ * format's backend in a worker thread (never in the API's own thread), under the parse limits, once per
+ * document version and page: the drawing is stored beside the version's file and read from there after.
  */
-import { BlobStore, type PageRow, query, withDb } from "@dxs/db"
+import { BlobStore, type DocumentRow, type PageRow, query, withDb } from "@dxs/db"
 import type { DocumentType } from "@dxs/domain/Enums"
 import type { DocumentPage, LayoutItem } from "@dxs/domain/Records"
 import { ParseFailure } from "@dxs/pipeline/parsing/Backend"
@@ -12,10 +13,11 @@ import {
   type RunOptions,
   renderPageImage,
 } from "@dxs/pipeline/parsing/Runner"
-import { Context, Effect } from "effect"
+import { Context, Deferred, Effect, FiberId } from "effect"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { findDocument } from "./Documents.ts"
 import { NotFound, problemType } from "./Errors.ts"
+import { pageImageKey } from "./PageImageFiles.ts"
 
 /** Parse limits and tools for work done on request (page images). Default: the pipeline's defaults. */
 export class ParsingSettings extends Context.Reference<ParsingSettings>()("@dxs/services/ParsingSettings", {
@@ -24,6 +26,10 @@ export class ParsingSettings extends Context.Reference<ParsingSettings>()("@dxs/
 
 const notFound = (detail: string) =>
   new NotFound({ type: problemType("not-found"), title: "Not found", status: 404, detail })
+
+let renderings = 0
+/** How many page images this process has drawn (tests observe that a stored image is not drawn again). */
+export const pageImageRenderings = (): number => renderings
 
 /** Page images drawn at once per process. */
 const MAX_CONCURRENT_DRAWINGS = 2
@@ -41,6 +47,25 @@ export const pageImageUnavailableReason = (type: string, libreOffice: boolean): 
     ? `Page images are available for PDF, image, Word, PowerPoint and Excel documents, not for ${type} documents`
     : `Page images are available for PDF and image documents; install LibreOffice to render Word/PowerPoint/Excel pages (this is a ${type} document)`
 }
+
+/** A page image, or only its tag when the client's copy is current. */
+export interface PageImage {
+  /** A strong entity tag of the image: the document, its version and the page. */
+  readonly etag: string
+  /** The request named the document's current version: what it addresses never changes. */
+  readonly immutable: boolean
+  /** The PNG; undefined when the client's copy matched `etag` (nothing was read). */
+  readonly png: Uint8Array | undefined
+}
+
+export interface PageImageRequest {
+  /** The document version the client means (`?version=`); another than the current one is a 404. */
+  readonly version?: number | undefined
+  /** Whether the client already has the image of this entity tag (`If-None-Match`). */
+  readonly notModified?: ((etag: string) => boolean) | undefined
+}
+
+const isMissingFile = (e: unknown) => (e as { code?: unknown } | null)?.code === "ENOENT"
 
 /** A page row of the document as the API shows it. */
 const toPage = (
@@ -64,13 +89,20 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
     // Each drawing is a thread with its own heap: a burst of image requests waits instead of piling up.
     const drawing = yield* Effect.makeSemaphore(MAX_CONCURRENT_DRAWINGS)
 
-    /** The document (Processed) and its page row, or a NotFound that says which is missing. */
-    const findPage = (projectId: string, documentId: string, pageNumber: number) =>
+    /**
+     * The document (Processed, of `version` when given) and its page row, or a NotFound that says which is
+     * missing.
+     */
+    const findPage = (projectId: string, documentId: string, pageNumber: number, version?: number) =>
       Effect.gen(function* () {
         const org = yield* CurrentOrganization
         return yield* withDb((db) =>
           Effect.gen(function* () {
             const document = yield* findDocument(db, org.id, projectId, documentId)
+            if (version !== undefined && version !== document.version)
+              return yield* notFound(
+                `Version ${version} of document ${documentId} is not its current version; the current version is ${document.version}`,
+              )
             if (document.status === "Pending")
               return yield* notFound(
                 `Document ${documentId} has no pages yet: it is Pending (parsing has not completed)`,
@@ -94,6 +126,84 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
             return { document, page }
           }),
         )
+      })
+
+    /** The stored file at `key`, or undefined when there is none (or it was removed meanwhile). */
+    const readIfStored = (blobs: BlobStore["Type"], key: string) =>
+      Effect.gen(function* () {
+        if ((yield* blobs.size(key)) === undefined) return undefined
+        return yield* blobs
+          .read(key)
+          .pipe(Effect.catchAllDefect((e) => (isMissingFile(e) ? Effect.succeed(undefined) : Effect.die(e))))
+      })
+
+    const draw = (document: DocumentRow, pageNumber: number) =>
+      Effect.gen(function* () {
+        const blobs = yield* BlobStore
+        const bytes = yield* readIfStored(blobs, document.blob_key)
+        if (bytes === undefined)
+          return yield* notFound(`Document ${document.id} has just been replaced or deleted; ask again`)
+        renderings++
+        return yield* Effect.tryPromise({
+          try: (signal) =>
+            renderPageImage(
+              { bytes, fileName: document.file_name, contentType: document.content_type },
+              pageNumber,
+              { ...runOptions, signal },
+            ),
+          catch: (e) => e,
+        }).pipe(
+          Effect.catchAll((e) =>
+            e instanceof PageImageUnavailable
+              ? Effect.fail(
+                  notFound(`Page images are not available for ${document.type} documents: ${e.reason}`),
+                )
+              : e instanceof ParseFailure
+                ? Effect.fail(
+                    notFound(`Page ${pageNumber} of document ${document.id} could not be drawn: ${e.reason}`),
+                  )
+                : Effect.die(e),
+          ),
+        )
+      })
+
+    // Drawings under way in this process, by image key: a request for a page being drawn waits for it.
+    const drawings = new Map<string, Deferred.Deferred<Uint8Array, NotFound>>()
+
+    /** The stored image of the page, else one drawing of it (shared by concurrent requests), stored. */
+    const storedOrDrawn = (document: DocumentRow, pageNumber: number) =>
+      Effect.gen(function* () {
+        const blobs = yield* BlobStore
+        const key = pageImageKey(document.blob_key, pageNumber)
+        const stored = yield* readIfStored(blobs, key)
+        if (stored !== undefined) return stored
+        const running = drawings.get(key)
+        if (running !== undefined) return yield* Deferred.await(running)
+        const done = Deferred.unsafeMake<Uint8Array, NotFound>(FiberId.none)
+        drawings.set(key, done)
+        const drawAndStore = Effect.gen(function* () {
+          // Drawn and stored by another process, or by a drawing here that has just ended.
+          const again = yield* readIfStored(blobs, key)
+          if (again !== undefined) return again
+          const png = yield* drawing.withPermits(1)(draw(document, pageNumber))
+          yield* blobs.put(key, png)
+          // A replacement or deletion removes the version's images after its commit; one that committed
+          // before this image was stored may have missed it, so it goes now.
+          const current = yield* query((db) =>
+            db.selectFrom("documents").select("blob_key").where("id", "=", document.id).executeTakeFirst(),
+          )
+          if (current?.blob_key !== document.blob_key) yield* blobs.remove(key)
+          return png
+        })
+        // Apart from the request: one that goes away does not cancel the drawing the others wait for.
+        yield* drawAndStore.pipe(
+          Effect.exit,
+          Effect.flatMap((exit) =>
+            Effect.sync(() => drawings.delete(key)).pipe(Effect.zipRight(Deferred.done(done, exit))),
+          ),
+          Effect.forkDaemon,
+        )
+        return yield* Deferred.await(done)
       })
 
     return {
@@ -141,39 +251,19 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
 
       /**
        * The PNG image of a page: PDF pages drawn, images as they are, Word/PowerPoint/Excel pages when
-       * LibreOffice is installed; otherwise a NotFound that says why.
+       * LibreOffice is installed; otherwise a NotFound that says why. Drawn once per document version and
+       * page, then read from the blob store; nothing is read when the client's copy is current.
        */
-      image: (projectId: string, documentId: string, pageNumber: number) =>
+      image: (projectId: string, documentId: string, pageNumber: number, request: PageImageRequest = {}) =>
         Effect.gen(function* () {
-          const { document } = yield* findPage(projectId, documentId, pageNumber)
+          const { document } = yield* findPage(projectId, documentId, pageNumber, request.version)
           const unavailable = pageImageUnavailableReason(document.type, settings.libreOffice !== undefined)
           if (unavailable !== undefined) return yield* notFound(unavailable)
-          const blobs = yield* BlobStore
-          const draw = (bytes: Uint8Array) =>
-            Effect.tryPromise({
-              try: (signal) =>
-                renderPageImage(
-                  { bytes, fileName: document.file_name, contentType: document.content_type },
-                  pageNumber,
-                  { ...runOptions, signal },
-                ),
-              catch: (e) => e,
-            }).pipe(
-              Effect.catchAll((e) =>
-                e instanceof PageImageUnavailable
-                  ? Effect.fail(
-                      notFound(`Page images are not available for ${document.type} documents: ${e.reason}`),
-                    )
-                  : e instanceof ParseFailure
-                    ? Effect.fail(
-                        notFound(
-                          `Page ${pageNumber} of document ${documentId} could not be drawn: ${e.reason}`,
-                        ),
-                      )
-                    : Effect.die(e),
-              ),
-            )
-          return yield* drawing.withPermits(1)(Effect.flatMap(blobs.read(document.blob_key), draw))
+          const etag = `"${documentId}.v${document.version}.p${pageNumber}"`
+          const immutable = request.version !== undefined
+          if (request.notModified?.(etag) === true) return { etag, immutable, png: undefined } as PageImage
+          const png = yield* storedOrDrawn(document, pageNumber)
+          return { etag, immutable, png } as PageImage
         }),
     }
   }),

@@ -11,6 +11,7 @@ import { type Kysely, sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Conflict, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
+import { documentVersionFiles } from "./PageImageFiles.ts"
 import { iso, isoOrNull, todayUtc } from "./Time.ts"
 
 export interface ProjectCreate {
@@ -380,7 +381,10 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
         )
       }),
 
-    /** Deletes the project with everything in it, its archive project included; then the stored files. */
+    /**
+     * Deletes the project with everything in it, its archive project included; then the stored files and
+     * page images.
+     */
     remove: (id: string) =>
       Effect.gen(function* () {
         const org = yield* CurrentOrganization
@@ -391,7 +395,7 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
             const rows = yield* Effect.promise(() =>
               trx
                 .selectFrom("documents")
-                .select("blob_key")
+                .select(["blob_key", "page_count"])
                 .where((eb) =>
                   eb.or([
                     eb("project_id", "=", id),
@@ -405,7 +409,7 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
                 .execute(),
             )
             yield* Effect.promise(() => trx.deleteFrom("projects").where("id", "=", id).execute())
-            return rows.map((b) => b.blob_key)
+            return rows.flatMap(documentVersionFiles)
           }),
         )
         // After the commit: a crash here leaves an orphan file, never a row pointing at a missing file.

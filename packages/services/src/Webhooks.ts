@@ -25,7 +25,11 @@ const MAX_URL_LENGTH = 2048
 /** A key for processes started without configuration: secrets stored with it last as long as the process. */
 const processKey = newEncryptionKey()
 
-/** Webhook settings of the API: the encryption key of secrets at rest, and whether loopback targets are allowed. */
+/**
+ * Webhook settings of the API: the encryption key of secrets at rest (webhook secrets and custom headers,
+ * and the key that signs `file_url` links: every process sharing the database needs the same key), and
+ * whether loopback targets are allowed.
+ */
 export class WebhookConfig extends Context.Reference<WebhookConfig>()("@dxs/services/WebhookConfig", {
   defaultValue: (): WebhookSettings => ({ encryptionKey: processKey, allowLoopback: false }),
 }) {}

@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
-import { BadRequest, Unauthorized } from "../Common.ts"
+import { BadRequest, Forbidden, TooManyRequests, Unauthorized } from "../Common.ts"
 
 export const SignInRequest = Schema.Struct({
   email: Schema.String,
@@ -29,9 +29,14 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .addSuccess(SessionResponse)
       .addError(BadRequest)
       .addError(Unauthorized)
+      .addError(TooManyRequests)
       .annotate(
         OpenApi.Summary,
         "Sign a member in: sets the HttpOnly dxs_session cookie and answers the session's CSRF token",
+      )
+      .annotate(
+        OpenApi.Description,
+        "Attempts are limited per e-mail address and per client address (SIGN_IN_ATTEMPTS_PER_MINUTE, 10 by default): beyond it, 429 with Retry-After whatever the password.",
       ),
   )
   .add(
@@ -39,7 +44,11 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .addSuccess(HttpApiSchema.NoContent)
       .addError(BadRequest)
       .addError(Unauthorized)
-      .annotate(OpenApi.Summary, "End the session of the dxs_session cookie and clear the cookie"),
+      .addError(Forbidden)
+      .annotate(
+        OpenApi.Summary,
+        "End the session of the dxs_session cookie (with its X-CSRF-Token) and clear the cookie",
+      ),
   )
   .add(
     HttpApiEndpoint.get("session", "/auth/session/")

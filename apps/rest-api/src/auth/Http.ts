@@ -1,7 +1,8 @@
-import { Members, PublicUrl, SESSION_COOKIE, SessionSettings, Unauthorized } from "@dxs/services"
+import { CSRF_HEADER, Members, PublicUrl, SESSION_COOKIE, SessionSettings, Unauthorized } from "@dxs/services"
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
+import { clientAddressOf } from "../Auth.ts"
 
 const cookieOf = (request: HttpServerRequest.HttpServerRequest) => request.cookies[SESSION_COOKIE] ?? ""
 
@@ -25,18 +26,18 @@ export const AuthHttp = HttpApiBuilder.group(Api, "auth", (handlers) =>
   Effect.gen(function* () {
     const members = yield* Members
     return handlers
-      .handle("signIn", ({ payload }) =>
+      .handle("signIn", ({ payload, request }) =>
         Effect.gen(function* () {
-          const grant = yield* members.signIn(payload.email, payload.password)
+          const grant = yield* members.signIn(payload.email, payload.password, clientAddressOf(request))
           const { ttlSeconds } = yield* SessionSettings
           yield* setCookie(grant.token, yield* PublicUrl, ttlSeconds)
           return { member: grant.member, csrf_token: grant.csrf_token, expires_at: grant.expires_at }
         }),
       )
-      .handle("signOut", () =>
+      .handle("signOut", ({ request }) =>
         Effect.gen(function* () {
-          const token = cookieOf(yield* HttpServerRequest.HttpServerRequest)
-          if (token !== "") yield* members.signOut(token)
+          const token = cookieOf(request)
+          if (token !== "") yield* members.signOut(token, request.headers[CSRF_HEADER])
           yield* setCookie("", yield* PublicUrl, 0)
         }),
       )

@@ -150,10 +150,24 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
     HttpApiEndpoint.get("pageImage", "/projects/:project_id/documents/:document_id/pages/:page_number/image/")
       .setPath(PagePath)
+      .setUrlParams(
+        Schema.Struct({
+          version: Schema.optional(
+            wholeNumber(1).annotations({
+              description:
+                "the document's current version: the answer is then cacheable for good (immutable); another version is a 404",
+            }),
+          ),
+        }),
+      )
       .addSuccess(PngBytes)
       .annotate(
         OpenApi.Summary,
         "A page as a PNG image (PDF and image documents; Word, PowerPoint and Excel when LibreOffice is installed)",
+      )
+      .annotate(
+        OpenApi.Description,
+        "Drawn once per document version and page, then stored. A strong ETag comes with it (If-None-Match → 304); Cache-Control is private, no-cache, or private, max-age=31536000, immutable under ?version= of the current version.",
       ),
   )
   .add(

@@ -4,6 +4,7 @@ import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Option, Schema } from "effect"
 import { Api } from "../Api.ts"
 import { TagsValue } from "./Api.ts"
+import { matchesIfNoneMatch, pageImageResponse } from "./PageImage.ts"
 
 /** `attachment` with the name in RFC 5987 form (any characters) and an ASCII fallback for old clients. */
 export const contentDisposition = (fileName: string) => {
@@ -141,12 +142,13 @@ export const DocumentsHttp = HttpApiBuilder.group(Api, "documents", (handlers) =
         )
         .handle("archive", ({ path }) => documents.requestArchive(path.project_id, path.document_id))
         .handle("page", ({ path }) => pages.get(path.project_id, path.document_id, path.page_number))
-        .handle("pageImage", ({ path }) =>
-          Effect.map(pages.image(path.project_id, path.document_id, path.page_number), (png) =>
-            HttpServerResponse.uint8Array(png, {
-              contentType: "image/png",
-              headers: { "x-content-type-options": "nosniff", "cache-control": "private, no-store" },
+        .handle("pageImage", ({ path, urlParams, request }) =>
+          Effect.map(
+            pages.image(path.project_id, path.document_id, path.page_number, {
+              version: urlParams.version,
+              notModified: (etag) => matchesIfNoneMatch(request.headers["if-none-match"], etag),
             }),
+            pageImageResponse,
           ),
         )
         .handle("copy", ({ path, payload }) => documents.copy(path.project_id, payload))
