@@ -9,6 +9,7 @@ import {
   documentBlobKey,
   query,
   transaction,
+  undoUnlessCommitted,
   withDb,
 } from "@dxs/db"
 import { enqueue } from "@dxs/db/TaskQueue"
@@ -340,14 +341,15 @@ export const checkUpload = (file: UploadedFile, maxFileBytes: number) =>
     return { file, fileName, type, sha256, size } satisfies CheckedUpload
   })
 
+/** The new document's id and the key its bytes will be stored under. */
+export const placeUpload = (projectId: string, upload: CheckedUpload): StoredUpload => {
+  const id = randomUUID()
+  return { ...upload, id, key: documentBlobKey(projectId, id, 1, upload.fileName) }
+}
+
 /** Stores the bytes (fsynced) before any row refers to them. */
-export const storeUpload = (blobs: BlobStoreShape, projectId: string, upload: CheckedUpload) =>
-  Effect.gen(function* () {
-    const id = randomUUID()
-    const key = documentBlobKey(projectId, id, 1, upload.fileName)
-    yield* blobs.putFile(key, upload.file.path)
-    return { ...upload, id, key } satisfies StoredUpload
-  })
+export const storeUpload = (blobs: BlobStoreShape, upload: StoredUpload) =>
+  blobs.putFile(upload.key, upload.file.path)
 
 /** Records a stored upload as a Pending document (version 1) and enqueues its parse task, in `trx`. */
 export const insertUpload = (trx: Conn, projectId: string, upload: StoredUpload) =>
@@ -539,7 +541,8 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
       /**
        * Stores the file, then in one transaction records the document (Pending, version 1), its tags and
        * their TAG dimensions, and enqueues its parse task. The file is stored first, so an answered upload
-       * is never lost; a failed transaction removes it again.
+       * is never lost; it is removed again exactly when the transaction does not commit (a client that
+       * disconnects meanwhile changes nothing).
        */
       upload: (projectId: string, file: UploadedFile, tagsInput?: TagsInput | undefined) =>
         Effect.gen(function* () {
@@ -548,20 +551,26 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           const tags = tagsInput === undefined ? [] : yield* normalizeTags(tagsInput)
           yield* withDb((db) => findLiveProject(db, org.id, projectId))
           const checked = yield* checkUpload(file, maxFileBytes)
-          const stored = yield* storeUpload(blobs, projectId, checked)
-          const row = yield* transaction((trx) =>
-            Effect.gen(function* () {
-              yield* lockProject(trx, projectId)
-              yield* findLiveProject(trx, org.id, projectId)
-              yield* sameKeysAsProject(trx, projectId, tags, [])
-              const row = yield* insertUpload(trx, projectId, stored)
-              if (tags.length > 0) {
-                yield* writeTags(trx, row.id, tags)
-                yield* syncTagDimensions(trx, projectId)
-              }
-              return row
-            }),
-          ).pipe(Effect.onError(() => blobs.remove(stored.key)))
+          const stored = placeUpload(projectId, checked)
+          const row = yield* undoUnlessCommitted(
+            Effect.zipRight(
+              storeUpload(blobs, stored),
+              transaction((trx) =>
+                Effect.gen(function* () {
+                  yield* lockProject(trx, projectId)
+                  yield* findLiveProject(trx, org.id, projectId)
+                  yield* sameKeysAsProject(trx, projectId, tags, [])
+                  const row = yield* insertUpload(trx, projectId, stored)
+                  if (tags.length > 0) {
+                    yield* writeTags(trx, row.id, tags)
+                    yield* syncTagDimensions(trx, projectId)
+                  }
+                  return row
+                }),
+              ),
+            ),
+            blobs.remove(stored.key),
+          )
           return yield* withDb((db) => toDocument(db, row))
         }),
 
@@ -618,72 +627,77 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
             return yield* BadRequest.of(`"${fileName}" is empty`, [{ path: "file", message: "is empty" }])
           const version = next.right.version
           const key = documentBlobKey(projectId, documentId, version, fileName)
-          yield* blobs.putFile(key, file.path)
-          const { row, obsolete } = yield* transaction((trx) =>
-            Effect.gen(function* () {
-              yield* lockProject(trx, projectId)
-              yield* findLiveProject(trx, org.id, projectId)
-              const locked = yield* Effect.promise(() =>
-                trx
-                  .selectFrom("documents")
-                  .selectAll()
-                  .where("id", "=", documentId)
-                  .where("project_id", "=", projectId)
-                  .forUpdate()
-                  .executeTakeFirst(),
-              )
-              if (!locked) return yield* NotFound.of("Document", documentId)
-              if (locked.version !== current.version || locked.status === "Pending")
-                return yield* stillParsing
-              const extracted = yield* extractedFrom(trx, projectId, documentId)
-              if (extracted.length > 0)
-                yield* Effect.promise(() =>
-                  trx
-                    .deleteFrom("documents")
-                    .where(
-                      "id",
-                      "in",
-                      extracted.map((d) => d.id),
+          const { row, obsolete } = yield* undoUnlessCommitted(
+            Effect.zipRight(
+              blobs.putFile(key, file.path),
+              transaction((trx) =>
+                Effect.gen(function* () {
+                  yield* lockProject(trx, projectId)
+                  yield* findLiveProject(trx, org.id, projectId)
+                  const locked = yield* Effect.promise(() =>
+                    trx
+                      .selectFrom("documents")
+                      .selectAll()
+                      .where("id", "=", documentId)
+                      .where("project_id", "=", projectId)
+                      .forUpdate()
+                      .executeTakeFirst(),
+                  )
+                  if (!locked) return yield* NotFound.of("Document", documentId)
+                  if (locked.version !== current.version || locked.status === "Pending")
+                    return yield* stillParsing
+                  const extracted = yield* extractedFrom(trx, projectId, documentId)
+                  if (extracted.length > 0)
+                    yield* Effect.promise(() =>
+                      trx
+                        .deleteFrom("documents")
+                        .where(
+                          "id",
+                          "in",
+                          extracted.map((d) => d.id),
+                        )
+                        .execute()
+                        .then(() => documentsLeftProject(trx, projectId)),
                     )
-                    .execute()
-                    .then(() => documentsLeftProject(trx, projectId)),
-                )
-              yield* Effect.promise(() =>
-                trx.deleteFrom("pages").where("document_id", "=", documentId).execute(),
-              )
-              const row = yield* Effect.promise(() =>
-                trx
-                  .updateTable("documents")
-                  .set({
-                    file_name: fileName,
-                    type,
-                    version,
-                    status: next.right.status,
-                    page_count: 0,
-                    summary: "",
-                    metadata: "",
-                    failure_reason: null,
-                    blob_key: key,
-                    content_type: contentTypeOf(fileName, file.contentType),
-                    size_bytes: size,
-                    sha256,
-                  })
-                  .where("id", "=", documentId)
-                  .returningAll()
-                  .executeTakeFirstOrThrow(),
-              )
-              if (extracted.length > 0) yield* syncTagDimensions(trx, projectId)
-              yield* Effect.promise(() =>
-                enqueue(trx, {
-                  kind: "parse",
-                  idempotencyKey: `parse:${documentId}:${version}`,
-                  payload: { document_id: documentId, version },
-                  projectId,
+                  yield* Effect.promise(() =>
+                    trx.deleteFrom("pages").where("document_id", "=", documentId).execute(),
+                  )
+                  const row = yield* Effect.promise(() =>
+                    trx
+                      .updateTable("documents")
+                      .set({
+                        file_name: fileName,
+                        type,
+                        version,
+                        status: next.right.status,
+                        page_count: 0,
+                        summary: "",
+                        metadata: "",
+                        failure_reason: null,
+                        blob_key: key,
+                        content_type: contentTypeOf(fileName, file.contentType),
+                        size_bytes: size,
+                        sha256,
+                      })
+                      .where("id", "=", documentId)
+                      .returningAll()
+                      .executeTakeFirstOrThrow(),
+                  )
+                  if (extracted.length > 0) yield* syncTagDimensions(trx, projectId)
+                  yield* Effect.promise(() =>
+                    enqueue(trx, {
+                      kind: "parse",
+                      idempotencyKey: `parse:${documentId}:${version}`,
+                      payload: { document_id: documentId, version },
+                      projectId,
+                    }),
+                  )
+                  return { row, obsolete: [locked.blob_key, ...extracted.map((d) => d.blob_key)] }
                 }),
-              )
-              return { row, obsolete: [locked.blob_key, ...extracted.map((d) => d.blob_key)] }
-            }),
-          ).pipe(Effect.onError(() => blobs.remove(key)))
+              ),
+            ),
+            blobs.remove(key),
+          )
           // After the commit: a crash here leaves orphan files, never a row pointing at a missing file.
           yield* Effect.forEach(obsolete, (k) => blobs.remove(k), { concurrency: 4, discard: true })
           return yield* withDb((db) => toDocument(db, row))
@@ -739,7 +753,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
       /**
        * Copies processed documents into another live project of the organisation: new ids, the stored
        * bytes under new keys, tags, status, pages (and their count), summary and metadata. Files are copied before the
-       * rows commit, and removed again when the transaction fails.
+       * rows commit, and removed again exactly when the transaction does not commit.
        */
       copy: (sourceProjectId: string, input: DocumentCopy) =>
         Effect.gen(function* () {
@@ -803,65 +817,67 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
             }
           })
           const newIdOf = new Map(copies.map((c) => [c.source.id, c.id]))
-          const stored: Array<string> = []
-          const removeStored = Effect.suspend(() =>
-            Effect.forEach(stored, (key) => blobs.remove(key), { concurrency: 4, discard: true }),
-          )
-          yield* Effect.gen(function* () {
-            // One at a time: each file is held in memory while copied.
-            for (const c of copies) {
-              const bytes = yield* blobs.read(c.source.blob_key)
-              yield* blobs.put(c.key, bytes)
-              stored.push(c.key)
-            }
-            yield* transaction((trx) =>
-              Effect.gen(function* () {
-                yield* lockProject(trx, input.target_project_id)
-                yield* check(trx)
-                const tags = yield* tagsOf(trx, ids)
-                yield* sameKeysAsProject(trx, input.target_project_id, [...tags.values()].flat(), [])
-                for (const { source, id, key } of copies) {
-                  yield* Effect.promise(() =>
-                    trx
-                      .insertInto("documents")
-                      .values({
-                        id,
-                        project_id: input.target_project_id,
-                        file_name: source.file_name,
-                        type: source.type,
-                        status: source.status,
-                        page_count: source.page_count,
-                        version: source.version,
-                        summary: source.summary,
-                        metadata: source.metadata,
-                        failure_reason: source.failure_reason,
-                        uses_agentic_extraction: source.uses_agentic_extraction,
-                        last_parsed_at: source.last_parsed_at,
-                        archive_requested_at: null,
-                        blob_key: key,
-                        content_type: source.content_type,
-                        size_bytes: source.size_bytes,
-                        sha256: source.sha256,
-                        parent_document_id:
-                          source.parent_document_id === null
-                            ? null
-                            : (newIdOf.get(source.parent_document_id) ?? null),
-                        uploaded_at: sql<Date>`clock_timestamp()`,
-                      })
-                      .execute(),
-                  )
-                  yield* writeTags(trx, id, tags.get(source.id) ?? [])
-                  yield* Effect.promise(() =>
-                    sql`
+          const removeCopies = Effect.forEach(copies, (c) => blobs.remove(c.key), {
+            concurrency: 4,
+            discard: true,
+          })
+          yield* undoUnlessCommitted(
+            Effect.gen(function* () {
+              // One at a time: each file is held in memory while copied.
+              for (const c of copies) {
+                const bytes = yield* blobs.read(c.source.blob_key)
+                yield* blobs.put(c.key, bytes)
+              }
+              yield* transaction((trx) =>
+                Effect.gen(function* () {
+                  yield* lockProject(trx, input.target_project_id)
+                  yield* check(trx)
+                  const tags = yield* tagsOf(trx, ids)
+                  yield* sameKeysAsProject(trx, input.target_project_id, [...tags.values()].flat(), [])
+                  for (const { source, id, key } of copies) {
+                    yield* Effect.promise(() =>
+                      trx
+                        .insertInto("documents")
+                        .values({
+                          id,
+                          project_id: input.target_project_id,
+                          file_name: source.file_name,
+                          type: source.type,
+                          status: source.status,
+                          page_count: source.page_count,
+                          version: source.version,
+                          summary: source.summary,
+                          metadata: source.metadata,
+                          failure_reason: source.failure_reason,
+                          uses_agentic_extraction: source.uses_agentic_extraction,
+                          last_parsed_at: source.last_parsed_at,
+                          archive_requested_at: null,
+                          blob_key: key,
+                          content_type: source.content_type,
+                          size_bytes: source.size_bytes,
+                          sha256: source.sha256,
+                          parent_document_id:
+                            source.parent_document_id === null
+                              ? null
+                              : (newIdOf.get(source.parent_document_id) ?? null),
+                          uploaded_at: sql<Date>`clock_timestamp()`,
+                        })
+                        .execute(),
+                    )
+                    yield* writeTags(trx, id, tags.get(source.id) ?? [])
+                    yield* Effect.promise(() =>
+                      sql`
                       insert into pages (document_id, number, text, layout, width, height, unit)
                       select ${id}, number, text, layout, width, height, unit from pages where document_id = ${source.id}
                     `.execute(trx),
-                  )
-                }
-                yield* syncTagDimensions(trx, input.target_project_id)
-              }),
-            )
-          }).pipe(Effect.onError(() => removeStored))
+                    )
+                  }
+                  yield* syncTagDimensions(trx, input.target_project_id)
+                }),
+              )
+            }),
+            removeCopies,
+          )
           return {
             copied_count: copies.length,
             document_id_mappings: copies.map((c) => ({

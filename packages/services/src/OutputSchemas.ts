@@ -5,7 +5,15 @@
  * `POST /extract/`. The rules of mappings live in `@dxs/domain/OutputMapping` and `AutoMapping`.
  */
 import { randomUUID } from "node:crypto"
-import { BlobStore, type Conn, type Database, type TaskRow, transaction, withDb } from "@dxs/db"
+import {
+  BlobStore,
+  type Conn,
+  type Database,
+  type TaskRow,
+  transaction,
+  undoUnlessCommitted,
+  withDb,
+} from "@dxs/db"
 import { enqueue } from "@dxs/db/TaskQueue"
 import {
   type ExistingAgent,
@@ -39,7 +47,7 @@ import { insertDimension, isSystemDimension } from "./Dimensions.ts"
 import {
   checkUpload,
   insertUpload,
-  type StoredUpload,
+  placeUpload,
   storeUpload,
   type UploadedFile,
   UploadLimits,
@@ -690,11 +698,11 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
             [{ path: "files", message: `must be at most ${EXTRACT_MAX_FILES} files` }],
           )
         const checked = yield* Effect.forEach(input.files, (f) => checkUpload(f, maxFileBytes))
-        const projectId = yield* Effect.gen(function* () {
-          const stored: Array<StoredUpload> = []
-          return yield* Effect.gen(function* () {
-            const id = randomUUID()
-            for (const c of checked) stored.push(yield* storeUpload(blobs, id, c))
+        const id = randomUUID()
+        const stored = checked.map((c) => placeUpload(id, c))
+        const projectId = yield* undoUnlessCommitted(
+          Effect.gen(function* () {
+            for (const s of stored) yield* storeUpload(blobs, s)
             return yield* transaction((trx) =>
               Effect.gen(function* () {
                 yield* insertProject(trx, org.id, { name }, id)
@@ -711,8 +719,9 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
                 return id
               }),
             )
-          }).pipe(Effect.onError(() => Effect.forEach(stored, (s) => blobs.remove(s.key), { discard: true })))
-        })
+          }),
+          Effect.forEach(stored, (s) => blobs.remove(s.key), { discard: true }),
+        )
         return {
           project_id: projectId,
           status_url: `/api/v1/projects/${projectId}/status/`,
