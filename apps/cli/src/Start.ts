@@ -219,10 +219,12 @@ const workerLayer = (config: Config, webhooks: WebhookSettings) =>
       const handlers = handlersFor(config, kysely, webhooks)
       const kinds = Object.keys(handlers)
       // The daily archive sweep is queued, and documents whose parse died with its worker become Failed.
-      yield* Effect.tryPromise(() => startBackground(kysely)).pipe(
+      // Orphan files of the blob store, and spool folders that dead processes left in this machine's temp directory.
+      const leftovers = { blobs: fileBlobStore(config.blobDir) }
+      yield* Effect.tryPromise(() => startBackground(kysely, leftovers)).pipe(
         Effect.catchAll((e) => Effect.logWarning(`worker start-up housekeeping failed: ${String(e.error)}`)),
       )
-      yield* Effect.forkScoped(backgroundLoops(kysely))
+      yield* Effect.forkScoped(backgroundLoops(kysely, leftovers))
       yield* Effect.forkScoped(
         runWorker({ url, kysely, workerId, handlers, concurrency: config.workerConcurrency }),
       )

@@ -16,6 +16,7 @@ import {
   Members,
   PublicUrl,
   RateLimitSettings,
+  SpoolSettings,
   UploadLimits,
   WebhookConfig,
 } from "@dxs/services"
@@ -90,6 +91,8 @@ export interface TestApiOptions {
     /** The web search of agents with `enable_web_search` (default: none). */
     readonly webSearch?: WebSearchShape
   }
+  /** Where uploads are spooled while read (default: the service default under the temp directory). */
+  readonly spoolRoot?: string
   /**
    * Webhook settings of the API (merged over the default: a per-process key, no loopback targets) and,
    * with `worker`, of the worker's deliveries.
@@ -124,12 +127,15 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     options.webhooks === undefined ? undefined : { ...WebhookConfig.defaultValue(), ...options.webhooks }
   const webhookConfig = webhooks === undefined ? Layer.empty : Layer.succeed(WebhookConfig, webhooks)
   const rateLimit = Layer.succeed(RateLimitSettings, { perMinute: options.rateLimitPerMinute ?? 100_000 })
+  const spool =
+    options.spoolRoot === undefined ? Layer.empty : Layer.succeed(SpoolSettings, { root: options.spoolRoot })
   const layer = restApiWith(options.webApp === undefined ? Layer.empty : webAppRoute(options.webApp)).pipe(
     Layer.provideMerge(rateLimit),
     Layer.provideMerge(publicUrl),
     Layer.provideMerge(appUrl),
     Layer.provideMerge(webhookConfig),
     Layer.provideMerge(uploadLimits),
+    Layer.provideMerge(spool),
     Layer.provideMerge(nodeServerLayer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(Db.layer(dbUrl, 5)),
     Layer.provideMerge(fileBlobStoreLayer(blobDir)),
@@ -152,7 +158,9 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
       webSearch: options.worker.webSearch,
       webhooks,
     })
-    const loops = Effect.runFork(backgroundLoops(kysely))
+    const loops = Effect.runFork(
+      backgroundLoops(kysely, { blobs: fileBlobStore(blobDir), spoolRoot: options.spoolRoot }),
+    )
     const fiber = Effect.runFork(
       runWorker({
         url: dbUrl,

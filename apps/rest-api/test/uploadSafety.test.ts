@@ -1,6 +1,10 @@
+import { execFileSync } from "node:child_process"
+import { randomUUID } from "node:crypto"
 import * as fs from "node:fs/promises"
+import * as os from "node:os"
 import * as path from "node:path"
-import { makeKysely } from "@dxs/db"
+import { type BlobStoreShape, fileBlobStore, makeKysely } from "@dxs/db"
+import { backgroundHousekeeping, sweepOrphanBlobs, sweepSpool } from "@dxs/services"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createProject, onePagePdf, startTestApi, type TestApi } from "./harness.ts"
 import { multipartBody, rawRequest } from "./rawHttp.ts"
@@ -9,16 +13,21 @@ let api: TestApi
 let key: string
 let db: ReturnType<typeof makeKysely>
 let port: number
+let spoolRoot: string
+let blobs: BlobStoreShape
 
 beforeAll(async () => {
-  api = await startTestApi()
+  spoolRoot = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-spool-test-"))
+  api = await startTestApi({ spoolRoot })
   key = await api.newKey("acme")
   db = makeKysely(api.dbUrl, 2)
   port = Number(new URL(api.origin).port)
+  blobs = fileBlobStore(api.blobDir)
 })
 
 afterAll(async () => {
   await db?.destroy()
+  await fs.rm(spoolRoot, { recursive: true, force: true })
 })
 
 /** Every file under the blob directory, as keys relative to it. */
@@ -27,17 +36,19 @@ const blobFiles = async () =>
     .filter((e) => e.isFile())
     .map((e) => path.relative(api.blobDir, path.join(e.parentPath, e.name)).split(path.sep).join("/"))
 
-const documentKeys = async (projectId: string) =>
-  (await db.selectFrom("documents").select("blob_key").where("project_id", "=", projectId).execute()).map(
-    (r) => r.blob_key,
-  )
+const documentKeys = async () =>
+  (await db.selectFrom("documents").select("blob_key").execute()).map((r) => r.blob_key)
 
-/** Waits (bounded) until the number of documents stops changing: requests cut off may still be finishing. */
-const settle = async (projectId: string) => {
+/**
+ * Waits (bounded) until every request cut off has finished: no spool folder left, and the number of
+ * documents no longer changing.
+ */
+const settle = async () => {
   let last = -1
-  for (let i = 0; i < 40; i++) {
-    const n = (await documentKeys(projectId)).length
-    if (n === last) return
+  for (let i = 0; i < 80; i++) {
+    const n = (await documentKeys()).length
+    const spooling = (await fs.readdir(spoolRoot)).length
+    if (n === last && spooling === 0) return
     last = n
     await new Promise((r) => setTimeout(r, 250))
   }
@@ -85,10 +96,94 @@ describe("uploads cut off by the client", () => {
       if (!midBody && outcome.status !== undefined) statuses.push(outcome.status)
     }
     for (let i = 0; i < 100; i++) await upload(i)
-    await settle(projectId)
-    const keys = await documentKeys(projectId)
-    const files = new Set(await blobFiles())
-    expect(keys.filter((k) => !files.has(k))).toEqual([])
+    await settle()
+    // Everything counts as old enough: whatever no document refers to goes.
+    await sweepOrphanBlobs(db, blobs, { olderThan: new Date(Date.now() + 60_000) })
+    const keys = await documentKeys()
+    const files = await blobFiles()
+    expect(keys.length).toBeGreaterThan(1)
+    expect(keys.filter((k) => !files.includes(k))).toEqual([])
+    expect(files.filter((f) => !keys.includes(f))).toEqual([])
+    expect(await fs.readdir(spoolRoot)).toEqual([])
     expect(statuses.filter((s) => s >= 500)).toEqual([])
+  })
+})
+
+/** Writes a file into the blob directory, last modified `ageMs` ago. */
+const writeBlob = async (key: string, ageMs: number) => {
+  const file = path.join(api.blobDir, key)
+  await fs.mkdir(path.dirname(file), { recursive: true })
+  await fs.writeFile(file, "bytes")
+  const at = new Date(Date.now() - ageMs)
+  await fs.utimes(file, at, at)
+}
+
+const HOUR = 60 * 60 * 1000
+
+/** A process id that no longer exists (a child that has exited). */
+const deadPid = () => {
+  const pid = Number(
+    execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]).toString(),
+  )
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return pid
+  }
+  throw new Error(`process ${pid} is still alive`)
+}
+
+describe("housekeeping of leftovers", () => {
+  it("removes files no document refers to, older than an hour, and keeps the rest", async () => {
+    const projectId = await createProject(api.client(key))
+    const r = await uploadAnswer(projectId, "kept.pdf")
+    expect(r.status).toBe(201)
+    const documentId = JSON.parse(r.body).id as string
+    const [original] = (
+      await db.selectFrom("documents").select("blob_key").where("id", "=", documentId).execute()
+    ).map((d) => d.blob_key)
+    const folder = path.posix.dirname(original!)
+    const old = 2 * HOUR
+    await fs.utimes(path.join(api.blobDir, original!), new Date(Date.now() - old), new Date(Date.now() - old))
+    const pageImage = `${folder}/pages/1.png`
+    const orphan = `${projectId}/${randomUUID()}/v1/gone.pdf`
+    const orphanPage = `${projectId}/${randomUUID()}/v1/pages/1.png`
+    const unfinished = `${original}.${randomUUID()}.tmp`
+    const previousVersion = `${projectId}/${documentId}/v0/old.pdf`
+    const young = `${projectId}/${randomUUID()}/v1/young.pdf`
+    const foreign = "not-dxs/notes.txt"
+    for (const k of [pageImage, orphan, orphanPage, unfinished, previousVersion, foreign])
+      await writeBlob(k, old)
+    await writeBlob(young, 0)
+
+    const removed = await backgroundHousekeeping(db, { blobs, spoolRoot })
+    expect(removed).toBeGreaterThanOrEqual(4)
+    const files = await blobFiles()
+    expect(files).toEqual(expect.arrayContaining([original!, pageImage, young, foreign]))
+    for (const gone of [orphan, orphanPage, unfinished, previousVersion])
+      expect(files, gone).not.toContain(gone)
+    // The document's file is still served.
+    const file = await fetch(`${api.base}/projects/${projectId}/documents/${documentId}/file/`, {
+      headers: { "x-api-key": key },
+    })
+    expect(file.status).toBe(200)
+    await file.arrayBuffer()
+  })
+
+  it("removes spool folders of processes that are gone, and any older than a day", async () => {
+    const dead = path.join(spoolRoot, `${deadPid()}-${randomUUID().slice(0, 8)}`)
+    const living = path.join(spoolRoot, `${process.pid}-${randomUUID().slice(0, 8)}`)
+    const stale = path.join(spoolRoot, `${process.pid}-${randomUUID().slice(0, 8)}`)
+    for (const dir of [dead, living, stale]) {
+      await fs.mkdir(dir)
+      await fs.writeFile(path.join(dir, "1"), "partial upload")
+    }
+    const twoDaysAgo = new Date(Date.now() - 48 * HOUR)
+    await fs.utimes(stale, twoDaysAgo, twoDaysAgo)
+    expect(await sweepSpool({ root: spoolRoot })).toBe(2)
+    expect(await fs.readdir(spoolRoot)).toEqual([path.basename(living)])
+    await fs.rm(living, { recursive: true })
+    // A missing spool root is nothing to sweep.
+    expect(await sweepSpool({ root: path.join(spoolRoot, "absent") })).toBe(0)
   })
 })

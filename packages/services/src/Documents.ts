@@ -154,8 +154,40 @@ const contentTypeOf = (fileName: string, claimed: string) => {
   return claimed.trim() === "" ? "application/octet-stream" : claimed
 }
 
-/** The last path segment of a client file name (browsers on Windows may send `C:\…\a.pdf`). */
-const baseName = (name: string) => (name.split(/[\\/]/).pop() ?? "").trim()
+/** The longest file name a document may have, in characters. */
+export const MAX_FILE_NAME_LENGTH = 255
+
+// C0 controls (NUL included), DEL and the C1 controls.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u
+
+/**
+ * The name a document keeps: the client's file name as given (any script, combining marks, emoji;
+ * never normalised), without directory parts (browsers on Windows may send `C:\…\a.pdf`, others
+ * `../a.pdf`) and surrounding spaces. 400 for control characters, for a name that is empty, `.` or `..`
+ * once directories are dropped, and for one longer than 255 characters.
+ */
+export const documentFileName = (raw: string, path = "file"): Effect.Effect<string, BadRequest> => {
+  const control = CONTROL.exec(raw)
+  if (control)
+    return BadRequest.of(
+      `The file name contains a control character (U+${control[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}); send the name without it`,
+      [{ path, message: "file name must not contain control characters" }],
+    )
+  const name = (raw.split(/[\\/]/).pop() ?? "").trim()
+  if (name === "" || name === "." || name === "..")
+    return BadRequest.of(
+      `The file name ${JSON.stringify(raw)} has no name once its directory parts are dropped; name the file with its extension, like report.pdf`,
+      [{ path, message: "file name is missing" }],
+    )
+  const length = [...name].length
+  if (length > MAX_FILE_NAME_LENGTH)
+    return BadRequest.of(
+      `The file name is ${length} characters long; at most ${MAX_FILE_NAME_LENGTH} are allowed`,
+      [{ path, message: `file name must be at most ${MAX_FILE_NAME_LENGTH} characters` }],
+    )
+  return Effect.succeed(name)
+}
 
 const digestFile = (file: string) =>
   Effect.promise(
@@ -327,10 +359,10 @@ export interface StoredUpload extends CheckedUpload {
   readonly key: string
 }
 
-/** 415 for an unknown extension, 413 over the limit, 400 for an empty file. */
-export const checkUpload = (file: UploadedFile, maxFileBytes: number) =>
+/** 400 for a bad file name (`documentFileName`), 415 for an unknown extension, 413 over the limit, 400 for an empty file. */
+export const checkUpload = (file: UploadedFile, maxFileBytes: number, path = "file") =>
   Effect.gen(function* () {
-    const fileName = baseName(file.name)
+    const fileName = yield* documentFileName(file.name, path)
     const type = documentTypeFromFileName(fileName)
     if (type === undefined) return yield* unsupportedType(fileName)
     const { sha256, size } = yield* digestFile(file.path)
@@ -603,7 +635,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
           const blobs = yield* BlobStore
-          const fileName = baseName(file.name)
+          const fileName = yield* documentFileName(file.name)
           const type = documentTypeFromFileName(fileName)
           if (type === undefined) return yield* unsupportedType(fileName)
           const current = yield* withDb((db) =>
