@@ -8,8 +8,15 @@
  */
 import { createWriteStream } from "node:fs"
 import * as path from "node:path"
-import { BadRequest, documentFileName, PayloadTooLarge, SpoolSettings, spoolFolder } from "@dxs/services"
-import type { HttpServerRequest } from "@effect/platform"
+import {
+  type Answer,
+  BadRequest,
+  documentFileName,
+  PayloadTooLarge,
+  SpoolSettings,
+  spoolFolder,
+} from "@dxs/services"
+import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import busboy from "busboy"
 import { Effect } from "effect"
@@ -263,4 +270,11 @@ const parse = (incoming: import("node:http").IncomingMessage, dir: string, limit
       done = true
       return stop()
     })
+  })
+
+/** An upload's answer; one given again for a repeated Idempotency-Key says so (`Idempotent-Replayed`). */
+export const answerResponse = (answer: Answer<unknown>) =>
+  HttpServerResponse.unsafeJson(answer.body, {
+    status: answer.status,
+    ...(answer.replayed ? { headers: { "idempotent-replayed": "true" } } : {}),
   })

@@ -32,6 +32,7 @@ import {
   problemType,
   UnsupportedMediaType,
 } from "./Errors.ts"
+import { type Answer, claimKey, earlierAnswer, idempotentRequest, rememberKey } from "./Idempotency.ts"
 import { byProject, findLiveProject, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 import { syncTagDimensions } from "./TagDimensions.ts"
 import { iso, isoOrNull } from "./Time.ts"
@@ -574,21 +575,36 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
        * Stores the file, then in one transaction records the document (Pending, version 1), its tags and
        * their TAG dimensions, and enqueues its parse task. The file is stored first, so an answered upload
        * is never lost; it is removed again exactly when the transaction does not commit (a client that
-       * disconnects meanwhile changes nothing).
+       * disconnects meanwhile changes nothing). With an Idempotency-Key, a repeated request gets the first
+       * answer again (`replayed`), and a different request with the same key is refused (422).
        */
-      upload: (projectId: string, file: UploadedFile, tagsInput?: TagsInput | undefined) =>
+      upload: (
+        projectId: string,
+        file: UploadedFile,
+        tagsInput?: TagsInput | undefined,
+        options: { readonly idempotencyKey?: string | undefined } = {},
+      ) =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
           const blobs = yield* BlobStore
           const tags = tagsInput === undefined ? [] : yield* normalizeTags(tagsInput)
           yield* withDb((db) => findLiveProject(db, org.id, projectId))
           const checked = yield* checkUpload(file, maxFileBytes)
+          const request = idempotentRequest(org.id, "document-upload", options.idempotencyKey, [
+            projectId,
+            checked.fileName,
+            checked.sha256,
+            tags,
+          ])
+          const earlier = yield* withDb((db) => earlierAnswer(db, request))
+          if (earlier !== undefined) return { ...earlier, body: earlier.body as Document }
           const stored = placeUpload(projectId, checked)
-          const row = yield* undoUnlessCommitted(
+          return yield* undoUnlessCommitted(
             Effect.zipRight(
               storeUpload(blobs, stored),
               transaction((trx) =>
                 Effect.gen(function* () {
+                  yield* claimKey(trx, request)
                   yield* lockProject(trx, projectId)
                   yield* findLiveProject(trx, org.id, projectId)
                   yield* sameKeysAsProject(trx, projectId, tags, [])
@@ -597,13 +613,20 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
                     yield* writeTags(trx, row.id, tags)
                     yield* syncTagDimensions(trx, projectId)
                   }
-                  return row
+                  const document = yield* toDocument(trx, row)
+                  yield* rememberKey(trx, request, 201, document)
+                  return document
                 }),
               ),
             ),
             blobs.remove(stored.key),
+          ).pipe(
+            Effect.map((body): Answer<Document> => ({ status: 201, body, replayed: false })),
+            // A request with the same key committed first: this one's file is gone again; its answer is given.
+            Effect.catchTag("AnsweredBefore", (e) =>
+              Effect.succeed({ status: e.status, body: e.body as Document, replayed: true }),
+            ),
           )
-          return yield* withDb((db) => toDocument(db, row))
         }),
 
       /** Replaces every tag of the document; TAG dimensions follow in the same transaction. */

@@ -3,6 +3,7 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { Api } from "../Api.ts"
 import {
+  answerResponse,
   readUploadForm,
   UPLOAD_FIELD_MAX_BYTES,
   type UploadForm,
@@ -63,7 +64,7 @@ export const DocumentsHttp = HttpApiBuilder.group(Api, "documents", (handlers) =
           documents.list(path.project_id, { tagKey: urlParams.tag_key, tagValue: urlParams.tag_value }),
         )
         // Raw: the body is read by our own multipart reader (UploadForm.ts), under the configured limits.
-        .handleRaw("upload", ({ path, request }) =>
+        .handleRaw("upload", ({ path, headers, request }) =>
           Effect.gen(function* () {
             yield* documents.checkUploadTarget(path.project_id)
             const form = yield* readUploadForm(request, documentForm(maxBytes))
@@ -84,8 +85,10 @@ export const DocumentsHttp = HttpApiBuilder.group(Api, "documents", (handlers) =
                       ]),
                     ),
                   )
-            const document = yield* documents.upload(path.project_id, file, tags)
-            return HttpServerResponse.unsafeJson(document, { status: 201 })
+            const answer = yield* documents.upload(path.project_id, file, tags, {
+              idempotencyKey: headers["idempotency-key"],
+            })
+            return answerResponse(answer)
           }).pipe(Effect.scoped),
         )
         .handleRaw("replaceFile", ({ path, request }) =>

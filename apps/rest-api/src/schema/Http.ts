@@ -1,8 +1,9 @@
 import { BadRequest, Documents, EXTRACT_MAX_FILES, OutputSchemas } from "@dxs/services"
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { Api } from "../Api.ts"
 import {
+  answerResponse,
   readUploadForm,
   UPLOAD_FIELD_MAX_BYTES,
   type UploadForm,
@@ -57,7 +58,7 @@ export const OutputSchemaHttp = HttpApiBuilder.group(Api, "outputSchema", (handl
           schemas.results(path.project_id, { enrich: urlParams.enrich }),
         )
         // Raw: the body is read by our own multipart reader (UploadForm.ts), under the configured limits.
-        .handleRaw("extract", ({ request }) =>
+        .handleRaw("extract", ({ headers, request }) =>
           Effect.gen(function* () {
             const form = yield* readUploadForm(request, extractForm(maxBytes))
             const files = form.files.map((f) => ({ path: f.path, name: f.name, contentType: f.contentType }))
@@ -72,13 +73,11 @@ export const OutputSchemaHttp = HttpApiBuilder.group(Api, "outputSchema", (handl
                 { path: "auto_map", message: "must be true or false" },
               ])
             const projectName = yield* singleText(form, "project_name")
-            const accepted = yield* schemas.extract({
-              files,
-              schema,
-              project_name: projectName,
-              auto_map: autoMap === "true",
-            })
-            return HttpServerResponse.unsafeJson(accepted, { status: 202 })
+            const answer = yield* schemas.extract(
+              { files, schema, project_name: projectName, auto_map: autoMap === "true" },
+              { idempotencyKey: headers["idempotency-key"] },
+            )
+            return answerResponse(answer)
           }).pipe(Effect.scoped),
         )
     )
