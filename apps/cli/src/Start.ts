@@ -17,6 +17,7 @@ import {
   AppUrl,
   backgroundLoops,
   backgroundTaskHandlers,
+  defaultSpoolRoot,
   detectLibreOffice,
   FileLinks,
   ParsingSettings,
@@ -24,6 +25,7 @@ import {
   RateLimitSettings,
   SessionSettings,
   startBackground,
+  sweepSpool,
   UploadLimits,
   WebhookConfig,
 } from "@dxs/services"
@@ -177,6 +179,10 @@ const apiLayer = (config: Config, webhooks: WebhookSettings, withGraphql = false
             : `web application on ${config.appUrl ?? publicUrlFor(config, port)}/`,
         )
       yield* Effect.addFinalizer(() => Effect.log("stopping the REST API"))
+      // Uploads that a killed API process was reading left their spool folders behind.
+      yield* Effect.tryPromise(() => sweepSpool({ root: defaultSpoolRoot() })).pipe(
+        Effect.catchAll((e) => Effect.logWarning(`sweeping upload spool folders failed: ${String(e.error)}`)),
+      )
     }),
   )
   return announce.pipe(Layer.provide(server))

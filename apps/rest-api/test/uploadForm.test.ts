@@ -268,6 +268,24 @@ describe("malformed bodies", () => {
     }
   })
 
+  it("takes a body right at the limits of parts and text fields", async () => {
+    const fields = Array.from({ length: 8 }, (_, i) => ({ name: `f${i}`, body: "x" }))
+    expect((await uploadParts([pdfPart("a.pdf"), ...fields])).status).toBe(201)
+    const ignoredFiles = Array.from({ length: 7 }, (_, i) => ({ ...pdfPart(`x${i}.pdf`), name: `other${i}` }))
+    expect((await uploadParts([pdfPart("a.pdf"), ...fields, ...ignoredFiles])).status).toBe(201)
+    const ninth = await uploadParts([pdfPart("a.pdf"), ...fields, { name: "f8", body: "x" }])
+    expectProblem(ninth, 400)
+    expect(ninth.body.detail).toContain("8 text fields")
+    const seventeenth = await uploadParts([
+      pdfPart("a.pdf"),
+      ...fields,
+      ...ignoredFiles,
+      { ...pdfPart("y.pdf"), name: "y" },
+    ])
+    expectProblem(seventeenth, 400)
+    expect(seventeenth.body.detail).toContain("16 parts")
+  })
+
   it("names the limit: parts, text fields, a field's size, the file's size", async () => {
     const many = await uploadParts([
       pdfPart("a.pdf"),

@@ -27,7 +27,8 @@ export class SpoolSettings extends Context.Reference<SpoolSettings>()("@dxs/serv
   defaultValue: (): { readonly root: string } => ({ root: defaultSpoolRoot() }),
 }) {}
 
-export const defaultSpoolRoot = () => path.join(os.tmpdir(), "dxs-spool")
+/** `<temp dir>/dxs-spool-<uid>`: one per user, so processes of another user never share (or lock us out of) it. */
+export const defaultSpoolRoot = () => path.join(os.tmpdir(), `dxs-spool-${process.getuid?.() ?? "user"}`)
 
 /**
  * A new spool folder of this process under `root` (private to its user), removed with everything in it
@@ -81,8 +82,12 @@ export const sweepSpool = async (options: SpoolSweep): Promise<number> => {
     const pid = /^(\d+)-/.exec(entry.name)?.[1]
     const dead = pid !== undefined && Number(pid) !== process.pid && !isAlive(Number(pid))
     if (dead || stat.mtime < olderThan) {
-      await fs.rm(full, { recursive: true, force: true })
-      removed++
+      // One that cannot be removed (not ours to remove) does not stop the others.
+      const gone = await fs.rm(full, { recursive: true, force: true }).then(
+        () => true,
+        () => false,
+      )
+      if (gone) removed++
     }
   }
   return removed
