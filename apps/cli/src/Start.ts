@@ -18,6 +18,7 @@ import {
   AuthThrottleSettings,
   backgroundLoops,
   backgroundTaskHandlers,
+  defaultSpoolRoot,
   detectLibreOffice,
   FileLinks,
   ParsingSettings,
@@ -26,6 +27,7 @@ import {
   RequestLimits,
   SessionSettings,
   startBackground,
+  sweepSpool,
   UploadLimits,
   WebhookConfig,
 } from "@dxs/services"
@@ -191,6 +193,10 @@ const apiLayer = (config: Config, webhooks: WebhookSettings, withGraphql = false
             : `web application on ${config.appUrl ?? publicUrlFor(config, port)}/`,
         )
       yield* Effect.addFinalizer(() => Effect.log("stopping the REST API"))
+      // Uploads that a killed API process was reading left their spool folders behind.
+      yield* Effect.tryPromise(() => sweepSpool({ root: defaultSpoolRoot() })).pipe(
+        Effect.catchAll((e) => Effect.logWarning(`sweeping upload spool folders failed: ${String(e.error)}`)),
+      )
     }),
   )
   return announce.pipe(Layer.provide(server))
@@ -233,10 +239,12 @@ const workerLayer = (config: Config, webhooks: WebhookSettings) =>
       const handlers = handlersFor(config, kysely, webhooks)
       const kinds = Object.keys(handlers)
       // The daily archive sweep is queued, and documents whose parse died with its worker become Failed.
-      yield* Effect.tryPromise(() => startBackground(kysely)).pipe(
+      // Orphan files of the blob store, and spool folders that dead processes left in this machine's temp directory.
+      const leftovers = { blobs: fileBlobStore(config.blobDir) }
+      yield* Effect.tryPromise(() => startBackground(kysely, leftovers)).pipe(
         Effect.catchAll((e) => Effect.logWarning(`worker start-up housekeeping failed: ${String(e.error)}`)),
       )
-      yield* Effect.forkScoped(backgroundLoops(kysely))
+      yield* Effect.forkScoped(backgroundLoops(kysely, leftovers))
       yield* Effect.forkScoped(
         runWorker({ url, kysely, workerId, handlers, concurrency: config.workerConcurrency }),
       )

@@ -1,4 +1,4 @@
-import { problemResponses } from "@dxs/services"
+import { IDEMPOTENCY_KEY_PATTERN, problemResponses } from "@dxs/services"
 import { Schema } from "effect"
 
 export const Uuid = Schema.UUID.annotations({ description: "UUID" })
@@ -30,3 +30,17 @@ export const {
   UnsupportedMediaType,
   Unprocessable,
 } = problemResponses
+
+/** The optional Idempotency-Key header of uploads and `POST /extract/`. */
+export const IdempotencyHeaders = Schema.Struct({
+  "idempotency-key": Schema.optional(
+    Schema.String.pipe(
+      Schema.pattern(IDEMPOTENCY_KEY_PATTERN, {
+        message: () => "must be 1-255 printable ASCII characters",
+      }),
+    ).annotations({
+      description:
+        "Optional. 1-255 printable ASCII characters chosen by the client, unique per request it means. For 24 hours, a repeated request with the same key (in this organisation, for this operation) gets the first successful answer again, with the header `Idempotent-Replayed: true`, and creates nothing; the same key with a different request (another project, another file, other fields) is refused with 422.",
+    }),
+  ),
+})

@@ -21,6 +21,7 @@ import {
   PublicUrl,
   RateLimitSettings,
   RequestLimits,
+  SpoolSettings,
   UploadLimits,
   WebhookConfig,
 } from "@dxs/services"
@@ -106,6 +107,8 @@ export interface TestApiOptions {
     /** The web search of agents with `enable_web_search` (default: none). */
     readonly webSearch?: WebSearchShape
   }
+  /** Where uploads are spooled while read (default: the service default under the temp directory). */
+  readonly spoolRoot?: string
   /**
    * Webhook settings of the API (merged over the default: a per-process key, no loopback targets) and,
    * with `worker`, of the worker's deliveries.
@@ -149,6 +152,8 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     signInAttemptsPerMinute: options.signInAttemptsPerMinute ?? 100_000,
     authFailuresPerMinute: options.authFailuresPerMinute ?? 100_000,
   })
+  const spool =
+    options.spoolRoot === undefined ? Layer.empty : Layer.succeed(SpoolSettings, { root: options.spoolRoot })
   const routes = Layer.merge(
     options.webApp === undefined ? Layer.empty : webAppRoute(options.webApp),
     options.routes === undefined ? Layer.empty : options.routes({ dbUrl, blobDir }),
@@ -161,6 +166,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     Layer.provideMerge(appUrl),
     Layer.provideMerge(webhookConfig),
     Layer.provideMerge(uploadLimits),
+    Layer.provideMerge(spool),
     Layer.provideMerge(
       nodeServerLayer({
         port: 0,
@@ -189,7 +195,9 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
       webSearch: options.worker.webSearch,
       webhooks,
     })
-    const loops = Effect.runFork(backgroundLoops(kysely))
+    const loops = Effect.runFork(
+      backgroundLoops(kysely, { blobs: fileBlobStore(blobDir), spoolRoot: options.spoolRoot }),
+    )
     const fiber = Effect.runFork(
       runWorker({
         url: dbUrl,

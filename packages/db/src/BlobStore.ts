@@ -3,7 +3,14 @@ import { createReadStream } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import type { Readable } from "node:stream"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Stream } from "effect"
+
+/** A stored object as a listing shows it. */
+export interface BlobEntry {
+  readonly key: string
+  /** When it was last written. */
+  readonly modifiedAt: Date
+}
 
 /** Where original files live. Keys are opaque, relative, slash-separated. */
 export interface BlobStoreShape {
@@ -15,6 +22,11 @@ export interface BlobStoreShape {
   readonly stream: (key: string) => Effect.Effect<Readable>
   readonly size: (key: string) => Effect.Effect<number | undefined>
   readonly remove: (key: string) => Effect.Effect<void>
+  /**
+   * Every stored object, including leftovers of writes that never completed, in no particular order
+   * (an object store lists them page by page; nothing is held in memory at once).
+   */
+  readonly list: () => Stream.Stream<BlobEntry>
 }
 
 export class BlobStore extends Context.Tag("@dxs/db/BlobStore")<BlobStore, BlobStoreShape>() {}
@@ -25,12 +37,38 @@ const safeJoin = (root: string, key: string) => {
   return full
 }
 
+/** The files under `dir`, depth first; a directory that vanishes meanwhile is skipped. */
+async function* walk(dir: string, prefix: string): AsyncGenerator<BlobEntry> {
+  let handle: import("node:fs").Dir
+  try {
+    handle = await fs.opendir(dir)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return
+    throw e
+  }
+  for await (const entry of handle) {
+    const key = prefix === "" ? entry.name : `${prefix}/${entry.name}`
+    const full = path.join(dir, entry.name)
+    if (entry.isDirectory()) yield* walk(full, key)
+    else if (entry.isFile()) {
+      const stat = await fs.stat(full).catch(() => undefined)
+      if (stat) yield { key, modifiedAt: stat.mtime }
+    }
+  }
+}
+
+const UNFINISHED_SUFFIX = ".tmp"
+const UNFINISHED_WRITE = /\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/
+
+/** Whether `key` is the temporary file of a write (renamed into place when complete). */
+export const isUnfinishedWrite = (key: string): boolean => UNFINISHED_WRITE.test(key)
+
 /** A directory on a local or shared file system. */
 export const fileBlobStore = (root: string): BlobStoreShape => {
   const write = async (key: string, fill: (tmp: string) => Promise<void>) => {
     const target = safeJoin(root, key)
     await fs.mkdir(path.dirname(target), { recursive: true })
-    const tmp = `${target}.${randomUUID()}.tmp`
+    const tmp = `${target}.${randomUUID()}${UNFINISHED_SUFFIX}`
     try {
       await fill(tmp)
       const fh = await fs.open(tmp, "r")
@@ -60,6 +98,7 @@ export const fileBlobStore = (root: string): BlobStoreShape => {
         ),
       ),
     remove: (key) => Effect.promise(() => fs.rm(safeJoin(root, key), { force: true })),
+    list: () => Stream.fromAsyncIterable(walk(path.resolve(root), ""), (e) => e).pipe(Stream.orDie),
   }
 }
 
@@ -78,3 +117,13 @@ export const documentBlobKey = (
     .replace(/^[._]+/, "")
   return `${projectId}/${documentId}/v${version}/${(cleaned.length > 100 ? cleaned.slice(-100) : cleaned) || "file"}`
 }
+
+const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+const DOCUMENT_VERSION_FOLDER = new RegExp(`^${UUID}/${UUID}/v[0-9]+/.`)
+
+/**
+ * Whether `key` lies in a document version's folder (`documentBlobKey`'s layout, and what is stored beside
+ * it): only such keys are ever considered orphans, so a store pointed at the wrong directory loses nothing
+ * that dxs did not write.
+ */
+export const isDocumentVersionKey = (key: string): boolean => DOCUMENT_VERSION_FOLDER.test(key)

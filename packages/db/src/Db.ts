@@ -50,6 +50,11 @@ export const query = <A>(f: (db: Kysely<Database>) => Promise<A>): Effect.Effect
 /**
  * Runs `body` in one transaction. `body` is an Effect so domain failures roll the transaction back
  * and come out typed; driver errors are defects.
+ *
+ * The caller waits for the outcome uninterruptibly: interrupting it (a client that disconnects) does not
+ * stop a transaction already under way, so the caller must not go on as if it had failed. An interrupted
+ * caller sees either the transaction's own failure or, after a commit, only the interruption; clean-ups
+ * that must run exactly when nothing was committed use `undoUnlessCommitted`.
  */
 export const transaction = <A, E, R>(
   body: (trx: Transaction<Database>) => Effect.Effect<A, E, R>,
@@ -68,11 +73,24 @@ export const transaction = <A, E, R>(
             () => resume(outcome!),
             (e) => resume(e === ROLLBACK && outcome ? outcome : Effect.die(e)),
           )
-      }),
+      }).pipe(Effect.uninterruptible),
     ),
   )
 
 const ROLLBACK = Symbol("rollback")
+
+/**
+ * Runs `work` (writes outside the database, such as stored files, then the `transaction` that records
+ * them, as its last step) as one unit that an interruption cannot split: an interruption meanwhile
+ * waits for the outcome. `undo` runs exactly when `work` did not succeed, that is when its transaction
+ * did not commit; after a commit nothing is undone, whatever happens to the caller. (An `Effect.onError`
+ * around a transaction in an interruptible region cannot tell: an interruption that arrives while the
+ * transaction commits surfaces as a failure once the commit is done.)
+ */
+export const undoUnlessCommitted = <A, E, R, R2>(
+  work: Effect.Effect<A, E, R>,
+  undo: Effect.Effect<void, never, R2>,
+): Effect.Effect<A, E, R | R2> => Effect.uninterruptible(Effect.onError(work, () => undo))
 
 /** Runs an Effect that needs the Kysely handle (for helpers shared by transactional and plain code). */
 export const withDb = <A, E, R>(

@@ -436,11 +436,24 @@ export interface RateCountersTable {
   count: number
 }
 
+export interface IdempotencyKeysTable {
+  organization_id: string
+  /** `document-upload` or `extract`. */
+  operation: string
+  key: string
+  /** SHA-256 of what identifies the request (target, file digests, fields). */
+  fingerprint: string
+  status: number
+  body: Json<unknown | null>
+  created_at: Generated<Date>
+}
+
 export interface Database {
   organizations: OrganizationsTable
   members: MembersTable
   sessions: SessionsTable
   rate_counters: RateCountersTable
+  idempotency_keys: IdempotencyKeysTable
   api_keys: ApiKeysTable
   server_secrets: ServerSecretsTable
   folders: FoldersTable

@@ -1,5 +1,7 @@
+export * from "./BlobReferences.ts"
 export * from "./BlobStore.ts"
 export * from "./Db.ts"
 export * from "./Embedded.ts"
+export * from "./Idempotency.ts"
 export * from "./Migrations.ts"
 export type * from "./Schema.ts"

@@ -2,7 +2,7 @@
  * The background task handlers every worker runs, by task kind, and what a worker does at start. The
  * apps (the `dxs` worker, tests) pass these to the worker loop.
  */
-import type { BlobStoreShape, Database } from "@dxs/db"
+import { type BlobStoreShape, type Database, deleteExpiredIdempotencyKeys } from "@dxs/db"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import { localModel } from "@dxs/pipeline/llm/Local"
 import { failAbandonedParses, PARSE_TASK, parseTaskHandler } from "@dxs/pipeline/parsing/ParseDocument"
@@ -24,6 +24,7 @@ import {
   type BackgroundTaskHandler,
   scheduleArchiveSweep,
 } from "./Archive.ts"
+import { type LeftoverStores, sweepLeftovers } from "./Leftovers.ts"
 import { deleteExpiredSessions } from "./Members.ts"
 import { failAbandonedMappings, OUTPUT_MAPPING_TASK, outputMappingTaskHandler } from "./OutputSchemas.ts"
 import { sweepRateCounters } from "./RateLimits.ts"
@@ -59,24 +60,37 @@ export const backgroundTaskHandlers = (
 /**
  * Housekeeping a worker runs at start and then periodically: documents whose parse task died with its
  * worker on the last attempt become Failed (never left Pending), and runs whose task did so end as
- * failed. Returns how many changed.
+ * failed; expired sessions, rate counters and Idempotency-Key answers (after 24 hours) are deleted.
+ * With `leftovers`, files of the blob store no document refers to and spool folders of dead processes
+ * are removed too (`sweepLeftovers`). Returns how many changed.
  */
-export const backgroundHousekeeping = async (db: Kysely<Database>): Promise<number> =>
+export const backgroundHousekeeping = async (
+  db: Kysely<Database>,
+  leftovers?: LeftoverStores | undefined,
+): Promise<number> =>
   (await failAbandonedParses(db)) +
   (await failAbandonedRuns(db)) +
   (await failAbandonedMappings(db)) +
   (await deleteExpiredSessions(db)) +
-  (await sweepRateCounters(db))
+  (await sweepRateCounters(db)) +
+  (await deleteExpiredIdempotencyKeys(db)) +
+  (leftovers === undefined ? 0 : await sweepLeftovers(db, leftovers))
 
 /** How often a worker looks for runs whose task failed for good outside a handler (see `failAbandonedRuns`). */
 export const RUN_WATCH_EVERY = Duration.seconds(2)
 const HOUSEKEEPING_EVERY = Duration.minutes(1)
+/** The leftovers sweep lists the whole blob store: hourly is enough, as files younger than an hour stay. */
+const LEFTOVERS_EVERY = Duration.hours(1)
 
 /**
- * What a worker process runs beside its worker loop, forever: housekeeping every minute and the run
- * watch every two seconds. Failures are logged and retried at the next tick.
+ * What a worker process runs beside its worker loop, forever: housekeeping every minute, the sweep of
+ * leftovers (with `leftovers`) every hour and the run watch every two seconds. Failures are logged and
+ * retried at the next tick.
  */
-export const backgroundLoops = (db: Kysely<Database>): Effect.Effect<never> => {
+export const backgroundLoops = (
+  db: Kysely<Database>,
+  leftovers?: LeftoverStores | undefined,
+): Effect.Effect<never> => {
   const every = (what: string, period: Duration.Duration, f: () => Promise<unknown>) =>
     Effect.tryPromise(f).pipe(
       Effect.catchAll((e) => Effect.logWarning(`${what} failed: ${String(e.error)}`)),
@@ -87,15 +101,24 @@ export const backgroundLoops = (db: Kysely<Database>): Effect.Effect<never> => {
     [
       every("worker housekeeping", HOUSEKEEPING_EVERY, () => backgroundHousekeeping(db)),
       every("run watch", RUN_WATCH_EVERY, () => failAbandonedRuns(db)),
+      ...(leftovers === undefined
+        ? []
+        : [every("sweep of leftovers", LEFTOVERS_EVERY, () => sweepLeftovers(db, leftovers))]),
     ],
     { concurrency: "unbounded", discard: true },
   ).pipe(Effect.zipRight(Effect.never))
 }
 
-/** At worker start: the daily archive sweep is queued (once per day for all workers), then housekeeping. */
-export const startBackground = async (db: Kysely<Database>): Promise<void> => {
+/**
+ * At worker start: the daily archive sweep is queued (once per day for all workers), then housekeeping
+ * (with the sweep of leftovers when `leftovers` is given).
+ */
+export const startBackground = async (
+  db: Kysely<Database>,
+  leftovers?: LeftoverStores | undefined,
+): Promise<void> => {
   await scheduleArchiveSweep(db)
-  await backgroundHousekeeping(db)
+  await backgroundHousekeeping(db, leftovers)
 }
 
 export { detectLibreOffice } from "@dxs/pipeline/parsing/Runner"

@@ -9,6 +9,7 @@ import {
   documentBlobKey,
   query,
   transaction,
+  undoUnlessCommitted,
   withDb,
 } from "@dxs/db"
 import { enqueue } from "@dxs/db/TaskQueue"
@@ -32,6 +33,7 @@ import {
   UnsupportedMediaType,
 } from "./Errors.ts"
 import { loadFileUrlSigningKey } from "./FileUrlKey.ts"
+import { type Answer, claimKey, earlierAnswer, idempotentRequest, rememberKey } from "./Idempotency.ts"
 import { documentVersionFiles } from "./PageImageFiles.ts"
 import { byProject, findLiveProject, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 import { syncTagDimensions } from "./TagDimensions.ts"
@@ -155,8 +157,40 @@ const contentTypeOf = (fileName: string, claimed: string) => {
   return claimed.trim() === "" ? "application/octet-stream" : claimed
 }
 
-/** The last path segment of a client file name (browsers on Windows may send `C:\…\a.pdf`). */
-const baseName = (name: string) => (name.split(/[\\/]/).pop() ?? "").trim()
+/** The longest file name a document may have, in characters. */
+export const MAX_FILE_NAME_LENGTH = 255
+
+// C0 controls (NUL included), DEL and the C1 controls.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u
+
+/**
+ * The name a document keeps: the client's file name as given (any script, combining marks, emoji;
+ * never normalised), without directory parts (browsers on Windows may send `C:\…\a.pdf`, others
+ * `../a.pdf`) and surrounding spaces. 400 for control characters, for a name that is empty, `.` or `..`
+ * once directories are dropped, and for one longer than 255 characters.
+ */
+export const documentFileName = (raw: string, path = "file"): Effect.Effect<string, BadRequest> => {
+  const control = CONTROL.exec(raw)
+  if (control)
+    return BadRequest.of(
+      `The file name contains a control character (U+${control[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}); send the name without it`,
+      [{ path, message: "file name must not contain control characters" }],
+    )
+  const name = (raw.split(/[\\/]/).pop() ?? "").trim()
+  if (name === "" || name === "." || name === "..")
+    return BadRequest.of(
+      `The file name ${JSON.stringify(raw)} has no name once its directory parts are dropped; name the file with its extension, like report.pdf`,
+      [{ path, message: "file name is missing" }],
+    )
+  const length = [...name].length
+  if (length > MAX_FILE_NAME_LENGTH)
+    return BadRequest.of(
+      `The file name is ${length} characters long; at most ${MAX_FILE_NAME_LENGTH} are allowed`,
+      [{ path, message: `file name must be at most ${MAX_FILE_NAME_LENGTH} characters` }],
+    )
+  return Effect.succeed(name)
+}
 
 const digestFile = (file: string) =>
   Effect.promise(
@@ -328,10 +362,10 @@ export interface StoredUpload extends CheckedUpload {
   readonly key: string
 }
 
-/** 415 for an unknown extension, 413 over the limit, 400 for an empty file. */
-export const checkUpload = (file: UploadedFile, maxFileBytes: number) =>
+/** 400 for a bad file name (`documentFileName`), 415 for an unknown extension, 413 over the limit, 400 for an empty file. */
+export const checkUpload = (file: UploadedFile, maxFileBytes: number, path = "file") =>
   Effect.gen(function* () {
-    const fileName = baseName(file.name)
+    const fileName = yield* documentFileName(file.name, path)
     const type = documentTypeFromFileName(fileName)
     if (type === undefined) return yield* unsupportedType(fileName)
     const { sha256, size } = yield* digestFile(file.path)
@@ -342,14 +376,15 @@ export const checkUpload = (file: UploadedFile, maxFileBytes: number) =>
     return { file, fileName, type, sha256, size } satisfies CheckedUpload
   })
 
+/** The new document's id and the key its bytes will be stored under. */
+export const placeUpload = (projectId: string, upload: CheckedUpload): StoredUpload => {
+  const id = randomUUID()
+  return { ...upload, id, key: documentBlobKey(projectId, id, 1, upload.fileName) }
+}
+
 /** Stores the bytes (fsynced) before any row refers to them. */
-export const storeUpload = (blobs: BlobStoreShape, projectId: string, upload: CheckedUpload) =>
-  Effect.gen(function* () {
-    const id = randomUUID()
-    const key = documentBlobKey(projectId, id, 1, upload.fileName)
-    yield* blobs.putFile(key, upload.file.path)
-    return { ...upload, id, key } satisfies StoredUpload
-  })
+export const storeUpload = (blobs: BlobStoreShape, upload: StoredUpload) =>
+  blobs.putFile(upload.key, upload.file.path)
 
 /** Records a stored upload as a Pending document (version 1) and enqueues its parse task, in `trx`. */
 export const insertUpload = (trx: Conn, projectId: string, upload: StoredUpload) =>
@@ -530,30 +565,59 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
       /**
        * Stores the file, then in one transaction records the document (Pending, version 1), its tags and
        * their TAG dimensions, and enqueues its parse task. The file is stored first, so an answered upload
-       * is never lost; a failed transaction removes it again.
+       * is never lost; it is removed again exactly when the transaction does not commit (a client that
+       * disconnects meanwhile changes nothing). With an Idempotency-Key, a repeated request gets the first
+       * answer again (`replayed`), and a different request with the same key is refused (422).
        */
-      upload: (projectId: string, file: UploadedFile, tagsInput?: TagsInput | undefined) =>
+      upload: (
+        projectId: string,
+        file: UploadedFile,
+        tagsInput?: TagsInput | undefined,
+        options: { readonly idempotencyKey?: string | undefined } = {},
+      ) =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
           const blobs = yield* BlobStore
           const tags = tagsInput === undefined ? [] : yield* normalizeTags(tagsInput)
           yield* withDb((db) => findLiveProject(db, org.id, projectId))
           const checked = yield* checkUpload(file, maxFileBytes)
-          const stored = yield* storeUpload(blobs, projectId, checked)
-          const row = yield* transaction((trx) =>
-            Effect.gen(function* () {
-              yield* lockProject(trx, projectId)
-              yield* findLiveProject(trx, org.id, projectId)
-              yield* sameKeysAsProject(trx, projectId, tags, [])
-              const row = yield* insertUpload(trx, projectId, stored)
-              if (tags.length > 0) {
-                yield* writeTags(trx, row.id, tags)
-                yield* syncTagDimensions(trx, projectId)
-              }
-              return row
-            }),
-          ).pipe(Effect.onError(() => blobs.remove(stored.key)))
-          return yield* withDb((db) => toDocument(db, row))
+          const request = idempotentRequest(org.id, "document-upload", options.idempotencyKey, [
+            projectId,
+            checked.fileName,
+            checked.sha256,
+            tags,
+          ])
+          const earlier = yield* withDb((db) => earlierAnswer(db, request))
+          if (earlier !== undefined) return { ...earlier, body: earlier.body as Document }
+          const stored = placeUpload(projectId, checked)
+          return yield* undoUnlessCommitted(
+            Effect.zipRight(
+              storeUpload(blobs, stored),
+              transaction((trx) =>
+                Effect.gen(function* () {
+                  yield* claimKey(trx, request)
+                  yield* lockProject(trx, projectId)
+                  yield* findLiveProject(trx, org.id, projectId)
+                  yield* sameKeysAsProject(trx, projectId, tags, [])
+                  const row = yield* insertUpload(trx, projectId, stored)
+                  if (tags.length > 0) {
+                    yield* writeTags(trx, row.id, tags)
+                    yield* syncTagDimensions(trx, projectId)
+                  }
+                  const document = yield* toDocument(trx, row)
+                  yield* rememberKey(trx, request, 201, document)
+                  return document
+                }),
+              ),
+            ),
+            blobs.remove(stored.key),
+          ).pipe(
+            Effect.map((body): Answer<Document> => ({ status: 201, body, replayed: false })),
+            // A request with the same key committed first: this one's file is gone again; its answer is given.
+            Effect.catchTag("AnsweredBefore", (e) =>
+              Effect.succeed({ status: e.status, body: e.body as Document, replayed: true }),
+            ),
+          )
         }),
 
       /** Replaces every tag of the document; TAG dimensions follow in the same transaction. */
@@ -585,7 +649,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
           const blobs = yield* BlobStore
-          const fileName = baseName(file.name)
+          const fileName = yield* documentFileName(file.name)
           const type = documentTypeFromFileName(fileName)
           if (type === undefined) return yield* unsupportedType(fileName)
           const current = yield* withDb((db) =>
@@ -609,72 +673,77 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
             return yield* BadRequest.of(`"${fileName}" is empty`, [{ path: "file", message: "is empty" }])
           const version = next.right.version
           const key = documentBlobKey(projectId, documentId, version, fileName)
-          yield* blobs.putFile(key, file.path)
-          const { row, obsolete } = yield* transaction((trx) =>
-            Effect.gen(function* () {
-              yield* lockProject(trx, projectId)
-              yield* findLiveProject(trx, org.id, projectId)
-              const locked = yield* Effect.promise(() =>
-                trx
-                  .selectFrom("documents")
-                  .selectAll()
-                  .where("id", "=", documentId)
-                  .where("project_id", "=", projectId)
-                  .forUpdate()
-                  .executeTakeFirst(),
-              )
-              if (!locked) return yield* NotFound.of("Document", documentId)
-              if (locked.version !== current.version || locked.status === "Pending")
-                return yield* stillParsing
-              const extracted = yield* extractedFrom(trx, projectId, documentId)
-              if (extracted.length > 0)
-                yield* Effect.promise(() =>
-                  trx
-                    .deleteFrom("documents")
-                    .where(
-                      "id",
-                      "in",
-                      extracted.map((d) => d.id),
+          const { row, obsolete } = yield* undoUnlessCommitted(
+            Effect.zipRight(
+              blobs.putFile(key, file.path),
+              transaction((trx) =>
+                Effect.gen(function* () {
+                  yield* lockProject(trx, projectId)
+                  yield* findLiveProject(trx, org.id, projectId)
+                  const locked = yield* Effect.promise(() =>
+                    trx
+                      .selectFrom("documents")
+                      .selectAll()
+                      .where("id", "=", documentId)
+                      .where("project_id", "=", projectId)
+                      .forUpdate()
+                      .executeTakeFirst(),
+                  )
+                  if (!locked) return yield* NotFound.of("Document", documentId)
+                  if (locked.version !== current.version || locked.status === "Pending")
+                    return yield* stillParsing
+                  const extracted = yield* extractedFrom(trx, projectId, documentId)
+                  if (extracted.length > 0)
+                    yield* Effect.promise(() =>
+                      trx
+                        .deleteFrom("documents")
+                        .where(
+                          "id",
+                          "in",
+                          extracted.map((d) => d.id),
+                        )
+                        .execute()
+                        .then(() => documentsLeftProject(trx, projectId)),
                     )
-                    .execute()
-                    .then(() => documentsLeftProject(trx, projectId)),
-                )
-              yield* Effect.promise(() =>
-                trx.deleteFrom("pages").where("document_id", "=", documentId).execute(),
-              )
-              const row = yield* Effect.promise(() =>
-                trx
-                  .updateTable("documents")
-                  .set({
-                    file_name: fileName,
-                    type,
-                    version,
-                    status: next.right.status,
-                    page_count: 0,
-                    summary: "",
-                    metadata: "",
-                    failure_reason: null,
-                    blob_key: key,
-                    content_type: contentTypeOf(fileName, file.contentType),
-                    size_bytes: size,
-                    sha256,
-                  })
-                  .where("id", "=", documentId)
-                  .returningAll()
-                  .executeTakeFirstOrThrow(),
-              )
-              if (extracted.length > 0) yield* syncTagDimensions(trx, projectId)
-              yield* Effect.promise(() =>
-                enqueue(trx, {
-                  kind: "parse",
-                  idempotencyKey: `parse:${documentId}:${version}`,
-                  payload: { document_id: documentId, version },
-                  projectId,
+                  yield* Effect.promise(() =>
+                    trx.deleteFrom("pages").where("document_id", "=", documentId).execute(),
+                  )
+                  const row = yield* Effect.promise(() =>
+                    trx
+                      .updateTable("documents")
+                      .set({
+                        file_name: fileName,
+                        type,
+                        version,
+                        status: next.right.status,
+                        page_count: 0,
+                        summary: "",
+                        metadata: "",
+                        failure_reason: null,
+                        blob_key: key,
+                        content_type: contentTypeOf(fileName, file.contentType),
+                        size_bytes: size,
+                        sha256,
+                      })
+                      .where("id", "=", documentId)
+                      .returningAll()
+                      .executeTakeFirstOrThrow(),
+                  )
+                  if (extracted.length > 0) yield* syncTagDimensions(trx, projectId)
+                  yield* Effect.promise(() =>
+                    enqueue(trx, {
+                      kind: "parse",
+                      idempotencyKey: `parse:${documentId}:${version}`,
+                      payload: { document_id: documentId, version },
+                      projectId,
+                    }),
+                  )
+                  return { row, obsolete: [locked, ...extracted].flatMap(documentVersionFiles) }
                 }),
-              )
-              return { row, obsolete: [locked, ...extracted].flatMap(documentVersionFiles) }
-            }),
-          ).pipe(Effect.onError(() => blobs.remove(key)))
+              ),
+            ),
+            blobs.remove(key),
+          )
           // After the commit: a crash here leaves orphan files, never a row pointing at a missing file.
           yield* Effect.forEach(obsolete, (k) => blobs.remove(k), { concurrency: 4, discard: true })
           return yield* withDb((db) => toDocument(db, row))
@@ -733,7 +802,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
       /**
        * Copies processed documents into another live project of the organisation: new ids, the stored
        * bytes under new keys, tags, status, pages (and their count), summary and metadata. Files are copied before the
-       * rows commit, and removed again when the transaction fails.
+       * rows commit, and removed again exactly when the transaction does not commit.
        */
       copy: (sourceProjectId: string, input: DocumentCopy) =>
         Effect.gen(function* () {
@@ -797,65 +866,67 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
             }
           })
           const newIdOf = new Map(copies.map((c) => [c.source.id, c.id]))
-          const stored: Array<string> = []
-          const removeStored = Effect.suspend(() =>
-            Effect.forEach(stored, (key) => blobs.remove(key), { concurrency: 4, discard: true }),
-          )
-          yield* Effect.gen(function* () {
-            // One at a time: each file is held in memory while copied.
-            for (const c of copies) {
-              const bytes = yield* blobs.read(c.source.blob_key)
-              yield* blobs.put(c.key, bytes)
-              stored.push(c.key)
-            }
-            yield* transaction((trx) =>
-              Effect.gen(function* () {
-                yield* lockProject(trx, input.target_project_id)
-                yield* check(trx)
-                const tags = yield* tagsOf(trx, ids)
-                yield* sameKeysAsProject(trx, input.target_project_id, [...tags.values()].flat(), [])
-                for (const { source, id, key } of copies) {
-                  yield* Effect.promise(() =>
-                    trx
-                      .insertInto("documents")
-                      .values({
-                        id,
-                        project_id: input.target_project_id,
-                        file_name: source.file_name,
-                        type: source.type,
-                        status: source.status,
-                        page_count: source.page_count,
-                        version: source.version,
-                        summary: source.summary,
-                        metadata: source.metadata,
-                        failure_reason: source.failure_reason,
-                        uses_agentic_extraction: source.uses_agentic_extraction,
-                        last_parsed_at: source.last_parsed_at,
-                        archive_requested_at: null,
-                        blob_key: key,
-                        content_type: source.content_type,
-                        size_bytes: source.size_bytes,
-                        sha256: source.sha256,
-                        parent_document_id:
-                          source.parent_document_id === null
-                            ? null
-                            : (newIdOf.get(source.parent_document_id) ?? null),
-                        uploaded_at: sql<Date>`clock_timestamp()`,
-                      })
-                      .execute(),
-                  )
-                  yield* writeTags(trx, id, tags.get(source.id) ?? [])
-                  yield* Effect.promise(() =>
-                    sql`
+          const removeCopies = Effect.forEach(copies, (c) => blobs.remove(c.key), {
+            concurrency: 4,
+            discard: true,
+          })
+          yield* undoUnlessCommitted(
+            Effect.gen(function* () {
+              // One at a time: each file is held in memory while copied.
+              for (const c of copies) {
+                const bytes = yield* blobs.read(c.source.blob_key)
+                yield* blobs.put(c.key, bytes)
+              }
+              yield* transaction((trx) =>
+                Effect.gen(function* () {
+                  yield* lockProject(trx, input.target_project_id)
+                  yield* check(trx)
+                  const tags = yield* tagsOf(trx, ids)
+                  yield* sameKeysAsProject(trx, input.target_project_id, [...tags.values()].flat(), [])
+                  for (const { source, id, key } of copies) {
+                    yield* Effect.promise(() =>
+                      trx
+                        .insertInto("documents")
+                        .values({
+                          id,
+                          project_id: input.target_project_id,
+                          file_name: source.file_name,
+                          type: source.type,
+                          status: source.status,
+                          page_count: source.page_count,
+                          version: source.version,
+                          summary: source.summary,
+                          metadata: source.metadata,
+                          failure_reason: source.failure_reason,
+                          uses_agentic_extraction: source.uses_agentic_extraction,
+                          last_parsed_at: source.last_parsed_at,
+                          archive_requested_at: null,
+                          blob_key: key,
+                          content_type: source.content_type,
+                          size_bytes: source.size_bytes,
+                          sha256: source.sha256,
+                          parent_document_id:
+                            source.parent_document_id === null
+                              ? null
+                              : (newIdOf.get(source.parent_document_id) ?? null),
+                          uploaded_at: sql<Date>`clock_timestamp()`,
+                        })
+                        .execute(),
+                    )
+                    yield* writeTags(trx, id, tags.get(source.id) ?? [])
+                    yield* Effect.promise(() =>
+                      sql`
                       insert into pages (document_id, number, text, layout, width, height, unit)
                       select ${id}, number, text, layout, width, height, unit from pages where document_id = ${source.id}
                     `.execute(trx),
-                  )
-                }
-                yield* syncTagDimensions(trx, input.target_project_id)
-              }),
-            )
-          }).pipe(Effect.onError(() => removeStored))
+                    )
+                  }
+                  yield* syncTagDimensions(trx, input.target_project_id)
+                }),
+              )
+            }),
+            removeCopies,
+          )
           return {
             copied_count: copies.length,
             document_id_mappings: copies.map((c) => ({

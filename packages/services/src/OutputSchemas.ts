@@ -5,7 +5,15 @@
  * `POST /extract/`. The rules of mappings live in `@dxs/domain/OutputMapping` and `AutoMapping`.
  */
 import { randomUUID } from "node:crypto"
-import { BlobStore, type Conn, type Database, type TaskRow, transaction, withDb } from "@dxs/db"
+import {
+  BlobStore,
+  type Conn,
+  type Database,
+  type TaskRow,
+  transaction,
+  undoUnlessCommitted,
+  withDb,
+} from "@dxs/db"
 import { enqueue } from "@dxs/db/TaskQueue"
 import {
   type ExistingAgent,
@@ -39,12 +47,13 @@ import { insertDimension, isSystemDimension } from "./Dimensions.ts"
 import {
   checkUpload,
   insertUpload,
-  type StoredUpload,
+  placeUpload,
   storeUpload,
   type UploadedFile,
   UploadLimits,
 } from "./Documents.ts"
 import { BadRequest, Conflict, NotFound, Unprocessable } from "./Errors.ts"
+import { type Answer, claimKey, earlierAnswer, idempotentRequest, rememberKey } from "./Idempotency.ts"
 import { findLiveProject, findProject, insertProject } from "./Projects.ts"
 import { systemDimensionValuesOf } from "./TagDimensions.ts"
 import { checkJsonInput, checkTargetSchema, parseJsonInput } from "./TargetSchema.ts"
@@ -664,8 +673,10 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
      * `POST /extract/`: checks everything first (nothing is created for a bad schema, a missing, empty,
      * too large or unsupported file), stores the files, then in one transaction creates the project, its
      * documents and parse tasks and the schema; with `auto_map` the mapping task also launches the pipeline.
+     * With an Idempotency-Key, a repeated request gets the first answer again (`replayed`); a different
+     * request with the same key is refused (422).
      */
-    extract: (input: ExtractRequest) =>
+    extract: (input: ExtractRequest, options: { readonly idempotencyKey?: string | undefined } = {}) =>
       Effect.gen(function* () {
         const org = yield* CurrentOrganization
         const blobs = yield* BlobStore
@@ -683,14 +694,25 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
             `At most ${EXTRACT_MAX_FILES} files per call (got ${input.files.length})`,
             [{ path: "files", message: `must be at most ${EXTRACT_MAX_FILES} files` }],
           )
-        const checked = yield* Effect.forEach(input.files, (f) => checkUpload(f, maxFileBytes))
-        const projectId = yield* Effect.gen(function* () {
-          const stored: Array<StoredUpload> = []
-          return yield* Effect.gen(function* () {
-            const id = randomUUID()
-            for (const c of checked) stored.push(yield* storeUpload(blobs, id, c))
+        const checked = yield* Effect.forEach(input.files, (f, i) =>
+          checkUpload(f, maxFileBytes, `files/${i}`),
+        )
+        const request = idempotentRequest(org.id, "extract", options.idempotencyKey, [
+          checked.map((c) => [c.fileName, c.sha256]),
+          input.schema,
+          name,
+          input.auto_map,
+        ])
+        const earlier = yield* withDb((db) => earlierAnswer(db, request))
+        if (earlier !== undefined) return { ...earlier, body: earlier.body as ExtractResponse }
+        const id = randomUUID()
+        const stored = checked.map((c) => placeUpload(id, c))
+        return yield* undoUnlessCommitted(
+          Effect.gen(function* () {
+            for (const s of stored) yield* storeUpload(blobs, s)
             return yield* transaction((trx) =>
               Effect.gen(function* () {
+                yield* claimKey(trx, request)
                 yield* insertProject(trx, org.id, { name }, id)
                 for (const s of stored) yield* insertUpload(trx, id, s)
                 if (input.auto_map) yield* Effect.promise(() => setAutoMap(trx, id, schema, true))
@@ -702,16 +724,24 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
                       .where("id", "=", id)
                       .execute(),
                   )
-                return id
+                const accepted = {
+                  project_id: id,
+                  status_url: `/api/v1/projects/${id}/status/`,
+                  results_url: `/api/v1/projects/${id}/results/schema/`,
+                } satisfies ExtractResponse
+                yield* rememberKey(trx, request, 202, accepted)
+                return accepted
               }),
             )
-          }).pipe(Effect.onError(() => Effect.forEach(stored, (s) => blobs.remove(s.key), { discard: true })))
-        })
-        return {
-          project_id: projectId,
-          status_url: `/api/v1/projects/${projectId}/status/`,
-          results_url: `/api/v1/projects/${projectId}/results/schema/`,
-        } satisfies ExtractResponse
+          }),
+          Effect.forEach(stored, (s) => blobs.remove(s.key), { discard: true }),
+        ).pipe(
+          Effect.map((body): Answer<ExtractResponse> => ({ status: 202, body, replayed: false })),
+          // A request with the same key committed first: this one's files are gone again; its answer is given.
+          Effect.catchTag("AnsweredBefore", (e) =>
+            Effect.succeed({ status: e.status, body: e.body as ExtractResponse, replayed: true }),
+          ),
+        )
       }),
   },
 }) {}

@@ -7,8 +7,10 @@ import { flexibleBody } from "../Body.ts"
 import {
   BadRequest,
   Conflict,
+  IdempotencyHeaders,
   NotFound,
   PayloadTooLarge,
+  Unprocessable,
   UnsupportedMediaType,
   Uuid,
   wholeNumber,
@@ -81,13 +83,19 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
     HttpApiEndpoint.post("upload", "/projects/:project_id/documents/")
       .setPath(ProjectPath)
+      .setHeaders(IdempotencyHeaders)
       .setPayload(HttpApiSchema.Multipart(DocumentUpload))
       .addSuccess(Document, { status: 201 })
       .addError(PayloadTooLarge)
       .addError(UnsupportedMediaType)
+      .addError(Unprocessable)
       .annotate(
         OpenApi.Summary,
         "Upload a document (multipart field `file`); it is stored, then parsed asynchronously",
+      )
+      .annotate(
+        OpenApi.Description,
+        "The file name is kept as sent (UTF-8 `filename`, or RFC 5987 `filename*`, preferred), without directory parts; an empty name, `.`, `..`, control characters or more than 255 characters are refused with 400. With an `Idempotency-Key` header, a retry gets the first answer again (`Idempotent-Replayed: true`); the same key with a different request is 422.",
       ),
   )
   .add(

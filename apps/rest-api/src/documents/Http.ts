@@ -1,8 +1,14 @@
-import { BadRequest, type DocumentFile, Documents, Pages, PayloadTooLarge } from "@dxs/services"
-import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse, Multipart } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Option, Schema } from "effect"
+import { BadRequest, type DocumentFile, Documents, Pages } from "@dxs/services"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect, Schema } from "effect"
 import { Api } from "../Api.ts"
+import {
+  answerResponse,
+  readUploadForm,
+  UPLOAD_FIELD_MAX_BYTES,
+  type UploadForm,
+  type UploadFormLimits,
+} from "../UploadForm.ts"
 import { TagsValue } from "./Api.ts"
 import { matchesIfNoneMatch, pageImageResponse } from "./PageImage.ts"
 
@@ -27,76 +33,26 @@ const fileResponse = (file: DocumentFile) =>
     },
   })
 
-export const PART_HEADER_ALLOWANCE = 64 * 1024
-
 const decodeTags = Schema.decodeUnknown(Schema.parseJson(TagsValue))
 
-/**
- * A file over the limit stops the parser; writing the spooled file then usually fails first, so the limit
- * arrives as an `InternalError` whose cause is multipasta's `ReachedLimit`.
- */
-const tooLarge = (e: Multipart.MultipartError) => {
-  if (e.reason === "FileTooLarge" || e.reason === "BodyTooLarge") return true
-  const cause = e.cause as { readonly _tag?: unknown; readonly limit?: unknown } | null | undefined
-  return cause?._tag === "ReachedLimit" && (cause.limit === "MaxPartSize" || cause.limit === "MaxTotalSize")
+const documentForm = (maxBytes: number): UploadFormLimits => ({
+  files: { file: 1 },
+  maxFileBytes: maxBytes,
+  maxParts: 16,
+  maxFields: 8,
+  maxFieldBytes: UPLOAD_FIELD_MAX_BYTES,
+  notMultipart: "Upload a document as multipart/form-data with the file in field `file`",
+})
+
+/** The one file of field `file`, or 400. */
+const theFile = (form: UploadForm) => {
+  const file = form.files.find((f) => f.field === "file")
+  if (file === undefined)
+    return BadRequest.of("The multipart field `file` with the document is missing", [
+      { path: "file", message: "is missing" },
+    ])
+  return Effect.succeed({ path: file.path, name: file.name, contentType: file.contentType })
 }
-
-/**
- * After refusing a body half way, read and discard the rest, so the client gets to read the answer and its
- * connection stays usable; a client that keeps sending far beyond the limit is cut off.
- */
-export const discardRest = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
-  Effect.sync(() => {
-    const incoming = NodeHttpServerRequest.toIncomingMessage(request)
-    if (incoming.readableEnded || incoming.destroyed) return
-    const cap = Math.max(maxBytes, 64 * 1024 * 1024)
-    let discarded = 0
-    incoming.on("data", (chunk: Buffer) => {
-      discarded += chunk.length
-      if (discarded > cap) incoming.destroy()
-    })
-    incoming.resume()
-  })
-
-export const uploadProblem = (
-  e: Multipart.MultipartError,
-  maxBytes: number,
-): Effect.Effect<never, BadRequest | PayloadTooLarge> =>
-  tooLarge(e)
-    ? PayloadTooLarge.of(`The file is larger than the limit of ${maxBytes} bytes`)
-    : e.reason === "InternalError"
-      ? Effect.die(e)
-      : BadRequest.of(`Invalid multipart body (${e.reason})`)
-
-/**
- * Reads a multipart body with one file in field `file` (spooled to disk) under the upload limit; the other
- * fields come back as they are.
- */
-const readFileForm = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
-  Effect.gen(function* () {
-    if (!(request.headers["content-type"] ?? "").toLowerCase().includes("multipart/form-data"))
-      return yield* BadRequest.of("Upload a document as multipart/form-data with the file in field `file`")
-    // The parser counts a part's headers too: give it room for them; the service checks the exact size.
-    const form = yield* Multipart.withLimits(request.multipart, {
-      maxFileSize: Option.some(maxBytes + PART_HEADER_ALLOWANCE),
-      maxParts: Option.some(16),
-    }).pipe(
-      Effect.catchTag("MultipartError", (e) =>
-        Effect.zipRight(discardRest(request, maxBytes), uploadProblem(e, maxBytes)),
-      ),
-    )
-    const files = form.file
-    const file = Array.isArray(files) && files.length > 0 ? files[0] : undefined
-    if (file === undefined || !Multipart.isPersistedFile(file))
-      return yield* BadRequest.of("The multipart field `file` with the document is missing", [
-        { path: "file", message: "is missing" },
-      ])
-    if (files!.length > 1)
-      return yield* BadRequest.of("Upload one file per request in field `file`", [
-        { path: "file", message: "must be a single file" },
-      ])
-    return { form, file: { path: file.path, name: file.name, contentType: file.contentType } }
-  })
 
 export const DocumentsHttp = HttpApiBuilder.group(Api, "documents", (handlers) =>
   Effect.gen(function* () {
@@ -108,16 +64,18 @@ export const DocumentsHttp = HttpApiBuilder.group(Api, "documents", (handlers) =
         .handle("list", ({ path, urlParams }) =>
           documents.list(path.project_id, { tagKey: urlParams.tag_key, tagValue: urlParams.tag_value }),
         )
-        // Raw: the multipart limit comes from configuration, and a too large file must be a 413, not a defect.
-        .handleRaw("upload", ({ path, request }) =>
+        // Raw: the body is read by our own multipart reader (UploadForm.ts), under the configured limits.
+        .handleRaw("upload", ({ path, headers, request }) =>
           Effect.gen(function* () {
             yield* documents.checkUploadTarget(path.project_id)
-            const { form, file } = yield* readFileForm(request, maxBytes)
-            const rawTags = form.tags
-            if (rawTags !== undefined && typeof rawTags !== "string")
+            const form = yield* readUploadForm(request, documentForm(maxBytes))
+            const file = yield* theFile(form)
+            const tagValues = form.fields.get("tags") ?? []
+            if (tagValues.length > 1)
               return yield* BadRequest.of("Give `tags` once, as a JSON object string", [
                 { path: "tags", message: "must be a single JSON object string" },
               ])
+            const rawTags = tagValues[0]
             const tags =
               rawTags === undefined || rawTags.trim() === ""
                 ? undefined
@@ -128,17 +86,19 @@ export const DocumentsHttp = HttpApiBuilder.group(Api, "documents", (handlers) =
                       ]),
                     ),
                   )
-            const document = yield* documents.upload(path.project_id, file, tags)
-            return HttpServerResponse.unsafeJson(document, { status: 201 })
-          }),
+            const answer = yield* documents.upload(path.project_id, file, tags, {
+              idempotencyKey: headers["idempotency-key"],
+            })
+            return answerResponse(answer)
+          }).pipe(Effect.scoped),
         )
         .handleRaw("replaceFile", ({ path, request }) =>
           Effect.gen(function* () {
             yield* documents.get(path.project_id, path.document_id)
-            const { file } = yield* readFileForm(request, maxBytes)
+            const file = yield* theFile(yield* readUploadForm(request, documentForm(maxBytes)))
             const document = yield* documents.replaceFile(path.project_id, path.document_id, file)
             return HttpServerResponse.unsafeJson(document)
-          }),
+          }).pipe(Effect.scoped),
         )
         .handle("archive", ({ path }) => documents.requestArchive(path.project_id, path.document_id))
         .handle("page", ({ path }) => pages.get(path.project_id, path.document_id, path.page_number))

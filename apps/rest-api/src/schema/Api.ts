@@ -6,6 +6,7 @@ import { flexibleBody } from "../Body.ts"
 import {
   BadRequest,
   Conflict,
+  IdempotencyHeaders,
   NotFound,
   PayloadTooLarge,
   Unprocessable,
@@ -112,13 +113,19 @@ export class OutputSchemaApi extends HttpApiGroup.make("outputSchema")
   )
   .add(
     HttpApiEndpoint.post("extract", "/extract/")
+      .setHeaders(IdempotencyHeaders)
       .setPayload(HttpApiSchema.Multipart(ExtractForm))
       .addSuccess(ExtractResponse, { status: 202 })
       .addError(PayloadTooLarge)
       .addError(UnsupportedMediaType)
+      .addError(Unprocessable)
       .annotate(
         OpenApi.Summary,
         "One call: create a project with the files and the schema; with auto_map true, agents and mapping are generated and the pipeline runs",
+      )
+      .annotate(
+        OpenApi.Description,
+        "With an `Idempotency-Key` header, a retry gets the first answer again (`Idempotent-Replayed: true`) and creates no second project; the same key with a different request (other files or fields) is 422.",
       ),
   )
   .addError(BadRequest)

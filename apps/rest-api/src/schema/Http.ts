@@ -1,8 +1,14 @@
 import { BadRequest, Documents, EXTRACT_MAX_FILES, OutputSchemas } from "@dxs/services"
-import { HttpApiBuilder, HttpServerResponse, Multipart } from "@effect/platform"
-import { Effect, Layer, Option } from "effect"
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Layer } from "effect"
 import { Api } from "../Api.ts"
-import { discardRest, PART_HEADER_ALLOWANCE, uploadProblem } from "../documents/Http.ts"
+import {
+  answerResponse,
+  readUploadForm,
+  UPLOAD_FIELD_MAX_BYTES,
+  type UploadForm,
+  type UploadFormLimits,
+} from "../UploadForm.ts"
 
 /** In a form body the schema and the mapping arrive as JSON text. */
 const jsonField = (value: unknown, path: string) => {
@@ -14,14 +20,23 @@ const jsonField = (value: unknown, path: string) => {
   }
 }
 
-const singleText = (form: Multipart.Persisted, field: string) => {
-  const value = form[field]
-  if (value === undefined) return Effect.succeed(undefined)
-  if (typeof value === "string") return Effect.succeed(value)
+const singleText = (form: UploadForm, field: string) => {
+  const values = form.fields.get(field) ?? []
+  if (values.length <= 1) return Effect.succeed(values[0])
   return BadRequest.of(`Give \`${field}\` once, as text`, [
     { path: field, message: "must be a single text field" },
   ])
 }
+
+const extractForm = (maxBytes: number): UploadFormLimits => ({
+  files: { files: EXTRACT_MAX_FILES },
+  maxFileBytes: maxBytes,
+  maxParts: EXTRACT_MAX_FILES + 8,
+  maxFields: 8,
+  maxFieldBytes: UPLOAD_FIELD_MAX_BYTES,
+  notMultipart:
+    "Send multipart/form-data with the files in `files`, the JSON Schema in `schema` and `auto_map`",
+})
 
 export const OutputSchemaHttp = HttpApiBuilder.group(Api, "outputSchema", (handlers) =>
   Effect.gen(function* () {
@@ -42,31 +57,11 @@ export const OutputSchemaHttp = HttpApiBuilder.group(Api, "outputSchema", (handl
         .handle("results", ({ path, urlParams }) =>
           schemas.results(path.project_id, { enrich: urlParams.enrich }),
         )
-        // Raw: several files under the configured limit; a too large file is a 413, not a defect.
-        .handleRaw("extract", ({ request }) =>
+        // Raw: the body is read by our own multipart reader (UploadForm.ts), under the configured limits.
+        .handleRaw("extract", ({ headers, request }) =>
           Effect.gen(function* () {
-            if (!(request.headers["content-type"] ?? "").toLowerCase().includes("multipart/form-data"))
-              return yield* BadRequest.of(
-                "Send multipart/form-data with the files in `files`, the JSON Schema in `schema` and `auto_map`",
-              )
-            const form = yield* Multipart.withLimits(request.multipart, {
-              maxFileSize: Option.some(maxBytes + PART_HEADER_ALLOWANCE),
-              maxParts: Option.some(EXTRACT_MAX_FILES + 8),
-            }).pipe(
-              Effect.catchTag("MultipartError", (e) =>
-                Effect.zipRight(discardRest(request, maxBytes), uploadProblem(e, maxBytes)),
-              ),
-            )
-            const parts = form.files
-            if (parts !== undefined && (typeof parts === "string" || !parts.every(Multipart.isPersistedFile)))
-              return yield* BadRequest.of("`files` must be file parts", [
-                { path: "files", message: "must be files" },
-              ])
-            const files = (parts ?? []).filter(Multipart.isPersistedFile).map((f) => ({
-              path: f.path,
-              name: f.name,
-              contentType: f.contentType,
-            }))
+            const form = yield* readUploadForm(request, extractForm(maxBytes))
+            const files = form.files.map((f) => ({ path: f.path, name: f.name, contentType: f.contentType }))
             const schema = yield* singleText(form, "schema")
             if (schema === undefined)
               return yield* BadRequest.of("`schema` (a JSON Schema as a JSON string) is required", [
@@ -78,14 +73,12 @@ export const OutputSchemaHttp = HttpApiBuilder.group(Api, "outputSchema", (handl
                 { path: "auto_map", message: "must be true or false" },
               ])
             const projectName = yield* singleText(form, "project_name")
-            const accepted = yield* schemas.extract({
-              files,
-              schema,
-              project_name: projectName,
-              auto_map: autoMap === "true",
-            })
-            return HttpServerResponse.unsafeJson(accepted, { status: 202 })
-          }),
+            const answer = yield* schemas.extract(
+              { files, schema, project_name: projectName, auto_map: autoMap === "true" },
+              { idempotencyKey: headers["idempotency-key"] },
+            )
+            return answerResponse(answer)
+          }).pipe(Effect.scoped),
         )
     )
   }),
