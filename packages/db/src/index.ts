@@ -1,5 +1,7 @@
 export * from "./BlobStore.ts"
 export * from "./Db.ts"
 export * from "./Embedded.ts"
+export * from "./Listen.ts"
 export * from "./Migrations.ts"
+export * from "./ProgressChannel.ts"
 export type * from "./Schema.ts"
