@@ -33,6 +33,8 @@ export interface Config {
   readonly dbPoolSize: number
   /** Requests per minute per key or member; 0 = no limit. */
   readonly rateLimitPerMinute: number
+  /** Live GraphQL subscriptions per key or member, in each gateway process. */
+  readonly maxSubscriptionsPerKey: number
   readonly workerConcurrency: number
   readonly logLevel: LogLevelName
   readonly parsing: ParsingConfig
@@ -148,6 +150,12 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     default: "600",
     description:
       "Requests per minute per API key or signed-in member, shared by every API process (0 turns it off).",
+  },
+  {
+    name: "MAX_SUBSCRIPTIONS_PER_KEY",
+    default: "10",
+    description:
+      "Live GraphQL subscriptions (runProgress) an API key or signed-in member may hold at once, per gateway process.",
   },
   { name: "DB_POOL_SIZE", default: "10", description: "Database connections per process." },
   { name: "WORKER_CONCURRENCY", default: "2", description: "Tasks a worker runs at once." },
@@ -360,6 +368,7 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
   const sessionTtlHours = int("SESSION_TTL_HOURS", 12, 1, 8760)
   const dbPoolSize = int("DB_POOL_SIZE", 10, 1, 1000)
   const rateLimitPerMinute = int("RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000)
+  const maxSubscriptionsPerKey = int("MAX_SUBSCRIPTIONS_PER_KEY", 10, 1, 100_000)
   const workerConcurrency = int("WORKER_CONCURRENCY", 2, 1, 1000)
   let parsing: ParsingConfig = {
     timeoutSeconds: int("PARSE_TIMEOUT_SECONDS", 120, 1, 86_400),
@@ -454,6 +463,7 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     sessionTtlHours,
     dbPoolSize,
     rateLimitPerMinute,
+    maxSubscriptionsPerKey,
     workerConcurrency,
     logLevel: logLevel ?? "info",
     parsing,

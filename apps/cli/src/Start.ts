@@ -106,6 +106,17 @@ const webhookSettings = (config: Config) =>
     return settings
   })
 
+/** The gateway's (graphql-yoga's) log level for LOG_LEVEL. */
+const yogaLogLevels: Record<Config["logLevel"], NonNullable<GatewayOptions["logging"]>> = {
+  trace: "debug",
+  debug: "debug",
+  info: "info",
+  warning: "warn",
+  error: "error",
+  fatal: "error",
+  none: false,
+}
+
 /** What the GraphQL gateway needs, over this process's pool: the same settings as the REST API. */
 const gatewayOptions = (config: Config, db: Db["Type"], webhooks: WebhookSettings): GatewayOptions => ({
   dbUrl: db.url,
@@ -115,6 +126,8 @@ const gatewayOptions = (config: Config, db: Db["Type"], webhooks: WebhookSetting
   db: Layer.succeed(Db, db),
   webhooks,
   rateLimitPerMinute: config.rateLimitPerMinute,
+  maxSubscriptionsPerKey: config.maxSubscriptionsPerKey,
+  logging: yogaLogLevels[config.logLevel],
 })
 
 /** The built web application (apps/web/dist), if it has been built. */

@@ -30,6 +30,7 @@ describe("configuration", () => {
       sessionTtlHours: 12,
       dbPoolSize: 10,
       rateLimitPerMinute: 600,
+      maxSubscriptionsPerKey: 10,
       workerConcurrency: 2,
       logLevel: "info",
       parsing: {
@@ -60,6 +61,7 @@ describe("configuration", () => {
         FILE_URL_TTL_SECONDS: "60",
         SESSION_TTL_HOURS: "24",
         DB_POOL_SIZE: "3",
+        MAX_SUBSCRIPTIONS_PER_KEY: "25",
         WORKER_CONCURRENCY: "8",
         LOG_LEVEL: "WARN",
         PARSE_TIMEOUT_SECONDS: "30",
@@ -89,6 +91,7 @@ describe("configuration", () => {
       sessionTtlHours: 24,
       dbPoolSize: 3,
       rateLimitPerMinute: 600,
+      maxSubscriptionsPerKey: 25,
       workerConcurrency: 8,
       logLevel: "warning",
       parsing: {
@@ -143,6 +146,14 @@ describe("configuration", () => {
     )
     expect(() => parseConfig({ DATABASE_URL: "not a url" }, "/")).toThrow(/DATABASE_URL: not a URL/)
     expect(redactUrl("postgres://u:secret@h/db")).toBe("postgres://u:***@h/db")
+  })
+
+  it("reads MAX_SUBSCRIPTIONS_PER_KEY as a whole number of at least 1", () => {
+    expect(parseConfig({ MAX_SUBSCRIPTIONS_PER_KEY: "1" }, "/").maxSubscriptionsPerKey).toBe(1)
+    for (const raw of ["0", "-2", "1.5", "many"])
+      expect(() => parseConfig({ MAX_SUBSCRIPTIONS_PER_KEY: raw }, "/")).toThrow(
+        `MAX_SUBSCRIPTIONS_PER_KEY=${raw}: must be a whole number from 1 to 100000`,
+      )
   })
 
   it("reads SESSION_TTL_HOURS as whole hours from 1 to 8760", () => {

@@ -11,9 +11,11 @@ import {
   Documents,
   Folders,
   Launches,
+  LiveSubscriptionSettings,
   Members,
   OutputSchemas,
   Pages,
+  ProgressFeed,
   Projects,
   PublicUrl,
   RateLimitSettings,
@@ -22,8 +24,15 @@ import {
   WebhookConfig,
   Webhooks,
 } from "@dxs/services"
-import { Cookies, HttpApiBuilder, HttpApp } from "@effect/platform"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import {
+  Cookies,
+  HttpApiBuilder,
+  HttpBody,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse,
+} from "@effect/platform"
+import { Effect, Exit, Layer, ManagedRuntime, Stream } from "effect"
 import {
   type ASTVisitor,
   type FragmentDefinitionNode,
@@ -35,6 +44,7 @@ import {
 import { createYoga, maskError as defaultMaskError, type Plugin } from "graphql-yoga"
 import { complexityLimit, MAX_COST } from "./Complexity.ts"
 import { type GatewayRuntime, type GraphqlContext, makeContext, toGraphQLError } from "./Context.ts"
+import { type GatewayLogging, gatewayLogger } from "./Logging.ts"
 import { schema } from "./Schema.ts"
 
 /** Queries nested deeper than this many fields are rejected before they run. */
@@ -106,18 +116,21 @@ export const GatewayServicesLive = Layer.mergeAll(
   Documents.Default,
   Pages.Default,
   Webhooks.Default,
+  ProgressFeed.Default,
 )
 
 /** The GraphQL endpoint (graphql-yoga, no GraphiQL page) over a runtime of the services. */
 export const makeGraphqlHandler = (options: {
   readonly runtime: GatewayRuntime
   readonly graphqlEndpoint?: string
+  readonly logging?: GatewayLogging
 }) =>
   createYoga<object, GraphqlContext>({
     schema,
     graphqlEndpoint: options.graphqlEndpoint ?? "/graphql",
     graphiql: false,
     landingPage: false,
+    logging: gatewayLogger(options.logging),
     plugins: [depthLimitPlugin(MAX_DEPTH), complexityLimitPlugin(MAX_COST)],
     maskedErrors: {
       maskError: (error, message, isDev) => {
@@ -164,6 +177,13 @@ export interface GatewayOptions {
   readonly webhooks?: WebhookSettings
   /** Requests per minute per API key, shared with the REST API (unset: the default, 600). */
   readonly rateLimitPerMinute?: number
+  /** Live subscriptions per API key or member in this process (unset: the default, 10). */
+  readonly maxSubscriptionsPerKey?: number
+  /**
+   * Where errors and the like are logged (unset: graphql-yoga's console logger at info level). Errors a
+   * client causes are logged at debug level without a stack.
+   */
+  readonly logging?: GatewayLogging
 }
 
 /** A runtime of the services the resolvers call. */
@@ -184,8 +204,51 @@ export const makeGatewayRuntime = (options: GatewayOptions): GatewayRuntime =>
           ? Layer.empty
           : Layer.succeed(RateLimitSettings, { perMinute: options.rateLimitPerMinute }),
       ),
+      Layer.provideMerge(
+        options.maxSubscriptionsPerKey === undefined
+          ? Layer.empty
+          : Layer.succeed(LiveSubscriptionSettings, { maxPerSubject: options.maxSubscriptionsPerKey }),
+      ),
     ),
   )
+
+/**
+ * A web handler as a route, as `HttpApp.fromWebHandler`, except that the web request's signal also aborts
+ * when the client goes while the response is still streaming (a subscription), not only while the handler
+ * is working out the response: the standalone server's requests behave the same.
+ */
+const fromWebHandler = (handler: (request: Request) => Promise<Response>) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const controller = new AbortController()
+    const abort = Effect.sync(() => controller.abort())
+    const web = yield* HttpServerRequest.toWeb(request, { signal: controller.signal })
+    const response = yield* Effect.tryPromise({
+      try: () => handler(web),
+      catch: (cause) =>
+        new HttpServerError.RequestError({
+          request,
+          reason: "Transport",
+          cause,
+          description: "GraphQL handler",
+        }),
+    }).pipe(Effect.onInterrupt(() => abort))
+    const answer = HttpServerResponse.fromWeb(response)
+    const body = answer.body
+    if (body._tag !== "Stream") return answer
+    return HttpServerResponse.setBody(
+      answer,
+      HttpBody.stream(
+        Stream.ensuringWith(body.stream, (exit) => (Exit.isSuccess(exit) ? Effect.void : abort)),
+        body.contentType,
+        body.contentLength,
+      ),
+    )
+  })
+
+/** Ends the gateway's live subscriptions (their clients get `complete`); the runtime stays usable. */
+const endSubscriptions = (runtime: GatewayRuntime) =>
+  runtime.runPromise(Effect.flatMap(ProgressFeed, (feed) => feed.close))
 
 /**
  * `/graphql` as a route of an Effect HTTP API's router (the all-in-one process serves it beside the REST
@@ -200,12 +263,16 @@ export const graphqlRoute = (options: GatewayOptions) =>
           await r.runtime()
           return r
         }),
-        (r) => Effect.promise(() => r.dispose()),
+        // Live subscriptions end first, so that their responses complete before the server closes.
+        (r) => Effect.promise(() => endSubscriptions(r).finally(() => r.dispose())),
       )
-      const yoga = makeGraphqlHandler({ runtime })
+      const yoga = makeGraphqlHandler({
+        runtime,
+        ...(options.logging === undefined ? {} : { logging: options.logging }),
+      })
       yield* router.all(
         "/graphql",
-        HttpApp.fromWebHandler((request) => Promise.resolve(yoga.fetch(request))),
+        fromWebHandler((request) => Promise.resolve(yoga.fetch(request))),
       )
     }),
   )
@@ -216,7 +283,10 @@ export const startGraphqlServer = async (
 ): Promise<GraphqlServer> => {
   const runtime = makeGatewayRuntime(options)
   await runtime.runtime()
-  const yoga = makeGraphqlHandler({ runtime })
+  const yoga = makeGraphqlHandler({
+    runtime,
+    ...(options.logging === undefined ? {} : { logging: options.logging }),
+  })
   const server: Server = createServer(yoga)
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
@@ -228,7 +298,18 @@ export const startGraphqlServer = async (
     url: `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}/graphql`,
     port,
     close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      // No new connections; live subscriptions end (their clients get `complete`), requests in flight
+      // finish, and connections are closed as they fall idle (all of them after 10 s).
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      await endSubscriptions(runtime)
+      const idle = setInterval(() => server.closeIdleConnections(), 100)
+      const late = setTimeout(() => server.closeAllConnections(), 10_000)
+      try {
+        await closed
+      } finally {
+        clearInterval(idle)
+        clearTimeout(late)
+      }
       await runtime.dispose()
     },
   }

@@ -17,7 +17,7 @@ import {
   type TestApiOptions,
 } from "../../rest-api/test/harness.ts"
 import { type AgentVersion, agentVersion, projectRows } from "../../rest-api/test/seeding.ts"
-import { type GraphqlServer, startGraphqlServer } from "../src/index.ts"
+import { type GatewayOptions, type GraphqlServer, startGraphqlServer } from "../src/index.ts"
 
 /** A GraphQL answer. */
 export type Reply = { data?: any; errors?: Array<{ message: string; extensions?: any }> }
@@ -39,6 +39,10 @@ export interface GatewayTestOptions {
   readonly webhookKey?: WebhookSettings["encryptionKey"]
   /** Count the SQL statements the gateway sends (`Gateway.statements`). */
   readonly countStatements?: boolean
+  /** Where the gateway logs (default: graphql-yoga's console logger). */
+  readonly logging?: GatewayOptions["logging"]
+  /** Live subscriptions per API key or member (default: the gateway's, 10). */
+  readonly maxSubscriptionsPerKey?: number
 }
 
 /** The gateway's database handle: a pool on `dbUrl` that calls `counted` for every statement it sends. */
@@ -78,6 +82,10 @@ export const startGateway = async (options: GatewayTestOptions = {}): Promise<Ga
     // As the REST test API: suites are not throttled.
     rateLimitPerMinute: 100_000,
     ...(webhookKey === undefined ? {} : { webhooks: { encryptionKey: webhookKey, allowLoopback: false } }),
+    ...(options.logging === undefined ? {} : { logging: options.logging }),
+    ...(options.maxSubscriptionsPerKey === undefined
+      ? {}
+      : { maxSubscriptionsPerKey: options.maxSubscriptionsPerKey }),
     ...(options.countStatements
       ? {
           db: countingDb(api.dbUrl, () => {
