@@ -125,18 +125,28 @@ const streamer =
     const stop = () => {
       void source.return?.()
     }
-    signal?.addEventListener("abort", stop, { once: true })
-    let pending: IteratorResult<Item<A>> | undefined
-    try {
-      pending = await source.next()
-    } finally {
-      signal?.removeEventListener("abort", stop)
-    }
-    if (signal?.aborted) {
-      stop()
-      throw signal.reason
-    }
-    if (!pending.done && !pending.value.ok) throw pending.value.error
+    // The client may go before the first element: the stream stops then, and so does this wait.
+    const first = await new Promise<IteratorResult<Item<A>> | "aborted">((resolve, reject) => {
+      const onAbort = () => {
+        stop()
+        resolve("aborted")
+      }
+      if (signal?.aborted) return onAbort()
+      signal?.addEventListener("abort", onAbort, { once: true })
+      source.next().then(
+        (r) => {
+          signal?.removeEventListener("abort", onAbort)
+          resolve(r)
+        },
+        (e) => {
+          signal?.removeEventListener("abort", onAbort)
+          reject(e)
+        },
+      )
+    })
+    if (first === "aborted") throw signal?.reason ?? new Error("The client went away")
+    let pending: IteratorResult<Item<A>> | undefined = first
+    if (!first.done && !first.value.ok) throw first.value.error
     let finished = false
     const done = { done: true, value: undefined } as const
     const iterator: AsyncIterableIterator<B> = {

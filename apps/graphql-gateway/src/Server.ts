@@ -217,7 +217,7 @@ export const makeGatewayRuntime = (options: GatewayOptions): GatewayRuntime =>
  * when the client goes while the response is still streaming (a subscription), not only while the handler
  * is working out the response: the standalone server's requests behave the same.
  */
-const fromWebHandler = (handler: (request: Request) => Promise<Response>) =>
+export const fromWebHandler = (handler: (request: Request) => Promise<Response>) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const controller = new AbortController()
@@ -247,8 +247,8 @@ const fromWebHandler = (handler: (request: Request) => Promise<Response>) =>
   })
 
 /** Ends the gateway's live subscriptions (their clients get `complete`); the runtime stays usable. */
-const endSubscriptions = (runtime: GatewayRuntime) =>
-  runtime.runPromise(Effect.flatMap(ProgressFeed, (feed) => feed.close))
+const endSubscriptions = (runtime: GatewayRuntime): Promise<void> =>
+  runtime.runPromise(Effect.flatMap(ProgressFeed, (feed) => feed.close)).catch(() => undefined)
 
 /**
  * `/graphql` as a route of an Effect HTTP API's router (the all-in-one process serves it beside the REST
@@ -264,7 +264,7 @@ export const graphqlRoute = (options: GatewayOptions) =>
           return r
         }),
         // Live subscriptions end first, so that their responses complete before the server closes.
-        (r) => Effect.promise(() => endSubscriptions(r).finally(() => r.dispose())),
+        (r) => Effect.promise(() => endSubscriptions(r).then(() => r.dispose())),
       )
       const yoga = makeGraphqlHandler({
         runtime,

@@ -148,6 +148,40 @@ export const addDocumentRow = (db: Kysely<Database>, projectId: string) =>
     })
     .execute()
 
+/**
+ * Locks `table` against every reader until the returned function is called: a read of it waits meanwhile
+ * (see `lockWaiters`).
+ */
+export const holdLock = async (dbUrl: string, table: string): Promise<() => Promise<void>> => {
+  const db = makeKysely(dbUrl, 1)
+  let release!: () => void
+  const released = new Promise<void>((r) => {
+    release = r
+  })
+  let locked!: () => void
+  const isLocked = new Promise<void>((r) => {
+    locked = r
+  })
+  const done = db.transaction().execute(async (trx) => {
+    await sql`lock table ${sql.table(table)} in access exclusive mode`.execute(trx)
+    locked()
+    await released
+  })
+  await isLocked
+  return async () => {
+    release()
+    await done
+    await db.destroy()
+  }
+}
+
+/** Sessions of the database waiting for a lock. */
+export const lockWaiters = async (db: Kysely<Database>) =>
+  (
+    await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock'`.execute(db)
+  ).rows[0]!.n
+
 export interface LogLine {
   readonly level: "debug" | "info" | "warn" | "error"
   readonly args: ReadonlyArray<unknown>

@@ -8,6 +8,8 @@ import { makeKysely } from "@dxs/db"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import {
   addDocumentRow,
+  holdLock,
+  lockWaiters,
   openSse,
   PROGRESS,
   recordingLogger,
@@ -103,6 +105,47 @@ describe.each([
       expect(warnings.filter((w) => w.name === "MaxListenersExceededWarning")).toEqual([])
     } finally {
       await meter.close()
+      await db.destroy()
+      await stack.close()
+    }
+  })
+
+  it("stops a subscription whose client goes before its first state", async () => {
+    const stack = await start()
+    const db = makeKysely(stack.dbUrl, 1)
+    const subs: Array<Sse> = []
+    try {
+      const key = await stack.newKey("acme")
+      const project = await createProject(stack, key)
+      // The first read waits on a lock; the client goes meanwhile.
+      const release = await holdLock(stack.dbUrl, "documents")
+      try {
+        const abort = new AbortController()
+        const answer = fetch(stack.url, {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "text/event-stream", "x-api-key": key },
+          body: JSON.stringify({ query: PROGRESS, variables: { p: project } }),
+          signal: abort.signal,
+        }).catch(() => undefined)
+        await until("the first read to wait", async () => (await lockWaiters(db)) > 0)
+        abort.abort()
+        await answer
+      } finally {
+        await release()
+      }
+      // Its place is free: the key's ten subscriptions all open.
+      await until("ten subscriptions to open", async () => {
+        for (let i = 0; i < 10; i++) {
+          const s = await openSse(stack.url, key, PROGRESS, { p: project })
+          subs.push(s)
+          await until("an answer", () => s.events.length > 0)
+        }
+        const open = subs.every((s) => progressOf(s) !== undefined)
+        if (!open) await Promise.all(subs.splice(0).map((s) => s.stop()))
+        return open
+      })
+    } finally {
+      await Promise.all(subs.map((s) => s.stop()))
       await db.destroy()
       await stack.close()
     }
