@@ -1,8 +1,8 @@
 /**
  * What the gateway logs about errors. graphql-yoga logs every error it masks or recodes at error level
  * with its stack, which would let any client flood the log: the errors a client causes (the codes below,
- * and GraphQL's own refusals of a request) go to debug level in one line instead; anything else stays an
- * error with its stack.
+ * GraphQL's own refusals of a request, a client going away before its answer) go to debug level in one
+ * line instead; anything else stays an error with its stack.
  */
 import { GraphQLError } from "graphql"
 import { createLogger, type LogLevel, type YogaLogger } from "graphql-yoga"
@@ -35,6 +35,17 @@ export const clientErrorCode = (error: unknown): string | undefined => {
   return request ? "BAD_REQUEST" : undefined
 }
 
+/** A client that went away before its answer (an AbortError, possibly inside a GraphQL error). */
+const isAbort = (error: unknown): boolean => {
+  for (
+    let e: unknown = error;
+    e instanceof Error;
+    e = e instanceof GraphQLError ? e.originalError : undefined
+  )
+    if (e.name === "AbortError") return true
+  return false
+}
+
 /** Where the gateway logs: a yoga logger, a level of yoga's console logger, or on/off. */
 export type GatewayLogging = YogaLogger | LogLevel | boolean
 
@@ -51,7 +62,8 @@ export const gatewayLogger = (logging: GatewayLogging = true): YogaLogger => {
     error: (...args) => {
       const [error] = args
       const code = args.length === 1 ? clientErrorCode(error) : undefined
-      if (code !== undefined) {
+      if (args.length === 1 && isAbort(error)) logger.debug("Request aborted: the client went away")
+      else if (code !== undefined) {
         const { message, path } = error as GraphQLError
         logger.debug(`${code}${path === undefined ? "" : ` at ${path.join(".")}`}: ${message}`)
       } else logger.error(...args)

@@ -93,6 +93,8 @@ describe("the gateway's logger", () => {
         extensions: { http: { status: 400 } },
       }),
     )
+    // A client gone before its answer, as graphql-js locates the abort.
+    logger.error(new GraphQLError("aborted", { originalError: new DOMException("aborted", "AbortError") }))
     logger.info("kept")
     expect(
       recorded.lines.map((l) => [l.level, typeof l.args[0] === "string" ? l.args[0] : "an error"]),
@@ -101,6 +103,7 @@ describe("the gateway's logger", () => {
       ["error", "an error"],
       ["error", "an error"],
       ["debug", "BAD_REQUEST: a bad variable"],
+      ["debug", "Request aborted: the client went away"],
       ["info", "kept"],
     ])
     expect([...CLIENT_ERROR_CODES].sort()).toEqual(
