@@ -38,6 +38,8 @@ export interface Config {
   readonly signInAttemptsPerMinute: number
   /** Requests with refused credentials per minute per client address before they get 429. */
   readonly authFailuresPerMinute: number
+  /** Live GraphQL subscriptions per key or member, in each gateway process. */
+  readonly maxSubscriptionsPerKey: number
   readonly workerConcurrency: number
   readonly logLevel: LogLevelName
   readonly parsing: ParsingConfig
@@ -170,6 +172,12 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     default: "30",
     description:
       "Requests with a refused API key or session (or none) per minute per client address (the TCP peer), shared by every API process and GraphQL; beyond it they get 429 instead of 401. Valid keys are not affected.",
+  },
+  {
+    name: "MAX_SUBSCRIPTIONS_PER_KEY",
+    default: "10",
+    description:
+      "Live GraphQL subscriptions (runProgress) an API key or signed-in member may hold at once, per gateway process.",
   },
   { name: "DB_POOL_SIZE", default: "10", description: "Database connections per process." },
   { name: "WORKER_CONCURRENCY", default: "2", description: "Tasks a worker runs at once." },
@@ -418,6 +426,7 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
   const rateLimitPerMinute = int("RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000)
   const signInAttemptsPerMinute = int("SIGN_IN_ATTEMPTS_PER_MINUTE", 10, 1, 1_000_000)
   const authFailuresPerMinute = int("AUTH_FAILURES_PER_MINUTE", 30, 1, 1_000_000)
+  const maxSubscriptionsPerKey = int("MAX_SUBSCRIPTIONS_PER_KEY", 10, 1, 100_000)
   const workerConcurrency = int("WORKER_CONCURRENCY", 2, 1, 1000)
   let parsing: ParsingConfig = {
     timeoutSeconds: int("PARSE_TIMEOUT_SECONDS", 120, 1, 86_400),
@@ -525,6 +534,7 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     rateLimitPerMinute,
     signInAttemptsPerMinute,
     authFailuresPerMinute,
+    maxSubscriptionsPerKey,
     workerConcurrency,
     logLevel: logLevel ?? "info",
     parsing,

@@ -116,6 +116,16 @@ const authThrottleOf = (config: Config): AuthThrottleSettings["Type"] => ({
   signInAttemptsPerMinute: config.signInAttemptsPerMinute,
   authFailuresPerMinute: config.authFailuresPerMinute,
 })
+/** The gateway's (graphql-yoga's) log level for LOG_LEVEL. */
+const yogaLogLevels: Record<Config["logLevel"], NonNullable<GatewayOptions["logging"]>> = {
+  trace: "debug",
+  debug: "debug",
+  info: "info",
+  warning: "warn",
+  error: "error",
+  fatal: "error",
+  none: false,
+}
 
 /** What the GraphQL gateway needs, over this process's pool: the same settings as the REST API. */
 const gatewayOptions = (config: Config, db: Db["Type"], webhooks: WebhookSettings): GatewayOptions => ({
@@ -129,6 +139,8 @@ const gatewayOptions = (config: Config, db: Db["Type"], webhooks: WebhookSetting
   authThrottle: authThrottleOf(config),
   limits: config.limits,
   http: config.http,
+  maxSubscriptionsPerKey: config.maxSubscriptionsPerKey,
+  logging: yogaLogLevels[config.logLevel],
 })
 
 /** The built web application (apps/web/dist), if it has been built. */

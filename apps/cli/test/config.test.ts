@@ -32,6 +32,7 @@ describe("configuration", () => {
       rateLimitPerMinute: 600,
       signInAttemptsPerMinute: 10,
       authFailuresPerMinute: 30,
+      maxSubscriptionsPerKey: 10,
       workerConcurrency: 2,
       logLevel: "info",
       parsing: {
@@ -71,6 +72,7 @@ describe("configuration", () => {
         DB_POOL_SIZE: "3",
         SIGN_IN_ATTEMPTS_PER_MINUTE: "5",
         AUTH_FAILURES_PER_MINUTE: "50",
+        MAX_SUBSCRIPTIONS_PER_KEY: "25",
         WORKER_CONCURRENCY: "8",
         LOG_LEVEL: "WARN",
         PARSE_TIMEOUT_SECONDS: "30",
@@ -108,6 +110,7 @@ describe("configuration", () => {
       rateLimitPerMinute: 600,
       signInAttemptsPerMinute: 5,
       authFailuresPerMinute: 50,
+      maxSubscriptionsPerKey: 25,
       workerConcurrency: 8,
       logLevel: "warning",
       parsing: {
@@ -169,6 +172,14 @@ describe("configuration", () => {
     )
     expect(() => parseConfig({ DATABASE_URL: "not a url" }, "/")).toThrow(/DATABASE_URL: not a URL/)
     expect(redactUrl("postgres://u:secret@h/db")).toBe("postgres://u:***@h/db")
+  })
+
+  it("reads MAX_SUBSCRIPTIONS_PER_KEY as a whole number of at least 1", () => {
+    expect(parseConfig({ MAX_SUBSCRIPTIONS_PER_KEY: "1" }, "/").maxSubscriptionsPerKey).toBe(1)
+    for (const raw of ["0", "-2", "1.5", "many"])
+      expect(() => parseConfig({ MAX_SUBSCRIPTIONS_PER_KEY: raw }, "/")).toThrow(
+        `MAX_SUBSCRIPTIONS_PER_KEY=${raw}: must be a whole number from 1 to 100000`,
+      )
   })
 
   it("reads SESSION_TTL_HOURS as whole hours from 1 to 8760", () => {

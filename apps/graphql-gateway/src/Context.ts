@@ -15,11 +15,13 @@ import {
   NotFound,
   type OutputSchemas,
   Pages,
+  type ProgressFeed,
   Projects,
   Results,
+  requestSubject,
 } from "@dxs/services"
 import DataLoader from "dataloader"
-import { Cause, Effect, Exit, type ManagedRuntime, Option } from "effect"
+import { Cause, Effect, Exit, type ManagedRuntime, Option, Stream } from "effect"
 import { GraphQLError } from "graphql"
 import { createGraphQLError } from "graphql-yoga"
 
@@ -39,6 +41,7 @@ export type GatewayServices =
   | Results
   | OutputSchemas
   | import("@dxs/services").Webhooks
+  | ProgressFeed
 
 export type GatewayRuntime = ManagedRuntime.ManagedRuntime<GatewayServices, unknown>
 
@@ -77,15 +80,99 @@ export const toGraphQLError = (e: unknown): GraphQLError | undefined => {
   })
 }
 
+/** What a failed use-case throws: typed failures as coded GraphQL errors; defects stay masked. */
+const errorOf = (cause: Cause.Cause<unknown>): unknown => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) return toGraphQLError(failure.value) ?? new Error("Unexpected failure")
+  return badInput(Cause.squash(cause)) ?? Cause.squash(cause)
+}
+
 /** Runs a use-case for the organisation; typed failures become coded GraphQL errors, defects stay masked. */
 const runner =
   (runtime: GatewayRuntime, org: CurrentOrganization["Type"]) =>
   async <A, E>(effect: Effect.Effect<A, E, GatewayServices | CurrentOrganization>): Promise<A> => {
     const exit = await runtime.runPromiseExit(Effect.provideService(effect, CurrentOrganization, org))
     if (Exit.isSuccess(exit)) return exit.value
-    const failure = Cause.failureOption(exit.cause)
-    if (Option.isSome(failure)) throw toGraphQLError(failure.value) ?? new Error("Unexpected failure")
-    throw badInput(Cause.squash(exit.cause)) ?? Cause.squash(exit.cause)
+    throw errorOf(exit.cause)
+  }
+
+type Item<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: Error }
+
+const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)))
+
+/**
+ * Serves a use-case's stream as a subscription's event stream, each element `wrap`ped. The first
+ * element is awaited here, so a subscription that cannot start (NOT_FOUND, RATE_LIMITED…) fails as a
+ * whole; a later failure is pushed as a last event (`wrap` of its coded error). The stream runs until it
+ * ends or the client goes (`return()`, or `signal` before the first element), which interrupts it at
+ * once, so its finalizers give back what it held; a stream interrupted by the server's shutdown just ends.
+ */
+const streamer =
+  (runtime: GatewayRuntime, org: CurrentOrganization["Type"]) =>
+  async <A, E, B>(
+    stream: Stream.Stream<A, E, GatewayServices | CurrentOrganization>,
+    wrap: (value: A | Error) => B,
+    signal?: AbortSignal,
+  ): Promise<AsyncIterableIterator<B>> => {
+    const items: Stream.Stream<Item<A>, never, GatewayServices> = stream.pipe(
+      Stream.provideService(CurrentOrganization, org),
+      Stream.map((value): Item<A> => ({ ok: true, value })),
+      Stream.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Stream.empty
+          : Stream.succeed<Item<A>>({ ok: false, error: asError(errorOf(cause)) }),
+      ),
+    )
+    const source = Stream.toAsyncIterableRuntime(items, await runtime.runtime())[Symbol.asyncIterator]()
+    const stop = () => {
+      void source.return?.()
+    }
+    // The client may go before the first element: the stream stops then, and so does this wait.
+    const first = await new Promise<IteratorResult<Item<A>> | "aborted">((resolve, reject) => {
+      const onAbort = () => {
+        stop()
+        resolve("aborted")
+      }
+      if (signal?.aborted) return onAbort()
+      signal?.addEventListener("abort", onAbort, { once: true })
+      source.next().then(
+        (r) => {
+          signal?.removeEventListener("abort", onAbort)
+          resolve(r)
+        },
+        (e) => {
+          signal?.removeEventListener("abort", onAbort)
+          reject(e)
+        },
+      )
+    })
+    if (first === "aborted") throw signal?.reason ?? new Error("The client went away")
+    let pending: IteratorResult<Item<A>> | undefined = first
+    if (!first.done && !first.value.ok) throw first.value.error
+    let finished = false
+    const done = { done: true, value: undefined } as const
+    const iterator: AsyncIterableIterator<B> = {
+      [Symbol.asyncIterator]: () => iterator,
+      next: async () => {
+        if (finished) return done
+        const r = pending ?? (await source.next())
+        pending = undefined
+        if (r.done) {
+          finished = true
+          return done
+        }
+        if (r.value.ok) return { done: false, value: wrap(r.value.value) }
+        finished = true
+        stop()
+        return { done: false, value: wrap(r.value.error) }
+      },
+      return: async () => {
+        finished = true
+        await source.return?.()
+        return done
+      },
+    }
+    return iterator
   }
 
 /**
@@ -170,6 +257,10 @@ export const makeLoaders = (run: Run) => ({
 
 export interface GraphqlContext {
   readonly run: Run
+  /** Serves a use-case's stream as a subscription (see `streamer`). */
+  readonly live: ReturnType<typeof streamer>
+  /** Whose live-subscription places the request uses: its API key's, or its member's. */
+  readonly subject: string
   readonly loaders: ReturnType<typeof makeLoaders>
 }
 
@@ -207,5 +298,10 @@ export const makeContext = async (
     throw Cause.squash(exit.cause)
   }
   const run = runner(runtime, exit.value)
-  return { run, loaders: makeLoaders(run) }
+  return {
+    run,
+    live: streamer(runtime, exit.value),
+    subject: requestSubject(credentials, exit.value),
+    loaders: makeLoaders(run),
+  }
 }

@@ -15,10 +15,12 @@ import {
   Folders,
   type HttpServerSettings,
   Launches,
+  LiveSubscriptionSettings,
   limitServer,
   Members,
   OutputSchemas,
   Pages,
+  ProgressFeed,
   Projects,
   PublicUrl,
   RateLimitSettings,
@@ -28,8 +30,15 @@ import {
   WebhookConfig,
   Webhooks,
 } from "@dxs/services"
-import { Cookies, HttpApiBuilder, HttpApp, HttpServerRequest } from "@effect/platform"
-import { Effect, Layer, ManagedRuntime, Option } from "effect"
+import {
+  Cookies,
+  HttpApiBuilder,
+  HttpBody,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse,
+} from "@effect/platform"
+import { Effect, Exit, Layer, ManagedRuntime, Option, Stream } from "effect"
 import {
   type ASTVisitor,
   type FragmentDefinitionNode,
@@ -42,6 +51,7 @@ import { createYoga, maskError as defaultMaskError, type Plugin } from "graphql-
 import { complexityLimit, MAX_COST } from "./Complexity.ts"
 import { type GatewayRuntime, type GraphqlContext, makeContext, toGraphQLError } from "./Context.ts"
 import { type GraphqlInputLimits, inputLimitsPlugin } from "./InputLimits.ts"
+import { type GatewayLogging, gatewayLogger } from "./Logging.ts"
 import { schema } from "./Schema.ts"
 
 const defaultGraphqlInputLimits: GraphqlInputLimits = {
@@ -118,6 +128,7 @@ export const GatewayServicesLive = Layer.mergeAll(
   Documents.Default,
   Pages.Default,
   Webhooks.Default,
+  ProgressFeed.Default,
 )
 
 /**
@@ -135,12 +146,14 @@ export const makeGraphqlHandler = (options: {
   readonly graphqlEndpoint?: string
   /** Body size and nesting limits (default: MAX_JSON_BYTES and MAX_JSON_DEPTH's defaults). */
   readonly limits?: GraphqlInputLimits | undefined
+  readonly logging?: GatewayLogging
 }) =>
   createYoga<GatewayServerContext, GraphqlContext>({
     schema,
     graphqlEndpoint: options.graphqlEndpoint ?? "/graphql",
     graphiql: false,
     landingPage: false,
+    logging: gatewayLogger(options.logging),
     // Only JSON POST and GET: no multipart (GraphQL file uploads) and no batching.
     multipart: false,
     plugins: [
@@ -201,6 +214,13 @@ export interface GatewayOptions {
   readonly limits?: GraphqlInputLimits
   /** Timeouts and connections per client of the standalone server (unset: the defaults). */
   readonly http?: HttpServerSettings
+  /** Live subscriptions per API key or member in this process (unset: the default, 10). */
+  readonly maxSubscriptionsPerKey?: number
+  /**
+   * Where errors and the like are logged (unset: graphql-yoga's console logger at info level). Errors a
+   * client causes are logged at debug level without a stack.
+   */
+  readonly logging?: GatewayLogging
 }
 
 /** A runtime of the services the resolvers call. */
@@ -226,8 +246,51 @@ export const makeGatewayRuntime = (options: GatewayOptions): GatewayRuntime =>
           ? Layer.empty
           : Layer.succeed(AuthThrottleSettings, options.authThrottle),
       ),
+      Layer.provideMerge(
+        options.maxSubscriptionsPerKey === undefined
+          ? Layer.empty
+          : Layer.succeed(LiveSubscriptionSettings, { maxPerSubject: options.maxSubscriptionsPerKey }),
+      ),
     ),
   )
+
+/**
+ * A web handler as a route, as `HttpApp.fromWebHandler`, except that the web request's signal also aborts
+ * when the client goes while the response is still streaming (a subscription), not only while the handler
+ * is working out the response: the standalone server's requests behave the same.
+ */
+export const fromWebHandler = (handler: (request: Request) => Promise<Response>) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const controller = new AbortController()
+    const abort = Effect.sync(() => controller.abort())
+    const web = yield* HttpServerRequest.toWeb(request, { signal: controller.signal })
+    const response = yield* Effect.tryPromise({
+      try: () => handler(web),
+      catch: (cause) =>
+        new HttpServerError.RequestError({
+          request,
+          reason: "Transport",
+          cause,
+          description: "GraphQL handler",
+        }),
+    }).pipe(Effect.onInterrupt(() => abort))
+    const answer = HttpServerResponse.fromWeb(response)
+    const body = answer.body
+    if (body._tag !== "Stream") return answer
+    return HttpServerResponse.setBody(
+      answer,
+      HttpBody.stream(
+        Stream.ensuringWith(body.stream, (exit) => (Exit.isSuccess(exit) ? Effect.void : abort)),
+        body.contentType,
+        body.contentLength,
+      ),
+    )
+  })
+
+/** Ends the gateway's live subscriptions (their clients get `complete`); the runtime stays usable. */
+const endSubscriptions = (runtime: GatewayRuntime): Promise<void> =>
+  runtime.runPromise(Effect.flatMap(ProgressFeed, (feed) => feed.close)).catch(() => undefined)
 
 /**
  * `/graphql` as a route of an Effect HTTP API's router (the all-in-one process serves it beside the REST
@@ -242,15 +305,20 @@ export const graphqlRoute = (options: GatewayOptions) =>
           await r.runtime()
           return r
         }),
-        (r) => Effect.promise(() => r.dispose()),
+        // Live subscriptions end first, so that their responses complete before the server closes.
+        (r) => Effect.promise(() => endSubscriptions(r).then(() => r.dispose())),
       )
-      const yoga = makeGraphqlHandler({ runtime, limits: options.limits })
+      const yoga = makeGraphqlHandler({
+        runtime,
+        limits: options.limits,
+        ...(options.logging === undefined ? {} : { logging: options.logging }),
+      })
       yield* router.all(
         "/graphql",
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
           // The TCP peer of the connection: the Fetch API request made from it no longer carries it.
           const clientAddress = Option.getOrUndefined(request.remoteAddress)
-          return HttpApp.fromWebHandler((web) => Promise.resolve(yoga.fetch(web, { clientAddress })))
+          return fromWebHandler((web) => Promise.resolve(yoga.fetch(web, { clientAddress })))
         }),
       )
     }),
@@ -262,7 +330,11 @@ export const startGraphqlServer = async (
 ): Promise<GraphqlServer> => {
   const runtime = makeGatewayRuntime(options)
   await runtime.runtime()
-  const yoga = makeGraphqlHandler({ runtime, limits: options.limits })
+  const yoga = makeGraphqlHandler({
+    runtime,
+    limits: options.limits,
+    ...(options.logging === undefined ? {} : { logging: options.logging }),
+  })
   const http = options.http ?? defaultHttpServerSettings
   const server: Server = limitServer(createServer(serverOptions(http), yoga), http)
   await new Promise<void>((resolve, reject) => {
@@ -275,7 +347,18 @@ export const startGraphqlServer = async (
     url: `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}/graphql`,
     port,
     close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      // No new connections; live subscriptions end (their clients get `complete`), requests in flight
+      // finish, and connections are closed as they fall idle (all of them after 10 s).
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      await endSubscriptions(runtime)
+      const idle = setInterval(() => server.closeIdleConnections(), 100)
+      const late = setTimeout(() => server.closeAllConnections(), 10_000)
+      try {
+        await closed
+      } finally {
+        clearInterval(idle)
+        clearTimeout(late)
+      }
       await runtime.dispose()
     },
   }

@@ -17,7 +17,7 @@ import {
   type TestApiOptions,
 } from "../../rest-api/test/harness.ts"
 import { type AgentVersion, agentVersion, projectRows } from "../../rest-api/test/seeding.ts"
-import { type GraphqlServer, startGraphqlServer } from "../src/index.ts"
+import { type GatewayOptions, type GraphqlServer, startGraphqlServer } from "../src/index.ts"
 
 /** A GraphQL answer. */
 export type Reply = { data?: any; errors?: Array<{ message: string; extensions?: any }> }
@@ -41,6 +41,10 @@ export interface GatewayTestOptions {
   readonly countStatements?: boolean
   /** Refused credentials per minute per client address, in both processes (default: 100,000). */
   readonly authFailuresPerMinute?: number
+  /** Where the gateway logs (default: graphql-yoga's console logger). */
+  readonly logging?: GatewayOptions["logging"]
+  /** Live subscriptions per API key or member (default: the gateway's, 10). */
+  readonly maxSubscriptionsPerKey?: number
 }
 
 /** The gateway's database handle: a pool on `dbUrl` that calls `counted` for every statement it sends. */
@@ -83,6 +87,10 @@ export const startGateway = async (options: GatewayTestOptions = {}): Promise<Ga
     rateLimitPerMinute: 100_000,
     authThrottle: { signInAttemptsPerMinute: 100_000, authFailuresPerMinute },
     ...(webhookKey === undefined ? {} : { webhooks: { encryptionKey: webhookKey, allowLoopback: false } }),
+    ...(options.logging === undefined ? {} : { logging: options.logging }),
+    ...(options.maxSubscriptionsPerKey === undefined
+      ? {}
+      : { maxSubscriptionsPerKey: options.maxSubscriptionsPerKey }),
     ...(options.countStatements
       ? {
           db: countingDb(api.dbUrl, () => {

@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from "kysely"
-import pg from "pg"
 import type { Conn } from "./Db.ts"
+import { listen } from "./Listen.ts"
 import type { Database, TaskRow } from "./Schema.ts"
 
 /**
@@ -295,66 +295,9 @@ export const taskStats = async (db: Conn, projectId: string): Promise<TaskStats>
 }
 
 /**
- * Calls `onNotify(kind)` whenever a task is enqueued (any process). LISTEN needs a connection of its own,
- * so this opens a dedicated `pg.Client`; if that connection drops it reconnects (after 1 s, then
- * backing off to 30 s) and calls `onNotify("")` once reconnected, since notifications may have been
+ * Calls `onNotify(kind)` whenever a task is enqueued (any process), on a connection of its own (see
+ * `listen`); after a lost connection is back, calls `onNotify("")` once, since notifications may have been
  * missed meanwhile. Resolves once listening; the returned function stops it.
  */
-export const listenForTasks = async (
-  url: string,
-  onNotify: (kind: string) => void,
-): Promise<() => Promise<void>> => {
-  let stopped = false
-  let client: pg.Client | undefined
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let failures = 0
-
-  const connect = async (): Promise<void> => {
-    const c = new pg.Client({ connectionString: url })
-    client = c
-    let lost = false
-    const onLost = () => {
-      if (lost) return
-      lost = true
-      c.end().catch(() => undefined)
-      if (stopped) return
-      failures += 1
-      timer = setTimeout(reconnect, Math.min(30_000, 1_000 * 2 ** (failures - 1)))
-    }
-    c.on("error", onLost)
-    c.on("end", onLost)
-    c.on("notification", (n) => {
-      if (n.channel === TASKS_CHANNEL) onNotify(n.payload ?? "")
-    })
-    try {
-      await c.connect()
-      await c.query(`listen ${TASKS_CHANNEL}`)
-    } catch (e) {
-      onLost()
-      throw e
-    }
-    failures = 0
-  }
-
-  const reconnect = () => {
-    timer = undefined
-    if (stopped) return
-    connect().then(
-      () => onNotify(""),
-      () => undefined,
-    )
-  }
-
-  try {
-    await connect()
-  } catch (e) {
-    stopped = true
-    if (timer) clearTimeout(timer)
-    throw e
-  }
-  return async () => {
-    stopped = true
-    if (timer) clearTimeout(timer)
-    await client?.end().catch(() => undefined)
-  }
-}
+export const listenForTasks = (url: string, onNotify: (kind: string) => void): Promise<() => Promise<void>> =>
+  listen(url, TASKS_CHANNEL, { onNotify, onReconnect: () => onNotify("") })

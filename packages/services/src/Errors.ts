@@ -73,6 +73,25 @@ export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()(
   }
 }
 
+/** Every live subscription (a stream of changes) a key or member may hold at once is open. */
+export class TooManySubscriptions extends Schema.TaggedError<TooManySubscriptions>()(
+  "TooManySubscriptions",
+  problem,
+  HttpApiSchema.annotations({
+    status: 429,
+    description: "This API key or member already holds as many live subscriptions as it may; end one first",
+  }),
+) {
+  static of(limit: number) {
+    return new TooManySubscriptions({
+      type: typeUri("too-many-subscriptions"),
+      title: "Too many live subscriptions",
+      status: 429,
+      detail: `This API key or member already has ${limit} live subscriptions, the most it may hold at once; end one first`,
+    })
+  }
+}
+
 export class NotFound extends Schema.TaggedError<NotFound>()(
   "NotFound",
   problem,

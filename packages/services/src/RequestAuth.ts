@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect"
 import { ApiKeys } from "./ApiKeys.ts"
+import type { CurrentOrganization } from "./CurrentOrganization.ts"
 import { Forbidden, Unauthorized } from "./Errors.ts"
 import { Members, sameSecret } from "./Members.ts"
 import { consumeRequest, keySubject, memberSubject, refuseCredentials } from "./RateLimits.ts"
@@ -66,3 +67,15 @@ export const authenticateRequest = (request: {
       member: { id: session.member.id, email: session.member.email },
     }
   })
+
+/**
+ * Whose limits an authenticated request counts against (as `authenticateRequest` decided): its API key's
+ * when it sent one, else its member's.
+ */
+export const requestSubject = (
+  request: { readonly apiKey: string | undefined },
+  organization: CurrentOrganization["Type"],
+): string =>
+  request.apiKey !== undefined && request.apiKey !== ""
+    ? keySubject(request.apiKey)
+    : memberSubject(organization.member?.id ?? "")
