@@ -11,6 +11,7 @@ import type { HttpServerSettings } from "@dxs/services"
  */
 
 export type LogLevelName = "trace" | "debug" | "info" | "warning" | "error" | "fatal" | "none"
+export type LogFormat = "json" | "pretty"
 
 export interface Config {
   readonly port: number
@@ -42,6 +43,9 @@ export interface Config {
   readonly maxSubscriptionsPerKey: number
   readonly workerConcurrency: number
   readonly logLevel: LogLevelName
+  readonly logFormat: LogFormat
+  /** Where `/metrics` is served (Prometheus text format); undefined: nowhere. */
+  readonly metrics: { readonly port: number; readonly host: string } | undefined
   readonly parsing: ParsingConfig
   readonly llm: LlmConfig
   /** The web search of agents with `enable_web_search`; undefined: not configured (documents only). */
@@ -300,6 +304,23 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     description: "Open HTTP connections per client address; more are closed as they arrive.",
   },
   {
+    name: "LOG_FORMAT",
+    default: "pretty at a terminal, else json",
+    description:
+      "json (one object per line: time, level, message and fields such as request_id) or pretty (one readable line per entry).",
+  },
+  {
+    name: "METRICS_PORT",
+    default: "(unset: no metrics endpoint)",
+    description:
+      "Serve GET /metrics (Prometheus text format) on this port, apart from the API (0 picks a free port).",
+  },
+  {
+    name: "METRICS_HOST",
+    default: "127.0.0.1",
+    description: "Interface the metrics endpoint binds (0.0.0.0 to let a Prometheus elsewhere scrape it).",
+  },
+  {
     name: "LOG_LEVEL",
     default: "info",
     description: "Least severe log level printed: trace, debug, info, warning, error, fatal or none.",
@@ -351,7 +372,11 @@ export const redactUrl = (url: string): string => {
  * Validates an environment. `cwd` is the directory relative paths are resolved against.
  * Empty values count as unset. Throws a ConfigError listing every bad value.
  */
-export const parseConfig = (env: Readonly<Record<string, string | undefined>>, cwd: string): Config => {
+export const parseConfig = (
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+  terminal = false,
+): Config => {
   const problems: string[] = []
   const get = (name: string): string | undefined => {
     const v = env[name]?.trim()
@@ -517,6 +542,21 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     problems.push(`LOG_LEVEL=${rawLevel}: must be one of trace, debug, info, warning, error, fatal, none`)
   }
 
+  const rawFormat = get("LOG_FORMAT")?.toLowerCase()
+  const logFormat: LogFormat =
+    rawFormat === undefined
+      ? terminal
+        ? "pretty"
+        : "json"
+      : rawFormat === "text"
+        ? "pretty"
+        : (rawFormat as LogFormat)
+  if (logFormat !== "json" && logFormat !== "pretty")
+    problems.push(`LOG_FORMAT=${rawFormat}: must be json or pretty`)
+  const metricsPort = get("METRICS_PORT") === undefined ? undefined : int("METRICS_PORT", 0, 0, 65535)
+  const metrics =
+    metricsPort === undefined ? undefined : { port: metricsPort, host: get("METRICS_HOST") ?? "127.0.0.1" }
+
   if (problems.length > 0) throw new ConfigError(problems)
   return {
     port,
@@ -537,6 +577,8 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
     maxSubscriptionsPerKey,
     workerConcurrency,
     logLevel: logLevel ?? "info",
+    logFormat,
+    metrics,
     parsing,
     llm,
     webSearch,
@@ -553,7 +595,8 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>, c
 export const invocationDir = (): string => process.env.INIT_CWD || process.cwd()
 
 /** Reads and validates the process environment. Throws a ConfigError. */
-export const readConfig = (): Config => parseConfig(process.env, invocationDir())
+export const readConfig = (): Config =>
+  parseConfig(process.env, invocationDir(), process.stderr.isTTY === true)
 
 /** The public base URL once the server's real port is known. */
 export const publicUrlFor = (config: Config, boundPort: number): string =>

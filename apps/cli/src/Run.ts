@@ -57,11 +57,14 @@ export const run = (command: Runnable, config: Config) => {
     for (const listener of process.listeners(signal)) process.removeListener(signal, listener)
   }
   process.once("SIGHUP", () => process.kill(process.pid, "SIGTERM"))
-  NodeRuntime.runMain(program(command, config).pipe(Effect.provide(loggingLayer(config.logLevel))), {
-    disableErrorReporting: true,
-    disablePrettyLogger: true,
-    teardown,
-  })
+  NodeRuntime.runMain(
+    program(command, config).pipe(Effect.provide(loggingLayer(config.logLevel, config.logFormat))),
+    {
+      disableErrorReporting: true,
+      disablePrettyLogger: true,
+      teardown,
+    },
+  )
   // One Ctrl-C reaches this process several times (from the terminal, and relayed by pnpm and tsx, whose
   // relay exits the process when nothing else listens). runMain handles the first signal; repeats within a
   // second are the same Ctrl-C and ignored; a later one forces the exit.

@@ -1,9 +1,12 @@
 import { existsSync } from "node:fs"
 import * as fs from "node:fs/promises"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Database, Db, fileBlobStore, fileBlobStoreLayer } from "@dxs/db"
+import { metricsRegistry, watchQueueDepth } from "@dxs/db/Metrics"
 import { type GatewayOptions, graphqlRoute, startGraphqlServer } from "@dxs/graphql-gateway/Server"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import { localModel } from "@dxs/pipeline/llm/Local"
@@ -286,6 +289,51 @@ const workerLayer = (config: Config, webhooks: WebhookSettings) =>
   )
 
 /**
+ * GET /metrics (Prometheus text format) on METRICS_HOST:METRICS_PORT, apart from the API so that it needs
+ * no key and can stay on a private interface. The queue's depth is read from the database at each scrape.
+ */
+const metricsLayer = (config: Config) =>
+  config.metrics === undefined
+    ? Layer.empty
+    : Layer.scopedDiscard(
+        Effect.gen(function* () {
+          const { host, port } = config.metrics!
+          const { kysely } = yield* Db
+          watchQueueDepth(kysely)
+          const server = createServer((req, res) => {
+            if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== "/metrics") {
+              res.writeHead(404, { "content-type": "text/plain" }).end("GET /metrics\n")
+              return
+            }
+            metricsRegistry.metrics().then(
+              (body) => res.writeHead(200, { "content-type": metricsRegistry.contentType }).end(body),
+              (e) => res.writeHead(500, { "content-type": "text/plain" }).end(`${String(e)}\n`),
+            )
+          })
+          const bound = yield* Effect.acquireRelease(
+            Effect.async<number, CliError>((resume) => {
+              server.once("error", (e) =>
+                resume(
+                  Effect.fail(
+                    new CliError({
+                      message: `cannot listen on ${host}:${port} for metrics: ${e.message}`,
+                      exitCode: 1,
+                    }),
+                  ),
+                ),
+              )
+              server.listen(port, host, () => resume(Effect.succeed((server.address() as AddressInfo).port)))
+            }),
+            () =>
+              Effect.async<void>((resume) => {
+                server.close(() => resume(Effect.void))
+              }),
+          )
+          yield* Effect.log(`metrics on http://${hostForUrl(host)}:${bound}/metrics`)
+        }),
+      )
+
+/**
  * `dxs start`: migrations, then the REST API, the GraphQL gateway and/or a worker, until SIGINT/SIGTERM. Shutdown runs the
  * layers' finalizers in reverse: HTTP server and worker first, then the pool, then the embedded server.
  */
@@ -314,7 +362,9 @@ export const start = (config: Config, mode: StartMode) =>
         ),
       ),
     )
-    return yield* Layer.launch(Layer.merge(services, describeDb).pipe(Layer.provide(migratedDbLayer(config))))
+    return yield* Layer.launch(
+      Layer.mergeAll(services, describeDb, metricsLayer(config)).pipe(Layer.provide(migratedDbLayer(config))),
+    )
   }).pipe(
     Effect.catchTag("ServeError", (e) =>
       Effect.fail(

@@ -35,6 +35,8 @@ describe("configuration", () => {
       maxSubscriptionsPerKey: 10,
       workerConcurrency: 2,
       logLevel: "info",
+      logFormat: "json",
+      metrics: undefined,
       parsing: {
         timeoutSeconds: 120,
         memoryMb: 1024,
@@ -75,6 +77,9 @@ describe("configuration", () => {
         MAX_SUBSCRIPTIONS_PER_KEY: "25",
         WORKER_CONCURRENCY: "8",
         LOG_LEVEL: "WARN",
+        LOG_FORMAT: "pretty",
+        METRICS_PORT: "9464",
+        METRICS_HOST: "0.0.0.0",
         PARSE_TIMEOUT_SECONDS: "30",
         PARSE_MEMORY_MB: "256",
         MAX_PAGES: "50",
@@ -113,6 +118,8 @@ describe("configuration", () => {
       maxSubscriptionsPerKey: 25,
       workerConcurrency: 8,
       logLevel: "warning",
+      logFormat: "pretty",
+      metrics: { port: 9464, host: "0.0.0.0" },
       parsing: {
         timeoutSeconds: 30,
         memoryMb: 256,
@@ -137,6 +144,14 @@ describe("configuration", () => {
     })
     expect(parseConfig({ DATA_DIR: "/d" }, "/x").blobDir).toBe("/d/blobs")
     expect(parseConfig({ PORT: "" }, "/x").port).toBe(8080)
+  })
+
+  it("logs pretty lines at a terminal and JSON lines otherwise, unless LOG_FORMAT says", () => {
+    expect(parseConfig({}, "/x", true).logFormat).toBe("pretty")
+    expect(parseConfig({}, "/x", false).logFormat).toBe("json")
+    expect(parseConfig({ LOG_FORMAT: "json" }, "/x", true).logFormat).toBe("json")
+    expect(() => parseConfig({ LOG_FORMAT: "xml" }, "/x")).toThrow(/LOG_FORMAT=xml: must be json or pretty/)
+    expect(parseConfig({ METRICS_PORT: "0" }, "/x").metrics).toEqual({ port: 0, host: "127.0.0.1" })
   })
 
   it("reports every bad value at once, without printing passwords", () => {

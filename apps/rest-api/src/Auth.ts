@@ -13,6 +13,7 @@ import {
 } from "@dxs/services"
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import { noteOrganization } from "./RequestLog.ts"
 
 export const sessionSecurity = HttpApiSecurity.apiKey({ key: SESSION_COOKIE, in: "cookie" })
 
@@ -65,6 +66,7 @@ export const AuthenticationLive = Layer.effect(
           if (apiKey === "") return yield* Unauthorized.of("The X-API-Key header is required")
           return yield* provide(authenticateKey(apiKey, clientAddressOf(request))).pipe(
             Effect.tapError((refusal) => Effect.sync(() => keyRefusals.set(request, refusal))),
+            Effect.tap((org) => Effect.sync(() => noteOrganization(request, org.id))),
           )
         }),
       // Tried when the API key is missing or refused: the session, else the API key's own answer (its
@@ -84,7 +86,7 @@ export const AuthenticationLive = Layer.effect(
               method: request.method,
               clientAddress: clientAddressOf(request),
             }),
-          )
+          ).pipe(Effect.tap((org) => Effect.sync(() => noteOrganization(request, org.id))))
         }),
     }
   }),

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage } from "node:http"
+import { httpRequestSeconds, httpRequests, routeOf } from "@dxs/db/Metrics"
 import {
   type InputIssue,
   inputIssue,
@@ -15,8 +16,9 @@ import {
 import { BadRequest, PayloadTooLarge, RequestLimits } from "@dxs/services"
 import { type HttpApp, HttpIncomingMessage, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Cause, Effect, Option } from "effect"
+import { Cause, Effect, Exit, Option } from "effect"
 import { problemAnswer, REQUEST_ID_HEADER } from "./Problem.ts"
+import { organizationOf } from "./RequestLog.ts"
 
 /** A client's own request id is kept when it is short and plain; otherwise the server makes one. */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
@@ -283,6 +285,7 @@ const hasBody = (method: string) => method !== "GET" && method !== "HEAD" && met
 /** The checks, then the app; non-upload bodies are read under MAX_JSON_BYTES by the framework too. */
 export const guard = <E, R>(app: HttpApp.Default<E, R>) =>
   Effect.gen(function* () {
+    const started = Date.now()
     const request = yield* HttpServerRequest.HttpServerRequest
     const requestId = assignRequestId(request)
     const limits = yield* RequestLimits
@@ -307,12 +310,17 @@ export const guard = <E, R>(app: HttpApp.Default<E, R>) =>
       Effect.as(undefined),
       Effect.catchAll((problem: BadRequest | PayloadTooLarge) => Effect.succeed(problem)),
     )
-    if (refused !== undefined) return problemAnswer({ ...refused }, requestId)
+    if (refused !== undefined) {
+      yield* logRequest(request, requestId, refused.status, started)
+      return problemAnswer({ ...refused }, requestId)
+    }
     const path = request.url.split("?")[0] ?? ""
     const bounded = isUpload(request.method, path)
       ? app
       : HttpIncomingMessage.withMaxBodySize(app, Option.some(limits.maxJsonBytes))
     return yield* bounded.pipe(
+      // A client error (a 409, a 404) is answered and logged as a request, not as an unhandled failure.
+      Effect.withUnhandledErrorLogLevel(Option.none()),
       Effect.tapErrorCause((cause) =>
         Cause.isInterruptedOnly(cause)
           ? Effect.void
@@ -320,5 +328,50 @@ export const guard = <E, R>(app: HttpApp.Default<E, R>) =>
               Effect.annotateLogs({ request_id: requestId, method: request.method, url: path }),
             ),
       ),
+      Effect.onExit((exit) =>
+        logRequest(
+          request,
+          requestId,
+          Exit.isSuccess(exit) ? exit.value.status : Exit.isInterrupted(exit) ? CLIENT_GONE : 500,
+          started,
+        ),
+      ),
+    )
+  })
+
+/** The status logged for a request whose client went away before its answer (nginx's convention). */
+const CLIENT_GONE = 499
+
+/** Routes seen so far; beyond a few hundred (a client probing random paths) they are counted as one. */
+const routes = new Set<string>()
+const MAX_ROUTES = 500
+
+/**
+ * One line per request (method, route, status, duration, request id, organisation: never keys or bodies),
+ * at info level whatever the status; a failure on the server's side has its own error line. And the
+ * request metrics.
+ */
+const logRequest = (
+  request: HttpServerRequest.HttpServerRequest,
+  requestId: string,
+  status: number,
+  started: number,
+) =>
+  Effect.suspend(() => {
+    const ms = Date.now() - started
+    const path = routeOf(request.url)
+    if (routes.size < MAX_ROUTES) routes.add(path)
+    const route = routes.has(path) ? path : "(other)"
+    httpRequests.inc({ method: request.method, route, status: String(status) })
+    httpRequestSeconds.observe({ method: request.method, route }, ms / 1000)
+    return Effect.logInfo("request").pipe(
+      Effect.annotateLogs({
+        request_id: requestId,
+        method: request.method,
+        route: path,
+        status,
+        ms,
+        ...(organizationOf(request) === undefined ? {} : { organization_id: organizationOf(request) }),
+      }),
     )
   })

@@ -1,7 +1,9 @@
 import { makeKysely } from "@dxs/db/Db"
+import { type LogLevel as LineLevel, type LogSink, withLogSink } from "@dxs/db/Log"
+import { taskSeconds, tasksDone } from "@dxs/db/Metrics"
 import type { TaskRow } from "@dxs/db/Schema"
 import * as TaskQueue from "@dxs/db/TaskQueue"
-import { Cause, Data, Duration, Effect, FiberSet, Queue, Ref } from "effect"
+import { Cause, Data, Duration, Effect, FiberSet, LogLevel, Queue, Ref, Runtime } from "effect"
 
 /** What a handler gets besides its task. */
 export interface TaskContext {
@@ -44,6 +46,26 @@ export type WorkerOptions = (
 
 const errorMessage = (e: unknown) => (e instanceof Error ? e.message : String(e)) || "error"
 
+const lineLevels: Record<LineLevel, LogLevel.LogLevel> = {
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+}
+
+/** The handlers' log lines (Promise code) into this fiber's logger, with the task's kind and id. */
+const sinkOf =
+  (runtime: Runtime.Runtime<never>, task: TaskRow): LogSink =>
+  (level, message, fields) =>
+    Runtime.runSync(runtime)(
+      Effect.logWithLevel(lineLevels[level], message).pipe(
+        Effect.annotateLogs({ task_kind: task.kind, task_id: task.id, ...definedOnly(fields) }),
+      ),
+    )
+
+const definedOnly = (fields: Readonly<Record<string, unknown>>) =>
+  Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined))
+
 /**
  * Claims and runs tasks until interrupted. Wakes on NOTIFY (when `url` is given), when a slot frees up,
  * or every `pollMs`. Abandoned tasks (interruption, crash) are retried by whichever worker claims them
@@ -85,21 +107,31 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
         FiberSet.awaitEmpty(tasks).pipe(Effect.timeout(Duration.millis(options.graceMs ?? 0)), Effect.ignore),
       )
 
+      const runtime = yield* Effect.runtime<never>()
       const runTask = (task: TaskRow): Effect.Effect<void> => {
         const handler = handlers[task.kind]!
         let completedByHandler = false
+        const started = Date.now()
+        const timed = (outcome: string) =>
+          Effect.sync(() => {
+            tasksDone.inc({ kind: task.kind, outcome })
+            taskSeconds.observe({ kind: task.kind }, (Date.now() - started) / 1000)
+          })
+        const about = { task_kind: task.kind, task_id: task.id, attempt: task.attempts }
         const work = Effect.tryPromise({
           try: (signal) =>
-            handler(task, {
-              workerId,
-              db,
-              signal,
-              complete: async (trx) => {
-                if (!(await TaskQueue.complete(trx, task.id, workerId)))
-                  throw new LeaseLostError({ taskId: task.id })
-                completedByHandler = true
-              },
-            }),
+            withLogSink(sinkOf(runtime, task), () =>
+              handler(task, {
+                workerId,
+                db,
+                signal,
+                complete: async (trx) => {
+                  if (!(await TaskQueue.complete(trx, task.id, workerId)))
+                    throw new LeaseLostError({ taskId: task.id })
+                  completedByHandler = true
+                },
+              }),
+            ),
           catch: (e) => e,
         })
         // Never returns normally: fails with LeaseLostError once the lease is gone. A failed heartbeat
@@ -116,16 +148,43 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
           Effect.matchEffect({
             // Unless the handler completed the task in its own transaction (which then committed).
             onSuccess: () =>
-              completedByHandler
+              (completedByHandler
                 ? Effect.void
-                : Effect.promise(() => TaskQueue.complete(db, task.id, workerId)),
+                : Effect.promise(() => TaskQueue.complete(db, task.id, workerId))
+              ).pipe(
+                Effect.zipRight(timed("succeeded")),
+                Effect.zipRight(
+                  Effect.logDebug("task done").pipe(
+                    Effect.annotateLogs({ ...about, ms: Date.now() - started }),
+                  ),
+                ),
+              ),
             onFailure: (e) =>
               e instanceof LeaseLostError
-                ? Effect.logWarning(`task ${task.id} (${task.kind}): lease lost, abandoned`)
+                ? Effect.zipRight(
+                    timed("abandoned"),
+                    Effect.logWarning("task abandoned: its lease was lost").pipe(Effect.annotateLogs(about)),
+                  )
                 : Effect.promise(() => TaskQueue.fail(db, task.id, workerId, errorMessage(e))).pipe(
                     Effect.tap((status) =>
-                      Effect.logWarning(
-                        `task ${task.id} (${task.kind}) failed: ${errorMessage(e)} -> ${status}`,
+                      Effect.zipRight(
+                        timed(
+                          status === "pending" ? "retrying" : status === "failed" ? "failed" : "abandoned",
+                        ),
+                        Effect.logWarning(
+                          status === "pending"
+                            ? "task failed, will be retried"
+                            : status === "failed"
+                              ? "task failed for good"
+                              : "task failed after its lease was lost",
+                        ).pipe(
+                          Effect.annotateLogs({
+                            ...about,
+                            max_attempts: task.max_attempts,
+                            ms: Date.now() - started,
+                            error: errorMessage(e),
+                          }),
+                        ),
                       ),
                     ),
                   ),

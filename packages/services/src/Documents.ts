@@ -617,6 +617,19 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
             Effect.catchTag("AnsweredBefore", (e) =>
               Effect.succeed({ status: e.status, body: e.body as Document, replayed: true }),
             ),
+            Effect.tap((answer) =>
+              Effect.logInfo(
+                answer.replayed ? "upload repeated (Idempotency-Key)" : "document uploaded",
+              ).pipe(
+                Effect.annotateLogs({
+                  organization_id: org.id,
+                  project_id: projectId,
+                  document_id: answer.body.id,
+                  type: checked.type,
+                  size_bytes: checked.size,
+                }),
+              ),
+            ),
           )
         }),
 

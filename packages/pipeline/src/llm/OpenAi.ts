@@ -16,6 +16,8 @@
  * Deterministic answers need no model: consistency of identical values, resolution without extractions or
  * of identical consistent values, field descriptions of no fields.
  */
+
+import { modelRequests, modelTokens } from "@dxs/db/Metrics"
 import {
   canonicalDecimal,
   collapseWhitespace,
@@ -231,7 +233,10 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
       if (cache !== undefined) {
         const hit = yield* Effect.promise(() => cache.get(key).catch(() => undefined))
         const value = hit === undefined ? undefined : prompt.decode(hit.content)
-        if (value !== undefined) return { value, usage: { ...noUsage, cacheHits: 1 } }
+        if (value !== undefined) {
+          modelRequests.inc({ outcome: "cached" })
+          return { value, usage: { ...noUsage, cacheHits: 1 } }
+        }
       }
       const body = JSON.stringify({
         model: options.model,
@@ -253,6 +258,9 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
           calls += 1
           promptTokens += result.promptTokens
           completionTokens += result.completionTokens
+          modelRequests.inc({ outcome: "ok" })
+          modelTokens.inc({ kind: "prompt" }, result.promptTokens)
+          modelTokens.inc({ kind: "completion" }, result.completionTokens)
           const content = parseContent(result.content)
           const value = content === undefined ? undefined : prompt.decode(content)
           if (value !== undefined) {
@@ -275,6 +283,7 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
             })
           continue
         }
+        modelRequests.inc({ outcome: result.kind === "fatal" ? "failed" : "retried" })
         if (result.kind === "fatal")
           return yield* new ModelError({ message: result.message, retryable: false })
         const delay = result.retryAfterMs ?? backoff(retries)

@@ -12,6 +12,8 @@
  */
 import { createHash, randomUUID } from "node:crypto"
 import { type BlobStoreShape, type Database, type DocumentRow, documentBlobKey, type TaskRow } from "@dxs/db"
+import { logEvent } from "@dxs/db/Log"
+import { parsedPages, parseSeconds } from "@dxs/db/Metrics"
 import { enqueue } from "@dxs/db/TaskQueue"
 import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
 import { documentTypeFromFileName } from "@dxs/domain/DocumentType"
@@ -393,6 +395,7 @@ export const runParseTask = async (
   const row = await currentRow(db, documentId).executeTakeFirst()
   if (!awaitsThisParse(row, version)) return
 
+  const started = Date.now()
   const size = await run(options.blobs.size(row.blob_key))
   const outcome: Outcome =
     size === undefined
@@ -432,6 +435,26 @@ export const runParseTask = async (
   } finally {
     if (!keep) for (const a of stored) await run(options.blobs.remove(a.key)).catch(() => undefined)
   }
+  if (keep) reportParse(row, outcome, stored.length, Date.now() - started)
+}
+
+/** One log line and the parse metrics for a committed outcome. */
+const reportParse = (row: DocumentRow, outcome: Outcome, attachments: number, ms: number) => {
+  const status = outcome._tag === "Parsed" ? "Processed" : "Failed"
+  const pages = outcome._tag === "Parsed" ? outcome.pages.length : 0
+  parseSeconds.observe({ type: row.type, outcome: status }, ms / 1000)
+  if (pages > 0) parsedPages.inc({ type: row.type }, pages)
+  logEvent(outcome._tag === "Parsed" ? "info" : "warning", "document parsed", {
+    project_id: row.project_id,
+    document_id: row.id,
+    version: row.version,
+    type: row.type,
+    outcome: status,
+    pages,
+    attachments,
+    ms,
+    reason: outcome._tag === "Failed" ? outcome.reason : undefined,
+  })
 }
 
 /**

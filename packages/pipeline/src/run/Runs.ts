@@ -8,6 +8,7 @@
  * transaction. Exactly one event per run: `events.run_id` is unique.
  */
 import type { RunRow, TaskRow } from "@dxs/db"
+import { logEvent } from "@dxs/db/Log"
 import { enqueue, reschedule, TASKS_CHANNEL, type TaskDb, type TaskTrx } from "@dxs/db/TaskQueue"
 import {
   type ExtractionPair,
@@ -246,7 +247,7 @@ export const endRun = async (trx: TaskTrx, runId: string, end: RunEnd): Promise<
     .returning(["id", "project_id", "run_number"])
     .executeTakeFirst()
   if (!run) return false
-  await trx
+  const usage = await trx
     .updateTable("runs")
     .set({
       model_calls: sql`(select coalesce(sum((usage->>'calls')::int), 0) from tasks where run_id = ${runId})`,
@@ -255,7 +256,30 @@ export const endRun = async (trx: TaskTrx, runId: string, end: RunEnd): Promise<
       completion_tokens: sql`(select coalesce(sum((usage->>'completionTokens')::bigint), 0) from tasks where run_id = ${runId})`,
     })
     .where("id", "=", runId)
-    .execute()
+    .returning([
+      "model_calls",
+      "cache_hits",
+      "prompt_tokens",
+      "completion_tokens",
+      sql<number>`round(extract(epoch from (finished_at - coalesce(started_at, created_at))) * 1000)::bigint`.as(
+        "ms",
+      ),
+    ])
+    .executeTakeFirstOrThrow()
+  // Written as the run's end is (its transaction commits right after, in every caller).
+  logEvent(end.status === "succeeded" ? "info" : "warning", "run ended", {
+    project_id: run.project_id,
+    run_id: run.id,
+    run_number: run.run_number,
+    status: end.status,
+    failure_reason: end.failureReason,
+    error: end.error,
+    ms: Number(usage.ms),
+    model_calls: Number(usage.model_calls),
+    cache_hits: Number(usage.cache_hits),
+    prompt_tokens: Number(usage.prompt_tokens),
+    completion_tokens: Number(usage.completion_tokens),
+  })
   await trx
     .updateTable("tasks")
     .set({
@@ -409,6 +433,15 @@ export const runStartHandler = async (task: TaskRow, ctx: RunTaskContext): Promi
       .where("id", "=", run.id)
       .returningAll()
       .executeTakeFirstOrThrow()
+    logEvent("info", "run started", {
+      project_id: run.project_id,
+      run_id: run.id,
+      run_number: run.run_number,
+      extract_pairs: plan.extract.length,
+      resolve_agents: plan.resolve.length,
+      derive_levels: plan.deriveLevels.length,
+      up_to_date: plan.upToDate.length,
+    })
     await advance(trx, started, null)
     await ctx.complete(trx)
   })

@@ -19,6 +19,7 @@ import * as https from "node:https"
 import type { LookupFunction } from "node:net"
 import { rootCertificates } from "node:tls"
 import type { TaskRow } from "@dxs/db"
+import { logEvent } from "@dxs/db/Log"
 import { reschedule } from "@dxs/db/TaskQueue"
 import { type RawBuilder, sql } from "kysely"
 import { decryptSecret } from "./Encryption.ts"
@@ -373,6 +374,15 @@ export const webhookDeliverHandler =
         .execute()
       const code = outcome.statusCode
       const answered = code === null ? null : `the endpoint answered ${code}`
+      // Logged with the attempt's record (its transaction commits right after): never the URL's secrets.
+      logEvent(code !== null && code >= 200 && code < 300 ? "info" : "warning", "webhook attempt", {
+        subscription_id: subscription.id,
+        delivery_id: delivery.id,
+        attempt: number,
+        status_code: code,
+        ms: outcome.durationMs,
+        error: outcome.error === null ? undefined : storable(outcome.error),
+      })
       const settle = (set: {
         readonly status: "pending" | "succeeded" | "failed"
         readonly next_attempt_at: RawBuilder<Date> | null

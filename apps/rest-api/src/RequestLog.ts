@@ -1,0 +1,19 @@
+/**
+ * What the request log line says of a request beyond its method, route and status: the organisation it
+ * acted for, once authentication has decided it. Kept per underlying Node request (the router may hand
+ * handlers a modified copy of the Effect request).
+ */
+import type { HttpServerRequest } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+
+const organizations = new WeakMap<object, string>()
+
+const keyOf = (request: HttpServerRequest.HttpServerRequest): object =>
+  (NodeHttpServerRequest.toIncomingMessage(request) as object | undefined) ?? request
+
+export const noteOrganization = (request: HttpServerRequest.HttpServerRequest, organizationId: string) => {
+  organizations.set(keyOf(request), organizationId)
+}
+
+export const organizationOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+  organizations.get(keyOf(request))
