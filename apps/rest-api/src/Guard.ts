@@ -95,6 +95,9 @@ const checkUrl = (url: string) =>
   Effect.gen(function* () {
     const q = url.indexOf("?")
     const path = q < 0 ? url : url.slice(0, q)
+    // The router skips empty segments: `/projects//` would list projects instead of naming one.
+    if (path.toLowerCase().startsWith("/api/") && path.slice(1, -1).split("/").includes(""))
+      return yield* badRequest("Invalid path: an empty segment (`//`) where an identifier belongs")
     for (const segment of path.split("/")) {
       const decoded = decodeStrict(segment)
       if (decoded === undefined) return yield* badRequest("Invalid path: a malformed percent-escape")
@@ -278,6 +281,13 @@ export const discardRest = (request: HttpServerRequest.HttpServerRequest, maxByt
     if (incoming) discardIncoming(incoming, maxBytes)
   })
 
+/** A request for a route that does not exist: the client's mistake (answered 404), not the server's failure. */
+const isUnknownRoute = (cause: Cause.Cause<unknown>) =>
+  Option.exists(
+    Cause.failureOption(cause),
+    (e) => e !== null && typeof e === "object" && (e as { _tag?: unknown })._tag === "RouteNotFound",
+  )
+
 const hasBody = (method: string) => method !== "GET" && method !== "HEAD" && method !== "OPTIONS"
 
 /** The checks, then the app; non-upload bodies are read under MAX_JSON_BYTES by the framework too. */
@@ -314,7 +324,7 @@ export const guard = <E, R>(app: HttpApp.Default<E, R>) =>
       : HttpIncomingMessage.withMaxBodySize(app, Option.some(limits.maxJsonBytes))
     return yield* bounded.pipe(
       Effect.tapErrorCause((cause) =>
-        Cause.isInterruptedOnly(cause)
+        Cause.isInterruptedOnly(cause) || isUnknownRoute(cause)
           ? Effect.void
           : Effect.logError("request failed", cause).pipe(
               Effect.annotateLogs({ request_id: requestId, method: request.method, url: path }),

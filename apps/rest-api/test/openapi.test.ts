@@ -75,6 +75,9 @@ describe("OpenAPI description", () => {
     expect(operations.length).toBeGreaterThan(10)
     for (const { path, method, op } of operations) {
       expect(path.startsWith("/api/v1/"), path).toBe(true)
+      // Limits every request meets before its operation: headers, and the body's size.
+      expect(Object.keys(op.responses), `${method} ${path}`).toContain("431")
+      if (op.requestBody) expect(Object.keys(op.responses), `${method} ${path}`).toContain("413")
       if (path === "/api/v1/schema/") continue
       // A signed download link authorises itself: no key, but the signature is required.
       if (path.startsWith("/api/v1/files/")) {
@@ -110,6 +113,13 @@ describe("OpenAPI description", () => {
             "multipart/form-data",
           ]),
         )
+        // Form fields are those of the JSON body (non-text values as JSON text).
+        const json = op.requestBody.content["application/json"].schema
+        expect(
+          op.requestBody.content["application/x-www-form-urlencoded"].schema,
+          `${method} ${path}`,
+        ).toEqual(json)
+        expect(op.requestBody.content["multipart/form-data"].schema, `${method} ${path}`).toEqual(json)
       }
     }
   })
