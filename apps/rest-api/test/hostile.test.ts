@@ -17,10 +17,10 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compileDescription, type Description, errorsText, operationsOf } from "./description.ts"
-import { invoice } from "./documents.ts"
+import { createFixtures, type Fixtures } from "./fixtures.ts"
 import { type Client, onePagePdf, startTestApi, type TestApi } from "./harness.ts"
+import { expectNoFailures, type HostileFailure } from "./hostileReport.ts"
 import { type RawOutcome, type RawRequest, rawClient } from "./rawHttp.ts"
-import { createAgent, launchAndWait, upload, waitProcessed } from "./runs.ts"
 
 /** Requests in flight at once. */
 const CONCURRENCY = 4
@@ -35,31 +35,17 @@ let description: Description
 let raw: ReturnType<typeof rawClient>
 let hook: http.Server
 
-/** The real resources the operations are aimed at. */
-interface Fixtures {
+/** The real resources the operations are aimed at, and how to act as the organisation. */
+interface Setting extends Fixtures {
   readonly key: string
   readonly session: { readonly cookie: string; readonly csrf: string }
   readonly signInEmail: string
-  readonly project: string
-  /** Where documents are copied to. */
-  readonly otherProject: string
-  readonly folder: string
-  readonly dimension: string
-  readonly agent: string
-  readonly agentName: string
-  /** Processed, with a result of a real run. */
-  readonly document: string
-  /** Another document, whose file the upload cases replace. */
-  readonly spareDocument: string
-  readonly result: string
-  readonly extraction: string
-  readonly webhook: string
   readonly hookUrl: string
   readonly memberKey: string
   /** The query of the document's signed file_url. */
   readonly fileQuery: { readonly expires: string; readonly signature: string }
 }
-let fx: Fixtures
+let fx: Setting
 
 beforeAll(async () => {
   hook = http.createServer((_req, res) => res.writeHead(204).end())
@@ -91,57 +77,13 @@ beforeAll(async () => {
     body: JSON.stringify({ name: "hostile-input fixture" }),
   }).then((r) => r.json() as Promise<{ id: string }>)
 
-  const project = (await a.post("/projects/", { name: `Hostile ${randomUUID().slice(0, 8)}` })).body.id
-  const otherProject = (await a.post("/projects/", { name: `Target ${randomUUID().slice(0, 8)}` })).body.id
-  const folder = (await a.post("/folders/", { name: `Folder ${randomUUID().slice(0, 8)}` })).body.id
-  const dimension = (await a.post(`/projects/${project}/dimensions/`, { name: "Region" })).body.id
-  const agent = await createAgent(a, project, {
-    name: "Total Due",
-    extraction_instructions: "The total amount due on the invoice",
-    value_type: "number",
-  })
-  const document = await upload(
-    a,
-    project,
-    "invoice.pdf",
-    await invoice({
-      number: "INV-1",
-      date: "March 3, 2024",
-      seller: "Acme Supplies Inc.",
-      currency: "USD",
-      subtotal: "$1,000.00",
-      tax: "$200.00",
-      total: "$1,200.00",
-    }),
-  )
-  const spareDocument = await upload(a, project, "spare.pdf", onePagePdf("spare"))
-  const documents = await waitProcessed(a, project)
-  expect(documents.every((d) => d.status === "Processed")).toBe(true)
-  await launchAndWait(a, project)
-  const results = await a.get(`/projects/${project}/results/?agent_id=${agent.id}`)
-  const result = results.body.results[0].resolution_result.id as string
-  const extractions = await a.get(`/projects/${project}/results/${result}/extractions/`)
-  const extraction = extractions.body.data?.[0]?.id as string
-  expect(extraction, JSON.stringify(extractions.body)).toEqual(expect.any(String))
-  const webhook = (
-    await a.post("/webhooks/", { name: "fixture", url: hookUrl, subscribed_events: ["webhook.ping"] })
-  ).body.id
-  const fileUrl = new URL(documents.find((d) => d.id === document).file_url)
+  const fixtures = await createFixtures(a, hookUrl)
+  const fileUrl = new URL(fixtures.fileUrl)
   fx = {
+    ...fixtures,
     key,
     session,
     signInEmail,
-    project,
-    otherProject,
-    folder,
-    dimension,
-    agent: agent.id,
-    agentName: agent.name,
-    document,
-    spareDocument,
-    result,
-    extraction,
-    webhook,
     hookUrl,
     memberKey: memberKey.id,
     fileQuery: {
@@ -508,13 +450,9 @@ const judge = (c: Case, outcome: RawOutcome): Array<string> => {
   return problems
 }
 
-interface Failure {
-  readonly line: string
-}
-
 /** Sends every case, a few at a time, and returns what went wrong, one line per case. */
-const run = async (name: string, cases: ReadonlyArray<Case>): Promise<Array<Failure>> => {
-  const failures: Array<Failure> = []
+const run = async (name: string, cases: ReadonlyArray<Case>): Promise<Array<HostileFailure>> => {
+  const failures: Array<HostileFailure> = []
   const statuses = new Map<string, number>()
   let next = 0
   const worker = async () => {
@@ -524,32 +462,19 @@ const run = async (name: string, cases: ReadonlyArray<Case>): Promise<Array<Fail
       const status = outcome.kind === "answer" ? String(outcome.status) : "none"
       statuses.set(status, (statuses.get(status) ?? 0) + 1)
       const problems = judge(c, outcome)
-      if (problems.length > 0) {
-        const status = outcome.kind === "answer" ? String(outcome.status) : "—"
-        const body = outcome.kind === "answer" ? outcome.body.toString("utf8").slice(0, 200) : ""
+      if (problems.length > 0)
         failures.push({
-          line: `${c.operation.id} [${c.input}] → ${status}: ${problems.join("; ")} ${body}`.trim(),
+          request: `${c.operation.id} [${c.input}]`,
+          problems,
+          status: outcome.kind === "answer" ? String(outcome.status) : "—",
+          body: outcome.kind === "answer" ? outcome.body.toString("utf8").slice(0, 200) : "",
         })
-      }
     }
   }
   await Promise.all(Array.from({ length: CONCURRENCY }, worker))
   const tally = [...statuses].sort().map(([status, n]) => `${status}×${n}`)
   console.info(`${name}: ${cases.length} requests, answered ${tally.join(" ")}`)
   return failures
-}
-
-/** Fails with a compact list of what broke, if anything did. */
-const expectNoFailures = (cases: ReadonlyArray<Case>, failures: ReadonlyArray<Failure>) => {
-  const lines = failures.map((f) => f.line).sort()
-  const summary =
-    lines.length === 0
-      ? ""
-      : `${lines.length} of ${cases.length} hostile requests failed:\n${lines.slice(0, 80).join("\n")}${
-          lines.length > 80 ? `\n… and ${lines.length - 80} more` : ""
-        }`
-  if (summary !== "") console.error(summary)
-  expect(lines.length, summary).toBe(0)
 }
 
 const stillHealthy = async () => {
@@ -804,7 +729,7 @@ describe("hostile input against every operation of the OpenAPI description", () 
     it(`${name}: answered within 10 s, no 5xx, problem+json 4xx, as documented`, async () => {
       const cases = make()
       expect(cases.length).toBeGreaterThan(0)
-      expectNoFailures(cases, await run(name, cases))
+      expectNoFailures(await run(name, cases), cases.length)
     }, 120_000)
 
     it(`${name}: the server still answers afterwards`, stillHealthy)
