@@ -1,5 +1,5 @@
 import { HttpApiSchema } from "@effect/platform"
-import { ParseResult, Schema, SchemaAST } from "effect"
+import { Option, ParseResult, Schema, SchemaAST } from "effect"
 
 /**
  * Create/update bodies accept JSON, `application/x-www-form-urlencoded` and `multipart/form-data`.
@@ -53,10 +53,22 @@ const formOf = <S extends Schema.Schema.AnyNoContext>(json: S) => {
   }).pipe(Schema.compose(json, { strict: false })) as unknown as Schema.Schema<Schema.Schema.Type<S>, any>
 }
 
+/**
+ * The form variants are described by the JSON body's schema (its fields, by reference): what they decode
+ * to, field by field, rather than the generic map of strings they are read from.
+ */
+const documentedForm = <S extends Schema.Schema.AnyNoContext>(json: S) => {
+  const form = formOf(json)
+  const identifier = SchemaAST.getIdentifierAnnotation(json.ast)
+  return Option.isSome(identifier)
+    ? form.annotations({ jsonSchema: { $ref: `#/components/schemas/${identifier.value}` } })
+    : form
+}
+
 export const flexibleBody = <S extends Schema.Schema.AnyNoContext>(json: S) =>
   Schema.Union(
     // Multipart must come first, else the file part is silently dropped (DESIGN §7).
-    HttpApiSchema.Multipart(formOf(json)),
+    HttpApiSchema.Multipart(documentedForm(json)),
     json,
-    formOf(json).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" })),
+    documentedForm(json).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" })),
   )

@@ -19,6 +19,20 @@ export const wholeNumber = (min: number, max: number = MAX_INT) => {
   )
 }
 
+/**
+ * A whole number in a JSON body, from `min` to `max` (default: the largest `integer`). Described as a
+ * plain integer range: the generated refinement of `Schema.Int` would put `minimum` beside a `$ref`
+ * with no `type`, which strict JSON Schema validators refuse.
+ */
+export const wholeNumberValue = (min: number, max: number = MAX_INT) => {
+  const message = () => `must be a whole number from ${min} to ${max}`
+  return Schema.Number.pipe(
+    Schema.int({ message }),
+    Schema.greaterThanOrEqualTo(min, { message }),
+    Schema.lessThanOrEqualTo(max, { message }),
+  ).annotations({ jsonSchema: { type: "integer", minimum: min, maximum: max } })
+}
+
 export const {
   BadRequest,
   Unauthorized,

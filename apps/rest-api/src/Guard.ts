@@ -97,6 +97,9 @@ const checkUrl = (url: string) =>
   Effect.gen(function* () {
     const q = url.indexOf("?")
     const path = q < 0 ? url : url.slice(0, q)
+    // The router skips empty segments: `/projects//` would list projects instead of naming one.
+    if (path.toLowerCase().startsWith("/api/") && path.slice(1, -1).split("/").includes(""))
+      return yield* badRequest("Invalid path: an empty segment (`//`) where an identifier belongs")
     for (const segment of path.split("/")) {
       const decoded = decodeStrict(segment)
       if (decoded === undefined) return yield* badRequest("Invalid path: a malformed percent-escape")
@@ -280,6 +283,13 @@ export const discardRest = (request: HttpServerRequest.HttpServerRequest, maxByt
     if (incoming) discardIncoming(incoming, maxBytes)
   })
 
+/** A request for a route that does not exist: the client's mistake (answered 404), not the server's failure. */
+const isUnknownRoute = (cause: Cause.Cause<unknown>) =>
+  Option.exists(
+    Cause.failureOption(cause),
+    (e) => e !== null && typeof e === "object" && (e as { _tag?: unknown })._tag === "RouteNotFound",
+  )
+
 const hasBody = (method: string) => method !== "GET" && method !== "HEAD" && method !== "OPTIONS"
 
 /** The checks, then the app; non-upload bodies are read under MAX_JSON_BYTES by the framework too. */
@@ -322,7 +332,7 @@ export const guard = <E, R>(app: HttpApp.Default<E, R>) =>
       // A client error (a 409, a 404) is answered and logged as a request, not as an unhandled failure.
       Effect.withUnhandledErrorLogLevel(Option.none()),
       Effect.tapErrorCause((cause) =>
-        Cause.isInterruptedOnly(cause)
+        Cause.isInterruptedOnly(cause) || isUnknownRoute(cause)
           ? Effect.void
           : Effect.logError("request failed", cause).pipe(
               Effect.annotateLogs({ request_id: requestId, method: request.method, url: path }),

@@ -3,8 +3,9 @@ import * as fs from "node:fs/promises"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { monitorEventLoopDelay } from "node:perf_hooks"
 import { MAX_NAME_LENGTH, MAX_TEXT_LENGTH } from "@dxs/domain/Limits"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
@@ -236,6 +237,61 @@ describe("structure", () => {
   })
 })
 
+describe("what Node's HTTP parser refuses", () => {
+  it("answers a request line or headers over the limit with 431 problem+json, readable by the client", async () => {
+    const { answer } = await exchange(
+      `GET /api/v1/projects/?q=${"x".repeat(1024 * 1024)} HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\n\r\n`,
+      3000,
+    )
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /)
+    expect(answer).toMatch(/\r\ncontent-type: application\/problem\+json\r\n/i)
+    const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))
+    expect(body).toMatchObject({ status: 431, type: expect.any(String), title: expect.any(String) })
+    expect(body.detail).toMatch(/larger than the limit/)
+    expect(answer).toContain(`x-request-id: ${body.request_id}`)
+  })
+
+  it("answers a request that is not HTTP with 400 problem+json", async () => {
+    const { answer } = await exchange("GET /api/v1/projects/ HTTP/1.1\r\nBad Header\r\n\r\n", 3000)
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /)
+    expect(answer).toMatch(/\r\ncontent-type: application\/problem\+json\r\n/i)
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({ status: 400 })
+  })
+
+  it("refuses an empty segment inside an API path instead of routing around it", async () => {
+    const p = await createProject(a)
+    for (const path of ["/projects//", `/projects/${p}/agents//`, "//projects/"]) {
+      const r = await raw(path)
+      expectProblem(r, 400)
+      expect(r.body.detail, path).toMatch(/empty segment/)
+    }
+  })
+})
+
+describe("work that takes long", () => {
+  it("checks large output schemas off the event loop, so other requests are not held up", async () => {
+    const full = await startTestApi()
+    const client = full.client(await full.newKey("acme"))
+    const projects = await Promise.all([1, 2, 3, 4].map(() => createProject(client)))
+    const properties: Record<string, unknown> = {}
+    for (let i = 0; i < 4000; i++) properties[`field_${i}`] = { type: "string", description: "d".repeat(80) }
+    const histogram = monitorEventLoopDelay({ resolution: 10 })
+    histogram.enable()
+    const started = performance.now()
+    const answers = await Promise.all(
+      projects.map((p) =>
+        client.put(`/projects/${p}/schema/`, { schema: { type: "object", properties }, auto_map: false }),
+      ),
+    )
+    const took = performance.now() - started
+    histogram.disable()
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200])
+    // Compiling such a schema takes Ajv a good part of a second; on the event loop it would stall it for
+    // about a quarter of the time the four take.
+    expect(histogram.max / 1e6).toBeLessThan(took / 8)
+  })
+})
+
 describe("request ids", () => {
   it("answers every request with an X-Request-Id, echoing a sane one the client sent", async () => {
     const r = await a.get("/projects/")
@@ -244,6 +300,22 @@ describe("request ids", () => {
     expect(given.headers.get("x-request-id")).toBe("trace-123")
     const insane = await raw("/projects/", { headers: { "x-request-id": "a b\tc" } })
     expect(insane.headers.get("x-request-id")).not.toBe("a b\tc")
+  })
+
+  it("logs a request at error level only when the server failed, not for an unknown route", async () => {
+    const lines: Array<string> = []
+    const spies = (["log", "info", "warn", "error"] as const).map((m) =>
+      vi.spyOn(console, m).mockImplementation((...args: Array<unknown>) => {
+        lines.push(args.map(String).join(" "))
+      }),
+    )
+    try {
+      const r = await raw("/no-such-route/", { headers: { "x-request-id": "unknown-route" } })
+      expectProblem(r, 404)
+    } finally {
+      for (const spy of spies) spy.mockRestore()
+    }
+    expect(lines.filter((l) => l.includes("unknown-route") && /level=ERROR/.test(l))).toEqual([])
   })
 
   it("carries the request id in every problem body", async () => {

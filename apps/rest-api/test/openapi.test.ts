@@ -2,6 +2,7 @@ import { compileErrors, validate } from "@readme/openapi-parser"
 import { beforeAll, describe, expect, it } from "vitest"
 import { parse as parseYaml } from "yaml"
 import { openApiDocument } from "../src/index.ts"
+import { compileDescription, idsOf } from "./description.ts"
 import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
@@ -30,6 +31,37 @@ describe("OpenAPI description", () => {
     expect(result.valid, result.valid ? "" : compileErrors(result)).toBe(true)
   })
 
+  it("compiles with Ajv (Draft 2020-12, strict): every schema, every reference, no identifier used twice", () => {
+    const doc = openApiDocument() as any
+    const shared = [...idsOf(doc)].filter(([, n]) => n > 1)
+    expect(shared, "identifiers shared by several schemas").toEqual([])
+    const description = compileDescription(doc)
+    expect(description.loadError).toBeUndefined()
+    expect(description.schemas.length).toBeGreaterThan(100)
+    const failed = description.schemas.filter((s) => s.error !== undefined).map((s) => `${s.at}: ${s.error}`)
+    expect(failed).toEqual([])
+  })
+
+  it("declares what the description itself is served as: YAML by default, JSON with ?format=json", () => {
+    const op = (openApiDocument() as any).paths["/api/v1/schema/"].get
+    const content = op.responses["200"].content
+    expect(Object.keys(content).sort()).toEqual(["application/json", "application/yaml"])
+    expect(content["application/yaml"].schema).toMatchObject({ type: "string" })
+    expect(content["application/json"].schema).toMatchObject({ type: "object" })
+  })
+
+  it("declares downloads as the file's own bytes, whatever its type", () => {
+    const paths = (openApiDocument() as any).paths
+    for (const p of [
+      "/api/v1/projects/{project_id}/documents/{document_id}/file/",
+      "/api/v1/files/{document_id}",
+    ]) {
+      const content = paths[p].get.responses["200"].content
+      expect(Object.keys(content), p).toEqual(["*/*"])
+      expect(content["*/*"].schema, p).toMatchObject({ type: "string", format: "binary" })
+    }
+  })
+
   it("documents every operation with its errors as problem+json, and the API key scheme", () => {
     const doc = openApiDocument() as any
     expect(doc.components.securitySchemes.ApiKeyAuth).toEqual({
@@ -43,6 +75,9 @@ describe("OpenAPI description", () => {
     expect(operations.length).toBeGreaterThan(10)
     for (const { path, method, op } of operations) {
       expect(path.startsWith("/api/v1/"), path).toBe(true)
+      // Limits every request meets before its operation: headers, and the body's size.
+      expect(Object.keys(op.responses), `${method} ${path}`).toContain("431")
+      if (op.requestBody) expect(Object.keys(op.responses), `${method} ${path}`).toContain("413")
       if (path === "/api/v1/schema/") continue
       // A signed download link authorises itself: no key, but the signature is required.
       if (path.startsWith("/api/v1/files/")) {
@@ -78,6 +113,13 @@ describe("OpenAPI description", () => {
             "multipart/form-data",
           ]),
         )
+        // Form fields are those of the JSON body (non-text values as JSON text).
+        const json = op.requestBody.content["application/json"].schema
+        expect(
+          op.requestBody.content["application/x-www-form-urlencoded"].schema,
+          `${method} ${path}`,
+        ).toEqual(json)
+        expect(op.requestBody.content["multipart/form-data"].schema, `${method} ${path}`).toEqual(json)
       }
     }
   })

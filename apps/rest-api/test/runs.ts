@@ -27,7 +27,7 @@ export const upload = async (
   bytes: Uint8Array,
 ): Promise<string> => {
   const form = new FormData()
-  form.append("file", new Blob([bytes]), name)
+  form.append("file", new Blob([bytes as Uint8Array<ArrayBuffer>]), name)
   const r = await client.send("POST", `/projects/${projectId}/documents/`, form)
   expect(r.status).toBe(201)
   return r.body.id

@@ -20,6 +20,25 @@ const DateOnly = Schema.String.pipe(Schema.pattern(/^\d{4}-\d{2}-\d{2}$/)).annot
 })
 export const IsoDate = DateOnly
 
+/**
+ * A JSON object of any shape (a JSON Schema, a mapping, a schema-shaped result), unchecked on decoding.
+ * Described as an object: plain `Schema.Unknown` would give every such field the same JSON Schema `$id`
+ * (`/schemas/unknown`), and a description with one `$id` on several different schemas cannot be compiled.
+ */
+export const JsonObject = (description?: string) =>
+  Schema.Unknown.annotations({
+    jsonSchema: { type: "object", ...(description === undefined ? {} : { description }) },
+  })
+
+/** As `JsonObject`, or null. */
+export const JsonObjectOrNull = (description?: string) =>
+  Schema.Unknown.annotations({
+    jsonSchema: {
+      anyOf: [{ type: "object" }, { type: "null" }],
+      ...(description === undefined ? {} : { description }),
+    },
+  })
+
 export const Project = Schema.Struct({
   id: Uuid,
   name: Schema.String,
@@ -33,7 +52,7 @@ export const Project = Schema.Struct({
   is_pinned: Schema.Boolean,
   folder_id: Schema.NullOr(Uuid),
   project_modules: Schema.Record({ key: Schema.String, value: Schema.Boolean }),
-  target_output_schema: Schema.NullOr(Schema.Unknown),
+  target_output_schema: JsonObjectOrNull("the project's target JSON Schema (Draft 2020-12), or null"),
   output_mapping_status: Schema.String,
 }).annotations({ identifier: "V1Project" })
 export type Project = typeof Project.Type

@@ -1,6 +1,7 @@
 /**
  * Checking a target output schema before it is stored: valid JSON Schema Draft 2020-12 (Ajv's meta-schema
- * and a compile, so unresolvable `$ref`s are caught), describing a JSON object, and of a sensible size.
+ * and a compile, so unresolvable `$ref`s are caught; in a worker thread, see SchemaCheckThread.ts),
+ * describing a JSON object, and of a sensible size.
  * Also the validator that tests and callers use to check a result against its schema.
  */
 import { schemaTypes } from "@dxs/domain/JsonSchema"
@@ -10,6 +11,7 @@ import addFormatsModule from "ajv-formats"
 import { Effect } from "effect"
 import { BadRequest, type FieldError } from "./Errors.ts"
 import { RequestLimits } from "./HttpLimits.ts"
+import { checkSchemaInThread } from "./SchemaCheckThread.ts"
 
 /** Largest accepted schema, as JSON text. */
 export const MAX_SCHEMA_BYTES = 1024 * 1024
@@ -26,7 +28,9 @@ export const makeAjv = (): Ajv2020 => {
   return ajv
 }
 
-const fieldErrors = (errors: ReadonlyArray<ErrorObject> | null | undefined): Array<FieldError> =>
+const fieldErrors = (
+  errors: ReadonlyArray<Pick<ErrorObject, "instancePath" | "keyword" | "message">> | null | undefined,
+): Array<FieldError> =>
   (errors ?? []).slice(0, 20).map((e) => ({
     path: `schema${e.instancePath}`,
     message: e.message ?? e.keyword,
@@ -83,17 +87,13 @@ export const checkTargetSchema = (schema: unknown) =>
       return yield* invalid(
         `schema must be JSON Schema Draft 2020-12 ($schema "${DRAFT_2020_12}"), not ${JSON.stringify(declared)}`,
       )
-    const ajv = makeAjv()
-    if (!ajv.validateSchema(schema))
+    const check = yield* Effect.promise(() => checkSchemaInThread(schema))
+    if (check.outcome === "invalid")
       return yield* invalid(
-        `schema is not valid JSON Schema Draft 2020-12: ${ajv.errorsText(ajv.errors, { dataVar: "schema" })}`,
-        fieldErrors(ajv.errors),
+        `schema is not valid JSON Schema Draft 2020-12: ${check.text}`,
+        fieldErrors(check.errors),
       )
-    try {
-      ajv.compile(schema)
-    } catch (e) {
-      return yield* invalid(`schema cannot be used: ${e instanceof Error ? e.message : String(e)}`)
-    }
+    if (check.outcome === "unusable") return yield* invalid(`schema cannot be used: ${check.text}`)
     const types = schemaTypes(schema, schema)
     if (types.length > 0 && !types.includes("object"))
       return yield* invalid(

@@ -63,7 +63,8 @@ const PngBytes = HttpApiSchema.Uint8Array({ contentType: "image/png" }).annotati
   description: "the page as a PNG image",
 })
 
-const FileBytes = HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }).annotations({
+/** Described as any media type: a download is served with the file's own Content-Type. */
+const FileBytes = HttpApiSchema.Uint8Array({ contentType: "*/*" }).annotations({
   description: "the original file, with its own Content-Type and a Content-Disposition attachment header",
 })
 

@@ -1,6 +1,8 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 
+const description = "the OpenAPI 3.1 description of this API"
+
 export class MetaApi extends HttpApiGroup.make("meta")
   .add(
     HttpApiEndpoint.get("schema", "/schema/")
@@ -9,6 +11,18 @@ export class MetaApi extends HttpApiGroup.make("meta")
       .annotate(
         OpenApi.Summary,
         "This OpenAPI 3.1 description (YAML by default, JSON with ?format=json); no key needed",
-      ),
+      )
+      // One status, two media types (the generator gives a status one): YAML text, or the JSON document.
+      .annotate(OpenApi.Transform, (op) => {
+        const responses = op.responses as Record<string, { content?: unknown }>
+        responses["200"] = {
+          ...responses["200"],
+          content: {
+            "application/yaml": { schema: { type: "string", description: `${description}, as YAML` } },
+            "application/json": { schema: { type: "object", description: `${description} (?format=json)` } },
+          },
+        }
+        return op
+      }),
   )
   .annotate(OpenApi.Title, "Meta") {}

@@ -3,12 +3,10 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
-import { BadRequest, Conflict, IsoDateInput, NotFound, Uuid } from "../Common.ts"
+import { BadRequest, Conflict, IsoDateInput, NotFound, Uuid, wholeNumberValue } from "../Common.ts"
 
 const Name = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
-const ArchiveDays = Schema.NullOr(
-  Schema.Int.pipe(Schema.positive({ message: () => "must be a positive integer" })),
-)
+const ArchiveDays = Schema.NullOr(wholeNumberValue(1))
 
 export const ProjectCreate = Schema.Struct({
   name: Name,

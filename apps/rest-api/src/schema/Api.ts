@@ -1,3 +1,4 @@
+import { JsonObject, JsonObjectOrNull } from "@dxs/domain/Records"
 import { Diagnostic, EXTRACT_MAX_FILES } from "@dxs/services"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
@@ -17,12 +18,11 @@ import {
 const MappingStatus = Schema.Literal("pending", "success", "failed")
 
 export const OutputSchemaRecord = Schema.Struct({
-  schema: Schema.Unknown.annotations({ description: "the target JSON Schema (Draft 2020-12)" }),
+  schema: JsonObject("the target JSON Schema (Draft 2020-12)"),
   auto_map: Schema.Boolean,
-  mapping: Schema.Unknown.annotations({
-    description:
-      "the mapping node tree (kinds object, scalar_from_agent, array_from_dimension, object_from_dimension), or null",
-  }),
+  mapping: JsonObjectOrNull(
+    "the mapping node tree (kinds object, scalar_from_agent, array_from_dimension, object_from_dimension), or null",
+  ),
   status: MappingStatus,
   source: Schema.Literal("llm", "manual"),
   error: Schema.NullOr(Schema.String),
@@ -32,18 +32,15 @@ export const OutputSchemaRecord = Schema.Struct({
 }).annotations({ identifier: "V1SchemaResponse" })
 
 export const OutputSchemaRequest = Schema.Struct({
-  schema: Schema.Unknown.annotations({
-    description: "the target JSON Schema (Draft 2020-12), an object; in a form body, its JSON text",
-  }),
+  schema: JsonObject("the target JSON Schema (Draft 2020-12), an object; in a form body, its JSON text"),
   auto_map: Schema.Boolean.annotations({
     description:
       "true: agents and mapping are generated in the background; false: the mapping is in this request",
   }),
   mapping: Schema.optional(
-    Schema.NullOr(Schema.Unknown).annotations({
-      description:
-        "auto_map false: an object saves it, null clears it, omitted keeps it (only when the schema is new or changed)",
-    }),
+    JsonObjectOrNull(
+      "auto_map false: an object saves it, null clears it, omitted keeps it (only when the schema is new or changed)",
+    ),
   ),
 }).annotations({ identifier: "V1SchemaRequest" })
 
@@ -103,7 +100,14 @@ export class OutputSchemaApi extends HttpApiGroup.make("outputSchema")
           ),
         }),
       )
-      .addSuccess(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+      .addSuccess(
+        Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+          jsonSchema: {
+            type: "object",
+            description: "an object that validates against the project's schema",
+          },
+        }),
+      )
       .addError(Conflict)
       .addError(Unprocessable)
       .annotate(

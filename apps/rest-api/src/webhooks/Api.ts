@@ -70,7 +70,10 @@ export const WebhookEvent = Schema.Struct({
   name: Schema.String,
   description: Schema.String,
   payload_schema: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
-    description: "JSON Schema of the delivery body (envelope and data) for this event",
+    jsonSchema: {
+      type: "object",
+      description: "JSON Schema of the delivery body (envelope and data) for this event",
+    },
   }),
 }).annotations({ identifier: "V1WebhookEventType" })
 
