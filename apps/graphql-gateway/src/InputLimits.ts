@@ -12,7 +12,13 @@ import {
   MAX_TEXT_LENGTH,
   stringContentProblem,
 } from "@dxs/domain/Limits"
-import { type ASTVisitor, GraphQLError, type StringValueNode, type ValidationContext } from "graphql"
+import {
+  type ASTVisitor,
+  type ExecutionResult,
+  GraphQLError,
+  type StringValueNode,
+  type ValidationContext,
+} from "graphql"
 import type { Plugin } from "graphql-yoga"
 
 export interface GraphqlInputLimits {
@@ -156,5 +162,26 @@ export const inputLimitsPlugin = (limits: GraphqlInputLimits): Plugin => ({
   },
   onValidate: ({ addValidationRule }) => {
     addValidationRule(stringLiterals)
+  },
+  // graphql-js refuses ill-typed arguments and variables itself (before any resolver runs), without a
+  // code: a request refused whole is the client's mistake, so its errors say BAD_USER_INPUT.
+  onResultProcess: ({ result, setResult }) => {
+    if (Array.isArray(result) || Symbol.asyncIterator in (result as object)) return
+    const single = result as ExecutionResult
+    if (single.data != null || single.errors === undefined) return
+    if (single.errors.every((e) => typeof e.extensions?.code === "string")) return
+    setResult({
+      ...single,
+      errors: single.errors.map((e) =>
+        typeof e.extensions?.code === "string"
+          ? e
+          : new GraphQLError(e.message, {
+              nodes: e.nodes,
+              positions: e.positions,
+              path: e.path,
+              extensions: { ...e.extensions, code: "BAD_USER_INPUT" },
+            }),
+      ),
+    } as never)
   },
 })

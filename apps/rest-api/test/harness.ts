@@ -27,7 +27,7 @@ import {
 } from "@dxs/services"
 import { runWorker } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
-import { Effect, Fiber, Layer, ManagedRuntime } from "effect"
+import { Effect, Fiber, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import type { Kysely } from "kysely"
 import { afterAll, expect } from "vitest"
 import { nodeServerLayer, restApiWith } from "../src/Server.ts"
@@ -179,7 +179,8 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     Layer.provideMerge(ApiKeys.Default),
     Layer.provideMerge(Members.Default),
   )
-  const runtime = ManagedRuntime.make(layer)
+  // Request and task lines (info) would drown a test's output: warnings and errors only.
+  const runtime = ManagedRuntime.make(Layer.merge(layer, Logger.minimumLogLevel(LogLevel.Warning)))
   const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
   if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
   afterAll(async () => {
@@ -206,7 +207,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
         handlers,
         concurrency: options.worker.concurrency ?? 4,
         pollMs: 200,
-      }),
+      }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning)),
     )
     afterAll(async () => {
       await Effect.runPromise(Fiber.interrupt(fiber))

@@ -54,6 +54,7 @@ import {
 } from "./Documents.ts"
 import { BadRequest, Conflict, NotFound, Unprocessable } from "./Errors.ts"
 import { type Answer, claimKey, earlierAnswer, idempotentRequest, rememberKey } from "./Idempotency.ts"
+import { validName } from "./Inputs.ts"
 import { findLiveProject, findProject, insertProject } from "./Projects.ts"
 import { systemDimensionValuesOf } from "./TagDimensions.ts"
 import { checkJsonInput, checkTargetSchema, parseJsonInput } from "./TargetSchema.ts"
@@ -683,6 +684,7 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
         const { maxFileBytes } = yield* UploadLimits
         const name =
           (input.project_name ?? "").trim() === "" ? EXTRACT_DEFAULT_PROJECT_NAME : input.project_name!.trim()
+        yield* validName(name, "project_name")
         const schema = yield* parseJsonInput(input.schema, "schema")
         yield* checkTargetSchema(schema)
         if (input.files.length === 0)
