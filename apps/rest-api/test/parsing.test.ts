@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { type BlobStoreShape, fileBlobStore, makeKysely } from "@dxs/db"
 import type { TaskRow } from "@dxs/db/Schema"
 import * as TaskQueue from "@dxs/db/TaskQueue"
+import { defaultLimits } from "@dxs/pipeline/parsing/Backend"
 import { type BackgroundTaskHandler, backgroundHousekeeping, backgroundTaskHandlers } from "@dxs/services"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -568,11 +569,12 @@ function emailWith(attachments: ReadonlyArray<{ name: string; type: string; body
 }
 
 describe("every supported type through the REST API", () => {
-  it("ends Processed with the right pages: PDF, Word, PowerPoint, Excel, CSV, image, e-mail, HTML, Markdown", async () => {
+  it("ends Processed with the right pages: PDF, Word, PowerPoint, Excel, CSV, image, e-mail (.eml, .msg), HTML, Markdown", async () => {
     const { makeDocx, makePptx, makeXlsx, csvText } = await import(
       "../../../packages/pipeline/test/office/fixtures.ts"
     )
     const { textImage } = await import("../../../packages/pipeline/test/image/fixtures.ts")
+    const { buildMsg } = await import("../../../packages/pipeline/test/email/msgFixtures.ts")
     const projectId = await createProject(a)
     const files: ReadonlyArray<readonly [string, Uint8Array, string, number, string]> = [
       ["report.pdf", pdfBytes("Quarterly revenue grew"), "PDF", 1, "Quarterly revenue grew"],
@@ -582,6 +584,13 @@ describe("every supported type through the REST API", () => {
       ["table.csv", text(csvText), "Excel", 1, "A1:"],
       ["scan.png", textImage(["Invoice number 4711"]).png, "Image", 1, "4711"],
       ["mail.eml", text(emailWith([])), "Email", 1, "Subject:"],
+      [
+        "mail.msg",
+        buildMsg({ subject: "Board papers", body: "See the minutes." }),
+        "Email",
+        1,
+        "Board papers",
+      ],
       [
         "page.html",
         text("<html><head><title>T</title></head><body><h1>Terms of service</h1></body></html>"),
@@ -602,5 +611,145 @@ describe("every supported type through the REST API", () => {
         all += (await a.get(`/projects/${projectId}/documents/${doc.id}/pages/${n}/`)).body.text
       expect(all, name).toContain(needle)
     }
+  })
+})
+
+describe("Outlook .msg messages", () => {
+  const msgFixtures = () => import("../../../packages/pipeline/test/email/msgFixtures.ts")
+  const documents = async (projectId: string) => {
+    const list = (await a.get(`/projects/${projectId}/documents/`)).body as Array<any>
+    return Object.fromEntries(list.map((d) => [d.file_name, d])) as Record<string, any>
+  }
+
+  it("are parsed, their attachments and attached messages become documents, and the project launches", async () => {
+    const { buildMsg } = await msgFixtures()
+    const projectId = await createProject(a)
+    const msg = buildMsg({
+      subject: "Board papers",
+      senderName: "Alice",
+      senderEmail: "alice@example.com",
+      recipients: [{ name: "Bob", email: "bob@example.com" }],
+      date: new Date("2026-05-04T10:00:00Z"),
+      body: "Please find the minutes and the forwarded order attached.",
+      attachments: [
+        {
+          fileName: "minutes.txt",
+          data: text("Minutes of the board meeting held on 2 May."),
+          mimeType: "text/plain",
+        },
+        { fileName: "blob.xyz", data: text("opaque") },
+        {
+          displayName: "Order 7781",
+          message: {
+            subject: "Order 7781",
+            body: "Please deliver 12 units.",
+            attachments: [{ fileName: "terms.txt", data: text("Delivery terms: DAP Rotterdam.") }],
+          },
+        },
+      ],
+    })
+    const doc = await uploadOk(projectId, "board.msg", msg)
+    expect(doc).toMatchObject({ status: "Pending", type: "Email" })
+    await work()
+    const byName = await documents(projectId)
+    expect(Object.keys(byName).sort()).toEqual(["Order 7781.msg", "board.msg", "minutes.txt", "terms.txt"])
+    expect(byName["board.msg"]).toMatchObject({
+      status: "Processed",
+      type: "Email",
+      parent_document_id: null,
+    })
+    expect(byName["minutes.txt"]).toMatchObject({
+      status: "Processed",
+      type: "Text",
+      parent_document_id: doc.id,
+    })
+    expect(byName["Order 7781.msg"]).toMatchObject({
+      status: "Processed",
+      type: "Email",
+      parent_document_id: doc.id,
+    })
+    expect(byName["terms.txt"]).toMatchObject({
+      status: "Processed",
+      parent_document_id: byName["Order 7781.msg"].id,
+    })
+    const page = (await a.get(`/projects/${projectId}/documents/${doc.id}/pages/1/`)).body.text
+    expect(page).toBe(
+      "From: Alice <alice@example.com>\nTo: Bob <bob@example.com>\nDate: 2026-05-04T10:00:00.000Z\n" +
+        "Subject: Board papers\nAttachments: minutes.txt, blob.xyz, Order 7781.msg\n\n" +
+        "Please find the minutes and the forwarded order attached.",
+    )
+    expect(JSON.parse(byName["board.msg"].metadata)).toMatchObject({
+      parser: "msgreader",
+      subject: "Board papers",
+      skipped_attachments: [{ file_name: "blob.xyz", reason: "unsupported file type" }],
+    })
+    const minutes = await a.get(`/projects/${projectId}/documents/${byName["minutes.txt"].id}/pages/1/`)
+    expect(minutes.body.text).toContain("board meeting")
+
+    await a.post(`/projects/${projectId}/agents/`, {
+      name: "Meeting date",
+      extraction_instructions: "The date of the board meeting",
+    })
+    const launch = await a.post(`/projects/${projectId}/agents/launch/`)
+    expect(launch.status, launch.text).toBe(202)
+    await work()
+  })
+
+  it("a damaged .msg ends Failed with its reason", async () => {
+    const { buildMsg } = await msgFixtures()
+    const projectId = await createProject(a)
+    const msg = buildMsg({ subject: "cut", body: "a body long enough to need its own sector ".repeat(20) })
+    const doc = await uploadOk(projectId, "cut.msg", msg.subarray(0, 1024))
+    await work()
+    const failed = (await getDocument(projectId, doc.id)).body
+    expect(failed).toMatchObject({ status: "Failed", page_count: 0 })
+    expect(failed.failure_reason).toMatch(/^the Outlook message is damaged: /)
+  })
+
+  it("attachments are bounded in number and in depth through attached messages", async () => {
+    const { buildMsg } = await msgFixtures()
+    const bounded = backgroundTaskHandlers({
+      blobs,
+      parsing: { timeoutMs: 60_000, limits: { ...defaultLimits, maxAttachments: 2, maxAttachmentDepth: 2 } },
+    })
+    const projectId = await createProject(a)
+    const note = (name: string) => ({ fileName: name, data: text(`This is ${name}.`) })
+    const doc = await uploadOk(
+      projectId,
+      "outer.msg",
+      buildMsg({
+        subject: "outer",
+        body: "level 0",
+        attachments: [
+          note("one.txt"),
+          {
+            displayName: "middle",
+            message: {
+              subject: "middle",
+              body: "level 1",
+              attachments: [
+                {
+                  displayName: "inner",
+                  message: { subject: "inner", body: "level 2", attachments: [note("deep.txt")] },
+                },
+              ],
+            },
+          },
+          note("three.txt"),
+        ],
+      }),
+    )
+    await work({ handlers: bounded })
+    const byName = await documents(projectId)
+    expect(Object.keys(byName).sort()).toEqual(["inner.msg", "middle.msg", "one.txt", "outer.msg"])
+    for (const d of Object.values(byName)) expect(d.status, d.file_name).toBe("Processed")
+    expect(byName["middle.msg"].parent_document_id).toBe(doc.id)
+    expect(byName["inner.msg"].parent_document_id).toBe(byName["middle.msg"].id)
+    expect(JSON.parse(byName["outer.msg"].metadata).skipped_attachments).toEqual([
+      { file_name: "three.txt", reason: "the message has more than 2 attachments" },
+    ])
+    expect(JSON.parse(byName["inner.msg"].metadata).skipped_attachments).toEqual([
+      { file_name: "deep.txt", reason: "attached more than 2 levels deep (in attached messages)" },
+    ])
   })
 })

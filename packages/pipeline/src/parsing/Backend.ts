@@ -49,6 +49,13 @@ export interface ParseLimits {
   readonly maxPages: number
   /** Largest total uncompressed size of an OOXML (zip) container → ParseFailure beyond it. */
   readonly maxDecompressedBytes: number
+  /** Most attachments of one message that become documents (default 100); the rest are listed as skipped. */
+  readonly maxAttachments?: number
+  /**
+   * How deeply attachments nest through attached messages (default 5): the attachments of a message that is
+   * itself an attachment this many levels deep do not become documents.
+   */
+  readonly maxAttachmentDepth?: number
 }
 
 export interface ParseTools {
@@ -85,7 +92,12 @@ export interface Backend {
   readonly renderPage?: (input: ParseInput, pageNumber: number) => Promise<Uint8Array>
 }
 
-export const defaultLimits: ParseLimits = { maxPages: 2000, maxDecompressedBytes: 500 * 1024 * 1024 }
+export const defaultLimits = {
+  maxPages: 2000,
+  maxDecompressedBytes: 500 * 1024 * 1024,
+  maxAttachments: 100,
+  maxAttachmentDepth: 5,
+} as const satisfies Required<ParseLimits>
 
 /** Joins lines of text into a page text, normalising line ends and trailing spaces. */
 export const pageText = (lines: ReadonlyArray<string>): string =>

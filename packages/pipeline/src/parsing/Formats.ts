@@ -17,7 +17,7 @@ export const formats: ReadonlyArray<Format> = [
   },
   { extensions: [".html", ".htm"], load: () => import("./Html.ts").then((m) => m.htmlBackend) },
   { extensions: [".eml"], load: () => import("./Email.ts").then((m) => m.emailBackend) },
-  { extensions: [".msg"], load: () => import("./Email.ts").then((m) => m.outlookMessageBackend) },
+  { extensions: [".msg"], load: () => import("./Outlook.ts").then((m) => m.outlookMessageBackend) },
   {
     extensions: [".mp3", ".wav", ".m4a", ".ogg", ".flac", ".webm", ".mp4"],
     load: () => import("./Audio.ts").then((m) => m.audioBackend),

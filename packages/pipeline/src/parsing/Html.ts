@@ -120,7 +120,7 @@ const charsetOf = (contentType: string | undefined): string | undefined =>
   contentType?.match(/charset\s*=\s*["']?([\w.:-]+)/i)?.[1]
 
 /** The charset a page declares: the upload's Content-Type first, then a meta element near the start. */
-const declaredCharset = (bytes: Uint8Array, contentType: string): string | undefined => {
+export const declaredCharset = (bytes: Uint8Array, contentType: string): string | undefined => {
   const fromType = charsetOf(contentType)
   if (fromType) return fromType
   const start = Buffer.from(bytes.subarray(0, 4096)).toString("latin1")

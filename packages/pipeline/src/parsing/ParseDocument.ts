@@ -144,6 +144,7 @@ const extensionByContentType: Readonly<Record<string, string>> = {
   "text/csv": "csv",
   "text/html": "html",
   "message/rfc822": "eml",
+  "application/vnd.ms-outlook": "msg",
 }
 
 /** The attachment's own name (last path segment), given the extension of its content type when it has no known one. */
@@ -263,11 +264,38 @@ const parseOutcome = async (
   }
 }
 
+/**
+ * How many attachments up the document is: 0 for an upload, 1 for an attachment of an upload, 2 for an
+ * attachment of an attached message… Counted up to `limit` at most.
+ */
+const attachmentLevel = async (db: Kysely<Database>, row: DocumentRow, limit: number): Promise<number> => {
+  if (row.parent_document_id === null) return 0
+  const r = await sql<{ level: number }>`
+    with recursive up (parent, level) as (
+      select ${row.parent_document_id}::uuid, 1
+      union all
+      select d.parent_document_id, up.level + 1
+      from documents d join up on d.id = up.parent
+      where d.parent_document_id is not null and up.level < ${limit}
+    )
+    select max(level)::int as level from up
+  `.execute(db)
+  return r.rows[0]?.level ?? 0
+}
+
+interface AttachmentBounds {
+  /** The message's own level (see attachmentLevel). */
+  readonly level: number
+  readonly maxAttachments: number
+  readonly maxDepth: number
+}
+
 /** Stores each attachment's bytes under a key of its own (before the transaction that records them). */
 const storeAttachments = async (
   blobs: BlobStoreShape,
   projectId: string,
   attachments: ReadonlyArray<ExtractedAttachment>,
+  bounds: AttachmentBounds,
   stored: Array<StoredAttachment>,
 ) => {
   const skipped: Array<{ file_name: string; reason: string }> = []
@@ -275,13 +303,18 @@ const storeAttachments = async (
     const id = randomUUID()
     const fileName = attachmentName(a, i)
     // Like an upload, an attachment of a type dxs cannot read (or an empty one) is not made a document:
-    // it would only sit Failed and block launches. The message's metadata lists it instead.
+    // it would only sit Failed and block launches. The message's metadata lists it instead. Messages
+    // attached inside attached messages, or thousands of attachments, are bounded the same way.
     const refused =
-      documentTypeFromFileName(fileName) === undefined
-        ? "unsupported file type"
-        : a.bytes.byteLength === 0
-          ? "the attachment is empty"
-          : undefined
+      bounds.level >= bounds.maxDepth
+        ? `attached more than ${bounds.maxDepth} levels deep (in attached messages)`
+        : documentTypeFromFileName(fileName) === undefined
+          ? "unsupported file type"
+          : a.bytes.byteLength === 0
+            ? "the attachment is empty"
+            : stored.length >= bounds.maxAttachments
+              ? `the message has more than ${bounds.maxAttachments} attachments`
+              : undefined
     if (refused !== undefined) {
       skipped.push({ file_name: fileName, reason: refused })
       continue
@@ -407,13 +440,16 @@ export const runParseTask = async (
   let keep = false
   try {
     let written = outcome
-    if (outcome._tag === "Parsed") {
-      const skipped = await storeAttachments(
-        options.blobs,
-        row.project_id,
-        outcome.output.attachments ?? [],
-        stored,
-      )
+    const attachments = outcome._tag === "Parsed" ? (outcome.output.attachments ?? []) : []
+    if (outcome._tag === "Parsed" && attachments.length > 0) {
+      const limits = options.run?.limits
+      const maxDepth = limits?.maxAttachmentDepth ?? defaultLimits.maxAttachmentDepth
+      const bounds: AttachmentBounds = {
+        level: await attachmentLevel(db, row, maxDepth),
+        maxAttachments: limits?.maxAttachments ?? defaultLimits.maxAttachments,
+        maxDepth,
+      }
+      const skipped = await storeAttachments(options.blobs, row.project_id, attachments, bounds, stored)
       if (skipped.length > 0)
         written = {
           ...outcome,

@@ -354,6 +354,64 @@ describe("localExtract", () => {
     ])
   })
 
+  const invoiceTotal = agent("Invoice total", "number", {
+    unit: "EUR",
+    extractionInstructions: "The total amount of the invoice including VAT",
+  })
+  const services = [
+    "SERVICES AGREEMENT\n\nThis Services Agreement is made between Northwind Traders, Inc. and Contoso Ltd.\n\n" +
+      "1. Services. Contoso shall provide hosting and support services.\n\n" +
+      "2. Fees. Annual fee: 120,000 USD payable quarterly.\n\n" +
+      "3. Term. This Agreement shall remain in effect for three (3) years.",
+  ]
+
+  it("takes no fee in another currency for an invoice total in EUR: no value rather than a wrong one", () => {
+    expect(localExtract(request(invoiceTotal, services)).values).toEqual([])
+  })
+
+  it("takes no amount whose currency contradicts the agent's unit", () => {
+    const total = agent("Total", "number", { unit: "EUR" })
+    expect(localExtract(request(total, ["Invoice 17\nTotal: 120,000 USD"])).values).toEqual([])
+    expect(localExtract(request(total, ["Invoice 17\nTotal (USD): 120,000.00"])).values).toEqual([])
+    expect(localExtract(request(total, ["Invoice 17\nTotal: $1,190.00"])).values).toEqual([])
+    // The same amount in the agent's currency, or with no currency written, is taken.
+    expect(localExtract(request(total, ["Invoice 17\nTotal: 1.190,00 EUR"])).values[0]?.value).toBe("1190")
+    expect(localExtract(request(total, ["Invoice 17\nTotal: €1,190.00"])).values[0]?.value).toBe("1190")
+    expect(localExtract(request(total, ["Invoice 17\nTotal: 1,190.00"])).values[0]?.value).toBe("1190")
+    // A document in two currencies: the amount in the agent's currency.
+    const both = ["Invoice 17\nTotal: 1,300.00 USD\nTotal: 1,190.00 EUR"]
+    expect(localExtract(request(total, both)).values[0]?.value).toBe("1190")
+  })
+
+  it("takes no amount labelled as something else than what is asked for", () => {
+    expect(
+      localExtract(request(invoiceTotal, ["Annual fee: 120,000 EUR payable quarterly."])).values,
+    ).toEqual([])
+    const statement = ["Statement\n\nDeposit held: 10.00\nPayments received: 5.00\nLate fee: 2.50"]
+    expect(localExtract(request(agent("Amount due", "number"), statement)).values).toEqual([])
+    // The total of an invoice is still found, whatever else the invoice lists.
+    const invoice = [
+      "Invoice 17\n\nConsulting: 1,000.00 EUR\nAdministration fee: 0.00 EUR\nVAT 19%: 190.00 EUR\nTotal incl. VAT: 1,190.00 EUR",
+    ]
+    expect(localExtract(request(invoiceTotal, invoice)).values[0]?.value).toBe("1190")
+  })
+
+  it("takes no value of another kind than the agent's unit says: a percentage for days, days for money", () => {
+    const paymentDays = agent("Payment deadline", "number", {
+      unit: "days",
+      extractionInstructions: "How many days the customer has to pay",
+    })
+    const terms = ["Payment terms\n\nPayment deadline: 2% discount if paid early"]
+    expect(localExtract(request(paymentDays, terms)).values).toEqual([])
+    const withDays = ["Payment terms\n\nPayment deadline: 30 days net, 2% discount if paid early"]
+    expect(localExtract(request(paymentDays, withDays)).values[0]?.value).toBe("30")
+    const months = ["Payment terms\n\nPayment deadline: 2 months"]
+    expect(localExtract(request(paymentDays, months)).values).toEqual([])
+    const rate = agent("Late payment interest", "number", { unit: "%" })
+    expect(localExtract(request(rate, ["Late payment interest: 8% a year"])).values[0]?.value).toBe("8")
+    expect(localExtract(request(rate, ["Late payment interest: EUR 40 a month"])).values).toEqual([])
+  })
+
   it("is deterministic", () => {
     const specs = [agent("Total amount", "number"), agent("Parties"), agent("Effective date", "date")]
     for (const spec of specs) {

@@ -131,6 +131,24 @@ const SYNONYMS: ReadonlyArray<{
   },
 ]
 
+/** What an agent's `unit` says its values are: an amount in a currency, a percentage, or a period. */
+export type UnitSpec =
+  | { readonly kind: "money"; readonly currency: string }
+  | { readonly kind: "percentage" }
+  | { readonly kind: "duration"; readonly per: "day" | "week" | "month" | "year" }
+
+/** The unit's meaning, when it names a currency, a percentage or a period; else undefined ("million", "kg"). */
+export const unitSpec = (unit: string): UnitSpec | undefined => {
+  const u = unit.trim()
+  if (u === "") return undefined
+  const currency = currencyCode(u)
+  if (currency !== undefined) return { kind: "money", currency }
+  if (/^(%|percent|per ?cent|percentage|pct)$/i.test(u)) return { kind: "percentage" }
+  const period = /^(?:(?:business|calendar|working)\s+)?(day|week|month|year)s?$/i.exec(u)
+  if (period) return { kind: "duration", per: period[1]!.toLowerCase() as "day" | "week" | "month" | "year" }
+  return undefined
+}
+
 export interface AgentProfile {
   /** Stems of the agent's own words (name weighs more than instructions). */
   readonly nameTerms: ReadonlySet<string>
@@ -147,6 +165,8 @@ export interface AgentProfile {
   readonly cueText: string
   readonly asksForSubtotal: boolean
   readonly asksForTax: boolean
+  /** What the agent's unit says its values are, when it says. */
+  readonly unit: UnitSpec | undefined
 }
 
 /** A regular expression of an example's shape: letters, digits and separators kept as classes. */
@@ -222,7 +242,7 @@ export const profileAgent = (agent: AgentSpec): AgentProfile => {
   const instructions = agent.extractionInstructions.toLowerCase()
   const cueText = `${name} ${instructions}`.replace(/[_]+/g, " ")
   const examples = splitExamples(agent.examples)
-  const unitCurrency = agent.unit !== "" ? currencyCode(agent.unit.trim()) : undefined
+  const unit = unitSpec(agent.unit)
 
   let kind: Kind
   if (agent.valueType === "date" || agent.valueType === "datetime") kind = "date"
@@ -233,9 +253,9 @@ export const profileAgent = (agent: AgentSpec): AgentProfile => {
     kind = fromExamples ?? cued ?? (agent.valueType === "number" ? "number" : "text")
     if (fromExamples === "identifier" && cued !== undefined && cued !== "identifier") kind = cued
     if (agent.valueType === "number") {
-      if (!["money", "number", "percentage", "duration"].includes(kind))
-        kind = unitCurrency ? "money" : "number"
-      if (kind === "number" && unitCurrency) kind = "money"
+      if (!["money", "number", "percentage", "duration"].includes(kind)) kind = "number"
+      // A unit that names a currency, a percentage or a period says what kind of number is asked for.
+      if (unit !== undefined) kind = unit.kind
     }
     if (agent.valueType === "bool") kind = "text"
   }
@@ -271,5 +291,6 @@ export const profileAgent = (agent: AgentSpec): AgentProfile => {
     cueText,
     asksForSubtotal: /\bsub-?total|net amount|before tax|excl/.test(cueText),
     asksForTax: /\b(tax|vat|gst)\b/.test(cueText),
+    unit,
   }
 }

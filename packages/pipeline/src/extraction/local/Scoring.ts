@@ -5,7 +5,8 @@
  */
 import type { Candidate, PageAnalysis } from "./Candidates.ts"
 import { type AgentProfile, type Kind, meaningOf, stem, terms, words } from "./KeyTerms.ts"
-import { labelBefore, lineAt, sentenceAround } from "./Text.ts"
+import { CURRENCY_CODES, CURRENCY_SYMBOLS } from "./Lexicon.ts"
+import { cleanLabel, escapeRegExp, headerAbove, labelBefore, lineAt, sentenceAround } from "./Text.ts"
 
 export interface PageContext {
   readonly text: string
@@ -145,6 +146,85 @@ const linesAround = (text: string, at: number): string => {
 }
 
 const DEFINITION_WORDS = /\b(means|shall mean|defined|definition)\b/i
+
+/**
+ * The label a value is given in so many words: its column's header, or `Label:` right before it on its
+ * line (the last cell of the line when it has several). Undefined for a value in prose.
+ */
+const explicitLabel = (text: string, candidate: Candidate): string | undefined => {
+  const header = headerAbove(text, candidate.valueStart)
+  if (header) return header.label
+  const before = text.slice(lineAt(text, candidate.start).start, candidate.start)
+  const cell = before.split(/\t|\s{2,}|\|/).pop() ?? ""
+  return /^\s*([^:]{1,60}?)\s*:\s*$/.exec(cell)?.[1]
+}
+
+/** Values whose label names the quantity they are: a label that names another one is a different value. */
+const LABELLED_KINDS: ReadonlySet<Kind> = new Set([
+  "money",
+  "number",
+  "percentage",
+  "duration",
+  "identifier",
+  "date",
+])
+
+/** Currency signs that several currencies write (the dollar of the US, Canada, Australia…). */
+const SHARED_SIGNS: Readonly<Record<string, ReadonlyArray<string>>> = {
+  $: ["USD", "CAD", "AUD", "NZD", "SGD", "HKD", "MXN", "TWD", "ARS", "CLP", "COP", "BRL"],
+  dollar: ["USD", "CAD", "AUD", "NZD", "SGD", "HKD", "TWD"],
+  dollars: ["USD", "CAD", "AUD", "NZD", "SGD", "HKD", "TWD"],
+  "¥": ["JPY", "CNY"],
+  kr: ["SEK", "NOK", "DKK", "ISK"],
+}
+
+const CURRENCY_IN_TEXT = new RegExp(
+  `(?<![A-Za-z])(${[...CURRENCY_SYMBOLS.map(([s]) => s), ...CURRENCY_CODES]
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRegExp)
+    .join("|")})(?![A-Za-z])`,
+  "i",
+)
+
+/** The currencies a money value may be in: the sign or code written with it, else one in its label. */
+const currenciesOf = (
+  text: string,
+  candidate: Candidate,
+  label: string | undefined,
+): ReadonlyArray<string> => {
+  const written = `${text.slice(candidate.start, candidate.valueStart)} ${text.slice(candidate.valueEnd, candidate.end)}`
+  const token = CURRENCY_IN_TEXT.exec(written)?.[1] ?? (label ? CURRENCY_IN_TEXT.exec(label)?.[1] : undefined)
+  if (token === undefined) return candidate.currency ? [candidate.currency] : []
+  const shared = SHARED_SIGNS[token.toLowerCase()]
+  if (shared) return shared
+  const code =
+    CURRENCY_SYMBOLS.find(([s]) => s.toLowerCase() === token.toLowerCase())?.[1] ?? token.toUpperCase()
+  return [code]
+}
+
+const DURATION_PER = /\b(day|week|month|year)s?\b/
+
+/** Why the value cannot be in the agent's unit (an amount in another currency, a percentage for days). */
+const unitConflict = (
+  profile: AgentProfile,
+  text: string,
+  candidate: Candidate,
+  label: string | undefined,
+): string | undefined => {
+  const unit = profile.unit
+  if (unit === undefined) return undefined
+  const currencies =
+    candidate.kind === "money" || candidate.kind === "number" ? currenciesOf(text, candidate, label) : []
+  const per = candidate.kind === "duration" ? DURATION_PER.exec(candidate.value)?.[1] : undefined
+  if (candidate.kind === "percentage" && unit.kind !== "percentage") return "a percentage"
+  if (per !== undefined && (unit.kind !== "duration" || unit.per !== per)) return `a period in ${per}s`
+  if (currencies.length > 0) {
+    if (unit.kind !== "money") return `an amount of money (${currencies[0]})`
+    if (!currencies.includes(unit.currency))
+      return `an amount in ${currencies.join(" or ")}, not in ${unit.currency}`
+  }
+  return undefined
+}
 
 export const scoreCandidate = (
   profile: AgentProfile,
@@ -334,8 +414,21 @@ export const scoreCandidate = (
       cues.push("the shape of the examples")
     } else score -= 0.4
   }
+  // A value labelled in so many words as something else (a "fee" line for a total), or in another unit
+  // than the agent's (an amount in USD for an agent in EUR), does not answer the agent: no value is
+  // better than a wrong one.
+  const explicit = LABELLED_KINDS.has(profile.kind) ? explicitLabel(text, candidate) : undefined
+  const explicitTerms = explicit === undefined ? [] : terms(cleanLabel(explicit))
+  const labelledOtherwise =
+    explicitTerms.length > 0 && overlap(explicitTerms, profile.terms).length === 0
+      ? `labelled "${cleanLabel(explicit!)}", which is not what is asked for`
+      : undefined
+  const conflict = unitConflict(profile, text, candidate, explicit)
+  const refused = labelledOtherwise ?? (conflict ? `${conflict}, not the agent's unit` : undefined)
+  if (refused) cues.push(refused)
   const evidence =
-    candidate.relative === true && labelTerms.length === 0 && proximityHit === false
+    refused !== undefined ||
+    (candidate.relative === true && labelTerms.length === 0 && proximityHit === false)
       ? false
       : decisive ||
         labelTerms.length > 0 ||
