@@ -8,6 +8,7 @@ import * as m0006 from "./migrations/2026_11_22_0006_output_schemas.ts"
 import * as m0007 from "./migrations/2026_11_22_0007_members.ts"
 import * as m0008 from "./migrations/2026_11_22_0008_rate_counters.ts"
 import * as m0009 from "./migrations/2026_11_25_0001_upload_safety.ts"
+import * as m0010 from "./migrations/2026_11_26_0001_output_schema_key_order.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ export const migrations: Record<string, Migration> = {
   "2026_11_22_0007_members": m0007,
   "2026_11_22_0008_rate_counters": m0008,
   "2026_11_25_0001_upload_safety": m0009,
+  "2026_11_26_0001_output_schema_key_order": m0010,
 }
 
 export interface MigrationOutcome {
