@@ -79,7 +79,7 @@ export const typeDefs = /* GraphQL */ `
     status: ProjectStatus!
     "The output schema record; null when the project has none."
     output_schema: OutputSchema
-    "The results in the shape of the output schema (REST GET …/results/schema/)."
+    "The results in the shape of the output schema (REST GET …/results/schema/): they validate against it, or fail with BAD_USER_INPUT (status 422, extensions.errors) unless enrich is true."
     schema_results(enrich: Boolean): JSON!
   }
 

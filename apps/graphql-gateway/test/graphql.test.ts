@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto"
+import { makeAjv } from "@dxs/services"
 import { parse, validate } from "graphql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Client, createProject, onePagePdf, type TestApi } from "../../rest-api/test/harness.ts"
@@ -351,6 +352,40 @@ describe("output schema", () => {
     expect(kept.data.setOutputSchema.diagnostics).toEqual([{ path: "law", code: "required_unmapped" }])
     const foreign = await graphql(keyB, SET, { p: project, schema: SCHEMA, auto: true })
     expect(codesOf(foreign)).toEqual(["NOT_FOUND"])
+  })
+  it("keeps the schema's key order in output_schema, and schema_results follow it and validate", async () => {
+    // Keys in an order of their own (PostgreSQL's jsonb would sort them); `law` is required but has no
+    // result yet: null, which the schema allows.
+    const ordered = {
+      type: "object",
+      properties: {
+        totals: { type: "object", minProperties: 1, additionalProperties: { type: ["number", "null"] } },
+        law: { type: ["string", "null"] },
+      },
+      required: ["totals", "law"],
+      additionalProperties: false,
+      $comment: "written in this order",
+    }
+    const mapping = {
+      properties: {
+        law: { kind: "scalar_from_agent", agent_name: "Governing law" },
+        totals: MAPPING.properties.totals,
+      },
+      kind: "object",
+    }
+    const set = await graphql(keyA, SET, { p: project, schema: ordered, auto: false, mapping })
+    expect(set.errors).toBeUndefined()
+    expect(JSON.stringify(set.data.setOutputSchema.schema)).toBe(JSON.stringify(ordered))
+    const read = await graphql(keyA, READ, { p: project })
+    expect(read.errors).toBeUndefined()
+    const { output_schema, plain, enriched } = read.data.project
+    expect(JSON.stringify(output_schema.schema)).toBe(JSON.stringify(ordered))
+    expect(JSON.stringify(output_schema.mapping)).toBe(JSON.stringify(mapping))
+    expect(JSON.stringify(plain)).toBe(JSON.stringify({ totals: { EU: 1234.5, US: null }, law: null }))
+    const validate = makeAjv().compile(ordered)
+    for (const body of [plain, enriched]) expect(validate(body), JSON.stringify(validate.errors)).toBe(true)
+    // The root allows no other keys: no enrich siblings
+    expect(enriched).toEqual(plain)
   })
 })
 

@@ -40,6 +40,35 @@ const expectValid = (schema: unknown, value: unknown) => {
   expect(ok).toBe(true)
 }
 
+const UNSATISFIED = "urn:dxs:problem:schema-unsatisfied"
+
+/**
+ * GET results/schema (`?enrich=true` with `enrich`). Every 200 body must validate against `schema`; the only
+ * exception is the documented one: an enriched answer with `_missing` when the plain answer is refused with
+ * 422 `schema-unsatisfied` (the results cannot fill the schema).
+ */
+const schemaResults = async (
+  client: Client,
+  projectId: string,
+  schema: unknown,
+  options: { readonly enrich?: boolean } = {},
+) => {
+  const path = `/projects/${projectId}/results/schema/`
+  const r = await client.get(options.enrich ? `${path}?enrich=true` : path)
+  if (r.status !== 200) return r
+  const validate = makeAjv().compile(schema as object)
+  if (!validate(r.body)) {
+    expect(
+      options.enrich === true && Array.isArray(r.body._missing) && r.body._missing.length > 0,
+      `an invalid answer that does not say so: ${JSON.stringify(validate.errors)} in ${JSON.stringify(r.body)}`,
+    ).toBe(true)
+    const plain = await client.get(path)
+    expectProblem(plain, 422)
+    expect(plain.body.type).toBe(UNSATISFIED)
+  }
+  return r
+}
+
 const invoiceA = () =>
   invoice({
     number: "INV-1001",
@@ -292,6 +321,33 @@ describe("results in the schema's shape", () => {
     },
     required: ["invoice", "revenue_by_region", "revenue"],
   }
+  const mapping = {
+    kind: "object",
+    properties: {
+      invoice: {
+        kind: "object",
+        properties: {
+          number: { kind: "scalar_from_agent", agent_name: "Invoice number" },
+          total: { kind: "scalar_from_agent", agent_name: "Total due" },
+          currency: { kind: "scalar_from_agent", agent_name: "Currency" },
+          po_number: { kind: "scalar_from_agent", agent_name: "Purchase order" },
+        },
+      },
+      revenue_by_region: {
+        kind: "array_from_dimension",
+        dimension_name: "Region",
+        items: {
+          kind: "object",
+          properties: { revenue: { kind: "scalar_from_agent", agent_name: "Revenue" } },
+        },
+      },
+      revenue: {
+        kind: "object_from_dimension",
+        dimension_name: "Region",
+        values: { kind: "scalar_from_agent", agent_name: "Revenue" },
+      },
+    },
+  }
   const agents: Record<string, string> = {}
 
   beforeAll(async () => {
@@ -313,44 +369,14 @@ describe("results in the schema's shape", () => {
     ])
       agents[body.name] = (await createAgent(a, projectId, body)).id
     await waitProcessed(a, projectId)
-    const put = await a.put(`/projects/${projectId}/schema/`, {
-      schema,
-      auto_map: false,
-      mapping: {
-        kind: "object",
-        properties: {
-          invoice: {
-            kind: "object",
-            properties: {
-              number: { kind: "scalar_from_agent", agent_name: "Invoice number" },
-              total: { kind: "scalar_from_agent", agent_name: "Total due" },
-              currency: { kind: "scalar_from_agent", agent_name: "Currency" },
-              po_number: { kind: "scalar_from_agent", agent_name: "Purchase order" },
-            },
-          },
-          revenue_by_region: {
-            kind: "array_from_dimension",
-            dimension_name: "Region",
-            items: {
-              kind: "object",
-              properties: { revenue: { kind: "scalar_from_agent", agent_name: "Revenue" } },
-            },
-          },
-          revenue: {
-            kind: "object_from_dimension",
-            dimension_name: "Region",
-            values: { kind: "scalar_from_agent", agent_name: "Revenue" },
-          },
-        },
-      },
-    })
+    const put = await a.put(`/projects/${projectId}/schema/`, { schema, auto_map: false, mapping })
     expect(put.status).toBe(200)
     expect(put.body.diagnostics).toEqual([])
     await launchAndWait(a, projectId)
   })
 
   it("returns an object that validates against the schema, with the right values", async () => {
-    const r = await a.get(`/projects/${projectId}/results/schema/`)
+    const r = await schemaResults(a, projectId, schema)
     expect(r.status).toBe(200)
     expectValid(schema, r.body)
     expect(r.body).toEqual({
@@ -360,9 +386,28 @@ describe("results in the schema's shape", () => {
     })
   })
 
-  it("enriches every scalar field with its consistency and a deep link to its result", async () => {
-    const r = await a.get(`/projects/${projectId}/results/schema/?enrich=true`)
+  it("adds no enrich siblings to objects whose schema allows no other keys, so the answer still validates", async () => {
+    const plain = await schemaResults(a, projectId, schema)
+    const r = await schemaResults(a, projectId, schema, { enrich: true })
     expect(r.status).toBe(200)
+    expectValid(schema, r.body)
+    // `invoice` and the items of `revenue_by_region` are closed (additionalProperties false)
+    expect(r.body).toEqual(plain.body)
+  })
+
+  it("enriches every scalar field with its consistency and a deep link to its result", async () => {
+    const open = structuredClone(schema) as any
+    delete open.properties.invoice.additionalProperties
+    delete open.properties.revenue_by_region.items.additionalProperties
+    expect(
+      (await a.put(`/projects/${projectId}/schema/`, { schema: open, auto_map: false, mapping })).status,
+    ).toBe(200)
+    const r = await schemaResults(a, projectId, open, { enrich: true })
+    expect((await a.put(`/projects/${projectId}/schema/`, { schema, auto_map: false, mapping })).status).toBe(
+      200,
+    )
+    expect(r.status).toBe(200)
+    expectValid(open, r.body)
     const rows = (await a.get(`/projects/${projectId}/results/?agent_id=${agents["Invoice number"]}`)).body
       .results
     const resultId = rows[0].resolution_result.id
@@ -383,9 +428,196 @@ describe("results in the schema's shape", () => {
   it("follows an override of a value", async () => {
     const rows = (await a.get(`/projects/${projectId}/results/?agent_id=${agents.Currency}`)).body.results
     await a.patch(`/projects/${projectId}/results/${rows[0].resolution_result.id}/`, { value: "EUR" })
-    const r = await a.get(`/projects/${projectId}/results/schema/`)
+    const r = await schemaResults(a, projectId, schema)
     expect(r.body.invoice.currency).toBe("EUR")
     expectValid(schema, r.body)
+  })
+})
+
+describe("results that always validate, in the schema's key order", () => {
+  let projectId: string
+  const agents: Record<string, string> = {}
+  // Keys in an order of their own at every level (PostgreSQL's jsonb would sort them by length, then bytes).
+  const schema = {
+    properties: {
+      documents: {
+        type: "array",
+        minItems: 1,
+        items: {
+          type: "object",
+          properties: {
+            file_name: { type: "string" },
+            invoice_number: { type: "string" },
+            total_due: { type: "integer" },
+            currency: { enum: ["USD", "EUR"], type: "string" },
+            po_number: { type: ["string", "null"] },
+          },
+          required: ["file_name", "invoice_number", "total_due", "currency", "po_number"],
+          additionalProperties: false,
+        },
+      },
+    },
+    type: "object",
+    required: ["documents"],
+    title: "Invoices",
+  }
+  const mapping = {
+    properties: {
+      documents: {
+        kind: "array_from_dimension",
+        items: {
+          kind: "object",
+          properties: {
+            po_number: { kind: "scalar_from_agent", agent_name: "Purchase order" },
+            currency: { kind: "scalar_from_agent", agent_name: "Currency" },
+            total_due: { kind: "scalar_from_agent", agent_name: "Total due" },
+            invoice_number: { kind: "scalar_from_agent", agent_name: "Invoice number" },
+            file_name: { kind: "dimension_value", dimension_name: "Document" },
+          },
+        },
+        dimension_name: "Document",
+      },
+    },
+    kind: "object",
+  }
+  const FIRST = {
+    file_name: "a.pdf",
+    invoice_number: "INV-1001",
+    total_due: 1200,
+    currency: "USD",
+    po_number: null,
+  }
+
+  beforeAll(async () => {
+    projectId = await createProject(a)
+    await upload(a, projectId, "a.pdf", await invoiceA())
+    const second = await invoice({
+      number: "INV-2002",
+      date: "April 9, 2024",
+      seller: "Globex Corporation",
+      currency: "EUR",
+      subtotal: "1.028,80 EUR",
+      tax: "205,76 EUR",
+      total: "1.234,56 EUR",
+    })
+    await upload(a, projectId, "b.pdf", second)
+    await upload(
+      a,
+      projectId,
+      "memo.pdf",
+      await textPdf(["Meeting notes\n\nWe agreed to meet again next week."]),
+    )
+    const dimensions = (await a.get(`/projects/${projectId}/dimensions/`)).body
+    const document = dimensions.find((d: any) => d.name === "Document")
+    for (const body of [
+      { name: "Invoice number", extraction_instructions: "The invoice number" },
+      {
+        name: "Total due",
+        extraction_instructions: "The total amount due",
+        value_type: "number",
+        value_if_not_found: "0",
+      },
+      { name: "Currency", extraction_instructions: "The invoice currency" },
+      { name: "Purchase order", extraction_instructions: "The purchase order (PO) number the buyer gave" },
+    ])
+      agents[body.name] = (
+        await createAgent(a, projectId, { ...body, dimensions: [{ dimension_id: document.id }] })
+      ).id
+    await waitProcessed(a, projectId)
+    const put = await a.put(`/projects/${projectId}/schema/`, { schema, auto_map: false, mapping })
+    expect(put.status).toBe(200)
+    expect(put.body.diagnostics).toEqual([])
+    await launchAndWait(a, projectId)
+  })
+
+  it("returns the schema and the mapping with the keys in the order they were written", async () => {
+    const record = await a.get(`/projects/${projectId}/schema/`)
+    expect(record.text).toContain(JSON.stringify(schema))
+    expect(JSON.stringify(record.body.schema)).toBe(JSON.stringify(schema))
+    expect(JSON.stringify(record.body.mapping)).toBe(JSON.stringify(mapping))
+    const project = await a.get(`/projects/${projectId}/`)
+    expect(JSON.stringify(project.body.target_output_schema)).toBe(JSON.stringify(schema))
+    // The same schema with its keys in another order is the same schema: a mapping is still required.
+    const reordered = {
+      type: "object",
+      title: "Invoices",
+      required: ["documents"],
+      properties: schema.properties,
+    }
+    const again = await a.put(`/projects/${projectId}/schema/`, { schema: reordered, auto_map: false })
+    expectProblem(again, 400)
+    expect(again.body.errors[0].path).toBe("mapping")
+  })
+
+  it("fills required fields: null where allowed, else the agent's value_if_not_found when the field accepts it; an item that cannot be valid is left out", async () => {
+    const r = await schemaResults(a, projectId, schema)
+    expect(r.status).toBe(200)
+    expectValid(schema, r.body)
+    expect(r.body).toEqual({
+      documents: [
+        FIRST,
+        // 1,234.56 is no integer: the value_if_not_found "0" stands in; no purchase order: null
+        { file_name: "b.pdf", invoice_number: "INV-2002", total_due: 0, currency: "EUR", po_number: null },
+        // memo.pdf: no currency, and its value_if_not_found ("n/a") is not in the enum
+      ],
+    })
+    // The schema's key order, not the mapping's
+    for (const item of r.body.documents)
+      expect(Object.keys(item)).toEqual(Object.keys(schema.properties.documents.items.properties))
+    expect(r.text.startsWith('{"documents":[{"file_name":"a.pdf","invoice_number":"INV-1001"')).toBe(true)
+  })
+
+  it("with enrich, closed items get no siblings and _missing says what was left out and why", async () => {
+    const r = await schemaResults(a, projectId, schema, { enrich: true })
+    expect(r.status).toBe(200)
+    expectValid(schema, r.body)
+    expect(r.body.documents).toHaveLength(2)
+    expect(r.body.documents[0]).toEqual(FIRST)
+    expect(r.body._missing).toEqual([
+      {
+        path: "documents/[*]/currency",
+        dimension_values: { Document: "memo.pdf" },
+        message: expect.stringMatching(/nothing was found.*"n\/a".*left out/),
+      },
+    ])
+  })
+
+  it("puts an item back once its value is overridden", async () => {
+    const rows = (await a.get(`/projects/${projectId}/results/?agent_id=${agents.Currency}`)).body.results
+    const memo = rows.find((row: any) => row.result_name.includes("memo.pdf"))
+    expect(memo.resolution_result.resolution_status).toBe("No result")
+    await a.patch(`/projects/${projectId}/results/${memo.resolution_result.id}/`, { value: "eur" })
+    const r = await schemaResults(a, projectId, schema)
+    expect(r.body.documents[2]).toEqual({
+      file_name: "memo.pdf",
+      invoice_number: "n/a",
+      total_due: 0,
+      currency: "EUR",
+      po_number: null,
+    })
+    expect((await schemaResults(a, projectId, schema, { enrich: true })).body._missing).toBeUndefined()
+  })
+
+  it("refuses with 422 schema-unsatisfied when nothing can fill a required field; enrich answers with _missing", async () => {
+    const stricter = {
+      ...schema,
+      properties: { ...schema.properties, approved_by: { type: "string" } },
+      required: ["documents", "approved_by"],
+    }
+    const put = await a.put(`/projects/${projectId}/schema/`, { schema: stricter, auto_map: false, mapping })
+    expect(put.body.diagnostics).toEqual([
+      expect.objectContaining({ path: "approved_by", code: "required_unmapped" }),
+    ])
+    const r = await schemaResults(a, projectId, stricter)
+    expectProblem(r, 422)
+    expect(r.body).toMatchObject({ type: UNSATISFIED, title: "Results do not satisfy the schema" })
+    expect(r.body.errors).toEqual([{ path: "approved_by", message: expect.stringContaining("not mapped") }])
+    const enriched = await schemaResults(a, projectId, stricter, { enrich: true })
+    expect(enriched.status).toBe(200)
+    expect(enriched.body.documents).toHaveLength(3)
+    expect(enriched.body._missing).toEqual([
+      { path: "approved_by", dimension_values: {}, message: expect.stringContaining("not mapped") },
+    ])
   })
 })
 
@@ -410,9 +642,10 @@ describe("automatic mapping", () => {
     expect(names).toEqual(["Currency", "Invoice number", "Total due"])
     await waitProcessed(a, projectId)
     await launchAndWait(a, projectId)
-    const results = await a.get(`/projects/${projectId}/results/schema/`)
+    const results = await schemaResults(a, projectId, INVOICE_SCHEMA)
     expectValid(INVOICE_SCHEMA, results.body)
     expect(results.body).toEqual({ invoice_number: "INV-1001", total_due: 1200, currency: "USD" })
+    await schemaResults(a, projectId, INVOICE_SCHEMA, { enrich: true })
   })
 
   it("maps an object keyed by a dimension, discovers its values from the documents, and fills it", async () => {
@@ -435,9 +668,10 @@ describe("automatic mapping", () => {
     expect(done.status).toBe("success")
     await waitProcessed(a, projectId)
     await launchAndWait(a, projectId)
-    const results = await a.get(`/projects/${projectId}/results/schema/`)
+    const results = await schemaResults(a, projectId, schema)
     expectValid(schema, results.body)
     expect(results.body).toEqual({ revenue_by_region: { EU: 1200, US: 3400, APAC: 560 } })
+    await schemaResults(a, projectId, schema, { enrich: true })
   })
 
   it("maps an array of objects over a dimension discovered from the documents, each item named by its value", async () => {
@@ -476,7 +710,8 @@ describe("automatic mapping", () => {
     })
     await waitProcessed(a, projectId)
     await launchAndWait(a, projectId)
-    const results = await a.get(`/projects/${projectId}/results/schema/`)
+    const results = await schemaResults(a, projectId, schema)
+    await schemaResults(a, projectId, schema, { enrich: true })
     expectValid(schema, results.body)
     expect(results.body).toEqual({
       regions: [
@@ -622,6 +857,7 @@ describe("POST /extract/", () => {
     expect(agents.every((x: any) => x.extraction_status === "Processed")).toBe(true)
     const results = await a.get(r.body.results_url.replace("/api/v1", ""))
     expect(results.status).toBe(200)
+    await schemaResults(a, projectId, INVOICE_SCHEMA, { enrich: true })
     expectValid(INVOICE_SCHEMA, results.body)
     expect(results.body).toEqual({ invoice_number: "INV-1001", total_due: 1200, currency: "USD" })
   })
@@ -670,7 +906,8 @@ describe("POST /extract/", () => {
       kind: "array_from_dimension",
       dimension_name: "Document",
     })
-    const results = await a.get(`/projects/${projectId}/results/schema/`)
+    const results = await schemaResults(a, projectId, schema)
+    await schemaResults(a, projectId, schema, { enrich: true })
     expectValid(schema, results.body)
     expect(results.body).toEqual({
       invoices: [

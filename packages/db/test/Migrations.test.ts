@@ -42,4 +42,28 @@ describe("migrations", () => {
       .executeTakeFirstOrThrow()
     expect(p.reference_date).toBe("2026-02-03")
   })
+
+  it("keep a project's target schema and mapping as written, keys in their order", async () => {
+    const org = await db
+      .insertInto("organizations")
+      .values({ name: "key order" })
+      .returning("id")
+      .executeTakeFirstOrThrow()
+    const schema =
+      '{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"number"}},"$id":"x"}'
+    const mapping = '{"properties":{"alpha":{"kind":"scalar_from_agent","agent_name":"A"}},"kind":"object"}'
+    const p = await db
+      .insertInto("projects")
+      .values({
+        organization_id: org.id,
+        name: "p",
+        project_modules: "{}",
+        target_output_schema: schema,
+        output_mapping: mapping,
+      })
+      .returning(["target_output_schema", "output_mapping"])
+      .executeTakeFirstOrThrow()
+    expect(JSON.stringify(p.target_output_schema)).toBe(schema)
+    expect(JSON.stringify(p.output_mapping)).toBe(mapping)
+  })
 })

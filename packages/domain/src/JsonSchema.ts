@@ -224,3 +224,55 @@ export const schemaAt = (root: unknown, path: string): unknown => {
   }
   return position
 }
+
+/**
+ * Checks a value against the schema at a position (a subschema of the root, `true`/`false`, or `{}`):
+ * the problems found, none when the value validates.
+ */
+export type PositionCheck = (position: unknown, value: unknown) => ReadonlyArray<string>
+
+/** Checks a value against one compiled subschema: the problems found, none when it validates. */
+export type ValueCheck = (value: unknown) => ReadonlyArray<string>
+
+const escapePointer = (segment: string): string => segment.replace(/~/g, "~0").replace(/\//g, "~1")
+
+/** The JSON Pointer (RFC 6901) of every object and array inside `root`, by identity (the first path found). */
+export const schemaPointers = (root: unknown): ReadonlyMap<object, string> => {
+  const pointers = new Map<object, string>()
+  const visit = (node: unknown, pointer: string) => {
+    if (typeof node !== "object" || node === null || pointers.has(node)) return
+    pointers.set(node, pointer)
+    // an array's entries are its indices
+    for (const [key, value] of Object.entries(node)) visit(value, `${pointer}/${escapePointer(key)}`)
+  }
+  visit(root, "")
+  return pointers
+}
+
+/**
+ * A `PositionCheck` for positions inside `root`: a position is found by identity and checked with
+ * `compileAt(pointer)` (a JSON Schema validator, compiled once per pointer). A position that is not part of
+ * `root` (only `{}` arises while rendering) accepts anything; `false` accepts nothing.
+ */
+export const positionCheck = (root: unknown, compileAt: (pointer: string) => ValueCheck): PositionCheck => {
+  const pointers = schemaPointers(root)
+  const compiled = new Map<string, ValueCheck>()
+  return (position, value) => {
+    if (position === false) return ["no value is allowed here"]
+    if (typeof position !== "object" || position === null) return []
+    const pointer = pointers.get(position)
+    if (pointer === undefined) return []
+    let check = compiled.get(pointer)
+    if (check === undefined) {
+      check = compileAt(pointer)
+      compiled.set(pointer, check)
+    }
+    return check(value)
+  }
+}
+
+/** The check used without a validator: only whether the position accepts `null` (see `isNullable`). */
+export const nullCheck =
+  (root: unknown): PositionCheck =>
+  (position, value) =>
+    value === null && !isNullable(root, position) ? ["must not be null"] : []

@@ -477,6 +477,10 @@ const results: Record<string, string | null> = {
 describe("renderSchemaResult", () => {
   const render = (mapping: MappingNode, enrich = false, s: unknown = schema) =>
     renderSchemaResult(s, mapping, ctx, lookupOf(results), { enrich })
+  /** The schema with neither the invoice's total nor a line item's description required. */
+  const lenient = structuredClone(schema)
+  lenient.properties.invoice.required = ["number"]
+  lenient.$defs.LineItem.required = []
 
   it("renders nested objects, arrays, dimension-keyed objects and pinned values with conversions", () => {
     expect(render(validMapping)).toEqual({
@@ -496,9 +500,10 @@ describe("renderSchemaResult", () => {
     expect(renderSchemaResult(schema, mapping, order, lookupOf(results), { enrich: false })).toEqual({
       line_items: [{ description: "Gadget" }, { description: "Widget" }],
     })
-    expect(render(obj({ line_items: arrayOf("Line", obj({ amount: scalar("Amount") })) }))).toEqual({
-      line_items: [{ amount: 10 }, { amount: null }],
-    })
+    // an item's null counts as a value; without its required description an item cannot be valid
+    const amounts = obj({ line_items: arrayOf("Line", obj({ amount: scalar("Amount") })) })
+    expect(render(amounts, false, lenient)).toEqual({ line_items: [{ amount: 10 }, { amount: null }] })
+    expect(render(amounts)).toEqual({ line_items: [] })
   })
 
   it("adds _consistency and _service_url siblings to object fields only", () => {
@@ -549,7 +554,23 @@ describe("renderSchemaResult", () => {
       "dimension_value_unknown",
       "required_unmapped",
     ])
+    // required fields that are left out leave their object invalid: it is left out, and _missing says so
     expect(render(mapping, true)).toEqual({
+      line_items: [],
+      _missing: [
+        {
+          path: "invoice/total",
+          dimension_values: {},
+          message: `required, but the mapping's type_incompatible warning leaves it out; so "invoice" is left out`,
+        },
+        ...["L1", "L3"].map((line) => ({
+          path: "line_items/[*]/description",
+          dimension_values: { Line: line },
+          message: `required, but not mapped; so the item for Line "${line}" is left out of "line_items"`,
+        })),
+      ],
+    })
+    expect(render(mapping, true, lenient)).toEqual({
       invoice: { number: "INV-7", number_consistency: "Resolved", number_service_url: "https://app/Number" },
       line_items: [
         { amount: 10, amount_consistency: "Resolved", amount_service_url: "https://app/Amount|Line=L1" },
@@ -812,7 +833,10 @@ const build = (shape: Shape, omit?: string) => {
   return { ...built, ctx: { agents, dimensions } satisfies MappingContext, required }
 }
 
-/** Fails when `value` holds a key the mapping does not produce, or any output at a flagged path. */
+/**
+ * Fails when `value` holds a key the mapping does not produce, or any output at a flagged path but the null
+ * of a required field that allows null.
+ */
 const checkOutput = (
   value: unknown,
   node: MappingNode,
@@ -820,12 +844,19 @@ const checkOutput = (
   flagged: Set<string>,
   enrich: boolean,
 ) => {
-  expect(flagged.has(path)).toBe(false)
+  if (flagged.has(path)) {
+    expect(value).toBeNull()
+    return
+  }
   switch (node.kind) {
     case "object":
       for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
         if (Object.hasOwn(node.properties, k)) {
           checkOutput(v, node.properties[k]!, join(path, pointerSegment(k)), flagged, enrich)
+          continue
+        }
+        if (enrich && path === "" && k === "_missing") {
+          expect(Array.isArray(v) && v.length > 0).toBe(true)
           continue
         }
         const field = k.replace(/_(consistency|service_url)$/, "")

@@ -28,7 +28,8 @@ import {
   type MappingContext,
   type MappingDiagnostic,
   type MappingNode,
-  renderSchemaResult,
+  type MissingValue,
+  renderSchema,
   validateMapping,
 } from "@dxs/domain/OutputMapping"
 import {
@@ -52,12 +53,12 @@ import {
   type UploadedFile,
   UploadLimits,
 } from "./Documents.ts"
-import { BadRequest, Conflict, NotFound, Unprocessable } from "./Errors.ts"
+import { BadRequest, Conflict, NotFound, problemType, Unprocessable } from "./Errors.ts"
 import { type Answer, claimKey, earlierAnswer, idempotentRequest, rememberKey } from "./Idempotency.ts"
 import { validName } from "./Inputs.ts"
 import { findLiveProject, findProject, insertProject } from "./Projects.ts"
 import { systemDimensionValuesOf } from "./TagDimensions.ts"
-import { checkJsonInput, checkTargetSchema, parseJsonInput } from "./TargetSchema.ts"
+import { checkJsonInput, checkTargetSchema, parseJsonInput, targetSchemaCheck } from "./TargetSchema.ts"
 import { isoOrNull } from "./Time.ts"
 
 /** Where the web application lives: `_service_url` deep links start with it (config `APP_URL`). */
@@ -125,7 +126,7 @@ export const loadMappingContext = async (db: Conn, projectId: string): Promise<M
   const [agents, attachments, dimensions, resultValues] = await Promise.all([
     db
       .selectFrom("agents")
-      .select(["id", "name", "value_type"])
+      .select(["id", "name", "value_type", "value_if_not_found"])
       .where("project_id", "=", projectId)
       .where("is_draft", "=", false)
       .orderBy("created_at")
@@ -183,6 +184,7 @@ export const loadMappingContext = async (db: Conn, projectId: string): Promise<M
       name: a.name,
       value_type: a.value_type as MappingContext["agents"][number]["value_type"],
       dimensions: attachments.filter((x) => x.agent_id === a.id).map((x) => x.name),
+      value_if_not_found: a.value_if_not_found,
     })),
     dimensions: dimensions.map((d) => ({ name: d.name, values: values.get(d.id) ?? [] })),
   }
@@ -217,6 +219,32 @@ const canonicalJson = (v: unknown): string =>
             .map((k) => [k, (x as Record<string, unknown>)[k]]),
         )
       : x,
+  )
+
+const describeMissing = (m: MissingValue) => {
+  const where = Object.entries(m.dimension_values)
+    .map(([dimension, value]) => `${dimension} ${JSON.stringify(value)}`)
+    .join(", ")
+  return where === "" ? m.message : `(${where}) ${m.message}`
+}
+
+/**
+ * The results cannot fill the schema validly (a required value nothing can give): said in a 422 rather than
+ * answered with a document that does not validate. `errors` lists what is missing (mapping paths).
+ */
+const unsatisfied = (listed: ReadonlyArray<MissingValue>) =>
+  Effect.fail(
+    new Unprocessable({
+      type: problemType("schema-unsatisfied"),
+      title: "Results do not satisfy the schema",
+      status: 422,
+      detail: `The results cannot fill the project's schema validly: ${listed
+        .map((m) => `${m.path === "" ? "(root)" : m.path}: ${describeMissing(m)}`)
+        .join(
+          "; ",
+        )}. Override a result, give the agent a value_if_not_found the field accepts, map the field, or allow null in the schema; ?enrich=true answers with what there is and lists it in _missing.`,
+      errors: listed.map((m) => ({ path: m.path, message: describeMissing(m) })),
+    }),
   )
 
 const unsaveable = (diagnostics: ReadonlyArray<MappingDiagnostic>) =>
@@ -659,13 +687,16 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
             const [context, lookup] = yield* Effect.promise(() =>
               Promise.all([loadMappingContext(db, projectId), loadLeaves(db, projectId, appUrl)]),
             )
-            return renderSchemaResult(
+            const enrich = options.enrich ?? false
+            const rendered = renderSchema(
               row.target_output_schema,
               row.output_mapping as MappingNode,
               context,
               lookup,
-              { enrich: options.enrich ?? false },
+              { enrich, check: targetSchemaCheck(row.target_output_schema) },
             )
+            if (!rendered.valid && !enrich) return yield* unsatisfied(rendered.unmet)
+            return rendered.value
           }),
         )
       }),

@@ -4,7 +4,14 @@
  * describing a JSON object, and of a sensible size.
  * Also the validator that tests and callers use to check a result against its schema.
  */
-import { schemaTypes } from "@dxs/domain/JsonSchema"
+import { createHash } from "node:crypto"
+import {
+  nullCheck,
+  type PositionCheck,
+  positionCheck,
+  schemaTypes,
+  type ValueCheck,
+} from "@dxs/domain/JsonSchema"
 import { defaultInputLimits, inputIssue, jsonTextDepth } from "@dxs/domain/Limits"
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js"
 import addFormatsModule from "ajv-formats"
@@ -100,3 +107,65 @@ export const checkTargetSchema = (schema: unknown) =>
         `the schema's root must describe a JSON object (its type is ${types.join(" or ")})`,
       )
   })
+
+const TARGET_ID = "urn:dxs:target-schema"
+
+/** Compiles the subschema at a JSON pointer of one schema, once; the schemas most recently used are kept. */
+type Compiler = (pointer: string) => ValueCheck
+
+const compilers = new Map<string, Compiler | undefined>()
+const COMPILERS_KEPT = 32
+
+const compilerFor = (schema: Readonly<Record<string, unknown>>): Compiler | undefined => {
+  const ajv = makeAjv()
+  const own =
+    typeof schema.$id === "string" && /^[a-z][a-z0-9+.-]*:/i.test(schema.$id) ? schema.$id : undefined
+  // A schema without an absolute $id of its own gets one, so that its subschemas can be named by JSON pointer.
+  const id = own ?? TARGET_ID
+  try {
+    ajv.addSchema(own === undefined ? { ...schema, $id: id } : schema)
+  } catch {
+    // Not for a stored schema (PUT compiled it); without a validator only types, enums and null are checked.
+    return undefined
+  }
+  const compiled = new Map<string, ValueCheck>()
+  return (pointer) => {
+    const known = compiled.get(pointer)
+    if (known !== undefined) return known
+    let check: ValueCheck
+    try {
+      const fragment = pointer.split("/").map(encodeURIComponent).join("/")
+      const validate = ajv.compile({ $ref: `${id}#${fragment}` })
+      check = (value) =>
+        validate(value)
+          ? []
+          : (validate.errors ?? []).map((e) =>
+              e.instancePath === ""
+                ? (e.message ?? e.keyword)
+                : `${e.instancePath} ${e.message ?? e.keyword}`,
+            )
+    } catch {
+      // A subschema Ajv cannot name on its own (inside an embedded resource): the answer as a whole is
+      // still checked against the root.
+      check = () => []
+    }
+    compiled.set(pointer, check)
+    return check
+  }
+}
+
+/**
+ * Checks values against the positions of a stored target schema with Ajv (Draft 2020-12 with formats), for
+ * rendering results in its shape. Compiled validators are kept per schema text across calls.
+ */
+export const targetSchemaCheck = (schema: unknown): PositionCheck => {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return () => []
+  const key = createHash("sha256").update(JSON.stringify(schema)).digest("base64")
+  const compiler = compilers.has(key)
+    ? compilers.get(key)
+    : compilerFor(schema as Readonly<Record<string, unknown>>)
+  compilers.delete(key)
+  if (compilers.size >= COMPILERS_KEPT) compilers.delete(compilers.keys().next().value as string)
+  compilers.set(key, compiler)
+  return compiler === undefined ? nullCheck(schema) : positionCheck(schema, compiler)
+}

@@ -95,7 +95,8 @@ export class OutputSchemaApi extends HttpApiGroup.make("outputSchema")
         Schema.Struct({
           enrich: Schema.optional(
             Schema.BooleanFromString.annotations({
-              description: "add <field>_consistency and <field>_service_url beside every scalar field",
+              description:
+                "add <field>_consistency and <field>_service_url beside the fields agents fill, and _missing (the required values that could not be given) at the root, where the schema admits those keys",
             }),
           ),
         }),
@@ -113,6 +114,10 @@ export class OutputSchemaApi extends HttpApiGroup.make("outputSchema")
       .annotate(
         OpenApi.Summary,
         "The results as a JSON object conforming to the project's schema (400 without a schema, 409 while the mapping is generated, 422 when generation failed)",
+      )
+      .annotate(
+        OpenApi.Description,
+        "A 200 body always validates against the schema, objects in the schema's property order. A required field without a usable value is null where the schema allows null, else the agent's value_if_not_found (n/a when empty) converted to the field's type when the field accepts it; else its object is left out where that keeps the answer valid (an array item, a key, an optional object). When nothing can make the answer valid (for example a required field that is not mapped), the answer is 422 with type urn:dxs:problem:schema-unsatisfied and errors listing what is missing; with enrich=true it is 200 with what there is and _missing at its root, the only body that does not validate.",
       ),
   )
   .add(
