@@ -52,6 +52,8 @@ export const typeDefs = /* GraphQL */ `
     mapping: JSON
     status: String!
     source: String!
+    "The language model that generated the mapping (local: the offline planner); null when sent by hand."
+    generated_by: String
     error: String
     generated_at: String
     schema_in_sync: Boolean!

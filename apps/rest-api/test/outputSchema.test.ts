@@ -166,6 +166,7 @@ describe("PUT and GET schema", () => {
       mapping: null,
       status: "pending",
       source: "manual",
+      generated_by: null,
       error: null,
       generated_at: null,
       schema_in_sync: true,
@@ -235,6 +236,7 @@ describe("PUT and GET schema", () => {
       mapping,
       status: "success",
       source: "manual",
+      generated_by: null,
       error: null,
       generated_at: timestamp,
       schema_in_sync: true,
@@ -630,6 +632,8 @@ describe("automatic mapping", () => {
     expect(r.body).toMatchObject({ auto_map: true, mapping: null, status: "pending", source: "llm" })
     const done = await mappingSettled(projectId)
     expect(done).toMatchObject({ status: "success", source: "llm", error: null, generated_at: timestamp })
+    // Generated, by the offline planner of the default provider.
+    expect(done.generated_by).toBe("local")
     expect(done.mapping).toEqual({
       kind: "object",
       properties: {

@@ -10,6 +10,7 @@ import * as m0008 from "./migrations/2026_11_22_0008_rate_counters.ts"
 import * as m0009 from "./migrations/2026_11_25_0001_upload_safety.ts"
 import * as m0010 from "./migrations/2026_11_25_0002_progress_notifications.ts"
 import * as m0011 from "./migrations/2026_11_25_0003_output_schema_key_order.ts"
+import * as m0012 from "./migrations/2026_11_25_0004_mapping_generated_by.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ export const migrations: Record<string, Migration> = {
   "2026_11_25_0001_upload_safety": m0009,
   "2026_11_25_0002_progress_notifications": m0010,
   "2026_11_25_0003_output_schema_key_order": m0011,
+  "2026_11_25_0004_mapping_generated_by": m0012,
 }
 
 export interface MigrationOutcome {

@@ -52,6 +52,7 @@ export interface ProjectsTable {
   output_auto_map: Generated<boolean>
   output_mapping: Json<unknown | null>
   output_mapping_source: Generated<string>
+  output_mapping_generated_by: string | null
   output_mapping_error: string | null
   output_mapping_generated_at: NullableTimestamp
   output_schema_in_sync: Generated<boolean>

@@ -83,6 +83,8 @@ export interface OutputSchemaRecord {
   readonly mapping: unknown
   readonly status: MappingStatus
   readonly source: "llm" | "manual"
+  /** The language model that generated the mapping (`local`: the offline planner); null when written by hand. */
+  readonly generated_by: string | null
   readonly error: string | null
   readonly generated_at: string | null
   readonly schema_in_sync: boolean
@@ -196,6 +198,7 @@ const toRecord = (row: ProjectRow, context: MappingContext): OutputSchemaRecord 
   mapping: row.output_mapping ?? null,
   status: row.output_mapping_status as MappingStatus,
   source: row.output_mapping_source as "llm" | "manual",
+  generated_by: row.output_mapping_source === "llm" ? (row.output_mapping_generated_by ?? null) : null,
   error: row.output_mapping_error,
   generated_at: isoOrNull(row.output_mapping_generated_at),
   schema_in_sync: row.output_schema_in_sync,
@@ -381,6 +384,7 @@ const generateMapping = async (
           output_mapping: JSON.stringify(outcome.right),
           output_mapping_status: "success",
           output_mapping_source: "llm",
+          output_mapping_generated_by: model.name,
           output_mapping_error: null,
           output_mapping_generated_at: sql`now()`,
           output_schema_in_sync: true,

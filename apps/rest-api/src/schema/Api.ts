@@ -24,7 +24,14 @@ export const OutputSchemaRecord = Schema.Struct({
     "the mapping node tree (kinds object, scalar_from_agent, array_from_dimension, object_from_dimension), or null",
   ),
   status: MappingStatus,
-  source: Schema.Literal("llm", "manual"),
+  source: Schema.Literal("llm", "manual").annotations({
+    description:
+      "`llm`: generated automatically (by whichever provider `generated_by` names); `manual`: sent",
+  }),
+  generated_by: Schema.NullOr(Schema.String).annotations({
+    description:
+      "the language model that generated the mapping: `local` (the offline planner) or `openai:<model>`; null for a mapping sent by hand",
+  }),
   error: Schema.NullOr(Schema.String),
   generated_at: Schema.NullOr(Schema.String.annotations({ format: "date-time" })),
   schema_in_sync: Schema.Boolean,
