@@ -123,13 +123,18 @@ export const api = {
 }
 
 /**
- * Upload one file as the multipart field `file` with XMLHttpRequest, reporting upload progress
- * (0 to 1); resolves with the parsed answer.
+ * Upload one file as the multipart field `file` with XMLHttpRequest (POST a new one, PUT a replacement),
+ * reporting upload progress (0 to 1); resolves with the parsed answer.
  */
-export function uploadFile<T>(path: string, file: File, onProgress: (fraction: number) => void): Promise<T> {
+export function uploadFile<T>(
+  path: string,
+  file: File,
+  onProgress: (fraction: number) => void,
+  method: "POST" | "PUT" = "POST",
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const xhr = new XMLHttpRequest()
-    xhr.open("POST", `${API_BASE}${path}`)
+    xhr.open(method, `${API_BASE}${path}`)
     xhr.withCredentials = true
     xhr.setRequestHeader("accept", "application/json")
     if (csrfToken) xhr.setRequestHeader("x-csrf-token", csrfToken)

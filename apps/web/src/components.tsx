@@ -1,5 +1,5 @@
 /** Small shared components and formatting helpers. */
-import type { ReactNode } from "react"
+import { type ReactNode, useEffect, useId, useRef } from "react"
 import type { ResolutionStatus, ResultValue } from "./types.ts"
 
 /** An error for the user (the API's `detail`), announced by screen readers. Renders nothing without one. */
@@ -58,3 +58,92 @@ export function StatusBadge({ status }: { readonly status: ResolutionStatus }) {
 }
 
 export const pluralize = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
+
+/**
+ * A modal confirmation. The native <dialog> opened with showModal() is used rather than our own overlay: the
+ * browser makes the rest of the page inert, keeps focus inside and cancels on Escape. Focus starts on Cancel
+ * (the harmless choice) and returns to the element that opened the dialog when it closes, if that element
+ * is still on the page.
+ */
+export function ConfirmDialog({
+  title,
+  children,
+  confirmLabel,
+  busyLabel,
+  busy,
+  error,
+  onConfirm,
+  onCancel,
+}: {
+  readonly title: string
+  readonly children: ReactNode
+  readonly confirmLabel: string
+  readonly busyLabel: string
+  readonly busy: boolean
+  readonly error: string | undefined
+  readonly onConfirm: () => void
+  readonly onCancel: () => void
+}) {
+  const dialog = useRef<HTMLDialogElement>(null)
+  const cancel = useRef<HTMLButtonElement>(null)
+  const unmounted = useRef(false)
+  const titleId = useId()
+  const bodyId = useId()
+
+  useEffect(() => {
+    const element = dialog.current
+    if (!element) return
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null
+    unmounted.current = false
+    element.showModal()
+    cancel.current?.focus()
+    return () => {
+      unmounted.current = true
+      element.close()
+      if (opener?.isConnected) opener.focus()
+    }
+  }, [])
+
+  return (
+    <dialog
+      ref={dialog}
+      className="confirm-dialog"
+      aria-labelledby={titleId}
+      aria-describedby={bodyId}
+      onCancel={(e) => {
+        // Escape while the action is under way: the dialog stays to show how it ends.
+        if (busy) e.preventDefault()
+      }}
+      onClose={() => {
+        // The browser closed it (Escape): the owner is told, unless it is the one removing it (or, in
+        // development's double effects, has opened it again).
+        if (!unmounted.current && !dialog.current?.open) onCancel()
+      }}
+    >
+      <h2 id={titleId}>{title}</h2>
+      <div id={bodyId}>{children}</div>
+      <ErrorAlert message={error} />
+      <div className="dialog-actions">
+        <button
+          type="button"
+          className="danger-solid"
+          onClick={() => {
+            if (!busy) onConfirm()
+          }}
+        >
+          {busy ? busyLabel : confirmLabel}
+        </button>
+        <button
+          ref={cancel}
+          type="button"
+          className="secondary"
+          onClick={() => {
+            if (!busy) onCancel()
+          }}
+        >
+          Cancel
+        </button>
+      </div>
+    </dialog>
+  )
+}

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from "react"
+import { type Dispatch, type SetStateAction, useCallback, useEffect, useRef, useState } from "react"
 import { api, errorMessage } from "./api.ts"
 
 export interface Resource<T> {
@@ -9,7 +9,8 @@ export interface Resource<T> {
   readonly loading: boolean
   /** Load again; resolves once the new answer (or error) is in. */
   readonly reload: () => Promise<void>
-  readonly setData: (data: T) => void
+  /** Replace the data shown (a value, or an update of the current one) until the next load. */
+  readonly setData: Dispatch<SetStateAction<T | undefined>>
 }
 
 /** GET `path` on mount and whenever it changes; `null` loads nothing. Answers of stale paths are dropped. */

@@ -4,7 +4,8 @@
  * `pnpm start` runs it (the application built into apps/web/dist, the REST API, GraphQL and a worker in one
  * process, over a fresh test database): sign in, create a project, upload, create an agent, launch and
  * watch the progress, open a cell, see the highlight on the cited page, override the value, create and
- * revoke a key. Every screen is checked with axe-core for serious or critical violations.
+ * revoke a key; fix a failed document that blocks a launch (replace one, delete another). Every screen is
+ * checked with axe-core for serious or critical violations.
  *
  * Without a Chromium (CHROMIUM_PATH, or /usr/bin/chromium) the suite is skipped and says so; CI installs
  * Debian's package first.
@@ -350,6 +351,130 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     expect((await rest(first).get("/projects/")).status).toBe(401)
     expect((await rest(second).get("/projects/")).status).toBe(200)
     expect(await seriousViolations()).toEqual([])
+  })
+
+  it("fixes a failed document from the project screen: the refused launch links to it, replace and delete", async () => {
+    await page.goto(`${origin}/`)
+    await page.getByRole("heading", { name: "Projects", level: 1 }).waitFor()
+    await page.getByLabel("New project name").fill("Repairs")
+    await page.getByRole("button", { name: "Create project" }).click()
+    await page.getByRole("heading", { name: "Repairs", level: 1 }).waitFor()
+    const projectId = /projects\/([0-9a-f-]{36})$/.exec(page.url())![1]!
+
+    const goodPdf = async (number: string, total: string) =>
+      Buffer.from(
+        await invoice({
+          number,
+          date: "May 5, 2024",
+          seller: "Acme Supplies Inc.",
+          currency: "USD",
+          subtotal: total,
+          tax: "$0.00",
+          total,
+        }),
+      )
+    const notAPdf = (name: string) => ({
+      name,
+      mimeType: "application/pdf",
+      buffer: Buffer.from("these bytes are not a PDF\n"),
+    })
+    const documents = page.getByTestId("documents-table")
+    const row = (name: string, status?: string) =>
+      documents.locator(status === undefined ? "tbody tr" : `tbody tr[data-status="${status}"]`, {
+        has: page.getByRole("cell", { name, exact: true }),
+      })
+
+    await page
+      .getByLabel("Upload documents")
+      .setInputFiles([
+        notAPdf("broken.pdf"),
+        { name: "good.pdf", mimeType: "application/pdf", buffer: await goodPdf("INV-2001", "$500.00") },
+      ])
+    await row("broken.pdf", "Failed").waitFor({ timeout: 60_000 })
+    await row("good.pdf", "Processed").waitFor({ timeout: 60_000 })
+    const brokenId = await row("broken.pdf").getAttribute("data-document-id")
+    // The failure reason is shown next to the actions, which name the document they act on.
+    await row("broken.pdf")
+      .getByText(/no %PDF header/)
+      .waitFor()
+    await row("broken.pdf").getByRole("button", { name: "Replace broken.pdf", exact: true }).waitFor()
+    await row("broken.pdf").getByRole("button", { name: "Delete broken.pdf", exact: true }).waitFor()
+    await row("good.pdf").getByRole("button", { name: "Replace good.pdf", exact: true }).waitFor()
+    await row("good.pdf").getByRole("button", { name: "Delete good.pdf", exact: true }).waitFor()
+
+    await page.getByLabel("Agent name").fill("Total due")
+    await page.getByLabel("What to extract").fill("The total amount due")
+    await page.getByLabel("Value type").selectOption("number")
+    await page.getByRole("button", { name: "Create agent" }).click()
+    await page.getByTestId("agents-table").getByRole("button", { name: "Total due" }).waitFor()
+
+    // The refused launch says which document failed, with a link to its row.
+    await page.getByRole("button", { name: "Launch" }).click()
+    const refusal = page.getByTestId("launch-refusal")
+    await refusal.waitFor()
+    expect(await refusal.getAttribute("role")).toBe("alert")
+    expect(await refusal.textContent()).toContain("1 document failed processing: broken.pdf.")
+    expect(await seriousViolations()).toEqual([])
+    await refusal.getByRole("link", { name: "broken.pdf" }).click()
+    await expect
+      .poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.documentId))
+      .toBe(brokenId)
+
+    // From the row, the keyboard reaches Replace; its file picker takes a good PDF.
+    await page.keyboard.press("Tab")
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Replace broken.pdf")
+    const chooser = page.waitForEvent("filechooser")
+    await page.keyboard.press("Enter")
+    await (await chooser).setFiles({
+      name: "fixed.pdf",
+      mimeType: "application/pdf",
+      buffer: await goodPdf("INV-2002", "$700.00"),
+    })
+    // The same document, now processed from the new file; the refusal has nothing left to say.
+    await row("fixed.pdf", "Processed").waitFor({ timeout: 60_000 })
+    expect(await row("fixed.pdf").getAttribute("data-document-id")).toBe(brokenId)
+    expect(await row("broken.pdf").count()).toBe(0)
+    await refusal.waitFor({ state: "detached" })
+
+    await page.getByRole("button", { name: "Launch" }).click()
+    await page.getByTestId("run-status").filter({ hasText: "Done" }).waitFor({ timeout: 60_000 })
+    expect(await page.getByRole("progressbar", { name: "Extraction progress" }).getAttribute("value")).toBe(
+      "100",
+    )
+
+    // A second failed document is deleted through the confirmation dialog.
+    await page.getByLabel("Upload documents").setInputFiles([notAPdf("scan.pdf")])
+    await row("scan.pdf", "Failed").waitFor({ timeout: 60_000 })
+    const deleteScan = row("scan.pdf").getByRole("button", { name: "Delete scan.pdf", exact: true })
+    await deleteScan.click()
+    const dialog = page.getByRole("dialog", { name: "Delete scan.pdf?" })
+    await dialog.waitFor()
+    // Focus starts inside the dialog, on the harmless choice; Escape cancels and gives the focus back.
+    expect(
+      await page.evaluate(() => {
+        const active = document.activeElement
+        return active?.closest("dialog") ? active.textContent : null
+      }),
+    ).toBe("Cancel")
+    expect(await seriousViolations()).toEqual([])
+    await page.keyboard.press("Escape")
+    await dialog.waitFor({ state: "hidden" })
+    expect(await row("scan.pdf").count()).toBe(1)
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Delete scan.pdf")
+    await page.keyboard.press("Enter")
+    await dialog.waitFor()
+    await dialog.getByRole("button", { name: "Delete document" }).click()
+    await row("scan.pdf").waitFor({ state: "detached" })
+    await dialog.waitFor({ state: "hidden" })
+    await page.getByRole("status").filter({ hasText: "scan.pdf deleted." }).waitFor()
+
+    // The REST API agrees: the replaced document kept its id, the deleted one is gone.
+    const listed = (await rest(await newKey()).get(`/projects/${projectId}/documents/`)).body as Array<any>
+    expect(listed.map((d) => [d.file_name, d.status]).sort()).toEqual([
+      ["fixed.pdf", "Processed"],
+      ["good.pdf", "Processed"],
+    ])
+    expect(listed.find((d) => d.file_name === "fixed.pdf").id).toBe(brokenId)
   })
 
   it("loads the docs page and the web application from the server alone", async () => {

@@ -1,6 +1,6 @@
-import { type DragEvent, type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from "react"
-import { api, errorMessage, seg, uploadFile } from "../api.ts"
-import { ErrorAlert, formatValue, Loading, pluralize, statusClass, VisuallyHidden } from "../components.tsx"
+import { type FormEvent, type MouseEvent, useEffect, useMemo, useRef, useState } from "react"
+import { ApiError, api, errorMessage, seg } from "../api.ts"
+import { ErrorAlert, formatValue, Loading, pluralize, statusClass } from "../components.tsx"
 import { type Resource, usePolling, useResource } from "../hooks.ts"
 import { Link, useTitle } from "../router.tsx"
 import type {
@@ -16,8 +16,8 @@ import type {
 } from "../types.ts"
 import { AgentEditor } from "./AgentEditor.tsx"
 import { DimensionsSection } from "./DimensionsSection.tsx"
+import { DocumentsSection, documentRowId, focusDocumentRow } from "./DocumentsSection.tsx"
 
-const DOCUMENTS_POLL_MS = 2000
 const STATUS_POLL_MS = 1000
 const RESULTS_LIMIT = 500
 
@@ -62,6 +62,8 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
         base={base}
         agents={agents}
         dimensions={dimensions.data}
+        documents={documents.data}
+        onRefused={() => void documents.reload()}
         onRunEnded={() => {
           void results.reload()
           void agents.reload()
@@ -75,269 +77,6 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Documents
-
-interface Upload {
-  readonly key: number
-  readonly name: string
-  readonly fraction: number
-  readonly state: "waiting" | "uploading" | "done" | "failed"
-  readonly error?: string
-}
-
-function DocumentsSection({
-  base,
-  documents,
-}: {
-  readonly base: string
-  readonly documents: Resource<ReadonlyArray<DocumentRecord>>
-}) {
-  const [uploads, setUploads] = useState<ReadonlyArray<Upload>>([])
-  const [dragging, setDragging] = useState(false)
-  const queue = useRef<Promise<void>>(Promise.resolve())
-  const nextKey = useRef(0)
-  const input = useRef<HTMLInputElement>(null)
-
-  const anyPending = documents.data?.some((d) => d.status === "Pending") ?? false
-  usePolling(anyPending, DOCUMENTS_POLL_MS, documents.reload)
-
-  const update = useCallback((key: number, patch: Partial<Upload>) => {
-    setUploads((all) => all.map((u) => (u.key === key ? { ...u, ...patch } : u)))
-  }, [])
-
-  const addFiles = (files: FileList | ReadonlyArray<File>) => {
-    const list = Array.from(files)
-    if (list.length === 0) return
-    const entries = list.map((file) => ({ file, key: nextKey.current++ }))
-    setUploads((all) => [
-      ...all,
-      ...entries.map(({ file, key }): Upload => ({ key, name: file.name, fraction: 0, state: "waiting" })),
-    ])
-    for (const { file, key } of entries) {
-      queue.current = queue.current.then(async () => {
-        update(key, { state: "uploading" })
-        try {
-          await uploadFile<DocumentRecord>(`${base}/documents/`, file, (fraction) =>
-            update(key, { fraction }),
-          )
-          update(key, { state: "done", fraction: 1 })
-          await documents.reload()
-        } catch (e) {
-          update(key, { state: "failed", error: errorMessage(e) })
-        }
-      })
-    }
-  }
-
-  const onDrop = (e: DragEvent<HTMLDivElement>) => {
-    e.preventDefault()
-    setDragging(false)
-    if (e.dataTransfer.files.length > 0) addFiles(e.dataTransfer.files)
-  }
-
-  const finished = uploads.some((u) => u.state === "done" || u.state === "failed")
-
-  return (
-    <section aria-labelledby="documents-heading" className="section">
-      <h2 id="documents-heading">Documents</h2>
-      {/* biome-ignore lint/a11y/noStaticElementInteractions: a drop target for dragged files; the file input inside is the keyboard and screen reader way */}
-      <div
-        className={`drop-zone${dragging ? " dragging" : ""}`}
-        data-testid="drop-zone"
-        onDragEnter={(e) => {
-          e.preventDefault()
-          setDragging(true)
-        }}
-        onDragOver={(e) => {
-          e.preventDefault()
-          e.dataTransfer.dropEffect = "copy"
-          if (!dragging) setDragging(true)
-        }}
-        onDragLeave={(e) => {
-          if (e.currentTarget.contains(e.relatedTarget as Node | null)) return
-          setDragging(false)
-        }}
-        onDrop={onDrop}
-      >
-        <UploadIcon />
-        <div className="field">
-          <label htmlFor="upload-documents">Upload documents</label>
-          <input
-            ref={input}
-            id="upload-documents"
-            type="file"
-            multiple
-            onChange={(e) => {
-              if (e.target.files) addFiles(e.target.files)
-              if (input.current) input.current.value = ""
-            }}
-          />
-        </div>
-        <p className="muted small">or drop files here (PDF, images, Office files, e-mails, text…)</p>
-      </div>
-
-      {uploads.length > 0 && (
-        <div className="uploads">
-          <h3 className="visually-hidden">Uploads</h3>
-          <ul className="upload-list">
-            {uploads.map((u) => (
-              <li key={u.key} className={`upload upload-${u.state}`} data-testid="upload">
-                <span className="upload-name">{u.name}</span>
-                {u.state === "waiting" && <span className="muted">Waiting…</span>}
-                {u.state === "uploading" && (
-                  <>
-                    <progress
-                      max={100}
-                      value={Math.round(u.fraction * 100)}
-                      aria-label={`Upload of ${u.name}`}
-                    />
-                    <span>Uploading… {Math.round(u.fraction * 100)}%</span>
-                  </>
-                )}
-                {u.state === "done" && <span className="ok">Uploaded</span>}
-                {u.state === "failed" && (
-                  <span role="alert" className="alert inline">
-                    {u.error}
-                  </span>
-                )}
-              </li>
-            ))}
-          </ul>
-          {finished && (
-            <button
-              type="button"
-              className="link-button"
-              onClick={() =>
-                setUploads((all) => all.filter((u) => u.state === "waiting" || u.state === "uploading"))
-              }
-            >
-              Clear finished uploads
-            </button>
-          )}
-        </div>
-      )}
-
-      <ErrorAlert message={documents.error} />
-      {documents.data === undefined ? (
-        documents.error ? null : (
-          <Loading what="documents" />
-        )
-      ) : documents.data.length === 0 ? (
-        <p className="muted">No documents yet.</p>
-      ) : (
-        <>
-          <p className="muted small">{documentSummary(documents.data)}</p>
-          <div className="table-wrap">
-            <table className="data-table" data-testid="documents-table">
-              <caption className="visually-hidden">Documents</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" className="num">
-                    Pages
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {withAttachments(documents.data).map(({ document: d, parent }) => (
-                  <tr
-                    key={d.id}
-                    data-document-id={d.id}
-                    data-status={d.status}
-                    data-parent-document-id={parent?.id}
-                    className={parent ? "attachment-row" : undefined}
-                  >
-                    <td>
-                      {parent ? (
-                        <span className="attachment-name">
-                          <span aria-hidden="true" className="attachment-mark">
-                            ↳
-                          </span>
-                          <VisuallyHidden>Attachment of {parent.file_name}: </VisuallyHidden>
-                          {d.file_name}
-                        </span>
-                      ) : (
-                        d.file_name
-                      )}
-                    </td>
-                    <td>{d.type}</td>
-                    <td>
-                      <span className={`doc-status doc-${d.status.toLowerCase()}`}>{d.status}</span>
-                      {d.status === "Failed" && d.failure_reason && (
-                        <span className="failure-reason">{d.failure_reason}</span>
-                      )}
-                    </td>
-                    <td className="num">{d.status === "Processed" ? d.page_count : "—"}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </>
-      )}
-    </section>
-  )
-}
-
-/**
- * The documents in list order, each e-mail followed by its attachments (documents whose
- * `parent_document_id` names it); an attachment whose e-mail is not listed stands on its own.
- */
-const withAttachments = (
-  docs: ReadonlyArray<DocumentRecord>,
-): ReadonlyArray<{ readonly document: DocumentRecord; readonly parent: DocumentRecord | undefined }> => {
-  const byId = new Map(docs.map((d) => [d.id, d]))
-  const children = new Map<string, Array<DocumentRecord>>()
-  for (const d of docs)
-    if (d.parent_document_id !== null && d.parent_document_id !== d.id && byId.has(d.parent_document_id)) {
-      const list = children.get(d.parent_document_id) ?? []
-      list.push(d)
-      children.set(d.parent_document_id, list)
-    }
-  const out: Array<{ document: DocumentRecord; parent: DocumentRecord | undefined }> = []
-  const placed = new Set<string>()
-  const place = (d: DocumentRecord, parent: DocumentRecord | undefined) => {
-    if (placed.has(d.id)) return
-    placed.add(d.id)
-    out.push({ document: d, parent })
-    for (const c of children.get(d.id) ?? []) place(c, d)
-  }
-  for (const d of docs)
-    if (d.parent_document_id === null || !byId.has(d.parent_document_id) || d.parent_document_id === d.id)
-      place(d, undefined)
-  // attachments caught in a cycle of parents (not expected): listed at the end
-  for (const d of docs) place(d, byId.get(d.parent_document_id ?? ""))
-  return out
-}
-
-const documentSummary = (docs: ReadonlyArray<DocumentRecord>): string => {
-  const count = (s: DocumentRecord["status"]) => docs.filter((d) => d.status === s).length
-  return `${pluralize(docs.length, "document")}: ${count("Processed")} processed, ${count("Pending")} pending, ${count("Failed")} failed`
-}
-
-function UploadIcon() {
-  return (
-    <svg
-      className="icon"
-      width="28"
-      height="28"
-      viewBox="0 0 24 24"
-      aria-hidden="true"
-      focusable="false"
-      fill="none"
-      stroke="currentColor"
-      strokeWidth="1.8"
-      strokeLinecap="round"
-      strokeLinejoin="round"
-    >
-      <path d="M12 16V4M7 9l5-5 5 5M4 16v3a1 1 0 0 0 1 1h14a1 1 0 0 0 1-1v-3" />
-    </svg>
-  )
-}
-
-// ---------------------------------------------------------------------------------------------------------
 // Agents and the pipeline run
 
 type RunPhase = "idle" | "launching" | "running" | "done"
@@ -346,12 +85,18 @@ function AgentsSection({
   base,
   agents,
   dimensions,
+  documents,
+  onRefused,
   onRunEnded,
   onAgentsChanged,
 }: {
   readonly base: string
   readonly agents: Resource<ReadonlyArray<AgentRecord>>
   readonly dimensions: ReadonlyArray<Dimension> | undefined
+  /** The project's documents, to say which of those a refused launch names are still failed. */
+  readonly documents: ReadonlyArray<DocumentRecord> | undefined
+  /** A launch was refused because documents failed: the list of documents may be out of date. */
+  readonly onRefused: () => void
   readonly onRunEnded: () => void
   /** An agent was created, changed or deleted: its results may have changed. */
   readonly onAgentsChanged: () => void
@@ -367,6 +112,7 @@ function AgentsSection({
   const [phase, setPhase] = useState<RunPhase>("idle")
   const [status, setStatus] = useState<AgentsStatus | undefined>(undefined)
   const [runError, setRunError] = useState<string | undefined>(undefined)
+  const [refused, setRefused] = useState<ReadonlyArray<FailedDocument> | null>(null)
   const ended = useRef(onRunEnded)
   ended.current = onRunEnded
 
@@ -405,11 +151,16 @@ function AgentsSection({
   const launch = async () => {
     setPhase("launching")
     setRunError(undefined)
+    setRefused(null)
     try {
       await api.post(`${base}/agents/launch/`)
       setPhase("running")
     } catch (e) {
-      setRunError(errorMessage(e))
+      const failed = failedDocumentsOf(e)
+      if (failed) {
+        setRefused(failed)
+        onRefused()
+      } else setRunError(errorMessage(e))
       setPhase("idle")
     }
   }
@@ -542,6 +293,7 @@ function AgentsSection({
         </p>
       </div>
       <ErrorAlert message={runError} />
+      {refused && <LaunchRefusal refused={refused} documents={documents} />}
 
       <h3>New agent</h3>
       <form className="stack agent-form" onSubmit={create}>
@@ -585,6 +337,67 @@ function AgentsSection({
         </div>
       </form>
     </section>
+  )
+}
+
+interface FailedDocument {
+  readonly id: string
+  readonly name: string
+}
+
+/** The `failed_documents` of a launch refused with 409, or null for any other error. */
+const failedDocumentsOf = (e: unknown): ReadonlyArray<FailedDocument> | null => {
+  if (!(e instanceof ApiError) || e.status !== 409 || !Array.isArray(e.body.failed_documents)) return null
+  const failed = (e.body.failed_documents as ReadonlyArray<unknown>).flatMap((d) =>
+    typeof d === "object" && d !== null && "id" in d && typeof d.id === "string"
+      ? [{ id: d.id, name: "name" in d && typeof d.name === "string" ? d.name : d.id }]
+      : [],
+  )
+  return failed.length > 0 ? failed : null
+}
+
+/**
+ * Why the launch was refused, naming each failed document with a link to its row in the list (where it
+ * can be replaced or deleted). A document since replaced or deleted drops out; once none is left, so does
+ * the message.
+ */
+function LaunchRefusal({
+  refused,
+  documents,
+}: {
+  readonly refused: ReadonlyArray<FailedDocument>
+  readonly documents: ReadonlyArray<DocumentRecord> | undefined
+}) {
+  const still =
+    documents === undefined
+      ? refused
+      : refused.flatMap((f) => {
+          const d = documents.find((x) => x.id === f.id)
+          return d?.status === "Failed" ? [{ id: d.id, name: d.file_name }] : []
+        })
+  if (still.length === 0) return null
+  const go = (e: MouseEvent<HTMLAnchorElement>, id: string) => {
+    if (focusDocumentRow(id)) e.preventDefault()
+  }
+  return (
+    <div role="alert" className="alert launch-refusal" data-testid="launch-refusal">
+      <p>
+        {pluralize(still.length, "document")} failed processing:{" "}
+        {still.map((f, i) => (
+          <span key={f.id}>
+            {i > 0 && ", "}
+            <a href={`#${documentRowId(f.id)}`} onClick={(e) => go(e, f.id)}>
+              {f.name}
+            </a>
+          </span>
+        ))}
+        .
+      </p>
+      <p className="refusal-advice">
+        Nothing was launched: replace or delete {still.length === 1 ? "it" : "them"} in the list of documents,
+        then launch again.
+      </p>
+    </div>
   )
 }
 
