@@ -291,11 +291,11 @@ describe("output schema", () => {
   }
   const SET = `mutation ($p: ID!, $schema: JSON!, $auto: Boolean!, $mapping: JSON) {
     setOutputSchema(projectId: $p, schema: $schema, autoMap: $auto, mapping: $mapping) {
-      schema auto_map mapping status source error generated_at schema_in_sync diagnostics { path severity code message }
+      schema auto_map mapping status source error generated_at generated_by schema_in_sync diagnostics { path severity code message }
     }
   }`
   const READ = `query ($p: ID!) { project(id: $p) {
-    output_schema { schema auto_map mapping status source error generated_at schema_in_sync
+    output_schema { schema auto_map mapping status source error generated_at generated_by schema_in_sync
       diagnostics { path severity code message } }
     plain: schema_results enriched: schema_results(enrich: true) } }`
 
