@@ -105,6 +105,10 @@ export const limitServer = <S extends Server>(server: S, settings: HttpServerSet
   server.requestTimeout = settings.requestTimeoutSeconds * 1000
   server.headersTimeout = Math.min(settings.headersTimeoutSeconds, settings.requestTimeoutSeconds) * 1000
   server.setTimeout(settings.idleTimeoutSeconds * 1000, (socket: Socket) => socket.destroy())
+  // An idle keep-alive connection is closed by the client first (clients close after a few seconds, or
+  // as the `Keep-Alive: timeout` hint says): a server that closed it after Node's default of 5 s races a
+  // client reusing it, which then reads ECONNRESET.
+  server.keepAliveTimeout = settings.idleTimeoutSeconds * 1000
   server.on("clientError", answerClientError)
   const open = new Map<string, number>()
   server.on("connection", (socket: Socket) => {
