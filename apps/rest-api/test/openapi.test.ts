@@ -126,6 +126,25 @@ describe("OpenAPI description", () => {
     }
   })
 
+  it("is served as a valid OpenAPI 3.1 document, with the server its paths are relative to", async () => {
+    const served = await api.client(undefined).get("/schema/?format=json")
+    const result = await validate(structuredClone(served.body))
+    expect(result.valid, result.valid ? "" : compileErrors(result)).toBe(true)
+    // The paths carry /api/v1 themselves: the server is the origin the description comes from.
+    expect(served.body.servers).toEqual([{ url: "/", description: expect.any(String) }])
+    for (const path of Object.keys(served.body.paths)) expect(path.startsWith("/api/v1/"), path).toBe(true)
+  })
+
+  it("gives every operation of every tag a summary", () => {
+    const doc = openApiDocument() as any
+    const missing = operationsOf(doc)
+      .filter(({ op }) => typeof op.summary !== "string" || op.summary.trim() === "")
+      .map(({ method, path, op }) => `${op.tags?.join(",")}: ${method} ${path}`)
+    expect(missing).toEqual([])
+    const tags = new Set(operationsOf(doc).flatMap(({ op }) => op.tags as Array<string>))
+    expect([...tags]).toEqual(expect.arrayContaining(["Folders", "Documents", "Results", "Webhooks"]))
+  })
+
   it("describes whole-number parameters (limit, offset, page numbers, versions, expiry) as integers", () => {
     const parameters = operationsOf(openApiDocument()).flatMap(({ method, path, op }) =>
       ((op.parameters ?? []) as Array<any>).map((p) => ({ at: `${method} ${path} ${p.in} ${p.name}`, p })),
