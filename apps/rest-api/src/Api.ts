@@ -29,6 +29,12 @@ export class Api extends HttpApi.make("dxs")
   .prefix("/api/v1")
   .annotate(OpenApi.Title, "dxs — document extraction service")
   .annotate(OpenApi.Version, "1")
+  // The server's own origin: the paths above already carry /api/v1, and one description serves every
+  // deployment (any host, port or scheme), so the URL is relative — "/" against wherever the
+  // description was fetched from.
+  .annotate(OpenApi.Servers, [
+    { url: "/", description: "this server (the origin this description is served from)" },
+  ])
   .annotate(OpenApi.Transform, problemsInOpenApi)
   .annotate(
     OpenApi.Description,

@@ -1,4 +1,5 @@
 import { IDEMPOTENCY_KEY_PATTERN, problemResponses } from "@dxs/services"
+import { Multipart } from "@effect/platform"
 import { Schema } from "effect"
 
 export const Uuid = Schema.UUID.annotations({ description: "UUID" })
@@ -9,15 +10,34 @@ export const IsoDateInput = Schema.String.pipe(
 /** PostgreSQL's `integer`: page numbers, counts and offsets beyond it cannot name anything. */
 export const MAX_INT = 2_147_483_647
 
-/** A whole number in a path or query string, from `min` to `max` (default: the largest `integer`). */
+/**
+ * The text of a path or query parameter that holds a whole number, described as OpenAPI describes such a
+ * parameter: an integer (its serialisation in the URL is the client's business), with its range. The
+ * generated description of `NumberFromString` is the encoded side, a string, which makes generated
+ * clients refuse `limit: 10`; as the first step of a composition this text schema decides the
+ * description, and the number schema after it still decodes the text as before.
+ */
+const integerText = (range: { readonly minimum?: number; readonly maximum?: number }) =>
+  Schema.String.annotations({ jsonSchema: { type: "integer", ...range } })
+
+/**
+ * A whole number in a path or query string, from `min` to `max` (default: the largest `integer`).
+ * Described as an integer from `min` to `max`; a `description` given with `.annotations` is kept.
+ */
 export const wholeNumber = (min: number, max: number = MAX_INT) => {
   const message = () => `must be a whole number from ${min} to ${max}`
-  return Schema.NumberFromString.pipe(
-    Schema.int({ message }),
-    Schema.greaterThanOrEqualTo(min, { message }),
-    Schema.lessThanOrEqualTo(max, { message }),
+  return Schema.compose(
+    integerText({ minimum: min, maximum: max }),
+    Schema.NumberFromString.pipe(
+      Schema.int({ message }),
+      Schema.greaterThanOrEqualTo(min, { message }),
+      Schema.lessThanOrEqualTo(max, { message }),
+    ),
   )
 }
+
+/** Any whole number in a query string (a Unix time, say), described as an integer. */
+export const integerFromString = Schema.compose(integerText({}), Schema.NumberFromString.pipe(Schema.int()))
 
 /**
  * A whole number in a JSON body, from `min` to `max` (default: the largest `integer`). Described as a
@@ -58,3 +78,24 @@ export const IdempotencyHeaders = Schema.Struct({
     }),
   ),
 })
+
+/** A file part of a multipart upload, as OpenAPI 3.1 describes one: its bytes, whatever their type. */
+const binaryFile = { type: "string", format: "binary" } as const
+
+/*
+ * The file fields of upload forms. These schemas only describe: uploads are read by `readUploadForm`
+ * (UploadForm.ts), never decoded by the framework. The framework's own description of them is an array
+ * of `PersistedFile` titled `itemsCount(1)`, which generated clients take for a list of strings; the
+ * JSON Schema annotation replaces it (its description included, since it replaces the whole schema).
+ */
+
+/** A multipart field carrying exactly one file. */
+export const uploadFile = (description: string) =>
+  Multipart.SingleFileSchema.annotations({ description, jsonSchema: { ...binaryFile, description } })
+
+/** A multipart field repeated for each of 1 to `max` files. */
+export const uploadFiles = (description: string, max: number) =>
+  Multipart.FilesSchema.annotations({
+    description,
+    jsonSchema: { type: "array", items: binaryFile, minItems: 1, maxItems: max, description },
+  })

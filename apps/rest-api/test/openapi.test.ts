@@ -1,9 +1,11 @@
+import { randomUUID } from "node:crypto"
+import { EXTRACT_MAX_FILES } from "@dxs/services"
 import { compileErrors, validate } from "@readme/openapi-parser"
 import { beforeAll, describe, expect, it } from "vitest"
 import { parse as parseYaml } from "yaml"
 import { openApiDocument } from "../src/index.ts"
-import { compileDescription, idsOf } from "./description.ts"
-import { startTestApi, type TestApi } from "./harness.ts"
+import { compileDescription, idsOf, operationsOf } from "./description.ts"
+import { fetchFrom, startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 beforeAll(async () => {
@@ -122,6 +124,126 @@ describe("OpenAPI description", () => {
         expect(op.requestBody.content["multipart/form-data"].schema, `${method} ${path}`).toEqual(json)
       }
     }
+  })
+
+  it("is served as a valid OpenAPI 3.1 document, with the server its paths are relative to", async () => {
+    // A connection of its own: one kept alive through the slow tests above may be closed under it.
+    const served = await fetchFrom("127.0.0.1", `${api.base}/schema/?format=json`)
+    const result = await validate(structuredClone(served.body))
+    expect(result.valid, result.valid ? "" : compileErrors(result)).toBe(true)
+    // The paths carry /api/v1 themselves: the server is the origin the description comes from.
+    expect(served.body.servers).toEqual([{ url: "/", description: expect.any(String) }])
+    for (const path of Object.keys(served.body.paths)) expect(path.startsWith("/api/v1/"), path).toBe(true)
+  })
+
+  it("gives every operation of every tag a summary", () => {
+    const doc = openApiDocument() as any
+    const missing = operationsOf(doc)
+      .filter(({ op }) => typeof op.summary !== "string" || op.summary.trim() === "")
+      .map(({ method, path, op }) => `${op.tags?.join(",")}: ${method} ${path}`)
+    expect(missing).toEqual([])
+    const tags = new Set(operationsOf(doc).flatMap(({ op }) => op.tags as Array<string>))
+    expect([...tags]).toEqual(expect.arrayContaining(["Folders", "Documents", "Results", "Webhooks"]))
+  })
+
+  it("describes whole-number parameters (limit, offset, page numbers, versions, expiry) as integers", () => {
+    const parameters = operationsOf(openApiDocument()).flatMap(({ method, path, op }) =>
+      ((op.parameters ?? []) as Array<any>).map((p) => ({ at: `${method} ${path} ${p.in} ${p.name}`, p })),
+    )
+    const named = (...names: Array<string>) => parameters.filter(({ p }) => names.includes(p.name))
+    const paging = named("limit", "offset")
+    // Results, extractions, relevant pages, webhook deliveries.
+    expect(paging.length).toBeGreaterThanOrEqual(7)
+    for (const { at, p } of paging) {
+      expect(p.in, at).toBe("query")
+      expect(p.schema.type, at).toBe("integer")
+      expect(p.schema.minimum, at).toBe(p.name === "limit" ? 1 : 0)
+      expect(p.schema.maximum, at).toEqual(expect.any(Number))
+      expect(p.description, at).toEqual(expect.any(String))
+    }
+    const others = named("page_number", "version", "expires")
+    expect(others.map(({ at }) => at.split(" ").slice(-2).join(" ")).sort()).toEqual([
+      "path page_number",
+      "path page_number",
+      "query expires",
+      "query version",
+    ])
+    for (const { at, p } of others) expect(p.schema.type, at).toBe("integer")
+    // No parameter is left described by its text (the encoded side of a number decoded from a string).
+    for (const { at, p } of parameters)
+      expect(JSON.stringify(p.schema), at).not.toMatch(/decoded into a number/)
+  })
+
+  it("accepts exactly the range it describes for limit and offset", async () => {
+    const key = await api.newKey(`openapi-${randomUUID()}`)
+    const get = (url: string) =>
+      fetchFrom("127.0.0.1", `${api.base}${url}`, { headers: { "x-api-key": key } })
+    const doc = openApiDocument() as any
+    const paged = operationsOf(doc).filter(
+      ({ method, op }) => method === "get" && (op.parameters as Array<any>).some((p) => p.name === "limit"),
+    )
+    expect(paged.length).toBeGreaterThanOrEqual(4)
+    for (const { path, op } of paged) {
+      // Unknown ids: a query the server accepts gets as far as 404; one it refuses is a 400 naming it.
+      const url = path.replace(/^\/api\/v1/, "").replace(/\{\w+\}/g, () => randomUUID())
+      for (const p of (op.parameters as Array<any>).filter(
+        (q) => q.name === "limit" || q.name === "offset",
+      )) {
+        const { minimum, maximum } = p.schema
+        for (const inside of [minimum, maximum]) {
+          const r = await get(`${url}?${p.name}=${inside}`)
+          expect(r.status, `${path} ${p.name}=${inside}`).not.toBe(400)
+        }
+        for (const outside of [minimum - 1, maximum + 1]) {
+          const r = await get(`${url}?${p.name}=${outside}`)
+          expect(r.status, `${path} ${p.name}=${outside}`).toBe(400)
+          expect(
+            r.body.errors.map((e: any) => e.path),
+            `${path} ${p.name}=${outside}`,
+          ).toEqual([p.name])
+        }
+      }
+    }
+  })
+
+  it("describes upload fields as binary files: one `file`, or 1 to 50 `files`", () => {
+    const paths = (openApiDocument() as any).paths
+    const form = (path: string, method: string) =>
+      paths[path][method].requestBody.content["multipart/form-data"].schema
+    for (const [path, method] of [
+      ["/api/v1/projects/{project_id}/documents/", "post"],
+      ["/api/v1/projects/{project_id}/documents/{document_id}/file/", "put"],
+    ] as const) {
+      const schema = form(path, method)
+      expect(schema.required, path).toContain("file")
+      expect(schema.properties.file, path).toEqual({
+        type: "string",
+        format: "binary",
+        description: expect.any(String),
+      })
+    }
+    const extract = form("/api/v1/extract/", "post")
+    expect(extract.required).toContain("files")
+    expect(extract.properties.files).toEqual({
+      type: "array",
+      items: { type: "string", format: "binary" },
+      minItems: 1,
+      maxItems: EXTRACT_MAX_FILES,
+      description: expect.any(String),
+    })
+  })
+
+  it("has no schema titled after an Effect filter (itemsCount(1), minLength(1), …)", () => {
+    const titles: Array<string> = []
+    const walk = (value: unknown, at: string): void => {
+      if (value === null || typeof value !== "object") return
+      for (const [k, v] of Object.entries(value)) {
+        if (k === "title" && typeof v === "string" && /^\w+\(.*\)$/.test(v)) titles.push(`${at}: ${v}`)
+        walk(v, `${at}/${k}`)
+      }
+    }
+    walk(openApiDocument(), "")
+    expect(titles).toEqual([])
   })
 
   it("names the spec's paths", () => {

@@ -1,6 +1,6 @@
 import { Document, DocumentCopyResponse, DocumentPage } from "@dxs/domain/Records"
 import { downloadForbiddenResponse } from "@dxs/services"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi, OpenApiJsonSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
@@ -8,11 +8,13 @@ import {
   BadRequest,
   Conflict,
   IdempotencyHeaders,
+  integerFromString,
   NotFound,
   PayloadTooLarge,
   Unprocessable,
   UnsupportedMediaType,
   Uuid,
+  uploadFile,
   wholeNumber,
 } from "../Common.ts"
 
@@ -27,23 +29,29 @@ export const TagsValue = Schema.Union(
 })
 
 export const DocumentUpload = Schema.Struct({
-  file: Multipart.SingleFileSchema.annotations({
-    description: "the document; its extension decides its type",
-  }),
+  file: uploadFile("the document; its extension decides its type"),
   tags: Schema.optional(
     Schema.String.annotations({ description: 'optional tags as a JSON object string, e.g. {"region":"EU"}' }),
   ),
 }).annotations({ identifier: "V1DocumentUpload" })
 
 export const DocumentReplace = Schema.Struct({
-  file: Multipart.SingleFileSchema.annotations({
-    description: "the new file; its extension decides the document's type",
-  }),
+  file: uploadFile("the new file; its extension decides the document's type"),
 }).annotations({ identifier: "V1DocumentReplace" })
 
 export const DocumentCopyRequest = Schema.Struct({
   target_project_id: Uuid,
-  document_ids: Schema.Array(Uuid).pipe(Schema.minItems(1, { message: () => "must not be empty" })),
+  // Described by hand: the filter's generated description would carry its name as a title (`minItems(1)`).
+  document_ids: Schema.Array(Uuid)
+    .pipe(Schema.minItems(1, { message: () => "must not be empty" }))
+    .annotations({
+      jsonSchema: {
+        type: "array",
+        items: OpenApiJsonSchema.make(Uuid),
+        minItems: 1,
+        description: "the documents to copy, at least one",
+      },
+    }),
 }).annotations({ identifier: "V1DocumentCopyRequest" })
 
 export const DocumentTagsRequest = Schema.Struct({ tags: TagsValue }).annotations({
@@ -198,7 +206,7 @@ export class FilesApi extends HttpApiGroup.make("files")
       .setPath(Schema.Struct({ document_id: Uuid }))
       .setUrlParams(
         Schema.Struct({
-          expires: Schema.NumberFromString.pipe(Schema.int()).annotations({
+          expires: integerFromString.annotations({
             description: "expiry, in seconds since the Unix epoch",
           }),
           signature: Schema.String,

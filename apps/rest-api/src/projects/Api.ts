@@ -5,7 +5,10 @@ import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
 import { BadRequest, Conflict, IsoDateInput, NotFound, Uuid, wholeNumberValue } from "../Common.ts"
 
-const Name = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }))
+/** Described by hand: the filter's generated description would carry its name as a title (`minLength(1)`). */
+const Name = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" })).annotations({
+  jsonSchema: { type: "string", minLength: 1, description: "the project's name, not empty" },
+})
 const ArchiveDays = Schema.NullOr(wholeNumberValue(1))
 
 export const ProjectCreate = Schema.Struct({

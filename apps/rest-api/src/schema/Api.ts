@@ -1,6 +1,6 @@
 import { JsonObject, JsonObjectOrNull } from "@dxs/domain/Records"
 import { Diagnostic, EXTRACT_MAX_FILES } from "@dxs/services"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
@@ -13,6 +13,7 @@ import {
   Unprocessable,
   UnsupportedMediaType,
   Uuid,
+  uploadFiles,
 } from "../Common.ts"
 
 const MappingStatus = Schema.Literal("pending", "success", "failed")
@@ -52,9 +53,10 @@ export const OutputSchemaRequest = Schema.Struct({
 }).annotations({ identifier: "V1SchemaRequest" })
 
 export const ExtractForm = Schema.Struct({
-  files: Multipart.FilesSchema.annotations({
-    description: `one or more documents (repeat the field; at most ${EXTRACT_MAX_FILES})`,
-  }),
+  files: uploadFiles(
+    `one or more documents (repeat the field; at most ${EXTRACT_MAX_FILES})`,
+    EXTRACT_MAX_FILES,
+  ),
   schema: Schema.String.annotations({
     description: "the target JSON Schema (Draft 2020-12) as a JSON string",
   }),
