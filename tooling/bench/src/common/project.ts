@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
+import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { makeKysely } from "@dxs/db"
@@ -133,7 +134,15 @@ export const seedProject = async (db: Db, options: SeedOptions) => {
 export const dxs = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) => {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", path.join(repoRoot, "apps/cli/src/main.ts"), ...args],
+    [
+      // BENCH_NODE_ARGS: extra Node options for dxs, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to see
+      // where its time goes.
+      ...(process.env.BENCH_NODE_ARGS?.split(" ").filter((a) => a !== "") ?? []),
+      "--import",
+      "tsx",
+      path.join(repoRoot, "apps/cli/src/main.ts"),
+      ...args,
+    ],
     { cwd: path.join(repoRoot, "apps/cli"), env, stdio: ["ignore", "pipe", "pipe"] },
   )
   let output = ""
@@ -172,6 +181,8 @@ export const dxsEnv = (databaseUrl: string): NodeJS.ProcessEnv => {
     HOST: "127.0.0.1",
     LOG_FORMAT: "json",
     LOG_LEVEL: "warning",
+    // A load generator from one address is not what the request limit is for.
+    RATE_LIMIT_PER_MINUTE: "0",
   }
   delete env.INIT_CWD
   return env
@@ -186,11 +197,36 @@ export const createKey = async (env: NodeJS.ProcessEnv, organization: string) =>
   return key
 }
 
-/** `dxs start all`, resolved once its REST API listens, with the API's base URL. */
+/** A TCP port free on loopback now. */
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = net.createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0))
+    })
+  })
+
+/**
+ * `dxs start all` on a free port, resolved once its REST API answers, with the API's base URL. Its log
+ * stays at `warning`: a line per request written into a pipe the benchmark reads would be measured too.
+ */
 export const startAll = async (env: NodeJS.ProcessEnv) => {
-  const server = dxs(["start", "all"], { ...env, LOG_LEVEL: "info" })
-  const [, port] = await server.waitFor(/REST API listening on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1/)
-  return { ...server, api: `http://127.0.0.1:${port}/api/v1` }
+  const port = await freePort()
+  const server = dxs(["start", "all"], { ...env, PORT: String(port) })
+  const api = `http://127.0.0.1:${port}/api/v1`
+  for (const deadline = Date.now() + 120_000; ; ) {
+    if (server.child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`dxs start all did not answer on ${api}:\n${server.output().slice(-3000)}`)
+    const answered = await fetch(`${api}/projects/`).then(
+      () => true,
+      () => false,
+    )
+    if (answered) break
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return { ...server, api }
 }
 
 /** The peak resident memory of a process so far, in MB (Linux). */
