@@ -72,6 +72,50 @@ export const enqueue = async (
   return { id: existing.id, created: false }
 }
 
+/** Tasks per INSERT of `enqueueMany` (one JSON parameter of a few MB). */
+const ENQUEUE_BATCH = 10_000
+
+/**
+ * Inserts many tasks due now, skipping those whose idempotency key exists, with one wake-up notification
+ * per kind; returns how many were new. The rows travel as one JSON parameter per batch expanded by
+ * `jsonb_to_recordset`, so what a run's phase enqueues (hundreds of thousands of pairs for a large project)
+ * costs a statement per ten thousand tasks instead of two statements per task.
+ */
+export const enqueueMany = async (
+  conn: Conn,
+  inputs: ReadonlyArray<Omit<EnqueueInput, "runAfter" | "delayMs">>,
+): Promise<number> => {
+  let created = 0
+  const kinds = new Set<string>()
+  // Rows without `maxAttempts` keep the column's default: they go in a statement that does not name it.
+  for (const withMax of [false, true]) {
+    const rows = inputs.filter((input) => (input.maxAttempts !== undefined) === withMax)
+    for (let from = 0; from < rows.length; from += ENQUEUE_BATCH) {
+      const batch = rows.slice(from, from + ENQUEUE_BATCH).map((input) => ({
+        kind: input.kind,
+        idempotency_key: input.idempotencyKey,
+        payload: input.payload,
+        project_id: input.projectId ?? null,
+        run_id: input.runId ?? null,
+        max_attempts: input.maxAttempts ?? null,
+      }))
+      const columns = withMax
+        ? sql`kind, idempotency_key, payload, project_id, run_id, max_attempts`
+        : sql`kind, idempotency_key, payload, project_id, run_id`
+      const inserted = await sql<{ kind: string }>`
+        insert into tasks (${columns})
+        select ${columns} from jsonb_to_recordset(${JSON.stringify(batch)}::jsonb) as t(
+          kind text, idempotency_key text, payload jsonb, project_id uuid, run_id uuid, max_attempts integer)
+        on conflict (idempotency_key) do nothing
+        returning kind`.execute(conn)
+      created += inserted.rows.length
+      for (const row of inserted.rows) kinds.add(row.kind)
+    }
+  }
+  for (const kind of kinds) await sql`select pg_notify(${TASKS_CHANNEL}, ${kind})`.execute(conn)
+  return created
+}
+
 export interface ClaimInput {
   readonly workerId: string
   /** Only these kinds (default: any kind). */

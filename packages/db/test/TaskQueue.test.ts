@@ -6,6 +6,7 @@ import {
   claim,
   complete,
   enqueue,
+  enqueueMany,
   fail,
   heartbeat,
   listenForTasks,
@@ -52,6 +53,36 @@ describe("TaskQueue", () => {
     expect(rows[0]?.payload).toEqual({ n: 1 })
     expect(rows[0]?.status).toBe("pending")
     expect(rows[0]?.max_attempts).toBe(5)
+  })
+
+  it("enqueueMany inserts every task in batches, skips keys that exist, and keeps defaults", async () => {
+    const before = await enqueue(db, { kind: "many", idempotencyKey: "many:7", payload: { n: -1 } })
+    const inputs = Array.from({ length: 12_345 }, (_, n) => ({
+      kind: n % 2 === 0 ? "many" : "many-odd",
+      idempotencyKey: `many:${n}`,
+      payload: { n, text: "ünïcode \u0001 'quoted'" },
+      ...(n === 3 ? { maxAttempts: 2 } : {}),
+    }))
+    expect(await enqueueMany(db, inputs)).toBe(12_344)
+    expect(await enqueueMany(db, inputs.slice(0, 10))).toBe(0)
+    const rows = await db
+      .selectFrom("tasks")
+      .select(["kind", "idempotency_key", "payload", "max_attempts", "status"])
+      .where("idempotency_key", "like", "many:%")
+      .execute()
+    expect(rows).toHaveLength(12_345)
+    const byKey = new Map(rows.map((r) => [r.idempotency_key, r]))
+    expect(byKey.get("many:7")?.payload).toEqual({ n: -1 })
+    expect(byKey.get("many:12344")).toMatchObject({
+      kind: "many",
+      payload: { n: 12_344, text: "ünïcode \u0001 'quoted'" },
+      max_attempts: 5,
+      status: "pending",
+    })
+    expect(byKey.get("many:3")).toMatchObject({ kind: "many-odd", max_attempts: 2 })
+    expect(before.created).toBe(true)
+    const claimed = await claim(db, { workerId: "w1", kinds: ["many-odd"], leaseMs: LONG_LEASE, limit: 3 })
+    expect(claimed).toHaveLength(3)
   })
 
   it("claims a due task once, then completes it only for the holder", async () => {

@@ -12,7 +12,13 @@
 import type { Conn } from "@dxs/db"
 import type { ExtractionStatus } from "@dxs/domain/Enums"
 import { sql } from "kysely"
-import { agentDimensionsKey, loadProjectStates, type ProjectState, toSnapshot } from "./ProjectState.ts"
+import {
+  agentDimensionsKey,
+  loadProjectStates,
+  type ProjectAgent,
+  type ProjectDocument,
+  type ProjectState,
+} from "./ProjectState.ts"
 
 export interface StageProgress {
   readonly total: number
@@ -102,20 +108,69 @@ const activeAgents = async (db: Conn, projectIds: ReadonlyArray<string>): Promis
   return new Set(rows.map((r) => r.agent_id).filter((id): id is string => id != null))
 }
 
+/**
+ * Per agent, what its extraction records say, counted in PostgreSQL instead of reading every pair (a large
+ * project has one per agent and document): by dimensions key, how many of the project's processed documents
+ * have a pair at the agent's current config version and the document's current version; and when the agent
+ * last extracted anything (a resolution older than that is not complete).
+ */
+interface PairSummary {
+  readonly doneByKey: ReadonlyMap<string, number>
+  readonly latestExtraction: number
+}
+
+const pairSummaries = async (
+  db: Conn,
+  projectIds: ReadonlyArray<string>,
+): Promise<ReadonlyMap<string, PairSummary>> => {
+  const rows = await db
+    .selectFrom("extraction_pairs as p")
+    .innerJoin("agents as a", "a.id", "p.agent_id")
+    .innerJoin("documents as d", "d.id", "p.document_id")
+    .select([
+      "p.agent_id",
+      "p.dimensions_key",
+      sql<number>`count(*) filter (where a.config_version = p.agent_config_version
+        and d.version = p.document_version and d.status = 'Processed' and d.project_id = a.project_id
+        and d.archive_requested_at is null)::int`.as("done"),
+      sql<Date>`max(p.extracted_at)`.as("latest"),
+    ])
+    .where("a.project_id", "in", projectIds)
+    .groupBy(["p.agent_id", "p.dimensions_key"])
+    .execute()
+  const out = new Map<string, { doneByKey: Map<string, number>; latestExtraction: number }>()
+  for (const r of rows) {
+    const summary = out.get(r.agent_id) ?? { doneByKey: new Map<string, number>(), latestExtraction: 0 }
+    summary.doneByKey.set(r.dimensions_key, r.done)
+    summary.latestExtraction = Math.max(summary.latestExtraction, new Date(r.latest).getTime())
+    out.set(r.agent_id, summary)
+  }
+  return out
+}
+
+/** What the agents' states are derived from: the project's documents, agents and resolution records. */
+interface StatesInput {
+  readonly documents: ReadonlyArray<ProjectDocument>
+  readonly agents: ReadonlyArray<ProjectAgent>
+  readonly resolutions: ProjectState["records"]["resolutions"]
+}
+
 /** What the states need beyond the project state, for the agents of all the projects (keyed by agent id). */
 interface AgentCounts {
+  readonly pairs: ReadonlyMap<string, PairSummary>
   readonly counts: ReadonlyMap<string, ReadonlyMap<string, number>>
   readonly active: ReadonlySet<string>
   readonly searches: ReadonlyMap<string, { readonly total: number; readonly done: number }>
 }
 
 const loadAgentCounts = async (db: Conn, projectIds: ReadonlyArray<string>): Promise<AgentCounts> => {
-  const [counts, active, searches] = await Promise.all([
+  const [pairs, counts, active, searches] = await Promise.all([
+    pairSummaries(db, projectIds),
     resultCounts(db, projectIds),
     activeAgents(db, projectIds),
     webSearchCounts(db, projectIds),
   ])
-  return { counts, active, searches }
+  return { pairs, counts, active, searches }
 }
 
 export const computeAgentStates = async (
@@ -123,34 +178,34 @@ export const computeAgentStates = async (
   projectId: string,
   state: ProjectState,
 ): Promise<ReadonlyMap<string, AgentState>> =>
-  deriveAgentStates(state, await loadAgentCounts(db, [projectId]))
+  deriveAgentStates(
+    { documents: state.documents, agents: state.agents, resolutions: state.records.resolutions },
+    await loadAgentCounts(db, [projectId]),
+  )
 
 const deriveAgentStates = (
-  state: ProjectState,
-  { counts, active, searches }: AgentCounts,
+  state: StatesInput,
+  { pairs, counts, active, searches }: AgentCounts,
 ): ReadonlyMap<string, AgentState> => {
-  const snapshot = toSnapshot(state)
+  // A resolution counts as complete only if it is newer than every extraction of the agent (as the
+  // planner's snapshot says), so an agent re-extracted by an interrupted run is not resolved.
   const resolved = new Set(
-    snapshot.resolutions.filter((r) => r.complete).map((r) => `${r.agentId}:${r.agentConfigVersion}`),
+    state.resolutions
+      .filter(
+        (r) =>
+          r.complete && new Date(r.resolved_at).getTime() >= (pairs.get(r.agent_id)?.latestExtraction ?? 0),
+      )
+      .map((r) => `${r.agent_id}:${r.agent_config_version}`),
   )
   const documents = state.documents
   const processed = documents.filter((d) => d.status === "Processed")
   const parsedOrFailed = documents.filter((d) => d.status !== "Pending").length
-  const pairKeys = new Set(
-    state.records.pairs.map(
-      (p) =>
-        `${p.agent_id}|${p.document_id}|${p.agent_config_version}|${p.document_version}|${p.dimensions_key}`,
-    ),
-  )
   const out = new Map<string, AgentState>()
   for (const agent of state.agents) {
     const row = agent.row
     const isExtraction = row.agent_type === "extraction"
     const key = agentDimensionsKey(agent)
-    const done = isExtraction
-      ? processed.filter((d) => pairKeys.has(`${row.id}|${d.id}|${row.config_version}|${d.version}|${key}`))
-          .length
-      : 0
+    const done = isExtraction ? (pairs.get(row.id)?.doneByKey.get(key) ?? 0) : 0
     const expected = isExtraction ? processed.length : 0
     const parsingDone = parsedOrFailed === documents.length
     const isResolved = resolved.has(`${row.id}:${row.config_version}`)
@@ -193,9 +248,22 @@ export const loadAgentStatesOfProjects = async (
 ): Promise<ReadonlyMap<string, ReadonlyMap<string, AgentState>>> => {
   const ids = [...new Set(projectIds)]
   if (ids.length === 0) return new Map()
-  const states = await loadProjectStates(db, ids)
-  const counts = await loadAgentCounts(db, ids)
-  return new Map(ids.map((id) => [id, deriveAgentStates(states.get(id)!, counts)]))
+  const [states, counts] = await Promise.all([
+    loadProjectStates(db, ids, { pairs: false }),
+    loadAgentCounts(db, ids),
+  ])
+  return new Map(
+    ids.map((id) => {
+      const state = states.get(id)!
+      return [
+        id,
+        deriveAgentStates(
+          { documents: state.documents, agents: state.agents, resolutions: state.records.resolutions },
+          counts,
+        ),
+      ]
+    }),
+  )
 }
 
 /** Every agent's state (drafts included: always `Pending`). */

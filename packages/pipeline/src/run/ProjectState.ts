@@ -211,22 +211,25 @@ export interface PipelineRecords {
 const loadRecordsOfProjects = async (
   db: Conn,
   projectIds: ReadonlyArray<string>,
+  withPairs = true,
 ): Promise<ReadonlyMap<string, PipelineRecords>> => {
   if (projectIds.length === 0) return new Map()
-  const pairs = await db
-    .selectFrom("extraction_pairs as p")
-    .innerJoin("agents as a", "a.id", "p.agent_id")
-    .select([
-      "a.project_id",
-      "p.agent_id",
-      "p.document_id",
-      "p.agent_config_version",
-      "p.document_version",
-      "p.dimensions_key",
-      "p.extracted_at",
-    ])
-    .where("a.project_id", "in", projectIds)
-    .execute()
+  const pairs = !withPairs
+    ? []
+    : await db
+        .selectFrom("extraction_pairs as p")
+        .innerJoin("agents as a", "a.id", "p.agent_id")
+        .select([
+          "a.project_id",
+          "p.agent_id",
+          "p.document_id",
+          "p.agent_config_version",
+          "p.document_version",
+          "p.dimensions_key",
+          "p.extracted_at",
+        ])
+        .where("a.project_id", "in", projectIds)
+        .execute()
   const resolutions = await db
     .selectFrom("agent_resolutions as r")
     .innerJoin("agents as a", "a.id", "r.agent_id")
@@ -256,17 +259,22 @@ export interface ProjectState {
   readonly run: { readonly running: boolean; readonly queued: boolean }
 }
 
-/** The state of each of the projects, with as many statements as for one project. */
+/**
+ * The state of each of the projects, with as many statements as for one project. `pairs: false` leaves
+ * the extraction pairs out (`records.pairs` empty): for readers that count them in the database instead
+ * (see AgentStates); such a state is not for the planner.
+ */
 export const loadProjectStates = async (
   db: Conn,
   projectIds: ReadonlyArray<string>,
+  options: { readonly pairs?: boolean } = {},
 ): Promise<ReadonlyMap<string, ProjectState>> => {
   const ids = [...new Set(projectIds)]
   if (ids.length === 0) return new Map()
   const [documents, agents, records, runs] = await Promise.all([
     loadDocumentsOfProjects(db, ids),
     loadAgentsOfProjects(db, ids),
-    loadRecordsOfProjects(db, ids),
+    loadRecordsOfProjects(db, ids, options.pairs ?? true),
     db
       .selectFrom("runs")
       .select(["project_id", "status"])

@@ -9,7 +9,7 @@
  */
 import type { RunRow, TaskRow } from "@dxs/db"
 import { logEvent } from "@dxs/db/Log"
-import { enqueue, reschedule, TASKS_CHANNEL, type TaskDb, type TaskTrx } from "@dxs/db/TaskQueue"
+import { enqueue, enqueueMany, reschedule, TASKS_CHANNEL, type TaskDb, type TaskTrx } from "@dxs/db/TaskQueue"
 import {
   type ExtractionPair,
   extractionTaskKey,
@@ -30,8 +30,14 @@ export const DERIVE_TASK = "derive"
 /** How long a run waits before looking again while another run runs or documents are being parsed. */
 const WAIT_MS = 500
 
+/**
+ * The plan kept on the run's row. The extraction pairs themselves are not kept (a large project has
+ * hundreds of thousands; every read of the run would carry them): they become the first phase's tasks in
+ * the transaction that starts the run, and only their number stays. Rows written before that kept the
+ * list itself in `extract`; nothing reads it any more.
+ */
 export interface StoredPlan {
-  readonly extract: ReadonlyArray<ExtractionPair>
+  readonly extractPairs: number
   readonly resolve: ReadonlyArray<string>
   /** Derived agents by dependency level: level n reads only agents of lower levels (or extraction agents). */
   readonly deriveLevels: ReadonlyArray<ReadonlyArray<string>>
@@ -137,47 +143,52 @@ const phasesOf = (plan: StoredPlan): ReadonlyArray<Phase> => [
   ...plan.deriveLevels.map((_, i) => `derive:${i}` as const),
 ]
 
-const enqueuePhase = async (trx: TaskTrx, run: RunRow, plan: StoredPlan, phase: Phase): Promise<number> => {
+const enqueuePhase = async (
+  trx: TaskTrx,
+  run: RunRow,
+  plan: StoredPlan,
+  phase: Phase,
+  extract: ReadonlyArray<ExtractionPair>,
+): Promise<number> => {
   const base = { projectId: run.project_id, runId: run.id }
-  if (phase === "extract") {
-    for (const pair of plan.extract)
-      await enqueue(trx, {
-        ...base,
-        kind: EXTRACT_TASK,
-        idempotencyKey: `${extractionTaskKey(pair)}:${run.id}`,
-        payload: { runId: run.id, ...pair },
-      })
-    return plan.extract.length
-  }
-  if (phase === "resolve") {
-    for (const agentId of plan.resolve)
-      await enqueue(trx, {
-        ...base,
-        kind: RESOLVE_TASK,
-        idempotencyKey: `${RESOLVE_TASK}:${agentId}:${run.id}`,
-        payload: { runId: run.id, agentId },
-      })
-    return plan.resolve.length
-  }
-  const level = plan.deriveLevels[Number(phase.slice("derive:".length))] ?? []
-  for (const agentId of level)
-    await enqueue(trx, {
+  const byAgent = (kind: string, agentIds: ReadonlyArray<string>) =>
+    agentIds.map((agentId) => ({
       ...base,
-      kind: DERIVE_TASK,
-      idempotencyKey: `${DERIVE_TASK}:${agentId}:${run.id}`,
+      kind,
+      idempotencyKey: `${kind}:${agentId}:${run.id}`,
       payload: { runId: run.id, agentId },
-    })
-  return level.length
+    }))
+  const tasks =
+    phase === "extract"
+      ? extract.map((pair) => ({
+          ...base,
+          kind: EXTRACT_TASK,
+          idempotencyKey: `${extractionTaskKey(pair)}:${run.id}`,
+          payload: { runId: run.id, ...pair },
+        }))
+      : phase === "resolve"
+        ? byAgent(RESOLVE_TASK, plan.resolve)
+        : byAgent(DERIVE_TASK, plan.deriveLevels[Number(phase.slice("derive:".length))] ?? [])
+  await enqueueMany(trx, tasks)
+  return tasks.length
 }
 
-/** Enqueues the first phase after `after` that has work, or ends the run when none is left. */
-const advance = async (trx: TaskTrx, run: RunRow, after: string | null): Promise<void> => {
+/**
+ * Enqueues the first phase after `after` that has work, or ends the run when none is left. `extract`: the
+ * extraction pairs, given only when the run starts (the first phase).
+ */
+const advance = async (
+  trx: TaskTrx,
+  run: RunRow,
+  after: string | null,
+  extract: ReadonlyArray<ExtractionPair> = [],
+): Promise<void> => {
   const plan = run.plan as unknown as StoredPlan
   const phases = phasesOf(plan)
   let index = after === null ? 0 : phases.indexOf(after as Phase) + 1
   for (; index < phases.length; index++) {
     const phase = phases[index]!
-    if ((await enqueuePhase(trx, run, plan, phase)) > 0) {
+    if ((await enqueuePhase(trx, run, plan, phase, extract)) > 0) {
       await trx.updateTable("runs").set({ phase }).where("id", "=", run.id).execute()
       return
     }
@@ -422,7 +433,7 @@ export const runStartHandler = async (task: TaskRow, ctx: RunTaskContext): Promi
     }
     const references = new Map(state.agents.map((a) => [a.row.id, a.references]))
     const plan: StoredPlan = {
-      extract: decision.extract,
+      extractPairs: decision.extract.length,
       resolve: decision.resolve,
       deriveLevels: deriveLevels(decision.derive, references),
       upToDate: decision.upToDate,
@@ -437,12 +448,12 @@ export const runStartHandler = async (task: TaskRow, ctx: RunTaskContext): Promi
       project_id: run.project_id,
       run_id: run.id,
       run_number: run.run_number,
-      extract_pairs: plan.extract.length,
+      extract_pairs: plan.extractPairs,
       resolve_agents: plan.resolve.length,
       derive_levels: plan.deriveLevels.length,
       up_to_date: plan.upToDate.length,
     })
-    await advance(trx, started, null)
+    await advance(trx, started, null, decision.extract)
     await ctx.complete(trx)
   })
 }

@@ -1,0 +1,111 @@
+/**
+ * Launch planning at scale: a project of D processed documents × A agents split by the Document dimension
+ * (state seeded, nothing run yet) and a real `dxs start all` process over that database. Timed as a user
+ * meets it: `POST …/agents/launch/` until its 202, then until the run is `running` with its first phase's
+ * tasks queued (the plan made and written). Printed with the process's peak resident memory, against the
+ * targets (≤ 10 s, ≤ 1 GB). It is a report: it exits 0 either way.
+ *
+ * Usage: pnpm bench:scale [--documents 10000] [--agents 50]
+ * Uses DATABASE_URL's server when set (a fresh database, dropped afterwards), else an embedded server.
+ */
+
+import { makeKysely } from "@dxs/db"
+import { sql } from "kysely"
+import {
+  createKey,
+  type Db,
+  dxsEnv,
+  option,
+  peakRssMb,
+  printRows,
+  seedProject,
+  startAll,
+  startDatabase,
+} from "./common/project.ts"
+
+const DOCUMENTS = option("documents", 10_000)
+const AGENTS = option("agents", 50)
+
+const seed = (db: Db) =>
+  seedProject(db, {
+    organization: "bench scale",
+    documents: DOCUMENTS,
+    agents: Array.from({ length: AGENTS }, (_, k) => ({ name: `Field ${k + 1}`, valueType: "string" })),
+    text: (i) => `Agreement ${i}. Total: EUR 1,000.`,
+  })
+
+const main = async () => {
+  const database = await startDatabase()
+  const db = makeKysely(database.url, 4)
+  let server: Awaited<ReturnType<typeof startAll>> | undefined
+  try {
+    const t0 = Date.now()
+    const { projectId } = await seed(db)
+    console.log(
+      `seeded ${DOCUMENTS} documents × ${AGENTS} agents (split by Document) in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    )
+    const env = dxsEnv(database.url)
+    const key = await createKey(env, "bench scale")
+    server = await startAll(env)
+    const api = server.api
+    const before = peakRssMb(server.child.pid!)
+
+    const launchStart = Date.now()
+    const launch = await fetch(`${api}/projects/${projectId}/agents/launch/`, {
+      method: "POST",
+      headers: { "x-api-key": key },
+    })
+    const launchMs = Date.now() - launchStart
+    if (launch.status !== 202) throw new Error(`launch answered ${launch.status}: ${await launch.text()}`)
+    // The run is started when it is running with its first phase's tasks queued.
+    let startMs = Number.NaN
+    let queued = 0
+    for (const deadline = Date.now() + 10 * 60_000; Date.now() < deadline; ) {
+      const run = await db
+        .selectFrom("runs")
+        .select(["id", "status"])
+        .where("project_id", "=", projectId)
+        .executeTakeFirst()
+      if (run?.status === "running" || run?.status === "succeeded" || run?.status === "failed") {
+        startMs = Date.now() - launchStart
+        const { n } = await db
+          .selectFrom("tasks")
+          .select(sql<number>`count(*)::int`.as("n"))
+          .where("run_id", "=", run.id)
+          .where("kind", "!=", "run-start")
+          .executeTakeFirstOrThrow()
+        queued = n
+        if (run.status === "failed") console.log(`the run failed: ${server.output().slice(-2000)}`)
+        break
+      }
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    const peak = peakRssMb(server.child.pid!)
+    const rows: ReadonlyArray<readonly [string, string]> = [
+      ["documents × agents", `${DOCUMENTS} × ${AGENTS} = ${DOCUMENTS * AGENTS} pairs`],
+      ["launch (POST …/agents/launch/ → 202)", `${launchMs} ms`],
+      [
+        "run started (running, tasks queued)",
+        `${(startMs / 1000).toFixed(2)} s, ${queued} tasks (target <= 10 s)`,
+      ],
+      [
+        "dxs peak resident memory",
+        `${peak.toFixed(0)} MB (${before.toFixed(0)} MB before the launch; target <= 1024 MB)`,
+      ],
+    ]
+    printRows(rows)
+    const pass = startMs <= 10_000 && peak <= 1024
+    console.log(
+      `\n${pass ? "PASS" : "FAIL"}: run started in ${(startMs / 1000).toFixed(2)} s (<= 10 s), peak ${peak.toFixed(0)} MB (<= 1024 MB)`,
+    )
+  } finally {
+    await server?.stop()
+    await db.destroy()
+    await database.stop()
+  }
+}
+
+main().catch((e) => {
+  console.error(e)
+  process.exitCode = 1
+})
