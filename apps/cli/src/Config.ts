@@ -502,13 +502,9 @@ export const parseConfig = (
     }
   }
 
-  const uploadMaxBytes = int(
-    "UPLOAD_MAX_BYTES",
-    104_857_600,
-    1,
-    // One PutObject writes an upload into a bucket: at most 5 GiB.
-    blobStore.kind === "s3" ? S3_MAX_SINGLE_PUT_BYTES : Number.MAX_SAFE_INTEGER,
-  )
+  // One PutObject writes an upload into a bucket: at most 5 GiB.
+  const largestUpload = blobStore.kind === "s3" ? S3_MAX_SINGLE_PUT_BYTES : Number.MAX_SAFE_INTEGER
+  const uploadMaxBytes = int("UPLOAD_MAX_BYTES", 104_857_600, 1, largestUpload)
   const fileUrlTtlSeconds = int("FILE_URL_TTL_SECONDS", 3600, 1, 31_536_000)
   const sessionTtlHours = int("SESSION_TTL_HOURS", 12, 1, 8760)
   const dbPoolSize = int("DB_POOL_SIZE", 10, 1, 1000)
