@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import { normalizeS3Prefix, S3_MAX_SINGLE_PUT_BYTES, type S3BlobStoreOptions } from "@dxs/db/BlobStore"
 import { newEncryptionKey, parseEncryptionKey } from "@dxs/pipeline/webhooks/Encryption"
 import type { HttpServerSettings } from "@dxs/services"
 
@@ -24,6 +25,8 @@ export interface Config {
   readonly databaseUrl: string | undefined
   /** Absolute. */
   readonly blobDir: string
+  /** Where blobs are stored: `BLOB_DIR` (`fs`, the default) or an S3-compatible bucket (`s3`). */
+  readonly blobStore: BlobStoreConfig
   /** Without a trailing slash. Undefined: `http://localhost:<the port the server bound>`. */
   readonly publicUrl: string | undefined
   /** Base of the web application's deep links; unset: the public URL. */
@@ -56,6 +59,12 @@ export interface Config {
   /** What a JSON or form body may carry. */
   readonly limits: { readonly maxJsonBytes: number; readonly maxJsonDepth: number }
 }
+
+/** BLOB_STORE and the S3_* settings. S3 credentials come from the AWS SDK's default chain (AWS_* variables). */
+export type BlobStoreConfig =
+  | { readonly kind: "fs" }
+  | ({ readonly kind: "s3" } & Required<Pick<S3BlobStoreOptions, "bucket" | "region" | "prefix">> &
+      Pick<S3BlobStoreOptions, "endpoint" | "forcePathStyle">)
 
 export interface WebhooksConfig {
   /**
@@ -132,6 +141,28 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     description: "postgres:// URL of an external PostgreSQL 15+ server, shared by every dxs process.",
   },
   { name: "BLOB_DIR", default: "DATA_DIR/blobs", description: "Directory where uploaded files are stored." },
+  {
+    name: "BLOB_STORE",
+    default: "fs",
+    description: "Where uploaded files are stored: fs (BLOB_DIR) or s3 (an S3-compatible bucket, S3_BUCKET).",
+  },
+  {
+    name: "S3_BUCKET",
+    default: "(required with BLOB_STORE=s3)",
+    description: "Bucket of the s3 blob store.",
+  },
+  { name: "S3_REGION", default: "us-east-1", description: "Region of the bucket." },
+  {
+    name: "S3_ENDPOINT",
+    default: "(unset: AWS S3)",
+    description: "URL of another S3-compatible server (MinIO, Ceph, R2, …).",
+  },
+  {
+    name: "S3_FORCE_PATH_STYLE",
+    default: "true with S3_ENDPOINT, else false",
+    description: "Path-style addressing (<endpoint>/<bucket>/<key>) instead of <bucket>.<endpoint>.",
+  },
+  { name: "S3_PREFIX", default: "(none)", description: "Prefix put before every object key (e.g. dxs/)." },
   {
     name: "PUBLIC_URL",
     default: "http://localhost:PORT",
@@ -409,6 +440,33 @@ export const parseConfig = (
   const dataDir = path.resolve(cwd, get("DATA_DIR") ?? "./.data")
   const blobDir = path.resolve(cwd, get("BLOB_DIR") ?? path.join(dataDir, "blobs"))
 
+  const blobStoreKind = (get("BLOB_STORE") ?? "fs").toLowerCase()
+  let blobStore: BlobStoreConfig = { kind: "fs" }
+  if (blobStoreKind === "s3") {
+    const bucket = get("S3_BUCKET")
+    if (bucket === undefined)
+      problems.push("S3_BUCKET: required with BLOB_STORE=s3 (the bucket to store files in)")
+    const endpoint = get("S3_ENDPOINT")
+    if (endpoint !== undefined) {
+      try {
+        const u = new URL(endpoint)
+        if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("protocol")
+      } catch {
+        problems.push(`S3_ENDPOINT=${redactUrl(endpoint)}: must be an http:// or https:// URL`)
+      }
+    }
+    blobStore = {
+      kind: "s3",
+      bucket: bucket ?? "",
+      region: get("S3_REGION") ?? "us-east-1",
+      prefix: normalizeS3Prefix(get("S3_PREFIX")),
+      endpoint,
+      forcePathStyle: bool("S3_FORCE_PATH_STYLE", endpoint !== undefined),
+    }
+  } else if (blobStoreKind !== "fs") {
+    problems.push(`BLOB_STORE=${blobStoreKind}: must be fs or s3`)
+  }
+
   const databaseUrl = get("DATABASE_URL")
   if (databaseUrl !== undefined) {
     let protocol = ""
@@ -444,7 +502,9 @@ export const parseConfig = (
     }
   }
 
-  const uploadMaxBytes = int("UPLOAD_MAX_BYTES", 104_857_600, 1, Number.MAX_SAFE_INTEGER)
+  // One PutObject writes an upload into a bucket: at most 5 GiB.
+  const largestUpload = blobStore.kind === "s3" ? S3_MAX_SINGLE_PUT_BYTES : Number.MAX_SAFE_INTEGER
+  const uploadMaxBytes = int("UPLOAD_MAX_BYTES", 104_857_600, 1, largestUpload)
   const fileUrlTtlSeconds = int("FILE_URL_TTL_SECONDS", 3600, 1, 31_536_000)
   const sessionTtlHours = int("SESSION_TTL_HOURS", 12, 1, 8760)
   const dbPoolSize = int("DB_POOL_SIZE", 10, 1, 1000)
@@ -565,6 +625,7 @@ export const parseConfig = (
     dataDir,
     databaseUrl,
     blobDir,
+    blobStore,
     publicUrl,
     appUrl,
     uploadMaxBytes,

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { type Database, Db, fileBlobStore, fileBlobStoreLayer } from "@dxs/db"
+import { BlobStore, type BlobStoreShape, type Database, Db, fileBlobStore } from "@dxs/db"
 import { metricsRegistry, watchQueueDepth } from "@dxs/db/Metrics"
 import { type GatewayOptions, graphqlRoute, startGraphqlServer } from "@dxs/graphql-gateway/Server"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
@@ -70,9 +70,10 @@ const handlersFor = (
   config: Config,
   db: Kysely<Database>,
   webhooks: WebhookSettings,
+  blobs: BlobStoreShape,
 ): Readonly<Record<string, TaskHandler>> =>
   backgroundTaskHandlers({
-    blobs: fileBlobStore(config.blobDir),
+    blobs,
     parsing: parsingOptions(config),
     model: modelFor(config, db),
     webSearch: config.webSearch === undefined ? undefined : searxngSearch(config.webSearch),
@@ -130,10 +131,16 @@ const yogaLogLevels: Record<Config["logLevel"], NonNullable<GatewayOptions["logg
   none: false,
 }
 
-/** What the GraphQL gateway needs, over this process's pool: the same settings as the REST API. */
-const gatewayOptions = (config: Config, db: Db["Type"], webhooks: WebhookSettings): GatewayOptions => ({
+/** What the GraphQL gateway needs, over this process's pool and blob store: the same settings as the REST API. */
+const gatewayOptions = (
+  config: Config,
+  db: Db["Type"],
+  blobs: BlobStoreShape,
+  webhooks: WebhookSettings,
+): GatewayOptions => ({
   dbUrl: db.url,
   blobDir: config.blobDir,
+  blobs,
   publicUrl: publicUrlFor(config, config.port),
   appUrl: config.appUrl ?? publicUrlFor(config, config.port),
   db: Layer.succeed(Db, db),
@@ -186,14 +193,14 @@ const apiLayer = (config: Config, webhooks: WebhookSettings, withGraphql = false
     Layer.succeed(WebhookConfig, webhooks),
   )
   const graphql = withGraphql
-    ? Layer.unwrapEffect(Effect.map(Db, (db) => graphqlRoute(gatewayOptions(config, db, webhooks))))
+    ? Layer.unwrapEffect(
+        Effect.zipWith(Db, BlobStore, (db, blobs) =>
+          graphqlRoute(gatewayOptions(config, db, blobs, webhooks)),
+        ),
+      )
     : Layer.empty
   const routes = Layer.merge(graphql, webApp === undefined ? Layer.empty : webAppRoute(webApp))
-  const server = restApiWith(routes).pipe(
-    Layer.provide(settings),
-    Layer.provideMerge(http),
-    Layer.provide(fileBlobStoreLayer(config.blobDir)),
-  )
+  const server = restApiWith(routes).pipe(Layer.provide(settings), Layer.provideMerge(http))
   const announce = Layer.scopedDiscard(
     Effect.gen(function* () {
       const { address } = yield* HttpServer.HttpServer
@@ -222,11 +229,12 @@ const graphqlLayer = (config: Config, webhooks: WebhookSettings) =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const db = yield* Db
+      const blobs = yield* BlobStore
       const server = yield* Effect.acquireRelease(
         Effect.tryPromise({
           try: () =>
             startGraphqlServer({
-              ...gatewayOptions(config, db, webhooks),
+              ...gatewayOptions(config, db, blobs, webhooks),
               port: config.graphqlPort,
               host: config.host,
             }),
@@ -250,12 +258,13 @@ const workerLayer = (config: Config, webhooks: WebhookSettings) =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const { kysely, url } = yield* Db
+      const blobs = yield* BlobStore
       const workerId = `${os.hostname()}:${process.pid}`
-      const handlers = handlersFor(config, kysely, webhooks)
+      const handlers = handlersFor(config, kysely, webhooks, blobs)
       const kinds = Object.keys(handlers)
       // The daily archive sweep is queued, and documents whose parse died with its worker become Failed.
       // Orphan files of the blob store, and spool folders that dead processes left in this machine's temp directory.
-      const leftovers = { blobs: fileBlobStore(config.blobDir) }
+      const leftovers = { blobs }
       yield* Effect.tryPromise(() => startBackground(kysely, leftovers)).pipe(
         Effect.catchAll((e) => Effect.logWarning(`worker start-up housekeeping failed: ${String(e.error)}`)),
       )
@@ -334,12 +343,40 @@ const metricsLayer = (config: Config) =>
       )
 
 /**
+ * The blob store of this process: BLOB_DIR, or the bucket of BLOB_STORE=s3, whose reachability is checked
+ * once at start (a missing bucket or refused credentials stop the start with their reason) and whose client
+ * is let go of at shutdown. The AWS SDK is loaded only then.
+ */
+const blobStoreLayer = (config: Config): Layer.Layer<BlobStore, CliError> => {
+  const settings = config.blobStore
+  if (settings.kind === "fs") return Layer.succeed(BlobStore, fileBlobStore(config.blobDir))
+  const where = `${settings.endpoint ?? "AWS S3"} bucket ${settings.bucket}${settings.prefix === "" ? "" : ` under ${settings.prefix}`}`
+  return Layer.scoped(
+    BlobStore,
+    Effect.gen(function* () {
+      const { s3BlobStore } = yield* Effect.promise(() => import("@dxs/db/S3BlobStore"))
+      const store = yield* Effect.acquireRelease(
+        Effect.sync(() => s3BlobStore(settings)),
+        (store) => Effect.sync(() => store.close()),
+      )
+      const problem = yield* Effect.promise(() => store.check())
+      if (problem !== undefined)
+        return yield* Effect.fail(
+          new CliError({ message: `BLOB_STORE=s3 (${settings.region}): ${problem}`, exitCode: 1 }),
+        )
+      yield* Effect.log(`files stored in ${where} (${settings.region})`)
+      return store as BlobStoreShape
+    }),
+  )
+}
+
+/**
  * `dxs start`: migrations, then the REST API, the GraphQL gateway and/or a worker, until SIGINT/SIGTERM. Shutdown runs the
  * layers' finalizers in reverse: HTTP server and worker first, then the pool, then the embedded server.
  */
 export const start = (config: Config, mode: StartMode) =>
   Effect.gen(function* () {
-    if (mode !== "worker") {
+    if (mode !== "worker" && config.blobStore.kind === "fs") {
       yield* Effect.tryPromise({
         try: () => fs.mkdir(config.blobDir, { recursive: true }),
         catch: (e) =>
@@ -347,7 +384,7 @@ export const start = (config: Config, mode: StartMode) =>
       })
     }
     const webhooks = yield* webhookSettings(config)
-    const services: Layer.Layer<never, HttpServerError.ServeError | CliError, Db> =
+    const services: Layer.Layer<never, HttpServerError.ServeError | CliError, Db | BlobStore> =
       mode === "api"
         ? apiLayer(config, webhooks)
         : mode === "worker"
@@ -363,7 +400,10 @@ export const start = (config: Config, mode: StartMode) =>
       ),
     )
     return yield* Layer.launch(
-      Layer.mergeAll(services, describeDb, metricsLayer(config)).pipe(Layer.provide(migratedDbLayer(config))),
+      Layer.mergeAll(services, describeDb, metricsLayer(config)).pipe(
+        Layer.provide(blobStoreLayer(config)),
+        Layer.provide(migratedDbLayer(config)),
+      ),
     )
   }).pipe(
     Effect.catchTag("ServeError", (e) =>

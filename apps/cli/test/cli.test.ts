@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { startTestS3Server } from "@dxs/db/TestS3Server"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Dxs, killSpawned, mainTs, pidAlive, readPid, repoRoot, tsx, until } from "./dxsProcess.ts"
@@ -465,7 +466,9 @@ describe("dxs with DATABASE_URL", () => {
   }
 
   afterAll(async () => {
-    if (external) await admin((c) => c.query(`drop database if exists ${database} with (force)`))
+    if (external)
+      for (const name of [database, `${database}_s3`])
+        await admin((c) => c.query(`drop database if exists ${name} with (force)`))
   })
 
   it.skipIf(!external)("(g) migrate applies the migrations to a fresh external database", async () => {
@@ -491,6 +494,34 @@ describe("dxs with DATABASE_URL", () => {
       await client.end()
     }
   })
+
+  it.skipIf(!external)(
+    "(h) start with BLOB_STORE=s3 names a bucket it cannot use and exits 1, and announces a usable one",
+    async () => {
+      const s3 = await startTestS3Server()
+      try {
+        await admin((c) => c.query(`create database ${database}_s3`))
+        const env = {
+          DATABASE_URL: `${EXTERNAL_SERVER}/${database}_s3`,
+          BLOB_STORE: "s3",
+          S3_ENDPOINT: s3.options().endpoint,
+          // The SDK's default chain reads the standard variables.
+          AWS_ACCESS_KEY_ID: "S3RVER",
+          AWS_SECRET_ACCESS_KEY: "S3RVER",
+        }
+        const missing = await run(["start", "api"], { ...env, S3_BUCKET: "no-such-bucket" })
+        expect(missing.code, missing.output).toBe(1)
+        expect(missing.stderr).toContain("BLOB_STORE=s3 (us-east-1): bucket no-such-bucket does not exist")
+        const s = dxs(["start", "api"], { ...env, S3_BUCKET: "dxs-test", S3_PREFIX: "cli" })
+        await s.waitFor(/files stored in http:\/\/127\.0\.0\.1:\d+ bucket dxs-test under cli\/ \(us-east-1\)/)
+        await s.waitFor(/REST API listening on /)
+        s.child.kill("SIGTERM")
+        expect((await s.waitForExit(60_000)).code, s.output).toBe(0)
+      } finally {
+        await s3.stop()
+      }
+    },
+  )
 
   it("migrate reports an unreachable DATABASE_URL in one line, without its password", async () => {
     const r = await run(["migrate"], { DATABASE_URL: "postgres://dxs:s3cret@127.0.0.1:1/nothing" })

@@ -24,6 +24,7 @@ describe("configuration", () => {
       dataDir: "/srv/app/.data",
       databaseUrl: undefined,
       blobDir: "/srv/app/.data/blobs",
+      blobStore: { kind: "fs" },
       publicUrl: undefined,
       uploadMaxBytes: 104_857_600,
       fileUrlTtlSeconds: 3600,
@@ -67,6 +68,12 @@ describe("configuration", () => {
         DATA_DIR: "var/dxs",
         DATABASE_URL: "postgresql://u:p@db:5432/dxs",
         BLOB_DIR: "/mnt/blobs",
+        BLOB_STORE: "S3",
+        S3_BUCKET: "dxs-files",
+        S3_REGION: "eu-central-1",
+        S3_ENDPOINT: "https://minio.internal:9000",
+        S3_FORCE_PATH_STYLE: "false",
+        S3_PREFIX: "/prod/dxs",
         PUBLIC_URL: "https://dxs.example.com/",
         UPLOAD_MAX_BYTES: "1000",
         FILE_URL_TTL_SECONDS: "60",
@@ -107,6 +114,14 @@ describe("configuration", () => {
       dataDir: "/home/me/var/dxs",
       databaseUrl: "postgresql://u:p@db:5432/dxs",
       blobDir: "/mnt/blobs",
+      blobStore: {
+        kind: "s3",
+        bucket: "dxs-files",
+        region: "eu-central-1",
+        endpoint: "https://minio.internal:9000",
+        forcePathStyle: false,
+        prefix: "prod/dxs/",
+      },
       publicUrl: "https://dxs.example.com",
       uploadMaxBytes: 1000,
       fileUrlTtlSeconds: 60,
@@ -144,6 +159,32 @@ describe("configuration", () => {
     })
     expect(parseConfig({ DATA_DIR: "/d" }, "/x").blobDir).toBe("/d/blobs")
     expect(parseConfig({ PORT: "" }, "/x").port).toBe(8080)
+  })
+
+  it("stores files in an S3 bucket with BLOB_STORE=s3, which needs S3_BUCKET", () => {
+    expect(parseConfig({ BLOB_STORE: "s3", S3_BUCKET: "b" }, "/x").blobStore).toEqual({
+      kind: "s3",
+      bucket: "b",
+      region: "us-east-1",
+      endpoint: undefined,
+      forcePathStyle: false,
+      prefix: "",
+    })
+    // Another server than AWS: path-style addressing unless told otherwise.
+    expect(
+      parseConfig({ BLOB_STORE: "s3", S3_BUCKET: "b", S3_ENDPOINT: "http://127.0.0.1:9000" }, "/x").blobStore,
+    ).toMatchObject({ endpoint: "http://127.0.0.1:9000", forcePathStyle: true })
+    expect(() => parseConfig({ BLOB_STORE: "s3" }, "/x")).toThrow(/S3_BUCKET: required with BLOB_STORE=s3/)
+    expect(() => parseConfig({ BLOB_STORE: "gcs" }, "/x")).toThrow(/BLOB_STORE=gcs: must be fs or s3/)
+    expect(() => parseConfig({ BLOB_STORE: "s3", S3_BUCKET: "b", S3_ENDPOINT: "minio:9000" }, "/x")).toThrow(
+      /S3_ENDPOINT=.*: must be an http:\/\/ or https:\/\/ URL/,
+    )
+    // One PutObject carries an upload: at most 5 GiB.
+    expect(() =>
+      parseConfig({ BLOB_STORE: "s3", S3_BUCKET: "b", UPLOAD_MAX_BYTES: String(6 * 1024 ** 3) }, "/x"),
+    ).toThrow(/UPLOAD_MAX_BYTES=.*: must be a whole number from 1 to 5368709120/)
+    // The S3 settings mean nothing to the directory store.
+    expect(parseConfig({ S3_BUCKET: "b" }, "/x").blobStore).toEqual({ kind: "fs" })
   })
 
   it("logs pretty lines at a terminal and JSON lines otherwise, unless LOG_FORMAT says", () => {
@@ -287,7 +328,7 @@ describe("configuration", () => {
   it("lists every variable it reads in the table", () => {
     const source = fs.readFileSync(path.join(import.meta.dirname, "../src/Config.ts"), "utf8")
     const read = new Set(
-      [...source.matchAll(/get\("([A-Z_]+)"\)|(?:int|bool)\("([A-Z_]+)"/g)].map((m) => m[1] ?? m[2]),
+      [...source.matchAll(/get\("([A-Z0-9_]+)"\)|(?:int|bool)\("([A-Z0-9_]+)"/g)].map((m) => m[1] ?? m[2]),
     )
     expect([...read].sort()).toEqual(configVariables.map((v) => v.name).sort())
   })

@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Db, fileBlobStoreLayer } from "@dxs/db"
+import { BlobStore, type BlobStoreShape, Db, fileBlobStoreLayer } from "@dxs/db"
 import { DEFAULT_MAX_JSON_BYTES, DEFAULT_MAX_JSON_DEPTH } from "@dxs/domain/Limits"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import {
@@ -194,6 +194,8 @@ export interface GraphqlServer {
 export interface GatewayOptions {
   readonly dbUrl: string
   readonly blobDir: string
+  /** The blob store to use instead of the directory `blobDir` (an S3 bucket, or the process's own). */
+  readonly blobs?: BlobStoreShape
   /** Base of documents' `file_url` links (the REST API's public address). */
   readonly publicUrl?: string
   /** Base of the web application's deep links in enriched schema results. */
@@ -228,7 +230,11 @@ export const makeGatewayRuntime = (options: GatewayOptions): GatewayRuntime =>
   ManagedRuntime.make(
     GatewayServicesLive.pipe(
       Layer.provideMerge(options.db ?? Db.layer(options.dbUrl, 5)),
-      Layer.provideMerge(fileBlobStoreLayer(options.blobDir)),
+      Layer.provideMerge(
+        options.blobs === undefined
+          ? fileBlobStoreLayer(options.blobDir)
+          : Layer.succeed(BlobStore, options.blobs),
+      ),
       Layer.provideMerge(
         options.publicUrl === undefined ? Layer.empty : Layer.succeed(PublicUrl, options.publicUrl),
       ),

@@ -3,7 +3,7 @@ import * as fs from "node:fs/promises"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { type Database, Db, fileBlobStore, fileBlobStoreLayer, makeKysely } from "@dxs/db"
+import { BlobStore, type BlobStoreShape, type Database, Db, fileBlobStore, makeKysely } from "@dxs/db"
 import { useTestDatabase } from "@dxs/db/TestDatabase"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
@@ -118,12 +118,15 @@ export interface TestApiOptions {
   readonly limits?: Partial<RequestLimits["Type"]>
   /** HTTP server timeouts and connections per client (default: the server's defaults). */
   readonly http?: Partial<HttpServerSettings>
+  /** Where the API and the worker store files (default: the directory `blobDir`). */
+  readonly blobs?: BlobStoreShape
 }
 
 /** Starts the real REST server on loopback over a fresh database for this test file. */
 export const startTestApi = async (options: TestApiOptions = {}): Promise<TestApi> => {
   const dbUrl = await useTestDatabase()
   const blobDir = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-blobs-"))
+  const blobs = options.blobs ?? fileBlobStore(blobDir)
   const publicUrl = Layer.effect(
     PublicUrl,
     Effect.map(
@@ -175,7 +178,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
       }),
     ),
     Layer.provideMerge(Db.layer(dbUrl, 5)),
-    Layer.provideMerge(fileBlobStoreLayer(blobDir)),
+    Layer.provideMerge(Layer.succeed(BlobStore, blobs)),
     Layer.provideMerge(ApiKeys.Default),
     Layer.provideMerge(Members.Default),
   )
@@ -190,15 +193,13 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
   if (options.worker) {
     const kysely = makeKysely(dbUrl, 8)
     const handlers = backgroundTaskHandlers({
-      blobs: fileBlobStore(blobDir),
+      blobs,
       parsing: { timeoutMs: 60_000 },
       model: typeof options.worker.model === "function" ? options.worker.model(kysely) : options.worker.model,
       webSearch: options.worker.webSearch,
       webhooks,
     })
-    const loops = Effect.runFork(
-      backgroundLoops(kysely, { blobs: fileBlobStore(blobDir), spoolRoot: options.spoolRoot }),
-    )
+    const loops = Effect.runFork(backgroundLoops(kysely, { blobs, spoolRoot: options.spoolRoot }))
     const fiber = Effect.runFork(
       runWorker({
         url: dbUrl,

@@ -1,9 +1,35 @@
 import { randomUUID } from "node:crypto"
-import { createReadStream } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import type { Readable } from "node:stream"
 import { Context, Effect, Layer, Stream } from "effect"
+
+/** Where an S3-compatible bucket is, as BLOB_STORE=s3 and the S3_* settings give it. */
+export interface S3BlobStoreOptions {
+  readonly bucket: string
+  readonly region: string
+  /** Another server than AWS S3 (MinIO, Ceph, R2, a test server on loopback); unset: AWS. */
+  readonly endpoint?: string | undefined
+  /** `<endpoint>/<bucket>/<key>` rather than `<bucket>.<endpoint>/<key>`. */
+  readonly forcePathStyle?: boolean | undefined
+  /** Put before every key (for example `dxs/`), so that one bucket can hold more than dxs's objects. */
+  readonly prefix?: string | undefined
+  /** Unset: the SDK's default chain (AWS_ACCESS_KEY_ID…, AWS_PROFILE, instance and container roles). */
+  readonly credentials?:
+    | { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string }
+    | undefined
+  /** Keys per listing request (default and S3's most: 1000; tests use small pages). */
+  readonly listPageSize?: number | undefined
+}
+
+/** The largest object one PutObject or CopyObject request may write (S3's limit). */
+export const S3_MAX_SINGLE_PUT_BYTES = 5 * 1024 ** 3
+
+/** A key prefix as stored: without leading slashes, with one trailing slash (or empty). */
+export const normalizeS3Prefix = (prefix: string | undefined): string => {
+  const trimmed = (prefix ?? "").replace(/^\/+|\/+$/g, "")
+  return trimmed === "" ? "" : `${trimmed}/`
+}
 
 /** A stored object as a listing shows it. */
 export interface BlobEntry {
@@ -12,15 +38,39 @@ export interface BlobEntry {
   readonly modifiedAt: Date
 }
 
-/** Where original files live. Keys are opaque, relative, slash-separated. */
+/**
+ * What `read`, `stream` and `copy` die with when there is no object at the key: the same `code` as the
+ * file system's error, so one check (`isBlobNotFound`) serves every store.
+ */
+export class BlobNotFound extends Error {
+  readonly code = "ENOENT"
+  constructor(readonly key: string) {
+    super(`no stored object at ${key}`)
+    this.name = "BlobNotFound"
+  }
+}
+
+/** Whether a defect means that the object is not there (any store). */
+export const isBlobNotFound = (e: unknown): boolean =>
+  e instanceof BlobNotFound || (e as { code?: unknown } | null)?.code === "ENOENT"
+
+/**
+ * Where original files live: a directory (`fileBlobStore`) or an S3-compatible bucket (`s3BlobStore`).
+ * Keys are opaque, relative, slash-separated. Every write is durable and all-or-nothing before its effect
+ * succeeds; a missing key is `undefined` from `size` and a `BlobNotFound` defect elsewhere.
+ */
 export interface BlobStoreShape {
   /** Stores the bytes durably (written, fsynced, renamed into place) before returning. */
   readonly put: (key: string, bytes: Uint8Array) => Effect.Effect<void>
-  /** Moves an already written local file into the store (for uploads spooled to disk). */
+  /** Moves an already written local file into the store (for uploads spooled to disk); it is gone after. */
   readonly putFile: (key: string, file: string) => Effect.Effect<void>
+  /** Stores a copy of the object at `from` under `to`, without holding it in memory. */
+  readonly copy: (from: string, to: string) => Effect.Effect<void>
   readonly read: (key: string) => Effect.Effect<Uint8Array>
+  /** The object's bytes as they are read (the object is opened, or found missing, before this returns). */
   readonly stream: (key: string) => Effect.Effect<Readable>
   readonly size: (key: string) => Effect.Effect<number | undefined>
+  /** Removes the object; removing a missing one succeeds. */
   readonly remove: (key: string) => Effect.Effect<void>
   /**
    * Every stored object, including leftovers of writes that never completed, in no particular order
@@ -80,16 +130,26 @@ export const fileBlobStore = (root: string): BlobStoreShape => {
       throw e
     }
   }
+  /** The file system's ENOENT as the store's not-found. */
+  const missingAs = (key: string) => (e: unknown) => {
+    throw (e as NodeJS.ErrnoException).code === "ENOENT" ? new BlobNotFound(key) : e
+  }
   return {
     put: (key, bytes) => Effect.promise(() => write(key, (tmp) => fs.writeFile(tmp, bytes))),
+    copy: (from, to) =>
+      Effect.promise(() => write(to, (tmp) => fs.copyFile(safeJoin(root, from), tmp).catch(missingAs(from)))),
     putFile: (key, file) =>
       Effect.promise(() =>
         write(key, (tmp) =>
           fs.rename(file, tmp).catch(() => fs.copyFile(file, tmp).then(() => fs.rm(file, { force: true }))),
         ),
       ),
-    read: (key) => Effect.promise(() => fs.readFile(safeJoin(root, key))),
-    stream: (key) => Effect.sync(() => createReadStream(safeJoin(root, key))),
+    read: (key) => Effect.promise(() => fs.readFile(safeJoin(root, key)).catch(missingAs(key))),
+    // Opened here, so that a missing file is known before a response starts, not halfway through it.
+    stream: (key) =>
+      Effect.promise(() =>
+        fs.open(safeJoin(root, key), "r").then((fh) => fh.createReadStream(), missingAs(key)),
+      ),
     size: (key) =>
       Effect.promise(() =>
         fs.stat(safeJoin(root, key)).then(

@@ -7,6 +7,7 @@ import {
   type Conn,
   type DocumentRow,
   documentBlobKey,
+  isBlobNotFound,
   query,
   transaction,
   undoUnlessCommitted,
@@ -491,8 +492,13 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           yield* Effect.logError(`stored file ${row.blob_key} of document ${row.id} is missing`)
           return yield* NotFound.of("Stored file of document", row.id)
         }
+        // Opened before the answer starts: a file removed since `size` is a 404, not a broken download.
+        const stream = yield* blobs
+          .stream(row.blob_key)
+          .pipe(Effect.catchAllDefect((e) => (isBlobNotFound(e) ? Effect.succeed(undefined) : Effect.die(e))))
+        if (stream === undefined) return yield* NotFound.of("Stored file of document", row.id)
         return {
-          stream: yield* blobs.stream(row.blob_key),
+          stream,
           fileName: row.file_name,
           contentType: row.content_type,
           size,
@@ -885,11 +891,11 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           })
           yield* undoUnlessCommitted(
             Effect.gen(function* () {
-              // One at a time: each file is held in memory while copied.
-              for (const c of copies) {
-                const bytes = yield* blobs.read(c.source.blob_key)
-                yield* blobs.put(c.key, bytes)
-              }
+              // Copied inside the store (a server-side copy in a bucket): no file is held in memory.
+              yield* Effect.forEach(copies, (c) => blobs.copy(c.source.blob_key, c.key), {
+                concurrency: 4,
+                discard: true,
+              })
               yield* transaction((trx) =>
                 Effect.gen(function* () {
                   yield* lockProject(trx, input.target_project_id)

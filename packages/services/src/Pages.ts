@@ -3,7 +3,7 @@
  * format's backend in a worker thread (never in the API's own thread), under the parse limits, once per
  * document version and page: the drawing is stored beside the version's file and read from there after.
  */
-import { BlobStore, type DocumentRow, type PageRow, query, withDb } from "@dxs/db"
+import { BlobStore, type DocumentRow, isBlobNotFound, type PageRow, query, withDb } from "@dxs/db"
 import type { DocumentType } from "@dxs/domain/Enums"
 import type { DocumentPage, LayoutItem } from "@dxs/domain/Records"
 import { ParseFailure } from "@dxs/pipeline/parsing/Backend"
@@ -64,8 +64,6 @@ export interface PageImageRequest {
   /** Whether the client already has the image of this entity tag (`If-None-Match`). */
   readonly notModified?: ((etag: string) => boolean) | undefined
 }
-
-const isMissingFile = (e: unknown) => (e as { code?: unknown } | null)?.code === "ENOENT"
 
 /** A page row of the document as the API shows it. */
 const toPage = (
@@ -134,7 +132,7 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
         if ((yield* blobs.size(key)) === undefined) return undefined
         return yield* blobs
           .read(key)
-          .pipe(Effect.catchAllDefect((e) => (isMissingFile(e) ? Effect.succeed(undefined) : Effect.die(e))))
+          .pipe(Effect.catchAllDefect((e) => (isBlobNotFound(e) ? Effect.succeed(undefined) : Effect.die(e))))
       })
 
     const draw = (document: DocumentRow, pageNumber: number) =>
