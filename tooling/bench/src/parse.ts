@@ -18,8 +18,8 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { backendFor, defaultLimits, type ParseInput } from "@dxs/pipeline"
 import { makeKysely } from "@dxs/db/Db"
+import { backendFor, defaultLimits, type ParseInput } from "@dxs/pipeline"
 import { sql } from "kysely"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
@@ -66,7 +66,8 @@ class Dxs {
       const m = this.output.match(pattern)
       if (m) return m
       if (this.exited) throw new Error(`dxs exited before ${pattern}:\n${this.output.slice(-4000)}`)
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}:\n${this.output.slice(-4000)}`)
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${pattern}:\n${this.output.slice(-4000)}`)
       await sleep(50)
     }
   }
@@ -140,8 +141,7 @@ const freshDatabase = async (): Promise<Backing> => {
   url.pathname = `/${name}`
   return {
     url: url.href,
-    drop: () =>
-      admin(`drop database if exists ${name} with (force)`).catch(() => undefined),
+    drop: () => admin(`drop database if exists ${name} with (force)`).catch(() => undefined),
   }
 }
 
@@ -364,9 +364,7 @@ const main = async () => {
 
   console.log(line("pdftotext (one process per file):", poppler))
   console.log(line("dxs start, upload → Processed:", single!.text))
-  console.log(
-    `  ratio dxs/pdftotext: ${(rate(single!.text) / rate(poppler)).toFixed(2)} (target >= 0.50)`,
-  )
+  console.log(`  ratio dxs/pdftotext: ${(rate(single!.text) / rate(poppler)).toFixed(2)} (target >= 0.50)`)
   if (scaled)
     console.log(
       `${line("api + 2 workers, upload → Processed:", scaled.text)}  ratio ${(rate(scaled.text) / rate(poppler)).toFixed(2)}`,
@@ -375,7 +373,9 @@ const main = async () => {
   if (single!.ocr) console.log(line(`OCR through the API (${single!.ocr.files} files):`, single!.ocr))
   console.log(
     `  peak RSS (VmHWM) of the dxs process: ${single!.textPeak.toFixed(0)} MB after the text PDFs, ${single!.peak.toFixed(0)} MB after OCR` +
-      (scaled ? `; workers of the two-worker run: ${scaled.peaks.map((p) => p.toFixed(0)).join(" MB, ")} MB` : ""),
+      (scaled
+        ? `; workers of the two-worker run: ${scaled.peaks.map((p) => p.toFixed(0)).join(" MB, ")} MB`
+        : ""),
   )
   console.log(line("PDF backend alone, in-process:", backend))
 }
