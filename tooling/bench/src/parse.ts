@@ -349,35 +349,31 @@ const main = async () => {
   // Warm up the page cache and pdftotext.
   execFileSync("pdftotext", ["-layout", files[0]!, "-"], { stdio: ["ignore", "ignore", "ignore"] })
   const poppler = popplerRun(files)
-
-  const single = await withDxs(0, async (server, [worker]) => {
-    const text = await uploadAndWait(server, files)
-    const textPeak = peakOf(worker!)
-    const ocr = images.length > 0 ? await uploadAndWait(server, images) : undefined
-    return { text, textPeak, ocr, peak: peakOf(worker!) }
-  })
-  const scaled = await withDxs(2, async (server, workers) => ({
-    text: await uploadAndWait(server, files),
-    peaks: workers.map(peakOf),
-  }))
-  const backend = await backendOnly(files)
-
   console.log(line("pdftotext (one process per file):", poppler))
-  console.log(line("dxs start, upload → Processed:", single!.text))
-  console.log(`  ratio dxs/pdftotext: ${(rate(single!.text) / rate(poppler)).toFixed(2)} (target >= 0.50)`)
-  if (scaled)
+
+  await withDxs(0, async (server, [worker]) => {
+    const text = await uploadAndWait(server, files)
+    console.log(line("dxs start, upload → Processed:", text))
+    console.log(`  ratio dxs/pdftotext: ${(rate(text) / rate(poppler)).toFixed(2)} (target >= 0.50)`)
+    const textPeak = peakOf(worker!)
+    if (images.length > 0)
+      console.log(line(`OCR through the API (${images.length} files):`, await uploadAndWait(server, images)))
     console.log(
-      `${line("api + 2 workers, upload → Processed:", scaled.text)}  ratio ${(rate(scaled.text) / rate(poppler)).toFixed(2)}`,
+      `  peak RSS (VmHWM) of the dxs process: ${textPeak.toFixed(0)} MB after the text PDFs, ${peakOf(worker!).toFixed(0)} MB after OCR`,
     )
-  else console.log("  api + 2 workers: skipped (no PostgreSQL server at BENCH_DATABASE_URL)")
-  if (single!.ocr) console.log(line(`OCR through the API (${single!.ocr.files} files):`, single!.ocr))
-  console.log(
-    `  peak RSS (VmHWM) of the dxs process: ${single!.textPeak.toFixed(0)} MB after the text PDFs, ${single!.peak.toFixed(0)} MB after OCR` +
-      (scaled
-        ? `; workers of the two-worker run: ${scaled.peaks.map((p) => p.toFixed(0)).join(" MB, ")} MB`
-        : ""),
-  )
-  console.log(line("PDF backend alone, in-process:", backend))
+  })
+  const scaled = await withDxs(2, async (server, workers) => {
+    const text = await uploadAndWait(server, files)
+    console.log(
+      `${line("api + 2 workers, upload → Processed:", text)}  ratio ${(rate(text) / rate(poppler)).toFixed(2)}`,
+    )
+    console.log(
+      `  peak RSS (VmHWM) of the workers: ${workers.map((w) => peakOf(w).toFixed(0)).join(" MB, ")} MB`,
+    )
+    return true
+  })
+  if (!scaled) console.log("  api + 2 workers: skipped (no PostgreSQL server at BENCH_DATABASE_URL)")
+  console.log(line("PDF backend alone, in-process:", await backendOnly(files)))
 }
 
 main()
