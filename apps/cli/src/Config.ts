@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
+import * as os from "node:os"
 import * as path from "node:path"
 import { normalizeS3Prefix, S3_MAX_SINGLE_PUT_BYTES, type S3BlobStoreOptions } from "@dxs/db/BlobStore"
 import { newEncryptionKey, parseEncryptionKey } from "@dxs/pipeline/webhooks/Encryption"
@@ -98,6 +99,8 @@ export type LlmConfig =
     }
 
 export interface ParsingConfig {
+  /** Parsing threads of a process's warm pool; also the parse tasks a worker runs at once. */
+  readonly threads: number
   /** Wall-clock limit of one parse (or page rendering), in seconds. */
   readonly timeoutSeconds: number
   /** Heap limit of the parsing thread, in MB. */
@@ -216,6 +219,12 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
   },
   { name: "DB_POOL_SIZE", default: "10", description: "Database connections per process." },
   { name: "WORKER_CONCURRENCY", default: "2", description: "Tasks a worker runs at once." },
+  {
+    name: "PARSE_THREADS",
+    default: "(the number of cores)",
+    description:
+      "Parsing threads each process keeps warm and reuses across documents (default: the number of cores); a worker runs this many parses at once, apart from WORKER_CONCURRENCY.",
+  },
   {
     name: "PARSE_TIMEOUT_SECONDS",
     default: "120",
@@ -514,6 +523,7 @@ export const parseConfig = (
   const maxSubscriptionsPerKey = int("MAX_SUBSCRIPTIONS_PER_KEY", 10, 1, 100_000)
   const workerConcurrency = int("WORKER_CONCURRENCY", 2, 1, 1000)
   let parsing: ParsingConfig = {
+    threads: int("PARSE_THREADS", os.availableParallelism(), 1, 1024),
     timeoutSeconds: int("PARSE_TIMEOUT_SECONDS", 120, 1, 86_400),
     memoryMb: int("PARSE_MEMORY_MB", 1024, 64, 1_048_576),
     maxPages: int("MAX_PAGES", 2000, 1, 10_000_000),

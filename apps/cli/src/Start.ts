@@ -12,6 +12,8 @@ import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import { localModel } from "@dxs/pipeline/llm/Local"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
 import { postgresResponseCache } from "@dxs/pipeline/llm/ResponseCache"
+import { PARSE_TASK } from "@dxs/pipeline/parsing/ParseDocument"
+import { ParsePool } from "@dxs/pipeline/parsing/Runner"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import { searxngSearch } from "@dxs/pipeline/websearch/WebSearch"
 import { nodeServerLayer, restApiWith } from "@dxs/rest-api/Server"
@@ -42,8 +44,12 @@ import type { StartMode } from "./Args.ts"
 import { type Config, loadEncryptionKey, publicUrlFor, redactUrl } from "./Config.ts"
 import { CliError, DatabaseServer, migratedDbLayer } from "./Database.ts"
 
-/** Parse limits from the configuration; LibreOffice is looked for once, at start. */
-const parsingOptions = (config: Config) => ({
+/**
+ * Parse limits from the configuration, and the process's pool of parsing threads (shared by the worker and
+ * the API's page images); LibreOffice is looked for once, at start.
+ */
+const parsingOptions = (config: Config, pool: ParsePool) => ({
+  pool,
   timeoutMs: config.parsing.timeoutSeconds * 1000,
   memoryMb: config.parsing.memoryMb,
   limits: { maxPages: config.parsing.maxPages, maxDecompressedBytes: config.parsing.maxDecompressedBytes },
@@ -71,10 +77,11 @@ const handlersFor = (
   db: Kysely<Database>,
   webhooks: WebhookSettings,
   blobs: BlobStoreShape,
+  pool: ParsePool,
 ): Readonly<Record<string, TaskHandler>> =>
   backgroundTaskHandlers({
     blobs,
-    parsing: parsingOptions(config),
+    parsing: parsingOptions(config, pool),
     model: modelFor(config, db),
     webSearch: config.webSearch === undefined ? undefined : searxngSearch(config.webSearch),
     webhooks,
@@ -165,7 +172,7 @@ const hostForUrl = (host: string) => (host.includes(":") ? `[${host}]` : host)
  * The REST API on HOST:PORT; logs its address once it listens. `withGraphql`: the GraphQL gateway is
  * served on the same port at /graphql (the all-in-one process).
  */
-const apiLayer = (config: Config, webhooks: WebhookSettings, withGraphql = false) => {
+const apiLayer = (config: Config, webhooks: WebhookSettings, pool: ParsePool, withGraphql = false) => {
   const webApp = withGraphql ? builtWebApp() : undefined
   const http = nodeServerLayer({ port: config.port, host: config.host, http: config.http })
   const settings = Layer.mergeAll(
@@ -189,7 +196,7 @@ const apiLayer = (config: Config, webhooks: WebhookSettings, withGraphql = false
     Layer.succeed(AuthThrottleSettings, authThrottleOf(config)),
     Layer.succeed(RequestLimits, config.limits),
     Layer.succeed(FileLinks, { ttlSeconds: config.fileUrlTtlSeconds }),
-    Layer.succeed(ParsingSettings, parsingOptions(config)),
+    Layer.succeed(ParsingSettings, parsingOptions(config, pool)),
     Layer.succeed(WebhookConfig, webhooks),
   )
   const graphql = withGraphql
@@ -254,13 +261,13 @@ const graphqlLayer = (config: Config, webhooks: WebhookSettings) =>
   )
 
 /** A worker loop in this process, stopped (in-flight tasks abandoned to their leases) on shutdown. */
-const workerLayer = (config: Config, webhooks: WebhookSettings) =>
+const workerLayer = (config: Config, webhooks: WebhookSettings, pool: ParsePool) =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const { kysely, url } = yield* Db
       const blobs = yield* BlobStore
       const workerId = `${os.hostname()}:${process.pid}`
-      const handlers = handlersFor(config, kysely, webhooks, blobs)
+      const handlers = handlersFor(config, kysely, webhooks, blobs, pool)
       const kinds = Object.keys(handlers)
       // The daily archive sweep is queued, and documents whose parse died with its worker become Failed.
       // Orphan files of the blob store, and spool folders that dead processes left in this machine's temp directory.
@@ -270,7 +277,15 @@ const workerLayer = (config: Config, webhooks: WebhookSettings) =>
       )
       yield* Effect.forkScoped(backgroundLoops(kysely, leftovers))
       yield* Effect.forkScoped(
-        runWorker({ url, kysely, workerId, handlers, concurrency: config.workerConcurrency }),
+        runWorker({
+          url,
+          kysely,
+          workerId,
+          handlers,
+          concurrency: config.workerConcurrency,
+          // One parse per parsing thread, apart from the other kinds' slots.
+          kindConcurrency: { [PARSE_TASK]: pool.size },
+        }),
       )
       yield* Effect.log(
         config.llm.provider === "openai"
@@ -282,7 +297,7 @@ const workerLayer = (config: Config, webhooks: WebhookSettings) =>
           ? "web search: not configured (agents with enable_web_search use their documents only; set WEB_SEARCH_URL)"
           : `web search: ${redactUrl(config.webSearch.url)} (${config.webSearch.maxResults} hits per search)`,
       )
-      const libreOffice = parsingOptions(config).libreOffice
+      const libreOffice = parsingOptions(config, pool).libreOffice
       yield* Effect.log(
         libreOffice === undefined
           ? "LibreOffice not found: Word/PowerPoint/Excel files are parsed without exact pages or page images"
@@ -291,7 +306,7 @@ const workerLayer = (config: Config, webhooks: WebhookSettings) =>
       yield* Effect.log(
         kinds.length === 0
           ? `worker ${workerId} started, but no task kinds are registered yet: it claims nothing`
-          : `worker ${workerId} started for ${kinds.join(", ")} (concurrency ${config.workerConcurrency})`,
+          : `worker ${workerId} started for ${kinds.join(", ")} (concurrency ${config.workerConcurrency}, ${pool.size} parsing threads)`,
       )
       yield* Effect.addFinalizer(() => Effect.log("stopping the worker"))
     }),
@@ -384,14 +399,19 @@ export const start = (config: Config, mode: StartMode) =>
       })
     }
     const webhooks = yield* webhookSettings(config)
+    // The parsing threads, closed after every layer has stopped (threads start on first use).
+    const pool = yield* Effect.acquireRelease(
+      Effect.sync(() => new ParsePool({ threads: config.parsing.threads })),
+      (pool) => Effect.promise(() => pool.close()),
+    )
     const services: Layer.Layer<never, HttpServerError.ServeError | CliError, Db | BlobStore> =
       mode === "api"
-        ? apiLayer(config, webhooks)
+        ? apiLayer(config, webhooks, pool)
         : mode === "worker"
-          ? workerLayer(config, webhooks)
+          ? workerLayer(config, webhooks, pool)
           : mode === "graphql"
             ? graphqlLayer(config, webhooks)
-            : Layer.mergeAll(apiLayer(config, webhooks, true), workerLayer(config, webhooks))
+            : Layer.mergeAll(apiLayer(config, webhooks, pool, true), workerLayer(config, webhooks, pool))
     const describeDb = Layer.effectDiscard(
       Effect.flatMap(DatabaseServer, (db) =>
         Effect.log(
@@ -406,6 +426,7 @@ export const start = (config: Config, mode: StartMode) =>
       ),
     )
   }).pipe(
+    Effect.scoped,
     Effect.catchTag("ServeError", (e) =>
       Effect.fail(
         new CliError({

@@ -39,6 +39,7 @@ describe("configuration", () => {
       logFormat: "json",
       metrics: undefined,
       parsing: {
+        threads: os.availableParallelism(),
         timeoutSeconds: 120,
         memoryMb: 1024,
         maxPages: 2000,
@@ -87,6 +88,7 @@ describe("configuration", () => {
         LOG_FORMAT: "pretty",
         METRICS_PORT: "9464",
         METRICS_HOST: "0.0.0.0",
+        PARSE_THREADS: "3",
         PARSE_TIMEOUT_SECONDS: "30",
         PARSE_MEMORY_MB: "256",
         MAX_PAGES: "50",
@@ -136,6 +138,7 @@ describe("configuration", () => {
       logFormat: "pretty",
       metrics: { port: 9464, host: "0.0.0.0" },
       parsing: {
+        threads: 3,
         timeoutSeconds: 30,
         memoryMb: 256,
         maxPages: 50,

@@ -38,8 +38,13 @@ export type WorkerOptions = (
   readonly leaseMs?: number
   /** Poll for due tasks this often even without a notification (retries, expired leases). Default 1 s. */
   readonly pollMs?: number
-  /** Tasks run at once. Default 4. */
+  /** Tasks run at once (of the kinds without a limit of their own in `kindConcurrency`). Default 4. */
   readonly concurrency?: number
+  /**
+   * Kinds with slots of their own: at most this many tasks of the kind run at once, apart from
+   * `concurrency` (for example `{ parse: PARSE_THREADS }`, one parse per parsing thread).
+   */
+  readonly kindConcurrency?: Readonly<Record<string, number>>
   /** On interruption, let in-flight tasks finish for up to this long before abandoning them. Default 0. */
   readonly graceMs?: number
 }
@@ -79,11 +84,18 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
       const pollMs = options.pollMs ?? 1_000
       const concurrency = Math.max(1, options.concurrency ?? 4)
       const kinds = Object.keys(handlers)
+      // Slot groups: each kind with a limit of its own, then every other kind under `concurrency`.
+      const own = Object.entries(options.kindConcurrency ?? {}).filter(([kind]) => kinds.includes(kind))
+      const groups: ReadonlyArray<{ readonly kinds: ReadonlyArray<string>; readonly slots: number }> = [
+        ...own.map(([kind, n]) => ({ kinds: [kind], slots: Math.max(1, Math.floor(n)) })),
+        { kinds: kinds.filter((k) => !own.some(([kind]) => kind === k)), slots: concurrency },
+      ].filter((g) => g.kinds.length > 0)
+      const totalSlots = groups.reduce((n, g) => n + g.slots, 0)
 
       const db =
         options.kysely ??
         (yield* Effect.acquireRelease(
-          Effect.sync(() => makeKysely(options.url!, concurrency * 2 + 2)),
+          Effect.sync(() => makeKysely(options.url!, totalSlots * 2 + 2)),
           (db) => Effect.promise(() => db.destroy()),
         ))
 
@@ -100,7 +112,8 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
         )
       }
 
-      const inFlight = yield* Ref.make(0)
+      // Tasks running, per slot group.
+      const inFlight = yield* Ref.make<ReadonlyArray<number>>(groups.map(() => 0))
       const tasks = yield* FiberSet.make()
       // Runs before the set interrupts its fibers (finalizers run in reverse order).
       yield* Effect.addFinalizer(() =>
@@ -198,26 +211,32 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
         )
       }
 
+      const inGroup = (i: number, delta: number) =>
+        Ref.update(inFlight, (counts) => counts.map((n, j) => (j === i ? n + delta : n)))
+
+      /** Claims due tasks for every group with free slots; true when a group filled them all (there may be more). */
       const claimFree = Effect.gen(function* () {
-        const free = concurrency - (yield* Ref.get(inFlight))
-        if (free <= 0) return false
-        const claimed = yield* Effect.tryPromise(() =>
-          TaskQueue.claim(db, { workerId, kinds, leaseMs, limit: free }),
-        ).pipe(
-          Effect.catchAll((e) => Effect.as(Effect.logError(`claim failed: ${errorMessage(e.error)}`), [])),
-        )
-        for (const task of claimed) {
-          yield* Ref.update(inFlight, (n) => n + 1)
-          yield* FiberSet.run(
-            tasks,
-            runTask(task).pipe(
-              Effect.ensuring(
-                Ref.update(inFlight, (n) => n - 1).pipe(Effect.zipRight(Queue.offer(wake, undefined))),
-              ),
-            ),
+        let filled = false
+        for (const [i, group] of groups.entries()) {
+          const free = group.slots - (yield* Ref.get(inFlight))[i]!
+          if (free <= 0) continue
+          const claimed = yield* Effect.tryPromise(() =>
+            TaskQueue.claim(db, { workerId, kinds: group.kinds, leaseMs, limit: free }),
+          ).pipe(
+            Effect.catchAll((e) => Effect.as(Effect.logError(`claim failed: ${errorMessage(e.error)}`), [])),
           )
+          for (const task of claimed) {
+            yield* inGroup(i, 1)
+            yield* FiberSet.run(
+              tasks,
+              runTask(task).pipe(
+                Effect.ensuring(inGroup(i, -1).pipe(Effect.zipRight(Queue.offer(wake, undefined)))),
+              ),
+            )
+          }
+          if (claimed.length === free) filled = true
         }
-        return claimed.length === free
+        return filled
       })
 
       // Claim while there is work and room; otherwise wait for a wake-up or the poll interval.

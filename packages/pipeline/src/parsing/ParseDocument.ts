@@ -19,6 +19,7 @@ import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
 import { documentTypeFromFileName } from "@dxs/domain/DocumentType"
 import { Effect, Either } from "effect"
 import { type Kysely, sql, type Transaction } from "kysely"
+import { hasQueuedRunStart, wakeQueuedRun } from "../run/Wake.ts"
 import {
   defaultLimits,
   type ExtractedAttachment,
@@ -412,6 +413,20 @@ const writeOutcome = async (
   }
 }
 
+const lockProject = (trx: Transaction<Database>, projectId: string) =>
+  trx.selectFrom("projects").select("id").where("id", "=", projectId).forUpdate().executeTakeFirst()
+
+/** True when a parse task of the project other than `taskId` is pending or running. */
+const parseInFlight = async (trx: Transaction<Database>, projectId: string, taskId: string) =>
+  (await trx
+    .selectFrom("tasks")
+    .select("id")
+    .where("kind", "=", PARSE_TASK)
+    .where("project_id", "=", projectId)
+    .where("status", "in", ["pending", "running"])
+    .where("id", "<>", taskId)
+    .executeTakeFirst()) !== undefined
+
 /**
  * Runs one parse task. Returns normally when the task is done (including "nothing to do": the document
  * was deleted, replaced by a newer version, or already has its outcome); throws to have it retried.
@@ -460,6 +475,10 @@ export const runParseTask = async (
         }
     }
     await db.transaction().execute(async (trx) => {
+      // A queued run waits for the project's parses: the project is locked first (the order the run's
+      // start takes), so of parses finishing together the last to commit sees that it is the last.
+      const runWaits = await hasQueuedRunStart(trx, row.project_id)
+      if (runWaits) await lockProject(trx, row.project_id)
       // Locked, then checked again: the document may have been deleted or replaced while parsing.
       const locked = await currentRow(trx, documentId).forUpdate().executeTakeFirst()
       if (awaitsThisParse(locked, version)) {
@@ -467,6 +486,9 @@ export const runParseTask = async (
         keep = true
       }
       await ctx.complete(trx)
+      // The project's last parse: its queued run starts now rather than at its next look.
+      if (runWaits && !(await parseInFlight(trx, row.project_id, task.id)))
+        await wakeQueuedRun(trx, row.project_id)
     })
   } finally {
     if (!keep) for (const a of stored) await run(options.blobs.remove(a.key)).catch(() => undefined)

@@ -1,8 +1,9 @@
 /**
- * Runs one parse (or one page rendering) in a `worker_threads` Worker, never in the caller's thread: the
- * thread gets a V8 heap limit (`resourceLimits.maxOldGenerationSizeMb`) and a wall-clock limit, and
- * whatever happens inside it (a hang, running out of memory, a crash) comes back as a ParseFailure with a
- * reason a user can act on. The caller's process survives.
+ * Runs one parse (or one page rendering) in a `worker_threads` Worker of a warm pool (ParsePool), never in
+ * the caller's thread: the thread has a V8 heap limit (`resourceLimits.maxOldGenerationSizeMb`) and each
+ * job a wall-clock limit, and whatever happens inside it (a hang, running out of memory, a crash) comes
+ * back as a ParseFailure with a reason a user can act on; that thread is then replaced. The caller's
+ * process survives.
  *
  * The thread loads TypeScript through tsx. On Node 20, `execArgv: ["--import", "tsx"]` does NOT work in a
  * worker thread (tsx registers its hooks in worker threads only from Node 22.22 / 24.11 on; before that the
@@ -56,6 +57,8 @@ export interface RunOptions extends Partial<ParseSettings> {
    * registry's choice (to exercise the limits with a backend built to break them).
    */
   readonly backendModule?: string | URL | undefined
+  /** The threads to parse in (default: the process's `defaultParsePool()`). */
+  readonly pool?: ParsePool | undefined
 }
 
 /** The page cannot be drawn as an image (the format has no page images, or the page does not exist). */
@@ -66,7 +69,7 @@ export class PageImageUnavailable extends Error {
   }
 }
 
-/** What the thread is asked to do (its `workerData`). */
+/** What the thread is asked to do (one job of a ThreadRequest). */
 export interface ThreadJob {
   readonly op: "parse" | "render"
   readonly input: ParseInput
@@ -76,11 +79,11 @@ export interface ThreadJob {
   readonly backendModule: string | undefined
 }
 
-/** What the thread answers (one message). */
 /** Extra time a parse earns with each slow step (OCR'd page) it reports, and the most it can earn in all. */
 export const SLOW_STEP_ALLOWANCE_MS = 30_000
 export const MAX_TIME_FACTOR = 10
 
+/** What the thread answers to one job. */
 export type ThreadReply =
   | { readonly kind: "parsed"; readonly output: ParseOutput }
   | { readonly kind: "rendered"; readonly png: Uint8Array }
@@ -150,11 +153,17 @@ const tsxApiUrl = (() => {
   }
 })()
 
-/** The thread's entry: register tsx (when available), then load thread.ts. Errors surface as the worker's. */
-const bootstrap =
-  tsxApiUrl === undefined
-    ? `import(${JSON.stringify(threadUrl)})`
-    : `import(${JSON.stringify(tsxApiUrl)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(threadUrl)}) })`
+/**
+ * Where a parsing thread starts: the source and whether it is code (`eval`) or a file. Today a bootstrap
+ * that registers tsx (when available), then loads thread.ts; errors surface as the worker's.
+ */
+export const threadEntry = (): { readonly source: string; readonly eval: boolean } => ({
+  source:
+    tsxApiUrl === undefined
+      ? `import(${JSON.stringify(threadUrl)})`
+      : `import(${JSON.stringify(tsxApiUrl)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(threadUrl)}) })`,
+  eval: true,
+})
 
 const seconds = (ms: number) => {
   const s = ms / 1000
@@ -163,9 +172,280 @@ const seconds = (ms: number) => {
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e)) || "unknown error"
 
+/** What the pool posts to a thread: one job at a time. */
+export interface ThreadRequest {
+  readonly id: number
+  readonly job: ThreadJob
+}
+
+/** What a thread posts back: the reply to job `id`, or a slow step of the job it runs. */
+export type ThreadMessage =
+  | { readonly kind: "reply"; readonly id: number; readonly reply: ThreadReply }
+  | { readonly kind: typeof SLOW_STEP }
+
+/** The pool was closed (the process is stopping): not the document's fault, so not a ParseFailure. */
+export class ParsePoolClosed extends Error {
+  override readonly name = "ParsePoolClosed"
+  constructor() {
+    super("the parse pool was closed (the process is stopping)")
+  }
+}
+
+/** A job in a thread: how the thread's events reach it. */
+interface Assigned {
+  readonly id: number
+  readonly onMessage: (message: ThreadMessage) => void
+  /** The thread died (error, exit, or terminated by the pool). */
+  readonly onDeath: (how: ThreadDeath) => void
+}
+
+type ThreadDeath =
+  | { readonly _tag: "error"; readonly error: Error & { code?: string } }
+  | { readonly _tag: "exit"; readonly code: number }
+  | { readonly _tag: "closed" }
+
+interface PoolThread {
+  readonly worker: Worker
+  /** The heap limit it was started with (resourceLimits are fixed for a thread's life). */
+  readonly memoryMb: number
+  job: Assigned | undefined
+  dead: boolean
+}
+
+export interface ParsePoolOptions {
+  /** Threads at most (default: os.availableParallelism()). */
+  readonly threads?: number | undefined
+}
+
+let jobIds = 0
+
 /**
- * Runs `job` in a fresh thread under the limits; resolves with its reply. Every way the thread can end
- * without a reply becomes a `failed` reply. The thread and the per-parse temp dir are gone when it settles.
+ * Warm parsing threads reused across documents: starting a thread (tsx and every parser loaded) costs
+ * 0.5–2.5 s, a parse of a text PDF far less. At most `threads` threads, each running one job at a time; a
+ * job waits for a free thread. A thread keeps module state between jobs (the OCR engine, parsers' caches).
+ * Each job keeps its own wall-clock limit; a thread that overruns it, runs out of heap (its
+ * resourceLimits), crashes, exits, or whose job is cancelled is terminated and replaced by a fresh one.
+ * Idle threads do not keep the process alive (unref'd); `close()` terminates them all.
+ */
+export class ParsePool {
+  readonly size: number
+  private readonly threads = new Set<PoolThread>()
+  private readonly idle: Array<PoolThread> = []
+  private readonly waiting: Array<() => void> = []
+  private closed = false
+  private started = 0
+
+  constructor(options: ParsePoolOptions = {}) {
+    this.size = Math.max(1, Math.floor(options.threads ?? os.availableParallelism()))
+  }
+
+  /** Threads started so far (replacements included). */
+  get threadsStarted(): number {
+    return this.started
+  }
+
+  /** Threads alive now. */
+  get liveThreads(): number {
+    return this.threads.size
+  }
+
+  /** Threads running a job now. */
+  get busyThreads(): number {
+    return this.threads.size - this.idle.length
+  }
+
+  get isClosed(): boolean {
+    return this.closed
+  }
+
+  private spawn(memoryMb: number): PoolThread {
+    const entry = threadEntry()
+    const worker = new Worker(entry.source, {
+      eval: entry.eval,
+      // Not the parent's flags: a parent started with `--import tsx` must not register tsx twice.
+      execArgv: [],
+      resourceLimits: { maxOldGenerationSizeMb: memoryMb },
+    })
+    const thread: PoolThread = { worker, memoryMb, job: undefined, dead: false }
+    this.started += 1
+    this.threads.add(thread)
+    worker.unref()
+    worker.on("message", (message: ThreadMessage) => thread.job?.onMessage(message))
+    const died = (how: ThreadDeath) => {
+      const job = thread.job
+      this.forget(thread)
+      job?.onDeath(how)
+    }
+    worker.on("error", (error: Error & { code?: string }) => died({ _tag: "error", error }))
+    worker.on("exit", (code) => died({ _tag: "exit", code }))
+    return thread
+  }
+
+  /** Takes a dead or terminated thread out of the pool; a waiting job may now start one. */
+  private forget(thread: PoolThread) {
+    if (thread.dead) return
+    thread.dead = true
+    thread.job = undefined
+    this.threads.delete(thread)
+    const i = this.idle.indexOf(thread)
+    if (i >= 0) this.idle.splice(i, 1)
+    this.waiting.shift()?.()
+  }
+
+  /** Terminates a thread (its job is over) and starts a fresh one in its place. */
+  private replace(thread: PoolThread) {
+    if (!thread.dead) {
+      this.forget(thread)
+      thread.worker.terminate().catch(() => undefined)
+    }
+    if (!this.closed && this.threads.size < this.size) this.idle.push(this.spawn(thread.memoryMb))
+  }
+
+  /** A thread free for a job with this heap limit, waiting for one when all are busy. */
+  private async acquire(memoryMb: number, signal: AbortSignal | undefined): Promise<PoolThread | undefined> {
+    for (;;) {
+      if (this.closed) throw new ParsePoolClosed()
+      if (signal?.aborted) return undefined
+      const same = this.idle.findIndex((t) => t.memoryMb === memoryMb)
+      if (same >= 0) return this.idle.splice(same, 1)[0]!
+      if (this.threads.size < this.size) return this.spawn(memoryMb)
+      // All threads exist, some idle with another heap limit: one of them makes room.
+      const other = this.idle.shift()
+      if (other !== undefined) {
+        this.forget(other)
+        other.worker.terminate().catch(() => undefined)
+        return this.spawn(memoryMb)
+      }
+      await new Promise<void>((resolve) => {
+        const onAbort = () => {
+          const i = this.waiting.indexOf(wake)
+          if (i >= 0) this.waiting.splice(i, 1)
+          resolve()
+        }
+        const wake = () => {
+          signal?.removeEventListener("abort", onAbort)
+          resolve()
+        }
+        this.waiting.push(wake)
+        signal?.addEventListener("abort", onAbort, { once: true })
+      })
+    }
+  }
+
+  /** A healthy thread back to the idle ones, or to a waiting job. */
+  private release(thread: PoolThread) {
+    thread.job = undefined
+    if (thread.dead) return
+    if (this.closed) {
+      this.forget(thread)
+      thread.worker.terminate().catch(() => undefined)
+      return
+    }
+    thread.worker.unref()
+    this.idle.push(thread)
+    this.waiting.shift()?.()
+  }
+
+  /**
+   * Runs `job` in a thread under the limits; resolves with its reply. Every way the thread can end without
+   * a reply becomes a `failed` reply (and the thread is replaced). Rejects with ParsePoolClosed when the
+   * pool is closed before or while the job runs.
+   */
+  async run(
+    job: ThreadJob,
+    settings: Pick<ParseSettings, "timeoutMs" | "memoryMb">,
+    signal: AbortSignal | undefined,
+  ): Promise<ThreadReply> {
+    const verb = job.op === "parse" ? "parsing" : "rendering the page"
+    const cancelled: ThreadReply = { kind: "failed", reason: `${verb} was cancelled` }
+    const thread = await this.acquire(settings.memoryMb, signal)
+    if (thread === undefined) return cancelled
+    const id = ++jobIds
+    return new Promise<ThreadReply>((resolve, reject) => {
+      let settled = false
+      const finish = (reply: ThreadReply | ParsePoolClosed, healthy: boolean) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        signal?.removeEventListener("abort", onAbort)
+        if (healthy) this.release(thread)
+        else this.replace(thread)
+        if (reply instanceof ParsePoolClosed) reject(reply)
+        else resolve(reply)
+      }
+      // The limit grows with each slow step the backend reports (OCR'd pages), up to MAX_TIME_FACTOR times.
+      const started = Date.now()
+      const hardLimit = started + settings.timeoutMs * MAX_TIME_FACTOR
+      let deadline = started + settings.timeoutMs
+      const expire = () =>
+        finish({ kind: "failed", reason: `${verb} took longer than ${seconds(deadline - started)} s` }, false)
+      let timer = setTimeout(expire, settings.timeoutMs)
+      const extend = () => {
+        deadline = Math.min(hardLimit, Math.max(deadline, Date.now()) + SLOW_STEP_ALLOWANCE_MS)
+        clearTimeout(timer)
+        timer = setTimeout(expire, deadline - Date.now())
+      }
+      const onAbort = () => finish(cancelled, false)
+      signal?.addEventListener("abort", onAbort, { once: true })
+      thread.job = {
+        id,
+        onMessage: (message) => {
+          if (message.kind === SLOW_STEP) extend()
+          else if (message.id === id) finish(message.reply, true)
+        },
+        onDeath: (how) =>
+          finish(
+            how._tag === "closed"
+              ? new ParsePoolClosed()
+              : {
+                  kind: "failed",
+                  reason:
+                    how._tag === "exit"
+                      ? `${verb} stopped unexpectedly (exit code ${how.code})`
+                      : how.error.code === "ERR_WORKER_OUT_OF_MEMORY"
+                        ? `${verb} needed more than ${settings.memoryMb} MB of memory`
+                        : messageOf(how.error),
+                },
+            false,
+          ),
+      }
+      thread.worker.ref()
+      try {
+        thread.worker.postMessage({ id, job } satisfies ThreadRequest)
+      } catch (e) {
+        finish({ kind: "failed", reason: messageOf(e) }, true)
+      }
+    })
+  }
+
+  /** Terminates every thread; jobs in flight and waiting reject with ParsePoolClosed. Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true
+    for (const wake of this.waiting.splice(0)) wake()
+    const threads = [...this.threads]
+    for (const thread of threads) {
+      const job = thread.job
+      this.forget(thread)
+      job?.onDeath({ _tag: "closed" })
+    }
+    await Promise.all(threads.map((t) => t.worker.terminate().catch(() => undefined)))
+  }
+}
+
+let sharedPool: ParsePool | undefined
+
+/**
+ * The process's default pool (os.availableParallelism() threads), for callers that pass none: created on
+ * first use; its idle threads do not keep the process alive.
+ */
+export const defaultParsePool = (): ParsePool => {
+  if (sharedPool === undefined || sharedPool.isClosed) sharedPool = new ParsePool()
+  return sharedPool
+}
+
+/**
+ * Runs `job` in a pooled thread under the limits; resolves with its reply. The per-parse temp dir is gone
+ * when it settles.
  */
 const runInThread = async (
   op: ThreadJob["op"],
@@ -199,54 +479,7 @@ const runInThread = async (
             ? options.backendModule.href
             : pathToFileURL(path.resolve(options.backendModule)).href,
     }
-    return await new Promise<ThreadReply>((resolve) => {
-      let settled = false
-      const worker = new Worker(bootstrap, {
-        eval: true,
-        // Not the parent's flags: a parent started with `--import tsx` must not register tsx twice.
-        execArgv: [],
-        workerData: job,
-        resourceLimits: { maxOldGenerationSizeMb: settings.memoryMb },
-      })
-      const finish = (reply: ThreadReply) => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        options.signal?.removeEventListener("abort", onAbort)
-        // The backend may have left timers or helper workers behind: stop the thread either way.
-        worker.terminate().catch(() => undefined)
-        resolve(reply)
-      }
-      // The limit grows with each slow step the backend reports (OCR'd pages), up to MAX_TIME_FACTOR times.
-      const started = Date.now()
-      const hardLimit = started + settings.timeoutMs * MAX_TIME_FACTOR
-      let deadline = started + settings.timeoutMs
-      const expire = () =>
-        finish({ kind: "failed", reason: `${verb} took longer than ${seconds(deadline - started)} s` })
-      let timer = setTimeout(expire, settings.timeoutMs)
-      const extend = () => {
-        deadline = Math.min(hardLimit, Math.max(deadline, Date.now()) + SLOW_STEP_ALLOWANCE_MS)
-        clearTimeout(timer)
-        timer = setTimeout(expire, deadline - Date.now())
-      }
-      const onAbort = () => finish({ kind: "failed", reason: `${verb} was cancelled` })
-      options.signal?.addEventListener("abort", onAbort, { once: true })
-      worker.on("message", (reply: ThreadReply | { readonly kind: typeof SLOW_STEP }) =>
-        reply.kind === SLOW_STEP ? extend() : finish(reply),
-      )
-      worker.on("error", (e: Error & { code?: string }) =>
-        finish({
-          kind: "failed",
-          reason:
-            e.code === "ERR_WORKER_OUT_OF_MEMORY"
-              ? `${verb} needed more than ${settings.memoryMb} MB of memory`
-              : messageOf(e),
-        }),
-      )
-      worker.on("exit", (code) =>
-        finish({ kind: "failed", reason: `${verb} stopped unexpectedly (exit code ${code})` }),
-      )
-    })
+    return await (options.pool ?? defaultParsePool()).run(job, settings, options.signal)
   } finally {
     await fsp.rm(tempDir, { recursive: true, force: true }).catch(() => undefined)
   }

@@ -1,12 +1,11 @@
 /**
- * The parsing thread (started by Runner.ts): picks the backend for the file, runs one parse or page
- * rendering, and posts one ThreadReply back, transferring the bytes it produced instead of copying them.
+ * A parsing thread of the pool (Runner.ts): for each job it is sent, one at a time, it picks the backend
+ * for the file, runs the parse or page rendering, and posts one ThreadReply back (tagged with the job's
+ * id), transferring the bytes it produced instead of copying them. Modules stay loaded between jobs.
  */
-import { parentPort, workerData } from "node:worker_threads"
+import { parentPort } from "node:worker_threads"
 import { type Backend, ParseFailure, type ParseOutput } from "./Backend.ts"
-import type { ThreadJob, ThreadReply } from "./Runner.ts"
-
-const job = workerData as ThreadJob
+import type { ThreadJob, ThreadMessage, ThreadReply, ThreadRequest } from "./Runner.ts"
 
 const extensionOf = (fileName: string) => {
   const dot = fileName.lastIndexOf(".")
@@ -25,7 +24,7 @@ const failureReason = (e: unknown): string | undefined =>
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e)) || "unknown error"
 
-const loadBackend = async (): Promise<Backend | undefined> => {
+const loadBackend = async (job: ThreadJob): Promise<Backend | undefined> => {
   if (job.backendModule !== undefined) return (await import(job.backendModule)).default as Backend
   const { loadBackendFor } = await import("./Formats.ts")
   return loadBackendFor(job.input.fileName)
@@ -39,8 +38,10 @@ const owned = (bytes: Uint8Array): Uint8Array =>
     ? bytes
     : new Uint8Array(bytes)
 
-const run = async (): Promise<{ readonly reply: ThreadReply; readonly transfer: Array<ArrayBuffer> }> => {
-  const backend = await loadBackend()
+const run = async (
+  job: ThreadJob,
+): Promise<{ readonly reply: ThreadReply; readonly transfer: Array<ArrayBuffer> }> => {
+  const backend = await loadBackend(job)
   if (backend === undefined) {
     const ext = extensionOf(job.input.fileName)
     return {
@@ -70,26 +71,31 @@ const run = async (): Promise<{ readonly reply: ThreadReply; readonly transfer: 
   }
 }
 
-const post = (reply: ThreadReply, transfer: Array<ArrayBuffer> = []) => {
+const post = (id: number, reply: ThreadReply, transfer: Array<ArrayBuffer> = []) => {
+  const message = (reply: ThreadReply): ThreadMessage => ({ kind: "reply", id, reply })
   try {
     try {
-      parentPort!.postMessage(reply, transfer)
+      parentPort!.postMessage(message(reply), transfer)
     } catch (e) {
       // Memory a native module allocated (a canvas's PNG) cannot be transferred on every Node version
       // (Node 24 refuses it): then the bytes are copied instead.
       if (transfer.length === 0) throw e
-      parentPort!.postMessage(reply)
+      parentPort!.postMessage(message(reply))
     }
   } catch (e) {
     // The backend returned something that cannot cross threads (a function, a class instance with handles…).
-    parentPort!.postMessage({
-      kind: "failed",
-      reason: `the parser returned data that cannot be passed back: ${messageOf(e)}`,
-    } satisfies ThreadReply)
+    parentPort!.postMessage(
+      message({
+        kind: "failed",
+        reason: `the parser returned data that cannot be passed back: ${messageOf(e)}`,
+      }),
+    )
   }
 }
 
-run().then(
-  ({ reply, transfer }) => post(reply, transfer),
-  (e: unknown) => post({ kind: "failed", reason: failureReason(e) ?? messageOf(e) }),
-)
+parentPort!.on("message", ({ id, job }: ThreadRequest) => {
+  run(job).then(
+    ({ reply, transfer }) => post(id, reply, transfer),
+    (e: unknown) => post(id, { kind: "failed", reason: failureReason(e) ?? messageOf(e) }),
+  )
+})

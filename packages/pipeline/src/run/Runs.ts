@@ -9,7 +9,7 @@
  */
 import type { RunRow, TaskRow } from "@dxs/db"
 import { logEvent } from "@dxs/db/Log"
-import { enqueue, enqueueMany, reschedule, TASKS_CHANNEL, type TaskDb, type TaskTrx } from "@dxs/db/TaskQueue"
+import { enqueue, enqueueMany, reschedule, type TaskDb, type TaskTrx } from "@dxs/db/TaskQueue"
 import {
   type ExtractionPair,
   extractionTaskKey,
@@ -21,13 +21,18 @@ import { PARSE_TASK } from "../parsing/ParseDocument.ts"
 import { enqueueFanout } from "../webhooks/Queue.ts"
 import { computeAgentStates } from "./AgentStates.ts"
 import { loadProjectState, toSnapshot } from "./ProjectState.ts"
+import { RUN_START_TASK, wakeQueuedRun } from "./Wake.ts"
 
-export const RUN_START_TASK = "run-start"
+export { RUN_START_TASK } from "./Wake.ts"
 export const EXTRACT_TASK = "extract"
 export const RESOLVE_TASK = "resolve"
 export const DERIVE_TASK = "derive"
 
-/** How long a run waits before looking again while another run runs or documents are being parsed. */
+/**
+ * How long a run waits before looking again while another run runs or documents are being parsed. A
+ * safety net only: the commit that ends the running run, or finishes the project's last parse, wakes the
+ * queued run at once (wakeQueuedRun).
+ */
 const WAIT_MS = 500
 
 /**
@@ -329,22 +334,7 @@ export const endRun = async (trx: TaskTrx, runId: string, end: RunEnd): Promise<
   // Its webhook deliveries are created by a task committed with it.
   await enqueueFanout(trx, event.id)
   // The project's queued run may start now.
-  const woken = await trx
-    .updateTable("tasks")
-    .set({ run_after: sql`now()` })
-    .where("kind", "=", RUN_START_TASK)
-    .where("status", "=", "pending")
-    .where(
-      "run_id",
-      "in",
-      trx
-        .selectFrom("runs")
-        .select("id")
-        .where("project_id", "=", run.project_id)
-        .where("status", "=", "queued"),
-    )
-    .executeTakeFirst()
-  if (woken.numUpdatedRows > 0n) await sql`select pg_notify(${TASKS_CHANNEL}, ${RUN_START_TASK})`.execute(trx)
+  await wakeQueuedRun(trx, run.project_id)
   return true
 }
 

@@ -1,13 +1,19 @@
 /**
  * A backend for Runner tests only, loaded by path through `runParse({ backendModule })`. What it does
- * depends on the file name: it hangs, exhausts memory, throws, refuses, or parses (echoing the bytes).
+ * depends on the file name: it hangs, exhausts memory, throws, refuses, or parses (echoing the bytes, and
+ * saying which thread parsed it and how many parses that thread has run).
  */
+import { threadId } from "node:worker_threads"
 import { type Backend, ParseFailure, reportSlowStep } from "../../src/parsing/Backend.ts"
+
+/** Parses this thread has run (module state survives between the jobs of a pooled thread). */
+let parses = 0
 
 const backend: Backend = {
   name: "runner-test",
   extensions: [".test"],
   parse: async ({ bytes, fileName, limits, tools }) => {
+    parses += 1
     if (fileName.startsWith("hang")) for (;;) {}
     // Reports progress for ever: the overall cap must still stop it.
     if (fileName.startsWith("endless"))
@@ -33,7 +39,13 @@ const backend: Backend = {
     return {
       parser: "runner-test",
       pages: [{ number: 1, text, width: 612, height: 792, unit: "pt", layout: [] }],
-      metadata: { maxPages: limits.maxPages, tempDir: tools.tempDir, libreOffice: tools.libreOffice ?? null },
+      metadata: {
+        maxPages: limits.maxPages,
+        tempDir: tools.tempDir,
+        libreOffice: tools.libreOffice ?? null,
+        threadId,
+        parsesInThread: parses,
+      },
       attachments: [
         { fileName: "inner.txt", contentType: "text/plain", bytes: new TextEncoder().encode("inner") },
       ],
