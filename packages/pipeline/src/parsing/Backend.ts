@@ -65,7 +65,13 @@ export interface ParseTools {
   readonly tempDir: string
   /** An OpenAI-compatible `/v1/audio/transcriptions` endpoint (TRANSCRIPTION_URL) when configured. */
   readonly transcription?: { readonly url: string; readonly model: string; readonly apiKey?: string }
+  /** Which engine reads PDFs; unset: PDF_ENGINE (see Pdf.ts), else PDFium. */
+  readonly pdfEngine?: PdfEngine
 }
+
+/** PDFium (the default), or pdf.js alone. PDFium falls back to pdf.js for files it cannot read. */
+export type PdfEngine = "pdfium" | "pdfjs"
+export const pdfEngines: ReadonlyArray<PdfEngine> = ["pdfium", "pdfjs"]
 
 export interface ParseInput {
   readonly bytes: Uint8Array
