@@ -36,7 +36,7 @@ export interface ExtractedAttachment {
 }
 
 export interface ParseOutput {
-  /** Which parser produced the pages, e.g. "pdfjs-dist", "pdfjs-dist+tesseract.js", "mammoth". */
+  /** Which parser produced the pages, e.g. "pdfium", "pdfium+tesseract.js", "pdfjs-dist", "mammoth". */
   readonly parser: string
   readonly pages: ReadonlyArray<ParsedPage>
   /** Title, author, dates, page size, e-mail headers…: stored as the document's `metadata` JSON string. */
