@@ -51,6 +51,7 @@ interface PdfiumModule {
   _FPDFText_CountChars(textPage: number): number
   _FPDFText_GetUnicode(textPage: number, index: number): number
   _FPDFText_GetTextObject(textPage: number, index: number): number
+  _FPDFTextObj_GetFont(textObject: number): number
   _FPDFText_GetFontSize(textPage: number, index: number): number
   _FPDFText_GetCharOrigin(textPage: number, index: number, x: number, y: number): number
   _FPDFText_GetLooseCharBox(textPage: number, index: number, rect: number): number
@@ -345,12 +346,16 @@ interface OpenRun {
   vx: number
   vy: number
   end: number
+  /** The end of the last character that is not a space. */
+  inkEnd: number
   across: number
   size: number
+  font: number
 }
 
+/** A run ends at its last visible character: a trailing space is not part of it (as in pdf.js's items). */
 const finished = (run: OpenRun): TextRun => ({
-  str: run.str,
+  str: run.str.endsWith(" ") ? run.str.slice(0, -1) : run.str,
   hasEOL: run.hasEOL,
   x0: run.x0,
   y0: run.y0,
@@ -359,7 +364,7 @@ const finished = (run: OpenRun): TextRun => ({
   vx: run.vx,
   vy: run.vy,
   vertical: false,
-  length: Math.max(0, run.end - (run.x0 * run.ux + run.y0 * run.uy)),
+  length: Math.max(0, run.inkEnd - (run.x0 * run.ux + run.y0 * run.uy)),
   size: run.size,
 })
 
@@ -395,6 +400,7 @@ function* runsOfPage(doc: Doc, textPage: number, vt: Geometry["vt"]): Generator<
   let mc = 0
   let md = 1
   let fontSize = 0
+  let font = 0
   for (let i = 0; i < count; i++) {
     const code = m._FPDFText_GetUnicode(textPage, i)
     // Characters PDFium made up (spaces, line ends) belong to no text object.
@@ -428,6 +434,7 @@ function* runsOfPage(doc: Doc, textPage: number, vt: Geometry["vt"]): Generator<
       mc = scratch.f32(2)
       md = scratch.f32(3)
       fontSize = m._FPDFText_GetFontSize(textPage, i)
+      font = m._FPDFTextObj_GetFont(object)
     }
     m._FPDFText_GetCharOrigin(textPage, i, scratch.at, scratch.at + 8)
     const ox = scratch.f64(0)
@@ -461,6 +468,7 @@ function* runsOfPage(doc: Doc, textPage: number, vt: Geometry["vt"]): Generator<
       const big = Math.max(size, run.size)
       const gap = along - run.end
       const joins =
+        font === run.font &&
         ux * run.ux + uy * run.uy > 0.99 &&
         Math.abs(across - run.across) < 0.2 * big &&
         Math.abs(size - run.size) < 0.2 * big &&
@@ -469,12 +477,17 @@ function* runsOfPage(doc: Doc, textPage: number, vt: Geometry["vt"]): Generator<
       if (joins) {
         // One space between words, however many the file draws (as pdf.js's text).
         if ((gapSpace || gap > 0.102 * big || ch === " ") && !run.str.endsWith(" ")) run.str += " "
-        if (ch !== " ") run.str += ch
         run.end = Math.max(run.end, along + advance)
+        if (ch !== " ") {
+          run.str += ch
+          run.inkEnd = run.end
+        }
         gapSpace = false
         continue
       }
       yield finished(run)
+      // The trailing space left out of the run still separates it from the next.
+      gapSpace = gapSpace || run.str.endsWith(" ")
       run = undefined
     }
     if (ch === " ") {
@@ -484,7 +497,21 @@ function* runsOfPage(doc: Doc, textPage: number, vt: Geometry["vt"]): Generator<
     }
     if (gapSpace) yield { ...space, hasEOL: false }
     gapSpace = false
-    run = { str: ch, hasEOL: false, x0, y0, ux, uy, vx, vy, end: along + advance, across, size }
+    run = {
+      str: ch,
+      hasEOL: false,
+      x0,
+      y0,
+      ux,
+      uy,
+      vx,
+      vy,
+      end: along + advance,
+      inkEnd: along + advance,
+      across,
+      size,
+      font,
+    }
   }
   if (run !== undefined) yield finished(run)
 }
