@@ -5,6 +5,7 @@ import { ocrPng } from "./Ocr.ts"
 import {
   hasPdfHeader,
   infoText,
+  message,
   minDrawnPaths,
   minTextChars,
   ocrResolution,
@@ -233,7 +234,7 @@ const withDocument = async <A>(input: ParseInput, use: (doc: Doc) => Promise<A>)
     if (e instanceof ParseFailure || e instanceof PdfiumRefused) throw e
     // A trap inside the wasm (out-of-bounds access, abort) may leave its heap inconsistent: start afresh.
     loaded = undefined
-    throw new PdfiumRefused(`PDFium failed: ${e instanceof Error ? e.message : String(e)}`)
+    throw new PdfiumRefused(`PDFium failed: ${message(e)}`)
   }
 }
 
@@ -663,7 +664,7 @@ const parse = (input: ParseInput): Promise<ParseOutput> =>
         } catch (e) {
           if (e instanceof PdfiumRefused) throw e
           // The page keeps what text it has; the document fails only if no page has any (below).
-          ocrFailures.push({ page: n, reason: e instanceof ParseFailure ? e.reason : String(e) })
+          ocrFailures.push({ page: n, reason: e instanceof ParseFailure ? e.reason : message(e) })
         }
         const size = { width: round(geometry.width), height: round(geometry.height) }
         return { number: n, text, ...size, unit: "pt", layout } satisfies ParsedPage
