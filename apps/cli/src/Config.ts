@@ -109,6 +109,11 @@ export interface ParsingConfig {
   readonly maxPages: number
   /** Largest total uncompressed size of an Office (zip) file, in bytes. */
   readonly maxDecompressedBytes: number
+  /**
+   * The PDF engine (PDF_ENGINE): PDFium, with pdf.js for the files it refuses, or pdf.js alone. The parsing
+   * thread inherits the environment and reads the validated value there (Pdf.ts).
+   */
+  readonly pdfEngine: "pdfium" | "pdfjs"
   /** An OpenAI-compatible speech-to-text endpoint for audio documents, when configured. */
   readonly transcription:
     | { readonly url: string; readonly model: string; readonly apiKey?: string }
@@ -242,6 +247,12 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     default: "524288000",
     description:
       "Largest uncompressed size of an Office (zip) file, in bytes (500 MB); bigger ones are Failed.",
+  },
+  {
+    name: "PDF_ENGINE",
+    default: "pdfium",
+    description:
+      "Engine that reads PDFs: pdfium (PDFium in WebAssembly, with pdf.js for the files it refuses) or pdfjs (pdf.js alone).",
   },
   {
     name: "TRANSCRIPTION_URL",
@@ -528,8 +539,12 @@ export const parseConfig = (
     memoryMb: int("PARSE_MEMORY_MB", 1024, 64, 1_048_576),
     maxPages: int("MAX_PAGES", 2000, 1, 10_000_000),
     maxDecompressedBytes: int("MAX_DECOMPRESSED_BYTES", 524_288_000, 1, Number.MAX_SAFE_INTEGER),
+    pdfEngine: "pdfium",
     transcription: undefined,
   }
+  const pdfEngine = (get("PDF_ENGINE") ?? "pdfium").toLowerCase()
+  if (pdfEngine === "pdfium" || pdfEngine === "pdfjs") parsing = { ...parsing, pdfEngine }
+  else problems.push(`PDF_ENGINE=${pdfEngine}: must be pdfium or pdfjs`)
   const transcriptionUrl = get("TRANSCRIPTION_URL")
   if (transcriptionUrl !== undefined) {
     try {

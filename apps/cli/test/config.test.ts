@@ -44,6 +44,7 @@ describe("configuration", () => {
         memoryMb: 1024,
         maxPages: 2000,
         maxDecompressedBytes: 524_288_000,
+        pdfEngine: "pdfium",
         transcription: undefined,
       },
       llm: { provider: "local" },
@@ -93,6 +94,7 @@ describe("configuration", () => {
         PARSE_MEMORY_MB: "256",
         MAX_PAGES: "50",
         MAX_DECOMPRESSED_BYTES: "1000000",
+        PDF_ENGINE: "PDFJS",
         TRANSCRIPTION_URL: "http://127.0.0.1:9000/v1/audio/transcriptions",
         TRANSCRIPTION_MODEL: "whisper-large",
         TRANSCRIPTION_API_KEY: "sk-test",
@@ -143,6 +145,7 @@ describe("configuration", () => {
         memoryMb: 256,
         maxPages: 50,
         maxDecompressedBytes: 1_000_000,
+        pdfEngine: "pdfjs",
         transcription: {
           url: "http://127.0.0.1:9000/v1/audio/transcriptions",
           model: "whisper-large",
@@ -231,6 +234,15 @@ describe("configuration", () => {
     )
     expect(() => parseConfig({ DATABASE_URL: "not a url" }, "/")).toThrow(/DATABASE_URL: not a URL/)
     expect(redactUrl("postgres://u:secret@h/db")).toBe("postgres://u:***@h/db")
+  })
+
+  it("reads PDF_ENGINE as pdfium (the default) or pdfjs", () => {
+    expect(parseConfig({}, "/").parsing.pdfEngine).toBe("pdfium")
+    expect(parseConfig({ PDF_ENGINE: " pdfium " }, "/").parsing.pdfEngine).toBe("pdfium")
+    expect(parseConfig({ PDF_ENGINE: "pdfjs" }, "/").parsing.pdfEngine).toBe("pdfjs")
+    expect(() => parseConfig({ PDF_ENGINE: "mupdf" }, "/")).toThrow(
+      "PDF_ENGINE=mupdf: must be pdfium or pdfjs",
+    )
   })
 
   it("reads MAX_SUBSCRIPTIONS_PER_KEY as a whole number of at least 1", () => {

@@ -36,7 +36,7 @@ export interface ExtractedAttachment {
 }
 
 export interface ParseOutput {
-  /** Which parser produced the pages, e.g. "pdfjs-dist", "pdfjs-dist+tesseract.js", "mammoth". */
+  /** Which parser produced the pages, e.g. "pdfium", "pdfium+tesseract.js", "pdfjs-dist", "mammoth". */
   readonly parser: string
   readonly pages: ReadonlyArray<ParsedPage>
   /** Title, author, dates, page size, e-mail headers…: stored as the document's `metadata` JSON string. */
@@ -65,7 +65,13 @@ export interface ParseTools {
   readonly tempDir: string
   /** An OpenAI-compatible `/v1/audio/transcriptions` endpoint (TRANSCRIPTION_URL) when configured. */
   readonly transcription?: { readonly url: string; readonly model: string; readonly apiKey?: string }
+  /** Which engine reads PDFs; unset: PDF_ENGINE (see Pdf.ts), else PDFium. */
+  readonly pdfEngine?: PdfEngine
 }
+
+/** PDFium (the default), or pdf.js alone. PDFium falls back to pdf.js for files it cannot read. */
+export type PdfEngine = "pdfium" | "pdfjs"
+export const pdfEngines: ReadonlyArray<PdfEngine> = ["pdfium", "pdfjs"]
 
 export interface ParseInput {
   readonly bytes: Uint8Array

@@ -113,7 +113,7 @@ describe("Word through LibreOffice (stand-in soffice)", () => {
       const output = await wordBackend.parse(
         inputOf("agreement.docx", await atFixedTime(makeDocx), { tools }),
       )
-      expect(output.parser).toMatch(/^libreoffice\+pdfjs-dist/u)
+      expect(output.parser).toBe("libreoffice+pdfium")
       expect(output.pages.map((p) => p.text)).toEqual(["Supply Agreement page one", "Page two", "Page three"])
       expect(output.metadata).toMatchObject({ page_source: "libreoffice", title: "Supply Agreement" })
     },

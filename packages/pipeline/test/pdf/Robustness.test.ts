@@ -1,7 +1,8 @@
 /**
  * Real third-party PDFs (../shared/corpus, read-only, not in the repository): invalid, password-protected,
  * signed, right-to-left, scanned, odd fonts. Each must end in pages or a ParseFailure within 60 s, never
- * another exception. Also: on text PDFs the text agrees with poppler's pdftotext when it is installed.
+ * another exception (with the default engine, PDFium, and pdf.js as its fallback). Also: on text PDFs the
+ * text agrees with poppler's pdftotext when it is installed, and PDFium's page texts are pdf.js's.
  */
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -11,6 +12,8 @@ import { afterAll, describe, expect, it } from "vitest"
 import { ParseFailure, type ParseOutput } from "../../src/parsing/Backend.ts"
 import { terminateOcr } from "../../src/parsing/Ocr.ts"
 import { pdfBackend } from "../../src/parsing/Pdf.ts"
+import { pdfiumEngine } from "../../src/parsing/Pdfium.ts"
+import { pdfjsEngine } from "../../src/parsing/PdfJs.ts"
 import { input, wordRecall } from "./fixtures.ts"
 
 const corpus = path.resolve(fileURLToPath(new URL("../../../../", import.meta.url)), "../shared/corpus")
@@ -87,6 +90,21 @@ describe.skipIf(!havePdftotext || sample.length === 0)("PDF text against poppler
       const theirs = execFileSync("pdftotext", ["-q", "-enc", "UTF-8", file, "-"], { encoding: "utf8" })
       expect(wordRecall(theirs, ours), name).toBeGreaterThanOrEqual(0.98)
       expect(wordRecall(ours, theirs), name).toBeGreaterThanOrEqual(0.98)
+    }
+  })
+})
+
+describe.skipIf(sample.length === 0)("PDFium against pdf.js", () => {
+  it("gives the same page texts (words, spaces and line breaks) on real text PDFs", async () => {
+    for (const name of sample) {
+      const bytes = fs.readFileSync(path.join(textPdfs, name))
+      const pdfium = await pdfiumEngine.parse(input(name, bytes))
+      const pdfjs = await pdfjsEngine.parse(input(name, bytes))
+      expect(pdfium.parser, name).toBe("pdfium")
+      expect(
+        pdfium.pages.map((p) => p.text),
+        name,
+      ).toEqual(pdfjs.pages.map((p) => p.text))
     }
   })
 })

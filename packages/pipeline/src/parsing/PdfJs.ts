@@ -1,0 +1,376 @@
+import { createRequire } from "node:module"
+import { dirname } from "node:path"
+import type { PDFDocumentLoadingTask, PDFDocumentProxy, PDFPageProxy } from "pdfjs-dist/legacy/build/pdf.mjs"
+import { type ParsedPage, ParseFailure, type ParseInput, type ParseOutput } from "./Backend.ts"
+import { ocrPng } from "./Ocr.ts"
+import {
+  hasPdfHeader,
+  infoText,
+  message,
+  minDrawnPaths,
+  minTextChars,
+  ocrResolution,
+  type Resolution,
+  readable,
+  renderResolution,
+  round,
+  scaleForSize,
+  sentence,
+  type TextRun,
+  textOfRuns,
+} from "./PdfText.ts"
+
+/**
+ * The pdf.js engine of the PDF backend: pdfjs-dist (legacy build, in-thread "fake" worker, no eval, no network, no system fonts): text
+ * items with their boxes in points (top-left origin, page rotation applied), page text rebuilt line by line.
+ * Pages without a text layer (scans) are rendered with @napi-rs/canvas and OCR'd.
+ */
+
+type Pdfjs = typeof import("pdfjs-dist/legacy/build/pdf.mjs")
+type Canvas = typeof import("@napi-rs/canvas")
+
+const require = createRequire(import.meta.url)
+const packageDir = `${dirname(require.resolve("pdfjs-dist/package.json"))}/`
+
+/** pdfjs skips (does not decode) images with more pixels than this when rendering. */
+const maxImagePixels = 150_000_000
+
+/** A variable, not a literal: the worker bundle has no type declarations. */
+const workerModule = "pdfjs-dist/legacy/build/pdf.worker.mjs"
+
+let loaded: Promise<{ readonly pdfjs: Pdfjs; readonly canvas: Canvas }> | undefined
+
+/**
+ * Loaded on first use, so importing the registry does not load pdfjs (nor its polyfills) into a thread that
+ * never parses a PDF. The legacy build's core-js polyfills replace `Array.prototype.push` (V8 on Node 20 fails
+ * a corner-case conformance check) and `JSON.parse/stringify` process-wide with much slower versions; pdfjs
+ * does not need them, so the native ones are put back (text extraction is ~15% faster).
+ */
+const load = () => {
+  loaded ??= (async () => {
+    const push = Object.getOwnPropertyDescriptor(Array.prototype, "push")!
+    const { parse, stringify } = JSON
+    // Sets `globalThis.pdfjsWorker`: the "fake" worker then runs in this thread without a module lookup.
+    await import(workerModule)
+    const pdfjs = await import("pdfjs-dist/legacy/build/pdf.mjs")
+    Object.defineProperty(Array.prototype, "push", push)
+    Object.assign(JSON, { parse, stringify })
+    return { pdfjs, canvas: await import("@napi-rs/canvas") }
+  })()
+  return loaded
+}
+
+/** Any error of pdfjs while opening or reading becomes a reason a user can act on. */
+const failure = (e: unknown): ParseFailure => {
+  if (e instanceof ParseFailure) return e
+  const name = e instanceof Error ? e.name : ""
+  if (name === "PasswordException") return new ParseFailure("the PDF is encrypted with a password")
+  if (name === "InvalidPDFException") return new ParseFailure(`not a valid PDF file: ${sentence(message(e))}`)
+  return new ParseFailure(`the PDF could not be read: ${sentence(message(e))}`)
+}
+
+interface Opened {
+  readonly pdfjs: Pdfjs
+  readonly canvas: Canvas
+  readonly task: PDFDocumentLoadingTask
+  readonly doc: PDFDocumentProxy
+  /** The file had lost its trailer (a truncated download?): it was read with one rebuilt from its catalog. */
+  readonly repaired: boolean
+}
+
+const openBytes = async (pdfjs: Pdfjs, bytes: Uint8Array) => {
+  const task = pdfjs.getDocument({
+    // A copy: pdfjs refuses Node Buffers and may take over (detach) the buffer it is given.
+    data: new Uint8Array(bytes),
+    isEvalSupported: false,
+    useSystemFonts: false,
+    disableFontFace: true,
+    standardFontDataUrl: `${packageDir}standard_fonts/`,
+    cMapUrl: `${packageDir}cmaps/`,
+    cMapPacked: true,
+    wasmUrl: `${packageDir}wasm/`,
+    iccUrl: `${packageDir}iccs/`,
+    maxImageSize: maxImagePixels,
+    verbosity: pdfjs.VerbosityLevel.ERRORS,
+  })
+  try {
+    return { task, doc: await task.promise }
+  } catch (e) {
+    await task.destroy().catch(() => {})
+    throw e
+  }
+}
+
+/**
+ * A truncated file has lost its trailer, and pdf.js (unlike poppler) does not look for the catalog without
+ * one. When the catalog object is still there (uncompressed), a trailer naming it is appended: pdf.js then
+ * rebuilds the cross-reference table from the objects it finds.
+ */
+const withRebuiltTrailer = (bytes: Uint8Array): Uint8Array | undefined => {
+  const source = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1")
+  for (let at = source.indexOf("/Catalog"); at >= 0; at = source.indexOf("/Catalog", at + 1)) {
+    const before = source.slice(Math.max(0, at - 4096), at)
+    const heads = [...before.matchAll(/(\d+)\s+(\d+)\s+obj\b/g)]
+    const head = heads[heads.length - 1]
+    if (head === undefined || before.slice(head.index).includes("endobj")) continue
+    const trailer = `\ntrailer\n<< /Root ${head[1]} ${head[2]} R >>\n%%EOF\n`
+    return Buffer.concat([bytes, Buffer.from(trailer, "latin1")])
+  }
+  return undefined
+}
+
+const open = async (input: ParseInput): Promise<Opened> => {
+  if (input.bytes.length === 0) throw new ParseFailure("not a valid PDF file: the file is empty")
+  if (!hasPdfHeader(input.bytes)) throw new ParseFailure("not a valid PDF file: there is no %PDF header")
+  const { pdfjs, canvas } = await load()
+  try {
+    return { pdfjs, canvas, ...(await openBytes(pdfjs, input.bytes)), repaired: false }
+  } catch (e) {
+    const repaired =
+      (e as Error | undefined)?.name === "InvalidPDFException" && withRebuiltTrailer(input.bytes)
+    if (!repaired) throw failure(e)
+    const reopened = await openBytes(pdfjs, repaired).catch(() => undefined)
+    if (reopened === undefined) throw failure(e)
+    return { pdfjs, canvas, ...reopened, repaired: true }
+  }
+}
+
+/**
+ * pdfjs text items as runs: `vt` is the viewport transform (PDF user space → top-left points, rotation
+ * included). pdfjs's whitespace items and end-of-line marks are kept for the line rebuild.
+ */
+function* runsOfItems(items: ReadonlyArray<object>, vt: ReadonlyArray<number>): Generator<TextRun> {
+  const [a = 1, b = 0, c = 0, d = -1, e = 0, f = 0] = vt
+  for (const item of items) {
+    const it = item as { str?: string; transform: Array<number>; width: number; height: number; dir: string }
+    const str = it.str
+    if (str === undefined) continue
+    const hasEOL = (item as { hasEOL?: boolean }).hasEOL === true
+    const t = it.transform
+    const t0 = t[0]!
+    const t1 = t[1]!
+    const t2 = t[2]!
+    const t3 = t[3]!
+    const m0 = a * t0 + c * t1
+    const m1 = b * t0 + d * t1
+    const m2 = a * t2 + c * t3
+    const m3 = b * t2 + d * t3
+    const vertical = it.dir === "ttb"
+    const su = Math.hypot(m0, m1) || 1
+    const sv = Math.hypot(m2, m3) || 1
+    yield {
+      str,
+      hasEOL,
+      x0: a * t[4]! + c * t[5]! + e,
+      y0: b * t[4]! + d * t[5]! + f,
+      ux: m0 / su,
+      uy: m1 / su,
+      vx: m2 / sv,
+      vy: m3 / sv,
+      vertical,
+      length: vertical ? it.height : it.width,
+      size: (vertical ? it.width : it.height) || sv,
+    }
+  }
+}
+
+/**
+ * Whether a page without text shows something OCR could read: a real image (not a stretched 1-pixel rule or
+ * a small icon; pdfjs inlines those as small inline images anyway), or many paths (text drawn as outlines).
+ */
+const looksScanned = async (pdfjs: Pdfjs, page: PDFPageProxy): Promise<boolean> => {
+  const { fnArray, argsArray } = await page.getOperatorList()
+  const { OPS } = pdfjs
+  let paths = 0
+  for (let i = 0; i < fnArray.length; i++) {
+    const op = fnArray[i]
+    const args = argsArray[i] as Array<unknown> | null
+    if (op === OPS.paintImageXObject) {
+      if (readable(Number(args?.[1]), Number(args?.[2]))) return true
+    } else if (op === OPS.paintImageMaskXObject) {
+      const mask = args?.[0] as { width?: unknown; height?: unknown } | undefined
+      if (readable(Number(mask?.width), Number(mask?.height))) return true
+    } else if (op === OPS.constructPath && ++paths >= minDrawnPaths) return true
+  }
+  return false
+}
+
+/** Pixels per point for a resolution, reduced to keep within its largest side and pixel count. */
+const scaleFor = (page: PDFPageProxy, resolution: Resolution): number => {
+  const { width, height } = page.getViewport({ scale: 1 })
+  return scaleForSize(width, height, resolution)
+}
+
+const renderPng = async (canvasLib: Canvas, page: PDFPageProxy, scale: number): Promise<Uint8Array> => {
+  const viewport = page.getViewport({ scale })
+  const canvas = canvasLib.createCanvas(
+    Math.max(1, Math.round(viewport.width)),
+    Math.max(1, Math.round(viewport.height)),
+  )
+  await page.render({ canvas: canvas as never, viewport }).promise
+  const png = await canvas.encode("png")
+  return new Uint8Array(png.buffer, png.byteOffset, png.byteLength)
+}
+
+const date = (pdfjs: Pdfjs, value: unknown): string | undefined => {
+  const raw = infoText(value)
+  if (raw === undefined) return undefined
+  const parsed = pdfjs.PDFDateString.toDateObject(raw)
+  return parsed !== null && !Number.isNaN(parsed.getTime()) ? parsed.toISOString() : undefined
+}
+
+const documentMetadata = async (pdfjs: Pdfjs, doc: PDFDocumentProxy): Promise<Record<string, unknown>> => {
+  const { info, metadata: xmp } = await doc.getMetadata().catch(() => ({ info: {}, metadata: null }))
+  const i = info as Record<string, unknown>
+  const fromXmp = (name: string): string | undefined => {
+    try {
+      return infoText(xmp?.get(name))
+    } catch {
+      return undefined
+    }
+  }
+  const entries: Record<string, unknown> = {
+    title: infoText(i.Title) ?? fromXmp("dc:title"),
+    author: infoText(i.Author) ?? fromXmp("dc:creator"),
+    subject: infoText(i.Subject) ?? fromXmp("dc:description"),
+    keywords: infoText(i.Keywords),
+    creator: infoText(i.Creator),
+    producer: infoText(i.Producer),
+    creation_date: date(pdfjs, i.CreationDate),
+    modification_date: date(pdfjs, i.ModDate),
+    language: infoText(i.Language),
+    pdf_version: infoText(i.PDFFormatVersion),
+    encrypted: typeof i.EncryptFilterName === "string",
+  }
+  return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined))
+}
+
+interface LoadedPage {
+  readonly page: PDFPageProxy
+  readonly content: { readonly items: ReadonlyArray<object> }
+}
+
+/**
+ * Starts loading a page and its text. The caller awaits it in its turn; meanwhile pdfjs inflates the page's
+ * streams off the main thread (DecompressionStream), so asking for the next page while the current one is
+ * processed overlaps that wait (~15% faster on text PDFs).
+ */
+const loadPage = (doc: PDFDocumentProxy, n: number): Promise<LoadedPage> => {
+  const loading = doc.getPage(n).then(async (page) => {
+    try {
+      return { page, content: await page.getTextContent() }
+    } catch (e) {
+      page.cleanup()
+      throw e
+    }
+  })
+  // Handled where it is awaited; a page never awaited (the document failed first) must not be unhandled.
+  loading.catch(() => {})
+  return loading
+}
+
+interface OcrContext {
+  readonly pdfjs: Pdfjs
+  readonly canvas: Canvas
+}
+
+/** The page's OCR text when it has (almost) no text layer but shows an image, else undefined. */
+const ocrIfScanned = async (ctx: OcrContext, page: PDFPageProxy, chars: number) => {
+  if (chars >= minTextChars || !(await looksScanned(ctx.pdfjs, page))) return undefined
+  const scale = scaleFor(page, ocrResolution)
+  const ocr = await ocrPng(await renderPng(ctx.canvas, page, scale), { scale })
+  return ocr.text.replace(/\s/g, "").length > chars ? ocr : undefined
+}
+
+const parse = async (input: ParseInput): Promise<ParseOutput> => {
+  const { pdfjs, canvas, task, doc, repaired } = await open(input)
+  try {
+    const count = doc.numPages
+    if (count === 0) throw new ParseFailure("the PDF has no pages")
+    if (count > input.limits.maxPages)
+      throw new ParseFailure(`the PDF has ${count} pages; the limit is ${input.limits.maxPages}`)
+    const metadata = await documentMetadata(pdfjs, doc)
+    const pages: Array<ParsedPage> = []
+    const ocrPages: Array<number> = []
+    const unreadable: Array<number> = []
+    const ocrFailures: Array<{ readonly page: number; readonly reason: string }> = []
+    let firstError: unknown
+    let next: Promise<LoadedPage> | undefined = loadPage(doc, 1)
+    for (let n = 1; n <= count; n++) {
+      const current = next!
+      next = n < count ? loadPage(doc, n + 1) : undefined
+      let page: PDFPageProxy | undefined
+      try {
+        const loaded = await current
+        page = loaded.page
+        const viewport = page.getViewport({ scale: 1 })
+        let { text, layout, chars } = textOfRuns(runsOfItems(loaded.content.items, viewport.transform))
+        try {
+          const ocr = await ocrIfScanned({ pdfjs, canvas }, page, chars)
+          if (ocr !== undefined) {
+            text = ocr.text
+            layout = [...ocr.words]
+            ocrPages.push(n)
+          }
+        } catch (e) {
+          // The page keeps what text it has; the document fails only if no page has any (below).
+          ocrFailures.push({ page: n, reason: failure(e).reason })
+        }
+        const size = { width: round(viewport.width), height: round(viewport.height) }
+        pages.push({ number: n, text, ...size, unit: "pt", layout })
+      } catch (e) {
+        // A damaged page (truncated file, broken object): keep the others.
+        firstError ??= e
+        unreadable.push(n)
+        pages.push({ number: n, text: "", width: null, height: null, unit: null, layout: [] })
+      } finally {
+        page?.cleanup()
+      }
+    }
+    if (unreadable.length === count)
+      throw new ParseFailure(`the PDF is damaged: no page could be read (${sentence(message(firstError))})`)
+    if (ocrFailures.length > 0 && pages.every((p) => p.text === ""))
+      throw new ParseFailure(`the PDF has no text layer and OCR failed: ${ocrFailures[0]!.reason}`)
+    const first = pages.find((p) => p.width !== null)
+    return {
+      parser: ocrPages.length > 0 ? "pdfjs-dist+tesseract.js" : "pdfjs-dist",
+      pages,
+      metadata: {
+        ...metadata,
+        page_count: count,
+        ...(first ? { page_width: first.width, page_height: first.height } : {}),
+        ocr_pages: ocrPages,
+        ...(repaired
+          ? { repaired: "the trailer was missing or broken (a truncated file?) and was rebuilt" }
+          : {}),
+        ...(unreadable.length > 0 ? { unreadable_pages: unreadable } : {}),
+        ...(ocrFailures.length > 0 ? { ocr_failures: ocrFailures } : {}),
+      },
+    }
+  } catch (e) {
+    throw failure(e)
+  } finally {
+    await task.destroy().catch(() => {})
+  }
+}
+
+const renderPage = async (input: ParseInput, pageNumber: number): Promise<Uint8Array> => {
+  const { canvas, task, doc } = await open(input)
+  try {
+    if (!Number.isInteger(pageNumber) || pageNumber < 1 || pageNumber > doc.numPages)
+      throw new ParseFailure(`page ${pageNumber} does not exist: the PDF has ${doc.numPages} pages`)
+    const page = await doc.getPage(pageNumber)
+    try {
+      return await renderPng(canvas, page, scaleFor(page, renderResolution))
+    } finally {
+      page.cleanup()
+    }
+  } catch (e) {
+    throw failure(e)
+  } finally {
+    await task.destroy().catch(() => {})
+  }
+}
+
+/** The pdf.js engine: the fallback for files PDFium refuses, or the engine when PDF_ENGINE=pdfjs. */
+export const pdfjsEngine = { parse, renderPage }
