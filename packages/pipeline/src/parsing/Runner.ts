@@ -4,10 +4,8 @@
  * whatever happens inside it (a hang, running out of memory, a crash) comes back as a ParseFailure with a
  * reason a user can act on. The caller's process survives.
  *
- * The thread loads TypeScript through tsx. On Node 20, `execArgv: ["--import", "tsx"]` does NOT work in a
- * worker thread (tsx registers its hooks in worker threads only from Node 22.22 / 24.11 on; before that the
- * entry fails with ERR_UNKNOWN_FILE_EXTENSION), so the thread starts from a tiny bootstrap that calls tsx's
- * `register()` and then imports `thread.ts`.
+ * Compiled, the thread runs plain JavaScript; from the sources, it loads TypeScript through tsx (see
+ * `threadEntry`).
  */
 import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
@@ -132,10 +130,8 @@ export const parseSettings = (options: Partial<ParseSettings> = {}): ParseSettin
   transcription: options.transcription,
 })
 
-const threadUrl = new URL("./thread.ts", import.meta.url).href
-
-/** tsx's ESM registration API, found through its package.json from this package. */
-const tsxApiUrl = (() => {
+/** tsx's ESM registration API, found through its package.json from this package; undefined without tsx. */
+const tsxApiUrl = (): string | undefined => {
   try {
     const require = createRequire(import.meta.url)
     const manifest = require.resolve("tsx/package.json")
@@ -148,13 +144,25 @@ const tsxApiUrl = (() => {
   } catch {
     return undefined
   }
-})()
+}
 
-/** The thread's entry: register tsx (when available), then load thread.ts. Errors surface as the worker's. */
-const bootstrap =
-  tsxApiUrl === undefined
-    ? `import(${JSON.stringify(threadUrl)})`
-    : `import(${JSON.stringify(tsxApiUrl)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(threadUrl)}) })`
+/**
+ * The thread's entry (the code the Worker evaluates), for this module at `runnerUrl`. Compiled (Runner.js
+ * in dist/), it imports thread.js beside it: plain JavaScript, no loader. From the sources (Runner.ts), it
+ * registers tsx first, then imports thread.ts: on Node 20, `execArgv: ["--import", "tsx"]` does NOT work in
+ * a worker thread (tsx registers its hooks in worker threads only from Node 22.22 / 24.11 on; before that
+ * the entry fails with ERR_UNKNOWN_FILE_EXTENSION). Errors surface as the worker's.
+ */
+export const threadEntry = (runnerUrl: string = import.meta.url): string => {
+  if (runnerUrl.endsWith(".js")) return `import(${JSON.stringify(new URL("./thread.js", runnerUrl).href)})`
+  const threadUrl = JSON.stringify(new URL("./thread.ts", runnerUrl).href)
+  const tsx = tsxApiUrl()
+  return tsx === undefined
+    ? `import(${threadUrl})`
+    : `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${threadUrl}) })`
+}
+
+const bootstrap = threadEntry()
 
 const seconds = (ms: number) => {
   const s = ms / 1000
