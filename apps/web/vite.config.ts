@@ -1,5 +1,6 @@
 import react from "@vitejs/plugin-react"
-import { defineConfig } from "vite"
+import { defaultClientConditions, defineConfig } from "vite"
+import { SOURCE_CONDITION } from "../../tooling/vitest/src/conditions.ts"
 
 /**
  * The web application, built to static files (`dist/`) that the all-in-one server serves at APP_URL.
@@ -7,6 +8,8 @@ import { defineConfig } from "vite"
  */
 export default defineConfig({
   plugins: [react()],
+  // @dxs/domain is bundled from its TypeScript sources (no build of it needed first).
+  resolve: { conditions: [SOURCE_CONDITION, ...defaultClientConditions] },
   build: { outDir: "dist", emptyOutDir: true, sourcemap: false, assetsInlineLimit: 0 },
   server: {
     proxy: {

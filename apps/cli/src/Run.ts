@@ -1,5 +1,5 @@
 import type { Teardown } from "@effect/platform/Runtime"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit, Option } from "effect"
 import type { Command } from "./Args.ts"
 import type { Config } from "./Config.ts"

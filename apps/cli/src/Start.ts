@@ -7,7 +7,8 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { BlobStore, type BlobStoreShape, type Database, Db, fileBlobStore } from "@dxs/db"
 import { metricsRegistry, watchQueueDepth } from "@dxs/db/Metrics"
-import { type GatewayOptions, graphqlRoute, startGraphqlServer } from "@dxs/graphql-gateway/Server"
+import { lazyGraphqlRoute } from "@dxs/graphql-gateway/LazyRoute"
+import type { GatewayOptions } from "@dxs/graphql-gateway/Server"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import { localModel } from "@dxs/pipeline/llm/Local"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
@@ -202,7 +203,7 @@ const apiLayer = (config: Config, webhooks: WebhookSettings, pool: ParsePool, wi
   const graphql = withGraphql
     ? Layer.unwrapEffect(
         Effect.zipWith(Db, BlobStore, (db, blobs) =>
-          graphqlRoute(gatewayOptions(config, db, blobs, webhooks)),
+          lazyGraphqlRoute(gatewayOptions(config, db, blobs, webhooks)),
         ),
       )
     : Layer.empty
@@ -218,7 +219,7 @@ const apiLayer = (config: Config, webhooks: WebhookSettings, pool: ParsePool, wi
       if (withGraphql)
         yield* Effect.log(
           webApp === undefined
-            ? "web application not built (pnpm --filter @dxs/web build): the REST API and GraphQL only"
+            ? "web application not built (pnpm build): the REST API and GraphQL only"
             : `web application on ${config.appUrl ?? publicUrlFor(config, port)}/`,
         )
       yield* Effect.addFinalizer(() => Effect.log("stopping the REST API"))
@@ -240,11 +241,13 @@ const graphqlLayer = (config: Config, webhooks: WebhookSettings) =>
       const server = yield* Effect.acquireRelease(
         Effect.tryPromise({
           try: () =>
-            startGraphqlServer({
-              ...gatewayOptions(config, db, blobs, webhooks),
-              port: config.graphqlPort,
-              host: config.host,
-            }),
+            import("@dxs/graphql-gateway/Server").then(({ startGraphqlServer }) =>
+              startGraphqlServer({
+                ...gatewayOptions(config, db, blobs, webhooks),
+                port: config.graphqlPort,
+                host: config.host,
+              }),
+            ),
           catch: (e) =>
             new CliError({
               message: `cannot listen on ${config.host}:${config.graphqlPort}: ${e instanceof Error ? e.message : String(e)}`,

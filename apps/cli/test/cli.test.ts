@@ -6,7 +6,7 @@ import * as path from "node:path"
 import { startTestS3Server } from "@dxs/db/TestS3Server"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Dxs, killSpawned, mainTs, pidAlive, readPid, repoRoot, tsx, until } from "./dxsProcess.ts"
+import { build, Dxs, dxsFromSources, killSpawned, pidAlive, readPid, repoRoot, until } from "./dxsProcess.ts"
 
 /**
  * The real `dxs` command in child processes (tsx, as `pnpm start` runs it) over a temp DATA_DIR with
@@ -252,6 +252,10 @@ describe("dxs on an embedded PostgreSQL server", () => {
 })
 
 describe("./dx start", () => {
+  // What it builds first (tsc -b, the web application), done here so that the test's own time is the
+  // start: a build from scratch takes minutes on a busy machine. `./dx start` then finds nothing to do.
+  beforeAll(() => build(), 600_000)
+
   it("is the server itself: a signal to it stops the server and PostgreSQL, and it prints no pnpm noise", async () => {
     const s = new Dxs(["start"], baseEnv, undefined, ["bash", path.join(repoRoot, "dx")])
     const [, port] = await s.waitFor(/REST API listening on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1/, 180_000)
@@ -407,7 +411,7 @@ describe("dxs users", () => {
     async () => {
       const errFile = path.join(tmp, "users-create.err")
       const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`
-      const command = [tsx, mainTs, "users", "create", "--org", "people", "--email", "tty@example.com"]
+      const command = [...dxsFromSources, "users", "create", "--org", "people", "--email", "tty@example.com"]
         .map(quote)
         .join(" ")
       // script gives the command a pseudo-terminal as stdin and stdout; stderr goes to a file.

@@ -299,35 +299,39 @@ const endSubscriptions = (runtime: GatewayRuntime): Promise<void> =>
   runtime.runPromise(Effect.flatMap(ProgressFeed, (feed) => feed.close)).catch(() => undefined)
 
 /**
+ * The `/graphql` handler of an Effect HTTP API's router, with the gateway's runtime; the runtime lives as
+ * long as the scope (live subscriptions end first when it closes).
+ */
+export const graphqlHandler = (options: GatewayOptions) =>
+  Effect.gen(function* () {
+    const runtime = yield* Effect.acquireRelease(
+      Effect.promise(async () => {
+        const r = makeGatewayRuntime(options)
+        await r.runtime()
+        return r
+      }),
+      // Live subscriptions end first, so that their responses complete before the server closes.
+      (r) => Effect.promise(() => endSubscriptions(r).then(() => r.dispose())),
+    )
+    const yoga = makeGraphqlHandler({
+      runtime,
+      limits: options.limits,
+      ...(options.logging === undefined ? {} : { logging: options.logging }),
+    })
+    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      // The TCP peer of the connection: the Fetch API request made from it no longer carries it.
+      const clientAddress = Option.getOrUndefined(request.remoteAddress)
+      return fromWebHandler((web) => Promise.resolve(yoga.fetch(web, { clientAddress })))
+    })
+  })
+
+/**
  * `/graphql` as a route of an Effect HTTP API's router (the all-in-one process serves it beside the REST
  * API on one port). The gateway's runtime lives as long as the router.
  */
 export const graphqlRoute = (options: GatewayOptions) =>
   HttpApiBuilder.Router.use((router) =>
-    Effect.gen(function* () {
-      const runtime = yield* Effect.acquireRelease(
-        Effect.promise(async () => {
-          const r = makeGatewayRuntime(options)
-          await r.runtime()
-          return r
-        }),
-        // Live subscriptions end first, so that their responses complete before the server closes.
-        (r) => Effect.promise(() => endSubscriptions(r).then(() => r.dispose())),
-      )
-      const yoga = makeGraphqlHandler({
-        runtime,
-        limits: options.limits,
-        ...(options.logging === undefined ? {} : { logging: options.logging }),
-      })
-      yield* router.all(
-        "/graphql",
-        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-          // The TCP peer of the connection: the Fetch API request made from it no longer carries it.
-          const clientAddress = Option.getOrUndefined(request.remoteAddress)
-          return fromWebHandler((web) => Promise.resolve(yoga.fetch(web, { clientAddress })))
-        }),
-      )
-    }),
+    Effect.flatMap(graphqlHandler(options), (handler) => router.all("/graphql", handler)),
   )
 
 /** A standalone GraphQL server (node:http) over the database at `dbUrl`, serving `/graphql`. */

@@ -1,4 +1,5 @@
 export * from "./Complexity.ts"
 export * from "./Context.ts"
+export * from "./LazyRoute.ts"
 export { schema, schemaSdl } from "./Schema.ts"
 export * from "./Server.ts"

@@ -15,7 +15,7 @@ import {
 } from "@dxs/domain/Limits"
 import { BadRequest, PayloadTooLarge, RequestLimits } from "@dxs/services"
 import { type HttpApp, HttpIncomingMessage, HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Cause, Effect, Exit, Option } from "effect"
 import { problemAnswer, REQUEST_ID_HEADER } from "./Problem.ts"
 import { organizationOf } from "./RequestLog.ts"

@@ -4,7 +4,7 @@
  * handlers a modified copy of the Effect request).
  */
 import type { HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 
 const organizations = new WeakMap<object, string>()
 

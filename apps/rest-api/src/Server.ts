@@ -16,7 +16,7 @@ import {
   Webhooks,
 } from "@dxs/services"
 import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Layer } from "effect"
 import { Api } from "./Api.ts"
 import { AuthenticationLive } from "./Auth.ts"

@@ -17,7 +17,7 @@ import {
   spoolFolder,
 } from "@dxs/services"
 import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import busboy from "busboy"
 import { Effect } from "effect"
 

@@ -8,6 +8,7 @@ import { promises as fs } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { sourceConditionFlag } from "@dxs/vitest/conditions"
 import { afterEach, describe, expect, it } from "vitest"
 
 const embeddedModule = fileURLToPath(new URL("../src/Embedded.ts", import.meta.url))
@@ -17,7 +18,7 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) await fs.rm(dir, { recursive: true, force: true })
 })
 
-/** Runs `body` in a fresh Node process (with tsx) after it started a server in a new directory. */
+/** Runs `body` in a fresh Node process (with tsx, on sources) after it started a server in a new directory. */
 const runChild = async (body: string) => {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-embedded-"))
   await fs.chmod(dir, 0o755)
@@ -29,10 +30,14 @@ const runChild = async (body: string) => {
     const server = await startEmbedded({ dataDir: ${JSON.stringify(dir)}, ephemeral: true })
     ${body}
   `
-  const child = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
-    encoding: "utf8",
-    timeout: 120_000,
-  })
+  const child = spawnSync(
+    process.execPath,
+    [sourceConditionFlag, "--import", "tsx", "--input-type=module", "-e", script],
+    {
+      encoding: "utf8",
+      timeout: 120_000,
+    },
+  )
   return { status: child.status, stderr: child.stderr, pidFile }
 }
 

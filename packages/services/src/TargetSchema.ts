@@ -5,6 +5,7 @@
  * Also the validator that tests and callers use to check a result against its schema.
  */
 import { createHash } from "node:crypto"
+import { createRequire } from "node:module"
 import {
   nullCheck,
   type PositionCheck,
@@ -13,8 +14,7 @@ import {
   type ValueCheck,
 } from "@dxs/domain/JsonSchema"
 import { defaultInputLimits, inputIssue, jsonTextDepth } from "@dxs/domain/Limits"
-import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js"
-import addFormatsModule from "ajv-formats"
+import type { Ajv2020, ErrorObject } from "ajv/dist/2020.js"
 import { Effect } from "effect"
 import { BadRequest, type FieldError } from "./Errors.ts"
 import { RequestLimits } from "./HttpLimits.ts"
@@ -25,12 +25,27 @@ export const MAX_SCHEMA_BYTES = 1024 * 1024
 
 const DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020
+const require = createRequire(import.meta.url)
+
+/**
+ * Ajv and ajv-formats (CommonJS, ~90 modules), loaded when a result is first validated rather than when
+ * the API server starts.
+ */
+const ajvModules = (): {
+  readonly Ajv: typeof Ajv2020
+  readonly addFormats: (ajv: Ajv2020) => Ajv2020
+} => {
+  const formats = require("ajv-formats") as { default?: unknown }
+  return {
+    Ajv: (require("ajv/dist/2020.js") as { readonly default: typeof Ajv2020 }).default,
+    addFormats: (formats.default ?? formats) as (ajv: Ajv2020) => Ajv2020,
+  }
+}
 
 /** A fresh Ajv for Draft 2020-12 with the standard formats; unknown keywords are allowed (annotations). */
 export const makeAjv = (): Ajv2020 => {
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true })
+  const { Ajv, addFormats } = ajvModules()
+  const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true })
   addFormats(ajv)
   return ajv
 }

@@ -21,10 +21,9 @@ import { fileURLToPath } from "node:url"
 import { makeKysely } from "@dxs/db/Db"
 import { backendFor, defaultLimits, type ParseInput } from "@dxs/pipeline"
 import { sql } from "kysely"
+import { buildDxs, compiledDxs } from "./common/compiled.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
-const tsx = path.join(root, "node_modules/.bin/tsx")
-const mainTs = path.join(root, "apps/cli/src/main.ts")
 const pdfDir = path.resolve(
   process.argv[2] ?? path.join(root, "../shared/corpus/labelled/kleister-nda-train/documents"),
 )
@@ -44,13 +43,18 @@ const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9
 // ---------------------------------------------------------------------------------------------------------
 // Child processes
 
-/** A `dxs` child process (tsx over apps/cli/src/main.ts) with its output captured. */
+/** A `dxs` child process (the compiled CLI, as `./dx start` runs it) with its output captured. */
 class Dxs {
   output = ""
   exited = false
   readonly child: ChildProcess
   constructor(args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) {
-    this.child = spawn(tsx, [mainTs, ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+    buildDxs()
+    this.child = spawn(process.execPath, [compiledDxs, ...args], {
+      cwd: root,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    })
     const keep = (b: Buffer) => {
       this.output = (this.output + b.toString()).slice(-200_000)
     }

@@ -28,6 +28,7 @@ import {
 } from "@dxs/pipeline/llm/FakeOpenAiServer"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import { sql } from "kysely"
+import { sourceConditionFlag } from "../../vitest/src/conditions.ts"
 import { cpuSnapshot, cpuUsedSince } from "./pipeline/cpu.ts"
 import { type Db, describeRun, type RunFigures, type TaskSpan, type WorkerStats } from "./pipeline/figures.ts"
 import { sampleWaits } from "./pipeline/waits.ts"
@@ -190,7 +191,7 @@ interface WorkerProcess {
 }
 
 const startWorker = async (id: string, databaseUrl: string, modelUrl: string): Promise<WorkerProcess> => {
-  const child = spawn(process.execPath, ["--import", "tsx", workerScript], {
+  const child = spawn(process.execPath, [sourceConditionFlag, "--import", "tsx", workerScript], {
     cwd: benchDir,
     env: {
       ...process.env,

@@ -1,6 +1,7 @@
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
+import { SOURCE_CONDITION } from "./conditions.ts"
 
 const dbGlobalSetup = fileURLToPath(new URL("../../../packages/db/src/TestGlobalSetup.ts", import.meta.url))
 
@@ -16,6 +17,9 @@ export const testConfig = (options: {
 }) => {
   const reportDir = process.env.DXS_TEST_REPORT_DIR
   return defineConfig({
+    // The workspace's packages are tested from their TypeScript sources, never from a build in dist/.
+    resolve: { conditions: [SOURCE_CONDITION] },
+    ssr: { resolve: { conditions: [SOURCE_CONDITION] } },
     test: {
       name: options.name,
       include: ["src/**/*.test.ts", "test/**/*.test.ts"],

@@ -1,21 +1,27 @@
 import { HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
 import { Effect } from "effect"
-import { stringify } from "yaml"
 import { Api } from "../Api.ts"
 
 export const openApiDocument = () => OpenApi.fromApi(Api)
 
+/**
+ * GET /schema/: the API's description as YAML (default) or JSON, each made on the first request that asks
+ * for it and then kept. Made at start-up, the YAML text (with the yaml package's loading) took a good part
+ * of the time before the server's first answer.
+ */
 export const MetaHttp = HttpApiBuilder.group(Api, "meta", (handlers) =>
-  Effect.sync(() => {
-    const spec = openApiDocument()
-    const json = JSON.stringify(spec)
-    const yaml = stringify(spec, { aliasDuplicateObjects: false })
+  Effect.gen(function* () {
+    const json = yield* Effect.cached(Effect.sync(() => JSON.stringify(openApiDocument())))
+    const yaml = yield* Effect.cached(
+      Effect.promise(async () => {
+        const { stringify } = await import("yaml")
+        return stringify(openApiDocument(), { aliasDuplicateObjects: false })
+      }),
+    )
     return handlers.handleRaw("schema", ({ urlParams }) =>
-      Effect.succeed(
-        urlParams.format === "json"
-          ? HttpServerResponse.text(json, { contentType: "application/json" })
-          : HttpServerResponse.text(yaml, { contentType: "application/yaml" }),
-      ),
+      urlParams.format === "json"
+        ? Effect.map(json, (text) => HttpServerResponse.text(text, { contentType: "application/json" }))
+        : Effect.map(yaml, (text) => HttpServerResponse.text(text, { contentType: "application/yaml" })),
     )
   }),
 )

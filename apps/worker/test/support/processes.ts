@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import { sourceConditionFlag } from "@dxs/vitest/conditions"
 
 const TSX = fileURLToPath(new URL("../../node_modules/.bin/tsx", import.meta.url))
 
@@ -74,7 +75,7 @@ export const workerProcesses = (fixture: string, databaseUrl: string) => {
   ): Promise<WorkerProcess> => {
     // tsx runs the script in a child node process: a process group of its own lets `kill` reach both.
     // stdin stays open as a lifeline: the script exits when it closes (this test process died).
-    const child = spawn(TSX, [script], {
+    const child = spawn(TSX, [sourceConditionFlag, script], {
       env: { ...process.env, DATABASE_URL: databaseUrl, WORKER_ID: id, ...env },
       stdio: ["pipe", "pipe", "pipe"],
       detached: true,

@@ -5,10 +5,8 @@
  * back as a ParseFailure with a reason a user can act on; that thread is then replaced. The caller's
  * process survives.
  *
- * The thread loads TypeScript through tsx. On Node 20, `execArgv: ["--import", "tsx"]` does NOT work in a
- * worker thread (tsx registers its hooks in worker threads only from Node 22.22 / 24.11 on; before that the
- * entry fails with ERR_UNKNOWN_FILE_EXTENSION), so the thread starts from a tiny bootstrap that calls tsx's
- * `register()` and then imports `thread.ts`.
+ * Compiled, the thread runs plain JavaScript; from the sources, it loads TypeScript through tsx (see
+ * `threadEntry`).
  */
 import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
@@ -135,10 +133,8 @@ export const parseSettings = (options: Partial<ParseSettings> = {}): ParseSettin
   transcription: options.transcription,
 })
 
-const threadUrl = new URL("./thread.ts", import.meta.url).href
-
-/** tsx's ESM registration API, found through its package.json from this package. */
-const tsxApiUrl = (() => {
+/** tsx's ESM registration API, found through its package.json from this package; undefined without tsx. */
+const tsxApiUrl = (): string | undefined => {
   try {
     const require = createRequire(import.meta.url)
     const manifest = require.resolve("tsx/package.json")
@@ -151,19 +147,25 @@ const tsxApiUrl = (() => {
   } catch {
     return undefined
   }
-})()
+}
 
 /**
- * Where a parsing thread starts: the source and whether it is code (`eval`) or a file. Today a bootstrap
- * that registers tsx (when available), then loads thread.ts; errors surface as the worker's.
+ * The thread's entry (the code the Worker evaluates), for this module at `runnerUrl`. Compiled (Runner.js
+ * in dist/), it imports thread.js beside it: plain JavaScript, no loader. From the sources (Runner.ts), it
+ * registers tsx first, then imports thread.ts: on Node 20, `execArgv: ["--import", "tsx"]` does NOT work in
+ * a worker thread (tsx registers its hooks in worker threads only from Node 22.22 / 24.11 on; before that
+ * the entry fails with ERR_UNKNOWN_FILE_EXTENSION). Errors surface as the worker's.
  */
-export const threadEntry = (): { readonly source: string; readonly eval: boolean } => ({
-  source:
-    tsxApiUrl === undefined
-      ? `import(${JSON.stringify(threadUrl)})`
-      : `import(${JSON.stringify(tsxApiUrl)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(threadUrl)}) })`,
-  eval: true,
-})
+export const threadEntry = (runnerUrl: string = import.meta.url): string => {
+  if (runnerUrl.endsWith(".js")) return `import(${JSON.stringify(new URL("./thread.js", runnerUrl).href)})`
+  const threadUrl = JSON.stringify(new URL("./thread.ts", runnerUrl).href)
+  const tsx = tsxApiUrl()
+  return tsx === undefined
+    ? `import(${threadUrl})`
+    : `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${threadUrl}) })`
+}
+
+const bootstrap = threadEntry()
 
 const seconds = (ms: number) => {
   const s = ms / 1000
@@ -259,9 +261,8 @@ export class ParsePool {
   }
 
   private spawn(memoryMb: number): PoolThread {
-    const entry = threadEntry()
-    const worker = new Worker(entry.source, {
-      eval: entry.eval,
+    const worker = new Worker(bootstrap, {
+      eval: true,
       // Not the parent's flags: a parent started with `--import tsx` must not register tsx twice.
       execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: memoryMb },

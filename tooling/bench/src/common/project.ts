@@ -11,6 +11,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { makeKysely } from "@dxs/db"
 import { createTestDatabase, startTestServer } from "@dxs/db/Testing"
+import { buildDxs, compiledDxs } from "./compiled.ts"
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..")
 
@@ -130,17 +131,16 @@ export const seedProject = async (db: Db, options: SeedOptions) => {
   return { organizationId: org.id, projectId: project.id }
 }
 
-/** `dxs` over the database, as `pnpm dxs` runs it; `waitFor` resolves once its output matches. */
+/** The compiled `dxs` over the database, as `./dx start` runs it; `waitFor` resolves once its output matches. */
 export const dxs = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) => {
+  buildDxs()
   const child = spawn(
     process.execPath,
     [
       // BENCH_NODE_ARGS: extra Node options for dxs, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to see
       // where its time goes.
       ...(process.env.BENCH_NODE_ARGS?.split(" ").filter((a) => a !== "") ?? []),
-      "--import",
-      "tsx",
-      path.join(repoRoot, "apps/cli/src/main.ts"),
+      compiledDxs,
       ...args,
     ],
     { cwd: path.join(repoRoot, "apps/cli"), env, stdio: ["ignore", "pipe", "pipe"] },

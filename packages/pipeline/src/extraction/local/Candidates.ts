@@ -2,8 +2,9 @@
  * Candidate finders: typed values found in one page's text, each with its position and the pattern
  * that found it. Pure; the analysis of a page is cached by text and reference date.
  */
+import { createRequire } from "node:module"
 import { canonicalDecimal, collapseWhitespace, parseNumber } from "@dxs/domain/Values"
-import * as chrono from "chrono-node"
+import type * as Chrono from "chrono-node"
 import type { Kind } from "./KeyTerms.ts"
 import {
   COUNTRIES,
@@ -18,6 +19,17 @@ import {
   US_STATES,
 } from "./Lexicon.ts"
 import { escapeRegExp, lineAt, sentenceAround } from "./Text.ts"
+
+const require = createRequire(import.meta.url)
+let chronoModule: typeof Chrono | undefined
+/**
+ * chrono-node, loaded on first use: its ~270 modules would otherwise be loaded by every process that
+ * imports the pipeline (the API server at start-up), though only an extraction reads dates.
+ */
+const chrono = (): typeof Chrono => {
+  chronoModule ??= require("chrono-node") as typeof Chrono
+  return chronoModule
+}
 
 export interface Candidate {
   readonly kind: Kind
@@ -103,7 +115,7 @@ export const findDates = (text: string, referenceDate: string): Array<Candidate>
     })
     taken.push([m.index, end])
   }
-  const parser = dateOrder(text) === "dmy" ? chrono.en.GB : chrono.casual
+  const parser = dateOrder(text) === "dmy" ? chrono().en.GB : chrono().casual
   const results = parser.parse(text, { instant: parseReference(referenceDate), timezone: 0 })
   for (const r of results) {
     const s = r.index
@@ -147,7 +159,7 @@ export const findDates = (text: string, referenceDate: string): Array<Candidate>
     if (!/\d/.test(line) || overlaps(lineStart, lineStart + line.length)) continue
     for (const [locale, months] of LOCALE_MONTHS) {
       if (!months.test(line)) continue
-      const found = LOCALE_PARSERS[locale].parse(line, {
+      const found = localeParsers()[locale].parse(line, {
         instant: parseReference(referenceDate),
         timezone: 0,
       })
@@ -178,7 +190,7 @@ export const findDates = (text: string, referenceDate: string): Array<Candidate>
   return out
 }
 
-const LOCALE_PARSERS = { de: chrono.de.strict, fr: chrono.fr.strict, nl: chrono.nl.strict } as const
+const localeParsers = () => ({ de: chrono().de.strict, fr: chrono().fr.strict, nl: chrono().nl.strict })
 const LOCALE_NAMES = { de: "German", fr: "French", nl: "Dutch" } as const
 
 const SYMBOLS = CURRENCY_SYMBOLS.map(([s]) => s).filter((s) => !/^[a-z]/i.test(s) || s.length <= 3)

@@ -1,0 +1,24 @@
+/**
+ * The benchmarks that start `dxs` run what `./dx start` runs: the compiled CLI (apps/cli/dist), built first
+ * (`tsc -b`, nothing to do when nothing changed; the web application is not needed).
+ */
+import { execFileSync } from "node:child_process"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..")
+
+/** The compiled CLI's entry. */
+export const compiledDxs = path.join(root, "apps/cli/dist/main.js")
+
+let built = false
+
+/** Builds the packages and apps once per benchmark process. */
+export const buildDxs = () => {
+  if (built) return
+  execFileSync(process.execPath, [path.join(root, "tooling/build/build.mjs"), "--no-web"], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "inherit"],
+  })
+  built = true
+}
