@@ -85,7 +85,7 @@ class Dxs {
   }
 }
 
-/** The process ids below `pid` (tsx runs the program in a child process). */
+/** The process ids below `pid` (the processes dxs started). */
 const descendants = (pid: number): Array<number> => {
   const children: Array<number> = []
   for (const entry of readdirSync("/proc")) {
@@ -235,7 +235,8 @@ const baseEnv = (dataDir: string, url: string | undefined): NodeJS.ProcessEnv =>
 }
 
 const createKey = (env: NodeJS.ProcessEnv) => {
-  const out = execFileSync(tsx, [mainTs, "keys", "create", "--org", "bench"], {
+  buildDxs()
+  const out = execFileSync(process.execPath, [compiledDxs, "keys", "create", "--org", "bench"], {
     cwd: root,
     env,
     encoding: "utf8",
