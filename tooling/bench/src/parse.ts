@@ -50,7 +50,8 @@ class Dxs {
   readonly child: ChildProcess
   constructor(args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) {
     buildDxs()
-    this.child = spawn(process.execPath, [compiledDxs, ...args], {
+    const nodeArgs = process.env.BENCH_NODE_ARGS?.split(" ").filter((a) => a !== "") ?? []
+    this.child = spawn(process.execPath, [...nodeArgs, compiledDxs, ...args], {
       cwd: root,
       env,
       stdio: ["ignore", "pipe", "pipe"],
@@ -178,6 +179,8 @@ interface Timed {
   readonly pages: number
   readonly seconds: number
   readonly failed: number
+  /** Seconds until the last upload was answered. */
+  readonly uploaded: number
 }
 
 /**
@@ -202,6 +205,7 @@ const uploadAndWait = async (server: Server, files: ReadonlyArray<string>): Prom
     }
   }
   await Promise.all(Array.from({ length: UPLOADS_AT_ONCE }, uploader))
+  const uploaded = seconds(t0)
   const deadline = Date.now() + PHASE_LIMIT_MS
   for (;;) {
     const docs = (await api(server, `/projects/${project.id}/documents/`)) as Array<DocumentRecord>
@@ -213,6 +217,7 @@ const uploadAndWait = async (server: Server, files: ReadonlyArray<string>): Prom
         pages: processed.reduce((n, d) => n + d.page_count, 0),
         seconds: s,
         failed: docs.length - processed.length,
+        uploaded,
       }
     }
     if (Date.now() > deadline) throw new Error("documents still Pending after 15 minutes")
@@ -359,6 +364,7 @@ const main = async () => {
   await withDxs(0, async (server, [worker]) => {
     const text = await uploadAndWait(server, files)
     console.log(line("dxs start, upload → Processed:", text))
+    console.log(`  (the last upload was answered after ${text.uploaded.toFixed(2)} s)`)
     console.log(`  ratio dxs/pdftotext: ${(rate(text) / rate(poppler)).toFixed(2)} (target >= 0.50)`)
     const textPeak = peakOf(worker!)
     if (images.length > 0)
