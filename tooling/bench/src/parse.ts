@@ -179,8 +179,8 @@ interface Timed {
   readonly pages: number
   readonly seconds: number
   readonly failed: number
-  /** Seconds until the last upload was answered. */
-  readonly uploaded: number
+  /** Seconds until the last upload was answered (through the API only). */
+  readonly uploaded?: number
 }
 
 /**
@@ -364,7 +364,7 @@ const main = async () => {
   await withDxs(0, async (server, [worker]) => {
     const text = await uploadAndWait(server, files)
     console.log(line("dxs start, upload → Processed:", text))
-    console.log(`  (the last upload was answered after ${text.uploaded.toFixed(2)} s)`)
+    console.log(`  (the last upload was answered after ${(text.uploaded ?? 0).toFixed(2)} s)`)
     console.log(`  ratio dxs/pdftotext: ${(rate(text) / rate(poppler)).toFixed(2)} (target >= 0.50)`)
     const textPeak = peakOf(worker!)
     if (images.length > 0)
