@@ -5,8 +5,10 @@
  *   nothing is compiled when nothing changed).
  * - The web application is built by `vite build` only when its inputs changed: a hash of its sources, the
  *   domain package it bundles, its configuration and the lockfile is kept beside node_modules/.cache.
- * `--no-web` skips the web application. Output goes to stderr (stdout stays the server's). Two builds at
- * once in one checkout wait for each other (a lock directory).
+ * `--no-web` skips the web application; `--web-only` builds just the web application (what the web
+ * application's end-to-end tests serve). Output goes to stderr (stdout stays the server's). Two builds at
+ * once in one checkout wait for each other (a lock directory), so one never rewrites apps/web/dist while
+ * another build's server is serving it.
  */
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -104,7 +106,8 @@ const lock = () => {
 
 lock()
 try {
-  run("tsc -b", [path.join(root, "node_modules/typescript/bin/tsc"), "-b", "tsconfig.build.json"])
+  if (!process.argv.includes("--web-only"))
+    run("tsc -b", [path.join(root, "node_modules/typescript/bin/tsc"), "-b", "tsconfig.build.json"])
   if (!process.argv.includes("--no-web")) {
     const inputs = webInputsHash()
     const built = fs.existsSync(path.join(web, "dist/index.html"))

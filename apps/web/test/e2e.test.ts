@@ -31,7 +31,8 @@ if (CHROMIUM === undefined)
 const webRoot = fileURLToPath(new URL("..", import.meta.url))
 const require = createRequire(import.meta.url)
 const axeSource = require.resolve("axe-core/axe.min.js")
-const viteBin = path.join(path.dirname(require.resolve("vite/package.json")), "bin", "vite.js")
+const repoRoot = path.resolve(webRoot, "../..")
+const buildScript = path.join(repoRoot, "tooling/build/build.mjs")
 const EMAIL = "ada@example.com"
 const PASSWORD = "correct horse battery staple"
 const KEY = /dxs_live_[0-9A-Za-z]{32}/
@@ -76,15 +77,15 @@ const seriousViolations = async () => {
 
 describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () => {
   beforeAll(async () => {
-    // As `pnpm start` does: a production build into apps/web/dist, where the all-in-one process serves it
-    // from (NODE_ENV=test, which vitest sets, would bundle React's development build).
-    const { NODE_ENV: _, ...buildEnv } = process.env
-    const built = spawnSync(process.execPath, [viteBin, "build", "--logLevel", "warn"], {
-      cwd: webRoot,
-      env: buildEnv,
+    // As `./dx start` does: the production build into apps/web/dist, where the all-in-one process serves it
+    // from, through the build script, so that another build of this checkout running at the same time (the
+    // CLI's tests run `./dx start`) waits for it and then finds nothing to rebuild, instead of rewriting
+    // apps/web/dist under this test's browser.
+    const built = spawnSync(process.execPath, [buildScript, "--web-only"], {
+      cwd: repoRoot,
       encoding: "utf8",
     })
-    if (built.status !== 0) throw new Error(`vite build failed\n${built.stdout}\n${built.stderr}`)
+    if (built.status !== 0) throw new Error(`the web build failed\n${built.stdout}\n${built.stderr}`)
     tmp = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-web-"))
     env = {
       ...process.env,
@@ -105,7 +106,8 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })
     page = await context.newPage()
     page.setDefaultTimeout(30_000)
-  })
+    // The build may wait for another build of the checkout (tsc -b from scratch takes minutes on a busy machine).
+  }, 600_000)
 
   // A failed step says where the browser was and what it showed.
   afterEach(async (ctx) => {
