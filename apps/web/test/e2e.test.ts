@@ -16,7 +16,7 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { type Browser, chromium, type Page } from "playwright-core"
+import { type Browser, chromium, type FileChooser, type Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { useTestDatabase } from "../../../packages/db/src/TestDatabase.ts"
 import { Dxs, killSpawned } from "../../cli/test/dxsProcess.ts"
@@ -356,6 +356,12 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
   })
 
   it("fixes a failed document from the project screen: the refused launch links to it, replace and delete", async () => {
+    // Playwright switches file-chooser interception on without waiting for the browser: a listener added
+    // just before the key press can lose the race on a busy machine (the chooser then opens unseen). This
+    // one is added long before, so interception is on when the page opens the chooser.
+    const choosers: Array<FileChooser> = []
+    const onChooser = (chooser: FileChooser) => choosers.push(chooser)
+    page.on("filechooser", onChooser)
     await page.goto(`${origin}/`)
     await page.getByRole("heading", { name: "Projects", level: 1 }).waitFor()
     await page.getByLabel("New project name").fill("Repairs")
@@ -425,9 +431,10 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     // From the row, the keyboard reaches Replace; its file picker takes a good PDF.
     await page.keyboard.press("Tab")
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Replace broken.pdf")
-    const chooser = page.waitForEvent("filechooser")
     await page.keyboard.press("Enter")
-    await (await chooser).setFiles({
+    await expect.poll(() => choosers.length, { timeout: 30_000 }).toBe(1)
+    page.off("filechooser", onChooser)
+    await choosers[0]!.setFiles({
       name: "fixed.pdf",
       mimeType: "application/pdf",
       buffer: await goodPdf("INV-2002", "$700.00"),
