@@ -14,7 +14,7 @@ import { localModel } from "@dxs/pipeline/llm/Local"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
 import { postgresResponseCache } from "@dxs/pipeline/llm/ResponseCache"
 import { PARSE_TASK } from "@dxs/pipeline/parsing/ParseDocument"
-import { ParsePool } from "@dxs/pipeline/parsing/Runner"
+import { ParsePool, warmParsePool } from "@dxs/pipeline/parsing/Runner"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import { searxngSearch } from "@dxs/pipeline/websearch/WebSearch"
 import { nodeServerLayer, restApiWith } from "@dxs/rest-api/Server"
@@ -279,6 +279,8 @@ const workerLayer = (config: Config, webhooks: WebhookSettings, pool: ParsePool)
         Effect.catchAll((e) => Effect.logWarning(`worker start-up housekeeping failed: ${String(e.error)}`)),
       )
       yield* Effect.forkScoped(backgroundLoops(kysely, leftovers))
+      // Threads started and the PDF engine loaded before the first upload arrives, not when it does.
+      yield* Effect.forkScoped(Effect.promise(() => warmParsePool(parsingOptions(config, pool))))
       yield* Effect.forkScoped(
         runWorker({
           url,
@@ -286,8 +288,9 @@ const workerLayer = (config: Config, webhooks: WebhookSettings, pool: ParsePool)
           workerId,
           handlers,
           concurrency: config.workerConcurrency,
-          // One parse per parsing thread, apart from the other kinds' slots.
-          kindConcurrency: { [PARSE_TASK]: pool.size },
+          // Two parse tasks per parsing thread, apart from the other kinds' slots: while one parses, the
+          // other reads its file and writes its pages (each parse keeps its own time limit in the pool).
+          kindConcurrency: { [PARSE_TASK]: pool.size * 2 },
         }),
       )
       yield* Effect.log(

@@ -1,12 +1,14 @@
 /**
  * The warm parse pool with real threads: a thread serves parse after parse; a thread whose parse runs out
  * of time, out of memory, crashes or is cancelled is terminated and replaced, and the pool keeps serving;
- * jobs beyond its size wait for a free thread; closing it ends every thread.
+ * jobs beyond its size wait for a free thread; closing it ends every thread; warming it up starts every
+ * thread with the PDF engine loaded, at a lower scheduling priority than the main thread (Linux).
  */
+import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
 import { ParseFailure } from "../src/parsing/Backend.ts"
-import { ParsePool, ParsePoolClosed, runParse } from "../src/parsing/Runner.ts"
+import { ParsePool, ParsePoolClosed, runParse, warmParsePool, warmUpPdf } from "../src/parsing/Runner.ts"
 
 const backendModule = fileURLToPath(new URL("./runner/backend.ts", import.meta.url))
 const file = (fileName: string, text = "hello") => ({
@@ -119,4 +121,37 @@ describe("ParsePool", () => {
       await runParse(file("ok.test"), { backendModule, pool: p }).catch((e: unknown) => e),
     ).toBeInstanceOf(ParsePoolClosed)
   })
+
+  it("warms up every thread with a small PDF that parses, so documents find the threads started", async () => {
+    const p = pool(2)
+    const warm = await runParse(
+      { bytes: warmUpPdf(), fileName: "warm-up.pdf", contentType: "application/pdf" },
+      { pool: p },
+    )
+    expect(warm.pages.map((page) => page.text.trim())).toEqual(["dxs"])
+    await p.close()
+
+    const q = pool(2)
+    await warmParsePool({ pool: q })
+    expect(q.threadsStarted).toBe(2)
+    expect(q.liveThreads).toBe(2)
+    await Promise.all([parsedBy(q, "a.test"), parsedBy(q, "b.test")])
+    expect(q.threadsStarted).toBe(2)
+  })
+
+  it.runIf(process.platform === "linux")(
+    "runs its threads at a lower priority than the main thread",
+    async () => {
+      const niceOf = (tid: string) => {
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8")
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16])
+      }
+      const before = readdirSync("/proc/self/task").filter((tid) => niceOf(tid) === 10).length
+      const p = pool(2)
+      await warmParsePool({ pool: p })
+      const lowered = readdirSync("/proc/self/task").filter((tid) => niceOf(tid) === 10).length
+      expect(lowered - before).toBe(2)
+      expect(niceOf(String(process.pid))).toBeLessThan(10)
+    },
+  )
 })

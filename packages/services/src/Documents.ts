@@ -242,10 +242,16 @@ export const normalizeTags = (input: TagsInput, path = "tags") =>
   })
 
 /** Holds the project row so concurrent tag and document changes of one project (and their dimensions) serialise. */
-const lockProject = (trx: Conn, projectId: string) =>
-  Effect.promise(() =>
-    trx.selectFrom("projects").select("id").where("id", "=", projectId).forUpdate().executeTakeFirst(),
-  )
+/**
+ * Locks the project row for the transaction: `update` (the default) serialises with every other writer of
+ * the project; `share` only with writers that take `update` (launches, archiving, tag changes), so uploads
+ * without tags are recorded side by side instead of one after another.
+ */
+const lockProject = (trx: Conn, projectId: string, mode: "update" | "share" = "update") =>
+  Effect.promise(() => {
+    const q = trx.selectFrom("projects").select("id").where("id", "=", projectId)
+    return (mode === "share" ? q.forShare() : q.forUpdate()).executeTakeFirst()
+  })
 
 /**
  * TAG dimension names are unique ignoring case, so a key may not differ only in case from a key other
@@ -602,7 +608,8 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
               transaction((trx) =>
                 Effect.gen(function* () {
                   yield* claimKey(trx, request)
-                  yield* lockProject(trx, projectId)
+                  // Tags change the project's TAG dimensions: those uploads take turns.
+                  yield* lockProject(trx, projectId, tags.length > 0 ? "update" : "share")
                   yield* findLiveProject(trx, org.id, projectId)
                   yield* sameKeysAsProject(trx, projectId, tags, [])
                   const row = yield* insertUpload(trx, projectId, stored)

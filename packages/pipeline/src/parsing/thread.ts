@@ -3,9 +3,26 @@
  * for the file, runs the parse or page rendering, and posts one ThreadReply back (tagged with the job's
  * id), transferring the bytes it produced instead of copying them. Modules stay loaded between jobs.
  */
+import { readlinkSync } from "node:fs"
+import { setPriority } from "node:os"
 import { parentPort } from "node:worker_threads"
 import { type Backend, ParseFailure, type ParseOutput } from "./Backend.ts"
 import type { ThreadJob, ThreadMessage, ThreadReply, ThreadRequest } from "./Runner.ts"
+
+/**
+ * Parsing is background work: on Linux, where each thread has a scheduling priority of its own, this thread
+ * yields the processor to the process's main thread, which answers requests (uploads, reads) and records
+ * finished parses. Elsewhere, or when not permitted, the thread keeps the process's priority.
+ */
+const lowerPriority = () => {
+  try {
+    const tid = Number(readlinkSync("/proc/thread-self").split("/").pop())
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(19, 10))
+  } catch {
+    // Not Linux, or not permitted.
+  }
+}
+lowerPriority()
 
 const extensionOf = (fileName: string) => {
   const dot = fileName.lastIndexOf(".")
