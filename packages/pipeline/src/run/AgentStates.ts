@@ -14,9 +14,12 @@ import type { ExtractionStatus } from "@dxs/domain/Enums"
 import { sql } from "kysely"
 import {
   agentDimensionsKey,
-  loadProjectStates,
+  countDocuments,
+  type DocumentCounts,
+  loadAgentsOfProjects,
+  loadDocumentCountsOfProjects,
+  loadRecordsOfProjects,
   type ProjectAgent,
-  type ProjectDocument,
   type ProjectState,
 } from "./ProjectState.ts"
 
@@ -148,9 +151,9 @@ const pairSummaries = async (
   return out
 }
 
-/** What the agents' states are derived from: the project's documents, agents and resolution records. */
+/** What the agents' states are derived from: the project's document counts, agents and resolution records. */
 interface StatesInput {
-  readonly documents: ReadonlyArray<ProjectDocument>
+  readonly documents: DocumentCounts
   readonly agents: ReadonlyArray<ProjectAgent>
   readonly resolutions: ProjectState["records"]["resolutions"]
 }
@@ -179,7 +182,11 @@ export const computeAgentStates = async (
   state: ProjectState,
 ): Promise<ReadonlyMap<string, AgentState>> =>
   deriveAgentStates(
-    { documents: state.documents, agents: state.agents, resolutions: state.records.resolutions },
+    {
+      documents: countDocuments(state.documents),
+      agents: state.agents,
+      resolutions: state.records.resolutions,
+    },
     await loadAgentCounts(db, [projectId]),
   )
 
@@ -197,17 +204,15 @@ const deriveAgentStates = (
       )
       .map((r) => `${r.agent_id}:${r.agent_config_version}`),
   )
-  const documents = state.documents
-  const processed = documents.filter((d) => d.status === "Processed")
-  const parsedOrFailed = documents.filter((d) => d.status !== "Pending").length
+  const { total: documentCount, processed, parsedOrFailed } = state.documents
   const out = new Map<string, AgentState>()
   for (const agent of state.agents) {
     const row = agent.row
     const isExtraction = row.agent_type === "extraction"
     const key = agentDimensionsKey(agent)
     const done = isExtraction ? (pairs.get(row.id)?.doneByKey.get(key) ?? 0) : 0
-    const expected = isExtraction ? processed.length : 0
-    const parsingDone = parsedOrFailed === documents.length
+    const expected = isExtraction ? processed : 0
+    const parsingDone = parsedOrFailed === documentCount
     const isResolved = resolved.has(`${row.id}:${row.config_version}`)
     const upToDate = !row.is_draft && parsingDone && done === expected && isResolved
     const byStatus = counts.get(row.id) ?? new Map<string, number>()
@@ -219,7 +224,7 @@ const deriveAgentStates = (
       extractionStatus,
       requiresAttention: (byStatus.get("Requires attention") ?? 0) > 0,
       progress: {
-        parsing: stage(documents.length, parsedOrFailed),
+        parsing: stage(documentCount, parsedOrFailed),
         extraction: stage(expected, done),
         web_search: webSearch ? stage(webSearch.total, webSearch.done) : stage(0, 0),
         resolution: stage(Math.max(1, total), isResolved ? Math.max(1, total) : 0),
@@ -248,21 +253,25 @@ export const loadAgentStatesOfProjects = async (
 ): Promise<ReadonlyMap<string, ReadonlyMap<string, AgentState>>> => {
   const ids = [...new Set(projectIds)]
   if (ids.length === 0) return new Map()
-  const [states, counts] = await Promise.all([
-    loadProjectStates(db, ids, { pairs: false }),
+  // Counts, not every document with its tags: a project's agent states are read on every results page.
+  const [documents, agents, records, counts] = await Promise.all([
+    loadDocumentCountsOfProjects(db, ids),
+    loadAgentsOfProjects(db, ids),
+    loadRecordsOfProjects(db, ids, false),
     loadAgentCounts(db, ids),
   ])
   return new Map(
-    ids.map((id) => {
-      const state = states.get(id)!
-      return [
-        id,
-        deriveAgentStates(
-          { documents: state.documents, agents: state.agents, resolutions: state.records.resolutions },
-          counts,
-        ),
-      ]
-    }),
+    ids.map((id) => [
+      id,
+      deriveAgentStates(
+        {
+          documents: documents.get(id)!,
+          agents: agents.get(id) ?? [],
+          resolutions: records.get(id)!.resolutions,
+        },
+        counts,
+      ),
+    ]),
   )
 }
 

@@ -116,8 +116,54 @@ export const loadDocuments = async (
 ): Promise<ReadonlyArray<ProjectDocument>> =>
   (await loadDocumentsOfProjects(db, [projectId], only)).get(projectId) ?? []
 
+/** How many live documents a project has: in all, `Processed`, and no longer `Pending`. */
+export interface DocumentCounts {
+  readonly total: number
+  readonly processed: number
+  readonly parsedOrFailed: number
+}
+
+export const countDocuments = (documents: ReadonlyArray<ProjectDocument>): DocumentCounts => ({
+  total: documents.length,
+  processed: documents.filter((d) => d.status === "Processed").length,
+  parsedOrFailed: documents.filter((d) => d.status !== "Pending").length,
+})
+
+/**
+ * Each project's document counts (live documents, as `loadDocumentsOfProjects` reads them), counted in
+ * PostgreSQL: readers that need only the numbers do not read every document with its tags.
+ */
+export const loadDocumentCountsOfProjects = async (
+  db: Conn,
+  projectIds: ReadonlyArray<string>,
+): Promise<ReadonlyMap<string, DocumentCounts>> => {
+  if (projectIds.length === 0) return new Map()
+  const rows = await db
+    .selectFrom("documents")
+    .select([
+      "project_id",
+      sql<number>`count(*)::int`.as("total"),
+      sql<number>`count(*) filter (where status = 'Processed')::int`.as("processed"),
+      sql<number>`count(*) filter (where status <> 'Pending')::int`.as("parsed_or_failed"),
+    ])
+    .where("project_id", "in", projectIds)
+    .where("archive_requested_at", "is", null)
+    .groupBy("project_id")
+    .execute()
+  const found = new Map(rows.map((r) => [r.project_id, r]))
+  return new Map(
+    projectIds.map((id) => {
+      const r = found.get(id)
+      return [
+        id,
+        { total: r?.total ?? 0, processed: r?.processed ?? 0, parsedOrFailed: r?.parsed_or_failed ?? 0 },
+      ]
+    }),
+  )
+}
+
 /** Each project's agents (drafts included), oldest first, with dimensions and references. */
-const loadAgentsOfProjects = async (
+export const loadAgentsOfProjects = async (
   db: Conn,
   projectIds: ReadonlyArray<string>,
   only?: string,
@@ -207,8 +253,11 @@ export interface PipelineRecords {
   }>
 }
 
-/** Each project's records of finished extraction and resolution work. */
-const loadRecordsOfProjects = async (
+/**
+ * Each project's records of finished extraction and resolution work; `withPairs: false` leaves the
+ * extraction pairs out (for readers that count them in the database instead, see AgentStates).
+ */
+export const loadRecordsOfProjects = async (
   db: Conn,
   projectIds: ReadonlyArray<string>,
   withPairs = true,
@@ -259,22 +308,17 @@ export interface ProjectState {
   readonly run: { readonly running: boolean; readonly queued: boolean }
 }
 
-/**
- * The state of each of the projects, with as many statements as for one project. `pairs: false` leaves
- * the extraction pairs out (`records.pairs` empty): for readers that count them in the database instead
- * (see AgentStates); such a state is not for the planner.
- */
+/** The state of each of the projects, with as many statements as for one project. */
 export const loadProjectStates = async (
   db: Conn,
   projectIds: ReadonlyArray<string>,
-  options: { readonly pairs?: boolean } = {},
 ): Promise<ReadonlyMap<string, ProjectState>> => {
   const ids = [...new Set(projectIds)]
   if (ids.length === 0) return new Map()
   const [documents, agents, records, runs] = await Promise.all([
     loadDocumentsOfProjects(db, ids),
     loadAgentsOfProjects(db, ids),
-    loadRecordsOfProjects(db, ids, options.pairs ?? true),
+    loadRecordsOfProjects(db, ids),
     db
       .selectFrom("runs")
       .select(["project_id", "status"])
