@@ -392,7 +392,7 @@ const loadDetail = (db: Conn, projectId: string, resultId: string) =>
   Effect.gen(function* () {
     const row = yield* findResult(db, projectId, resultId)
     const [states, names] = yield* Effect.promise(() =>
-      Promise.all([loadAgentStates(db, projectId), dimensionNames(db, projectId)]),
+      Promise.all([loadAgentStates(db, projectId, [row.agent_id]), dimensionNames(db, projectId)]),
     )
     return toDetail(row, stateOf(states, row.agent_id), names)
   })
@@ -607,7 +607,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
                 )
               return q
             }
-            const [total, rows, states, names] = yield* Effect.promise(() =>
+            const [total, rows, names] = yield* Effect.promise(() =>
               Promise.all([
                 filtered().select(sql<number>`count(*)::int`.as("n")).executeTakeFirstOrThrow(),
                 filtered()
@@ -619,9 +619,16 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
                   .limit(limit)
                   .offset(offset)
                   .execute(),
-                loadAgentStates(db, projectId),
                 dimensionNames(db, projectId),
               ]),
+            )
+            // The states of the page's agents only (a page ordered by agent holds few of them).
+            const states = yield* Effect.promise(() =>
+              loadAgentStates(
+                db,
+                projectId,
+                rows.map((r) => r.agent_id),
+              ),
             )
             const count = total.n
             return {

@@ -60,7 +60,7 @@ const stage = (total: number, completed: number): StageProgress => ({
 })
 
 /** Counts of each agent's current results (at its config version) by resolution status. */
-const resultCounts = async (db: Conn, projectIds: ReadonlyArray<string>) => {
+const resultCounts = async (db: Conn, projectIds: ReadonlyArray<string>, agentIds: AgentFilter) => {
   const rows = await db
     .selectFrom("resolution_results as r")
     .innerJoin("agents as a", (j) =>
@@ -68,6 +68,7 @@ const resultCounts = async (db: Conn, projectIds: ReadonlyArray<string>) => {
     )
     .select(["r.agent_id", "r.resolution_status", sql<number>`count(*)::int`.as("n")])
     .where("r.project_id", "in", projectIds)
+    .$if(agentIds !== undefined, (q) => q.where("r.agent_id", "in", agentIds!))
     .groupBy(["r.agent_id", "r.resolution_status"])
     .execute()
   const byAgent = new Map<string, Map<string, number>>()
@@ -80,7 +81,7 @@ const resultCounts = async (db: Conn, projectIds: ReadonlyArray<string>) => {
 }
 
 /** Per agent, its web searches at its current config version: recorded, and done. */
-const webSearchCounts = async (db: Conn, projectIds: ReadonlyArray<string>) => {
+const webSearchCounts = async (db: Conn, projectIds: ReadonlyArray<string>, agentIds: AgentFilter) => {
   const rows = await db
     .selectFrom("web_searches as w")
     .innerJoin("agents as a", (j) =>
@@ -93,6 +94,7 @@ const webSearchCounts = async (db: Conn, projectIds: ReadonlyArray<string>) => {
     ])
     .where("a.project_id", "in", projectIds)
     .where("a.enable_web_search", "=", true)
+    .$if(agentIds !== undefined, (q) => q.where("w.agent_id", "in", agentIds!))
     .groupBy("w.agent_id")
     .execute()
   return new Map(rows.map((r) => [r.agent_id, { total: r.total, done: r.done }]))
@@ -125,6 +127,7 @@ interface PairSummary {
 const pairSummaries = async (
   db: Conn,
   projectIds: ReadonlyArray<string>,
+  agentIds: AgentFilter,
 ): Promise<ReadonlyMap<string, PairSummary>> => {
   const rows = await db
     .selectFrom("extraction_pairs as p")
@@ -139,6 +142,7 @@ const pairSummaries = async (
       sql<Date>`max(p.extracted_at)`.as("latest"),
     ])
     .where("a.project_id", "in", projectIds)
+    .$if(agentIds !== undefined, (q) => q.where("p.agent_id", "in", agentIds!))
     .groupBy(["p.agent_id", "p.dimensions_key"])
     .execute()
   const out = new Map<string, { doneByKey: Map<string, number>; latestExtraction: number }>()
@@ -166,12 +170,19 @@ interface AgentCounts {
   readonly searches: ReadonlyMap<string, { readonly total: number; readonly done: number }>
 }
 
-const loadAgentCounts = async (db: Conn, projectIds: ReadonlyArray<string>): Promise<AgentCounts> => {
+/** Only these agents (a non-empty list), or every agent of the projects. */
+type AgentFilter = ReadonlyArray<string> | undefined
+
+const loadAgentCounts = async (
+  db: Conn,
+  projectIds: ReadonlyArray<string>,
+  agentIds: AgentFilter = undefined,
+): Promise<AgentCounts> => {
   const [pairs, counts, active, searches] = await Promise.all([
-    pairSummaries(db, projectIds),
-    resultCounts(db, projectIds),
+    pairSummaries(db, projectIds, agentIds),
+    resultCounts(db, projectIds, agentIds),
     activeAgents(db, projectIds),
-    webSearchCounts(db, projectIds),
+    webSearchCounts(db, projectIds, agentIds),
   ])
   return { pairs, counts, active, searches }
 }
@@ -245,20 +256,24 @@ const deriveAgentStates = (
 
 /**
  * Per project, every agent's state (drafts included: always `Pending`), with as many statements as for
- * one project.
+ * one project; `agentIds`: only these agents' states (a results page needs those of its rows' agents only,
+ * and each statement then reads only their records).
  */
 export const loadAgentStatesOfProjects = async (
   db: Conn,
   projectIds: ReadonlyArray<string>,
+  agentIds?: ReadonlyArray<string>,
 ): Promise<ReadonlyMap<string, ReadonlyMap<string, AgentState>>> => {
   const ids = [...new Set(projectIds)]
   if (ids.length === 0) return new Map()
+  const only = agentIds === undefined ? undefined : [...new Set(agentIds)]
+  if (only?.length === 0) return new Map(ids.map((id) => [id, new Map()]))
   // Counts, not every document with its tags: a project's agent states are read on every results page.
   const [documents, agents, records, counts] = await Promise.all([
     loadDocumentCountsOfProjects(db, ids),
-    loadAgentsOfProjects(db, ids),
-    loadRecordsOfProjects(db, ids, false),
-    loadAgentCounts(db, ids),
+    loadAgentsOfProjects(db, ids, only),
+    loadRecordsOfProjects(db, ids, false, only),
+    loadAgentCounts(db, ids, only),
   ])
   return new Map(
     ids.map((id) => [
@@ -275,12 +290,13 @@ export const loadAgentStatesOfProjects = async (
   )
 }
 
-/** Every agent's state (drafts included: always `Pending`). */
+/** Every agent's state (drafts included: always `Pending`); `agentIds`: only these agents'. */
 export const loadAgentStates = async (
   db: Conn,
   projectId: string,
+  agentIds?: ReadonlyArray<string>,
 ): Promise<ReadonlyMap<string, AgentState>> =>
-  (await loadAgentStatesOfProjects(db, [projectId])).get(projectId)!
+  (await loadAgentStatesOfProjects(db, [projectId], agentIds)).get(projectId)!
 
 /** The projects among `projectIds` with a run queued or running. */
 export const runningPipelines = async (

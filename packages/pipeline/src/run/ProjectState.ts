@@ -162,15 +162,22 @@ export const loadDocumentCountsOfProjects = async (
   )
 }
 
-/** Each project's agents (drafts included), oldest first, with dimensions and references. */
+/**
+ * Each project's agents (drafts included), oldest first, with dimensions and references; `only`: just
+ * this agent, or just these.
+ */
 export const loadAgentsOfProjects = async (
   db: Conn,
   projectIds: ReadonlyArray<string>,
-  only?: string,
+  only?: string | ReadonlyArray<string>,
 ): Promise<ReadonlyMap<string, ReadonlyArray<ProjectAgent>>> => {
   if (projectIds.length === 0) return new Map()
   let query = db.selectFrom("agents").selectAll().where("project_id", "in", projectIds)
-  if (only !== undefined) query = query.where("id", "=", only)
+  if (typeof only === "string") query = query.where("id", "=", only)
+  else if (only !== undefined) {
+    if (only.length === 0) return byProject(projectIds, [], () => "")
+    query = query.where("id", "in", only)
+  }
   const rows = await query.orderBy("created_at").orderBy("id").execute()
   if (rows.length === 0) return byProject(projectIds, [], () => "")
   const ids = rows.map((r) => r.id)
@@ -261,6 +268,7 @@ export const loadRecordsOfProjects = async (
   db: Conn,
   projectIds: ReadonlyArray<string>,
   withPairs = true,
+  agentIds?: ReadonlyArray<string>,
 ): Promise<ReadonlyMap<string, PipelineRecords>> => {
   if (projectIds.length === 0) return new Map()
   const pairs = !withPairs
@@ -279,12 +287,14 @@ export const loadRecordsOfProjects = async (
         ])
         .where("a.project_id", "in", projectIds)
         .execute()
-  const resolutions = await db
+  let resolutionsQuery = db
     .selectFrom("agent_resolutions as r")
     .innerJoin("agents as a", "a.id", "r.agent_id")
     .select(["a.project_id", "r.agent_id", "r.agent_config_version", "r.complete", "r.resolved_at"])
     .where("a.project_id", "in", projectIds)
-    .execute()
+  if (agentIds !== undefined && agentIds.length > 0)
+    resolutionsQuery = resolutionsQuery.where("r.agent_id", "in", agentIds)
+  const resolutions = agentIds?.length === 0 ? [] : await resolutionsQuery.execute()
   const pairsOf = byProject(projectIds, pairs, (p) => p.project_id)
   const resolutionsOf = byProject(projectIds, resolutions, (r) => r.project_id)
   return new Map(
