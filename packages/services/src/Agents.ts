@@ -1,5 +1,7 @@
-import type { AgentRow, Conn, Database, DimensionRow } from "@dxs/db"
+import type { AgentRow, Conn, DimensionRow } from "@dxs/db"
 import { transaction, withDb } from "@dxs/db"
+import * as AgentsRepo from "@dxs/db/repositories/Agents"
+import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
 import { type AgentExtractionConfig, clearsExtractions } from "@dxs/domain/AgentChange"
 import {
   type AgentReference,
@@ -14,13 +16,11 @@ import type { AgentType, AgentValueType, DimensionSource, DimensionValueType } f
 import type { Agent, AgentDimension } from "@dxs/domain/Records"
 import { loadAgentStatesOfProjects } from "@dxs/pipeline/run/AgentStates"
 import { Effect, Either } from "effect"
-import { sql, type Transaction } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { isSystemDimension } from "./Dimensions.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
 import { byProject, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
-import { systemDimensionValuesOf } from "./TagDimensions.ts"
 import { iso } from "./Time.ts"
 
 /** A dimension request entry inside an agent body. */
@@ -123,9 +123,6 @@ const bad = (path: string, message: string, detail?: string) =>
 // ---------------------------------------------------------------------------------------------------------
 // Reading
 
-const selectAgents = (db: Conn, projectId: string) =>
-  db.selectFrom("agents").selectAll().where("project_id", "=", projectId)
-
 /**
  * Response records for agent rows (in the given order), with their dimensions and references; the rows
  * may belong to several projects, read together with as many statements as for one.
@@ -134,39 +131,9 @@ const toAgents = (db: Conn, rows: ReadonlyArray<AgentRow>) =>
   Effect.gen(function* () {
     if (rows.length === 0) return []
     const ids = rows.map((r) => r.id)
-    const attachments = yield* Effect.promise(() =>
-      db
-        .selectFrom("agent_dimensions as ad")
-        .innerJoin("dimensions as d", "d.id", "ad.dimension_id")
-        .select([
-          "ad.id",
-          "ad.agent_id",
-          "ad.dimension_id",
-          "ad.are_values_dynamic",
-          "ad.values",
-          "d.name",
-          "d.description",
-          "d.source",
-          "d.tag_key",
-          "d.project_id",
-        ])
-        .where("ad.agent_id", "in", ids)
-        .orderBy("ad.order")
-        .orderBy("d.created_at")
-        .orderBy("ad.id")
-        .execute(),
-    )
-    const references = yield* Effect.promise(() =>
-      db
-        .selectFrom("agent_references as r")
-        .innerJoin("agents as a", "a.id", "r.referenced_agent_id")
-        .select(["r.agent_id", "r.referenced_agent_id", "a.name"])
-        .where("r.agent_id", "in", ids)
-        .orderBy("r.position")
-        .orderBy("a.created_at")
-        .execute(),
-    )
-    const systemValues = yield* systemDimensionValuesOf(db, [
+    const attachments = yield* AgentsRepo.attachmentsOf(db, { agentIds: ids })
+    const references = yield* AgentsRepo.referencesOf(db, ids)
+    const systemValues = yield* DimensionsRepo.systemDimensionValues(db, [
       ...new Map(
         attachments.filter((a) => isSystemDimension(a.source)).map((a) => [a.dimension_id, a]),
       ).values(),
@@ -219,12 +186,8 @@ const toAgents = (db: Conn, rows: ReadonlyArray<AgentRow>) =>
 
 /** An agent of the project, or NotFound; `lock` takes a row lock for an update. */
 const findAgent = (db: Conn, projectId: string, id: string, lock = false) =>
-  Effect.flatMap(
-    Effect.promise(() => {
-      const q = selectAgents(db, projectId).where("id", "=", id)
-      return (lock ? q.forUpdate() : q).executeTakeFirst()
-    }),
-    (row) => (row ? Effect.succeed(row) : Effect.fail(NotFound.of("Agent", id))),
+  Effect.flatMap(AgentsRepo.findAgent(db, projectId, id, lock), (row) =>
+    row ? Effect.succeed(row) : Effect.fail(NotFound.of("Agent", id)),
   )
 
 const toAgent = (db: Conn, row: AgentRow) => Effect.map(toAgents(db, [row]), (agents) => agents[0]!)
@@ -306,22 +269,8 @@ const setDimensions = (
   autoAttach: boolean,
 ) =>
   Effect.gen(function* () {
-    const dimensionRows = yield* Effect.promise(() =>
-      trx
-        .selectFrom("dimensions")
-        .selectAll()
-        .where("project_id", "=", projectId)
-        .orderBy("created_at")
-        .orderBy("id")
-        .execute(),
-    )
-    const currentRows = yield* Effect.promise(() =>
-      trx
-        .selectFrom("agent_dimensions")
-        .select(["id", "dimension_id", "are_values_dynamic", "values"])
-        .where("agent_id", "=", agentId)
-        .execute(),
-    )
+    const dimensionRows = yield* DimensionsRepo.dimensionsOfProject(trx, projectId)
+    const currentRows = yield* AgentsRepo.attachmentsOf(trx, { agentIds: [agentId] })
     const current = new Map(currentRows.map((r) => [r.dimension_id, r]))
     const plan = yield* attachmentPlan(entries, new Map(dimensionRows.map((d) => [d.id, d])), current)
 
@@ -332,18 +281,11 @@ const setDimensions = (
           ([, v]) => v !== undefined,
         ),
       )
-      if (Object.keys(set).length > 0)
-        yield* Effect.promise(() =>
-          trx.updateTable("dimensions").set(set).where("id", "=", entry.dimension_id).execute(),
-        )
+      if (Object.keys(set).length > 0) yield* DimensionsRepo.changeDimension(trx, entry.dimension_id, set)
     }
 
     const keep = plan.map((p) => p.dimension.id)
-    yield* Effect.promise(() => {
-      let q = trx.deleteFrom("agent_dimensions").where("agent_id", "=", agentId)
-      if (keep.length > 0) q = q.where("dimension_id", "not in", keep)
-      return q.execute()
-    })
+    yield* AgentsRepo.detachDimensionsExcept(trx, agentId, keep)
 
     const planned = [...plan]
     if (autoAttach) {
@@ -354,18 +296,7 @@ const setDimensions = (
           continue
         }
         // A custom dimension takes the values of its most recent attachment, or is discovered if none.
-        const latest = yield* Effect.promise(() =>
-          trx
-            .selectFrom("agent_dimensions as ad")
-            .innerJoin("agents as a", "a.id", "ad.agent_id")
-            .select(["ad.are_values_dynamic", "ad.values"])
-            .where("ad.dimension_id", "=", dimension.id)
-            .where("a.id", "<>", agentId)
-            .orderBy("a.created_at", "desc")
-            .orderBy("a.id", "desc")
-            .limit(1)
-            .executeTakeFirst(),
-        )
+        const latest = yield* AgentsRepo.latestAttachmentElsewhere(trx, dimension.id, agentId)
         planned.push(
           latest && !latest.are_values_dynamic && latest.values.length > 0
             ? { dimension, dynamic: false, values: latest.values }
@@ -374,45 +305,20 @@ const setDimensions = (
       }
     }
 
-    for (const [order, p] of planned.entries()) {
-      const values = {
+    for (const [order, p] of planned.entries())
+      yield* AgentsRepo.saveAttachment(trx, current.get(p.dimension.id)?.id, agentId, p.dimension.id, {
         are_values_dynamic: p.dynamic,
-        values: JSON.stringify(p.values),
+        values: p.values,
         order,
-      }
-      const existing = current.get(p.dimension.id)
-      yield* Effect.promise(async () => {
-        if (existing)
-          await trx.updateTable("agent_dimensions").set(values).where("id", "=", existing.id).execute()
-        else
-          await trx
-            .insertInto("agent_dimensions")
-            .values({ agent_id: agentId, dimension_id: p.dimension.id, ...values })
-            .execute()
       })
-    }
 
     // add_to_all_agents: every other agent of the project gets the dimension (agents that already have
     // it keep their attachment), and so will every future agent.
     for (const [i, entry] of entries.entries()) {
       if (entry.add_to_all_agents !== true) continue
       const p = plan[i]!
-      yield* Effect.promise(() =>
-        trx
-          .updateTable("dimensions")
-          .set({ auto_attach_to_new_agents: true })
-          .where("id", "=", p.dimension.id)
-          .execute(),
-      )
-      yield* Effect.promise(() =>
-        sql`
-          insert into agent_dimensions (agent_id, dimension_id, are_values_dynamic, values, "order")
-          select a.id, ${p.dimension.id}, ${p.dynamic}, ${JSON.stringify(p.values)}::jsonb,
-            coalesce((select max(x."order") + 1 from agent_dimensions x where x.agent_id = a.id), 0)
-          from agents a
-          where a.project_id = ${projectId} and a.id <> ${agentId}
-          on conflict (agent_id, dimension_id) do nothing`.execute(trx),
-      )
+      yield* DimensionsRepo.changeDimension(trx, p.dimension.id, { auto_attach_to_new_agents: true })
+      yield* AgentsRepo.attachToOtherAgents(trx, projectId, agentId, p.dimension.id, p.dynamic, p.values)
     }
   })
 
@@ -433,24 +339,12 @@ const setReferences = (
 ) =>
   Effect.gen(function* () {
     if (fields.agent_type !== "derived") {
-      yield* Effect.promise(() =>
-        trx.deleteFrom("agent_references").where("agent_id", "=", agentId).execute(),
-      )
+      yield* AgentsRepo.replaceReferences(trx, agentId, [])
       return
     }
     // Serialises reference changes within the project so two saves cannot close a cycle together.
-    yield* Effect.promise(() =>
-      trx.selectFrom("projects").select("id").where("id", "=", projectId).forNoKeyUpdate().execute(),
-    )
-    const agents = yield* Effect.promise(() =>
-      trx
-        .selectFrom("agents")
-        .select(["id", "name", "agent_type"])
-        .where("project_id", "=", projectId)
-        .orderBy("created_at")
-        .orderBy("id")
-        .execute(),
-    )
+    yield* AgentsRepo.lockReferencesOfProject(trx, projectId)
+    const agents = yield* AgentsRepo.agentNamesOfProject(trx, projectId)
     const ids: Array<string> = []
     const add = (id: string) => {
       if (!ids.includes(id)) ids.push(id)
@@ -467,28 +361,11 @@ const setReferences = (
         add(resolved.right.id)
       }
     } else {
-      const stored = yield* Effect.promise(() =>
-        trx
-          .selectFrom("agent_references")
-          .select("referenced_agent_id")
-          .where("agent_id", "=", agentId)
-          .orderBy("position")
-          .execute(),
-      )
-      for (const r of stored) add(r.referenced_agent_id)
+      for (const id of yield* AgentsRepo.referencedIds(trx, agentId)) add(id)
     }
     // One grammar with the evaluator: after a bare `@`, the longest agent or document name that follows.
     const prompt = fields.derived_prompt
-    const documentNames = prompt.includes("@")
-      ? yield* Effect.promise(() =>
-          trx
-            .selectFrom("documents")
-            .select("file_name")
-            .where("project_id", "=", projectId)
-            .execute()
-            .then((rows) => rows.map((r) => r.file_name)),
-        )
-      : []
+    const documentNames = prompt.includes("@") ? yield* AgentsRepo.documentNamesOfProject(trx, projectId) : []
     for (const reference of findReferences(prompt, [...agents.map((a) => a.name), ...documentNames])) {
       const name = reference.agentName
       if (name === null)
@@ -514,25 +391,9 @@ const setReferences = (
       // Otherwise the prompt mentions a document of the project by its file name.
     }
 
-    yield* Effect.promise(() => trx.deleteFrom("agent_references").where("agent_id", "=", agentId).execute())
-    if (ids.length > 0)
-      yield* Effect.promise(() =>
-        trx
-          .insertInto("agent_references")
-          .values(ids.map((id, position) => ({ agent_id: agentId, referenced_agent_id: id, position })))
-          .execute(),
-      )
+    yield* AgentsRepo.replaceReferences(trx, agentId, ids)
 
-    const edges = yield* Effect.promise(() =>
-      trx
-        .selectFrom("agent_references as r")
-        .innerJoin("agents as a", "a.id", "r.agent_id")
-        .select(["r.agent_id", "r.referenced_agent_id"])
-        .where("a.project_id", "=", projectId)
-        .where("a.agent_type", "=", "derived")
-        .orderBy("r.position")
-        .execute(),
-    )
+    const edges = yield* AgentsRepo.derivedReferenceEdges(trx, projectId)
     const graph = new Map<string, Array<string>>([[agentId, []]])
     for (const e of edges) {
       const list = graph.get(e.agent_id) ?? []
@@ -561,7 +422,7 @@ const write = (projectId: string, agentId: string | undefined, input: AgentInput
 
 /** Creates (`agentId` undefined) or updates an agent with its dimensions and references, inside `trx`. */
 export const writeAgent = (
-  trx: Transaction<Database>,
+  trx: Conn,
   orgId: string,
   projectId: string,
   agentId: string | undefined,
@@ -578,29 +439,11 @@ export const writeAgent = (
       const is_draft = isDraftAgent(fields)
       let row: AgentRow
       if (existing === undefined) {
-        row = yield* Effect.promise(() =>
-          trx
-            .insertInto("agents")
-            .values({ project_id: projectId, ...fields, is_draft })
-            .returningAll()
-            .executeTakeFirstOrThrow(),
-        )
+        row = yield* AgentsRepo.insertAgent(trx, projectId, { ...fields, is_draft })
       } else {
         // Launch rule 7: a changed clearing field makes the agent's extractions stale.
         const clears = clearsExtractions(fieldsOf(existing), { ...fields })
-        row = yield* Effect.promise(() =>
-          trx
-            .updateTable("agents")
-            .set({
-              ...fields,
-              is_draft,
-              updated_at: sql`now()`,
-              ...(clears ? { config_version: sql`config_version + 1`, extraction_status: "Pending" } : {}),
-            })
-            .where("id", "=", existing.id)
-            .returningAll()
-            .executeTakeFirstOrThrow(),
-        )
+        row = yield* AgentsRepo.updateAgent(trx, existing.id, { ...fields, is_draft }, clears)
       }
       const entries = mode === "patch" ? input.dimensions : (input.dimensions ?? [])
       if (entries !== undefined) yield* setDimensions(trx, projectId, row.id, entries, mode === "create")
@@ -636,17 +479,7 @@ const listForProjects = (projectIds: ReadonlyArray<string>, filter: AgentFilter 
       Effect.gen(function* () {
         const ids = yield* projectsOfOrganization(db, org.id, projectIds)
         if (ids.length === 0) return new Map<string, ReadonlyArray<Agent>>()
-        const rows = yield* Effect.promise(() => {
-          const q = db
-            .selectFrom("agents")
-            .selectAll()
-            .where("project_id", "in", ids)
-            .orderBy("created_at", "desc")
-            .orderBy("id", "desc")
-          return (
-            filter.isEvaluation === undefined ? q : q.where("is_evaluation", "=", filter.isEvaluation)
-          ).execute()
-        })
+        const rows = yield* AgentsRepo.agentsOfProjects(db, ids, filter)
         return byProject(ids, yield* toAgents(db, rows), (a) => a.project_id)
       }),
     )
@@ -685,7 +518,7 @@ export class Agents extends Effect.Service<Agents>()("@dxs/services/Agents", {
           Effect.gen(function* () {
             yield* findProject(trx, org.id, projectId)
             yield* findAgent(trx, projectId, id, true)
-            yield* Effect.promise(() => trx.deleteFrom("agents").where("id", "=", id).execute())
+            yield* AgentsRepo.deleteAgent(trx, id)
           }),
         )
       }),

@@ -1,9 +1,9 @@
 import type { Conn, DimensionRow } from "@dxs/db"
-import { query, transaction, withDb } from "@dxs/db"
+import { transaction, withDb } from "@dxs/db"
+import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
 import type { DimensionSource, DimensionValueType } from "@dxs/domain/Enums"
 import type { Dimension } from "@dxs/domain/Records"
 import { Effect } from "effect"
-import { sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { Conflict, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
@@ -43,19 +43,13 @@ export const isSystemDimension = (source: string): boolean => source === "DOCUME
 
 /** A dimension of the project, or NotFound (the project is already known to be the caller's). */
 export const findDimension = (db: Conn, projectId: string, id: string) =>
-  Effect.flatMap(
-    Effect.promise(() =>
-      db
-        .selectFrom("dimensions")
-        .selectAll()
-        .where("id", "=", id)
-        .where("project_id", "=", projectId)
-        .executeTakeFirst(),
-    ),
-    (row) => (row ? Effect.succeed(row) : Effect.fail(NotFound.of("Dimension", id))),
+  Effect.flatMap(DimensionsRepo.findDimension(db, projectId, id), (row) =>
+    row ? Effect.succeed(row) : Effect.fail(NotFound.of("Dimension", id)),
   )
 
 const collision = (detail: string) => Conflict.of(detail, [{ path: "name", message: detail }])
+
+const nameTaken = (name: string) => collision(`a dimension named "${name}" already exists in this project`)
 
 /**
  * A dimension name must differ (case-insensitively) from every other dimension of the project, from the
@@ -66,59 +60,31 @@ export const checkDimensionName = (db: Conn, projectId: string, name: string, se
     const lower = name.toLowerCase()
     if (lower === DOCUMENT_DIMENSION.toLowerCase())
       return yield* collision(`"${name}" is the reserved name of the system Document dimension`)
-    const other = yield* Effect.promise(() => {
-      let q = db
-        .selectFrom("dimensions")
-        .select(["id", "name"])
-        .where("project_id", "=", projectId)
-        .where(sql`lower(name)`, "=", lower)
-      if (selfId !== undefined) q = q.where("id", "<>", selfId)
-      return q.executeTakeFirst()
-    })
-    if (other) return yield* collision(`a dimension named "${other.name}" already exists in this project`)
-    const tag = yield* Effect.promise(() =>
-      db
-        .selectFrom("document_tags as t")
-        .innerJoin("documents as d", "d.id", "t.document_id")
-        .where("d.project_id", "=", projectId)
-        .where(sql`lower(t.key)`, "=", lower)
-        .select("t.key")
-        .executeTakeFirst(),
-    )
-    if (tag) return yield* collision(`"${name}" is a document tag key of this project ("${tag.key}")`)
+    const other = yield* DimensionsRepo.dimensionNamed(db, projectId, lower, selfId)
+    if (other) return yield* nameTaken(other.name)
+    const tag = yield* DimensionsRepo.tagKeyNamed(db, projectId, lower)
+    if (tag !== undefined)
+      return yield* collision(`"${name}" is a document tag key of this project ("${tag}")`)
   })
 
-/** A unique-index violation (a concurrent create of the same name) is a 409, not a defect. */
-const isUniqueViolation = (e: unknown) =>
-  typeof e === "object" && e !== null && (e as { code?: unknown }).code === "23505"
-
-const orConflict = <A>(name: string, f: () => Promise<A>) =>
-  Effect.tryPromise({ try: f, catch: (e) => e }).pipe(
-    Effect.catchAll((e) =>
-      isUniqueViolation(e)
-        ? Effect.fail(collision(`a dimension named "${name}" already exists in this project`))
-        : Effect.die(e),
-    ),
-  )
+/** A concurrent write of the same name, caught by the unique index, is a 409 too. */
+const orConflict = <A>(name: string, written: Effect.Effect<A | undefined>) =>
+  Effect.flatMap(written, (row) => (row === undefined ? Effect.fail(nameTaken(name)) : Effect.succeed(row)))
 
 /** Inserts a CUSTOM dimension after the name checks (409 on a collision), inside the caller's transaction. */
 export const insertDimension = (trx: Conn, projectId: string, input: DimensionCreate) =>
   Effect.gen(function* () {
     yield* checkDimensionName(trx, projectId, input.name)
-    return yield* orConflict(input.name, () =>
-      trx
-        .insertInto("dimensions")
-        .values({
-          project_id: projectId,
-          name: input.name,
-          description: input.description ?? "",
-          example_values: input.example_values ?? "",
-          value_type: input.value_type ?? "string",
-          source: "CUSTOM",
-          auto_attach_to_new_agents: input.auto_attach_to_new_agents ?? false,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow(),
+    return yield* orConflict(
+      input.name,
+      DimensionsRepo.insertCustomDimension(trx, {
+        project_id: projectId,
+        name: input.name,
+        description: input.description ?? "",
+        example_values: input.example_values ?? "",
+        value_type: input.value_type ?? "string",
+        auto_attach_to_new_agents: input.auto_attach_to_new_agents ?? false,
+      }),
     )
   })
 
@@ -128,15 +94,7 @@ const listForProjects = (projectIds: ReadonlyArray<string>) =>
     const org = yield* CurrentOrganization
     const ids = yield* withDb((db) => projectsOfOrganization(db, org.id, projectIds))
     if (ids.length === 0) return new Map<string, ReadonlyArray<Dimension>>()
-    const rows = yield* query((db) =>
-      db
-        .selectFrom("dimensions")
-        .selectAll()
-        .where("project_id", "in", ids)
-        .orderBy("created_at")
-        .orderBy("id")
-        .execute(),
-    )
+    const rows = yield* withDb((db) => DimensionsRepo.dimensionsOfProjects(db, ids))
     return byProject(ids, rows.map(toDimension), (d) => d.project_id)
   })
 
@@ -200,14 +158,7 @@ export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dime
               }).filter(([, v]) => v !== undefined),
             )
             if (Object.keys(set).length === 0) return toDimension(current)
-            const row = yield* orConflict(name ?? current.name, () =>
-              trx
-                .updateTable("dimensions")
-                .set(set)
-                .where("id", "=", id)
-                .returningAll()
-                .executeTakeFirstOrThrow(),
-            )
+            const row = yield* orConflict(name ?? current.name, DimensionsRepo.updateDimension(trx, id, set))
             return toDimension(row)
           }),
         )
@@ -225,7 +176,7 @@ export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dime
               return yield* Conflict.of(
                 `dimension "${current.name}" is system-managed (source ${current.source}) and cannot be deleted`,
               )
-            yield* Effect.promise(() => trx.deleteFrom("dimensions").where("id", "=", id).execute())
+            yield* DimensionsRepo.deleteDimensions(trx, [id])
           }),
         )
       }),

@@ -9,12 +9,15 @@ import {
   BlobStore,
   type Conn,
   type Database,
+  type ProjectRow,
   type TaskRow,
   transaction,
   undoUnlessCommitted,
   withDb,
 } from "@dxs/db"
-import { enqueue } from "@dxs/db/TaskQueue"
+import * as AgentsRepo from "@dxs/db/repositories/Agents"
+import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
+import * as OutputSchemasRepo from "@dxs/db/repositories/OutputSchemas"
 import {
   type ExistingAgent,
   type ExistingDimension,
@@ -40,7 +43,7 @@ import {
 } from "@dxs/pipeline/llm/LanguageModel"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import { Context, Effect } from "effect"
-import { type Kysely, sql, type Transaction } from "kysely"
+import type { Kysely, Transaction } from "kysely"
 import { writeAgent } from "./Agents.ts"
 import type { BackgroundTaskHandler } from "./Archive.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
@@ -57,7 +60,6 @@ import { BadRequest, Conflict, NotFound, problemType, Unprocessable } from "./Er
 import { type Answer, claimKey, earlierAnswer, idempotentRequest, rememberKey } from "./Idempotency.ts"
 import { validName } from "./Inputs.ts"
 import { findLiveProject, findProject, insertProject } from "./Projects.ts"
-import { systemDimensionValuesOf } from "./TagDimensions.ts"
 import { checkJsonInput, checkTargetSchema, parseJsonInput, targetSchemaCheck } from "./TargetSchema.ts"
 import { isoOrNull } from "./Time.ts"
 
@@ -70,9 +72,7 @@ export class AppUrl extends Context.Reference<AppUrl>()("@dxs/services/AppUrl", 
 export const EXTRACT_MAX_FILES = 50
 export const EXTRACT_DEFAULT_PROJECT_NAME = "API Extraction"
 
-export const OUTPUT_MAPPING_TASK = "output-mapping"
-const mappingTaskKey = (projectId: string, version: number) =>
-  `${OUTPUT_MAPPING_TASK}:${projectId}:${version}`
+export const OUTPUT_MAPPING_TASK = OutputSchemasRepo.OUTPUT_MAPPING_TASK
 
 export type MappingStatus = "pending" | "success" | "failed"
 
@@ -112,85 +112,48 @@ export interface ExtractResponse {
   readonly results_url: string
 }
 
-type ProjectRow = Awaited<ReturnType<typeof projectRow>>
-
-const projectRow = (db: Conn, projectId: string) =>
-  db.selectFrom("projects").selectAll().where("id", "=", projectId).executeTakeFirstOrThrow()
-
-const lockedProjectRow = (trx: Conn, projectId: string) =>
-  trx.selectFrom("projects").selectAll().where("id", "=", projectId).forUpdate().executeTakeFirstOrThrow()
-
 // ---------------------------------------------------------------------------------------------------------
 // The mapping's context: the project's agents and dimensions as a mapping names them
 
 /** Non-draft agents with their dimensions, and every dimension with its current values, in order. */
-export const loadMappingContext = async (db: Conn, projectId: string): Promise<MappingContext> => {
-  const [agents, attachments, dimensions, resultValues] = await Promise.all([
-    db
-      .selectFrom("agents")
-      .select(["id", "name", "value_type", "value_if_not_found"])
-      .where("project_id", "=", projectId)
-      .where("is_draft", "=", false)
-      .orderBy("created_at")
-      .orderBy("id")
-      .execute(),
-    db
-      .selectFrom("agent_dimensions as ad")
-      .innerJoin("agents as a", "a.id", "ad.agent_id")
-      .innerJoin("dimensions as d", "d.id", "ad.dimension_id")
-      .select(["ad.agent_id", "ad.dimension_id", "ad.are_values_dynamic", "ad.values", "d.name"])
-      .where("a.project_id", "=", projectId)
-      .orderBy("ad.order")
-      .orderBy("d.created_at")
-      .orderBy("ad.id")
-      .execute(),
-    db
-      .selectFrom("dimensions")
-      .select(["id", "name", "source", "tag_key"])
-      .where("project_id", "=", projectId)
-      .orderBy("created_at")
-      .orderBy("id")
-      .execute(),
-    // Values that results carry (discovered values of dynamic dimensions), in the order they appeared.
-    sql<{ dimension_id: string; value: string }>`
-      select d.dimension_id, d.value from (
-        select dv->>'dimension_id' as dimension_id, dv->>'dimension_value' as value,
-               min(av.created_at) as first_at
-        from atomic_values av, jsonb_array_elements(av.dimension_values) dv
-        where av.project_id = ${projectId}
-        group by 1, 2
-      ) d order by d.first_at, d.value`
-      .execute(db)
-      .then((r) => r.rows),
-  ])
-  const values = new Map<string, Array<string>>()
-  const add = (dimensionId: string, value: string) => {
-    const list = values.get(dimensionId) ?? []
-    if (!list.includes(value)) list.push(value)
-    values.set(dimensionId, list)
-  }
-  const system = await Effect.runPromise(
-    systemDimensionValuesOf(
+export const loadMappingContext = (db: Conn, projectId: string): Effect.Effect<MappingContext> =>
+  Effect.gen(function* () {
+    const [agents, attachments, dimensions, resultValues] = yield* Effect.all(
+      [
+        AgentsRepo.publishedAgentsOfProject(db, projectId),
+        AgentsRepo.attachmentsOf(db, { projectId }),
+        DimensionsRepo.dimensionsOfProject(db, projectId),
+        // Values that results carry (discovered values of dynamic dimensions), in the order they appeared.
+        DimensionsRepo.valuesInResults(db, projectId),
+      ],
+      { concurrency: "unbounded" },
+    )
+    const values = new Map<string, Array<string>>()
+    const add = (dimensionId: string, value: string) => {
+      const list = values.get(dimensionId) ?? []
+      if (!list.includes(value)) list.push(value)
+      values.set(dimensionId, list)
+    }
+    const system = yield* DimensionsRepo.systemDimensionValues(
       db,
       dimensions
         .filter((d) => isSystemDimension(d.source))
         .map((d) => ({ dimension_id: d.id, project_id: projectId, source: d.source, tag_key: d.tag_key })),
-    ),
-  )
-  for (const [dimensionId, list] of system) for (const v of list) add(dimensionId, v)
-  for (const a of attachments)
-    if (!a.are_values_dynamic) for (const v of a.values ?? []) add(a.dimension_id, v)
-  for (const r of resultValues) add(r.dimension_id, r.value)
-  return {
-    agents: agents.map((a) => ({
-      name: a.name,
-      value_type: a.value_type as MappingContext["agents"][number]["value_type"],
-      dimensions: attachments.filter((x) => x.agent_id === a.id).map((x) => x.name),
-      value_if_not_found: a.value_if_not_found,
-    })),
-    dimensions: dimensions.map((d) => ({ name: d.name, values: values.get(d.id) ?? [] })),
-  }
-}
+    )
+    for (const [dimensionId, list] of system) for (const v of list) add(dimensionId, v)
+    for (const a of attachments)
+      if (!a.are_values_dynamic) for (const v of a.values ?? []) add(a.dimension_id, v)
+    for (const r of resultValues) add(r.dimension_id, r.value)
+    return {
+      agents: agents.map((a) => ({
+        name: a.name,
+        value_type: a.value_type as MappingContext["agents"][number]["value_type"],
+        dimensions: attachments.filter((x) => x.agent_id === a.id).map((x) => x.name),
+        value_if_not_found: a.value_if_not_found,
+      })),
+      dimensions: dimensions.map((d) => ({ name: d.name, values: values.get(d.id) ?? [] })),
+    }
+  })
 
 const toRecord = (row: ProjectRow, context: MappingContext): OutputSchemaRecord => ({
   schema: row.target_output_schema,
@@ -259,42 +222,6 @@ const unsaveable = (diagnostics: ReadonlyArray<MappingDiagnostic>) =>
     diagnostics,
   )
 
-/**
- * Stores a schema for automatic mapping: the mapping is cleared and a generation task is queued for this
- * schema version (a later PUT makes it a no-op). `launchAfter`: start the pipeline once the mapping is saved.
- */
-const setAutoMap = async (
-  trx: Transaction<Database>,
-  projectId: string,
-  schema: unknown,
-  launchAfter: boolean,
-) => {
-  const row = await trx
-    .updateTable("projects")
-    .set({
-      target_output_schema: JSON.stringify(schema),
-      output_auto_map: true,
-      output_mapping: null,
-      output_mapping_status: "pending",
-      output_mapping_source: "llm",
-      output_mapping_error: null,
-      output_mapping_generated_at: null,
-      output_schema_in_sync: true,
-      output_schema_version: sql`output_schema_version + 1`,
-      output_launch_after_mapping: launchAfter,
-      updated_at: sql`now()`,
-    })
-    .where("id", "=", projectId)
-    .returning("output_schema_version")
-    .executeTakeFirstOrThrow()
-  await enqueue(trx, {
-    kind: OUTPUT_MAPPING_TASK,
-    idempotencyKey: mappingTaskKey(projectId, row.output_schema_version),
-    payload: { project_id: projectId, version: row.output_schema_version },
-    projectId,
-  })
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Automatic mapping (the background task)
 
@@ -324,7 +251,7 @@ const fieldsToDescribe = (schema: unknown, agents: ReadonlyArray<PlannedAgent>):
  * drafts; `openai` writes them in one structured call per 40 fields). Runs outside any transaction.
  */
 const describePlannedAgents = async (db: Kysely<Database>, row: ProjectRow, model: LanguageModelShape) => {
-  const plan = planAutoMapping(row.target_output_schema, await existingForPlan(db, row.id))
+  const plan = planAutoMapping(row.target_output_schema, await Effect.runPromise(existingForPlan(db, row.id)))
   if (!plan.ok || plan.agents.length === 0) return new Map<string, FieldDescription>()
   const title = keywordOf(row.target_output_schema, row.target_output_schema, "title") ?? ""
   const described = await Effect.runPromise(
@@ -336,18 +263,18 @@ const describePlannedAgents = async (db: Kysely<Database>, row: ProjectRow, mode
   return new Map(described.fields.map((f) => [f.path, f]))
 }
 
-const existingForPlan = async (db: Conn, projectId: string) => {
-  const [context, dimensionRows] = await Promise.all([
-    loadMappingContext(db, projectId),
-    db.selectFrom("dimensions").select(["name", "source"]).where("project_id", "=", projectId).execute(),
-  ])
-  return {
-    agents: context.agents.map((a): ExistingAgent => ({ ...a })),
-    dimensions: dimensionRows.map(
-      (d): ExistingDimension => ({ name: d.name, source: d.source as ExistingDimension["source"] }),
-    ),
-  }
-}
+const existingForPlan = (db: Conn, projectId: string) =>
+  Effect.map(
+    Effect.all([loadMappingContext(db, projectId), DimensionsRepo.dimensionsOfProject(db, projectId)], {
+      concurrency: "unbounded",
+    }),
+    ([context, dimensionRows]) => ({
+      agents: context.agents.map((a): ExistingAgent => ({ ...a })),
+      dimensions: dimensionRows.map(
+        (d): ExistingDimension => ({ name: d.name, source: d.source as ExistingDimension["source"] }),
+      ),
+    }),
+  )
 
 /**
  * Plans agents, dimensions and a mapping from the schema (the model writes the agents' texts first,
@@ -366,50 +293,26 @@ const generateMapping = async (
   const version = Number(task.payload.version)
   const current = (row: ProjectRow) =>
     row.output_auto_map && row.output_schema_version === version && row.archived_at === null
-  const before = await projectRow(db, projectId)
+  const before = await Effect.runPromise(OutputSchemasRepo.outputSchemaOf(db, projectId))
   const descriptions = current(before) ? await describePlannedAgents(db, before, model) : new Map()
   await db.transaction().execute(async (trx) => {
-    const row = await lockedProjectRow(trx, projectId)
+    const row = await Effect.runPromise(OutputSchemasRepo.outputSchemaOf(trx, projectId, true))
     if (!current(row)) {
       await complete(trx)
       return
     }
     const outcome = await Effect.runPromise(Effect.either(buildMapping(trx, row, descriptions)))
     if (outcome._tag === "Left") {
-      await saveFailure(trx, projectId, outcome.left)
+      await Effect.runPromise(OutputSchemasRepo.saveMappingFailure(trx, projectId, outcome.left))
     } else {
-      await trx
-        .updateTable("projects")
-        .set({
-          output_mapping: JSON.stringify(outcome.right),
-          output_mapping_status: "success",
-          output_mapping_source: "llm",
-          output_mapping_generated_by: model.name,
-          output_mapping_error: null,
-          output_mapping_generated_at: sql`now()`,
-          output_schema_in_sync: true,
-          output_launch_after_mapping: false,
-          updated_at: sql`now()`,
-        })
-        .where("id", "=", projectId)
-        .execute()
+      await Effect.runPromise(
+        OutputSchemasRepo.saveGeneratedMapping(trx, projectId, outcome.right, model.name),
+      )
       if (row.output_launch_after_mapping) await requestLaunch(trx, projectId)
     }
     await complete(trx)
   })
 }
-
-const saveFailure = (trx: Conn, projectId: string, error: string) =>
-  trx
-    .updateTable("projects")
-    .set({
-      output_mapping_status: "failed",
-      output_mapping_error: error,
-      output_launch_after_mapping: false,
-      updated_at: sql`now()`,
-    })
-    .where("id", "=", projectId)
-    .execute()
 
 const buildMapping = (
   trx: Transaction<Database>,
@@ -418,18 +321,9 @@ const buildMapping = (
 ) =>
   Effect.gen(function* () {
     const projectId = row.id
-    const plan = planAutoMapping(
-      row.target_output_schema,
-      yield* Effect.promise(() => existingForPlan(trx, projectId)),
-    )
+    const plan = planAutoMapping(row.target_output_schema, yield* existingForPlan(trx, projectId))
     if (!plan.ok) return yield* Effect.fail(plan.error)
-    const rows = yield* Effect.promise(() =>
-      trx
-        .selectFrom("dimensions")
-        .select(["id", "name", "source"])
-        .where("project_id", "=", projectId)
-        .execute(),
-    )
+    const rows = yield* DimensionsRepo.dimensionsOfProject(trx, projectId)
     const ids = new Map(rows.map((d) => [d.name, d.id]))
     // System dimensions (the Document dimension) have their values from the documents themselves.
     const system = new Set(rows.filter((d) => isSystemDimension(d.source)).map((d) => d.name))
@@ -466,7 +360,7 @@ const buildMapping = (
         "create",
       ).pipe(Effect.mapError((e) => `could not create agent "${a.name}": ${e.detail}`))
     }
-    const context = yield* Effect.promise(() => loadMappingContext(trx, projectId))
+    const context = yield* loadMappingContext(trx, projectId)
     const diagnostics = validateMapping(row.target_output_schema, plan.mapping, context)
     if (hasMappingErrors(diagnostics))
       return yield* Effect.fail(
@@ -491,15 +385,19 @@ export const outputMappingTaskHandler =
       const retryable = !(e instanceof ModelError) || e.retryable
       if (retryable && task.attempts < task.max_attempts) throw e
       await ctx.db.transaction().execute(async (trx) => {
-        const row = await lockedProjectRow(trx, String(task.payload.project_id))
+        const row = await Effect.runPromise(
+          OutputSchemasRepo.outputSchemaOf(trx, String(task.payload.project_id), true),
+        )
         if (
           row.output_schema_version === Number(task.payload.version) &&
           row.output_mapping_status === "pending"
         )
-          await saveFailure(
-            trx,
-            row.id,
-            `automatic mapping failed: ${e instanceof Error ? e.message : String(e)}`,
+          await Effect.runPromise(
+            OutputSchemasRepo.saveMappingFailure(
+              trx,
+              row.id,
+              `automatic mapping failed: ${e instanceof Error ? e.message : String(e)}`,
+            ),
           )
         await ctx.complete(trx)
       })
@@ -510,17 +408,8 @@ export const outputMappingTaskHandler =
  * Housekeeping: a generation whose last attempt died with its worker (no handler left to record it)
  * leaves the status `failed` rather than `pending` forever.
  */
-export const failAbandonedMappings = async (db: Kysely<Database>): Promise<number> => {
-  const result = await sql`
-    update projects p set output_mapping_status = 'failed',
-      output_mapping_error = 'automatic mapping failed: ' || coalesce(t.last_error, 'the task failed'),
-      output_launch_after_mapping = false, updated_at = now()
-    from tasks t
-    where t.kind = ${OUTPUT_MAPPING_TASK} and t.status = 'failed'
-      and t.idempotency_key = ${OUTPUT_MAPPING_TASK} || ':' || p.id || ':' || p.output_schema_version
-      and p.output_auto_map and p.output_mapping_status = 'pending'`.execute(db)
-  return Number(result.numAffectedRows ?? 0)
-}
+export const failAbandonedMappings = (db: Kysely<Database>): Promise<number> =>
+  Effect.runPromise(OutputSchemasRepo.failAbandonedMappings(db))
 
 // ---------------------------------------------------------------------------------------------------------
 // Results in the schema's shape
@@ -529,40 +418,29 @@ const dimensionKey = (agentName: string, values: Readonly<Record<string, string>
   JSON.stringify([agentName, Object.entries(values).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))])
 
 /** Every current result of the project as a lookup by agent name and dimension values. */
-const loadLeaves = async (db: Conn, projectId: string, appUrl: string) => {
-  const [rows, names] = await Promise.all([
-    db
-      .selectFrom("resolution_results as rr")
-      .innerJoin("agents as a", (j) =>
-        j.onRef("a.id", "=", "rr.agent_id").onRef("a.config_version", "=", "rr.agent_config_version"),
-      )
-      .innerJoin("atomic_values as av", "av.id", "rr.atomic_value_id")
-      .select(["rr.id", "rr.agent_id", "rr.value", "rr.resolution_status", "a.name", "av.dimension_values"])
-      .where("rr.project_id", "=", projectId)
-      .where("a.is_draft", "=", false)
-      .execute(),
-    db
-      .selectFrom("dimensions")
-      .select(["id", "name"])
-      .where("project_id", "=", projectId)
-      .execute()
-      .then((r) => new Map(r.map((d) => [d.id, d.name]))),
-  ])
-  const leaves = new Map<string, LeafResult>()
-  const base = appUrl.replace(/\/+$/, "")
-  for (const r of rows) {
-    const values: Record<string, string> = {}
-    for (const d of r.dimension_values ?? []) values[names.get(d.dimension_id) ?? d.name] = d.dimension_value
-    const status = r.resolution_status as LeafResult["status"]
-    leaves.set(dimensionKey(r.name, values), {
-      value: status === "No result" || r.value === null || r.value === undefined ? null : String(r.value),
-      status,
-      url: `${base}/projects/${projectId}/agents/${r.agent_id}/${r.id}`,
-    })
-  }
-  return (agentName: string, values: Readonly<Record<string, string>>) =>
-    leaves.get(dimensionKey(agentName, values))
-}
+const loadLeaves = (db: Conn, projectId: string, appUrl: string) =>
+  Effect.gen(function* () {
+    const [rows, dimensions] = yield* Effect.all(
+      [OutputSchemasRepo.currentResults(db, projectId), DimensionsRepo.dimensionsOfProject(db, projectId)],
+      { concurrency: "unbounded" },
+    )
+    const names = new Map(dimensions.map((d) => [d.id, d.name]))
+    const leaves = new Map<string, LeafResult>()
+    const base = appUrl.replace(/\/+$/, "")
+    for (const r of rows) {
+      const values: Record<string, string> = {}
+      for (const d of r.dimension_values ?? [])
+        values[names.get(d.dimension_id) ?? d.name] = d.dimension_value
+      const status = r.resolution_status as LeafResult["status"]
+      leaves.set(dimensionKey(r.name, values), {
+        value: status === "No result" || r.value === null || r.value === undefined ? null : String(r.value),
+        status,
+        url: `${base}/projects/${projectId}/agents/${r.agent_id}/${r.id}`,
+      })
+    }
+    return (agentName: string, values: Readonly<Record<string, string>>) =>
+      leaves.get(dimensionKey(agentName, values))
+  })
 
 // ---------------------------------------------------------------------------------------------------------
 // The service
@@ -577,9 +455,9 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
         return yield* withDb((db) =>
           Effect.gen(function* () {
             yield* findProject(db, org.id, projectId)
-            const row = yield* Effect.promise(() => projectRow(db, projectId))
+            const row = yield* OutputSchemasRepo.outputSchemaOf(db, projectId)
             if (row.target_output_schema === null) return yield* noSchema(projectId)
-            const context = yield* Effect.promise(() => loadMappingContext(db, projectId))
+            const context = yield* loadMappingContext(db, projectId)
             return toRecord(row, context)
           }),
         )
@@ -599,15 +477,15 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
         return yield* transaction((trx) =>
           Effect.gen(function* () {
             yield* findLiveProject(trx, org.id, projectId)
-            const current = yield* Effect.promise(() => lockedProjectRow(trx, projectId))
+            const current = yield* OutputSchemasRepo.outputSchemaOf(trx, projectId, true)
             const changed =
               current.target_output_schema === null || !sameJson(current.target_output_schema, input.schema)
             // The agents and dimensions a mapping names: read once, the PUT does not change them.
-            const context = yield* Effect.promise(() => loadMappingContext(trx, projectId))
+            const context = yield* loadMappingContext(trx, projectId)
             if (input.auto_map) {
-              yield* Effect.promise(() => setAutoMap(trx, projectId, input.schema, false))
+              yield* OutputSchemasRepo.requestAutoMapping(trx, projectId, input.schema, false)
             } else {
-              let fields: Record<string, unknown>
+              let mapping: OutputSchemasRepo.ManualMapping
               if (input.mapping === undefined) {
                 if (!changed)
                   return yield* BadRequest.of(
@@ -618,47 +496,22 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
                 const kept = current.output_mapping ?? null
                 const usable =
                   kept !== null && !hasMappingErrors(validateMapping(input.schema, kept, context))
-                fields = {
-                  output_mapping_status: usable ? "success" : "pending",
-                  output_schema_in_sync: kept === null,
-                  ...(current.target_output_schema === null ? { output_mapping_source: "manual" } : {}),
+                mapping = {
+                  _tag: "Kept",
+                  usable,
+                  inSync: kept === null,
+                  first: current.target_output_schema === null,
                 }
               } else if (input.mapping === null) {
-                fields = {
-                  output_mapping: null,
-                  output_mapping_status: "pending",
-                  output_mapping_source: "manual",
-                  output_mapping_generated_at: null,
-                  output_schema_in_sync: true,
-                }
+                mapping = { _tag: "Cleared" }
               } else {
                 const diagnostics = validateMapping(input.schema, input.mapping, context)
                 if (hasMappingErrors(diagnostics)) return yield* unsaveable(diagnostics)
-                fields = {
-                  output_mapping: JSON.stringify(input.mapping),
-                  output_mapping_status: "success",
-                  output_mapping_source: "manual",
-                  output_mapping_generated_at: sql`now()`,
-                  output_schema_in_sync: true,
-                }
+                mapping = { _tag: "Saved", mapping: input.mapping }
               }
-              yield* Effect.promise(() =>
-                trx
-                  .updateTable("projects")
-                  .set({
-                    ...fields,
-                    target_output_schema: JSON.stringify(input.schema),
-                    output_auto_map: false,
-                    output_mapping_error: null,
-                    output_launch_after_mapping: false,
-                    output_schema_version: sql`output_schema_version + 1`,
-                    updated_at: sql`now()`,
-                  })
-                  .where("id", "=", projectId)
-                  .execute(),
-              )
+              yield* OutputSchemasRepo.saveManualSchema(trx, projectId, input.schema, mapping)
             }
-            const row = yield* Effect.promise(() => projectRow(trx, projectId))
+            const row = yield* OutputSchemasRepo.outputSchemaOf(trx, projectId)
             return toRecord(row, context)
           }),
         )
@@ -675,7 +528,7 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
         return yield* withDb((db) =>
           Effect.gen(function* () {
             yield* findProject(db, org.id, projectId)
-            const row = yield* Effect.promise(() => projectRow(db, projectId))
+            const row = yield* OutputSchemasRepo.outputSchemaOf(db, projectId)
             if (row.target_output_schema === null)
               return yield* BadRequest.of(`Project ${projectId} has no output schema configured`)
             if (row.output_mapping_status === "failed")
@@ -688,8 +541,9 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
                   ? "The mapping is still being generated; poll the project status until schema_status is success"
                   : "No mapping is saved for the output schema; PUT one with auto_map false, or set auto_map true",
               )
-            const [context, lookup] = yield* Effect.promise(() =>
-              Promise.all([loadMappingContext(db, projectId), loadLeaves(db, projectId, appUrl)]),
+            const [context, lookup] = yield* Effect.all(
+              [loadMappingContext(db, projectId), loadLeaves(db, projectId, appUrl)],
+              { concurrency: "unbounded" },
             )
             const enrich = options.enrich ?? false
             const rendered = renderSchema(
@@ -752,15 +606,8 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
                 yield* claimKey(trx, request)
                 yield* insertProject(trx, org.id, { name }, id)
                 for (const s of stored) yield* insertUpload(trx, id, s)
-                if (input.auto_map) yield* Effect.promise(() => setAutoMap(trx, id, schema, true))
-                else
-                  yield* Effect.promise(() =>
-                    trx
-                      .updateTable("projects")
-                      .set({ target_output_schema: JSON.stringify(schema), output_schema_version: 1 })
-                      .where("id", "=", id)
-                      .execute(),
-                  )
+                if (input.auto_map) yield* OutputSchemasRepo.requestAutoMapping(trx, id, schema, true)
+                else yield* OutputSchemasRepo.setInitialSchema(trx, id, schema)
                 const accepted = {
                   project_id: id,
                   status_url: `/api/v1/projects/${id}/status/`,
