@@ -1,3 +1,7 @@
+// Why a queue of our own rather than pg-boss or graphile-worker: a stage completes its task in the same
+// transaction as the results it writes (`complete` takes the caller's transaction), so a crash never leaves
+// results without a finished task, nor a finished task without its results. Those libraries do not offer that:
+// they mark a job done on their own connection after the handler returns.
 import { type Kysely, sql, type Transaction } from "kysely"
 import type { Conn } from "./Db.ts"
 import { listen } from "./Listen.ts"

@@ -2,6 +2,7 @@
  * The `openai` language-model provider (DESIGN §3): any OpenAI-compatible Chat Completions server (OpenAI,
  * Azure, vLLM, Ollama, llama.cpp server) with JSON-schema structured output.
  *
+ * - The official `openai` SDK sends the requests (`ChatCompletions.ts`); the retries and the back-off are ours.
  * - At most `concurrency` requests are in flight per model instance (a semaphore shared by every call;
  *   back-off waits do not hold a slot).
  * - 429, 5xx, network errors and timeouts are retried with exponential back-off and jitter, honouring
@@ -26,6 +27,7 @@ import {
   valuesEqual,
 } from "@dxs/domain/Values"
 import { Effect, Layer } from "effect"
+import { type ChatCompletionsBody, makeChatCompletions } from "./ChatCompletions.ts"
 import {
   addUsage,
   type ConsistencyResponse,
@@ -58,6 +60,8 @@ import {
 } from "./Prompts.ts"
 import { cacheKey, type ResponseCache } from "./ResponseCache.ts"
 
+export { parseRetryAfter } from "./ChatCompletions.ts"
+
 export interface OpenAiModelOptions {
   /** The API root, for example `https://api.openai.com/v1` or `http://127.0.0.1:1234/v1`. */
   readonly baseUrl: string
@@ -87,27 +91,6 @@ interface Completion<T> {
   readonly usage: Usage
 }
 
-type Attempt =
-  | {
-      readonly kind: "completion"
-      readonly content: unknown
-      readonly promptTokens: number
-      readonly completionTokens: number
-    }
-  | { readonly kind: "retry"; readonly message: string; readonly retryAfterMs: number | undefined }
-  | { readonly kind: "fatal"; readonly message: string }
-
-/** `Retry-After` as milliseconds: delta-seconds (decimals accepted) or an HTTP date. */
-export const parseRetryAfter = (header: string | null, now = Date.now()): number | undefined => {
-  if (header === null || header.trim() === "") return undefined
-  const seconds = Number(header.trim())
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
-  const date = Date.parse(header)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
-}
-
-const tokenCount = (u: unknown): number => (typeof u === "number" && Number.isFinite(u) && u >= 0 ? u : 0)
-
 /**
  * The JSON an answer's content holds. Tolerates a Markdown code fence and a leading `<think>` block (some
  * self-hosted reasoning models emit one even in structured-output mode).
@@ -135,80 +118,20 @@ export const parseContent = (content: unknown): unknown => {
   }
 }
 
-const errorDetail = (body: string): string => {
-  try {
-    const parsed = JSON.parse(body)
-    const message = parsed?.error?.message ?? parsed?.message ?? parsed?.error
-    if (typeof message === "string" && message.trim() !== "") return message.trim().slice(0, 300)
-  } catch {
-    // not JSON: the text itself
-  }
-  return collapseWhitespace(body).slice(0, 300)
-}
-
 export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape => {
-  const url = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? 4))
   const timeoutMs = options.timeoutMs ?? 60_000
   const maxRetries = Math.max(0, Math.floor(options.maxRetries ?? 5))
   const retryBaseMs = options.retryBaseMs ?? 500
   const maxRetryDelayMs = options.maxRetryDelayMs ?? 60_000
   const random = options.random ?? Math.random
-  const fetchImpl = options.fetch ?? globalThis.fetch
   const semaphore = Effect.unsafeMakeSemaphore(concurrency)
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" }
-  if (options.apiKey !== undefined && options.apiKey !== "")
-    headers.authorization = `Bearer ${options.apiKey}`
-
-  /** One HTTP request; never rejects. */
-  const attempt = async (body: string, interrupt: AbortSignal): Promise<Attempt> => {
-    try {
-      const response = await fetchImpl(url, {
-        method: "POST",
-        headers,
-        body,
-        signal: AbortSignal.any([interrupt, AbortSignal.timeout(timeoutMs)]),
-      })
-      const text = await response.text()
-      if (response.ok) {
-        let parsed: any
-        try {
-          parsed = JSON.parse(text)
-        } catch {
-          parsed = undefined
-        }
-        const message = parsed?.choices?.[0]?.message
-        return {
-          kind: "completion",
-          content: message?.content,
-          promptTokens: tokenCount(parsed?.usage?.prompt_tokens),
-          completionTokens: tokenCount(parsed?.usage?.completion_tokens),
-        }
-      }
-      const message = `model server answered ${response.status}: ${errorDetail(text)}`
-      if (response.status === 429 || response.status === 408 || response.status >= 500)
-        return { kind: "retry", message, retryAfterMs: parseRetryAfter(response.headers.get("retry-after")) }
-      return { kind: "fatal", message }
-    } catch (error) {
-      const name = (error as { name?: unknown } | null)?.name
-      if (name === "TimeoutError")
-        return {
-          kind: "retry",
-          message: `model request timed out after ${timeoutMs} ms`,
-          retryAfterMs: undefined,
-        }
-      const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause
-      const detail =
-        typeof cause?.code === "string"
-          ? cause.code
-          : typeof cause?.message === "string"
-            ? cause.message
-            : error instanceof Error
-              ? error.message
-              : String(error)
-      return { kind: "retry", message: `model server unreachable: ${detail}`, retryAfterMs: undefined }
-    }
-  }
+  const attempt = makeChatCompletions({
+    baseUrl: options.baseUrl,
+    timeoutMs,
+    ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+  })
 
   const backoff = (retry: number): number => {
     const ceiling = Math.min(maxRetryDelayMs, retryBaseMs * 2 ** retry)
@@ -219,8 +142,8 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
   const complete = <T>(prompt: Prompt<T>): Effect.Effect<Completion<T>, ModelError> =>
     Effect.gen(function* () {
       const messages = [
-        { role: "system", content: prompt.system },
-        { role: "user", content: prompt.user },
+        { role: "system" as const, content: prompt.system },
+        { role: "user" as const, content: prompt.user },
       ]
       const cache = options.cache
       const key = cacheKey({
@@ -238,7 +161,7 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
           return { value, usage: { ...noUsage, cacheHits: 1 } }
         }
       }
-      const body = JSON.stringify({
+      const body: ChatCompletionsBody = {
         model: options.model,
         messages,
         temperature: TEMPERATURE,
@@ -246,7 +169,7 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
           type: "json_schema",
           json_schema: { name: prompt.schemaName, strict: true, schema: prompt.schema },
         },
-      })
+      }
       let calls = 0
       let promptTokens = 0
       let completionTokens = 0
