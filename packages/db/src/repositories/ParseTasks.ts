@@ -11,20 +11,26 @@ const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 
 export const PARSE_TASK = "parse"
 
-/** The idempotency key of the parse task of one document version. */
-export const parseTaskKey = (documentId: string, version: number) => `parse:${documentId}:${version}`
+/**
+ * The idempotency key of the parse task of one document version: one task per version. A run that finds a
+ * document Pending with no parse in flight (its task failed for good) enqueues another, keyed by the run
+ * as well (`failAbandonedParses` matches only the version's own key).
+ */
+export const parseTaskKey = (documentId: string, version: number, runId?: string) =>
+  runId === undefined ? `parse:${documentId}:${version}` : `parse:${documentId}:${version}:${runId}`
 
-/** Enqueues the parse task of a document version (once per version). */
+/** Enqueues the parse task of a document version (once per version, or once per run with `runId`). */
 export const enqueueParse = (
   conn: Conn,
   documentId: string,
   version: number,
   projectId: string,
+  runId?: string,
 ): Effect.Effect<void> =>
   run(() =>
     enqueue(conn, {
       kind: PARSE_TASK,
-      idempotencyKey: parseTaskKey(documentId, version),
+      idempotencyKey: parseTaskKey(documentId, version, runId),
       payload: { document_id: documentId, version },
       projectId,
     }),
