@@ -1,15 +1,13 @@
 /**
- * Documents with their tags. A new document is always inserted together with its parse task
- * (`ParseTasks.ts`). Driver errors are defects; "not found" is `undefined`, for the caller to name. Pages
- * live in `Pages.ts`.
+ * Documents with their tags. An upload or an extracted attachment is inserted together with its parse
+ * task (`ParseTasks.ts`), so no Pending version lacks one. Driver errors are defects; "not found" is
+ * `undefined`, for the caller to name. Pages live in `Pages.ts`.
  */
 import { Effect } from "effect"
 import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
 import type { DocumentRow } from "../Schema.ts"
 import { enqueueParse } from "./ParseTasks.ts"
-
-const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 
 /** A new document (version 1, Pending) as an upload or an extracted attachment gives it. */
 export interface NewDocument {
@@ -30,7 +28,7 @@ export const insertDocumentAndEnqueueParse = (
   document: NewDocument,
 ): Effect.Effect<DocumentRow> =>
   Effect.flatMap(
-    run(() =>
+    Effect.promise(() =>
       conn
         .insertInto("documents")
         .values({
@@ -49,11 +47,11 @@ export const insertDocumentAndEnqueueParse = (
   )
 
 export const findDocument = (db: Conn, documentId: string): Effect.Effect<DocumentRow | undefined> =>
-  run(() => db.selectFrom("documents").selectAll().where("id", "=", documentId).executeTakeFirst())
+  Effect.promise(() => db.selectFrom("documents").selectAll().where("id", "=", documentId).executeTakeFirst())
 
 /** The document, locked until the transaction ends. */
 export const lockDocument = (trx: Conn, documentId: string): Effect.Effect<DocumentRow | undefined> =>
-  run(() =>
+  Effect.promise(() =>
     trx.selectFrom("documents").selectAll().where("id", "=", documentId).forUpdate().executeTakeFirst(),
   )
 
@@ -65,7 +63,7 @@ export const findDocumentInProject = (
   projectId: string,
   documentId: string,
 ): Effect.Effect<DocumentRow | undefined> =>
-  run(() => inProject(db, projectId, documentId).executeTakeFirst())
+  Effect.promise(() => inProject(db, projectId, documentId).executeTakeFirst())
 
 /** The document of the project, locked until the transaction ends. */
 export const lockDocumentInProject = (
@@ -73,7 +71,7 @@ export const lockDocumentInProject = (
   projectId: string,
   documentId: string,
 ): Effect.Effect<DocumentRow | undefined> =>
-  run(() => inProject(trx, projectId, documentId).forUpdate().executeTakeFirst())
+  Effect.promise(() => inProject(trx, projectId, documentId).forUpdate().executeTakeFirst())
 
 /** The documents among `ids` of the project, in no particular order. */
 export const documentsOfProject = (
@@ -81,7 +79,7 @@ export const documentsOfProject = (
   projectId: string,
   ids: ReadonlyArray<string>,
 ): Effect.Effect<ReadonlyArray<DocumentRow>> =>
-  run(() =>
+  Effect.promise(() =>
     db
       .selectFrom("documents")
       .selectAll()
@@ -96,7 +94,7 @@ export const listDocuments = (
   projectIds: ReadonlyArray<string>,
   tag?: { readonly key: string; readonly value: string } | undefined,
 ): Effect.Effect<ReadonlyArray<DocumentRow>> =>
-  run(() => {
+  Effect.promise(() => {
     let q = db.selectFrom("documents as d").selectAll("d").where("d.project_id", "in", projectIds)
     if (tag !== undefined)
       q = q.where((eb) =>
@@ -114,7 +112,7 @@ export const listDocuments = (
 
 /** Where the document's current version is stored, if the document still exists. */
 export const currentBlobKey = (db: Conn, documentId: string): Effect.Effect<string | undefined> =>
-  run(async () => {
+  Effect.promise(async () => {
     const row = await db
       .selectFrom("documents")
       .select("blob_key")
@@ -129,7 +127,7 @@ export const documentsExtractedFrom = (
   projectId: string,
   documentId: string,
 ): Effect.Effect<ReadonlyArray<{ id: string; blob_key: string; page_count: number }>> =>
-  run(async () => {
+  Effect.promise(async () => {
     const r = await sql<{ id: string; blob_key: string; page_count: number }>`
       with recursive tree(id) as (
         select id from documents where parent_document_id = ${documentId} and project_id = ${projectId}
@@ -152,7 +150,7 @@ export const attachmentLevel = (
 ): Effect.Effect<number> =>
   parentDocumentId === null
     ? Effect.succeed(0)
-    : run(async () => {
+    : Effect.promise(async () => {
         const r = await sql<{ level: number }>`
           with recursive up (parent, level) as (
             select ${parentDocumentId}::uuid, 1
@@ -167,7 +165,9 @@ export const attachmentLevel = (
       })
 
 export const deleteDocuments = (trx: Conn, ids: ReadonlyArray<string>): Effect.Effect<void> =>
-  ids.length === 0 ? Effect.void : run(() => trx.deleteFrom("documents").where("id", "in", ids).execute())
+  ids.length === 0
+    ? Effect.void
+    : Effect.promise(() => trx.deleteFrom("documents").where("id", "in", ids).execute())
 
 /** The file and outcome of a new version of a document (its parse has not run yet). */
 export interface NewVersion {
@@ -187,7 +187,7 @@ export const startNewVersion = (
   documentId: string,
   version: NewVersion,
 ): Effect.Effect<DocumentRow> =>
-  run(async () => {
+  Effect.promise(async () => {
     await trx.deleteFrom("pages").where("document_id", "=", documentId).execute()
     return trx
       .updateTable("documents")
@@ -199,7 +199,7 @@ export const startNewVersion = (
 
 /** Sets `archive_requested_at` to now. */
 export const requestDocumentArchive = (trx: Conn, documentId: string): Effect.Effect<DocumentRow> =>
-  run(() =>
+  Effect.promise(() =>
     trx
       .updateTable("documents")
       .set({ archive_requested_at: sql<Date>`now()` })
@@ -215,7 +215,7 @@ export const requestDocumentArchive = (trx: Conn, documentId: string): Effect.Ef
 export const requestDueArchivals = (
   trx: Conn,
 ): Effect.Effect<ReadonlyArray<{ readonly id: string; readonly project_id: string }>> =>
-  run(async () => {
+  Effect.promise(async () => {
     const due = await sql<{ id: string; project_id: string }>`
       update documents d set archive_requested_at = now()
       from projects p
@@ -231,7 +231,7 @@ export const requestDueArchivals = (
 
 /** The next midnight UTC by the database clock, and its day (`YYYY-MM-DD`). */
 export const nextUtcMidnight = (conn: Conn): Effect.Effect<{ readonly at: Date; readonly day: string }> =>
-  run(async () => {
+  Effect.promise(async () => {
     const next = await sql<{ at: Date; day: string }>`
       select (date_trunc('day', now() at time zone 'utc') + interval '1 day') at time zone 'utc' as at,
              to_char(date_trunc('day', now() at time zone 'utc') + interval '1 day', 'YYYY-MM-DD') as day
@@ -244,7 +244,7 @@ export const lockArchivalState = (
   trx: Conn,
   documentId: string,
 ): Effect.Effect<{ readonly project_id: string; readonly archive_requested_at: Date | null } | undefined> =>
-  run(() =>
+  Effect.promise(() =>
     trx
       .selectFrom("documents")
       .select(["project_id", "archive_requested_at"])
@@ -254,7 +254,7 @@ export const lockArchivalState = (
   )
 
 export const moveDocument = (trx: Conn, documentId: string, projectId: string): Effect.Effect<void> =>
-  run(() =>
+  Effect.promise(() =>
     trx.updateTable("documents").set({ project_id: projectId }).where("id", "=", documentId).execute(),
   )
 
@@ -269,7 +269,7 @@ export const insertDocumentCopy = (
     readonly parent_document_id: string | null
   },
 ): Effect.Effect<void> =>
-  run(async () => {
+  Effect.promise(async () => {
     await trx
       .insertInto("documents")
       .values({
@@ -312,7 +312,7 @@ export const tagsOfDocuments = (
   db: Conn,
   documentIds: ReadonlyArray<string>,
 ): Effect.Effect<Map<string, Array<TagRow>>> =>
-  run(async () => {
+  Effect.promise(async () => {
     const byDocument = new Map<string, Array<TagRow>>()
     if (documentIds.length === 0) return byDocument
     const rows = await db
@@ -334,7 +334,7 @@ export const tagKeysOfProject = (
   projectId: string,
   except: ReadonlyArray<string>,
 ): Effect.Effect<ReadonlyArray<string>> =>
-  run(async () => {
+  Effect.promise(async () => {
     let q = db
       .selectFrom("document_tags as t")
       .innerJoin("documents as d", "d.id", "t.document_id")
@@ -351,7 +351,7 @@ export const replaceTags = (
   documentId: string,
   tags: ReadonlyArray<TagRow>,
 ): Effect.Effect<void> =>
-  run(async () => {
+  Effect.promise(async () => {
     await trx.deleteFrom("document_tags").where("document_id", "=", documentId).execute()
     if (tags.length > 0)
       await trx

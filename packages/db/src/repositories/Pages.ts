@@ -7,8 +7,6 @@ import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
 import type { PageRow } from "../Schema.ts"
 
-const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
-
 /** Pages per INSERT when a parse writes them. */
 const PAGE_INSERT_BATCH = 100
 
@@ -29,7 +27,7 @@ export const replacePages = (
   documentId: string,
   pages: ReadonlyArray<NewPage>,
 ): Effect.Effect<void> =>
-  run(async () => {
+  Effect.promise(async () => {
     await trx.deleteFrom("pages").where("document_id", "=", documentId).execute()
     for (let i = 0; i < pages.length; i += PAGE_INSERT_BATCH)
       await trx
@@ -46,7 +44,7 @@ export const findPage = (
   documentId: string,
   pageNumber: number,
 ): Effect.Effect<PageContent | undefined> =>
-  run(() =>
+  Effect.promise(() =>
     db
       .selectFrom("pages")
       .select(["number", "text", "layout", "width", "height", "unit"])
@@ -61,7 +59,7 @@ export const pagesOfDocuments = (
   orgId: string,
   documentIds: ReadonlyArray<string>,
 ): Effect.Effect<ReadonlyArray<PageContent & { readonly document_id: string }>> =>
-  run(() =>
+  Effect.promise(() =>
     db
       .selectFrom("pages as pg")
       .innerJoin("documents as d", "d.id", "pg.document_id")
@@ -96,7 +94,7 @@ export const rankPagesOfProject = (
     readonly limit: number
   },
 ): Effect.Effect<ReadonlyArray<RankedPage>> =>
-  run(async () => {
+  Effect.promise(async () => {
     const onlyDocument = input.documentId === undefined ? sql`` : sql`and d.id = ${input.documentId}`
     // Rank first, then draw excerpts only for the pages kept (ts_headline re-parses the page text).
     const { rows } = await sql<RankedPage>`
@@ -129,7 +127,7 @@ export const pageTotals = (
   db: Conn,
   documentId: string,
 ): Effect.Effect<{ readonly pages: number; readonly chars: number; readonly last: number | null }> =>
-  run(() =>
+  Effect.promise(() =>
     db
       .selectFrom("pages")
       .select([
@@ -147,7 +145,7 @@ export const pageTexts = (
   documentId: string,
   numbers?: ReadonlyArray<number>,
 ): Effect.Effect<ReadonlyArray<{ readonly number: number; readonly text: string }>> =>
-  run(() => {
+  Effect.promise(() => {
     let q = db.selectFrom("pages").select(["number", "text"]).where("document_id", "=", documentId)
     if (numbers !== undefined) q = q.where("number", "in", numbers)
     return q.orderBy("number").execute()
@@ -160,7 +158,7 @@ export const rankedPageNumbers = (
   query: string,
   limit: number,
 ): Effect.Effect<ReadonlyArray<number>> =>
-  run(async () => {
+  Effect.promise(async () => {
     const r = await sql<{ number: number }>`
       select p.number
       from pages p, to_tsquery('english', ${query}) q
@@ -178,7 +176,7 @@ export const leadingPageNumbers = (
   except: ReadonlyArray<number>,
   limit: number,
 ): Effect.Effect<ReadonlyArray<number>> =>
-  run(async () => {
+  Effect.promise(async () => {
     const rows = await db
       .selectFrom("pages")
       .select("number")

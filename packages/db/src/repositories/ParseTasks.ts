@@ -7,8 +7,6 @@ import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
 import { enqueue } from "../TaskQueue.ts"
 
-const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
-
 export const PARSE_TASK = "parse"
 
 /**
@@ -27,7 +25,7 @@ export const enqueueParse = (
   projectId: string,
   runId?: string,
 ): Effect.Effect<void> =>
-  run(() =>
+  Effect.promise(() =>
     enqueue(conn, {
       kind: PARSE_TASK,
       idempotencyKey: parseTaskKey(documentId, version, runId),
@@ -38,7 +36,7 @@ export const enqueueParse = (
 
 /** True when a parse task of the project other than `taskId` is pending or running. */
 export const parseInFlight = (trx: Conn, projectId: string, taskId: string): Effect.Effect<boolean> =>
-  run(
+  Effect.promise(
     async () =>
       (await trx
         .selectFrom("tasks")
@@ -52,7 +50,7 @@ export const parseInFlight = (trx: Conn, projectId: string, taskId: string): Eff
 
 /** Moves the unfinished parse task of a document to the project the document is now in. */
 export const moveParseTasks = (trx: Conn, documentId: string, projectId: string): Effect.Effect<void> =>
-  run(() =>
+  Effect.promise(() =>
     trx
       .updateTable("tasks")
       .set({ project_id: projectId })
@@ -74,7 +72,7 @@ export const markParseFailed = (
   version: number,
   reason: string,
 ): Effect.Effect<boolean> =>
-  run(async () => {
+  Effect.promise(async () => {
     const r = await db
       .updateTable("documents")
       .set({ status: "Failed", failure_reason: reason, page_count: 0, summary: "", metadata: "" })
@@ -100,7 +98,7 @@ export const markParseFailed = (
  * good; returns how many documents changed.
  */
 export const failAbandonedParses = (db: Conn): Effect.Effect<number> =>
-  run(async () => {
+  Effect.promise(async () => {
     const r = await sql`
       update documents d set
         status = 'Failed',
@@ -131,7 +129,7 @@ export const recordParseOutcome = (
   documentId: string,
   outcome: ParseOutcomeRow,
 ): Effect.Effect<void> =>
-  run(() =>
+  Effect.promise(() =>
     trx
       .updateTable("documents")
       .set(

@@ -10,8 +10,6 @@ import type { FoldersTable, ProjectRow } from "../Schema.ts"
 
 export const DOCUMENT_DIMENSION = "Document"
 
-const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
-
 const selectProjects = (db: Conn, orgId: string) =>
   db
     .selectFrom("projects as p")
@@ -42,7 +40,7 @@ export const findProject = (
   orgId: string,
   id: string,
 ): Effect.Effect<ProjectWithCounts | undefined> =>
-  run(() => selectProjects(db, orgId).where("p.id", "=", id).executeTakeFirst())
+  Effect.promise(() => selectProjects(db, orgId).where("p.id", "=", id).executeTakeFirst())
 
 /** Whether the project of the organisation exists and is archived, without the counts of `findProject`. */
 export type ProjectPresence = Pick<ProjectRow, "id" | "archived_at" | "archive_of_project_id">
@@ -59,7 +57,8 @@ export const findProjectPresence = (
   db: Conn,
   orgId: string,
   id: string,
-): Effect.Effect<ProjectPresence | undefined> => run(() => presence(db, orgId, id).executeTakeFirst())
+): Effect.Effect<ProjectPresence | undefined> =>
+  Effect.promise(() => presence(db, orgId, id).executeTakeFirst())
 
 /**
  * Holds the project row so concurrent tag and document changes of one project (and their dimensions)
@@ -71,14 +70,14 @@ export const lockProjectPresence = (
   orgId: string,
   id: string,
 ): Effect.Effect<ProjectPresence | undefined> =>
-  run(() => presence(trx, orgId, id).forUpdate().executeTakeFirst())
+  Effect.promise(() => presence(trx, orgId, id).forUpdate().executeTakeFirst())
 
 /** The project (of any organisation) and whether it is archived, locked until the transaction ends. */
 export const lockProjectState = (
   trx: Conn,
   id: string,
 ): Effect.Effect<Pick<ProjectRow, "id" | "archived_at"> | undefined> =>
-  run(() =>
+  Effect.promise(() =>
     trx
       .selectFrom("projects")
       .select(["id", "archived_at"])
@@ -89,7 +88,9 @@ export const lockProjectState = (
 
 /** Holds the project row (of any organisation) until the transaction ends; see `lockProjectPresence`. */
 export const lockProject = (trx: Conn, id: string): Effect.Effect<void> =>
-  run(() => trx.selectFrom("projects").select("id").where("id", "=", id).forUpdate().executeTakeFirst())
+  Effect.promise(() =>
+    trx.selectFrom("projects").select("id").where("id", "=", id).forUpdate().executeTakeFirst(),
+  )
 
 /** The live projects (or the projects archived by hand) of the organisation, by name, with their counts. */
 export const listProjects = (
@@ -101,7 +102,7 @@ export const listProjects = (
     readonly folderId?: string | null | undefined
   },
 ): Effect.Effect<ReadonlyArray<ProjectWithCounts>> =>
-  run(() => {
+  Effect.promise(() => {
     let q = options.archived
       ? selectProjects(db, orgId)
           .where("p.archived_at", "is not", null)
@@ -120,7 +121,7 @@ export const projectIdsOfOrganization = (
 ): Effect.Effect<ReadonlySet<string>> =>
   ids.length === 0
     ? Effect.succeed(new Set<string>())
-    : run(async () => {
+    : Effect.promise(async () => {
         const rows = await db
           .selectFrom("projects")
           .select("id")
@@ -144,7 +145,7 @@ export interface NewProjectInput {
 
 /** Inserts a project with its system Document dimension; returns its id. */
 export const insertProject = (trx: Conn, input: NewProjectInput): Effect.Effect<string> =>
-  run(async () => {
+  Effect.promise(async () => {
     const { id, ...values } = input
     const row = await trx
       .insertInto("projects")
@@ -178,7 +179,7 @@ export type ProjectChanges = Partial<
 
 /** Sets the given fields (and `updated_at`). */
 export const updateProject = (trx: Conn, id: string, changes: ProjectChanges): Effect.Effect<void> =>
-  run(() =>
+  Effect.promise(() =>
     trx
       .updateTable("projects")
       .set({ ...changes, updated_at: sql`now()` })
@@ -193,7 +194,7 @@ export const setProjectArchived = (
   archivedAt: Date | null,
   archived: boolean,
 ): Effect.Effect<void> =>
-  run(() =>
+  Effect.promise(() =>
     trx
       .updateTable("projects")
       .set({ archived_at: archived ? (archivedAt ?? sql`now()`) : null, updated_at: sql`now()` })
@@ -202,14 +203,16 @@ export const setProjectArchived = (
   )
 
 export const markProjectVisited = (trx: Conn, id: string): Effect.Effect<void> =>
-  run(() => trx.updateTable("projects").set({ last_visited_at: sql`now()` }).where("id", "=", id).execute())
+  Effect.promise(() =>
+    trx.updateTable("projects").set({ last_visited_at: sql`now()` }).where("id", "=", id).execute(),
+  )
 
 /** The stored versions of the documents of the project and of its archive projects. */
 export const documentVersionsOfProject = (
   trx: Conn,
   id: string,
 ): Effect.Effect<ReadonlyArray<{ readonly blob_key: string; readonly page_count: number }>> =>
-  run(() =>
+  Effect.promise(() =>
     trx
       .selectFrom("documents")
       .select(["blob_key", "page_count"])
@@ -228,7 +231,7 @@ export const documentVersionsOfProject = (
 
 /** Deletes the project; the database cascades to everything in it (its archive projects included). */
 export const deleteProject = (trx: Conn, id: string): Effect.Effect<void> =>
-  run(() => trx.deleteFrom("projects").where("id", "=", id).execute())
+  Effect.promise(() => trx.deleteFrom("projects").where("id", "=", id).execute())
 
 /** What a project's status record is computed from, for each of `ids`. */
 export interface ProjectStatusCounts {
@@ -253,7 +256,7 @@ export const projectStatusCounts = (
   db: Conn,
   ids: ReadonlyArray<string>,
 ): Effect.Effect<ProjectStatusCounts> =>
-  run(async () => {
+  Effect.promise(async () => {
     const [projects, documents, parseTasks] = await Promise.all([
       db
         .selectFrom("projects")
@@ -289,7 +292,7 @@ export const projectStatusCounts = (
 
 /** The archive project of a project (the first created), if it has one. */
 export const findArchiveProject = (trx: Conn, sourceId: string): Effect.Effect<string | undefined> =>
-  run(async () => {
+  Effect.promise(async () => {
     const row = await trx
       .selectFrom("projects")
       .select("id")
@@ -304,7 +307,7 @@ export const findArchiveProject = (trx: Conn, sourceId: string): Effect.Effect<s
  * start, with its system Document dimension. Returns its id.
  */
 export const insertArchiveProject = (trx: Conn, sourceId: string): Effect.Effect<string> =>
-  run(async () => {
+  Effect.promise(async () => {
     const source = await trx
       .selectFrom("projects")
       .selectAll()
@@ -342,7 +345,7 @@ export const insertArchiveProject = (trx: Conn, sourceId: string): Effect.Effect
 export type FolderRow = Selectable<FoldersTable>
 
 export const findFolder = (db: Conn, orgId: string, id: string): Effect.Effect<FolderRow | undefined> =>
-  run(() =>
+  Effect.promise(() =>
     db
       .selectFrom("folders")
       .selectAll()
@@ -353,7 +356,7 @@ export const findFolder = (db: Conn, orgId: string, id: string): Effect.Effect<F
 
 /** The organisation's folders by name (ignoring case). */
 export const listFolders = (db: Conn, orgId: string): Effect.Effect<ReadonlyArray<FolderRow>> =>
-  run(() =>
+  Effect.promise(() =>
     db
       .selectFrom("folders")
       .selectAll()
@@ -367,7 +370,7 @@ export const insertFolder = (
   db: Conn,
   input: { readonly organization_id: string; readonly name: string; readonly parent_id: string | null },
 ): Effect.Effect<FolderRow> =>
-  run(() => db.insertInto("folders").values(input).returningAll().executeTakeFirstOrThrow())
+  Effect.promise(() => db.insertInto("folders").values(input).returningAll().executeTakeFirstOrThrow())
 
 /** Sets the given fields (and `updated_at`). */
 export const updateFolder = (
@@ -375,7 +378,7 @@ export const updateFolder = (
   id: string,
   changes: { readonly name?: string; readonly parent_id?: string | null },
 ): Effect.Effect<FolderRow> =>
-  run(() =>
+  Effect.promise(() =>
     db
       .updateTable("folders")
       .set({ ...changes, updated_at: sql`now()` })
@@ -386,11 +389,11 @@ export const updateFolder = (
 
 /** Deletes the folder; the database deletes its subfolders and unfiles the projects inside. */
 export const deleteFolder = (db: Conn, id: string): Effect.Effect<void> =>
-  run(() => db.deleteFrom("folders").where("id", "=", id).execute())
+  Effect.promise(() => db.deleteFrom("folders").where("id", "=", id).execute())
 
 /** Whether `folderId` is `startId` or one of its ancestors (so `folderId` may not move under `startId`). */
 export const isFolderAtOrAbove = (db: Conn, folderId: string, startId: string): Effect.Effect<boolean> =>
-  run(async () => {
+  Effect.promise(async () => {
     const r = await sql<{ id: string }>`
       with recursive up(id, parent_id) as (
         select id, parent_id from folders where id = ${startId}
