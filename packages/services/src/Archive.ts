@@ -7,11 +7,13 @@
  */
 
 import type { Conn, Database, TaskRow } from "@dxs/db"
+import * as Documents from "@dxs/db/repositories/Documents"
+import { moveParseTasks } from "@dxs/db/repositories/ParseTasks"
+import * as Projects from "@dxs/db/repositories/Projects"
 import { enqueue } from "@dxs/db/TaskQueue"
 import { documentsLeftProject } from "@dxs/pipeline/run/Runs"
 import { Effect } from "effect"
-import { type Kysely, sql, type Transaction } from "kysely"
-import { DOCUMENT_DIMENSION } from "./Projects.ts"
+import type { Kysely, Transaction } from "kysely"
 import { syncTagDimensions } from "./TagDimensions.ts"
 
 export const ARCHIVE_TASK = "archive"
@@ -43,11 +45,7 @@ export const enqueueArchive = (conn: Conn, documentId: string, projectId: string
  * `archive-sweep:{YYYY-MM-DD}` of that day: every process may call it, one task per day results.
  */
 export const scheduleArchiveSweep = async (conn: Conn) => {
-  const next = await sql<{ at: Date; day: string }>`
-    select (date_trunc('day', now() at time zone 'utc') + interval '1 day') at time zone 'utc' as at,
-           to_char(date_trunc('day', now() at time zone 'utc') + interval '1 day', 'YYYY-MM-DD') as day
-  `.execute(conn)
-  const { at, day } = next.rows[0]!
+  const { at, day } = await Effect.runPromise(Documents.nextUtcMidnight(conn))
   return enqueue(conn, {
     kind: ARCHIVE_SWEEP_TASK,
     idempotencyKey: `${ARCHIVE_SWEEP_TASK}:${day}`,
@@ -61,60 +59,15 @@ export const scheduleArchiveSweep = async (conn: Conn) => {
  * more than that many days ago and is not already requested; enqueues their archive tasks. Returns their ids.
  */
 export const requestDueArchivals = async (trx: Conn): Promise<ReadonlyArray<string>> => {
-  const due = await sql<{ id: string; project_id: string }>`
-    update documents d set archive_requested_at = now()
-    from projects p
-    where d.project_id = p.id
-      and p.archived_at is null
-      and p.auto_archive_after_days is not null
-      and d.archive_requested_at is null
-      and d.uploaded_at < now() - make_interval(days => p.auto_archive_after_days)
-    returning d.id, d.project_id
-  `.execute(trx)
-  for (const d of due.rows) await enqueueArchive(trx, d.id, d.project_id)
-  return due.rows.map((d) => d.id)
+  const due = await Effect.runPromise(Documents.requestDueArchivals(trx))
+  for (const d of due) await enqueueArchive(trx, d.id, d.project_id)
+  return due.map((d) => d.id)
 }
 
 /** The archive project of a live project, created (with its system Document dimension) on first use. */
-const archiveProjectOf = async (trx: Transaction<Database>, sourceId: string) => {
-  const existing = await trx
-    .selectFrom("projects")
-    .select("id")
-    .where("archive_of_project_id", "=", sourceId)
-    .orderBy("created_at")
-    .executeTakeFirst()
-  if (existing) return existing.id
-  const source = await trx
-    .selectFrom("projects")
-    .selectAll()
-    .where("id", "=", sourceId)
-    .executeTakeFirstOrThrow()
-  const created = await trx
-    .insertInto("projects")
-    .values({
-      organization_id: source.organization_id,
-      name: `${source.name} (archive)`,
-      description: `Archived documents of the project "${source.name}"`,
-      reference_date: source.reference_date,
-      auto_archive_after_days: null,
-      project_modules: JSON.stringify(source.project_modules ?? {}),
-      target_output_schema: null,
-      archived_at: sql<Date>`now()`,
-      archive_of_project_id: sourceId,
-    })
-    .returning("id")
-    .executeTakeFirstOrThrow()
-  await trx
-    .insertInto("dimensions")
-    .values({
-      project_id: created.id,
-      name: DOCUMENT_DIMENSION,
-      description: "One value per document",
-      source: "DOCUMENT",
-    })
-    .execute()
-  return created.id
-}
+const archiveProjectOf = async (trx: Transaction<Database>, sourceId: string) =>
+  (await Effect.runPromise(Projects.findArchiveProject(trx, sourceId))) ??
+  (await Effect.runPromise(Projects.insertArchiveProject(trx, sourceId)))
 
 /**
  * Moves one document (requested for archival) into its project's archive project, with its tags; both
@@ -122,38 +75,18 @@ const archiveProjectOf = async (trx: Transaction<Database>, sourceId: string) =>
  * do (the document is gone, not requested, or already in an archived project).
  */
 export const archiveDocument = async (trx: Transaction<Database>, documentId: string) => {
-  const doc = await trx
-    .selectFrom("documents")
-    .select("project_id")
-    .where("id", "=", documentId)
-    .executeTakeFirst()
+  const doc = await Effect.runPromise(Documents.findDocument(trx, documentId))
   if (!doc) return undefined
   // The project first (as every document change does), then the document.
-  const project = await trx
-    .selectFrom("projects")
-    .select(["id", "archived_at"])
-    .where("id", "=", doc.project_id)
-    .forUpdate()
-    .executeTakeFirst()
-  const locked = await trx
-    .selectFrom("documents")
-    .select(["project_id", "archive_requested_at"])
-    .where("id", "=", documentId)
-    .forUpdate()
-    .executeTakeFirst()
+  const project = await Effect.runPromise(Projects.lockProjectState(trx, doc.project_id))
+  const locked = await Effect.runPromise(Documents.lockArchivalState(trx, documentId))
   if (!project || project.archived_at !== null || !locked) return undefined
   if (locked.project_id !== project.id || locked.archive_requested_at === null) return undefined
   const archiveId = await archiveProjectOf(trx, project.id)
-  await trx.updateTable("documents").set({ project_id: archiveId }).where("id", "=", documentId).execute()
+  await Effect.runPromise(Documents.moveDocument(trx, documentId, archiveId))
   await documentsLeftProject(trx, project.id)
   // Its unfinished parse task now counts for the project the document is in.
-  await trx
-    .updateTable("tasks")
-    .set({ project_id: archiveId })
-    .where("kind", "=", "parse")
-    .where("status", "in", ["pending", "running"])
-    .where(sql<boolean>`payload->>'document_id' = ${documentId}`)
-    .execute()
+  await Effect.runPromise(moveParseTasks(trx, documentId, archiveId))
   await Effect.runPromise(syncTagDimensions(trx, project.id))
   await Effect.runPromise(syncTagDimensions(trx, archiveId))
   return archiveId

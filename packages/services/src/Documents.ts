@@ -8,12 +8,13 @@ import {
   type DocumentRow,
   documentBlobKey,
   isBlobNotFound,
-  query,
   transaction,
   undoUnlessCommitted,
   withDb,
 } from "@dxs/db"
-import { enqueue } from "@dxs/db/TaskQueue"
+import * as Repo from "@dxs/db/repositories/Documents"
+import { enqueueParse } from "@dxs/db/repositories/ParseTasks"
+import { lockProject } from "@dxs/db/repositories/Projects"
 import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
 import { documentTypeFromFileName, fileExtension, supportedExtensions } from "@dxs/domain/DocumentType"
 import type { DocumentStatus, DocumentType } from "@dxs/domain/Enums"
@@ -21,7 +22,6 @@ import type { Document, DocumentCopyResponse, DocumentTag } from "@dxs/domain/Re
 import { documentsLeftProject } from "@dxs/pipeline/run/Runs"
 import { HttpApiSchema } from "@effect/platform"
 import { Clock, Context, Effect, Either, Schema } from "effect"
-import { sql } from "kysely"
 import { enqueueArchive } from "./Archive.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import {
@@ -36,7 +36,14 @@ import {
 import { loadFileUrlSigningKey } from "./FileUrlKey.ts"
 import { type Answer, claimKey, earlierAnswer, idempotentRequest, rememberKey } from "./Idempotency.ts"
 import { documentVersionFiles } from "./PageImageFiles.ts"
-import { byProject, findLiveProject, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
+import {
+  byProject,
+  checkLiveProject,
+  checkProject,
+  lockLiveProject,
+  oneProject,
+  projectsOfOrganization,
+} from "./Projects.ts"
 import { syncTagDimensions } from "./TagDimensions.ts"
 import { iso, isoOrNull } from "./Time.ts"
 import { WebhookConfig } from "./Webhooks.ts"
@@ -241,18 +248,6 @@ export const normalizeTags = (input: TagsInput, path = "tags") =>
     return tags.sort(byKey)
   })
 
-/** Holds the project row so concurrent tag and document changes of one project (and their dimensions) serialise. */
-/**
- * Locks the project row for the transaction: `update` (the default) serialises with every other writer of
- * the project; `share` only with writers that take `update` (launches, archiving, tag changes), so uploads
- * without tags are recorded side by side instead of one after another.
- */
-const lockProject = (trx: Conn, projectId: string, mode: "update" | "share" = "update") =>
-  Effect.promise(() => {
-    const q = trx.selectFrom("projects").select("id").where("id", "=", projectId)
-    return (mode === "share" ? q.forShare() : q.forUpdate()).executeTakeFirst()
-  })
-
 /**
  * TAG dimension names are unique ignoring case, so a key may not differ only in case from a key other
  * documents of the project already use.
@@ -265,15 +260,8 @@ const sameKeysAsProject = (
 ) =>
   Effect.gen(function* () {
     if (tags.length === 0) return
-    let q = trx
-      .selectFrom("document_tags as t")
-      .innerJoin("documents as d", "d.id", "t.document_id")
-      .where("d.project_id", "=", projectId)
-      .select("t.key")
-      .distinct()
-    if (except.length > 0) q = q.where("d.id", "not in", except)
-    const existing = yield* Effect.promise(() => q.execute())
-    const byLower = new Map(existing.map((r) => [r.key.toLowerCase(), r.key]))
+    const existing = yield* Repo.tagKeysOfProject(trx, projectId, except)
+    const byLower = new Map(existing.map((key) => [key.toLowerCase(), key]))
     const clashes = tags.flatMap((t) => {
       const other = byLower.get(t.key.toLowerCase())
       return other !== undefined && other !== t.key ? [{ key: t.key, other }] : []
@@ -287,63 +275,22 @@ const sameKeysAsProject = (
       )
   })
 
-const writeTags = (trx: Conn, documentId: string, tags: ReadonlyArray<DocumentTag>) =>
-  Effect.promise(async () => {
-    await trx.deleteFrom("document_tags").where("document_id", "=", documentId).execute()
-    if (tags.length > 0)
-      await trx
-        .insertInto("document_tags")
-        .values(tags.map((t) => ({ document_id: documentId, key: t.key, value: t.value })))
-        .execute()
-  })
-
 const tagsOf = (db: Conn, documentIds: ReadonlyArray<string>) =>
-  Effect.promise(async () => {
-    const byDocument = new Map<string, Array<DocumentTag>>()
-    if (documentIds.length === 0) return byDocument
-    const rows = await db
-      .selectFrom("document_tags")
-      .select(["document_id", "key", "value"])
-      .where("document_id", "in", documentIds)
-      .execute()
-    for (const r of rows) {
-      const list = byDocument.get(r.document_id) ?? []
-      list.push({ key: r.key, value: r.value })
-      byDocument.set(r.document_id, list)
-    }
-    for (const list of byDocument.values()) list.sort(byKey)
-    return byDocument
-  })
+  Effect.map(
+    Repo.tagsOfDocuments(db, documentIds),
+    (byDocument): ReadonlyMap<string, ReadonlyArray<DocumentTag>> => {
+      for (const list of byDocument.values()) list.sort(byKey)
+      return byDocument
+    },
+  )
 
 /** A document of a project of the current organisation, or NotFound (project first, then document). */
 export const findDocument = (db: Conn, orgId: string, projectId: string, documentId: string) =>
   Effect.gen(function* () {
-    yield* findProject(db, orgId, projectId)
-    const row = yield* Effect.promise(() =>
-      db
-        .selectFrom("documents")
-        .selectAll()
-        .where("id", "=", documentId)
-        .where("project_id", "=", projectId)
-        .executeTakeFirst(),
-    )
+    yield* checkProject(db, orgId, projectId)
+    const row = yield* Repo.findDocumentInProject(db, projectId, documentId)
     return row ?? (yield* NotFound.of("Document", documentId))
   })
-
-/** Documents extracted from this one (e-mail attachments), and theirs, in the same project. */
-const extractedFrom = (trx: Conn, projectId: string, documentId: string) =>
-  Effect.promise(() =>
-    sql<{ id: string; blob_key: string; page_count: number }>`
-      with recursive tree(id) as (
-        select id from documents where parent_document_id = ${documentId} and project_id = ${projectId}
-        union
-        select d.id from documents d join tree t on d.parent_document_id = t.id where d.project_id = ${projectId}
-      )
-      select d.id, d.blob_key, d.page_count from documents d join tree using (id)
-    `
-      .execute(trx)
-      .then((r) => r.rows),
-  )
 
 const unsupportedType = (fileName: string) =>
   UnsupportedMediaType.of(
@@ -395,39 +342,16 @@ export const storeUpload = (blobs: BlobStoreShape, upload: StoredUpload) =>
 
 /** Records a stored upload as a Pending document (version 1) and enqueues its parse task, in `trx`. */
 export const insertUpload = (trx: Conn, projectId: string, upload: StoredUpload) =>
-  Effect.gen(function* () {
-    const version = 1
-    const row = yield* Effect.promise(() =>
-      trx
-        .insertInto("documents")
-        .values({
-          id: upload.id,
-          project_id: projectId,
-          file_name: upload.fileName,
-          type: upload.type,
-          version,
-          blob_key: upload.key,
-          content_type: contentTypeOf(upload.fileName, upload.file.contentType),
-          size_bytes: upload.size,
-          sha256: upload.sha256,
-          failure_reason: null,
-          parent_document_id: null,
-          last_parsed_at: null,
-          archive_requested_at: null,
-          uploaded_at: sql<Date>`clock_timestamp()`,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow(),
-    )
-    yield* Effect.promise(() =>
-      enqueue(trx, {
-        kind: "parse",
-        idempotencyKey: `parse:${upload.id}:${version}`,
-        payload: { document_id: upload.id, version },
-        projectId,
-      }),
-    )
-    return row
+  Repo.insertDocumentAndEnqueueParse(trx, {
+    id: upload.id,
+    project_id: projectId,
+    file_name: upload.fileName,
+    type: upload.type,
+    blob_key: upload.key,
+    content_type: contentTypeOf(upload.fileName, upload.file.contentType),
+    size_bytes: upload.size,
+    sha256: upload.sha256,
+    parent_document_id: null,
   })
 
 export class Documents extends Effect.Service<Documents>()("@dxs/services/Documents", {
@@ -526,23 +450,13 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           Effect.gen(function* () {
             const ids = yield* projectsOfOrganization(db, org.id, projectIds)
             if (ids.length === 0) return new Map<string, ReadonlyArray<Document>>()
-            const rows = yield* Effect.promise(() => {
-              let q = db.selectFrom("documents as d").selectAll("d").where("d.project_id", "in", ids)
-              if (filter.tagKey !== undefined && filter.tagValue !== undefined) {
-                const { tagKey, tagValue } = filter
-                q = q.where((eb) =>
-                  eb.exists(
-                    eb
-                      .selectFrom("document_tags as t")
-                      .select("t.document_id")
-                      .whereRef("t.document_id", "=", "d.id")
-                      .where("t.key", "=", tagKey)
-                      .where("t.value", "=", tagValue),
-                  ),
-                )
-              }
-              return q.orderBy("d.uploaded_at", "desc").orderBy("d.id", "desc").execute()
-            })
+            const rows = yield* Repo.listDocuments(
+              db,
+              ids,
+              filter.tagKey !== undefined && filter.tagValue !== undefined
+                ? { key: filter.tagKey, value: filter.tagValue }
+                : undefined,
+            )
             return byProject(ids, yield* toDocuments(db, rows), (d) => d.project_id)
           }),
         )
@@ -571,7 +485,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
       checkUploadTarget: (projectId: string) =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
-          yield* withDb((db) => findLiveProject(db, org.id, projectId))
+          yield* withDb((db) => checkLiveProject(db, org.id, projectId))
         }),
 
       /**
@@ -591,7 +505,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           const org = yield* CurrentOrganization
           const blobs = yield* BlobStore
           const tags = tagsInput === undefined ? [] : yield* normalizeTags(tagsInput)
-          yield* withDb((db) => findLiveProject(db, org.id, projectId))
+          yield* withDb((db) => checkLiveProject(db, org.id, projectId))
           const checked = yield* checkUpload(file, maxFileBytes)
           const request = idempotentRequest(org.id, "document-upload", options.idempotencyKey, [
             projectId,
@@ -609,12 +523,11 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
                 Effect.gen(function* () {
                   yield* claimKey(trx, request)
                   // Tags change the project's TAG dimensions: those uploads take turns.
-                  yield* lockProject(trx, projectId, tags.length > 0 ? "update" : "share")
-                  yield* findLiveProject(trx, org.id, projectId)
+                  yield* lockLiveProject(trx, org.id, projectId, tags.length > 0 ? "update" : "share")
                   yield* sameKeysAsProject(trx, projectId, tags, [])
                   const row = yield* insertUpload(trx, projectId, stored)
                   if (tags.length > 0) {
-                    yield* writeTags(trx, row.id, tags)
+                    yield* Repo.replaceTags(trx, row.id, tags)
                     yield* syncTagDimensions(trx, projectId)
                   }
                   const document = yield* toDocument(trx, row)
@@ -656,7 +569,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
               yield* lockProject(trx, projectId)
               const row = yield* findDocument(trx, org.id, projectId, documentId)
               yield* sameKeysAsProject(trx, projectId, tags, [documentId])
-              yield* writeTags(trx, documentId, tags)
+              yield* Repo.replaceTags(trx, documentId, tags)
               yield* syncTagDimensions(trx, projectId)
               return row
             }),
@@ -680,7 +593,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           if (type === undefined) return yield* unsupportedType(fileName)
           const current = yield* withDb((db) =>
             Effect.zipRight(
-              findLiveProject(db, org.id, projectId),
+              checkLiveProject(db, org.id, projectId),
               findDocument(db, org.id, projectId, documentId),
             ),
           )
@@ -704,66 +617,31 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
               blobs.putFile(key, file.path),
               transaction((trx) =>
                 Effect.gen(function* () {
-                  yield* lockProject(trx, projectId)
-                  yield* findLiveProject(trx, org.id, projectId)
-                  const locked = yield* Effect.promise(() =>
-                    trx
-                      .selectFrom("documents")
-                      .selectAll()
-                      .where("id", "=", documentId)
-                      .where("project_id", "=", projectId)
-                      .forUpdate()
-                      .executeTakeFirst(),
-                  )
+                  yield* lockLiveProject(trx, org.id, projectId)
+                  const locked = yield* Repo.lockDocumentInProject(trx, projectId, documentId)
                   if (!locked) return yield* NotFound.of("Document", documentId)
                   if (locked.version !== current.version || locked.status === "Pending")
                     return yield* stillParsing
-                  const extracted = yield* extractedFrom(trx, projectId, documentId)
-                  if (extracted.length > 0)
-                    yield* Effect.promise(() =>
-                      trx
-                        .deleteFrom("documents")
-                        .where(
-                          "id",
-                          "in",
-                          extracted.map((d) => d.id),
-                        )
-                        .execute()
-                        .then(() => documentsLeftProject(trx, projectId)),
+                  const extracted = yield* Repo.documentsExtractedFrom(trx, projectId, documentId)
+                  if (extracted.length > 0) {
+                    yield* Repo.deleteDocuments(
+                      trx,
+                      extracted.map((d) => d.id),
                     )
-                  yield* Effect.promise(() =>
-                    trx.deleteFrom("pages").where("document_id", "=", documentId).execute(),
-                  )
-                  const row = yield* Effect.promise(() =>
-                    trx
-                      .updateTable("documents")
-                      .set({
-                        file_name: fileName,
-                        type,
-                        version,
-                        status: next.right.status,
-                        page_count: 0,
-                        summary: "",
-                        metadata: "",
-                        failure_reason: null,
-                        blob_key: key,
-                        content_type: contentTypeOf(fileName, file.contentType),
-                        size_bytes: size,
-                        sha256,
-                      })
-                      .where("id", "=", documentId)
-                      .returningAll()
-                      .executeTakeFirstOrThrow(),
-                  )
+                    yield* Effect.promise(() => documentsLeftProject(trx, projectId))
+                  }
+                  const row = yield* Repo.startNewVersion(trx, documentId, {
+                    file_name: fileName,
+                    type,
+                    version,
+                    status: next.right.status,
+                    blob_key: key,
+                    content_type: contentTypeOf(fileName, file.contentType),
+                    size_bytes: size,
+                    sha256,
+                  })
                   if (extracted.length > 0) yield* syncTagDimensions(trx, projectId)
-                  yield* Effect.promise(() =>
-                    enqueue(trx, {
-                      kind: "parse",
-                      idempotencyKey: `parse:${documentId}:${version}`,
-                      payload: { document_id: documentId, version },
-                      projectId,
-                    }),
-                  )
+                  yield* enqueueParse(trx, documentId, version, projectId)
                   return { row, obsolete: [locked, ...extracted].flatMap(documentVersionFiles) }
                 }),
               ),
@@ -784,18 +662,10 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           const org = yield* CurrentOrganization
           const row = yield* transaction((trx) =>
             Effect.gen(function* () {
-              yield* lockProject(trx, projectId)
-              yield* findLiveProject(trx, org.id, projectId)
+              yield* lockLiveProject(trx, org.id, projectId)
               const row = yield* findDocument(trx, org.id, projectId, documentId)
               if (row.archive_requested_at !== null) return row
-              const updated = yield* Effect.promise(() =>
-                trx
-                  .updateTable("documents")
-                  .set({ archive_requested_at: sql<Date>`now()` })
-                  .where("id", "=", documentId)
-                  .returningAll()
-                  .executeTakeFirstOrThrow(),
-              )
+              const updated = yield* Repo.requestDocumentArchive(trx, documentId)
               yield* Effect.promise(() => enqueueArchive(trx, documentId, projectId))
               return updated
             }),
@@ -815,7 +685,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
             Effect.gen(function* () {
               yield* lockProject(trx, projectId)
               const row = yield* findDocument(trx, org.id, projectId, documentId)
-              yield* Effect.promise(() => trx.deleteFrom("documents").where("id", "=", documentId).execute())
+              yield* Repo.deleteDocuments(trx, [documentId])
               yield* Effect.promise(() => documentsLeftProject(trx, projectId))
               yield* syncTagDimensions(trx, projectId)
               return documentVersionFiles(row)
@@ -851,16 +721,9 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
             ])
           const check = (db: Conn) =>
             Effect.gen(function* () {
-              yield* findProject(db, org.id, sourceProjectId)
-              yield* findLiveProject(db, org.id, input.target_project_id)
-              const rows = yield* Effect.promise(() =>
-                db
-                  .selectFrom("documents")
-                  .selectAll()
-                  .where("project_id", "=", sourceProjectId)
-                  .where("id", "in", ids)
-                  .execute(),
-              )
+              yield* checkProject(db, org.id, sourceProjectId)
+              yield* checkLiveProject(db, org.id, input.target_project_id)
+              const rows = yield* Repo.documentsOfProject(db, sourceProjectId, ids)
               const byId = new Map(rows.map((r) => [r.id, r]))
               const errors: Array<FieldError> = []
               ids.forEach((id, i) => {
@@ -910,42 +773,16 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
                   const tags = yield* tagsOf(trx, ids)
                   yield* sameKeysAsProject(trx, input.target_project_id, [...tags.values()].flat(), [])
                   for (const { source, id, key } of copies) {
-                    yield* Effect.promise(() =>
-                      trx
-                        .insertInto("documents")
-                        .values({
-                          id,
-                          project_id: input.target_project_id,
-                          file_name: source.file_name,
-                          type: source.type,
-                          status: source.status,
-                          page_count: source.page_count,
-                          version: source.version,
-                          summary: source.summary,
-                          metadata: source.metadata,
-                          failure_reason: source.failure_reason,
-                          uses_agentic_extraction: source.uses_agentic_extraction,
-                          last_parsed_at: source.last_parsed_at,
-                          archive_requested_at: null,
-                          blob_key: key,
-                          content_type: source.content_type,
-                          size_bytes: source.size_bytes,
-                          sha256: source.sha256,
-                          parent_document_id:
-                            source.parent_document_id === null
-                              ? null
-                              : (newIdOf.get(source.parent_document_id) ?? null),
-                          uploaded_at: sql<Date>`clock_timestamp()`,
-                        })
-                        .execute(),
-                    )
-                    yield* writeTags(trx, id, tags.get(source.id) ?? [])
-                    yield* Effect.promise(() =>
-                      sql`
-                      insert into pages (document_id, number, text, layout, width, height, unit)
-                      select ${id}, number, text, layout, width, height, unit from pages where document_id = ${source.id}
-                    `.execute(trx),
-                    )
+                    yield* Repo.insertDocumentCopy(trx, source, {
+                      id,
+                      project_id: input.target_project_id,
+                      blob_key: key,
+                      parent_document_id:
+                        source.parent_document_id === null
+                          ? null
+                          : (newIdOf.get(source.parent_document_id) ?? null),
+                    })
+                    yield* Repo.replaceTags(trx, id, tags.get(source.id) ?? [])
                   }
                   yield* syncTagDimensions(trx, input.target_project_id)
                 }),
@@ -973,9 +810,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
       /** The original file behind a signed `file_url`; no API key, the signature is the authorisation. */
       openSigned: (documentId: string, expires: number, signature: string) =>
         Effect.gen(function* () {
-          const row = yield* query((db) =>
-            db.selectFrom("documents").selectAll().where("id", "=", documentId).executeTakeFirst(),
-          )
+          const row = yield* withDb((db) => Repo.findDocument(db, documentId))
           if (!row) return yield* NotFound.of("Document", documentId)
           const key = yield* signingSecret
           const expected = Buffer.from(sign(key, row.id, row.version, expires))

@@ -1,7 +1,7 @@
-import { query, transaction } from "@dxs/db"
+import { transaction, withDb } from "@dxs/db"
+import * as Repo from "@dxs/db/repositories/Projects"
 import type { Folder } from "@dxs/domain/Records"
 import { Effect } from "effect"
-import { sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
@@ -12,13 +12,7 @@ export interface FolderInput {
   readonly parent_id?: string | null | undefined
 }
 
-const toFolder = (r: {
-  id: string
-  name: string
-  parent_id: string | null
-  created_at: Date
-  updated_at: Date
-}): Folder => ({
+const toFolder = (r: Repo.FolderRow): Folder => ({
   id: r.id,
   name: r.name,
   parent_id: r.parent_id,
@@ -28,14 +22,7 @@ const toFolder = (r: {
 
 const findFolder = (orgId: string, id: string) =>
   Effect.flatMap(
-    query((db) =>
-      db
-        .selectFrom("folders")
-        .selectAll()
-        .where("id", "=", id)
-        .where("organization_id", "=", orgId)
-        .executeTakeFirst(),
-    ),
+    withDb((db) => Repo.findFolder(db, orgId, id)),
     (f) => (f ? Effect.succeed(f) : Effect.fail(NotFound.of("Folder", id))),
   )
 
@@ -51,14 +38,8 @@ const validParent = (orgId: string, parentId: string | null | undefined, self?: 
     )
     if (self === undefined) return
     // A folder cannot move under itself or one of its descendants.
-    const loop = yield* query((db) =>
-      sql<{ id: string }>`
-        with recursive up(id, parent_id) as (
-          select id, parent_id from folders where id = ${parent.id}
-          union all select f.id, f.parent_id from folders f join up on f.id = up.parent_id
-        ) select id from up where id = ${self}`.execute(db),
-    )
-    if (loop.rows.length > 0)
+    const loop = yield* withDb((db) => Repo.isFolderAtOrAbove(db, self, parent.id))
+    if (loop)
       return yield* BadRequest.of("a folder cannot be moved into itself or one of its subfolders", [
         { path: "parent_id", message: "would create a cycle" },
       ])
@@ -69,15 +50,7 @@ export class Folders extends Effect.Service<Folders>()("@dxs/services/Folders", 
     list: () =>
       Effect.gen(function* () {
         const org = yield* CurrentOrganization
-        const rows = yield* query((db) =>
-          db
-            .selectFrom("folders")
-            .selectAll()
-            .where("organization_id", "=", org.id)
-            .orderBy(sql`lower(name)`)
-            .orderBy("id")
-            .execute(),
-        )
+        const rows = yield* withDb((db) => Repo.listFolders(db, org.id))
         return rows.map(toFolder)
       }),
     get: (id: string) =>
@@ -87,12 +60,12 @@ export class Folders extends Effect.Service<Folders>()("@dxs/services/Folders", 
         const org = yield* CurrentOrganization
         yield* validName(input.name, "name", true)
         yield* validParent(org.id, input.parent_id)
-        const row = yield* query((db) =>
-          db
-            .insertInto("folders")
-            .values({ organization_id: org.id, name: input.name!.trim(), parent_id: input.parent_id ?? null })
-            .returningAll()
-            .executeTakeFirstOrThrow(),
+        const row = yield* withDb((db) =>
+          Repo.insertFolder(db, {
+            organization_id: org.id,
+            name: input.name!.trim(),
+            parent_id: input.parent_id ?? null,
+          }),
         )
         return toFolder(row)
       }),
@@ -102,17 +75,11 @@ export class Folders extends Effect.Service<Folders>()("@dxs/services/Folders", 
         yield* findFolder(org.id, id)
         if (input.name !== undefined) yield* validName(input.name)
         yield* validParent(org.id, input.parent_id, id)
-        const row = yield* query((db) =>
-          db
-            .updateTable("folders")
-            .set({
-              ...(input.name !== undefined ? { name: input.name.trim() } : {}),
-              ...(input.parent_id !== undefined ? { parent_id: input.parent_id } : {}),
-              updated_at: sql`now()`,
-            })
-            .where("id", "=", id)
-            .returningAll()
-            .executeTakeFirstOrThrow(),
+        const row = yield* withDb((db) =>
+          Repo.updateFolder(db, id, {
+            ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+            ...(input.parent_id !== undefined ? { parent_id: input.parent_id } : {}),
+          }),
         )
         return toFolder(row)
       }),
@@ -121,9 +88,7 @@ export class Folders extends Effect.Service<Folders>()("@dxs/services/Folders", 
       Effect.gen(function* () {
         const org = yield* CurrentOrganization
         yield* findFolder(org.id, id)
-        yield* transaction((trx) =>
-          Effect.promise(() => trx.deleteFrom("folders").where("id", "=", id).execute()),
-        )
+        yield* transaction((trx) => Repo.deleteFolder(trx, id))
       }),
   },
 }) {}

@@ -3,7 +3,9 @@
  * format's backend in a worker thread (never in the API's own thread), under the parse limits, once per
  * document version and page: the drawing is stored beside the version's file and read from there after.
  */
-import { BlobStore, type DocumentRow, isBlobNotFound, type PageRow, query, withDb } from "@dxs/db"
+import { BlobStore, type DocumentRow, isBlobNotFound, withDb } from "@dxs/db"
+import { currentBlobKey } from "@dxs/db/repositories/Documents"
+import { findPage as findPageRow, type PageContent, pagesOfDocuments } from "@dxs/db/repositories/Pages"
 import type { DocumentType } from "@dxs/domain/Enums"
 import type { DocumentPage, LayoutItem } from "@dxs/domain/Records"
 import { ParseFailure } from "@dxs/pipeline/parsing/Backend"
@@ -66,10 +68,7 @@ export interface PageImageRequest {
 }
 
 /** A page row of the document as the API shows it. */
-const toPage = (
-  documentId: string,
-  page: Pick<PageRow, "number" | "text" | "layout" | "width" | "height" | "unit">,
-): DocumentPage => ({
+const toPage = (documentId: string, page: PageContent): DocumentPage => ({
   document_id: documentId,
   page_number: page.number,
   text: page.text,
@@ -109,14 +108,7 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
               return yield* notFound(
                 `Document ${documentId} has no pages: parsing failed (${document.failure_reason ?? "no reason recorded"})`,
               )
-            const page = yield* Effect.promise(() =>
-              db
-                .selectFrom("pages")
-                .select(["number", "text", "layout", "width", "height", "unit"])
-                .where("document_id", "=", documentId)
-                .where("number", "=", pageNumber)
-                .executeTakeFirst(),
-            )
+            const page = yield* findPageRow(db, documentId, pageNumber)
             if (!page)
               return yield* notFound(
                 `Document ${documentId} has no page ${pageNumber}; it has ${plural(document.page_count, "page")}`,
@@ -187,10 +179,8 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
           yield* blobs.put(key, png)
           // A replacement or deletion removes the version's images after its commit; one that committed
           // before this image was stored may have missed it, so it goes now.
-          const current = yield* query((db) =>
-            db.selectFrom("documents").select("blob_key").where("id", "=", document.id).executeTakeFirst(),
-          )
-          if (current?.blob_key !== document.blob_key) yield* blobs.remove(key)
+          const current = yield* withDb((db) => currentBlobKey(db, document.id))
+          if (current !== document.blob_key) yield* blobs.remove(key)
           return png
         })
         // Apart from the request: one that goes away does not cancel the drawing the others wait for.
@@ -218,26 +208,7 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
           const org = yield* CurrentOrganization
           const ids = [...new Set(documentIds)]
           if (ids.length === 0) return new Map<string, ReadonlyArray<DocumentPage>>()
-          const rows = yield* query((db) =>
-            db
-              .selectFrom("pages as pg")
-              .innerJoin("documents as d", "d.id", "pg.document_id")
-              .innerJoin("projects as p", "p.id", "d.project_id")
-              .select([
-                "pg.document_id",
-                "pg.number",
-                "pg.text",
-                "pg.layout",
-                "pg.width",
-                "pg.height",
-                "pg.unit",
-              ])
-              .where("p.organization_id", "=", org.id)
-              .where("pg.document_id", "in", ids)
-              .orderBy("pg.document_id")
-              .orderBy("pg.number")
-              .execute(),
-          )
+          const rows = yield* withDb((db) => pagesOfDocuments(db, org.id, ids))
           const byDocument = new Map<string, Array<DocumentPage>>()
           for (const row of rows) {
             const list = byDocument.get(row.document_id) ?? []

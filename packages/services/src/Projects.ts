@@ -1,5 +1,5 @@
-import type { Database } from "@dxs/db"
-import { BlobStore, type Conn, query, transaction, withDb } from "@dxs/db"
+import { BlobStore, type Conn, transaction, withDb } from "@dxs/db"
+import * as Repo from "@dxs/db/repositories/Projects"
 import type { Project, ProjectStatus } from "@dxs/domain/Records"
 import { runningPipelines } from "@dxs/pipeline/run/AgentStates"
 import { byProject } from "@dxs/pipeline/run/ProjectState"
@@ -7,7 +7,6 @@ import { byProject } from "@dxs/pipeline/run/ProjectState"
 export { byProject }
 
 import { Effect } from "effect"
-import { type Kysely, sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Conflict, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
@@ -39,34 +38,13 @@ export type FolderFilter =
   | { readonly _tag: "Unfiled" }
   | { readonly _tag: "In"; readonly id: string }
 
-export const DOCUMENT_DIMENSION = "Document"
-
-const selectProjects = (db: Conn, orgId: string) =>
-  db
-    .selectFrom("projects as p")
-    .selectAll("p")
-    .select((eb) => [
-      eb
-        .selectFrom("documents as d")
-        .whereRef("d.project_id", "=", "p.id")
-        .select(sql<number>`count(*)::int`.as("n"))
-        .as("document_count"),
-      eb
-        .selectFrom("agents as a")
-        .whereRef("a.project_id", "=", "p.id")
-        .where("a.is_draft", "=", false)
-        .select(sql<number>`count(*)::int`.as("n"))
-        .as("agent_count"),
-    ])
-    .where("p.organization_id", "=", orgId)
-
-type ProjectQueryRow = Awaited<ReturnType<ReturnType<typeof selectProjects>["executeTakeFirstOrThrow"]>>
+export const DOCUMENT_DIMENSION = Repo.DOCUMENT_DIMENSION
 
 /** `none` while a project has no output schema; then the mapping's own status (`pending`, `success`, `failed`). */
 export const NO_SCHEMA = "none"
 const mappingStatus = (hasSchema: boolean, status: string) => (hasSchema ? status : NO_SCHEMA)
 
-export const toProject = (r: ProjectQueryRow): Project => ({
+export const toProject = (r: Repo.ProjectWithCounts): Project => ({
   id: r.id,
   name: r.name,
   description: r.description,
@@ -95,53 +73,33 @@ const validArchiveDays = (days: number | null | undefined) =>
 const folderExists = (db: Conn, orgId: string, folderId: string | null | undefined) =>
   folderId == null
     ? Effect.void
-    : Effect.flatMap(
-        Effect.promise(() =>
-          db
-            .selectFrom("folders")
-            .select("id")
-            .where("id", "=", folderId)
-            .where("organization_id", "=", orgId)
-            .executeTakeFirst(),
-        ),
-        (f) =>
-          f
-            ? Effect.void
-            : Effect.fail(
-                BadRequest.of(`folder_id ${folderId} does not name a folder of this organisation`, [
-                  { path: "folder_id", message: "unknown folder" },
-                ]),
-              ),
+    : Effect.flatMap(Repo.findFolder(db, orgId, folderId), (f) =>
+        f
+          ? Effect.void
+          : Effect.fail(
+              BadRequest.of(`folder_id ${folderId} does not name a folder of this organisation`, [
+                { path: "folder_id", message: "unknown folder" },
+              ]),
+            ),
       )
 
 /** A project of the current organisation (live or archived), or NotFound. */
-export const findProject = (db: Conn | Kysely<Database>, orgId: string, id: string) =>
-  Effect.flatMap(
-    Effect.promise(() => selectProjects(db, orgId).where("p.id", "=", id).executeTakeFirst()),
-    (row) => (row ? Effect.succeed(row) : Effect.fail(NotFound.of("Project", id))),
+export const findProject = (db: Conn, orgId: string, id: string) =>
+  Effect.flatMap(Repo.findProject(db, orgId, id), (row) =>
+    row ? Effect.succeed(row) : Effect.fail(NotFound.of("Project", id)),
   )
 
 /**
  * The ids among `ids` of projects of the organisation (live or archived), without repeats, in the given
  * order: what the batch reads (`listForProjects`…) answer for; the others are absent from their result.
  */
-export const projectsOfOrganization = (
-  db: Conn | Kysely<Database>,
-  orgId: string,
-  ids: ReadonlyArray<string>,
-) =>
-  Effect.promise(async (): Promise<ReadonlyArray<string>> => {
-    const unique = [...new Set(ids)]
-    if (unique.length === 0) return []
-    const rows = await db
-      .selectFrom("projects")
-      .select("id")
-      .where("organization_id", "=", orgId)
-      .where("id", "in", unique)
-      .execute()
-    const found = new Set(rows.map((r) => r.id))
-    return unique.filter((id) => found.has(id))
-  })
+export const projectsOfOrganization = (db: Conn, orgId: string, ids: ReadonlyArray<string>) => {
+  const unique = [...new Set(ids)]
+  return Effect.map(
+    Repo.projectIdsOfOrganization(db, orgId, unique),
+    (found): ReadonlyArray<string> => unique.filter((id) => found.has(id)),
+  )
+}
 
 /** The single-project form of a batch read: its entry for the project, or NotFound. */
 export const oneProject = <A>(projectId: string, results: ReadonlyMap<string, A>) =>
@@ -155,6 +113,36 @@ export const findLiveProject = (db: Conn, orgId: string, id: string) =>
     row.archived_at === null ? Effect.succeed(row) : Effect.fail(NotFound.of("Live project", id)),
   )
 
+/** NotFound unless `presence` is that of a live project (the answers of `findLiveProject`). */
+const livePresence = (presence: Repo.ProjectPresence | undefined, id: string) =>
+  presence === undefined
+    ? Effect.fail(NotFound.of("Project", id))
+    : presence.archived_at === null
+      ? Effect.void
+      : Effect.fail(NotFound.of("Live project", id))
+
+/** `findProject` for callers that need no counts: one lean read. */
+export const checkProject = (db: Conn, orgId: string, id: string) =>
+  Effect.flatMap(Repo.findProjectPresence(db, orgId, id), (presence) =>
+    presence === undefined ? Effect.fail(NotFound.of("Project", id)) : Effect.void,
+  )
+
+/** `findLiveProject` for callers that need no counts: one lean read. */
+export const checkLiveProject = (db: Conn, orgId: string, id: string) =>
+  Effect.flatMap(Repo.findProjectPresence(db, orgId, id), (presence) => livePresence(presence, id))
+
+/**
+ * Locks the project row (concurrent tag and document changes of one project serialise on it), then
+ * NotFound unless it is a live project of the organisation.
+ */
+export const lockLiveProject = (
+  trx: Conn,
+  orgId: string,
+  id: string,
+  mode: "update" | "share" = "update",
+) =>
+  Effect.flatMap(Repo.lockProjectPresence(trx, orgId, id, mode), (presence) => livePresence(presence, id))
+
 /**
  * Inserts a project with the system Document dimension (every project has it: one value per document).
  * The caller validated the input and holds the transaction.
@@ -162,39 +150,17 @@ export const findLiveProject = (db: Conn, orgId: string, id: string) =>
 export const insertProject = (trx: Conn, orgId: string, input: ProjectCreate, id?: string) =>
   Effect.gen(function* () {
     yield* folderExists(trx, orgId, input.folder_id)
-    const attach = input.auto_attach_document_dimension ?? false
-    const row = yield* Effect.promise(() =>
-      trx
-        .insertInto("projects")
-        .values({
-          ...(id === undefined ? {} : { id }),
-          organization_id: orgId,
-          name: input.name.trim(),
-          description: input.description ?? "",
-          reference_date: input.reference_date === undefined ? todayUtc() : input.reference_date,
-          auto_archive_after_days: input.auto_archive_after_days ?? null,
-          auto_attach_document_dimension: attach,
-          is_pinned: input.is_pinned ?? false,
-          folder_id: input.folder_id ?? null,
-          project_modules: JSON.stringify({}),
-          target_output_schema: null,
-        })
-        .returning("id")
-        .executeTakeFirstOrThrow(),
-    )
-    yield* Effect.promise(() =>
-      trx
-        .insertInto("dimensions")
-        .values({
-          project_id: row.id,
-          name: DOCUMENT_DIMENSION,
-          description: "One value per document",
-          source: "DOCUMENT",
-          auto_attach_to_new_agents: attach,
-        })
-        .execute(),
-    )
-    return row.id
+    return yield* Repo.insertProject(trx, {
+      id,
+      organization_id: orgId,
+      name: input.name.trim(),
+      description: input.description ?? "",
+      reference_date: input.reference_date === undefined ? todayUtc() : input.reference_date,
+      auto_archive_after_days: input.auto_archive_after_days ?? null,
+      auto_attach_document_dimension: input.auto_attach_document_dimension ?? false,
+      is_pinned: input.is_pinned ?? false,
+      folder_id: input.folder_id ?? null,
+    })
   })
 
 /** The project status record of each project of the organisation among `ids`. */
@@ -205,38 +171,9 @@ const statusForProjects = (ids: ReadonlyArray<string>) =>
       Effect.gen(function* () {
         const own = yield* projectsOfOrganization(db, org.id, ids)
         if (own.length === 0) return new Map<string, ProjectStatus>()
-        const [projects, counts, parseTasks, running] = yield* Effect.promise(() =>
-          Promise.all([
-            db
-              .selectFrom("projects")
-              .select([
-                "id",
-                "output_mapping_status",
-                sql<boolean>`target_output_schema is not null`.as("has_schema"),
-              ])
-              .where("id", "in", own)
-              .execute(),
-            db
-              .selectFrom("documents")
-              .select(["project_id", "status", sql<number>`count(*)::int`.as("n")])
-              .where("project_id", "in", own)
-              .groupBy(["project_id", "status"])
-              .execute(),
-            db
-              .selectFrom("tasks")
-              .select([
-                "project_id",
-                sql<number>`count(*) filter (where status in ('pending','running'))::int`.as("active"),
-                sql<number>`count(*) filter (where status in ('pending','running') and lease_expirations >= 2)::int`.as(
-                  "stuck",
-                ),
-              ])
-              .where("project_id", "in", own)
-              .where("kind", "=", "parse")
-              .groupBy("project_id")
-              .execute(),
-            runningPipelines(db, own),
-          ]),
+        const [{ projects, documents: counts, parseTasks }, running] = yield* Effect.all(
+          [Repo.projectStatusCounts(db, own), Effect.promise(() => runningPipelines(db, own))],
+          { concurrency: "unbounded" },
         )
         const statuses = new Map<string, ProjectStatus>()
         for (const project of projects) {
@@ -271,16 +208,12 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
     list: (filter: FolderFilter, options: { readonly archived?: boolean | undefined } = {}) =>
       Effect.gen(function* () {
         const org = yield* CurrentOrganization
-        const rows = yield* query((db) => {
-          let q = options.archived
-            ? selectProjects(db, org.id)
-                .where("p.archived_at", "is not", null)
-                .where("p.archive_of_project_id", "is", null)
-            : selectProjects(db, org.id).where("p.archived_at", "is", null)
-          if (filter._tag === "Unfiled") q = q.where("p.folder_id", "is", null)
-          if (filter._tag === "In") q = q.where("p.folder_id", "=", filter.id)
-          return q.orderBy(sql`lower(p.name)`).orderBy("p.name").orderBy("p.id").execute()
-        })
+        const rows = yield* withDb((db) =>
+          Repo.listProjects(db, org.id, {
+            archived: options.archived === true,
+            folderId: filter._tag === "Unfiled" ? null : filter._tag === "In" ? filter.id : undefined,
+          }),
+        )
         return rows.map(toProject)
       }),
 
@@ -298,16 +231,7 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
               return yield* Conflict.of(
                 `Project ${id} holds the archived documents of another project and stays archived`,
               )
-            yield* Effect.promise(() =>
-              trx
-                .updateTable("projects")
-                .set({
-                  archived_at: archived ? (row.archived_at ?? sql`now()`) : null,
-                  updated_at: sql`now()`,
-                })
-                .where("id", "=", id)
-                .execute(),
-            )
+            yield* Repo.setProjectArchived(trx, id, row.archived_at, archived)
             return toProject(yield* findProject(trx, org.id, id))
           }),
         )
@@ -333,9 +257,7 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
         return yield* transaction((trx) =>
           Effect.gen(function* () {
             yield* findProject(trx, org.id, id)
-            yield* Effect.promise(() =>
-              trx.updateTable("projects").set({ last_visited_at: sql`now()` }).where("id", "=", id).execute(),
-            )
+            yield* Repo.markProjectVisited(trx, id)
             return toProject(yield* findProject(trx, org.id, id))
           }),
         )
@@ -369,13 +291,7 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
             yield* findProject(trx, org.id, id)
             yield* folderExists(trx, org.id, patch.folder_id)
             const set = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined))
-            yield* Effect.promise(() =>
-              trx
-                .updateTable("projects")
-                .set({ ...set, updated_at: sql`now()` })
-                .where("id", "=", id)
-                .execute(),
-            )
+            yield* Repo.updateProject(trx, id, set)
             return toProject(yield* findProject(trx, org.id, id))
           }),
         )
@@ -392,23 +308,8 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
         const keys = yield* transaction((trx) =>
           Effect.gen(function* () {
             yield* findProject(trx, org.id, id)
-            const rows = yield* Effect.promise(() =>
-              trx
-                .selectFrom("documents")
-                .select(["blob_key", "page_count"])
-                .where((eb) =>
-                  eb.or([
-                    eb("project_id", "=", id),
-                    eb(
-                      "project_id",
-                      "in",
-                      eb.selectFrom("projects").select("id").where("archive_of_project_id", "=", id),
-                    ),
-                  ]),
-                )
-                .execute(),
-            )
-            yield* Effect.promise(() => trx.deleteFrom("projects").where("id", "=", id).execute())
+            const rows = yield* Repo.documentVersionsOfProject(trx, id)
+            yield* Repo.deleteProject(trx, id)
             return rows.flatMap(documentVersionFiles)
           }),
         )

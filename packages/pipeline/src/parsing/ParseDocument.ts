@@ -14,11 +14,14 @@ import { createHash, randomUUID } from "node:crypto"
 import { type BlobStoreShape, type Database, type DocumentRow, documentBlobKey, type TaskRow } from "@dxs/db"
 import { logEvent } from "@dxs/db/Log"
 import { parsedPages, parseSeconds } from "@dxs/db/Metrics"
-import { enqueue } from "@dxs/db/TaskQueue"
+import * as Documents from "@dxs/db/repositories/Documents"
+import { replacePages } from "@dxs/db/repositories/Pages"
+import * as ParseTasks from "@dxs/db/repositories/ParseTasks"
+import { lockProject } from "@dxs/db/repositories/Projects"
 import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
 import { documentTypeFromFileName } from "@dxs/domain/DocumentType"
 import { Effect, Either } from "effect"
-import { type Kysely, sql, type Transaction } from "kysely"
+import type { Kysely, Transaction } from "kysely"
 import { hasQueuedRunStart, wakeQueuedRun } from "../run/Wake.ts"
 import {
   defaultLimits,
@@ -29,10 +32,10 @@ import {
 } from "./Backend.ts"
 import { type RunOptions, runParse } from "./Runner.ts"
 
-export const PARSE_TASK = "parse"
+export const PARSE_TASK = ParseTasks.PARSE_TASK
 
 /** The idempotency key of the parse task of one document version. */
-export const parseTaskKey = (documentId: string, version: number) => `parse:${documentId}:${version}`
+export const parseTaskKey = ParseTasks.parseTaskKey
 
 /** What a parse handler gets besides its task (a structural subset of the worker's TaskContext). */
 export interface ParseTaskContext {
@@ -51,7 +54,6 @@ export interface ParseStageOptions {
 }
 
 const SUMMARY_LENGTH = 300
-const PAGE_INSERT_BATCH = 100
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 
@@ -181,9 +183,6 @@ const payloadOf = (task: TaskRow): { readonly documentId: string; readonly versi
     : undefined
 }
 
-const currentRow = (db: Kysely<Database> | Transaction<Database>, documentId: string) =>
-  db.selectFrom("documents").selectAll().where("id", "=", documentId)
-
 /** True when the row is the version this task parses and still waits for it. */
 const awaitsThisParse = (row: DocumentRow | undefined, version: number): row is DocumentRow =>
   row !== undefined && row.version === version && row.status === "Pending"
@@ -192,53 +191,22 @@ const awaitsThisParse = (row: DocumentRow | undefined, version: number): row is 
  * Sets a still Pending document version Failed with `reason`, only while this worker holds the task (a
  * worker that lost its lease must not write).
  */
-export const markParseFailed = async (
+export const markParseFailed = (
   db: Kysely<Database>,
   task: Pick<TaskRow, "id">,
   workerId: string,
   documentId: string,
   version: number,
   reason: string,
-): Promise<boolean> => {
-  const r = await db
-    .updateTable("documents")
-    .set({ status: "Failed", failure_reason: reason, page_count: 0, summary: "", metadata: "" })
-    .where("id", "=", documentId)
-    .where("version", "=", version)
-    .where("status", "=", "Pending")
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom("tasks")
-          .select("tasks.id")
-          .where("tasks.id", "=", task.id)
-          .where("tasks.status", "=", "running")
-          .where("tasks.locked_by", "=", workerId),
-      ),
-    )
-    .executeTakeFirst()
-  return r.numUpdatedRows > 0n
-}
+): Promise<boolean> => run(ParseTasks.markParseFailed(db, task.id, workerId, documentId, version, reason))
 
 /**
  * Sets Failed every Pending document whose current version's parse task has failed for good without its
  * handler saying so: its lease expired during the last attempt (the worker died, e.g. killed by the OS).
  * Returns how many documents changed.
  */
-export const failAbandonedParses = async (db: Kysely<Database>): Promise<number> => {
-  const r = await sql`
-    update documents d set
-      status = 'Failed',
-      failure_reason = 'parsing could not complete: ' || coalesce(t.last_error, 'the task failed'),
-      page_count = 0
-    from tasks t
-    where t.kind = ${PARSE_TASK}
-      and t.status = 'failed'
-      and t.idempotency_key = 'parse:' || d.id::text || ':' || d.version::text
-      and d.status = 'Pending'
-  `.execute(db)
-  return Number(r.numAffectedRows ?? 0n)
-}
+export const failAbandonedParses = (db: Kysely<Database>): Promise<number> =>
+  run(ParseTasks.failAbandonedParses(db))
 
 const parseOutcome = async (
   row: DocumentRow,
@@ -265,27 +233,8 @@ const parseOutcome = async (
   }
 }
 
-/**
- * How many attachments up the document is: 0 for an upload, 1 for an attachment of an upload, 2 for an
- * attachment of an attached message… Counted up to `limit` at most.
- */
-const attachmentLevel = async (db: Kysely<Database>, row: DocumentRow, limit: number): Promise<number> => {
-  if (row.parent_document_id === null) return 0
-  const r = await sql<{ level: number }>`
-    with recursive up (parent, level) as (
-      select ${row.parent_document_id}::uuid, 1
-      union all
-      select d.parent_document_id, up.level + 1
-      from documents d join up on d.id = up.parent
-      where d.parent_document_id is not null and up.level < ${limit}
-    )
-    select max(level)::int as level from up
-  `.execute(db)
-  return r.rows[0]?.level ?? 0
-}
-
 interface AttachmentBounds {
-  /** The message's own level (see attachmentLevel). */
+  /** The message's own level (see `attachmentLevel` of the documents repository). */
   readonly level: number
   readonly maxAttachments: number
   readonly maxDepth: number
@@ -348,84 +297,44 @@ const writeOutcome = async (
   const next = transitionDocument({ status: row.status as "Pending", version: row.version }, event)
   if (Either.isLeft(next)) throw new Error(next.left.message)
 
-  await trx.deleteFrom("pages").where("document_id", "=", row.id).execute()
   if (outcome._tag === "Failed") {
-    await trx
-      .updateTable("documents")
-      .set({
+    await run(replacePages(trx, row.id, []))
+    await run(
+      ParseTasks.recordParseOutcome(trx, row.id, {
+        _tag: "Failed",
         status: next.right.status,
         failure_reason: outcome.reason,
-        page_count: 0,
-        summary: "",
-        metadata: "",
-      })
-      .where("id", "=", row.id)
-      .execute()
+      }),
+    )
     return
   }
-  const rows = pageRows(row.id, outcome.pages)
-  for (let i = 0; i < rows.length; i += PAGE_INSERT_BATCH)
-    await trx
-      .insertInto("pages")
-      .values(rows.slice(i, i + PAGE_INSERT_BATCH))
-      .execute()
+  await run(replacePages(trx, row.id, pageRows(row.id, outcome.pages)))
   const pageCount = outcome.pages.reduce((n, p) => Math.max(n, p.number), 0)
-  await trx
-    .updateTable("documents")
-    .set({
+  await run(
+    ParseTasks.recordParseOutcome(trx, row.id, {
+      _tag: "Parsed",
       status: next.right.status,
-      failure_reason: null,
       page_count: pageCount,
-      last_parsed_at: sql<Date>`now()`,
       summary: clean(summarize(outcome.pages, pageCount)),
       metadata: metadataJson(outcome.output),
-    })
-    .where("id", "=", row.id)
-    .execute()
+    }),
+  )
 
-  for (const a of attachments) {
-    await trx
-      .insertInto("documents")
-      .values({
+  for (const a of attachments)
+    await run(
+      Documents.insertDocumentAndEnqueueParse(trx, {
         id: a.id,
         project_id: row.project_id,
         file_name: a.fileName,
         type: a.type!,
-        status: "Pending",
-        failure_reason: null,
-        version: 1,
         blob_key: a.key,
         content_type: a.contentType,
         size_bytes: a.size,
         sha256: a.sha256,
         parent_document_id: row.id,
-        last_parsed_at: null,
-        archive_requested_at: null,
-        uploaded_at: sql<Date>`clock_timestamp()`,
-      })
-      .execute()
-    await enqueue(trx, {
-      kind: PARSE_TASK,
-      idempotencyKey: parseTaskKey(a.id, 1),
-      payload: { document_id: a.id, version: 1 },
-      projectId: row.project_id,
-    })
-  }
+      }),
+    )
 }
-
-const lockProject = (trx: Transaction<Database>, projectId: string) =>
-  trx.selectFrom("projects").select("id").where("id", "=", projectId).forUpdate().executeTakeFirst()
-
-/** True when a parse task of the project other than `taskId` is pending or running. */
-const parseInFlight = async (trx: Transaction<Database>, projectId: string, taskId: string) =>
-  (await trx
-    .selectFrom("tasks")
-    .select("id")
-    .where("kind", "=", PARSE_TASK)
-    .where("project_id", "=", projectId)
-    .where("status", "in", ["pending", "running"])
-    .where("id", "<>", taskId)
-    .executeTakeFirst()) !== undefined
 
 /**
  * Runs one parse task. Returns normally when the task is done (including "nothing to do": the document
@@ -440,7 +349,7 @@ export const runParseTask = async (
   if (payload === undefined) return
   const { documentId, version } = payload
   const { db } = ctx
-  const row = await currentRow(db, documentId).executeTakeFirst()
+  const row = await run(Documents.findDocument(db, documentId))
   if (!awaitsThisParse(row, version)) return
 
   const started = Date.now()
@@ -460,7 +369,7 @@ export const runParseTask = async (
       const limits = options.run?.limits
       const maxDepth = limits?.maxAttachmentDepth ?? defaultLimits.maxAttachmentDepth
       const bounds: AttachmentBounds = {
-        level: await attachmentLevel(db, row, maxDepth),
+        level: await run(Documents.attachmentLevel(db, row.parent_document_id, maxDepth)),
         maxAttachments: limits?.maxAttachments ?? defaultLimits.maxAttachments,
         maxDepth,
       }
@@ -478,16 +387,16 @@ export const runParseTask = async (
       // A queued run waits for the project's parses: the project is locked first (the order the run's
       // start takes), so of parses finishing together the last to commit sees that it is the last.
       const runWaits = await hasQueuedRunStart(trx, row.project_id)
-      if (runWaits) await lockProject(trx, row.project_id)
+      if (runWaits) await run(lockProject(trx, row.project_id))
       // Locked, then checked again: the document may have been deleted or replaced while parsing.
-      const locked = await currentRow(trx, documentId).forUpdate().executeTakeFirst()
+      const locked = await run(Documents.lockDocument(trx, documentId))
       if (awaitsThisParse(locked, version)) {
         await writeOutcome(trx, locked, written, stored)
         keep = true
       }
       await ctx.complete(trx)
       // The project's last parse: its queued run starts now rather than at its next look.
-      if (runWaits && !(await parseInFlight(trx, row.project_id, task.id)))
+      if (runWaits && !(await run(ParseTasks.parseInFlight(trx, row.project_id, task.id))))
         await wakeQueuedRun(trx, row.project_id)
     })
   } finally {

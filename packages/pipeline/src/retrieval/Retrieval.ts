@@ -4,7 +4,14 @@
  * extractor whole, large ones as their best pages plus the first and last page.
  */
 import type { Conn } from "@dxs/db"
-import { sql } from "kysely"
+import {
+  leadingPageNumbers,
+  pageTexts,
+  pageTotals,
+  rankedPageNumbers,
+  rankPagesOfProject,
+} from "@dxs/db/repositories/Pages"
+import { Effect } from "effect"
 import type { PageText } from "../llm/LanguageModel.ts"
 
 /** The agent fields retrieval reads. */
@@ -105,37 +112,9 @@ export const relevantPages = async (
   const query = keyTermsQuery(input.agent)
   if (query === "") return []
   const limit = Math.max(1, Math.floor(input.limit ?? 20))
-  const onlyDocument = input.documentId === undefined ? sql`` : sql`and d.id = ${input.documentId}`
-  // Rank first, then draw excerpts only for the pages kept (ts_headline re-parses the page text).
-  const { rows } = await sql<{
-    document_id: string
-    document_name: string
-    page_number: number
-    score: number
-    snippet: string | null
-    text: string
-  }>`
-    with q as (select to_tsquery('english', ${query}) as q),
-    ranked as (
-      select d.id as document_id, d.file_name as document_name, p.number as page_number,
-        ts_rank_cd(p.tsv, q.q, 32) as score, p.text
-      from pages p
-      join documents d on d.id = p.document_id
-      cross join q
-      where d.project_id = ${input.projectId}
-        and d.status = 'Processed'
-        and d.archive_requested_at is null
-        ${onlyDocument}
-        and p.tsv @@ q.q
-      order by score desc, d.file_name, d.id, p.number
-      limit ${limit}
-    )
-    select r.document_id, r.document_name, r.page_number, r.score, r.text,
-      ts_headline('english', left(r.text, 100000), q.q,
-        'MaxWords=30, MinWords=8, MaxFragments=1, StartSel="", StopSel=""') as snippet
-    from ranked r cross join q
-    order by r.score desc, r.document_name, r.document_id, r.page_number
-  `.execute(db)
+  const rows = await Effect.runPromise(
+    rankPagesOfProject(db, { projectId: input.projectId, query, documentId: input.documentId, limit }),
+  )
   return rows.map((r) => {
     const snippet = oneLine(r.snippet ?? "")
     return {
@@ -157,15 +136,7 @@ export const pagesForExtraction = async (
   db: Conn,
   input: { readonly agent: RetrievalAgent; readonly documentId: string; readonly documentName: string },
 ): Promise<Array<PageText>> => {
-  const size = await db
-    .selectFrom("pages")
-    .select([
-      sql<number>`count(*)::int`.as("pages"),
-      sql<number>`coalesce(sum(length(text)), 0)::bigint`.as("chars"),
-      sql<number | null>`max(number)`.as("last"),
-    ])
-    .where("document_id", "=", input.documentId)
-    .executeTakeFirstOrThrow()
+  const size = await Effect.runPromise(pageTotals(db, input.documentId))
   const toPageText = (p: { number: number; text: string }): PageText => ({
     documentId: input.documentId,
     documentName: input.documentName,
@@ -174,47 +145,21 @@ export const pagesForExtraction = async (
   })
   if (size.pages === 0) return []
   if (size.pages <= WHOLE_DOCUMENT_MAX_PAGES && Number(size.chars) <= WHOLE_DOCUMENT_MAX_CHARS) {
-    const all = await db
-      .selectFrom("pages")
-      .select(["number", "text"])
-      .where("document_id", "=", input.documentId)
-      .orderBy("number")
-      .execute()
+    const all = await Effect.runPromise(pageTexts(db, input.documentId))
     return all.map(toPageText)
   }
   const query = keyTermsQuery(input.agent)
   const ranked =
-    query === ""
-      ? []
-      : (
-          await sql<{ number: number }>`
-            select p.number
-            from pages p, to_tsquery('english', ${query}) q
-            where p.document_id = ${input.documentId} and p.tsv @@ q
-            order by ts_rank_cd(p.tsv, q) desc, p.number
-            limit ${RANKED_PAGES}
-          `.execute(db)
-        ).rows.map((r) => r.number)
+    query === "" ? [] : await Effect.runPromise(rankedPageNumbers(db, input.documentId, query, RANKED_PAGES))
   const chosen = new Set<number>(ranked)
   if (chosen.size < RANKED_PAGES) {
-    const leading = await db
-      .selectFrom("pages")
-      .select("number")
-      .where("document_id", "=", input.documentId)
-      .where("number", "not in", ranked.length > 0 ? ranked : [0])
-      .orderBy("number")
-      .limit(RANKED_PAGES - chosen.size)
-      .execute()
-    for (const p of leading) chosen.add(p.number)
+    const leading = await Effect.runPromise(
+      leadingPageNumbers(db, input.documentId, ranked, RANKED_PAGES - chosen.size),
+    )
+    for (const n of leading) chosen.add(n)
   }
   chosen.add(1)
   if (size.last !== null) chosen.add(size.last)
-  const pages = await db
-    .selectFrom("pages")
-    .select(["number", "text"])
-    .where("document_id", "=", input.documentId)
-    .where("number", "in", [...chosen])
-    .orderBy("number")
-    .execute()
+  const pages = await Effect.runPromise(pageTexts(db, input.documentId, [...chosen]))
   return pages.map(toPageText)
 }
