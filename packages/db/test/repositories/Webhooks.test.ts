@@ -91,18 +91,16 @@ describe("the webhooks repository", () => {
       }),
     )
     const begin = (attemptId: string) =>
-      db
-        .transaction()
-        .execute((trx) =>
-          run(
-            Webhooks.beginAttempt(trx, {
-              id: attemptId,
-              deliveryId: id,
-              url: s.url,
-              interruptedError: "cut off",
-            }),
-          ),
-        )
+      db.transaction().execute((trx) =>
+        run(
+          Webhooks.beginAttempt(trx, {
+            id: attemptId,
+            deliveryId: id,
+            url: s.url,
+            interruptedError: "cut off",
+          }),
+        ),
+      )
     const a1 = randomUUID()
     const a2 = randomUUID()
     expect(await begin(a1)).toBe(1)
