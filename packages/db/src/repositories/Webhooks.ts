@@ -4,32 +4,17 @@
  * Functions that write several rows expect to run in the caller's transaction.
  */
 import { Effect } from "effect"
-import { sql } from "kysely"
+import { type Selectable, sql } from "kysely"
 import type { Conn } from "../Db.ts"
-import type { EventRow } from "../Schema.ts"
+import type {
+  EventRow,
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhookSubscriptionsTable,
+} from "../Schema.ts"
 
 // ---------------------------------------------------------------------------------------------------
 // Subscriptions
-
-export interface SubscriptionRow {
-  readonly id: string
-  readonly name: string
-  readonly url: string
-  readonly subscribed_events: ReadonlyArray<string>
-  readonly is_active: boolean
-  /** Header name → encrypted value. */
-  readonly headers: Readonly<Record<string, string>>
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-/** A subscription as delivery needs it: with its encrypted secret and its organisation. */
-export interface SubscriptionForDeliveryRow extends SubscriptionRow {
-  readonly organization_id: string
-  /** The signing secret (`whsec_…`), encrypted. */
-  readonly secret: string
-  readonly deactivated_reason: string | null
-}
 
 const columns = [
   "id",
@@ -41,6 +26,12 @@ const columns = [
   "created_at",
   "updated_at",
 ] as const
+
+/** A subscription as its owner sees it (`headers`: name → encrypted value; the secret stays out). */
+export type SubscriptionRow = Pick<Selectable<WebhookSubscriptionsTable>, (typeof columns)[number]>
+
+/** A subscription as delivery needs it: with its encrypted secret. */
+export type SubscriptionForDeliveryRow = Selectable<WebhookSubscriptionsTable>
 
 /** The active subscription `id` of the organisation. */
 export const findActiveSubscription = (
@@ -236,21 +227,7 @@ export const insertDelivery = (db: Conn, delivery: NewDeliveryRow): Effect.Effec
     return existing.id
   })
 
-export interface DeliveryRow {
-  readonly id: string
-  readonly subscription_id: string
-  readonly event_id: string | null
-  readonly event_type: string
-  readonly data: Record<string, unknown>
-  readonly occurred_at: Date
-  readonly status: "pending" | "succeeded" | "failed"
-  readonly attempt_count: number
-  readonly next_attempt_at: Date | null
-  readonly last_status_code: number | null
-  readonly last_error: string | null
-  readonly created_at: Date
-  readonly delivered_at: Date | null
-}
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>
 
 export const findDelivery = (db: Conn, id: string): Effect.Effect<DeliveryRow | undefined> =>
   Effect.promise(() =>
@@ -352,15 +329,7 @@ export const settleDelivery = (db: Conn, id: string, s: DeliverySettlement): Eff
 // ---------------------------------------------------------------------------------------------------
 // Attempts
 
-export interface AttemptRow {
-  readonly id: string
-  readonly delivery_id: string
-  readonly number: number
-  readonly status_code: number | null
-  readonly error: string | null
-  readonly duration_ms: number
-  readonly attempted_at: Date
-}
+export type AttemptRow = Omit<Selectable<WebhookAttemptsTable>, "url" | "response_body">
 
 /** The attempts of these deliveries, in order of their number. */
 export const listAttempts = (
