@@ -4,8 +4,10 @@
  * webhook secrets), so a copy of the database alone cannot forge download links.
  */
 import { randomBytes } from "node:crypto"
-import { query } from "@dxs/db"
+import { withDb } from "@dxs/db"
+import * as ServerSecrets from "@dxs/db/repositories/ServerSecrets"
 import { decryptSecret, encryptSecret } from "@dxs/pipeline/webhooks/Encryption"
+import { Effect } from "effect"
 
 const NAME = "file_url_signing_key"
 
@@ -18,35 +20,31 @@ const isEncrypted = (value: string) => value.startsWith("v1:")
  * configuration error, never replaced: that would break every link the other processes sign.
  */
 export const loadFileUrlSigningKey = (encryptionKey: Uint8Array) =>
-  query(async (db) => {
-    await db
-      .insertInto("server_secrets")
-      .values({ name: NAME, value: encryptSecret(encryptionKey, randomBytes(32).toString("base64url")) })
-      .onConflict((oc) => oc.column("name").doNothing())
-      .execute()
-    const { value } = await db
-      .selectFrom("server_secrets")
-      .select("value")
-      .where("name", "=", NAME)
-      .executeTakeFirstOrThrow()
-    if (!isEncrypted(value)) {
-      // Only if still in clear: another process may have encrypted it meanwhile (the same key either way).
-      await db
-        .updateTable("server_secrets")
-        .set({ value: encryptSecret(encryptionKey, value) })
-        .where("name", "=", NAME)
-        .where("value", "=", value)
-        .execute()
-      return Buffer.from(value, "base64url")
-    }
-    let clear: string
-    try {
-      clear = decryptSecret(encryptionKey, value)
-    } catch {
-      throw new Error(
-        "the file-URL signing key in the database cannot be decrypted with this process's encryption key: " +
-          "every dxs process sharing the database must use the same DXS_ENCRYPTION_KEY (or DATA_DIR/encryption.key)",
+  withDb((db) =>
+    Effect.gen(function* () {
+      yield* ServerSecrets.insertSecretIfMissing(
+        db,
+        NAME,
+        encryptSecret(encryptionKey, randomBytes(32).toString("base64url")),
       )
-    }
-    return Buffer.from(clear, "base64url")
-  })
+      const value = yield* ServerSecrets.findSecret(db, NAME)
+      if (value === undefined) return yield* Effect.die(new Error(`the server secret ${NAME} is missing`))
+      if (!isEncrypted(value)) {
+        // Only if still in clear: another process may have encrypted it meanwhile (the same key either way).
+        yield* ServerSecrets.replaceSecret(db, NAME, value, encryptSecret(encryptionKey, value))
+        return Buffer.from(value, "base64url")
+      }
+      let clear: string
+      try {
+        clear = decryptSecret(encryptionKey, value)
+      } catch {
+        return yield* Effect.die(
+          new Error(
+            "the file-URL signing key in the database cannot be decrypted with this process's encryption key: " +
+              "every dxs process sharing the database must use the same DXS_ENCRYPTION_KEY (or DATA_DIR/encryption.key)",
+          ),
+        )
+      }
+      return Buffer.from(clear, "base64url")
+    }),
+  )

@@ -3,9 +3,9 @@
  * organisation. Keys are managed by people only: a request authenticated with an API key is refused
  * (a key cannot mint or revoke keys).
  */
-import { type Conn, query, transaction } from "@dxs/db"
+import { type Conn, transaction, withDb } from "@dxs/db"
+import * as Access from "@dxs/db/repositories/Access"
 import { Effect } from "effect"
-import { sql } from "kysely"
 import { generateKey, hashKey, KEY_PREFIX } from "./ApiKeys.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Forbidden, NotFound } from "./Errors.ts"
@@ -36,16 +36,7 @@ const member = Effect.flatMap(CurrentOrganization, (org) =>
     : Effect.succeed(org),
 )
 
-const columns = ["id", "name", "key_prefix", "created_at", "last_used_at", "revoked_at"] as const
-
-const toManaged = (r: {
-  id: string
-  name: string
-  key_prefix: string
-  created_at: Date
-  last_used_at: Date | null
-  revoked_at: Date | null
-}): ManagedKey => ({
+const toManaged = (r: Access.KeyRow): ManagedKey => ({
   id: r.id,
   name: r.name,
   prefix: r.key_prefix,
@@ -65,17 +56,12 @@ const checkName = (name: string) =>
 
 const insertKey = (db: Conn, organizationId: string, name: string) => {
   const key = generateKey()
-  return db
-    .insertInto("api_keys")
-    .values({
-      organization_id: organizationId,
-      name,
-      key_prefix: key.slice(0, KEY_PREFIX.length + 4),
-      key_hash: hashKey(key),
-    })
-    .returning([...columns])
-    .executeTakeFirstOrThrow()
-    .then((row): NewKey => ({ ...toManaged(row), key }))
+  return Access.insertKey(db, {
+    organizationId,
+    name,
+    keyPrefix: key.slice(0, KEY_PREFIX.length + 4),
+    keyHash: hashKey(key),
+  }).pipe(Effect.map((row): NewKey => ({ ...toManaged(row), key })))
 }
 
 export class KeyManagement extends Effect.Service<KeyManagement>()("@dxs/services/KeyManagement", {
@@ -84,15 +70,7 @@ export class KeyManagement extends Effect.Service<KeyManagement>()("@dxs/service
     list: () =>
       Effect.gen(function* () {
         const org = yield* member
-        const rows = yield* query((db) =>
-          db
-            .selectFrom("api_keys")
-            .select([...columns])
-            .where("organization_id", "=", org.id)
-            .orderBy("created_at", "desc")
-            .orderBy("id", "desc")
-            .execute(),
-        )
+        const rows = yield* withDb((db) => Access.listOrganizationKeys(db, org.id))
         return rows.map(toManaged)
       }),
 
@@ -100,7 +78,7 @@ export class KeyManagement extends Effect.Service<KeyManagement>()("@dxs/service
       Effect.gen(function* () {
         const org = yield* member
         yield* checkName(name.trim())
-        return yield* query((db) => insertKey(db, org.id, name.trim()))
+        return yield* withDb((db) => insertKey(db, org.id, name.trim()))
       }),
 
     /** A new key with the same name replaces an active one, which is revoked in the same transaction. */
@@ -109,18 +87,9 @@ export class KeyManagement extends Effect.Service<KeyManagement>()("@dxs/service
         const org = yield* member
         return yield* transaction((trx) =>
           Effect.gen(function* () {
-            const old = yield* Effect.promise(() =>
-              trx
-                .updateTable("api_keys")
-                .set({ revoked_at: sql`now()` })
-                .where("id", "=", id)
-                .where("organization_id", "=", org.id)
-                .where("revoked_at", "is", null)
-                .returning("name")
-                .executeTakeFirst(),
-            )
+            const old = yield* Access.revokeOrganizationKey(trx, org.id, id)
             if (old === undefined) return yield* NotFound.of("Active API key", id)
-            return yield* Effect.promise(() => insertKey(trx, org.id, old.name))
+            return yield* insertKey(trx, org.id, old.name)
           }),
         )
       }),
@@ -128,16 +97,7 @@ export class KeyManagement extends Effect.Service<KeyManagement>()("@dxs/service
     revoke: (id: string) =>
       Effect.gen(function* () {
         const org = yield* member
-        const row = yield* query((db) =>
-          db
-            .updateTable("api_keys")
-            .set({ revoked_at: sql`now()` })
-            .where("id", "=", id)
-            .where("organization_id", "=", org.id)
-            .where("revoked_at", "is", null)
-            .returning("id")
-            .executeTakeFirst(),
-        )
+        const row = yield* withDb((db) => Access.revokeOrganizationKey(db, org.id, id))
         if (row === undefined) return yield* NotFound.of("Active API key", id)
       }),
   },

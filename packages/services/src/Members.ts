@@ -4,9 +4,9 @@
  * token that cookie-authenticated writes must echo, and an expiry.
  */
 import { createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto"
-import { type Database, query, withDb } from "@dxs/db"
+import { type Conn, transaction, withDb } from "@dxs/db"
+import * as Access from "@dxs/db/repositories/Access"
 import { Context, Effect } from "effect"
-import { type Kysely, sql } from "kysely"
 import { BadRequest, Conflict, Forbidden, Unauthorized } from "./Errors.ts"
 import { consumeSignInAttempt } from "./RateLimits.ts"
 import { isEmail } from "./Results.ts"
@@ -86,22 +86,12 @@ export const sameSecret = (given: string, expected: string): boolean => {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
-const EMAIL_TAKEN = Symbol("email taken")
-
 const hashToken = (token: string) => createHash("sha256").update(token).digest("hex")
 const newToken = () => randomBytes(32).toString("base64url")
 
 const wrongCredentials = () => Unauthorized.of("The e-mail address or the password is wrong")
 
-type MemberRow = {
-  readonly id: string
-  readonly email: string
-  readonly created_at: Date
-  readonly org_id: string
-  readonly org_name: string
-}
-
-const toMember = (r: MemberRow): Member => ({
+const toMember = (r: Access.MemberRow): Member => ({
   id: r.id,
   email: r.email,
   organization: { id: r.org_id, name: r.org_name },
@@ -130,37 +120,17 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
           ])
         const passwordHash = yield* Effect.promise(() => hashPassword(password))
         // A taken e-mail rolls the whole transaction back: no organisation is left behind either.
-        const row = yield* withDb((db) =>
-          Effect.tryPromise({
-            try: () =>
-              db.transaction().execute(async (trx) => {
-                await trx
-                  .insertInto("organizations")
-                  .values({ name: org })
-                  .onConflict((oc) => oc.column("name").doNothing())
-                  .execute()
-                const o = await trx
-                  .selectFrom("organizations")
-                  .select(["id", "name"])
-                  .where("name", "=", org)
-                  .executeTakeFirstOrThrow()
-                const inserted = await trx
-                  .insertInto("members")
-                  .values({ organization_id: o.id, email: address, password_hash: passwordHash })
-                  .onConflict((oc) => oc.expression(sql`lower(email)`).doNothing())
-                  .returning(["id", "email", "created_at"])
-                  .executeTakeFirst()
-                if (inserted === undefined) throw EMAIL_TAKEN
-                return { ...inserted, org_id: o.id, org_name: o.name }
-              }),
-            catch: (e) => e,
-          }).pipe(Effect.catchAll((e) => (e === EMAIL_TAKEN ? Effect.succeed(undefined) : Effect.die(e)))),
+        return yield* transaction((trx) =>
+          Effect.gen(function* () {
+            const o = yield* Access.ensureOrganization(trx, org)
+            const row = yield* Access.insertMember(trx, o, { email: address, passwordHash })
+            if (row === undefined)
+              return yield* Conflict.of(`a member with the e-mail address ${address} already exists`, [
+                { path: "email", message: "is taken" },
+              ])
+            return toMember(row)
+          }),
         )
-        if (row === undefined)
-          return yield* Conflict.of(`a member with the e-mail address ${address} already exists`, [
-            { path: "email", message: "is taken" },
-          ])
-        return toMember(row)
       }),
 
     /**
@@ -172,42 +142,23 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
       Effect.gen(function* () {
         const { ttlSeconds } = yield* SessionSettings
         yield* consumeSignInAttempt(email, clientAddress)
-        const found = yield* query((db) =>
-          db
-            .selectFrom("members as m")
-            .innerJoin("organizations as o", "o.id", "m.organization_id")
-            .select([
-              "m.id",
-              "m.email",
-              "m.created_at",
-              "m.password_hash",
-              "m.disabled_at",
-              "o.id as org_id",
-              "o.name as org_name",
-            ])
-            .where(sql`lower(m.email)`, "=", email.trim().toLowerCase())
-            .executeTakeFirst(),
-        )
+        const found = yield* withDb((db) => Access.findMemberByEmail(db, email.trim()))
         const ok = yield* Effect.promise(() => verifyPassword(password, found?.password_hash ?? dummyHash))
         if (found === undefined || !ok || found.disabled_at !== null) return yield* wrongCredentials()
         const token = newToken()
         const csrf = newToken()
-        const session = yield* query((db) =>
-          db
-            .insertInto("sessions")
-            .values({
-              token_hash: hashToken(token),
-              member_id: found.id,
-              csrf_token: csrf,
-              expires_at: sql<Date>`now() + make_interval(secs => ${ttlSeconds})`,
-            })
-            .returning("expires_at")
-            .executeTakeFirstOrThrow(),
+        const expiresAt = yield* withDb((db) =>
+          Access.insertSession(db, {
+            tokenHash: hashToken(token),
+            memberId: found.id,
+            csrfToken: csrf,
+            ttlSeconds,
+          }),
         )
         return {
           token,
           csrf_token: csrf,
-          expires_at: iso(session.expires_at),
+          expires_at: iso(expiresAt),
           member: toMember(found),
         } satisfies SessionGrant
       }),
@@ -218,56 +169,24 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
      */
     signOut: (token: string, csrfToken: string | undefined) =>
       Effect.gen(function* () {
-        const session = yield* query((db) =>
-          db
-            .selectFrom("sessions")
-            .select(["id", "csrf_token"])
-            .where("token_hash", "=", hashToken(token))
-            .executeTakeFirst(),
-        )
+        const session = yield* withDb((db) => Access.findSession(db, hashToken(token)))
         if (session === undefined) return
         if (!sameSecret(csrfToken ?? "", session.csrf_token))
           return yield* Forbidden.of(
             "Signing out needs the session's CSRF token in the X-CSRF-Token header (GET /api/v1/auth/session/ gives it)",
           )
-        yield* query((db) => db.deleteFrom("sessions").where("id", "=", session.id).execute())
+        yield* withDb((db) => Access.deleteSession(db, session.id))
       }),
 
     /** The member and CSRF token of a live session; 401 for an unknown, expired or disabled one. */
     authenticate: (token: string) =>
       Effect.gen(function* () {
         if (token === "") return yield* Unauthorized.of("Sign in, or send an API key in the X-API-Key header")
-        const found = yield* query((db) =>
-          db
-            .selectFrom("sessions as s")
-            .innerJoin("members as m", "m.id", "s.member_id")
-            .innerJoin("organizations as o", "o.id", "m.organization_id")
-            .select([
-              "s.id as session_id",
-              "s.csrf_token",
-              "s.expires_at",
-              "s.last_seen_at",
-              "m.id",
-              "m.email",
-              "m.created_at",
-              "m.disabled_at",
-              "o.id as org_id",
-              "o.name as org_name",
-            ])
-            .where("s.token_hash", "=", hashToken(token))
-            .where("s.expires_at", ">", sql<Date>`now()`)
-            .executeTakeFirst(),
-        )
+        const found = yield* withDb((db) => Access.findLiveSession(db, hashToken(token)))
         if (found === undefined || found.disabled_at !== null)
           return yield* Unauthorized.of("The session has expired or ended; sign in again")
         if (Date.now() - found.last_seen_at.getTime() > 60_000)
-          yield* query((db) =>
-            db
-              .updateTable("sessions")
-              .set({ last_seen_at: sql`now()` })
-              .where("id", "=", found.session_id)
-              .execute(),
-          )
+          yield* withDb((db) => Access.markSessionSeen(db, found.session_id))
         return {
           member: toMember(found),
           csrf_token: found.csrf_token,
@@ -277,19 +196,10 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
 
     /** The organisation's members (all organisations when `orgName` is undefined), oldest first. */
     list: (orgName?: string) =>
-      query((db) => {
-        let q = db
-          .selectFrom("members as m")
-          .innerJoin("organizations as o", "o.id", "m.organization_id")
-          .select(["m.id", "m.email", "m.created_at", "o.id as org_id", "o.name as org_name"])
-        if (orgName !== undefined) q = q.where("o.name", "=", orgName)
-        return q.orderBy("m.created_at").orderBy("m.id").execute()
-      }).pipe(Effect.map((rows) => rows.map(toMember))),
+      withDb((db) => Access.listMembers(db, orgName)).pipe(Effect.map((rows) => rows.map(toMember))),
   },
 }) {}
 
 /** Housekeeping: sessions past their expiry are deleted. */
-export const deleteExpiredSessions = async (db: Kysely<Database>): Promise<number> => {
-  const result = await db.deleteFrom("sessions").where("expires_at", "<", sql<Date>`now()`).executeTakeFirst()
-  return Number(result.numDeletedRows)
-}
+export const deleteExpiredSessions = (db: Conn): Promise<number> =>
+  Effect.runPromise(Access.deleteExpiredSessions(db))

@@ -4,10 +4,9 @@
  * a fixed one-minute window per subject.
  */
 import { createHash } from "node:crypto"
-import type { Database } from "@dxs/db"
-import { query } from "@dxs/db"
+import { type Conn, withDb } from "@dxs/db"
+import * as RateCounters from "@dxs/db/repositories/RateCounters"
 import { Context, Effect } from "effect"
-import { type Kysely, sql } from "kysely"
 import { TooManyRequests } from "./Errors.ts"
 
 export class RateLimitSettings extends Context.Reference<RateLimitSettings>()(
@@ -43,16 +42,7 @@ export const memberSubject = (memberId: string) => `member:${memberId}`
 /** Counts one more event of `subject` in the current minute: the count so far and the seconds left. */
 const countInMinute = (subject: string) =>
   Effect.map(
-    query((db) =>
-      sql<{ count: number; retry_after: number }>`
-        insert into rate_counters as c (subject, window_start, count)
-        values (${subject}, date_trunc('minute', now()), 1)
-        on conflict (subject, window_start) do update set count = c.count + 1
-        returning c.count,
-          ceil(extract(epoch from (c.window_start + interval '1 minute' - now())))::int as retry_after`
-        .execute(db)
-        .then((r) => r.rows[0]!),
-    ),
+    withDb((db) => RateCounters.countInMinute(db, subject)),
     (row) => ({ count: row.count, retryAfter: Math.max(1, row.retry_after) }),
   )
 
@@ -118,10 +108,5 @@ export const refuseCredentials = <E>(refusal: E, clientAddress: string | undefin
   })
 
 /** Housekeeping: counters of minutes that have passed. */
-export const sweepRateCounters = async (db: Kysely<Database>): Promise<number> => {
-  const r = await db
-    .deleteFrom("rate_counters")
-    .where("window_start", "<", sql<Date>`now() - interval '2 minutes'`)
-    .executeTakeFirst()
-  return Number(r.numDeletedRows)
-}
+export const sweepRateCounters = (db: Conn): Promise<number> =>
+  Effect.runPromise(RateCounters.deletePastCounters(db))

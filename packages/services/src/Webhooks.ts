@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto"
-import { query, transaction } from "@dxs/db"
+import { transaction, withDb } from "@dxs/db"
+import * as Repository from "@dxs/db/repositories/Webhooks"
 import { MAX_NAME_LENGTH } from "@dxs/domain/Limits"
 import {
   checkWebhookUrl,
@@ -13,7 +14,6 @@ import { encryptSecret, newEncryptionKey } from "@dxs/pipeline/webhooks/Encrypti
 import { createDelivery } from "@dxs/pipeline/webhooks/Queue"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import { Context, Effect } from "effect"
-import { sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, type FieldError, NotFound } from "./Errors.ts"
 import { checkPage } from "./Results.ts"
@@ -87,18 +87,7 @@ export interface WebhookDelivery {
   readonly attempts: ReadonlyArray<WebhookAttempt>
 }
 
-interface SubscriptionRow {
-  id: string
-  name: string
-  url: string
-  subscribed_events: ReadonlyArray<string>
-  is_active: boolean
-  headers: Readonly<Record<string, string>>
-  created_at: Date
-  updated_at: Date
-}
-
-const toSubscription = (r: SubscriptionRow): WebhookSubscription => ({
+const toSubscription = (r: Repository.SubscriptionRow): WebhookSubscription => ({
   id: r.id,
   name: r.name,
   url: r.url,
@@ -108,17 +97,6 @@ const toSubscription = (r: SubscriptionRow): WebhookSubscription => ({
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
 })
-
-const columns = [
-  "id",
-  "name",
-  "url",
-  "subscribed_events",
-  "is_active",
-  "headers",
-  "created_at",
-  "updated_at",
-] as const
 
 /** A Standard Webhooks secret: `whsec_` and base64 of 24 random bytes. */
 const newSecret = () => `whsec_${randomBytes(24).toString("base64")}`
@@ -130,15 +108,7 @@ const badRequest = (errors: ReadonlyArray<FieldError>) =>
 const findActive = (id: string) =>
   Effect.gen(function* () {
     const org = yield* CurrentOrganization
-    const row = yield* query((db) =>
-      db
-        .selectFrom("webhook_subscriptions")
-        .select(columns)
-        .where("id", "=", id)
-        .where("organization_id", "=", org.id)
-        .where("is_active", "=", true)
-        .executeTakeFirst(),
-    )
+    const row = yield* withDb((db) => Repository.findActiveSubscription(db, org.id, id))
     return row ? row : yield* Effect.fail(NotFound.of("Webhook subscription", id))
   })
 
@@ -198,16 +168,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
     list: () =>
       Effect.gen(function* () {
         const org = yield* CurrentOrganization
-        const rows = yield* query((db) =>
-          db
-            .selectFrom("webhook_subscriptions")
-            .select(columns)
-            .where("organization_id", "=", org.id)
-            .where("is_active", "=", true)
-            .orderBy("created_at", "desc")
-            .orderBy("id", "desc")
-            .execute(),
-        )
+        const rows = yield* withDb((db) => Repository.listActiveSubscriptions(db, org.id))
         return rows.map(toSubscription)
       }),
 
@@ -219,19 +180,15 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
         const org = yield* CurrentOrganization
         const settings = yield* validateInput(input, true)
         const secret = newSecret()
-        const row = yield* query((db) =>
-          db
-            .insertInto("webhook_subscriptions")
-            .values({
-              organization_id: org.id,
-              name: input.name ?? "",
-              url: input.url!.trim(),
-              subscribed_events: uniqueEvents(input.subscribed_events!),
-              headers: encryptHeaders(settings.encryptionKey, input.headers ?? {}),
-              secret: encryptSecret(settings.encryptionKey, secret),
-            })
-            .returning(columns)
-            .executeTakeFirstOrThrow(),
+        const row = yield* withDb((db) =>
+          Repository.insertSubscription(db, {
+            organizationId: org.id,
+            name: input.name ?? "",
+            url: input.url!.trim(),
+            subscribedEvents: uniqueEvents(input.subscribed_events!),
+            headers: encryptHeaders(settings.encryptionKey, input.headers ?? {}),
+            secret: encryptSecret(settings.encryptionKey, secret),
+          }),
         )
         return { ...toSubscription(row), secret }
       }),
@@ -241,23 +198,17 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
       Effect.gen(function* () {
         yield* findActive(id)
         const settings = yield* validateInput(input, false)
-        const row = yield* query((db) =>
-          db
-            .updateTable("webhook_subscriptions")
-            .set({
-              ...(input.name !== undefined ? { name: input.name } : {}),
-              ...(input.url !== undefined ? { url: input.url.trim() } : {}),
-              ...(input.subscribed_events !== undefined
-                ? { subscribed_events: uniqueEvents(input.subscribed_events) }
-                : {}),
-              ...(input.headers !== undefined
-                ? { headers: encryptHeaders(settings.encryptionKey, input.headers) }
-                : {}),
-              updated_at: sql`now()`,
-            })
-            .where("id", "=", id)
-            .returning(columns)
-            .executeTakeFirstOrThrow(),
+        const row = yield* withDb((db) =>
+          Repository.updateSubscription(db, id, {
+            ...(input.name !== undefined ? { name: input.name } : {}),
+            ...(input.url !== undefined ? { url: input.url.trim() } : {}),
+            ...(input.subscribed_events !== undefined
+              ? { subscribedEvents: uniqueEvents(input.subscribed_events) }
+              : {}),
+            ...(input.headers !== undefined
+              ? { headers: encryptHeaders(settings.encryptionKey, input.headers) }
+              : {}),
+          }),
         )
         return toSubscription(row)
       }),
@@ -269,14 +220,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
     remove: (id: string) =>
       Effect.gen(function* () {
         const org = yield* CurrentOrganization
-        const deleted = yield* query((db) =>
-          db
-            .deleteFrom("webhook_subscriptions")
-            .where("id", "=", id)
-            .where("organization_id", "=", org.id)
-            .executeTakeFirst(),
-        )
-        if (Number(deleted.numDeletedRows) === 0) return yield* NotFound.of("Webhook subscription", id)
+        const deleted = yield* withDb((db) => Repository.deleteSubscription(db, org.id, id))
+        if (!deleted) return yield* NotFound.of("Webhook subscription", id)
       }),
 
     /** The event types a subscription can name. */
@@ -311,58 +256,14 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
           max: DELIVERIES_MAX_LIMIT,
         })
         yield* findActive(id)
-        const { count } = yield* query((db) =>
-          db
-            .selectFrom("webhook_deliveries")
-            .select((eb) => eb.fn.countAll<string>().as("count"))
-            .where("subscription_id", "=", id)
-            .executeTakeFirstOrThrow(),
+        const count = yield* withDb((db) => Repository.countDeliveries(db, id))
+        const rows = yield* withDb((db) => Repository.listDeliveries(db, id, { limit, offset }))
+        const attempts = yield* withDb((db) =>
+          Repository.listAttempts(
+            db,
+            rows.map((r) => r.id),
+          ),
         )
-        const rows = yield* query((db) =>
-          db
-            .selectFrom("webhook_deliveries")
-            .select([
-              "id",
-              "event_type",
-              "status",
-              "attempt_count",
-              "last_status_code",
-              "last_error",
-              "created_at",
-              "delivered_at",
-              "next_attempt_at",
-            ])
-            .where("subscription_id", "=", id)
-            .orderBy("created_at", "desc")
-            .orderBy("id", "desc")
-            .limit(limit)
-            .offset(offset)
-            .execute(),
-        )
-        const attempts =
-          rows.length === 0
-            ? []
-            : yield* query((db) =>
-                db
-                  .selectFrom("webhook_attempts")
-                  .select([
-                    "id",
-                    "delivery_id",
-                    "number",
-                    "status_code",
-                    "error",
-                    "duration_ms",
-                    "attempted_at",
-                  ])
-                  .where(
-                    "delivery_id",
-                    "in",
-                    rows.map((r) => r.id),
-                  )
-                  .orderBy("number")
-                  .orderBy("attempted_at")
-                  .execute(),
-              )
         const results = rows.map(
           (r): WebhookDelivery => ({
             id: r.id,
@@ -386,7 +287,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
               })),
           }),
         )
-        return { count: Number(count), results }
+        return { count, results }
       }),
 
     /** Replaces the signing secret; the new one is shown this once and signs every later attempt. */
@@ -395,12 +296,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
         yield* findActive(id)
         const settings = yield* WebhookConfig
         const secret = newSecret()
-        yield* query((db) =>
-          db
-            .updateTable("webhook_subscriptions")
-            .set({ secret: encryptSecret(settings.encryptionKey, secret), updated_at: sql`now()` })
-            .where("id", "=", id)
-            .execute(),
+        yield* withDb((db) =>
+          Repository.replaceSubscriptionSecret(db, id, encryptSecret(settings.encryptionKey, secret)),
         )
         return { secret }
       }),

@@ -4,8 +4,9 @@
  * stored. The in-memory cache serves tests and single-process tools; production uses the `llm_cache` table.
  */
 import { createHash } from "node:crypto"
-import type { Database } from "@dxs/db"
-import type { Kysely } from "kysely"
+import type { Conn } from "@dxs/db"
+import * as LlmCache from "@dxs/db/repositories/LlmCache"
+import { Effect } from "effect"
 
 export interface CachedResponse {
   /** The parsed JSON content of the model's answer. */
@@ -61,13 +62,9 @@ export const memoryResponseCache = (maxEntries = Number.POSITIVE_INFINITY): Resp
 }
 
 /** The `llm_cache` table: the first answer stored for a key wins (concurrent writers do not conflict). */
-export const postgresResponseCache = (db: Kysely<Database>): ResponseCache => ({
+export const postgresResponseCache = (db: Conn): ResponseCache => ({
   get: async (key) => {
-    const row = await db
-      .selectFrom("llm_cache")
-      .select(["response", "prompt_tokens", "completion_tokens", "model"])
-      .where("key", "=", key)
-      .executeTakeFirst()
+    const row = await Effect.runPromise(LlmCache.findCachedAnswer(db, key))
     if (row === undefined) return undefined
     return {
       content: row.response,
@@ -77,16 +74,13 @@ export const postgresResponseCache = (db: Kysely<Database>): ResponseCache => ({
     }
   },
   put: async (key, value) => {
-    await db
-      .insertInto("llm_cache")
-      .values({
-        key,
+    await Effect.runPromise(
+      LlmCache.insertCachedAnswer(db, key, {
         model: value.model ?? "",
         response: JSON.stringify(value.content),
-        prompt_tokens: value.promptTokens,
-        completion_tokens: value.completionTokens,
-      })
-      .onConflict((oc) => oc.column("key").doNothing())
-      .execute()
+        promptTokens: value.promptTokens,
+        completionTokens: value.completionTokens,
+      }),
+    )
   },
 })

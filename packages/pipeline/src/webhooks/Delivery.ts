@@ -20,8 +20,9 @@ import type { LookupFunction } from "node:net"
 import { rootCertificates } from "node:tls"
 import type { TaskRow } from "@dxs/db"
 import { logEvent } from "@dxs/db/Log"
+import * as Webhooks from "@dxs/db/repositories/Webhooks"
 import { reschedule } from "@dxs/db/TaskQueue"
-import { type RawBuilder, sql } from "kysely"
+import { Effect } from "effect"
 import { decryptSecret } from "./Encryption.ts"
 import type { WebhookTaskContext } from "./Fanout.ts"
 import type { WebhookSettings } from "./Settings.ts"
@@ -197,6 +198,9 @@ const post = (
     sent.end(body)
   })
 
+/** Runs a repository call from this Promise-based handler. */
+const run = Effect.runPromise
+
 /** Decrypts the subscription's secret and custom headers. */
 const openSecrets = (
   key: Uint8Array,
@@ -215,21 +219,11 @@ export const webhookDeliverHandler =
     const random = options.random ?? Math.random
     const deliveryId = deliveryIdOf(task)
     const delivery =
-      deliveryId === undefined
-        ? undefined
-        : await ctx.db
-            .selectFrom("webhook_deliveries")
-            .selectAll()
-            .where("id", "=", deliveryId)
-            .executeTakeFirst()
+      deliveryId === undefined ? undefined : await run(Webhooks.findDelivery(ctx.db, deliveryId))
     const subscription =
       delivery === undefined
         ? undefined
-        : await ctx.db
-            .selectFrom("webhook_subscriptions")
-            .selectAll()
-            .where("id", "=", delivery.subscription_id)
-            .executeTakeFirst()
+        : await run(Webhooks.findSubscriptionForDelivery(ctx.db, delivery.subscription_id))
 
     // Nothing to send: the subscription was deleted (its deliveries with it), or this one is settled.
     if (!delivery || !subscription || delivery.status !== "pending") {
@@ -238,12 +232,7 @@ export const webhookDeliverHandler =
     }
     if (!subscription.is_active) {
       await ctx.db.transaction().execute(async (trx) => {
-        await trx
-          .updateTable("webhook_deliveries")
-          .set({ status: "failed", last_error: "subscription inactive", next_attempt_at: null })
-          .where("id", "=", delivery.id)
-          .where("status", "=", "pending")
-          .execute()
+        await run(Webhooks.failPendingDelivery(trx, delivery.id, "subscription inactive"))
         await ctx.complete(trx)
       })
       return
@@ -251,34 +240,17 @@ export const webhookDeliverHandler =
 
     // The attempt is recorded before anything is sent, so that one cut off by a crash stays in the log.
     const attemptId = randomUUID()
-    const number = await ctx.db.transaction().execute(async (trx) => {
-      const counted = await trx
-        .updateTable("webhook_deliveries")
-        .set((eb) => ({ attempt_count: eb("attempt_count", "+", 1) }))
-        .where("id", "=", delivery.id)
-        .where("status", "=", "pending")
-        .returning("attempt_count")
-        .executeTakeFirst()
-      if (counted === undefined) return undefined
-      // An earlier attempt still without an answer or an error was cut off (its worker died or lost the task).
-      await trx
-        .updateTable("webhook_attempts")
-        .set({ error: INTERRUPTED })
-        .where("delivery_id", "=", delivery.id)
-        .where("status_code", "is", null)
-        .where("error", "is", null)
-        .execute()
-      await trx
-        .insertInto("webhook_attempts")
-        .values({
+    const number = await ctx.db.transaction().execute((trx) =>
+      run(
+        Webhooks.beginAttempt(trx, {
           id: attemptId,
-          delivery_id: delivery.id,
-          number: counted.attempt_count,
+          deliveryId: delivery.id,
           url: subscription.url,
-        })
-        .execute()
-      return counted.attempt_count
-    })
+          // An earlier attempt still without an answer or an error was cut off (its worker died or lost the task).
+          interruptedError: INTERRUPTED,
+        }),
+      ),
+    )
     // Settled or deleted meanwhile.
     if (number === undefined) {
       await ctx.db.transaction().execute((trx) => ctx.complete(trx))
@@ -336,9 +308,10 @@ export const webhookDeliverHandler =
     // The worker has moved on (lease lost or stopping): whoever claims the task next sends it again.
     // Its attempt keeps the answer if one came, else says it was cut off.
     if (ctx.signal.aborted) {
-      await ctx.db
-        .updateTable("webhook_attempts")
-        .set(
+      await run(
+        Webhooks.recordAttemptOutcome(
+          ctx.db,
+          attemptId,
           outcome.statusCode === null
             ? { error: INTERRUPTED, duration_ms: outcome.durationMs }
             : {
@@ -346,32 +319,23 @@ export const webhookDeliverHandler =
                 response_body: outcome.responseBody,
                 duration_ms: outcome.durationMs,
               },
-        )
-        .where("id", "=", attemptId)
-        .execute()
-        .catch(() => undefined)
+        ),
+      ).catch(() => undefined)
       throw new Error("abandoned: the worker stopped or lost the task")
     }
 
     await ctx.db.transaction().execute(async (trx) => {
-      const current = await trx
-        .selectFrom("webhook_deliveries")
-        .select(["status"])
-        .where("id", "=", delivery.id)
-        .forUpdate()
-        .executeTakeFirst()
+      const current = await run(Webhooks.lockDeliveryStatus(trx, delivery.id))
       // Deleted with its subscription meanwhile.
-      if (!current) return ctx.complete(trx)
-      await trx
-        .updateTable("webhook_attempts")
-        .set({
+      if (current === undefined) return ctx.complete(trx)
+      await run(
+        Webhooks.recordAttemptOutcome(trx, attemptId, {
           status_code: outcome.statusCode,
           error: outcome.error === null ? null : storable(outcome.error),
           duration_ms: outcome.durationMs,
           response_body: outcome.responseBody,
-        })
-        .where("id", "=", attemptId)
-        .execute()
+        }),
+      )
       const code = outcome.statusCode
       const answered = code === null ? null : `the endpoint answered ${code}`
       // Logged with the attempt's record (its transaction commits right after): never the URL's secrets.
@@ -383,47 +347,20 @@ export const webhookDeliverHandler =
         ms: outcome.durationMs,
         error: outcome.error === null ? undefined : storable(outcome.error),
       })
-      const settle = (set: {
-        readonly status: "pending" | "succeeded" | "failed"
-        readonly next_attempt_at: RawBuilder<Date> | null
-        readonly last_error: string | null
-        readonly delivered_at?: RawBuilder<Date>
-      }) =>
-        trx
-          .updateTable("webhook_deliveries")
-          .set({
-            ...set,
-            attempt_count: number,
-            last_status_code: code,
-          })
-          .where("id", "=", delivery.id)
-          .where("status", "=", "pending")
-          .execute()
+      const settle = (set: Pick<Webhooks.DeliverySettlement, "status" | "lastError" | "nextAttemptInMs">) =>
+        run(Webhooks.settleDelivery(trx, delivery.id, { ...set, attemptCount: number, lastStatusCode: code }))
 
-      if (current.status !== "pending") return ctx.complete(trx)
+      if (current !== "pending") return ctx.complete(trx)
       if (code !== null && code >= 200 && code < 300) {
-        await settle({
-          status: "succeeded",
-          next_attempt_at: null,
-          last_error: null,
-          delivered_at: sql<Date>`now()`,
-        })
+        await settle({ status: "succeeded", nextAttemptInMs: null, lastError: null })
         return ctx.complete(trx)
       }
       if (code === 410) {
-        await trx
-          .updateTable("webhook_subscriptions")
-          .set({
-            is_active: false,
-            deactivated_reason: "the endpoint answered 410 Gone",
-            updated_at: sql`now()`,
-          })
-          .where("id", "=", subscription.id)
-          .execute()
+        await run(Webhooks.deactivateSubscription(trx, subscription.id, "the endpoint answered 410 Gone"))
         await settle({
           status: "failed",
-          next_attempt_at: null,
-          last_error: "the endpoint answered 410 Gone: subscription deactivated",
+          nextAttemptInMs: null,
+          lastError: "the endpoint answered 410 Gone: subscription deactivated",
         })
         return ctx.complete(trx)
       }
@@ -432,16 +369,12 @@ export const webhookDeliverHandler =
       if (delay === undefined) {
         await settle({
           status: "failed",
-          next_attempt_at: null,
-          last_error: `${error} (attempt ${number} of ${schedule.length}, the last)`,
+          nextAttemptInMs: null,
+          lastError: `${error} (attempt ${number} of ${schedule.length}, the last)`,
         })
         return ctx.complete(trx)
       }
-      await settle({
-        status: "pending",
-        next_attempt_at: sql<Date>`now() + ${delay} * interval '1 millisecond'`,
-        last_error: error,
-      })
+      await settle({ status: "pending", nextAttemptInMs: delay, lastError: error })
       // Due again after the delay; the task queue does not count this as one of its attempts.
       if (!(await reschedule(trx, task.id, ctx.workerId, delay)))
         throw new Error(`lease lost on task ${task.id}: not rescheduled`)

@@ -4,8 +4,9 @@
  * twice creates nothing twice (one delivery per event and subscription).
  */
 import type { TaskRow } from "@dxs/db"
+import * as Webhooks from "@dxs/db/repositories/Webhooks"
 import type { TaskDb, TaskTrx } from "@dxs/db/TaskQueue"
-import { sql } from "kysely"
+import { Effect } from "effect"
 import { createDelivery } from "./Queue.ts"
 
 /** What the webhook handlers get besides their task (a structural subset of the worker's context). */
@@ -23,24 +24,16 @@ const eventIdOf = (task: TaskRow): string | undefined => {
 
 /** Creates the deliveries of one event (idempotent); returns their ids. */
 export const fanOutEvent = async (trx: TaskTrx, eventId: string): Promise<ReadonlyArray<string>> => {
-  const event = await trx.selectFrom("events").selectAll().where("id", "=", eventId).executeTakeFirst()
+  const event = await Effect.runPromise(Webhooks.findEvent(trx, eventId))
   if (!event) return []
-  // Key-share locks: a subscription cannot be deleted while its delivery is being created.
-  const subscriptions = await trx
-    .selectFrom("webhook_subscriptions")
-    .select("id")
-    .where("organization_id", "=", event.organization_id)
-    .where("is_active", "=", true)
-    .where(sql<boolean>`subscribed_events @> ${JSON.stringify([event.type])}::jsonb`)
-    .orderBy("created_at")
-    .orderBy("id")
-    .forKeyShare()
-    .execute()
+  const subscriptionIds = await Effect.runPromise(
+    Webhooks.lockSubscribersOf(trx, event.organization_id, event.type),
+  )
   const ids: string[] = []
-  for (const subscription of subscriptions)
+  for (const subscriptionId of subscriptionIds)
     ids.push(
       await createDelivery(trx, {
-        subscriptionId: subscription.id,
+        subscriptionId,
         eventId: event.id,
         eventType: event.type,
         data: event.data,

@@ -3,47 +3,18 @@
  * `webhook-deliver` task that sends it, enqueued in the same transaction.
  */
 import type { Conn } from "@dxs/db"
+import * as Webhooks from "@dxs/db/repositories/Webhooks"
 import { enqueue } from "@dxs/db/TaskQueue"
+import { Effect } from "effect"
 
 export const WEBHOOK_DELIVER_TASK = "webhook-deliver"
 export const WEBHOOK_FANOUT_TASK = "webhook-fanout"
 
-export interface NewDelivery {
-  readonly subscriptionId: string
-  /** Null for a test ping. */
-  readonly eventId: string | null
-  readonly eventType: string
-  readonly data: Record<string, unknown>
-  readonly occurredAt: Date | string
-}
+export type NewDelivery = Webhooks.NewDeliveryRow
 
 /** Creates the delivery (once per event and subscription) and enqueues its task; returns its id. */
 export const createDelivery = async (conn: Conn, delivery: NewDelivery): Promise<string> => {
-  const inserted = await conn
-    .insertInto("webhook_deliveries")
-    .values({
-      subscription_id: delivery.subscriptionId,
-      event_id: delivery.eventId,
-      event_type: delivery.eventType,
-      data: JSON.stringify(delivery.data),
-      occurred_at: delivery.occurredAt,
-      next_attempt_at: new Date(),
-    })
-    .onConflict((oc) =>
-      oc.columns(["event_id", "subscription_id"]).where("event_id", "is not", null).doNothing(),
-    )
-    .returning("id")
-    .executeTakeFirst()
-  const id =
-    inserted?.id ??
-    (
-      await conn
-        .selectFrom("webhook_deliveries")
-        .select("id")
-        .where("event_id", "=", delivery.eventId)
-        .where("subscription_id", "=", delivery.subscriptionId)
-        .executeTakeFirstOrThrow()
-    ).id
+  const id = await Effect.runPromise(Webhooks.insertDelivery(conn, delivery))
   await enqueue(conn, {
     kind: WEBHOOK_DELIVER_TASK,
     idempotencyKey: `${WEBHOOK_DELIVER_TASK}:${id}`,
