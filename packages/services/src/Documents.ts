@@ -14,7 +14,7 @@ import {
   withDb,
 } from "@dxs/db"
 import { enqueue } from "@dxs/db/TaskQueue"
-import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
+import { DocumentEvent, transitionDocument, uploadedDocument } from "@dxs/domain/DocumentState"
 import { documentTypeFromFileName, mimeTypeOfFileName, supportedExtensions } from "@dxs/domain/DocumentType"
 import type { DocumentStatus, DocumentType } from "@dxs/domain/Enums"
 import type { Document, DocumentCopyResponse, DocumentTag } from "@dxs/domain/Records"
@@ -355,7 +355,7 @@ export const storeUpload = (blobs: BlobStoreShape, upload: StoredUpload) =>
 /** Records a stored upload as a Pending document (version 1) and enqueues its parse task, in `trx`. */
 export const insertUpload = (trx: Conn, projectId: string, upload: StoredUpload) =>
   Effect.gen(function* () {
-    const version = 1
+    const { status, version } = uploadedDocument()
     const row = yield* Effect.promise(() =>
       trx
         .insertInto("documents")
@@ -364,6 +364,7 @@ export const insertUpload = (trx: Conn, projectId: string, upload: StoredUpload)
           project_id: projectId,
           file_name: upload.fileName,
           type: upload.type,
+          status,
           version,
           blob_key: upload.key,
           content_type: contentTypeOf(upload.fileName, upload.file.contentType),

@@ -15,7 +15,7 @@ import { type BlobStoreShape, type Database, type DocumentRow, documentBlobKey, 
 import { logEvent } from "@dxs/db/Log"
 import { parsedPages, parseSeconds } from "@dxs/db/Metrics"
 import { enqueue } from "@dxs/db/TaskQueue"
-import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
+import { DocumentEvent, transitionDocument, uploadedDocument } from "@dxs/domain/DocumentState"
 import { documentTypeFromFileName, extensionOfMimeType } from "@dxs/domain/DocumentType"
 import { Effect, Either } from "effect"
 import { type Kysely, sql, type Transaction } from "kysely"
@@ -167,6 +167,15 @@ const awaitsThisParse = (row: DocumentRow | undefined, version: number): row is 
   row !== undefined && row.version === version && row.status === "Pending"
 
 /**
+ * The status the document state machine gives a Pending version whose parse cannot complete. The queries
+ * below write it without reading the row first and check themselves that it is Pending at the version the
+ * parse was for; the status does not depend on which version that is.
+ */
+const parseFailedStatus = Either.getOrThrow(
+  transitionDocument(uploadedDocument(), DocumentEvent.ParseFailed({ version: uploadedDocument().version })),
+).status
+
+/**
  * Sets a still Pending document version Failed with `reason`, only while this worker holds the task (a
  * worker that lost its lease must not write).
  */
@@ -180,7 +189,7 @@ export const markParseFailed = async (
 ): Promise<boolean> => {
   const r = await db
     .updateTable("documents")
-    .set({ status: "Failed", failure_reason: reason, page_count: 0, summary: "", metadata: "" })
+    .set({ status: parseFailedStatus, failure_reason: reason, page_count: 0, summary: "", metadata: "" })
     .where("id", "=", documentId)
     .where("version", "=", version)
     .where("status", "=", "Pending")
@@ -206,7 +215,7 @@ export const markParseFailed = async (
 export const failAbandonedParses = async (db: Kysely<Database>): Promise<number> => {
   const r = await sql`
     update documents d set
-      status = 'Failed',
+      status = ${parseFailedStatus},
       failure_reason = 'parsing could not complete: ' || coalesce(t.last_error, 'the task failed'),
       page_count = 0
     from tasks t
@@ -369,9 +378,8 @@ const writeOutcome = async (
         project_id: row.project_id,
         file_name: a.fileName,
         type: a.type!,
-        status: "Pending",
+        ...uploadedDocument(),
         failure_reason: null,
-        version: 1,
         blob_key: a.key,
         content_type: a.contentType,
         size_bytes: a.size,
