@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest"
-import { documentTypeFromFileName, fileExtension, supportedExtensions } from "./DocumentType.ts"
+import {
+  documentFormats,
+  documentTypeFromFileName,
+  extensionOfMimeType,
+  fileExtension,
+  formatOfFileName,
+  mimeTypeOfFileName,
+  pageImagesOf,
+  supportedExtensions,
+} from "./DocumentType.ts"
+import { DocumentTypes } from "./Enums.ts"
 
 describe("documentTypeFromFileName", () => {
   it.each([
@@ -74,5 +84,61 @@ describe("documentTypeFromFileName", () => {
     ["x/y.tar.GZ", "gz"],
   ] as const)("fileExtension(%j) = %j", (name, ext) => {
     expect(fileExtension(name)).toBe(ext)
+  })
+})
+
+describe("the format table", () => {
+  const mimeEntries = documentFormats.flatMap((f) =>
+    Object.entries(f.mime).map(([mime, extensions]) => ({ format: f, mime, extensions })),
+  )
+
+  it("maps every extension to one format, and every format has a backend of its own", () => {
+    const extensions = documentFormats.flatMap((f) => f.extensions)
+    expect(new Set(extensions).size).toBe(extensions.length)
+    expect(extensions).toEqual(supportedExtensions)
+    const backends = documentFormats.map((f) => f.backend)
+    expect(new Set(backends).size).toBe(backends.length)
+    for (const format of documentFormats)
+      for (const ext of format.extensions) expect(formatOfFileName(`a.${ext}`)).toBe(format)
+  })
+
+  it("gives every document type a format, a MIME type and one page-image rule", () => {
+    for (const type of DocumentTypes) {
+      const formats = documentFormats.filter((f) => f.type === type)
+      expect(formats.length, type).toBeGreaterThan(0)
+      expect(new Set(formats.map((f) => f.pageImages)).size, type).toBe(1)
+      expect(pageImagesOf(type)).toBe(formats[0]!.pageImages)
+      expect(
+        formats.some((f) => Object.keys(f.mime).length > 0),
+        type,
+      ).toBe(true)
+    }
+    expect(pageImagesOf("Unknown")).toBe("never")
+  })
+
+  it("writes each MIME type with extensions of its own format, and each extension with at most one", () => {
+    const written = mimeEntries.flatMap((e) => e.extensions)
+    expect(new Set(written).size).toBe(written.length)
+    expect(new Set(mimeEntries.map((e) => e.mime)).size).toBe(mimeEntries.length)
+    for (const { format, mime, extensions } of mimeEntries) {
+      expect(extensions.length, mime).toBeGreaterThan(0)
+      for (const ext of extensions) {
+        expect(format.extensions, mime).toContain(ext)
+        expect(mimeTypeOfFileName(`file.${ext.toUpperCase()}`)).toBe(mime)
+      }
+    }
+  })
+
+  it("agrees in both directions: the extension of a MIME type stands for that MIME type", () => {
+    for (const { mime, extensions } of mimeEntries) {
+      expect(extensionOfMimeType(mime)).toBe(extensions[0])
+      expect(mimeTypeOfFileName(`x.${extensionOfMimeType(mime)}`)).toBe(mime)
+    }
+    expect(extensionOfMimeType(" Text/HTML; charset=utf-8")).toBe("html")
+    expect(extensionOfMimeType("image/tiff")).toBe("tiff")
+    expect(extensionOfMimeType("image/jpeg")).toBe("jpg")
+    expect(extensionOfMimeType("application/zip")).toBeUndefined()
+    expect(mimeTypeOfFileName("server.log")).toBeUndefined()
+    expect(mimeTypeOfFileName("noextension")).toBeUndefined()
   })
 })

@@ -1,27 +1,175 @@
 /**
- * Document type inference from the uploaded file name. An unknown extension yields `undefined`; the API
- * answers 415 Unsupported Media Type for it (DESIGN §4).
+ * The format table: every file format dxs reads, in one place. The upload check (an unknown extension is
+ * answered 415 Unsupported Media Type, DESIGN §4), the content type a document is stored and served with,
+ * the extension given to an attachment that only has a content type, whether pages have images, and which
+ * backend a parse thread loads are all derived from these rows.
+ *
+ * Adding a format = one row here, one backend file in `packages/pipeline/src/parsing` (loaded by the row's
+ * `backend` name in `parsing/Formats.ts`), one golden folder of fixtures.
  */
 import type { DocumentType } from "./Enums.ts"
 
-const extensionsByType: ReadonlyArray<readonly [DocumentType, ReadonlyArray<string>]> = [
-  ["PDF", ["pdf"]],
-  ["Word Document", ["doc", "docx", "docm", "odt", "rtf"]],
-  ["Excel", ["xls", "xlsx", "xlsm", "csv", "ods"]],
-  ["PPT", ["ppt", "pptx", "pptm", "odp"]],
-  ["Image", ["png", "jpg", "jpeg", "tif", "tiff", "webp", "gif", "bmp"]],
-  ["Text", ["txt", "md", "markdown", "json", "xml", "log"]],
-  ["Website", ["html", "htm"]],
-  ["Email", ["eml", "msg"]],
-  ["Audio", ["mp3", "wav", "m4a", "ogg", "flac", "webm", "mp4"]],
+/** The backends of `packages/pipeline/src/parsing`, by the name each reports. */
+export type BackendName =
+  | "pdf"
+  | "word"
+  | "excel"
+  | "powerpoint"
+  | "image"
+  | "text"
+  | "html"
+  | "email"
+  | "outlook-msg"
+  | "audio"
+
+/** Whether the pages of a format can be drawn as images: always, only when LibreOffice is installed, or never. */
+export type PageImages = "always" | "with LibreOffice" | "never"
+
+export interface DocumentFormat {
+  readonly type: DocumentType
+  /** Lower case, without the dot, in the order an unsupported upload lists them. */
+  readonly extensions: ReadonlyArray<string>
+  /**
+   * The MIME type a file of these extensions is stored and served with, and the extensions written with it
+   * (the first one names a file that has only this MIME type). An extension under none keeps the client's
+   * own claim.
+   */
+  readonly mime: Readonly<Record<string, ReadonlyArray<string>>>
+  readonly pageImages: PageImages
+  readonly backend: BackendName
+}
+
+export const documentFormats: ReadonlyArray<DocumentFormat> = [
+  {
+    type: "PDF",
+    extensions: ["pdf"],
+    mime: { "application/pdf": ["pdf"] },
+    pageImages: "always",
+    backend: "pdf",
+  },
+  {
+    type: "Word Document",
+    extensions: ["doc", "docx", "docm", "odt", "rtf"],
+    mime: {
+      "application/msword": ["doc"],
+      "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ["docx"],
+      "application/vnd.oasis.opendocument.text": ["odt"],
+      "application/rtf": ["rtf"],
+    },
+    pageImages: "with LibreOffice",
+    backend: "word",
+  },
+  {
+    type: "Excel",
+    extensions: ["xls", "xlsx", "xlsm", "csv", "ods"],
+    mime: {
+      "application/vnd.ms-excel": ["xls"],
+      "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": ["xlsx"],
+      "application/vnd.ms-excel.sheet.macroEnabled.12": ["xlsm"],
+      "text/csv": ["csv"],
+      "application/vnd.oasis.opendocument.spreadsheet": ["ods"],
+    },
+    pageImages: "with LibreOffice",
+    backend: "excel",
+  },
+  {
+    type: "PPT",
+    extensions: ["ppt", "pptx", "pptm", "odp"],
+    mime: {
+      "application/vnd.ms-powerpoint": ["ppt"],
+      "application/vnd.openxmlformats-officedocument.presentationml.presentation": ["pptx"],
+      "application/vnd.oasis.opendocument.presentation": ["odp"],
+    },
+    pageImages: "with LibreOffice",
+    backend: "powerpoint",
+  },
+  {
+    type: "Image",
+    extensions: ["png", "jpg", "jpeg", "tif", "tiff", "webp", "gif", "bmp"],
+    mime: {
+      "image/png": ["png"],
+      "image/jpeg": ["jpg", "jpeg"],
+      "image/tiff": ["tiff", "tif"],
+      "image/webp": ["webp"],
+      "image/gif": ["gif"],
+      "image/bmp": ["bmp"],
+    },
+    pageImages: "always",
+    backend: "image",
+  },
+  {
+    type: "Text",
+    extensions: ["txt", "md", "markdown", "json", "xml", "log"],
+    mime: {
+      "text/plain": ["txt"],
+      "text/markdown": ["md", "markdown"],
+      "application/json": ["json"],
+      "application/xml": ["xml"],
+    },
+    pageImages: "never",
+    backend: "text",
+  },
+  {
+    type: "Website",
+    extensions: ["html", "htm"],
+    mime: { "text/html": ["html", "htm"] },
+    pageImages: "never",
+    backend: "html",
+  },
+  {
+    type: "Email",
+    extensions: ["eml"],
+    mime: { "message/rfc822": ["eml"] },
+    pageImages: "never",
+    backend: "email",
+  },
+  {
+    type: "Email",
+    extensions: ["msg"],
+    mime: { "application/vnd.ms-outlook": ["msg"] },
+    pageImages: "never",
+    backend: "outlook-msg",
+  },
+  {
+    type: "Audio",
+    extensions: ["mp3", "wav", "m4a", "ogg", "flac", "webm", "mp4"],
+    mime: {
+      "audio/mpeg": ["mp3"],
+      "audio/wav": ["wav"],
+      "audio/mp4": ["m4a"],
+      "audio/ogg": ["ogg"],
+      "audio/flac": ["flac"],
+      "audio/webm": ["webm"],
+      "video/mp4": ["mp4"],
+    },
+    pageImages: "never",
+    backend: "audio",
+  },
 ]
 
-const typeByExtension: ReadonlyMap<string, DocumentType> = new Map(
-  extensionsByType.flatMap(([type, extensions]) => extensions.map((ext) => [ext, type] as const)),
+const formatByExtension: ReadonlyMap<string, DocumentFormat> = new Map(
+  documentFormats.flatMap((format) => format.extensions.map((ext) => [ext, format] as const)),
+)
+
+const mimeTypeByExtension: ReadonlyMap<string, string> = new Map(
+  documentFormats.flatMap((format) =>
+    Object.entries(format.mime).flatMap(([mime, extensions]) =>
+      extensions.map((ext) => [ext, mime] as const),
+    ),
+  ),
+)
+
+// Keyed in lower case, as MIME types compare case-insensitively (xlsm's is written with capitals).
+const extensionByMimeType: ReadonlyMap<string, string> = new Map(
+  documentFormats.flatMap((format) =>
+    Object.entries(format.mime).flatMap(([mime, [first]]) =>
+      first === undefined ? [] : [[mime.toLowerCase(), first] as const],
+    ),
+  ),
 )
 
 /** Every file extension (lower case, without the dot) that maps to a document type. */
-export const supportedExtensions: ReadonlyArray<string> = [...typeByExtension.keys()]
+export const supportedExtensions: ReadonlyArray<string> = [...formatByExtension.keys()]
 
 /**
  * The lower-cased extension of a file name, without the dot; `undefined` when the name has none. Directory
@@ -35,8 +183,26 @@ export const fileExtension = (fileName: string): string | undefined => {
   return baseName.slice(dot + 1).toLowerCase()
 }
 
-/** The document type of a file name by its extension, case-insensitively; `undefined` when unsupported. */
-export const documentTypeFromFileName = (fileName: string): DocumentType | undefined => {
+/** The format of a file name by its extension, case-insensitively; `undefined` when unsupported. */
+export const formatOfFileName = (fileName: string): DocumentFormat | undefined => {
   const ext = fileExtension(fileName)
-  return ext === undefined ? undefined : typeByExtension.get(ext)
+  return ext === undefined ? undefined : formatByExtension.get(ext)
 }
+
+/** The document type of a file name by its extension, case-insensitively; `undefined` when unsupported. */
+export const documentTypeFromFileName = (fileName: string): DocumentType | undefined =>
+  formatOfFileName(fileName)?.type
+
+/** The MIME type the file name's extension stands for; `undefined` when the table names none. */
+export const mimeTypeOfFileName = (fileName: string): string | undefined => {
+  const ext = fileExtension(fileName)
+  return ext === undefined ? undefined : mimeTypeByExtension.get(ext)
+}
+
+/** The extension (without the dot) of a content type such as `text/html; charset=utf-8`, when one is known. */
+export const extensionOfMimeType = (contentType: string): string | undefined =>
+  extensionByMimeType.get(contentType.split(";")[0]!.trim().toLowerCase())
+
+/** Whether the pages of a document type have images; `never` for a type the table does not know. */
+export const pageImagesOf = (type: string): PageImages =>
+  documentFormats.find((format) => format.type === type)?.pageImages ?? "never"

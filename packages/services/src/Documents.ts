@@ -16,7 +16,12 @@ import * as Repo from "@dxs/db/repositories/Documents"
 import { enqueueParse } from "@dxs/db/repositories/ParseTasks"
 import { lockProject } from "@dxs/db/repositories/Projects"
 import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
-import { documentTypeFromFileName, fileExtension, supportedExtensions } from "@dxs/domain/DocumentType"
+import {
+  documentTypeFromFileName,
+  fileExtension,
+  mimeTypeOfFileName,
+  supportedExtensions,
+} from "@dxs/domain/DocumentType"
 import type { DocumentStatus, DocumentType } from "@dxs/domain/Enums"
 import type { Document, DocumentCopyResponse, DocumentTag } from "@dxs/domain/Records"
 import { documentsLeftProject } from "@dxs/pipeline/run/Runs"
@@ -117,50 +122,9 @@ export interface DocumentFile {
 
 export const MAX_TAG_KEY_LENGTH = 100
 
-const contentTypes: Record<string, string> = {
-  pdf: "application/pdf",
-  doc: "application/msword",
-  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-  odt: "application/vnd.oasis.opendocument.text",
-  rtf: "application/rtf",
-  xls: "application/vnd.ms-excel",
-  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-  xlsm: "application/vnd.ms-excel.sheet.macroEnabled.12",
-  csv: "text/csv",
-  ods: "application/vnd.oasis.opendocument.spreadsheet",
-  ppt: "application/vnd.ms-powerpoint",
-  pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-  odp: "application/vnd.oasis.opendocument.presentation",
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  tif: "image/tiff",
-  tiff: "image/tiff",
-  webp: "image/webp",
-  gif: "image/gif",
-  bmp: "image/bmp",
-  txt: "text/plain",
-  md: "text/markdown",
-  markdown: "text/markdown",
-  json: "application/json",
-  xml: "application/xml",
-  html: "text/html",
-  htm: "text/html",
-  eml: "message/rfc822",
-  msg: "application/vnd.ms-outlook",
-  mp3: "audio/mpeg",
-  wav: "audio/wav",
-  m4a: "audio/mp4",
-  ogg: "audio/ogg",
-  flac: "audio/flac",
-  webm: "audio/webm",
-  mp4: "video/mp4",
-}
-
 /** The extension decides the content type (the client's claim only when we know none). */
 const contentTypeOf = (fileName: string, claimed: string) => {
-  const ext = fileExtension(fileName)
-  const known = ext === undefined ? undefined : contentTypes[ext]
+  const known = mimeTypeOfFileName(fileName)
   if (known) return known
   return claimed.trim() === "" ? "application/octet-stream" : claimed
 }

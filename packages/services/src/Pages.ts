@@ -6,6 +6,7 @@
 import { BlobStore, type DocumentRow, isBlobNotFound, withDb } from "@dxs/db"
 import { currentBlobKey } from "@dxs/db/repositories/Documents"
 import { findPage as findPageRow, type PageContent, pagesOfDocuments } from "@dxs/db/repositories/Pages"
+import { pageImagesOf } from "@dxs/domain/DocumentType"
 import type { DocumentType } from "@dxs/domain/Enums"
 import type { DocumentPage, LayoutItem } from "@dxs/domain/Records"
 import { ParseFailure } from "@dxs/pipeline/parsing/Backend"
@@ -38,13 +39,10 @@ const MAX_CONCURRENT_DRAWINGS = 2
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 
-const alwaysDrawn: ReadonlyArray<DocumentType> = ["PDF", "Image"]
-const drawnWithLibreOffice: ReadonlyArray<DocumentType> = ["Word Document", "PPT", "Excel"]
-
 /** Why a document of this type has no page images, or undefined when it has. */
 export const pageImageUnavailableReason = (type: string, libreOffice: boolean): string | undefined => {
-  if (alwaysDrawn.includes(type as DocumentType)) return undefined
-  if (drawnWithLibreOffice.includes(type as DocumentType) && libreOffice) return undefined
+  const drawn = pageImagesOf(type)
+  if (drawn === "always" || (drawn === "with LibreOffice" && libreOffice)) return undefined
   return libreOffice
     ? `Page images are available for PDF, image, Word, PowerPoint and Excel documents, not for ${type} documents`
     : `Page images are available for PDF and image documents; install LibreOffice to render Word/PowerPoint/Excel pages (this is a ${type} document)`

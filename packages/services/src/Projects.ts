@@ -135,12 +135,7 @@ export const checkLiveProject = (db: Conn, orgId: string, id: string) =>
  * Locks the project row (concurrent tag and document changes of one project serialise on it), then
  * NotFound unless it is a live project of the organisation.
  */
-export const lockLiveProject = (
-  trx: Conn,
-  orgId: string,
-  id: string,
-  mode: "update" | "share" = "update",
-) =>
+export const lockLiveProject = (trx: Conn, orgId: string, id: string, mode: "update" | "share" = "update") =>
   Effect.flatMap(Repo.lockProjectPresence(trx, orgId, id, mode), (presence) => livePresence(presence, id))
 
 /**

@@ -3,6 +3,7 @@
  * task (`ParseTasks.ts`), so no Pending version lacks one. Driver errors are defects; "not found" is
  * `undefined`, for the caller to name. Pages live in `Pages.ts`.
  */
+import { uploadedDocument } from "@dxs/domain/DocumentState"
 import { Effect } from "effect"
 import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
@@ -33,8 +34,7 @@ export const insertDocumentAndEnqueueParse = (
         .insertInto("documents")
         .values({
           ...document,
-          status: "Pending",
-          version: 1,
+          ...uploadedDocument(),
           failure_reason: null,
           last_parsed_at: null,
           archive_requested_at: null,

@@ -2,10 +2,20 @@
  * The parse of a document version: its task (one key format, `parseTaskKey`) and its outcome on the
  * document row. Driver errors are defects.
  */
-import { Effect } from "effect"
+import { DocumentEvent, transitionDocument, uploadedDocument } from "@dxs/domain/DocumentState"
+import { Effect, Either } from "effect"
 import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
 import { enqueue } from "../TaskQueue.ts"
+
+/**
+ * The status the document state machine gives a Pending version whose parse cannot complete. The queries
+ * below write it without reading the row first and check themselves that it is Pending at the version the
+ * parse was for; the status does not depend on which version that is.
+ */
+const parseFailedStatus = Either.getOrThrow(
+  transitionDocument(uploadedDocument(), DocumentEvent.ParseFailed({ version: uploadedDocument().version })),
+).status
 
 export const PARSE_TASK = "parse"
 
@@ -75,7 +85,7 @@ export const markParseFailed = (
   Effect.promise(async () => {
     const r = await db
       .updateTable("documents")
-      .set({ status: "Failed", failure_reason: reason, page_count: 0, summary: "", metadata: "" })
+      .set({ status: parseFailedStatus, failure_reason: reason, page_count: 0, summary: "", metadata: "" })
       .where("id", "=", documentId)
       .where("version", "=", version)
       .where("status", "=", "Pending")
@@ -101,7 +111,7 @@ export const failAbandonedParses = (db: Conn): Effect.Effect<number> =>
   Effect.promise(async () => {
     const r = await sql`
       update documents d set
-        status = 'Failed',
+        status = ${parseFailedStatus},
         failure_reason = 'parsing could not complete: ' || coalesce(t.last_error, 'the task failed'),
         page_count = 0
       from tasks t

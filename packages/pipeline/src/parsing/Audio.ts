@@ -149,7 +149,6 @@ const transcriptOf = (json: unknown): Transcript => {
 
 export const audioBackend: Backend = {
   name: "audio",
-  extensions: Object.keys(mimeByExtension),
   parse: async (input) => {
     const service = input.tools.transcription
     if (service === undefined) throw new ParseFailure(notConfigured)

@@ -1,7 +1,7 @@
 import { isMainThread, parentPort } from "node:worker_threads"
 
 /**
- * The contract every document-format backend implements (one file per format, one registry entry).
+ * The contract every document-format backend implements (one file per format, one row of the format table).
  * Backends are plain async code: they run inside a worker thread under time and memory limits, and
  * turn bytes into 1-based pages. A failure is a ParseFailure with a reason a user can act on.
  */
@@ -90,9 +90,8 @@ export class ParseFailure extends Error {
 }
 
 export interface Backend {
+  /** The name the format table (`@dxs/domain/DocumentType`) gives the backend, which says what it reads. */
   readonly name: string
-  /** Lower-case extensions with the dot, e.g. [".pdf"]. */
-  readonly extensions: ReadonlyArray<string>
   readonly parse: (input: ParseInput) => Promise<ParseOutput>
   /** The PNG image of one page (1-based), for formats that can render one. */
   readonly renderPage?: (input: ParseInput, pageNumber: number) => Promise<Uint8Array>

@@ -123,7 +123,6 @@ export const parseInternetMessage = async (bytes: Uint8Array, limits: ParseLimit
 
 export const emailBackend: Backend = {
   name: "email",
-  extensions: [".eml"],
   parse: async ({ bytes, limits }) => {
     // An Outlook message saved under the wrong extension is still read, as the Outlook message it is.
     if (isCompoundFile(bytes)) {

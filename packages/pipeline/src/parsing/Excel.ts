@@ -448,6 +448,5 @@ const parse = async (input: ParseInput): Promise<ParseOutput> => {
 
 export const excelBackend: Backend = {
   name: "excel",
-  extensions: [".xlsx", ".xlsm", ".csv", ...legacyExtensions],
   parse,
 }

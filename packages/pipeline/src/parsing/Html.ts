@@ -158,7 +158,6 @@ const pageInfo = (html: string): PageInfo => {
 
 export const htmlBackend: Backend = {
   name: "html",
-  extensions: [".html", ".htm"],
   parse: async ({ bytes, contentType, limits }) => {
     const decoded = decodeText(bytes, declaredCharset(bytes, contentType))
     if (looksBinary(decoded.text)) throw new ParseFailure("the file is not an HTML page (it looks binary)")

@@ -218,7 +218,6 @@ const renderPage = async (input: ParseInput, pageNumber: number): Promise<Uint8A
 
 export const imageBackend: Backend = {
   name: "image",
-  extensions: [".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif", ".bmp"],
   parse,
   renderPage,
 }

@@ -271,7 +271,6 @@ const notOutlook =
 
 export const outlookMessageBackend: Backend = {
   name: "outlook-msg",
-  extensions: [".msg"],
   parse: async ({ bytes, limits }) => {
     if (isCompoundFile(bytes)) return parseOutlookMessage(bytes, limits)
     // Some mail programs save a plain Internet message under .msg: it is read as the message it is.

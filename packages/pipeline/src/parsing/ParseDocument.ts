@@ -19,7 +19,7 @@ import { replacePages } from "@dxs/db/repositories/Pages"
 import * as ParseTasks from "@dxs/db/repositories/ParseTasks"
 import { lockProject } from "@dxs/db/repositories/Projects"
 import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
-import { documentTypeFromFileName } from "@dxs/domain/DocumentType"
+import { documentTypeFromFileName, extensionOfMimeType } from "@dxs/domain/DocumentType"
 import { Effect, Either } from "effect"
 import type { Kysely, Transaction } from "kysely"
 import { hasQueuedRunStart, wakeQueuedRun } from "../run/Wake.ts"
@@ -128,33 +128,11 @@ const pageRows = (documentId: string, pages: ReadonlyArray<ParsedPage>) =>
     unit: p.unit ?? null,
   }))
 
-/** Extensions for attachments whose name has none we know (e-mail clients often send bare names). */
-const extensionByContentType: Readonly<Record<string, string>> = {
-  "application/pdf": "pdf",
-  "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
-  "application/msword": "doc",
-  "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
-  "application/vnd.ms-excel": "xls",
-  "application/vnd.openxmlformats-officedocument.presentationml.presentation": "pptx",
-  "application/vnd.ms-powerpoint": "ppt",
-  "image/png": "png",
-  "image/jpeg": "jpg",
-  "image/tiff": "tiff",
-  "image/gif": "gif",
-  "image/webp": "webp",
-  "image/bmp": "bmp",
-  "text/plain": "txt",
-  "text/csv": "csv",
-  "text/html": "html",
-  "message/rfc822": "eml",
-  "application/vnd.ms-outlook": "msg",
-}
-
 /** The attachment's own name (last path segment), given the extension of its content type when it has no known one. */
 const attachmentName = (a: ExtractedAttachment, i: number) => {
   const name = clean((a.fileName ?? "").split(/[\\/]/).pop()?.trim() ?? "") || `attachment-${i + 1}`
   if (documentTypeFromFileName(name) !== undefined) return name
-  const ext = extensionByContentType[(a.contentType ?? "").split(";")[0]!.trim().toLowerCase()]
+  const ext = extensionOfMimeType(a.contentType ?? "")
   return ext === undefined ? name : `${name}.${ext}`
 }
 

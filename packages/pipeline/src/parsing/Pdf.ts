@@ -37,4 +37,4 @@ const renderPage: NonNullable<Backend["renderPage"]> = async (input, pageNumber)
   }
 }
 
-export const pdfBackend: Backend = { name: "pdf", extensions: [".pdf"], parse, renderPage }
+export const pdfBackend: Backend = { name: "pdf", parse, renderPage }

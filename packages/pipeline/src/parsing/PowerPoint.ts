@@ -179,6 +179,5 @@ const parse = (input: ParseInput): Promise<ParseOutput> =>
 
 export const powerPointBackend: Backend = {
   name: "powerpoint",
-  extensions: [".pptx", ".pptm", ...legacyExtensions],
   parse,
 }

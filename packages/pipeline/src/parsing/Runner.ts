@@ -15,6 +15,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
+import { type BackendName, fileExtension, formatOfFileName } from "@dxs/domain/DocumentType"
 import {
   defaultLimits,
   ParseFailure,
@@ -75,6 +76,8 @@ export interface ThreadJob {
   readonly pageNumber: number
   /** URL of a test backend module, else undefined (the registry chooses by file name). */
   readonly backendModule: string | undefined
+  /** The backend the format table names for the file (looked up here: threads import no other package). */
+  readonly backend: BackendName | undefined
 }
 
 /** Extra time a parse earns with each slow step (OCR'd page) it reports, and the most it can earn in all. */
@@ -457,6 +460,17 @@ const runInThread = async (
   const settings = parseSettings(options)
   const verb = op === "parse" ? "parsing" : "rendering the page"
   if (options.signal?.aborted) return { kind: "failed", reason: `${verb} was cancelled` }
+  const backend = formatOfFileName(file.fileName)?.backend
+  if (backend === undefined && options.backendModule === undefined) {
+    const ext = fileExtension(file.fileName)
+    return {
+      kind: "failed",
+      reason:
+        ext === undefined
+          ? "the file name has no extension, so no parser applies"
+          : `no parser for .${ext} files`,
+    }
+  }
   const tempDir = await fsp.mkdtemp(path.join(os.tmpdir(), "dxs-parse-"))
   try {
     const job: ThreadJob = {
@@ -479,6 +493,7 @@ const runInThread = async (
           : options.backendModule instanceof URL
             ? options.backendModule.href
             : pathToFileURL(path.resolve(options.backendModule)).href,
+      backend,
     }
     return await (options.pool ?? defaultParsePool()).run(job, settings, options.signal)
   } finally {

@@ -16,7 +16,6 @@ import {
 
 export const textBackend: Backend = {
   name: "text",
-  extensions: [".txt", ".md", ".markdown", ".json", ".xml", ".log"],
   parse: async ({ bytes, limits }) => {
     const decoded = decodeText(bytes)
     if (looksBinary(decoded.text)) throw new ParseFailure("the file is not text (it looks binary)")

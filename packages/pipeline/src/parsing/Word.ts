@@ -25,13 +25,12 @@ import { propertyBreaks } from "./WordPageBreaks.ts"
  * paragraphs, section breaks that start a new page). Legacy formats (.doc, .odt, .rtf) need LibreOffice.
  */
 
-const openXmlExtensions = [".docx", ".docm"]
 const legacyExtensions = [".doc", ".odt", ".rtf"]
 
 const pdfBackend = async (): Promise<Backend | undefined> => {
   // Lazily: the registry imports this module.
-  const { loadBackendFor } = await import("./Formats.ts")
-  return loadBackendFor("document.pdf")
+  const { backendLoaders } = await import("./Formats.ts")
+  return backendLoaders.pdf()
 }
 
 const pageOf = (number: number, text: string): ParsedPage => ({
@@ -409,6 +408,5 @@ const parse = async (input: ParseInput): Promise<ParseOutput> => {
 
 export const wordBackend: Backend = {
   name: "word",
-  extensions: [...openXmlExtensions, ...legacyExtensions],
   parse,
 }

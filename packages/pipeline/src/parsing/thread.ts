@@ -7,6 +7,7 @@ import { readlinkSync } from "node:fs"
 import { setPriority } from "node:os"
 import { parentPort } from "node:worker_threads"
 import { type Backend, ParseFailure, type ParseOutput } from "./Backend.ts"
+import { backendLoaders } from "./Formats.ts"
 import type { ThreadJob, ThreadMessage, ThreadReply, ThreadRequest } from "./Runner.ts"
 
 /**
@@ -24,11 +25,6 @@ const lowerPriority = () => {
 }
 lowerPriority()
 
-const extensionOf = (fileName: string) => {
-  const dot = fileName.lastIndexOf(".")
-  return dot > 0 ? fileName.slice(dot).toLowerCase() : ""
-}
-
 /** A ParseFailure, also when a backend module brought its own copy of the class. */
 const failureReason = (e: unknown): string | undefined =>
   e instanceof ParseFailure
@@ -41,10 +37,11 @@ const failureReason = (e: unknown): string | undefined =>
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e)) || "unknown error"
 
-const loadBackend = async (job: ThreadJob): Promise<Backend | undefined> => {
+const loadBackend = async (job: ThreadJob): Promise<Backend> => {
   if (job.backendModule !== undefined) return (await import(job.backendModule)).default as Backend
-  const { loadBackendFor } = await import("./Formats.ts")
-  return loadBackendFor(job.input.fileName)
+  // The runner answers a file no backend reads without asking a thread.
+  if (job.backend === undefined) throw new Error("the job names no backend")
+  return backendLoaders[job.backend]()
 }
 
 /** Bytes that own their whole buffer can be transferred; a view into a larger (pooled) one is copied first. */
@@ -59,17 +56,6 @@ const run = async (
   job: ThreadJob,
 ): Promise<{ readonly reply: ThreadReply; readonly transfer: Array<ArrayBuffer> }> => {
   const backend = await loadBackend(job)
-  if (backend === undefined) {
-    const ext = extensionOf(job.input.fileName)
-    return {
-      reply: {
-        kind: "failed",
-        reason:
-          ext === "" ? "the file name has no extension, so no parser applies" : `no parser for ${ext} files`,
-      },
-      transfer: [],
-    }
-  }
   if (job.op === "render") {
     if (backend.renderPage === undefined)
       return {

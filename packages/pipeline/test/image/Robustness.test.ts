@@ -5,6 +5,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { formatOfFileName } from "@dxs/domain/DocumentType"
 import { describe, expect, it } from "vitest"
 import { ParseFailure } from "../../src/parsing/Backend.ts"
 import { imageBackend } from "../../src/parsing/Image.ts"
@@ -21,7 +22,7 @@ const files = folders.flatMap((folder) => {
   if (!fs.existsSync(dir)) return []
   return fs
     .readdirSync(dir)
-    .filter((name) => imageBackend.extensions.includes(path.extname(name).toLowerCase()))
+    .filter((name) => formatOfFileName(name)?.backend === imageBackend.name)
     .map((name) => path.join(dir, name))
 })
 

@@ -11,7 +11,6 @@ let parses = 0
 
 const backend: Backend = {
   name: "runner-test",
-  extensions: [".test"],
   parse: async ({ bytes, fileName, limits, tools }) => {
     parses += 1
     if (fileName.startsWith("hang")) for (;;) {}
