@@ -13,7 +13,7 @@ import { Db } from "@dxs/db"
 import { ApiKeys } from "@dxs/services"
 import { Effect } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { useTestDatabase } from "../../../packages/db/src/TestDatabase.ts"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { textPdf } from "../../rest-api/test/documents.ts"
 import { Dxs, killSpawned } from "./dxsProcess.ts"
 

@@ -7,7 +7,7 @@ import {
   type ChatCompletionRequestBody,
   genericResponder,
   startFakeOpenAiServer,
-} from "@dxs/pipeline/llm/FakeOpenAiServer"
+} from "@dxs/testing/FakeOpenAiServer"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
 import { postgresResponseCache } from "@dxs/pipeline/llm/ResponseCache"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

@@ -18,7 +18,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Browser, chromium, type FileChooser, type Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { useTestDatabase } from "../../../packages/db/src/TestDatabase.ts"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Dxs, killSpawned } from "../../cli/test/dxsProcess.ts"
 import { invoice } from "../../rest-api/test/documents.ts"
 

@@ -5,9 +5,9 @@
  * completion event.
  */
 import { makeKysely } from "@dxs/db/Db"
-import { useTestDatabase } from "@dxs/db/TestDatabase"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 // Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
-import type {} from "@dxs/db/TestGlobalSetup"
+import type {} from "@dxs/testing/TestGlobalSetup"
 import { canonicalDecimal } from "@dxs/domain/Values"
 import {
   type ChatCompletionRequestBody,
@@ -15,7 +15,7 @@ import {
   type FakeOpenAiServer,
   genericResponder,
   startFakeOpenAiServer,
-} from "@dxs/pipeline/llm/FakeOpenAiServer"
+} from "@dxs/testing/FakeOpenAiServer"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { eventually, killWorker, workerProcesses } from "./support/processes.ts"

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../src/Db.ts"
 import { listenForProgress } from "../src/ProgressChannel.ts"
 import { enqueue, heartbeat } from "../src/TaskQueue.ts"
-import { useTestDatabase } from "../src/TestDatabase.ts"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)

@@ -13,7 +13,7 @@ import {
   retryDelayMs,
   taskStats,
 } from "../src/TaskQueue.ts"
-import { useTestDatabase } from "../src/TestDatabase.ts"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 6)

@@ -2,7 +2,7 @@ import { Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { sql } from "kysely"
 import { afterAll, describe, expect, it } from "vitest"
 import { Db, makeKysely, transaction, undoUnlessCommitted } from "../src/Db.ts"
-import { useTestDatabase } from "../src/TestDatabase.ts"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 2)

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { type Database, makeKysely } from "@dxs/db"
-import { useTestDatabase } from "@dxs/db/TestDatabase"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import {
   keyTermsQuery,
   pagesForExtraction,

@@ -1,9 +1,9 @@
+import { createRequire } from "node:module"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 import { SOURCE_CONDITION } from "./conditions.ts"
 
-const dbGlobalSetup = fileURLToPath(new URL("../../../packages/db/src/TestGlobalSetup.ts", import.meta.url))
+const dbGlobalSetup = createRequire(import.meta.url).resolve("@dxs/testing/TestGlobalSetup")
 
 /**
  * The test configuration every package shares. `database: true` starts one PostgreSQL server per run
