@@ -5,10 +5,8 @@
  * completion event.
  */
 import { makeKysely } from "@dxs/db/Db"
-import { useTestDatabase } from "@dxs/testing/TestDatabase"
-// Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
-import type {} from "@dxs/testing/TestGlobalSetup"
 import { canonicalDecimal } from "@dxs/domain/Values"
+import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import {
   type ChatCompletionRequestBody,
   type FakeOpenAiRequest,
@@ -16,7 +14,9 @@ import {
   genericResponder,
   startFakeOpenAiServer,
 } from "@dxs/testing/FakeOpenAiServer"
-import { requestLaunch } from "@dxs/pipeline/run/Runs"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
+// Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
+import type {} from "@dxs/testing/TestGlobalSetup"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { eventually, killWorker, workerProcesses } from "./support/processes.ts"
 

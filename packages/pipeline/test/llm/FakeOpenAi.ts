@@ -2,14 +2,15 @@
  * Test helpers for the `openai` provider: the fake server (from `@dxs/testing/FakeOpenAiServer`), request
  * fixtures, and a way to read what the model was asked.
  */
-import { Effect, Either } from "effect"
-import { afterAll, beforeAll, beforeEach } from "vitest"
+
 import {
   type ChatCompletionRequestBody,
   type FakeOpenAiServer,
   genericResponder,
   startFakeOpenAiServer,
 } from "@dxs/testing/FakeOpenAiServer"
+import { Effect, Either } from "effect"
+import { afterAll, beforeAll, beforeEach } from "vitest"
 import type {
   AgentSpec,
   CandidateExtraction,
