@@ -4,7 +4,6 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { BlobStore, type BlobStoreShape, type Database, Db, fileBlobStore, makeKysely } from "@dxs/db"
-import { useTestDatabase } from "@dxs/db/TestDatabase"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
@@ -25,6 +24,7 @@ import {
   UploadLimits,
   WebhookConfig,
 } from "@dxs/services"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { runWorker } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
 import { Effect, Fiber, Layer, Logger, LogLevel, ManagedRuntime } from "effect"

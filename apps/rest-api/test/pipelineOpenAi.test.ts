@@ -3,13 +3,13 @@
  * citations and token accounting through the REST API, and the response cache in Postgres.
  */
 import { makeKysely } from "@dxs/db"
+import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
+import { postgresResponseCache } from "@dxs/pipeline/llm/ResponseCache"
 import {
   type ChatCompletionRequestBody,
   genericResponder,
   startFakeOpenAiServer,
-} from "@dxs/pipeline/llm/FakeOpenAiServer"
-import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
-import { postgresResponseCache } from "@dxs/pipeline/llm/ResponseCache"
+} from "@dxs/testing/FakeOpenAiServer"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { invoice } from "./documents.ts"
 import { type Client, createProject, startTestApi, type TestApi } from "./harness.ts"

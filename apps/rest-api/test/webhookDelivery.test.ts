@@ -12,7 +12,7 @@ import {
   selfSignedCertificate,
   startWebhookReceiver,
   type WebhookReceiver,
-} from "@dxs/pipeline/webhooks/TestReceiver"
+} from "@dxs/testing/TestReceiver"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import {
   type Client,

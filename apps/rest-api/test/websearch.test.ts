@@ -5,8 +5,8 @@
  * dimensioned agent); agents without it never search; agents/status counts the searches.
  */
 import { makeKysely } from "@dxs/db"
-import { type FakeSearchServer, startFakeSearchServer } from "@dxs/pipeline/websearch/FakeSearchServer"
 import { searxngSearch } from "@dxs/pipeline/websearch/WebSearch"
+import { type FakeSearchServer, startFakeSearchServer } from "@dxs/testing/FakeSearchServer"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { contract, textPdf } from "./documents.ts"
 import { type Client, createProject, startTestApi, type TestApi, timestamp } from "./harness.ts"

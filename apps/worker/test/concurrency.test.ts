@@ -1,8 +1,8 @@
 import { makeKysely } from "@dxs/db/Db"
 import { enqueue } from "@dxs/db/TaskQueue"
-import { useTestDatabase } from "@dxs/db/TestDatabase"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 // Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
-import type {} from "@dxs/db/TestGlobalSetup"
+import type {} from "@dxs/testing/TestGlobalSetup"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import type { ExecutionsTable } from "./fixtures/workerProcess.ts"
 import { eventually, killWorker, workerProcesses } from "./support/processes.ts"

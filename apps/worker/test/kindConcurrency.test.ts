@@ -5,9 +5,9 @@
  */
 import { makeKysely } from "@dxs/db/Db"
 import { enqueue } from "@dxs/db/TaskQueue"
-import { useTestDatabase } from "@dxs/db/TestDatabase"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 // Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
-import type {} from "@dxs/db/TestGlobalSetup"
+import type {} from "@dxs/testing/TestGlobalSetup"
 import { Effect, Fiber } from "effect"
 import { afterAll, expect, it } from "vitest"
 import { runWorker } from "../src/Worker.ts"

@@ -5,18 +5,18 @@
  * completion event.
  */
 import { makeKysely } from "@dxs/db/Db"
-import { useTestDatabase } from "@dxs/db/TestDatabase"
-// Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
-import type {} from "@dxs/db/TestGlobalSetup"
 import { canonicalDecimal } from "@dxs/domain/Values"
+import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import {
   type ChatCompletionRequestBody,
   type FakeOpenAiRequest,
   type FakeOpenAiServer,
   genericResponder,
   startFakeOpenAiServer,
-} from "@dxs/pipeline/llm/FakeOpenAiServer"
-import { requestLaunch } from "@dxs/pipeline/run/Runs"
+} from "@dxs/testing/FakeOpenAiServer"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
+// Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
+import type {} from "@dxs/testing/TestGlobalSetup"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { eventually, killWorker, workerProcesses } from "./support/processes.ts"
 

@@ -6,19 +6,19 @@
  */
 import { randomBytes } from "node:crypto"
 import { makeKysely } from "@dxs/db/Db"
-import { useTestDatabase } from "@dxs/db/TestDatabase"
-// Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
-import type {} from "@dxs/db/TestGlobalSetup"
 import { INTERRUPTED } from "@dxs/pipeline/webhooks/Delivery"
 import { encryptSecret } from "@dxs/pipeline/webhooks/Encryption"
 import { enqueueFanout } from "@dxs/pipeline/webhooks/Queue"
 import { verifyWebhook } from "@dxs/pipeline/webhooks/Signing"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
+// Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
+import type {} from "@dxs/testing/TestGlobalSetup"
 import {
   type ReceivedRequest,
   selfSignedCertificate,
   startWebhookReceiver,
   type WebhookReceiver,
-} from "@dxs/pipeline/webhooks/TestReceiver"
+} from "@dxs/testing/TestReceiver"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { killWorker, workerProcesses } from "./support/processes.ts"
 

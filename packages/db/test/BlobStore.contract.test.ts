@@ -3,11 +3,11 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Readable } from "node:stream"
+import { startTestS3Server, type TestS3Server } from "@dxs/testing/TestS3Server"
 import { Cause, Chunk, Effect, Exit, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type BlobStoreShape, fileBlobStore, isBlobNotFound } from "../src/BlobStore.ts"
 import { s3BlobStore } from "../src/S3BlobStore.ts"
-import { startTestS3Server, type TestS3Server } from "../src/TestS3Server.ts"
 
 /**
  * One contract, two stores: what the services rely on (uploads, downloads, page images, copies, deletion,

@@ -1,8 +1,8 @@
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { sql } from "kysely"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../src/Db.ts"
 import { migrateToLatest } from "../src/Migrations.ts"
-import { useTestDatabase } from "../src/TestDatabase.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)

@@ -4,12 +4,12 @@
  * a dropped listening connection comes back and says so.
  */
 import { randomUUID } from "node:crypto"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../src/Db.ts"
 import { listenForProgress } from "../src/ProgressChannel.ts"
 import { enqueue, heartbeat } from "../src/TaskQueue.ts"
-import { useTestDatabase } from "../src/TestDatabase.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)

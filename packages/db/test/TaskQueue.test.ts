@@ -1,3 +1,4 @@
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import fc from "fast-check"
 import { sql } from "kysely"
 import { afterAll, describe, expect, it } from "vitest"
@@ -13,7 +14,6 @@ import {
   retryDelayMs,
   taskStats,
 } from "../src/TaskQueue.ts"
-import { useTestDatabase } from "../src/TestDatabase.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 6)

@@ -1,8 +1,8 @@
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { sql } from "kysely"
 import { afterAll, describe, expect, it } from "vitest"
 import { Db, makeKysely, transaction, undoUnlessCommitted } from "../src/Db.ts"
-import { useTestDatabase } from "../src/TestDatabase.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 2)

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { type Database, Db, makeKysely } from "@dxs/db"
-import { useTestDatabase } from "@dxs/db/TestDatabase"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Cause, Effect, Exit, Fiber, Layer, ManagedRuntime, Stream } from "effect"
 import { type Kysely, sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

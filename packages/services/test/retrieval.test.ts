@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto"
 import { type Database, makeKysely } from "@dxs/db"
-import { useTestDatabase } from "@dxs/db/TestDatabase"
 import {
   keyTermsQuery,
   pagesForExtraction,
   RANKED_PAGES,
   relevantPages,
 } from "@dxs/pipeline/retrieval/Retrieval"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { type Kysely, sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 

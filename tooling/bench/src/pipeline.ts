@@ -19,14 +19,14 @@ import { randomBytes, randomUUID } from "node:crypto"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { makeKysely } from "@dxs/db"
-import { createTestDatabase, startTestServer } from "@dxs/db/Testing"
+import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import {
   type ChatCompletionRequestBody,
   type FakeOpenAiServer,
   genericResponder,
   startFakeOpenAiServer,
-} from "@dxs/pipeline/llm/FakeOpenAiServer"
-import { requestLaunch } from "@dxs/pipeline/run/Runs"
+} from "@dxs/testing/FakeOpenAiServer"
+import { createTestDatabase, startTestServer } from "@dxs/testing/TestPostgres"
 import { sql } from "kysely"
 import { sourceConditionFlag } from "../../vitest/src/conditions.ts"
 import { cpuSnapshot, cpuUsedSince } from "./pipeline/cpu.ts"

@@ -1,9 +1,6 @@
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 import { SOURCE_CONDITION } from "./conditions.ts"
-
-const dbGlobalSetup = fileURLToPath(new URL("../../../packages/db/src/TestGlobalSetup.ts", import.meta.url))
 
 /**
  * The test configuration every package shares. `database: true` starts one PostgreSQL server per run
@@ -23,7 +20,8 @@ export const testConfig = (options: {
     test: {
       name: options.name,
       include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-      ...(options.database ? { globalSetup: [dbGlobalSetup] } : {}),
+      // Resolved by vitest from the package under test, which has @dxs/testing among its devDependencies.
+      ...(options.database ? { globalSetup: ["@dxs/testing/TestGlobalSetup"] } : {}),
       testTimeout: options.timeoutMs ?? 30_000,
       hookTimeout: 120_000,
       reporters: reportDir ? ["default", "json"] : ["default"],

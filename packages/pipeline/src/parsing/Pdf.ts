@@ -1,3 +1,4 @@
+import { pdfEngineSetting } from "../Config.ts"
 import type { Backend, ParseInput, PdfEngine } from "./Backend.ts"
 import { PdfiumRefused, pdfiumEngine } from "./Pdfium.ts"
 import { pdfjsEngine } from "./PdfJs.ts"
@@ -11,11 +12,10 @@ import { pdfjsEngine } from "./PdfJs.ts"
 
 /**
  * The engine of a parse: the input's own choice (tests), else PDF_ENGINE. The `dxs` configuration validates
- * PDF_ENGINE at start; a parsing thread inherits the process environment, so the value is read here, where
- * the parse runs.
+ * PDF_ENGINE at start; a parsing thread inherits the process environment, so the value is read at each
+ * parse, in the thread where it runs.
  */
-export const pdfEngineOf = (input: ParseInput): PdfEngine =>
-  input.tools.pdfEngine ?? (process.env.PDF_ENGINE?.trim().toLowerCase() === "pdfjs" ? "pdfjs" : "pdfium")
+export const pdfEngineOf = (input: ParseInput): PdfEngine => input.tools.pdfEngine ?? pdfEngineSetting()
 
 const parse: Backend["parse"] = async (input) => {
   if (pdfEngineOf(input) === "pdfjs") return pdfjsEngine.parse(input)

@@ -16,6 +16,7 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
 import { type BackendName, fileExtension, formatOfFileName } from "@dxs/domain/DocumentType"
+import { executableSearchPath } from "../Config.ts"
 import {
   defaultLimits,
   ParseFailure,
@@ -117,7 +118,9 @@ let libreOfficeFound: { readonly path: string | undefined } | undefined
  */
 export const detectLibreOffice = (): string | undefined => {
   if (libreOfficeFound === undefined) {
-    const dirs = (process.env.PATH ?? "").split(path.delimiter).filter((d) => d !== "")
+    const dirs = executableSearchPath()
+      .split(path.delimiter)
+      .filter((d) => d !== "")
     const candidates = [
       ...dirs.flatMap((d) => LIBREOFFICE_NAMES.map((n) => path.join(d, n))),
       ...LIBREOFFICE_PLACES,

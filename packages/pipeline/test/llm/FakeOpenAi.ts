@@ -1,15 +1,16 @@
 /**
- * Test helpers for the `openai` provider: the fake server (from `src/llm/FakeOpenAiServer.ts`), request
+ * Test helpers for the `openai` provider: the fake server (from `@dxs/testing/FakeOpenAiServer`), request
  * fixtures, and a way to read what the model was asked.
  */
-import { Effect, Either } from "effect"
-import { afterAll, beforeAll, beforeEach } from "vitest"
+
 import {
   type ChatCompletionRequestBody,
   type FakeOpenAiServer,
   genericResponder,
   startFakeOpenAiServer,
-} from "../../src/llm/FakeOpenAiServer.ts"
+} from "@dxs/testing/FakeOpenAiServer"
+import { Effect, Either } from "effect"
+import { afterAll, beforeAll, beforeEach } from "vitest"
 import type {
   AgentSpec,
   CandidateExtraction,
@@ -19,7 +20,7 @@ import type {
 } from "../../src/llm/LanguageModel.ts"
 import { makeOpenAiModel, type OpenAiModelOptions } from "../../src/llm/OpenAi.ts"
 
-export * from "../../src/llm/FakeOpenAiServer.ts"
+export * from "@dxs/testing/FakeOpenAiServer"
 
 /**
  * One fake server for the test file: started before its tests (handed to `started`), closed after them,

@@ -1,5 +1,5 @@
+import { type FakeSearchServer, startFakeSearchServer } from "@dxs/testing/FakeSearchServer"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeSearchServer, startFakeSearchServer } from "../../src/websearch/FakeSearchServer.ts"
 import { searxngSearch, type WebSearchResult } from "../../src/websearch/WebSearch.ts"
 
 const hit = (n: number): WebSearchResult => ({

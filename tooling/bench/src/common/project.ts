@@ -10,7 +10,7 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { makeKysely } from "@dxs/db"
-import { createTestDatabase, startTestServer } from "@dxs/db/Testing"
+import { createTestDatabase, startTestServer } from "@dxs/testing/TestPostgres"
 import { buildDxs, compiledDxs } from "./compiled.ts"
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..")

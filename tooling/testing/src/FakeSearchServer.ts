@@ -11,7 +11,7 @@
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import type { WebSearchResult } from "./WebSearch.ts"
+import type { WebSearchResult } from "@dxs/pipeline/websearch/WebSearch"
 
 export type FakeSearchAnswer =
   | ReadonlyArray<WebSearchResult>

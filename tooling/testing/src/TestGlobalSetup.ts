@@ -1,5 +1,5 @@
 import type { TestProject } from "vitest/node"
-import { startTestServer } from "./Testing.ts"
+import { startTestServer } from "./TestPostgres.ts"
 
 declare module "vitest" {
   export interface ProvidedContext {

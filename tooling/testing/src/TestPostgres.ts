@@ -2,10 +2,10 @@ import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import { makeKysely } from "@dxs/db/Db"
+import { startEmbedded } from "@dxs/db/Embedded"
+import { migrateToLatest } from "@dxs/db/Migrations"
 import pg from "pg"
-import { makeKysely } from "./Db.ts"
-import { startEmbedded } from "./Embedded.ts"
-import { migrateToLatest } from "./Migrations.ts"
 
 /**
  * Test databases: one PostgreSQL server per test run (embedded in a temp dir, or TEST_DATABASE_URL),

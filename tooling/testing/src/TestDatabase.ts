@@ -1,7 +1,7 @@
 import { afterAll, inject } from "vitest"
 // Brings the typing of inject("dxsTemplateUrl") to every package that uses this helper.
 import type {} from "./TestGlobalSetup.ts"
-import { createTestDatabase } from "./Testing.ts"
+import { createTestDatabase } from "./TestPostgres.ts"
 
 /** In a test file: a fresh migrated database for this file, dropped after it. */
 export const useTestDatabase = async (): Promise<string> => {

@@ -3,7 +3,7 @@ import * as fs from "node:fs/promises"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { S3BlobStoreOptions } from "./BlobStore.ts"
+import type { S3BlobStoreOptions } from "@dxs/db/BlobStore"
 
 /**
  * The server process: s3rver on a free loopback port, its port on the first line of stdout; it ends when
