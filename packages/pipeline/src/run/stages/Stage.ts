@@ -44,8 +44,9 @@ export interface StageShape {
 
 /**
  * Promise code of the pipeline (project state, retrieval, the run's phases), called from a stage. It runs
- * in the async context the task started in, where the worker put the task's log sink: the fiber itself
- * may resume in another task's context. Its failures are defects, like the repositories'.
+ * in the async context the task started in, where the worker put the task's log sink ("run ended" and the
+ * like): Effect's scheduler promises no async context to a resumed fiber. Its failures are defects, like
+ * the repositories'.
  */
 export const promiseCode = <A>(ctx: StageRun, f: () => Promise<A>): Effect.Effect<A> =>
   Effect.promise(() => ctx.inTask(f))
