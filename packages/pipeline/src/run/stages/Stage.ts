@@ -93,7 +93,7 @@ export const inTransaction = <A, E>(
  * The one commit of every stage: writes a task's results, its completion and the model usage it cost in
  * one transaction; then, after the commit, moves the run on if this was the phase's last task (see
  * `advanceAfterTask`). No lock on the run is held while the results are written, so the tasks of a run
- * commit side by side.
+ * commit side by side. Uninterruptible: a commit is always followed by its check of the phase.
  */
 export const commitTask = (
   ctx: StageRun,
@@ -112,7 +112,7 @@ export const commitTask = (
       }),
     )
     yield* promiseCode(ctx, () => advanceAfterTask(ctx.db, runId))
-  })
+  }).pipe(Effect.uninterruptible)
 
 // ---------------------------------------------------------------------------------------------------------
 // Dimension instances and the combinations an agent should have a result for
