@@ -23,7 +23,6 @@ import {
   AppUrl,
   AuthThrottleSettings,
   backgroundLoops,
-  backgroundTaskHandlers,
   defaultSpoolRoot,
   detectLibreOffice,
   FileLinks,
@@ -37,7 +36,7 @@ import {
   UploadLimits,
   WebhookConfig,
 } from "@dxs/services"
-import { runWorker, type TaskHandler } from "@dxs/worker"
+import { backgroundTaskHandlers, runWorker, type TaskHandler } from "@dxs/worker"
 import { HttpServer, type HttpServerError } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import type { Kysely } from "kysely"

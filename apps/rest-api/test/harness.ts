@@ -12,7 +12,6 @@ import {
   AppUrl,
   AuthThrottleSettings,
   backgroundLoops,
-  backgroundTaskHandlers,
   defaultHttpServerSettings,
   type HttpServerSettings,
   type Member,
@@ -25,7 +24,7 @@ import {
   WebhookConfig,
 } from "@dxs/services"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
-import { runWorker } from "@dxs/worker"
+import { backgroundTaskHandlers, runWorker } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
 import { Effect, Fiber, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import type { Kysely } from "kysely"

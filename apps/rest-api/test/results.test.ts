@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { fileBlobStore, makeKysely } from "@dxs/db"
 import * as TaskQueue from "@dxs/db/TaskQueue"
-import { backgroundTaskHandlers } from "@dxs/services"
+import { backgroundTaskHandlers } from "@dxs/worker"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   type Client,

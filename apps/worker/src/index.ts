@@ -1,1 +1,2 @@
+export * from "./Registry.ts"
 export * from "./Worker.ts"

@@ -1,61 +1,17 @@
 /**
- * The background task handlers every worker runs, by task kind, and what a worker does at start. The
- * apps (the `dxs` worker, tests) pass these to the worker loop.
+ * What a worker does beside running tasks: at start, and periodically while it runs (housekeeping, the
+ * sweep of leftovers, the run watch). Which handler runs each task kind is the worker's own registry.
  */
-import { type BlobStoreShape, type Database, deleteExpiredIdempotencyKeys } from "@dxs/db"
-import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
-import { localModel } from "@dxs/pipeline/llm/Local"
-import { failAbandonedParses, PARSE_TASK, parseTaskHandler } from "@dxs/pipeline/parsing/ParseDocument"
-import type { RunOptions } from "@dxs/pipeline/parsing/Runner"
-import { pipelineTaskHandlers } from "@dxs/pipeline/run/Handlers"
+import { type Database, deleteExpiredIdempotencyKeys } from "@dxs/db"
+import { failAbandonedParses } from "@dxs/pipeline/parsing/ParseDocument"
 import { failAbandonedRuns } from "@dxs/pipeline/run/Runs"
-import { webhookDeliverHandler } from "@dxs/pipeline/webhooks/Delivery"
-import { webhookFanoutHandler } from "@dxs/pipeline/webhooks/Fanout"
-import { WEBHOOK_DELIVER_TASK, WEBHOOK_FANOUT_TASK } from "@dxs/pipeline/webhooks/Queue"
-import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
-import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
 import { Duration, Effect, Schedule } from "effect"
 import type { Kysely } from "kysely"
-import {
-  ARCHIVE_SWEEP_TASK,
-  ARCHIVE_TASK,
-  archiveSweepTaskHandler,
-  archiveTaskHandler,
-  type BackgroundTaskHandler,
-  scheduleArchiveSweep,
-} from "./Archive.ts"
+import { scheduleArchiveSweep } from "./Archive.ts"
 import { type LeftoverStores, sweepLeftovers } from "./Leftovers.ts"
 import { deleteExpiredSessions } from "./Members.ts"
-import { failAbandonedMappings, OUTPUT_MAPPING_TASK, outputMappingTaskHandler } from "./OutputSchemas.ts"
+import { failAbandonedMappings } from "./OutputSchemas.ts"
 import { sweepRateCounters } from "./RateLimits.ts"
-
-export interface BackgroundOptions {
-  readonly blobs: BlobStoreShape
-  /** Parse limits and tools (defaults: 120 s, 1024 MB, 2,000 pages, 500 MB decompressed, LibreOffice detected). */
-  readonly parsing?: Omit<RunOptions, "signal"> | undefined
-  /** The language model of the pipeline's stages (default: the `local` provider). */
-  readonly model?: LanguageModelShape | undefined
-  /** The web search of agents with `enable_web_search` (default: none; those agents use documents only). */
-  readonly webSearch?: WebSearchShape | undefined
-  /** Webhook delivery (the encryption key of secrets at rest, loopback, trusted CAs). Unset: events are fanned out, but this worker sends nothing. */
-  readonly webhooks?: WebhookSettings | undefined
-}
-
-/**
- * Handlers for `parse`, `archive`, `archive-sweep`, the pipeline's run tasks, automatic output mapping and
- * webhook delivery.
- */
-export const backgroundTaskHandlers = (
-  options: BackgroundOptions,
-): Readonly<Record<string, BackgroundTaskHandler>> => ({
-  [PARSE_TASK]: parseTaskHandler({ blobs: options.blobs, run: options.parsing }),
-  [ARCHIVE_TASK]: archiveTaskHandler,
-  [ARCHIVE_SWEEP_TASK]: archiveSweepTaskHandler,
-  ...pipelineTaskHandlers({ model: options.model ?? localModel, webSearch: options.webSearch }),
-  [WEBHOOK_FANOUT_TASK]: webhookFanoutHandler,
-  [OUTPUT_MAPPING_TASK]: outputMappingTaskHandler(options.model ?? localModel),
-  ...(options.webhooks ? { [WEBHOOK_DELIVER_TASK]: webhookDeliverHandler(options.webhooks) } : {}),
-})
 
 /**
  * Housekeeping a worker runs at start and then periodically: documents whose parse task died with its

@@ -1,0 +1,88 @@
+/**
+ * The worker's registry: which handler runs each task kind. The pipeline's stages (`extract`, `resolve`,
+ * `derive`) are Effect services, built once per registry over the language model and web search given;
+ * the other kinds are the handlers of parsing, archiving, output mapping and webhooks.
+ */
+import type { BlobStoreShape } from "@dxs/db"
+import {
+  ARCHIVE_SWEEP_TASK,
+  ARCHIVE_TASK,
+  DERIVE_TASK,
+  EXTRACT_TASK,
+  OUTPUT_MAPPING_TASK,
+  PARSE_TASK,
+  RESOLVE_TASK,
+  RUN_START_TASK,
+  WEBHOOK_DELIVER_TASK,
+  WEBHOOK_FANOUT_TASK,
+} from "@dxs/db/repositories/TaskKinds"
+import { LanguageModel, type LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
+import { localModel } from "@dxs/pipeline/llm/Local"
+import { parseTaskHandler } from "@dxs/pipeline/parsing/ParseDocument"
+import type { RunOptions } from "@dxs/pipeline/parsing/Runner"
+import { phaseTaskHandler, runStartHandler } from "@dxs/pipeline/run/Runs"
+import { Derivation } from "@dxs/pipeline/run/stages/Derivation"
+import { Extraction } from "@dxs/pipeline/run/stages/Extraction"
+import { Resolution } from "@dxs/pipeline/run/stages/Resolution"
+import { stageHandler } from "@dxs/pipeline/run/stages/Stage"
+import { WebSearch } from "@dxs/pipeline/run/stages/WebFindings"
+import { webhookDeliverHandler } from "@dxs/pipeline/webhooks/Delivery"
+import { webhookFanoutHandler } from "@dxs/pipeline/webhooks/Fanout"
+import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
+import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
+import {
+  archiveSweepTaskHandler,
+  archiveTaskHandler,
+  type BackgroundTaskHandler,
+  outputMappingTaskHandler,
+} from "@dxs/services"
+import { Effect, Layer } from "effect"
+
+export interface BackgroundOptions {
+  readonly blobs: BlobStoreShape
+  /** Parse limits and tools (defaults: 120 s, 1024 MB, 2,000 pages, 500 MB decompressed, LibreOffice detected). */
+  readonly parsing?: Omit<RunOptions, "signal"> | undefined
+  /** The language model of the pipeline's stages (default: the `local` provider). */
+  readonly model?: LanguageModelShape | undefined
+  /** The web search of agents with `enable_web_search` (default: none; those agents use documents only). */
+  readonly webSearch?: WebSearchShape | undefined
+  /** Webhook delivery (the encryption key of secrets at rest, loopback, trusted CAs). Unset: events are fanned out, but this worker sends nothing. */
+  readonly webhooks?: WebhookSettings | undefined
+}
+
+/** The pipeline's stages over this model and web search (none: agents with web search use documents only). */
+const pipelineStages = (model: LanguageModelShape, webSearch: WebSearchShape | undefined) =>
+  Effect.runSync(
+    Effect.all({ extraction: Extraction, resolution: Resolution, derivation: Derivation }).pipe(
+      Effect.provide(
+        Layer.mergeAll(Extraction.Default, Resolution.Default, Derivation.Default).pipe(
+          Layer.provide(Layer.succeed(LanguageModel, model)),
+          Layer.provide(webSearch === undefined ? Layer.empty : Layer.succeed(WebSearch, webSearch)),
+        ),
+      ),
+    ),
+  )
+
+/**
+ * Handlers for `parse`, `archive`, `archive-sweep`, the pipeline's run tasks (`run-start` and its phases),
+ * automatic output mapping and webhook delivery (when `webhooks` is given).
+ */
+export const backgroundTaskHandlers = (
+  options: BackgroundOptions,
+): Readonly<Record<string, BackgroundTaskHandler>> => {
+  const model = options.model ?? localModel
+  const stages = pipelineStages(model, options.webSearch)
+  return {
+    [PARSE_TASK]: parseTaskHandler({ blobs: options.blobs, run: options.parsing }),
+    [ARCHIVE_TASK]: archiveTaskHandler,
+    [ARCHIVE_SWEEP_TASK]: archiveSweepTaskHandler,
+    [RUN_START_TASK]: runStartHandler,
+    // On a phase task's last attempt, an error ends the run as failed.
+    [EXTRACT_TASK]: phaseTaskHandler(stageHandler(stages.extraction)),
+    [RESOLVE_TASK]: phaseTaskHandler(stageHandler(stages.resolution)),
+    [DERIVE_TASK]: phaseTaskHandler(stageHandler(stages.derivation)),
+    [WEBHOOK_FANOUT_TASK]: webhookFanoutHandler,
+    [OUTPUT_MAPPING_TASK]: outputMappingTaskHandler(model),
+    ...(options.webhooks ? { [WEBHOOK_DELIVER_TASK]: webhookDeliverHandler(options.webhooks) } : {}),
+  }
+}

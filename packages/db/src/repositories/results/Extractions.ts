@@ -1,0 +1,259 @@
+/**
+ * Extractions, extraction pairs and web searches (part of the results aggregate, see `../Results.ts`):
+ * what the stages found, per source, before resolution.
+ */
+import { Effect } from "effect"
+import { sql } from "kysely"
+import type { Conn } from "../../Db.ts"
+import type { ExtractionRow, WebCitation } from "../../Schema.ts"
+
+const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
+
+// ---------------------------------------------------------------------------------------------------------
+// Extractions
+
+export interface DocumentExtraction {
+  readonly atomicValueId: string
+  readonly value: string
+  readonly relevantPassage: string
+  readonly reasoning: string
+  readonly pageNumber: number
+}
+
+/**
+ * Replaces an agent/document pair's document extractions with `extractions` and records the pair as
+ * extracted at these versions (with the dimensions it was extracted for and how many values it gave).
+ */
+export const replaceDocumentExtractions = (
+  conn: Conn,
+  input: {
+    readonly projectId: string
+    readonly agentId: string
+    readonly agentConfigVersion: number
+    readonly documentId: string
+    readonly documentVersion: number
+    readonly dimensionsKey: string
+    readonly extractions: ReadonlyArray<DocumentExtraction>
+  },
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    yield* run(() =>
+      conn
+        .deleteFrom("extractions")
+        .where("agent_id", "=", input.agentId)
+        .where("document_id", "=", input.documentId)
+        .where("source_type", "=", "document")
+        .execute(),
+    )
+    for (const e of input.extractions)
+      yield* run(() =>
+        conn
+          .insertInto("extractions")
+          .values({
+            project_id: input.projectId,
+            agent_id: input.agentId,
+            agent_config_version: input.agentConfigVersion,
+            atomic_value_id: e.atomicValueId,
+            document_id: input.documentId,
+            value: e.value,
+            relevant_passage: e.relevantPassage,
+            reasoning: e.reasoning,
+            page_number: e.pageNumber,
+            source_type: "document",
+          })
+          .execute(),
+      )
+    const pair = {
+      agent_config_version: input.agentConfigVersion,
+      document_version: input.documentVersion,
+      dimensions_key: input.dimensionsKey,
+      value_count: input.extractions.length,
+    }
+    yield* run(() =>
+      conn
+        .insertInto("extraction_pairs")
+        .values({ agent_id: input.agentId, document_id: input.documentId, ...pair })
+        .onConflict((oc) =>
+          oc.columns(["agent_id", "document_id"]).doUpdateSet({ ...pair, extracted_at: sql`now()` }),
+        )
+        .execute(),
+    )
+  })
+
+/** The agent's document (and derived) extractions at this config version, oldest first. */
+export const nonWebExtractions = (
+  conn: Conn,
+  agentId: string,
+  configVersion: number,
+): Effect.Effect<ReadonlyArray<ExtractionRow>> =>
+  run(() =>
+    conn
+      .selectFrom("extractions")
+      .selectAll()
+      .where("agent_id", "=", agentId)
+      .where("agent_config_version", "=", configVersion)
+      .where("source_type", "!=", "web")
+      .orderBy("extracted_at")
+      .orderBy("id")
+      .execute(),
+  )
+
+export interface WebExtraction {
+  readonly id: string
+  readonly atomicValueId: string
+  readonly value: string
+  readonly relevantPassage: string
+  readonly reasoning: string
+  readonly query: string
+  readonly searchedAt: Date
+  readonly source: { readonly url: string; readonly title: string }
+}
+
+/** Replaces the agent's web extractions at this config version with `extractions`. */
+export const replaceWebExtractions = (
+  conn: Conn,
+  input: {
+    readonly projectId: string
+    readonly agentId: string
+    readonly configVersion: number
+    readonly extractions: ReadonlyArray<WebExtraction>
+  },
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    yield* run(() =>
+      conn
+        .deleteFrom("extractions")
+        .where("agent_id", "=", input.agentId)
+        .where("agent_config_version", "=", input.configVersion)
+        .where("source_type", "=", "web")
+        .execute(),
+    )
+    const fresh = input.extractions.map((w) => ({
+      id: w.id,
+      project_id: input.projectId,
+      agent_id: input.agentId,
+      agent_config_version: input.configVersion,
+      atomic_value_id: w.atomicValueId,
+      document_id: null,
+      value: w.value,
+      relevant_passage: w.relevantPassage,
+      reasoning: w.reasoning,
+      page_number: null,
+      source_type: "web" as const,
+      web_search_query: w.query,
+      web_search_timestamp: w.searchedAt,
+      web_citations: JSON.stringify([
+        { snippets: [{ text: w.relevantPassage }], source: w.source },
+      ] satisfies ReadonlyArray<WebCitation>),
+    }))
+    if (fresh.length > 0) yield* run(() => conn.insertInto("extractions").values(fresh).execute())
+  })
+
+export interface DerivedExtraction {
+  readonly atomicValueId: string
+  readonly value: string
+  readonly reasoning: string
+  readonly sources: ReadonlyArray<{
+    readonly agentId: string
+    readonly agentName: string
+    readonly resultId: string
+    readonly dimensionValues: Readonly<Record<string, string>>
+    readonly resolvedValue: string
+  }>
+}
+
+/** Replaces the agent's derived extractions with `extractions` (consistent by construction). */
+export const replaceDerivedExtractions = (
+  conn: Conn,
+  input: {
+    readonly projectId: string
+    readonly agentId: string
+    readonly configVersion: number
+    readonly extractions: ReadonlyArray<DerivedExtraction>
+  },
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    yield* run(() =>
+      conn
+        .deleteFrom("extractions")
+        .where("agent_id", "=", input.agentId)
+        .where("source_type", "=", "derived")
+        .execute(),
+    )
+    for (const d of input.extractions)
+      yield* run(() =>
+        conn
+          .insertInto("extractions")
+          .values({
+            project_id: input.projectId,
+            agent_id: input.agentId,
+            agent_config_version: input.configVersion,
+            atomic_value_id: d.atomicValueId,
+            document_id: null,
+            value: d.value,
+            relevant_passage: "",
+            reasoning: d.reasoning,
+            page_number: null,
+            consistent: true,
+            justification_for_consistency: "Derived from resolved values.",
+            source_type: "derived",
+            derived_sources: JSON.stringify(
+              d.sources.map((s) => ({
+                source_agent_id: s.agentId,
+                source_agent_name: s.agentName,
+                source_resolution_result_id: s.resultId,
+                dimension_values: s.dimensionValues,
+                resolved_value: s.resolvedValue,
+              })),
+            ),
+          })
+          .execute(),
+      )
+  })
+
+// ---------------------------------------------------------------------------------------------------------
+// Web searches
+
+/**
+ * Replaces the agent's web searches with these, recorded unsearched (the agent's web-search progress
+ * counts them); none leaves the agent without searches.
+ */
+export const planWebSearches = (
+  conn: Conn,
+  input: {
+    readonly agentId: string
+    readonly configVersion: number
+    readonly searches: ReadonlyArray<{ readonly atomicValueId: string; readonly query: string }>
+  },
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    yield* run(() => conn.deleteFrom("web_searches").where("agent_id", "=", input.agentId).execute())
+    if (input.searches.length > 0)
+      yield* run(() =>
+        conn
+          .insertInto("web_searches")
+          .values(
+            input.searches.map((s) => ({
+              atomic_value_id: s.atomicValueId,
+              agent_id: input.agentId,
+              agent_config_version: input.configVersion,
+              query: s.query,
+              searched_at: null,
+            })),
+          )
+          .execute(),
+      )
+  })
+
+export const markWebSearched = (
+  conn: Conn,
+  input: { readonly agentId: string; readonly atomicValueId: string; readonly resultCount: number },
+): Effect.Effect<void> =>
+  run(() =>
+    conn
+      .updateTable("web_searches")
+      .set({ searched_at: sql`now()`, result_count: input.resultCount })
+      .where("atomic_value_id", "=", input.atomicValueId)
+      .where("agent_id", "=", input.agentId)
+      .execute(),
+  )
