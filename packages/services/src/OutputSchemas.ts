@@ -21,6 +21,11 @@ import {
   type PlannedAgent,
   planAutoMapping,
 } from "@dxs/domain/AutoMapping"
+import type {
+  ExtractResponse as ExtractResponseSchema,
+  OutputSchemaRecord as OutputSchemaRecordSchema,
+} from "@dxs/domain/contract/OutputSchema"
+import type { MappingStatus } from "@dxs/domain/Enums"
 import { enumOf, keywordOf, schemaAt, schemaTypes } from "@dxs/domain/JsonSchema"
 import {
   hasMappingErrors,
@@ -74,22 +79,10 @@ export const OUTPUT_MAPPING_TASK = "output-mapping"
 const mappingTaskKey = (projectId: string, version: number) =>
   `${OUTPUT_MAPPING_TASK}:${projectId}:${version}`
 
-export type MappingStatus = "pending" | "success" | "failed"
+export type { MappingStatus }
 
 /** The output schema record (V1SchemaResponse). */
-export interface OutputSchemaRecord {
-  readonly schema: unknown
-  readonly auto_map: boolean
-  readonly mapping: unknown
-  readonly status: MappingStatus
-  readonly source: "llm" | "manual"
-  /** The language model that generated the mapping (`local`: the offline planner); null when written by hand. */
-  readonly generated_by: string | null
-  readonly error: string | null
-  readonly generated_at: string | null
-  readonly schema_in_sync: boolean
-  readonly diagnostics: ReadonlyArray<MappingDiagnostic>
-}
+export type OutputSchemaRecord = typeof OutputSchemaRecordSchema.Type
 
 export interface OutputSchemaPut {
   readonly schema: unknown
@@ -106,11 +99,7 @@ export interface ExtractRequest {
   readonly auto_map: boolean
 }
 
-export interface ExtractResponse {
-  readonly project_id: string
-  readonly status_url: string
-  readonly results_url: string
-}
+export type ExtractResponse = typeof ExtractResponseSchema.Type
 
 type ProjectRow = Awaited<ReturnType<typeof projectRow>>
 
