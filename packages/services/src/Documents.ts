@@ -14,6 +14,7 @@ import {
   withDb,
 } from "@dxs/db"
 import { enqueue } from "@dxs/db/TaskQueue"
+import type { DocumentCopyRequest, TagsValue } from "@dxs/domain/contract/Document"
 import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
 import { documentTypeFromFileName, fileExtension, supportedExtensions } from "@dxs/domain/DocumentType"
 import type { DocumentStatus, DocumentType } from "@dxs/domain/Enums"
@@ -85,7 +86,7 @@ export interface DocumentFilter {
 }
 
 /** Tags as the API accepts them: a list of `{key, value}` or an object of key to value. */
-export type TagsInput = ReadonlyArray<DocumentTag> | { readonly [key: string]: string }
+export type TagsInput = TagsValue
 
 export interface UploadedFile {
   /** A local file holding the bytes (moved into the blob store). */
@@ -95,10 +96,7 @@ export interface UploadedFile {
   readonly contentType: string
 }
 
-export interface DocumentCopy {
-  readonly target_project_id: string
-  readonly document_ids: ReadonlyArray<string>
-}
+export type DocumentCopy = DocumentCopyRequest
 
 /** The original bytes of a document, ready to stream. */
 export interface DocumentFile {

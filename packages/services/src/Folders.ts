@@ -1,4 +1,5 @@
 import { query, transaction } from "@dxs/db"
+import type { FolderPatch } from "@dxs/domain/contract/Folder"
 import type { Folder } from "@dxs/domain/Records"
 import { Effect } from "effect"
 import { sql } from "kysely"
@@ -7,10 +8,7 @@ import { BadRequest, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
 import { iso } from "./Time.ts"
 
-export interface FolderInput {
-  readonly name?: string | undefined
-  readonly parent_id?: string | null | undefined
-}
+export type FolderInput = FolderPatch
 
 const toFolder = (r: {
   id: string

@@ -4,6 +4,7 @@
  * automatic generation of agents and mapping in the background, results in the schema's shape, and
  * `POST /extract/`. The rules of mappings live in `@dxs/domain/OutputMapping` and `AutoMapping`.
  */
+
 import { randomUUID } from "node:crypto"
 import {
   BlobStore,
@@ -24,6 +25,7 @@ import {
 import type {
   ExtractResponse as ExtractResponseSchema,
   OutputSchemaRecord as OutputSchemaRecordSchema,
+  OutputSchemaRequest,
 } from "@dxs/domain/contract/OutputSchema"
 import type { MappingStatus } from "@dxs/domain/Enums"
 import { enumOf, keywordOf, schemaAt, schemaTypes } from "@dxs/domain/JsonSchema"
@@ -84,12 +86,8 @@ export type { MappingStatus }
 /** The output schema record (V1SchemaResponse). */
 export type OutputSchemaRecord = typeof OutputSchemaRecordSchema.Type
 
-export interface OutputSchemaPut {
-  readonly schema: unknown
-  readonly auto_map: boolean
-  /** `undefined` = omitted. */
-  readonly mapping?: unknown
-}
+/** `mapping` `undefined` = omitted. */
+export type OutputSchemaPut = OutputSchemaRequest
 
 export interface ExtractRequest {
   readonly files: ReadonlyArray<UploadedFile>

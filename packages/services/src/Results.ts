@@ -4,9 +4,11 @@
  * place on its page). Only results of an agent's current configuration count; a result of an earlier
  * configuration is gone for the API until the next launch replaces it.
  */
+
 import type { Conn, Database, PageLayoutItem } from "@dxs/db"
 import { transaction, withDb } from "@dxs/db"
 import { isEmail } from "@dxs/domain/contract/Fields"
+import type { ResultOverrideRequest, ResultReviewRequest } from "@dxs/domain/contract/Result"
 import {
   BoundingBox,
   BoundingBoxesResponse,
@@ -84,18 +86,9 @@ export interface ResultsQuery {
   readonly offset?: number | undefined
 }
 
-export interface ResultOverride {
-  readonly value: string | number | null
-  readonly resolution_status?: ResolutionStatus | undefined
-  readonly justification_for_resolution_status?: string | null | undefined
-  readonly updated_by_email?: string | null | undefined
-}
+export type ResultOverride = ResultOverrideRequest
 
-export interface ResultReview {
-  readonly status: ReviewStatus
-  readonly comment?: string | undefined
-  readonly reviewed_by?: string | null | undefined
-}
+export type ResultReview = ResultReviewRequest
 
 export { isEmail }
 
