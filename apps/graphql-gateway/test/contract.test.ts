@@ -1,20 +1,25 @@
 /**
  * The GraphQL schema against the contract's records (`@dxs/domain/contract`): every object type that
  * mirrors a REST record has the record's fields with the same nullability, and every enum has the values of
- * the domain's enumeration. A field added to a record and not to the SDL (or the reverse) fails here.
+ * the domain's enumeration; every input type has the fields of the request body it stands for, required
+ * where the body requires them. A field added to a record and not to the SDL (or the reverse) fails here.
  */
 import {
   Agent,
+  AgentCreateRequest,
   AgentDimension,
+  AgentDimensionRequest,
+  AgentPatchRequest,
   AgentProgress,
+  AgentReferenceRequest,
   DerivedAgentReference,
   StageProgress,
 } from "@dxs/domain/contract/Agent"
-import { Dimension } from "@dxs/domain/contract/Dimension"
+import { Dimension, DimensionCreate, DimensionPatch } from "@dxs/domain/contract/Dimension"
 import { Document, DocumentCopyResponse, DocumentPage, DocumentTag } from "@dxs/domain/contract/Document"
-import { Folder } from "@dxs/domain/contract/Folder"
+import { Folder, FolderCreate, FolderPatch } from "@dxs/domain/contract/Folder"
 import { Diagnostic, OutputSchemaRecord } from "@dxs/domain/contract/OutputSchema"
-import { Project, ProjectStatus } from "@dxs/domain/contract/Project"
+import { Project, ProjectCreate, ProjectPatch, ProjectStatus } from "@dxs/domain/contract/Project"
 import {
   BoundingBox,
   BoundingBoxesResponse,
@@ -23,6 +28,8 @@ import {
   RelevantPagesResponse,
   ResultDetail,
   ResultDimensionInstance,
+  ResultOverrideRequest,
+  ResultReviewRequest,
   ResultRow,
   ResultSource,
   ResultSummary,
@@ -30,9 +37,11 @@ import {
 } from "@dxs/domain/contract/Result"
 import {
   WebhookAttempt,
+  WebhookCreate,
   WebhookDeliveriesPage,
   WebhookDelivery,
   WebhookEventRecord,
+  WebhookPatch,
   WebhookSecret,
   WebhookSubscription,
   WebhookSubscriptionCreated,
@@ -40,7 +49,7 @@ import {
 } from "@dxs/domain/contract/Webhook"
 import { AgentType, AgentValueType, DimensionValueType, ReviewStatus } from "@dxs/domain/Enums"
 import { Effect, Exit, type Schema, SchemaAST } from "effect"
-import { GraphQLEnumType, GraphQLNonNull, GraphQLObjectType } from "graphql"
+import { GraphQLEnumType, GraphQLInputObjectType, GraphQLNonNull, GraphQLObjectType } from "graphql"
 import { describe, expect, it } from "vitest"
 import { resolutionStatusArgument } from "../src/Arguments.ts"
 import { schema } from "../src/Schema.ts"
@@ -157,6 +166,43 @@ const mirrors: Record<string, { readonly record: SchemaAST.TypeLiteral; readonly
   WebhookSecret: { record: typeLiteralOf(WebhookSecret.ast) },
 }
 
+/** Field name → whether an input must give it, as a request body declares it (a required null is optional in GraphQL). */
+const bodyFields = (body: AnySchema) =>
+  Object.fromEntries(
+    typeLiteralOf(body.ast).propertySignatures.map((p) => [
+      String(p.name),
+      !p.isOptional && !acceptsNull(p.type),
+    ]),
+  )
+
+/** Field name → whether the SDL's input type requires it. */
+const inputFields = (typeName: string) => {
+  const type = schema.getType(typeName)
+  if (!(type instanceof GraphQLInputObjectType)) throw new Error(`${typeName} is not an input type`)
+  return Object.fromEntries(
+    Object.values(type.getFields()).map((f) => [f.name, f.type instanceof GraphQLNonNull]),
+  )
+}
+
+/** Each SDL input type and the REST request body it stands for. */
+const inputs: Record<string, AnySchema> = {
+  ProjectInput: ProjectCreate,
+  ProjectPatchInput: ProjectPatch,
+  FolderInput: FolderCreate,
+  FolderPatchInput: FolderPatch,
+  DocumentTagInput: DocumentTag,
+  AgentDimensionInput: AgentDimensionRequest,
+  AgentReferenceInput: AgentReferenceRequest,
+  AgentInput: AgentCreateRequest,
+  AgentPatchInput: AgentPatchRequest,
+  DimensionInput: DimensionCreate,
+  DimensionPatchInput: DimensionPatch,
+  ResultOverrideInput: ResultOverrideRequest,
+  ResultReviewInput: ResultReviewRequest,
+  WebhookInput: WebhookCreate,
+  WebhookPatchInput: WebhookPatch,
+}
+
 /** Object types with no REST record: the roots, and answers only GraphQL gives. */
 const graphqlOnlyTypes = [
   "Query",
@@ -188,6 +234,15 @@ describe("GraphQL schema against the contract", () => {
     const objectTypes = ownTypes.filter((t) => t instanceof GraphQLObjectType).map((t) => t.name)
     const unaccounted = objectTypes.filter((n) => !(n in mirrors) && !graphqlOnlyTypes.includes(n))
     expect(unaccounted).toEqual([])
+  })
+
+  it.each(Object.entries(inputs))("input %s has the request body's fields, required alike", (name, body) => {
+    expect(inputFields(name)).toEqual(bodyFields(body))
+  })
+
+  it("names a request body for every input type", () => {
+    const inputTypes = ownTypes.filter((t) => t instanceof GraphQLInputObjectType).map((t) => t.name)
+    expect(inputTypes.filter((n) => !(n in inputs))).toEqual([])
   })
 
   it.each(Object.entries(enums))("enum %s has the domain's values", (name, values) => {
