@@ -2,7 +2,6 @@
  * The agent editor: every field of an agent (extraction or derived), its dimension attachments, save
  * (PATCH of the changed fields; a 400 shows per field) and delete.
  */
-
 import type { AgentType, DimensionSource, AgentValueType as ValueType } from "@dxs/domain/Enums"
 import { SupportedAgentValueTypes } from "@dxs/domain/Enums"
 import type { AgentDimensionRequest, Agent as AgentRecord, Dimension } from "@dxs/domain/Records"
