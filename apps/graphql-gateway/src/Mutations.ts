@@ -6,12 +6,10 @@
  */
 
 import type { AgentReference } from "@dxs/domain/AgentReferences"
-import { ResolutionStatus, ResolutionStatuses } from "@dxs/domain/Enums"
 import {
   type AgentDimensionInput,
   type AgentInput,
   Agents,
-  BadRequest,
   type DimensionCreate,
   type DimensionPatch,
   Dimensions,
@@ -27,8 +25,9 @@ import {
   type ResultReview,
   Results,
 } from "@dxs/services"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { GraphQLError, GraphQLScalarType, Kind, print } from "graphql"
+import { resolutionStatusArgument } from "./Arguments.ts"
 import type { GraphqlContext } from "./Context.ts"
 
 /** The agent's settings, alike in the body that creates or replaces an agent and in the one that patches it. */
@@ -368,20 +367,6 @@ const agentInput = ({ dimensions, derived_agent_references, ...fields }: AgentAr
       }),
 })
 
-const isResolutionStatus = Schema.is(ResolutionStatus)
-
-/** `resolution_status` as the enumeration REST decodes it to (GraphQL enum names cannot hold spaces). */
-const resolutionStatus = (status: string | null | undefined) =>
-  status == null
-    ? Effect.succeed(undefined)
-    : isResolutionStatus(status)
-      ? Effect.succeed(status)
-      : Effect.fail(
-          BadRequest.of(`resolution_status must be one of ${ResolutionStatuses.join(", ")}`, [
-            { path: "resolution_status", message: "unknown value" },
-          ]),
-        )
-
 /** A result detail with its project, as the `result` query answers it (for the `extractions` field). */
 const withProject =
   (projectId: string) =>
@@ -523,7 +508,7 @@ export const mutationResolvers = {
     ) => {
       const { value, resolution_status, ...fields } = args.input
       return ctx.run(
-        Effect.flatMap(resolutionStatus(resolution_status), (status) =>
+        Effect.flatMap(resolutionStatusArgument("resolution_status", resolution_status), (status) =>
           Effect.flatMap(Results, (r) =>
             r.override(args.projectId, args.id, {
               ...compact<Omit<ResultOverride, "value" | "resolution_status">>(fields, [

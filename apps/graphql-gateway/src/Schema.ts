@@ -1,10 +1,10 @@
-import { ResolutionStatus } from "@dxs/domain/Enums"
 import type { Agent, Document, Project } from "@dxs/domain/Records"
 import type { ExtractionResult, ResultDetail } from "@dxs/services"
-import { BadRequest, OutputSchemas, Projects, Results } from "@dxs/services"
-import { Effect, Schema } from "effect"
+import { OutputSchemas, Projects, Results } from "@dxs/services"
+import { Effect } from "effect"
 import { GraphQLScalarType, Kind, printSchema, type ValueNode } from "graphql"
 import { createSchema } from "graphql-yoga"
+import { resolutionStatusArgument } from "./Arguments.ts"
 import type { GraphqlContext } from "./Context.ts"
 import { mutationResolvers, mutationTypeDefs } from "./Mutations.ts"
 import { subscriptionResolvers, subscriptionTypeDefs } from "./Subscriptions.ts"
@@ -380,8 +380,6 @@ const JSONScalar = new GraphQLScalarType({
   parseLiteral: literal,
 })
 
-const isResolutionStatus = Schema.is(ResolutionStatus)
-
 type ResultDetailParent = ResultDetail & { readonly project_id: string }
 
 /** An extraction with its project, as `ResultDetail.extractions` answers it (for `bounding_boxes`). */
@@ -406,24 +404,17 @@ export const resolvers = {
       },
       ctx: GraphqlContext,
     ) => {
-      const status = args.resolutionStatus ?? undefined
-      if (status !== undefined && !isResolutionStatus(status))
-        return ctx.run(
-          Effect.fail(
-            BadRequest.of(`resolutionStatus must be one of ${ResolutionStatus.literals.join(", ")}`, [
-              { path: "resolutionStatus", message: "unknown value" },
-            ]),
-          ),
-        )
       return ctx.run(
-        Effect.flatMap(Results, (r) =>
-          r.list(args.projectId, {
-            agent_id: args.agentId ?? undefined,
-            resolution_status: status,
-            dimension_value: args.dimensionValue ?? undefined,
-            limit: args.limit ?? undefined,
-            offset: args.offset ?? undefined,
-          }),
+        Effect.flatMap(resolutionStatusArgument("resolutionStatus", args.resolutionStatus), (status) =>
+          Effect.flatMap(Results, (r) =>
+            r.list(args.projectId, {
+              agent_id: args.agentId ?? undefined,
+              resolution_status: status,
+              dimension_value: args.dimensionValue ?? undefined,
+              limit: args.limit ?? undefined,
+              offset: args.offset ?? undefined,
+            }),
+          ),
         ),
       )
     },

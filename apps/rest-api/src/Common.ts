@@ -1,14 +1,9 @@
+import { MAX_INT } from "@dxs/domain/contract/Fields"
 import { IDEMPOTENCY_KEY_PATTERN, problemResponses } from "@dxs/services"
 import { Multipart } from "@effect/platform"
 import { Schema } from "effect"
 
-export const Uuid = Schema.UUID.annotations({ description: "UUID" })
-export const IsoDateInput = Schema.String.pipe(
-  Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "must be a date in the form YYYY-MM-DD" }),
-  Schema.filter((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) || "must be a real calendar date"),
-)
-/** PostgreSQL's `integer`: page numbers, counts and offsets beyond it cannot name anything. */
-export const MAX_INT = 2_147_483_647
+export { IsoDateInput, MAX_INT, Uuid, wholeNumberValue } from "@dxs/domain/contract/Fields"
 
 /**
  * The text of a path or query parameter that holds a whole number, described as OpenAPI describes such a
@@ -38,20 +33,6 @@ export const wholeNumber = (min: number, max: number = MAX_INT) => {
 
 /** Any whole number in a query string (a Unix time, say), described as an integer. */
 export const integerFromString = Schema.compose(integerText({}), Schema.NumberFromString.pipe(Schema.int()))
-
-/**
- * A whole number in a JSON body, from `min` to `max` (default: the largest `integer`). Described as a
- * plain integer range: the generated refinement of `Schema.Int` would put `minimum` beside a `$ref`
- * with no `type`, which strict JSON Schema validators refuse.
- */
-export const wholeNumberValue = (min: number, max: number = MAX_INT) => {
-  const message = () => `must be a whole number from ${min} to ${max}`
-  return Schema.Number.pipe(
-    Schema.int({ message }),
-    Schema.greaterThanOrEqualTo(min, { message }),
-    Schema.lessThanOrEqualTo(max, { message }),
-  ).annotations({ jsonSchema: { type: "integer", minimum: min, maximum: max } })
-}
 
 export const {
   BadRequest,

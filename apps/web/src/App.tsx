@@ -2,6 +2,8 @@
  * The application shell: loads the session first (401 → /sign-in), then shows the screen of the path
  * under the header of signed-in pages.
  */
+
+import type { Session } from "@dxs/domain/Records"
 import { type ReactNode, useCallback, useEffect, useState } from "react"
 import { ApiError, api, errorMessage, setCsrfToken, setUnauthorizedHandler } from "./api.ts"
 import { ErrorAlert } from "./components.tsx"
@@ -12,7 +14,6 @@ import { ProjectScreen } from "./screens/Project.tsx"
 import { ProjectsScreen } from "./screens/Projects.tsx"
 import { ResultDetailScreen } from "./screens/ResultDetail.tsx"
 import { SignInScreen } from "./screens/SignIn.tsx"
-import type { Session } from "./types.ts"
 
 const SIGN_IN = "/sign-in"
 

@@ -1,7 +1,8 @@
 /** Parts of the output schema screen: the diagnostics table and JSON with `*_service_url` links. */
+
+import type { Diagnostic as MappingDiagnostic } from "@dxs/domain/Records"
 import { Fragment, type MouseEvent, type ReactNode } from "react"
 import { navigate } from "./router.tsx"
-import type { MappingDiagnostic } from "./types.ts"
 
 /** Mapping diagnostics (or a refused request's field errors) as a table captioned "Diagnostics". */
 export function DiagnosticsTable({

@@ -2,17 +2,18 @@
  * The developer page's webhooks: the organisation's subscriptions, a form to create one (the signing
  * secret is shown once), a test event, deletion, and each subscription's delivery log.
  */
+
+import type {
+  WebhookSubscriptionCreated as NewWebhookSubscription,
+  WebhookDeliveriesPage,
+  WebhookDelivery,
+  WebhookEventRecord as WebhookEventType,
+  WebhookSubscription,
+} from "@dxs/domain/Records"
 import { type FormEvent, useEffect, useRef, useState } from "react"
 import { api, errorMessage, seg } from "./api.ts"
 import { ErrorAlert, formatDate, Loading, VisuallyHidden } from "./components.tsx"
 import { useClipboard, usePolling, useResource } from "./hooks.ts"
-import type {
-  NewWebhookSubscription,
-  WebhookDeliveriesPage,
-  WebhookDelivery,
-  WebhookEventType,
-  WebhookSubscription,
-} from "./types.ts"
 
 const DELIVERIES_POLL_MS = 2000
 

@@ -1,6 +1,8 @@
 /** Small shared components and formatting helpers. */
+
+import type { ResolutionStatus } from "@dxs/domain/Enums"
+import type { ResultValue } from "@dxs/domain/Records"
 import { type ReactNode, useEffect, useId, useRef } from "react"
-import type { ResolutionStatus, ResultValue } from "./types.ts"
 
 /** An error for the user (the API's `detail`), announced by screen readers. Renders nothing without one. */
 export function ErrorAlert({ message }: { readonly message: string | undefined | null }) {

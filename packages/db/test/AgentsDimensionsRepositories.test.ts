@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../src/Db.ts"
@@ -17,7 +18,6 @@ import {
   outputSchemaOf,
   requestAutoMapping,
 } from "../src/repositories/OutputSchemas.ts"
-import { useTestDatabase } from "../src/TestDatabase.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 2)

@@ -3,6 +3,7 @@
  * in the tables, and the lean project reads answering like the full one.
  */
 import { randomUUID } from "node:crypto"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../src/Db.ts"
@@ -10,7 +11,6 @@ import * as Documents from "../src/repositories/Documents.ts"
 import * as Pages from "../src/repositories/Pages.ts"
 import * as ParseTasks from "../src/repositories/ParseTasks.ts"
 import * as Projects from "../src/repositories/Projects.ts"
-import { useTestDatabase } from "../src/TestDatabase.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 2)

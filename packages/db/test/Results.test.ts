@@ -1,3 +1,4 @@
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../src/Db.ts"
@@ -7,7 +8,6 @@ import {
   replaceDocumentExtractions,
   writeResults,
 } from "../src/repositories/Results.ts"
-import { useTestDatabase } from "../src/TestDatabase.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 2)

@@ -11,8 +11,9 @@ import {
   findReferences,
   resolveAgentReference,
 } from "@dxs/domain/AgentReferences"
+import type { AgentDimensionRequest, AgentPatchRequest } from "@dxs/domain/contract/Agent"
 import { isDraftAgent } from "@dxs/domain/Draft"
-import type { AgentType, AgentValueType, DimensionSource, DimensionValueType } from "@dxs/domain/Enums"
+import type { AgentType, AgentValueType, DimensionSource } from "@dxs/domain/Enums"
 import type { Agent, AgentDimension } from "@dxs/domain/Records"
 import { loadAgentStatesOfProjects } from "@dxs/pipeline/run/AgentStates"
 import { Effect, Either } from "effect"
@@ -24,33 +25,10 @@ import { byProject, findProject, oneProject, projectsOfOrganization } from "./Pr
 import { iso } from "./Time.ts"
 
 /** A dimension request entry inside an agent body. */
-export interface AgentDimensionInput {
-  readonly dimension_id: string
-  readonly are_values_dynamic?: boolean | undefined
-  readonly values?: ReadonlyArray<string> | undefined
-  readonly description?: string | undefined
-  readonly value_type?: DimensionValueType | null | undefined
-  readonly add_to_all_agents?: boolean | undefined
-}
+export type AgentDimensionInput = AgentDimensionRequest
 
 /** An agent body: every field optional (create and replace require `name`, checked by the adapter's schema). */
-export interface AgentInput {
-  readonly name?: string | undefined
-  readonly extraction_instructions?: string | undefined
-  readonly value_type?: AgentValueType | undefined
-  readonly unit?: string | undefined
-  readonly examples?: string | undefined
-  readonly inconsistency_instructions?: string | undefined
-  readonly resolution_instructions?: string | undefined
-  readonly enable_complex_calculations_in_resolution?: boolean | undefined
-  readonly enable_web_search?: boolean | undefined
-  readonly value_if_not_found?: string | undefined
-  readonly dimensions?: ReadonlyArray<AgentDimensionInput> | undefined
-  readonly agent_type?: AgentType | undefined
-  readonly derived_prompt?: string | undefined
-  readonly is_evaluation?: boolean | undefined
-  readonly derived_agent_references?: ReadonlyArray<AgentReference> | undefined
-}
+export type AgentInput = AgentPatchRequest
 
 /** How an update treats omitted fields: `patch` keeps them, `put` resets them to their defaults. */
 export type AgentWriteMode = "create" | "patch" | "put"

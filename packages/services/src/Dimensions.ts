@@ -1,6 +1,7 @@
 import type { Conn, DimensionRow } from "@dxs/db"
 import { transaction, withDb } from "@dxs/db"
 import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
+import type { DimensionCreate, DimensionPatch } from "@dxs/domain/contract/Dimension"
 import type { DimensionSource, DimensionValueType } from "@dxs/domain/Enums"
 import type { Dimension } from "@dxs/domain/Records"
 import { Effect } from "effect"
@@ -10,21 +11,7 @@ import { validName } from "./Inputs.ts"
 import { byProject, DOCUMENT_DIMENSION, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 import { iso } from "./Time.ts"
 
-export interface DimensionCreate {
-  readonly name: string
-  readonly description?: string | undefined
-  readonly example_values?: string | undefined
-  readonly value_type?: DimensionValueType | undefined
-  readonly auto_attach_to_new_agents?: boolean | undefined
-}
-
-export interface DimensionPatch {
-  readonly name?: string | undefined
-  readonly description?: string | undefined
-  readonly example_values?: string | undefined
-  readonly value_type?: DimensionValueType | undefined
-  readonly auto_attach_to_new_agents?: boolean | undefined
-}
+export type { DimensionCreate, DimensionPatch }
 
 export const toDimension = (r: DimensionRow): Dimension => ({
   id: r.id,

@@ -15,6 +15,7 @@ import {
 import * as Repo from "@dxs/db/repositories/Documents"
 import { enqueueParse } from "@dxs/db/repositories/ParseTasks"
 import { lockProject } from "@dxs/db/repositories/Projects"
+import type { DocumentCopyRequest, TagsValue } from "@dxs/domain/contract/Document"
 import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
 import {
   documentTypeFromFileName,
@@ -97,7 +98,7 @@ export interface DocumentFilter {
 }
 
 /** Tags as the API accepts them: a list of `{key, value}` or an object of key to value. */
-export type TagsInput = ReadonlyArray<DocumentTag> | { readonly [key: string]: string }
+export type TagsInput = TagsValue
 
 export interface UploadedFile {
   /** A local file holding the bytes (moved into the blob store). */
@@ -107,10 +108,7 @@ export interface UploadedFile {
   readonly contentType: string
 }
 
-export interface DocumentCopy {
-  readonly target_project_id: string
-  readonly document_ids: ReadonlyArray<string>
-}
+export type DocumentCopy = DocumentCopyRequest
 
 /** The original bytes of a document, ready to stream. */
 export interface DocumentFile {

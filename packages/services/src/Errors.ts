@@ -1,3 +1,4 @@
+import { Diagnostic } from "@dxs/domain/contract/OutputSchema"
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 
@@ -149,12 +150,7 @@ export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaTyp
   }
 }
 
-export const Diagnostic = Schema.Struct({
-  path: Schema.String,
-  severity: Schema.Literal("error", "warning"),
-  code: Schema.String,
-  message: Schema.String,
-}).annotations({ identifier: "V1MappingDiagnostic" })
+export { Diagnostic }
 
 export class Unprocessable extends Schema.TaggedError<Unprocessable>()(
   "Unprocessable",

@@ -1,5 +1,6 @@
 import { transaction, withDb } from "@dxs/db"
 import * as Repo from "@dxs/db/repositories/Projects"
+import type { FolderPatch } from "@dxs/domain/contract/Folder"
 import type { Folder } from "@dxs/domain/Records"
 import { Effect } from "effect"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
@@ -7,10 +8,7 @@ import { BadRequest, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
 import { iso } from "./Time.ts"
 
-export interface FolderInput {
-  readonly name?: string | undefined
-  readonly parent_id?: string | null | undefined
-}
+export type FolderInput = FolderPatch
 
 const toFolder = (r: Repo.FolderRow): Folder => ({
   id: r.id,

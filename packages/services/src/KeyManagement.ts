@@ -5,26 +5,17 @@
  */
 import { type Conn, transaction, withDb } from "@dxs/db"
 import * as Access from "@dxs/db/repositories/Access"
+import type { ApiKey, NewApiKey } from "@dxs/domain/contract/Key"
 import { Effect } from "effect"
 import { generateKey, hashKey, KEY_PREFIX } from "./ApiKeys.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Forbidden, NotFound } from "./Errors.ts"
 import { iso, isoOrNull } from "./Time.ts"
 
-export interface ManagedKey {
-  readonly id: string
-  readonly name: string
-  /** The first characters of the key (`dxs_live_` and four more), to recognise it. */
-  readonly prefix: string
-  readonly created_at: string
-  readonly last_used_at: string | null
-  readonly revoked_at: string | null
-}
+export type ManagedKey = ApiKey
 
 /** A key just made: `key` is shown this once. */
-export interface NewKey extends ManagedKey {
-  readonly key: string
-}
+export type NewKey = NewApiKey
 
 const MAX_NAME_LENGTH = 100
 

@@ -2,6 +2,7 @@
  * Launching the pipeline and watching it: `POST …/agents/launch/` and `GET …/agents/status/`.
  */
 import { query, transaction, withDb } from "@dxs/db"
+import type { AgentStatus } from "@dxs/domain/contract/Agent"
 import { loadAgentStatesOfProjects, runningPipelines } from "@dxs/pipeline/run/AgentStates"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import { Effect } from "effect"
@@ -10,11 +11,7 @@ import { BadRequest, Conflict } from "./Errors.ts"
 import type { AgentProgress, ConsistencyCounts } from "./PipelineState.ts"
 import { findLiveProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 
-export interface AgentsStatus {
-  readonly progress: Readonly<Record<string, AgentProgress>>
-  readonly consistency: Readonly<Record<string, ConsistencyCounts>>
-  readonly pipeline_running: boolean
-}
+export type AgentsStatus = AgentStatus
 
 /** Each project's agents/status record; projects not of the current organisation are absent. */
 const statusForProjects = (projectIds: ReadonlyArray<string>) =>

@@ -6,10 +6,11 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 import { type Conn, transaction, withDb } from "@dxs/db"
 import * as Access from "@dxs/db/repositories/Access"
+import { isEmail } from "@dxs/domain/contract/Fields"
+import type { Member as MemberRecord, Session } from "@dxs/domain/contract/Member"
 import { Context, Effect } from "effect"
 import { BadRequest, Conflict, Forbidden, Unauthorized } from "./Errors.ts"
 import { consumeSignInAttempt } from "./RateLimits.ts"
-import { isEmail } from "./Results.ts"
 import { iso } from "./Time.ts"
 
 /** How long a session lasts after sign-in (config `SESSION_TTL_HOURS`). */
@@ -19,12 +20,7 @@ export class SessionSettings extends Context.Reference<SessionSettings>()("@dxs/
 
 export const MIN_PASSWORD_LENGTH = 12
 
-export interface Member {
-  readonly id: string
-  readonly email: string
-  readonly organization: { readonly id: string; readonly name: string }
-  readonly created_at: string
-}
+export type Member = MemberRecord
 
 /** A signed-in session: `token` goes into the cookie, `csrf_token` into the `X-CSRF-Token` header of writes. */
 export interface SessionGrant {
@@ -34,11 +30,7 @@ export interface SessionGrant {
   readonly member: Member
 }
 
-export interface SessionInfo {
-  readonly member: Member
-  readonly csrf_token: string
-  readonly expires_at: string
-}
+export type SessionInfo = Session
 
 // scrypt parameters (N = 2^15 needs 32 MB; Node's default limit is 32 MB, so raise maxmem a little).
 const N = 32768

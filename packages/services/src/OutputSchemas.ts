@@ -4,6 +4,7 @@
  * automatic generation of agents and mapping in the background, results in the schema's shape, and
  * `POST /extract/`. The rules of mappings live in `@dxs/domain/OutputMapping` and `AutoMapping`.
  */
+
 import { randomUUID } from "node:crypto"
 import {
   BlobStore,
@@ -24,6 +25,12 @@ import {
   type PlannedAgent,
   planAutoMapping,
 } from "@dxs/domain/AutoMapping"
+import type {
+  ExtractResponse as ExtractResponseSchema,
+  OutputSchemaRecord as OutputSchemaRecordSchema,
+  OutputSchemaRequest,
+} from "@dxs/domain/contract/OutputSchema"
+import type { MappingStatus } from "@dxs/domain/Enums"
 import { enumOf, keywordOf, schemaAt, schemaTypes } from "@dxs/domain/JsonSchema"
 import {
   hasMappingErrors,
@@ -74,29 +81,13 @@ export const EXTRACT_DEFAULT_PROJECT_NAME = "API Extraction"
 
 export const OUTPUT_MAPPING_TASK = OutputSchemasRepo.OUTPUT_MAPPING_TASK
 
-export type MappingStatus = "pending" | "success" | "failed"
+export type { MappingStatus }
 
 /** The output schema record (V1SchemaResponse). */
-export interface OutputSchemaRecord {
-  readonly schema: unknown
-  readonly auto_map: boolean
-  readonly mapping: unknown
-  readonly status: MappingStatus
-  readonly source: "llm" | "manual"
-  /** The language model that generated the mapping (`local`: the offline planner); null when written by hand. */
-  readonly generated_by: string | null
-  readonly error: string | null
-  readonly generated_at: string | null
-  readonly schema_in_sync: boolean
-  readonly diagnostics: ReadonlyArray<MappingDiagnostic>
-}
+export type OutputSchemaRecord = typeof OutputSchemaRecordSchema.Type
 
-export interface OutputSchemaPut {
-  readonly schema: unknown
-  readonly auto_map: boolean
-  /** `undefined` = omitted. */
-  readonly mapping?: unknown
-}
+/** `mapping` `undefined` = omitted. */
+export type OutputSchemaPut = OutputSchemaRequest
 
 export interface ExtractRequest {
   readonly files: ReadonlyArray<UploadedFile>
@@ -106,11 +97,7 @@ export interface ExtractRequest {
   readonly auto_map: boolean
 }
 
-export interface ExtractResponse {
-  readonly project_id: string
-  readonly status_url: string
-  readonly results_url: string
-}
+export type ExtractResponse = typeof ExtractResponseSchema.Type
 
 // ---------------------------------------------------------------------------------------------------------
 // The mapping's context: the project's agents and dimensions as a mapping names them

@@ -1,5 +1,6 @@
 import { BlobStore, type Conn, transaction, withDb } from "@dxs/db"
 import * as Repo from "@dxs/db/repositories/Projects"
+import type { ProjectCreate, ProjectPatch } from "@dxs/domain/contract/Project"
 import type { Project, ProjectStatus } from "@dxs/domain/Records"
 import { runningPipelines } from "@dxs/pipeline/run/AgentStates"
 import { byProject } from "@dxs/pipeline/run/ProjectState"
@@ -13,24 +14,7 @@ import { validName } from "./Inputs.ts"
 import { documentVersionFiles } from "./PageImageFiles.ts"
 import { iso, isoOrNull, todayUtc } from "./Time.ts"
 
-export interface ProjectCreate {
-  readonly name: string
-  readonly description?: string | undefined
-  readonly reference_date?: string | null | undefined
-  readonly auto_archive_after_days?: number | null | undefined
-  readonly auto_attach_document_dimension?: boolean | undefined
-  readonly is_pinned?: boolean | undefined
-  readonly folder_id?: string | null | undefined
-}
-
-export interface ProjectPatch {
-  readonly name?: string | undefined
-  readonly description?: string | undefined
-  readonly reference_date?: string | null | undefined
-  readonly auto_archive_after_days?: number | null | undefined
-  readonly is_pinned?: boolean | undefined
-  readonly folder_id?: string | null | undefined
-}
+export type { ProjectCreate, ProjectPatch }
 
 /** `folder_id` filter of the project list: every live project, unfiled ones only, or one folder's. */
 export type FolderFilter =

@@ -1,6 +1,12 @@
 import { randomBytes } from "node:crypto"
 import { transaction, withDb } from "@dxs/db"
 import * as Repository from "@dxs/db/repositories/Webhooks"
+import type {
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookPatch,
+  WebhookSubscription,
+} from "@dxs/domain/contract/Webhook"
 import { MAX_NAME_LENGTH } from "@dxs/domain/Limits"
 import {
   checkWebhookUrl,
@@ -43,49 +49,10 @@ export const DELIVERIES_DEFAULT_LIMIT = 20
 export const DELIVERIES_MAX_LIMIT = 100
 
 /** A create or patch body; create requires `url` and `subscribed_events`. */
-export interface WebhookInput {
-  readonly name?: string | undefined
-  readonly url?: string | undefined
-  readonly subscribed_events?: ReadonlyArray<string> | undefined
-  /** An object of header name to string value; other shapes are refused (400), whatever the adapter passed. */
-  readonly headers?: Readonly<Record<string, string>> | undefined
-}
+/** A subscription body; `headers` of another shape than an object of strings is refused (400), whatever the adapter passed. */
+export type WebhookInput = WebhookPatch
 
-export interface WebhookSubscription {
-  readonly id: string
-  readonly name: string
-  readonly url: string
-  readonly subscribed_events: ReadonlyArray<string>
-  readonly is_active: boolean
-  /** Header names with redacted values. */
-  readonly headers: Readonly<Record<string, string>>
-  readonly created_at: string
-  readonly updated_at: string
-}
-
-export interface WebhookAttempt {
-  /** The attempt's Service-Delivery-Id. */
-  readonly id: string
-  readonly number: number
-  readonly status_code: number | null
-  readonly error: string | null
-  readonly duration_ms: number
-  readonly attempted_at: string
-}
-
-export interface WebhookDelivery {
-  /** The webhook-id: stable across attempts. */
-  readonly id: string
-  readonly event_type: string
-  readonly status: "pending" | "succeeded" | "failed"
-  readonly attempt_count: number
-  readonly last_status_code: number | null
-  readonly last_error: string | null
-  readonly created_at: string
-  readonly delivered_at: string | null
-  readonly next_attempt_at: string | null
-  readonly attempts: ReadonlyArray<WebhookAttempt>
-}
+export type { WebhookAttempt, WebhookDelivery, WebhookSubscription }
 
 const toSubscription = (r: Repository.SubscriptionRow): WebhookSubscription => ({
   id: r.id,

@@ -1,32 +1,14 @@
+import { Session, SignInRequest } from "@dxs/domain/contract/Member"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
 import { BadRequest, Forbidden, TooManyRequests, Unauthorized } from "../Common.ts"
-
-export const SignInRequest = Schema.Struct({
-  email: Schema.String,
-  password: Schema.String,
-}).annotations({ identifier: "V1SignInRequest" })
-
-export const MemberRecord = Schema.Struct({
-  id: Schema.UUID,
-  email: Schema.String,
-  organization: Schema.Struct({ id: Schema.UUID, name: Schema.String }),
-  created_at: Schema.String,
-}).annotations({ identifier: "V1Member" })
-
-export const SessionResponse = Schema.Struct({
-  member: MemberRecord,
-  csrf_token: Schema.String.annotations({ description: "send it in the X-CSRF-Token header of every write" }),
-  expires_at: Schema.String.annotations({ format: "date-time" }),
-}).annotations({ identifier: "V1Session" })
 
 export class AuthApi extends HttpApiGroup.make("auth")
   .add(
     HttpApiEndpoint.post("signIn", "/auth/sign-in/")
       .setPayload(flexibleBody(SignInRequest))
-      .addSuccess(SessionResponse)
+      .addSuccess(Session)
       .addError(BadRequest)
       .addError(Unauthorized)
       .addError(TooManyRequests)
@@ -52,7 +34,7 @@ export class AuthApi extends HttpApiGroup.make("auth")
   )
   .add(
     HttpApiEndpoint.get("session", "/auth/session/")
-      .addSuccess(SessionResponse)
+      .addSuccess(Session)
       .addError(BadRequest)
       .middleware(Authentication)
       .annotate(OpenApi.Summary, "The signed-in member, the session's CSRF token and its expiry"),

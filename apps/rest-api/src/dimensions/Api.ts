@@ -1,38 +1,9 @@
-import { DimensionValueType } from "@dxs/domain/Enums"
-import { Dimension } from "@dxs/domain/Records"
+import { Dimension, DimensionCreate, DimensionPatch } from "@dxs/domain/contract/Dimension"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
 import { BadRequest, Conflict, NotFound, Uuid } from "../Common.ts"
-
-const Name = Schema.String.pipe(
-  Schema.filter((s) => s.trim() !== "" || "must not be empty"),
-  Schema.annotations({
-    description:
-      "unique within the project (case-insensitive); cannot be `Document` or one of the project's tag keys",
-  }),
-)
-
-export const DimensionCreate = Schema.Struct({
-  name: Name,
-  description: Schema.optional(Schema.String),
-  example_values: Schema.optional(
-    Schema.String.annotations({ description: "comma-separated list to guide extraction" }),
-  ),
-  value_type: Schema.optional(DimensionValueType),
-  auto_attach_to_new_agents: Schema.optional(
-    Schema.Boolean.annotations({ description: "attach the dimension to every agent created from now on" }),
-  ),
-}).annotations({ identifier: "V1DimensionCreate" })
-
-export const DimensionPatch = Schema.Struct({
-  name: Schema.optional(Name),
-  description: Schema.optional(Schema.String),
-  example_values: Schema.optional(Schema.String),
-  value_type: Schema.optional(DimensionValueType),
-  auto_attach_to_new_agents: Schema.optional(Schema.Boolean),
-}).annotations({ identifier: "V1DimensionPatch" })
 
 const ProjectPath = Schema.Struct({ project_id: Uuid })
 const DimensionPath = Schema.Struct({ project_id: Uuid, dimension_id: Uuid })

@@ -1,6 +1,12 @@
-import { Document, DocumentCopyResponse, DocumentPage } from "@dxs/domain/Records"
+import {
+  Document,
+  DocumentCopyRequest,
+  DocumentCopyResponse,
+  DocumentPage,
+  DocumentTagsRequest,
+} from "@dxs/domain/contract/Document"
 import { downloadForbiddenResponse } from "@dxs/services"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi, OpenApiJsonSchema } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
@@ -18,15 +24,8 @@ import {
   wholeNumber,
 } from "../Common.ts"
 
-/** Tags on input: a list of `{key, value}` or an object of key to value. */
-export const TagsValue = Schema.Union(
-  Schema.Array(Schema.Struct({ key: Schema.String, value: Schema.String })),
-  Schema.Record({ key: Schema.String, value: Schema.String }),
-).annotations({
-  identifier: "V1DocumentTagsInput",
-  description:
-    'a list of {"key", "value"} objects, or an object of key to value; keys unique, 1-100 characters',
-})
+/** The tags of an upload form, read by the upload handler. */
+export { TagsValue } from "@dxs/domain/contract/Document"
 
 export const DocumentUpload = Schema.Struct({
   file: uploadFile("the document; its extension decides its type"),
@@ -38,25 +37,6 @@ export const DocumentUpload = Schema.Struct({
 export const DocumentReplace = Schema.Struct({
   file: uploadFile("the new file; its extension decides the document's type"),
 }).annotations({ identifier: "V1DocumentReplace" })
-
-export const DocumentCopyRequest = Schema.Struct({
-  target_project_id: Uuid,
-  // Described by hand: the filter's generated description would carry its name as a title (`minItems(1)`).
-  document_ids: Schema.Array(Uuid)
-    .pipe(Schema.minItems(1, { message: () => "must not be empty" }))
-    .annotations({
-      jsonSchema: {
-        type: "array",
-        items: OpenApiJsonSchema.make(Uuid),
-        minItems: 1,
-        description: "the documents to copy, at least one",
-      },
-    }),
-}).annotations({ identifier: "V1DocumentCopyRequest" })
-
-export const DocumentTagsRequest = Schema.Struct({ tags: TagsValue }).annotations({
-  identifier: "V1DocumentTagsRequest",
-})
 
 const ProjectPath = Schema.Struct({ project_id: Uuid })
 const DocumentPath = Schema.Struct({ project_id: Uuid, document_id: Uuid })

@@ -1,18 +1,10 @@
-import { Folder } from "@dxs/domain/Records"
+import { Folder, FolderCreate, FolderPatch } from "@dxs/domain/contract/Folder"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
 import { BadRequest, NotFound, Uuid } from "../Common.ts"
 
-const FolderCreate = Schema.Struct({
-  name: Schema.String,
-  parent_id: Schema.optional(Schema.NullOr(Uuid)),
-}).annotations({ identifier: "V1FolderCreate" })
-const FolderPatch = Schema.Struct({
-  name: Schema.optional(Schema.String),
-  parent_id: Schema.optional(Schema.NullOr(Uuid)),
-}).annotations({ identifier: "V1FolderPatch" })
 const IdPath = Schema.Struct({ id: Uuid })
 
 export class FoldersApi extends HttpApiGroup.make("folders")

@@ -1,38 +1,9 @@
-import { Project, ProjectStatus } from "@dxs/domain/Records"
+import { Project, ProjectCreate, ProjectPatch, ProjectPut, ProjectStatus } from "@dxs/domain/contract/Project"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
-import { BadRequest, Conflict, IsoDateInput, NotFound, Uuid, wholeNumberValue } from "../Common.ts"
-
-/** Described by hand: the filter's generated description would carry its name as a title (`minLength(1)`). */
-const Name = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" })).annotations({
-  jsonSchema: { type: "string", minLength: 1, description: "the project's name, not empty" },
-})
-const ArchiveDays = Schema.NullOr(wholeNumberValue(1))
-
-export const ProjectCreate = Schema.Struct({
-  name: Name,
-  description: Schema.optional(Schema.String),
-  reference_date: Schema.optional(Schema.NullOr(IsoDateInput)),
-  auto_attach_document_dimension: Schema.optional(Schema.Boolean),
-  folder_id: Schema.optional(Schema.NullOr(Uuid)),
-  auto_archive_after_days: Schema.optional(ArchiveDays),
-  is_pinned: Schema.optional(Schema.Boolean),
-}).annotations({ identifier: "V1ProjectCreate" })
-
-export const ProjectPatch = Schema.Struct({
-  name: Schema.optional(Name),
-  description: Schema.optional(Schema.String),
-  reference_date: Schema.optional(Schema.NullOr(IsoDateInput)),
-  auto_archive_after_days: Schema.optional(ArchiveDays),
-  is_pinned: Schema.optional(Schema.Boolean),
-  folder_id: Schema.optional(Schema.NullOr(Uuid)),
-}).annotations({ identifier: "V1ProjectPatch" })
-
-export const ProjectPut = Schema.Struct({ ...ProjectPatch.fields, name: Name }).annotations({
-  identifier: "V1ProjectReplace",
-})
+import { BadRequest, Conflict, NotFound, Uuid } from "../Common.ts"
 
 const IdPath = Schema.Struct({ id: Uuid })
 

@@ -1,30 +1,26 @@
-import { ResolutionStatus, ResolutionStatuses, ReviewStatus } from "@dxs/domain/Enums"
 import {
   BoundingBoxesResponse,
   ExtractionsPage,
-  isEmail,
-  RELEVANT_PAGES_MAX_LIMIT,
-  RESULTS_MAX_LIMIT,
   RelevantPagesResponse,
+  ResolutionStatusInput,
   ResultDetail,
+  ResultOverrideRequest,
+  ResultReviewRequest,
   ResultsPage,
-} from "@dxs/services"
+} from "@dxs/domain/contract/Result"
+import { ResolutionStatuses } from "@dxs/domain/Enums"
+import { RELEVANT_PAGES_MAX_LIMIT, RESULTS_MAX_LIMIT } from "@dxs/services"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
 import { BadRequest, NotFound, Uuid, wholeNumber } from "../Common.ts"
 
-const Email = Schema.String.pipe(Schema.filter((s) => isEmail(s) || "must be an e-mail address")).annotations(
-  { format: "email" },
-)
-
 export const ResultsListParams = Schema.Struct({
   agent_id: Schema.optional(Uuid.annotations({ description: "only this agent's results" })),
   resolution_status: Schema.optional(
-    ResolutionStatus.annotations({
+    ResolutionStatusInput.annotations({
       description: `only results with this status: ${ResolutionStatuses.join(", ")}`,
-      message: () => `must be one of ${ResolutionStatuses.join(", ")}`,
     }),
   ),
   dimension_value: Schema.optional(
@@ -53,23 +49,6 @@ export const RelevantPagesParams = Schema.Struct({
     }),
   ),
 })
-
-export const ResultOverrideRequest = Schema.Struct({
-  value: Schema.Union(Schema.String, Schema.Number, Schema.Null).annotations({
-    description: "the new value (required; null for none); a `number` agent's value must be a number",
-  }),
-  resolution_status: Schema.optional(ResolutionStatus.annotations({ description: "default `Resolved`" })),
-  justification_for_resolution_status: Schema.optional(Schema.NullOr(Schema.String)),
-  updated_by_email: Schema.optional(
-    Schema.NullOr(Email).annotations({ description: "the person who set the value" }),
-  ),
-}).annotations({ identifier: "V1ResultOverrideRequest" })
-
-export const ResultReviewRequest = Schema.Struct({
-  status: ReviewStatus,
-  comment: Schema.optional(Schema.String),
-  reviewed_by: Schema.optional(Schema.NullOr(Email).annotations({ description: "the reviewer's e-mail" })),
-}).annotations({ identifier: "V1ResultReviewRequest" })
 
 const ProjectPath = Schema.Struct({ project_id: Uuid })
 const ResultPath = Schema.Struct({ project_id: Uuid, resolution_result_id: Uuid })

@@ -1,5 +1,5 @@
-import { JsonObject, JsonObjectOrNull } from "@dxs/domain/Records"
-import { Diagnostic, EXTRACT_MAX_FILES } from "@dxs/services"
+import { ExtractResponse, OutputSchemaRecord, OutputSchemaRequest } from "@dxs/domain/contract/OutputSchema"
+import { EXTRACT_MAX_FILES } from "@dxs/services"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
@@ -16,42 +16,6 @@ import {
   uploadFiles,
 } from "../Common.ts"
 
-const MappingStatus = Schema.Literal("pending", "success", "failed")
-
-export const OutputSchemaRecord = Schema.Struct({
-  schema: JsonObject("the target JSON Schema (Draft 2020-12)"),
-  auto_map: Schema.Boolean,
-  mapping: JsonObjectOrNull(
-    "the mapping node tree (kinds object, scalar_from_agent, array_from_dimension, object_from_dimension), or null",
-  ),
-  status: MappingStatus,
-  source: Schema.Literal("llm", "manual").annotations({
-    description:
-      "`llm`: generated automatically (by whichever provider `generated_by` names); `manual`: sent",
-  }),
-  generated_by: Schema.NullOr(Schema.String).annotations({
-    description:
-      "the language model that generated the mapping: `local` (the offline planner) or `openai:<model>`; null for a mapping sent by hand",
-  }),
-  error: Schema.NullOr(Schema.String),
-  generated_at: Schema.NullOr(Schema.String.annotations({ format: "date-time" })),
-  schema_in_sync: Schema.Boolean,
-  diagnostics: Schema.Array(Diagnostic),
-}).annotations({ identifier: "V1SchemaResponse" })
-
-export const OutputSchemaRequest = Schema.Struct({
-  schema: JsonObject("the target JSON Schema (Draft 2020-12), an object; in a form body, its JSON text"),
-  auto_map: Schema.Boolean.annotations({
-    description:
-      "true: agents and mapping are generated in the background; false: the mapping is in this request",
-  }),
-  mapping: Schema.optional(
-    JsonObjectOrNull(
-      "auto_map false: an object saves it, null clears it, omitted keeps it (only when the schema is new or changed)",
-    ),
-  ),
-}).annotations({ identifier: "V1SchemaRequest" })
-
 export const ExtractForm = Schema.Struct({
   files: uploadFiles(
     `one or more documents (repeat the field; at most ${EXTRACT_MAX_FILES})`,
@@ -63,12 +27,6 @@ export const ExtractForm = Schema.Struct({
   project_name: Schema.optional(Schema.String.annotations({ description: "default `API Extraction`" })),
   auto_map: Schema.String.annotations({ description: "`true` or `false`" }),
 }).annotations({ identifier: "V1ExtractRequest" })
-
-export const ExtractResponse = Schema.Struct({
-  project_id: Uuid,
-  status_url: Schema.String.annotations({ description: "path of the project status" }),
-  results_url: Schema.String.annotations({ description: "path of the schema-format results" }),
-}).annotations({ identifier: "V1ExtractResponse" })
 
 const ProjectPath = Schema.Struct({ project_id: Uuid })
 

@@ -2,22 +2,17 @@
  * The agent editor: every field of an agent (extraction or derived), its dimension attachments, save
  * (PATCH of the changed fields; a 400 shows per field) and delete.
  */
+import type { AgentType, DimensionSource, AgentValueType as ValueType } from "@dxs/domain/Enums"
+import { SupportedAgentValueTypes } from "@dxs/domain/Enums"
+import type { AgentDimensionRequest, Agent as AgentRecord, Dimension } from "@dxs/domain/Records"
 import { type FormEvent, type ReactNode, useEffect, useMemo, useRef, useState } from "react"
 import { api, errorMessage, fieldErrorsOf, seg } from "../api.ts"
 import { ErrorAlert } from "../components.tsx"
-import type {
-  AgentDimensionRequest,
-  AgentRecord,
-  AgentType,
-  Dimension,
-  DimensionSource,
-  ValueType,
-} from "../types.ts"
 import { AgentMentionField } from "./AgentMentionField.tsx"
 import { FieldError } from "./DimensionsSection.tsx"
 
 const PREFIX = "agent-edit"
-const SUPPORTED_VALUE_TYPES: ReadonlyArray<ValueType> = ["string", "number"]
+const SUPPORTED_VALUE_TYPES: ReadonlyArray<ValueType> = SupportedAgentValueTypes
 
 interface DraftDimension {
   readonly dimension_id: string

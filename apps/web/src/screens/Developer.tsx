@@ -1,9 +1,9 @@
+import type { ApiKey, NewApiKey } from "@dxs/domain/Records"
 import { type FormEvent, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, formatDate, Loading, VisuallyHidden } from "../components.tsx"
 import { useClipboard, useResource } from "../hooks.ts"
 import { useTitle } from "../router.tsx"
-import type { ApiKey, NewApiKey } from "../types.ts"
 import { WebhooksSection } from "../WebhooksSection.tsx"
 
 /**

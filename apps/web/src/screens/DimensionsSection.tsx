@@ -1,9 +1,11 @@
 /** The dimensions of a project (the axes that split an agent's output) and a form to create a custom one. */
+
+import type { DimensionSource } from "@dxs/domain/Enums"
+import type { Dimension } from "@dxs/domain/Records"
 import { type FormEvent, useState } from "react"
 import { api, errorMessage, fieldErrorsOf } from "../api.ts"
 import { ErrorAlert, Loading } from "../components.tsx"
 import type { Resource } from "../hooks.ts"
-import type { Dimension, DimensionSource } from "../types.ts"
 
 export const dimensionSourceLabel = (source: DimensionSource): string =>
   source === "CUSTOM" ? "Custom" : source === "DOCUMENT" ? "Documents (system)" : "Document tag (system)"

@@ -2,11 +2,12 @@
  * The documents of a project: upload (file picker or drag and drop) with progress, the list with parsing
  * state and e-mail attachments under their message, and per document a replacement file or deletion.
  */
+
+import type { Document as DocumentRecord } from "@dxs/domain/Records"
 import { type DragEvent, useCallback, useEffect, useRef, useState } from "react"
 import { api, errorMessage, seg, uploadFile } from "../api.ts"
 import { ConfirmDialog, ErrorAlert, Loading, pluralize, VisuallyHidden } from "../components.tsx"
 import { type Resource, usePolling } from "../hooks.ts"
-import type { DocumentRecord } from "../types.ts"
 
 const DOCUMENTS_POLL_MS = 2000
 

@@ -2,11 +2,12 @@
  * The folders of the projects screen: the filter list (all projects, unfiled ones, each folder as a tree)
  * with a form to create a folder, and the tools of the selected folder (rename, move, delete).
  */
+
+import type { Folder } from "@dxs/domain/Records"
 import { type FormEvent, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, VisuallyHidden } from "../components.tsx"
 import { useAction } from "../hooks.ts"
-import type { Folder } from "../types.ts"
 
 /** The filter of the project list: every project, the unfiled ones, or a folder's (its id). */
 export type ProjectFilter = "all" | "unfiled" | (string & {})

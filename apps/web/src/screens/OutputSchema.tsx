@@ -1,10 +1,10 @@
+import type { Diagnostic as MappingDiagnostic, OutputSchemaRecord, Project } from "@dxs/domain/Records"
 import { type FormEvent, useCallback, useEffect, useRef, useState } from "react"
 import { ApiError, api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, formatDate, Loading } from "../components.tsx"
 import { usePolling, useResource } from "../hooks.ts"
 import { Link, useTitle } from "../router.tsx"
 import { DiagnosticsTable, JsonWithLinks } from "../SchemaComponents.tsx"
-import type { MappingDiagnostic, OutputSchemaRecord, Project } from "../types.ts"
 
 const POLL_MS = 1000
 const EXAMPLE_SCHEMA = { type: "object", properties: {} }

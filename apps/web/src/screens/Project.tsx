@@ -1,19 +1,18 @@
+import type { ResolutionStatus } from "@dxs/domain/Enums"
+import type {
+  Agent,
+  AgentStatus as AgentsStatus,
+  Dimension,
+  Document as DocumentRecord,
+  Project,
+  ResultRow,
+  ResultsPage,
+} from "@dxs/domain/Records"
 import { type FormEvent, type MouseEvent, useEffect, useMemo, useRef, useState } from "react"
 import { ApiError, api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, formatValue, Loading, pluralize, statusClass } from "../components.tsx"
 import { type Resource, usePolling, useResource } from "../hooks.ts"
 import { Link, useTitle } from "../router.tsx"
-import type {
-  Agent,
-  AgentRecord,
-  AgentsStatus,
-  Dimension,
-  DocumentRecord,
-  Project,
-  ResolutionStatus,
-  ResultRow,
-  ResultsPage,
-} from "../types.ts"
 import { AgentEditor } from "./AgentEditor.tsx"
 import { DimensionsSection } from "./DimensionsSection.tsx"
 import { DocumentsSection, documentRowId, focusDocumentRow } from "./DocumentsSection.tsx"
@@ -29,7 +28,7 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
   const base = `/projects/${seg(projectId)}`
   const project = useResource<Project>(`${base}/`)
   const documents = useResource<ReadonlyArray<DocumentRecord>>(`${base}/documents/`)
-  const agents = useResource<ReadonlyArray<AgentRecord>>(`${base}/agents/`)
+  const agents = useResource<ReadonlyArray<Agent>>(`${base}/agents/`)
   const dimensions = useResource<ReadonlyArray<Dimension>>(`${base}/dimensions/`)
   const results = useResource<ResultsPage>(`${base}/results/?limit=${RESULTS_LIMIT}`)
   useTitle(project.data?.name ?? "Project")
@@ -91,7 +90,7 @@ function AgentsSection({
   onAgentsChanged,
 }: {
   readonly base: string
-  readonly agents: Resource<ReadonlyArray<AgentRecord>>
+  readonly agents: Resource<ReadonlyArray<Agent>>
   readonly dimensions: ReadonlyArray<Dimension> | undefined
   /** The project's documents, to say which of those a refused launch names are still failed. */
   readonly documents: ReadonlyArray<DocumentRecord> | undefined

@@ -1,9 +1,9 @@
+import type { Folder, Project } from "@dxs/domain/Records"
 import { type FormEvent, useMemo, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, Loading, pluralize, VisuallyHidden } from "../components.tsx"
 import { useAction, useResource } from "../hooks.ts"
 import { Link, navigate, useTitle } from "../router.tsx"
-import type { Folder, Project, ProjectListItem } from "../types.ts"
 import {
   ALL_PROJECTS,
   type FolderNode,
@@ -18,7 +18,7 @@ import {
 const collator = new Intl.Collator("en", { numeric: true, sensitivity: "base" })
 
 /** Pinned first, then by name. */
-const sortProjects = (projects: ReadonlyArray<ProjectListItem>): ReadonlyArray<ProjectListItem> =>
+const sortProjects = (projects: ReadonlyArray<Project>): ReadonlyArray<Project> =>
   [...projects].sort(
     (a, b) =>
       Number(b.is_pinned) - Number(a.is_pinned) ||
@@ -29,9 +29,9 @@ const sortProjects = (projects: ReadonlyArray<ProjectListItem>): ReadonlyArray<P
 /** `/`: the organisation's projects by folder (search, rename, pin, move, delete) and a form to create one. */
 export function ProjectsScreen() {
   useTitle("Projects")
-  const projects = useResource<ReadonlyArray<ProjectListItem>>("/projects/")
+  const projects = useResource<ReadonlyArray<Project>>("/projects/")
   const folders = useResource<ReadonlyArray<Folder>>("/folders/")
-  const archived = useResource<ReadonlyArray<ProjectListItem>>("/projects/?archived=true")
+  const archived = useResource<ReadonlyArray<Project>>("/projects/?archived=true")
   const [filter, setFilter] = useState<ProjectFilter>(ALL_PROJECTS)
   const [query, setQuery] = useState("")
   const [name, setName] = useState("")
@@ -85,7 +85,7 @@ export function ProjectsScreen() {
     }
   }
 
-  const replaceProject = (updated: ProjectListItem) =>
+  const replaceProject = (updated: Project) =>
     projects.setData((projects.data ?? []).map((p) => (p.id === updated.id ? updated : p)))
 
   const listHeading =
@@ -207,10 +207,10 @@ function ProjectItem({
   onDeleted,
   onArchived,
 }: {
-  readonly project: ProjectListItem
+  readonly project: Project
   readonly tree: ReadonlyArray<FolderNode>
   readonly showFolder: boolean
-  readonly onUpdated: (project: ProjectListItem) => void
+  readonly onUpdated: (project: Project) => void
   readonly onDeleted: () => void
   readonly onArchived: () => void
 }) {
@@ -223,12 +223,12 @@ function ProjectItem({
   const renameId = `rename-${p.id}`
 
   const patch = (body: Record<string, unknown>) =>
-    run(async () => onUpdated(await api.patch<ProjectListItem>(path, body)))
+    run(async () => onUpdated(await api.patch<Project>(path, body)))
 
   const rename = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
     void run(async () => {
-      onUpdated(await api.patch<ProjectListItem>(path, { name: name.trim() }))
+      onUpdated(await api.patch<Project>(path, { name: name.trim() }))
       setRenaming(false)
     })
   }
@@ -348,15 +348,15 @@ function ArchivedProjects({
   projects,
   onRestored,
 }: {
-  readonly projects: ReadonlyArray<ProjectListItem>
-  readonly onRestored: (project: ProjectListItem) => void
+  readonly projects: ReadonlyArray<Project>
+  readonly onRestored: (project: Project) => void
 }) {
   const [error, setError] = useState<string | undefined>(undefined)
   if (projects.length === 0) return null
-  const restore = async (p: ProjectListItem) => {
+  const restore = async (p: Project) => {
     setError(undefined)
     try {
-      onRestored(await api.post<ProjectListItem>(`/projects/${seg(p.id)}/unarchive/`))
+      onRestored(await api.post<Project>(`/projects/${seg(p.id)}/unarchive/`))
     } catch (err) {
       setError(errorMessage(err))
     }

@@ -1,18 +1,19 @@
+import type { AgentValueType as ValueType } from "@dxs/domain/Enums"
+import type {
+  BoundingBoxesResponse as BoundingBoxes,
+  DocumentPage,
+  Document as DocumentRecord,
+  ExtractionResult as Extraction,
+  ExtractionsPage,
+  Project,
+  ResultDetail,
+} from "@dxs/domain/Records"
 import { type FormEvent, useState } from "react"
 import { API_BASE, api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, formatDate, formatValue, Loading, StatusBadge } from "../components.tsx"
 import { useResource } from "../hooks.ts"
 import { Link, useTitle } from "../router.tsx"
-import type {
-  BoundingBoxes,
-  DocumentPage,
-  DocumentRecord,
-  Extraction,
-  ExtractionsPage,
-  Project,
-  ResultDetail,
-  ValueType,
-} from "../types.ts"
+import { overrideValue } from "../values.ts"
 
 const EXTRACTIONS_LIMIT = 50
 
@@ -218,7 +219,7 @@ function OverrideForm({
     setError(undefined)
     setSaved(false)
     try {
-      const detail = await api.patch<ResultDetail>(path, { value: toValue(value, valueType) })
+      const detail = await api.patch<ResultDetail>(path, { value: overrideValue(value, valueType) })
       onSaved(detail)
       setValue(detail.value === null ? "" : String(detail.value))
       setSaved(true)
@@ -310,17 +311,6 @@ function ReviewForm({
       <ErrorAlert message={error} />
     </form>
   )
-}
-
-/** The value to send: null for an empty field, a number for a `number` agent when it reads as one. */
-const toValue = (text: string, valueType: ValueType): string | number | null => {
-  const trimmed = text.trim()
-  if (trimmed === "") return null
-  if (valueType === "number") {
-    const n = Number(trimmed.replace(/[\s,]/g, ""))
-    if (Number.isFinite(n)) return n
-  }
-  return text
 }
 
 /** Document types whose pages have no image: their page text is shown instead. */

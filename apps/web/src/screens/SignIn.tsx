@@ -1,8 +1,8 @@
+import type { Session } from "@dxs/domain/Records"
 import { type FormEvent, useState } from "react"
 import { api, errorMessage } from "../api.ts"
 import { ErrorAlert } from "../components.tsx"
 import { useTitle } from "../router.tsx"
-import type { Session } from "../types.ts"
 
 /** `/sign-in`: e-mail and password; on success the application goes to `/`. */
 export function SignInScreen({ onSignedIn }: { readonly onSignedIn: (session: Session) => void }) {

@@ -1,10 +1,10 @@
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../../src/Db.ts"
 import * as LlmCache from "../../src/repositories/LlmCache.ts"
 import * as RateCounters from "../../src/repositories/RateCounters.ts"
 import * as ServerSecrets from "../../src/repositories/ServerSecrets.ts"
-import { useTestDatabase } from "../../src/TestDatabase.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../../src/Db.ts"
 import * as Access from "../../src/repositories/Access.ts"
 import * as Webhooks from "../../src/repositories/Webhooks.ts"
-import { useTestDatabase } from "../../src/TestDatabase.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)

@@ -1,0 +1,16 @@
+import { describe, expect, it } from "vitest"
+import { overrideValue } from "../src/values.ts"
+
+describe("overrideValue (the result editor's value)", () => {
+  it("reads numbers as the server does: 1.234,56 is one thousand two hundred thirty-four and 56 hundredths", () => {
+    expect(overrideValue("1.234,56", "number")).toBe(1234.56)
+    expect(overrideValue("1,234.56", "number")).toBe(1234.56)
+    expect(overrideValue(" 42 ", "number")).toBe(42)
+  })
+
+  it("sends null for an empty field and the text when it is not a number or the agent is not numeric", () => {
+    expect(overrideValue("  ", "number")).toBeNull()
+    expect(overrideValue("about ten", "number")).toBe("about ten")
+    expect(overrideValue("1.234,56", "string")).toBe("1.234,56")
+  })
+})

@@ -1,0 +1,106 @@
+/** Documents and their pages (api-v1.md "Documents"): the records and the JSON bodies of their writes. */
+import { Schema } from "effect"
+import { DocumentStatus, DocumentType } from "../Enums.ts"
+import { DateTime, RecordId, Uuid } from "./Fields.ts"
+
+export const DocumentTag = Schema.Struct({ key: Schema.String, value: Schema.String }).annotations({
+  identifier: "V1DocumentTag",
+})
+export type DocumentTag = typeof DocumentTag.Type
+
+export const Document = Schema.Struct({
+  id: RecordId,
+  project_id: RecordId,
+  file_url: Schema.String.annotations({ format: "uri" }),
+  uploaded_at: DateTime,
+  type: DocumentType,
+  page_count: Schema.Int,
+  version: Schema.Int,
+  summary: Schema.String,
+  metadata: Schema.String,
+  status: DocumentStatus,
+  uses_agentic_extraction: Schema.Boolean,
+  last_parsed_at: Schema.NullOr(DateTime),
+  archive_requested_at: Schema.NullOr(DateTime),
+  tags: Schema.Array(DocumentTag),
+  file_name: Schema.String,
+  failure_reason: Schema.NullOr(Schema.String).annotations({
+    description: "why parsing failed, when status is Failed",
+  }),
+  parent_document_id: Schema.NullOr(RecordId).annotations({
+    description: "the e-mail a document was attached to, when it came from one",
+  }),
+}).annotations({ identifier: "V1Document" })
+export type Document = typeof Document.Type
+
+export const LayoutItem = Schema.Struct({
+  text: Schema.String,
+  x: Schema.Number,
+  y: Schema.Number,
+  width: Schema.Number,
+  height: Schema.Number,
+  confidence: Schema.optional(Schema.Number).annotations({ description: "OCR confidence 0-100" }),
+}).annotations({
+  identifier: "V1LayoutItem",
+  description: "a positioned piece of text; top-left origin, in the page's unit",
+})
+export type LayoutItem = typeof LayoutItem.Type
+
+/** One parsed page of a processed document (the spec lists the endpoint without its shape). */
+export const DocumentPage = Schema.Struct({
+  document_id: RecordId,
+  page_number: Schema.Int.annotations({ description: "1-based" }),
+  text: Schema.String,
+  width: Schema.NullOr(Schema.Number),
+  height: Schema.NullOr(Schema.Number),
+  unit: Schema.NullOr(Schema.String).annotations({
+    description: "`pt` (PDF points) or `px` (image pixels); null for formats without a page size",
+  }),
+  layout: Schema.Array(LayoutItem).annotations({ description: "empty for formats without coordinates" }),
+}).annotations({ identifier: "V1DocumentPage" })
+export type DocumentPage = typeof DocumentPage.Type
+
+export const DocumentCopyResponse = Schema.Struct({
+  copied_count: Schema.Int,
+  document_id_mappings: Schema.Array(
+    Schema.Struct({ source_document_id: RecordId, copied_document_id: RecordId }),
+  ),
+}).annotations({ identifier: "V1DocumentCopyResponse" })
+export type DocumentCopyResponse = typeof DocumentCopyResponse.Type
+
+/** Tags on input: a list of `{key, value}` or an object of key to value. */
+export const TagsValue = Schema.Union(
+  Schema.Array(Schema.Struct({ key: Schema.String, value: Schema.String })),
+  Schema.Record({ key: Schema.String, value: Schema.String }),
+).annotations({
+  identifier: "V1DocumentTagsInput",
+  description:
+    'a list of {"key", "value"} objects, or an object of key to value; keys unique, 1-100 characters',
+})
+export type TagsValue = typeof TagsValue.Type
+
+export const DocumentCopyRequest = Schema.Struct({
+  target_project_id: Uuid,
+  // Described by hand: the filter's generated description would carry its name as a title (`minItems(1)`).
+  document_ids: Schema.Array(Uuid)
+    .pipe(Schema.minItems(1, { message: () => "must not be empty" }))
+    .annotations({
+      jsonSchema: {
+        type: "array",
+        items: {
+          type: "string",
+          description: "UUID",
+          format: "uuid",
+          pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+        },
+        minItems: 1,
+        description: "the documents to copy, at least one",
+      },
+    }),
+}).annotations({ identifier: "V1DocumentCopyRequest" })
+export type DocumentCopyRequest = typeof DocumentCopyRequest.Type
+
+export const DocumentTagsRequest = Schema.Struct({ tags: TagsValue }).annotations({
+  identifier: "V1DocumentTagsRequest",
+})
+export type DocumentTagsRequest = typeof DocumentTagsRequest.Type
