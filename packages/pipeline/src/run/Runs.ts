@@ -9,6 +9,7 @@
  */
 import type { RunRow, TaskRow } from "@dxs/db"
 import { logEvent } from "@dxs/db/Log"
+import { enqueueParse } from "@dxs/db/repositories/ParseTasks"
 import { enqueue, enqueueMany, reschedule, type TaskDb, type TaskTrx } from "@dxs/db/TaskQueue"
 import {
   type ExtractionPair,
@@ -16,8 +17,8 @@ import {
   type LaunchDecision,
   planLaunch,
 } from "@dxs/domain/LaunchPlanner"
+import { Effect } from "effect"
 import { sql } from "kysely"
-import { PARSE_TASK } from "../parsing/ParseDocument.ts"
 import { enqueueFanout } from "../webhooks/Queue.ts"
 import { computeAgentStates } from "./AgentStates.ts"
 import { loadProjectState, toSnapshot } from "./ProjectState.ts"
@@ -411,12 +412,7 @@ export const runStartHandler = async (task: TaskRow, ctx: RunTaskContext): Promi
     if (decision.parse.length > 0) {
       for (const documentId of decision.parse) {
         const document = state.documents.find((d) => d.id === documentId)!
-        await enqueue(trx, {
-          kind: PARSE_TASK,
-          idempotencyKey: `parse:${documentId}:${document.version}:${run.id}`,
-          payload: { document_id: documentId, version: document.version },
-          projectId: run.project_id,
-        })
+        await Effect.runPromise(enqueueParse(trx, documentId, document.version, run.project_id, run.id))
       }
       await reschedule(trx, task.id, ctx.workerId, WAIT_MS)
       return
