@@ -72,6 +72,29 @@ export const pagesOfDocuments = (
       .execute(),
   )
 
+/** The layout of each of these pages that exists (the pages extractions cite), in no particular order. */
+export const pageLayouts = (
+  db: Conn,
+  pages: ReadonlyArray<{ readonly documentId: string; readonly pageNumber: number }>,
+): Effect.Effect<
+  ReadonlyArray<Pick<PageRow, "document_id" | "number" | "layout" | "width" | "height" | "unit">>
+> =>
+  pages.length === 0
+    ? Effect.succeed([])
+    : Effect.promise(() =>
+        db
+          .selectFrom("pages")
+          .select(["document_id", "number", "layout", "width", "height", "unit"])
+          .where(({ eb, refTuple, tuple }) =>
+            eb(
+              refTuple("document_id", "number"),
+              "in",
+              pages.map((p) => tuple(p.documentId, p.pageNumber)),
+            ),
+          )
+          .execute(),
+      )
+
 export interface RankedPage {
   readonly document_id: string
   readonly document_name: string

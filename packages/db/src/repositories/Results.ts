@@ -1,7 +1,8 @@
 /**
  * Results, atomic values and extractions: what the pipeline's stages write (dimension instances, atomic
  * values, extractions and extraction pairs, web searches, resolution results, agent resolutions) and the
- * reads they need. This module holds the resolution results; the rest of the aggregate is in `results/`.
+ * reads they need, then what the API reads of them and the overrides and reviews people make. This module
+ * holds the resolution results; the rest of the aggregate is in `results/`.
  * Driver errors are defects.
  */
 import { Effect } from "effect"
@@ -10,6 +11,7 @@ import type { Conn } from "../Db.ts"
 import type { StoredDimensionValue } from "../Schema.ts"
 
 export * from "./results/AtomicValues.ts"
+export * from "./results/CurrentResults.ts"
 export * from "./results/Extractions.ts"
 
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
@@ -140,6 +142,52 @@ export const writeResults = (
         .execute(),
     )
   })
+
+/** A value set by hand; `value` is the JSON value to store, null for none. */
+export interface ResultOverride {
+  readonly value: unknown
+  readonly resolutionStatus: string
+  readonly justification: string | null
+  readonly updatedByEmail: string | null
+}
+
+/** Sets the result's value by hand: `writeResults` keeps it while the agent stays at this config version. */
+export const overrideResult = (conn: Conn, resultId: string, override: ResultOverride): Effect.Effect<void> =>
+  run(() =>
+    conn
+      .updateTable("resolution_results")
+      .set({
+        value: override.value === null ? null : JSON.stringify(override.value),
+        resolution_status: override.resolutionStatus,
+        justification: override.justification,
+        is_overridden: true,
+        updated_by_email: override.updatedByEmail,
+        updated_at: sql`now()`,
+      })
+      .where("id", "=", resultId)
+      .execute(),
+  ).pipe(Effect.asVoid)
+
+export interface ResultReview {
+  readonly status: string
+  readonly comment: string
+  readonly reviewedBy: string | null
+}
+
+/** Records a review of the result as its latest, timed now. */
+export const recordReview = (conn: Conn, resultId: string, review: ResultReview): Effect.Effect<void> =>
+  run(() =>
+    conn
+      .updateTable("resolution_results")
+      .set({
+        latest_review_status: review.status,
+        latest_review_comment: review.comment,
+        latest_review_at: sql`now()`,
+        latest_review_by: review.reviewedBy,
+      })
+      .where("id", "=", resultId)
+      .execute(),
+  ).pipe(Effect.asVoid)
 
 const upsertResult = (
   conn: Conn,

@@ -98,6 +98,30 @@ export const nonWebExtractions = (
       .execute(),
   )
 
+/** Where an extraction was found: its document page, if any, and the passage it quotes. */
+export type ExtractionPassage = Pick<ExtractionRow, "id" | "document_id" | "page_number" | "relevant_passage">
+
+/** The extractions among `ids` of the project, or of any project of the organisation. */
+export const extractionPassages = (
+  conn: Conn,
+  ids: ReadonlyArray<string>,
+  owner: { readonly projectId: string } | { readonly organizationId: string },
+): Effect.Effect<ReadonlyArray<ExtractionPassage>> => {
+  if (ids.length === 0) return Effect.succeed([])
+  const q = conn
+    .selectFrom("extractions")
+    .select(["id", "document_id", "page_number", "relevant_passage"])
+    .where("id", "in", [...ids])
+  return run(() =>
+    ("projectId" in owner
+      ? q.where("project_id", "=", owner.projectId)
+      : q.where("project_id", "in", (sub) =>
+          sub.selectFrom("projects").select("id").where("organization_id", "=", owner.organizationId),
+        )
+    ).execute(),
+  )
+}
+
 export interface WebExtraction {
   readonly id: string
   readonly atomicValueId: string
