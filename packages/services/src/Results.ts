@@ -5,8 +5,13 @@
  * configuration is gone for the API until the next launch replaces it.
  */
 
-import type { Conn, Database, PageLayoutItem } from "@dxs/db"
+import type { Conn, PageLayoutItem } from "@dxs/db"
 import { transaction, withDb } from "@dxs/db"
+import * as AgentsRepo from "@dxs/db/repositories/Agents"
+import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
+import * as DocumentsRepo from "@dxs/db/repositories/Documents"
+import * as PagesRepo from "@dxs/db/repositories/Pages"
+import * as ResultsRepo from "@dxs/db/repositories/Results"
 import { isEmail } from "@dxs/domain/contract/Fields"
 import type { ResultOverrideRequest, ResultReviewRequest } from "@dxs/domain/contract/Result"
 import {
@@ -38,11 +43,10 @@ import {
 import { collapseWhitespace, normalizeValue, parseNumber } from "@dxs/domain/Values"
 import { relevantPages as rankPages } from "@dxs/pipeline/retrieval/Retrieval"
 import { Effect } from "effect"
-import { type SelectQueryBuilder, sql } from "kysely"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { loadAgentStates } from "./PipelineState.ts"
-import { findProject } from "./Projects.ts"
+import { checkProject } from "./Projects.ts"
 import { iso, isoOrNull } from "./Time.ts"
 
 // ---------------------------------------------------------------------------------------------------------
@@ -115,52 +119,11 @@ export const presentValue = (valueType: string, stored: unknown): ResultValue =>
   return JSON.stringify(stored)
 }
 
-/** Current results of the project's non-draft agents, with their agent and atomic value. */
-const currentResults = (db: Conn, projectId: string) =>
-  db
-    .selectFrom("resolution_results as rr")
-    .innerJoin("agents as a", (j) =>
-      j.onRef("a.id", "=", "rr.agent_id").onRef("a.config_version", "=", "rr.agent_config_version"),
-    )
-    .innerJoin("atomic_values as av", "av.id", "rr.atomic_value_id")
-    .where("rr.project_id", "=", projectId)
-    .where("a.project_id", "=", projectId)
-    .where("a.is_draft", "=", false)
-
-const resultColumns = [
-  "rr.id",
-  "rr.atomic_value_id",
-  "rr.agent_id",
-  "rr.agent_config_version",
-  "rr.result_name",
-  "rr.value",
-  "rr.resolution_status",
-  "rr.justification",
-  "rr.references",
-  "rr.sources",
-  "rr.source_type",
-  "rr.is_web_supplement",
-  "rr.web_supplement",
-  "rr.is_overridden",
-  "rr.updated_by_email",
-  "rr.latest_review_status",
-  "rr.latest_review_comment",
-  "rr.latest_review_at",
-  "rr.latest_review_by",
-  "rr.created_at",
-  "rr.updated_at",
-  "a.name as agent_name",
-  "a.value_type",
-  "a.unit",
-  "av.dimension_values",
-] as const
-
 /** The dimension names of the project now (a dimension may have been renamed since it was resolved). */
-const dimensionNames = async (db: Conn, projectId: string) =>
-  new Map(
-    (
-      await db.selectFrom("dimensions").select(["id", "name"]).where("project_id", "=", projectId).execute()
-    ).map((d) => [d.id, d.name]),
+const dimensionNames = (db: Conn, projectId: string) =>
+  Effect.map(
+    DimensionsRepo.dimensionsOfProject(db, projectId),
+    (dimensions): ReadonlyMap<string, string> => new Map(dimensions.map((d) => [d.id, d.name])),
   )
 
 const instancesOf = (
@@ -182,20 +145,12 @@ const instancesOf = (
   }))
 
 const findResult = (db: Conn, projectId: string, resultId: string) =>
-  Effect.flatMap(
-    Effect.promise(() =>
-      currentResults(db, projectId)
-        .select([...resultColumns])
-        .where("rr.id", "=", resultId)
-        .executeTakeFirst(),
-    ),
-    (row) => (row ? Effect.succeed(row) : Effect.fail(NotFound.of("Result", resultId))),
+  Effect.flatMap(ResultsRepo.findCurrentResult(db, projectId, resultId), (row) =>
+    row ? Effect.succeed(row) : Effect.fail(NotFound.of("Result", resultId)),
   )
 
-type ResultRecordRow = Effect.Effect.Success<ReturnType<typeof findResult>>
-
 const toDetail = (
-  r: ResultRecordRow,
+  r: ResultsRepo.CurrentResultRow,
   state: ReturnType<typeof stateOf>,
   names: ReadonlyMap<string, string>,
 ): ResultDetail => ({
@@ -235,8 +190,9 @@ const toDetail = (
 const loadDetail = (db: Conn, projectId: string, resultId: string) =>
   Effect.gen(function* () {
     const row = yield* findResult(db, projectId, resultId)
-    const [states, names] = yield* Effect.promise(() =>
-      Promise.all([loadAgentStates(db, projectId, [row.agent_id]), dimensionNames(db, projectId)]),
+    const [states, names] = yield* Effect.all(
+      [Effect.promise(() => loadAgentStates(db, projectId, [row.agent_id])), dimensionNames(db, projectId)],
+      { concurrency: "unbounded" },
     )
     return toDetail(row, stateOf(states, row.agent_id), names)
   })
@@ -303,59 +259,6 @@ const PARTIAL_MATCH_SHARE = 0.6
  * words of consecutive items (case, spacing and punctuation ignored). When the page's words differ a
  * little from the passage, the longest common run of words counts if it covers most of the passage.
  */
-/** The bounding boxes of the extractions `where` selects: their rows, then the pages they cite, at once. */
-const boxesOf = async (
-  db: Conn,
-  where: (
-    q: SelectQueryBuilder<Database, "extractions", object>,
-  ) => SelectQueryBuilder<Database, "extractions", object>,
-): Promise<Map<string, BoundingBoxesResponse>> => {
-  const rows = await where(db.selectFrom("extractions"))
-    .select(["id", "document_id", "page_number", "relevant_passage"])
-    .execute()
-  const cited = rows.filter((r) => r.document_id !== null && r.page_number !== null)
-  const pages =
-    cited.length === 0
-      ? []
-      : await db
-          .selectFrom("pages")
-          .select(["document_id", "number", "layout", "width", "height", "unit"])
-          .where(({ eb, refTuple, tuple }) =>
-            eb(
-              refTuple("document_id", "number"),
-              "in",
-              cited.map((r) => tuple(r.document_id!, r.page_number!)),
-            ),
-          )
-          .execute()
-  const pageOf = new Map(pages.map((p) => [`${p.document_id}/${p.number}`, p]))
-  return new Map(
-    rows.map((e) => {
-      const nowhere: BoundingBoxesResponse = {
-        extraction_id: e.id,
-        document_id: e.document_id,
-        page_number: e.page_number,
-        page_width: null,
-        page_height: null,
-        unit: null,
-        boxes: [],
-      }
-      const page = pageOf.get(`${e.document_id}/${e.page_number}`)
-      if (e.document_id === null || e.page_number === null || !page) return [e.id, nowhere]
-      return [
-        e.id,
-        {
-          ...nowhere,
-          page_width: page.width,
-          page_height: page.height,
-          unit: page.unit,
-          boxes: locatePassage(e.relevant_passage, page.layout ?? []),
-        },
-      ]
-    }),
-  )
-}
-
 export const locatePassage = (passage: string, layout: ReadonlyArray<PageLayoutItem>): Array<BoundingBox> => {
   const want = tokensOf(passage)
   if (want.length === 0 || layout.length === 0) return []
@@ -414,6 +317,47 @@ export const locatePassage = (passage: string, layout: ReadonlyArray<PageLayoutI
   return boxes
 }
 
+/** The bounding boxes of these extractions (their rows, then the pages they cite, at once); absent: not found. */
+const boxesOf = (db: Conn, rows: ReadonlyArray<ResultsRepo.ExtractionPassage>) =>
+  Effect.map(
+    PagesRepo.pageLayouts(
+      db,
+      rows.flatMap((r) =>
+        r.document_id !== null && r.page_number !== null
+          ? [{ documentId: r.document_id, pageNumber: r.page_number }]
+          : [],
+      ),
+    ),
+    (pages) => {
+      const pageOf = new Map(pages.map((p) => [`${p.document_id}/${p.number}`, p]))
+      return new Map(
+        rows.map((e): [string, BoundingBoxesResponse] => {
+          const nowhere: BoundingBoxesResponse = {
+            extraction_id: e.id,
+            document_id: e.document_id,
+            page_number: e.page_number,
+            page_width: null,
+            page_height: null,
+            unit: null,
+            boxes: [],
+          }
+          const page = pageOf.get(`${e.document_id}/${e.page_number}`)
+          if (e.document_id === null || e.page_number === null || !page) return [e.id, nowhere]
+          return [
+            e.id,
+            {
+              ...nowhere,
+              page_width: page.width,
+              page_height: page.height,
+              unit: page.unit,
+              boxes: locatePassage(e.relevant_passage, page.layout ?? []),
+            },
+          ]
+        }),
+      )
+    },
+  )
+
 // ---------------------------------------------------------------------------------------------------------
 // The service
 
@@ -437,34 +381,22 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
           return yield* invalid("resolution_status", `must be one of ${ResolutionStatuses.join(", ")}`)
         return yield* withDb((db) =>
           Effect.gen(function* () {
-            yield* findProject(db, org.id, projectId)
-            const filtered = () => {
-              let q = currentResults(db, projectId)
-              if (filters.agent_id !== undefined) q = q.where("rr.agent_id", "=", filters.agent_id)
-              if (filters.resolution_status !== undefined)
-                q = q.where("rr.resolution_status", "=", filters.resolution_status)
-              if (filters.dimension_value !== undefined)
-                q = q.where(
-                  sql<boolean>`av.dimension_values @> ${JSON.stringify([
-                    { dimension_value: filters.dimension_value },
-                  ])}::jsonb`,
-                )
-              return q
-            }
-            const [total, rows, names] = yield* Effect.promise(() =>
-              Promise.all([
-                filtered().select(sql<number>`count(*)::int`.as("n")).executeTakeFirstOrThrow(),
-                filtered()
-                  .select([...resultColumns])
-                  .orderBy("a.created_at")
-                  .orderBy("a.id")
-                  .orderBy("rr.result_name")
-                  .orderBy("rr.id")
-                  .limit(limit)
-                  .offset(offset)
-                  .execute(),
+            yield* checkProject(db, org.id, projectId)
+            const [{ count, rows }, names] = yield* Effect.all(
+              [
+                ResultsRepo.listCurrentResults(
+                  db,
+                  projectId,
+                  {
+                    agentId: filters.agent_id,
+                    resolutionStatus: filters.resolution_status,
+                    dimensionValue: filters.dimension_value,
+                  },
+                  { limit, offset },
+                ),
                 dimensionNames(db, projectId),
-              ]),
+              ],
+              { concurrency: "unbounded" },
             )
             // The states of the page's agents only (a page ordered by agent holds few of them).
             const states = yield* Effect.promise(() =>
@@ -474,7 +406,6 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
                 rows.map((r) => r.agent_id),
               ),
             )
-            const count = total.n
             return {
               count,
               next: offset + limit < count ? pageLink(filters, limit, offset + limit) : null,
@@ -512,7 +443,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
         const org = yield* CurrentOrganization
         return yield* withDb((db) =>
           Effect.gen(function* () {
-            yield* findProject(db, org.id, projectId)
+            yield* checkProject(db, org.id, projectId)
             return yield* loadDetail(db, projectId, resultId)
           }),
         )
@@ -535,34 +466,19 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
         })
         return yield* withDb((db) =>
           Effect.gen(function* () {
-            yield* findProject(db, org.id, projectId)
+            yield* checkProject(db, org.id, projectId)
             const result = yield* findResult(db, projectId, resultId)
-            const base = () =>
-              db
-                .selectFrom("extractions as e")
-                .leftJoin("documents as d", "d.id", "e.document_id")
-                .where("e.atomic_value_id", "=", result.atomic_value_id)
-                .where("e.agent_id", "=", result.agent_id)
-                .where("e.agent_config_version", "=", result.agent_config_version)
-            const [total, rows] = yield* Effect.promise(() =>
-              Promise.all([
-                base().select(sql<number>`count(*)::int`.as("n")).executeTakeFirstOrThrow(),
-                base()
-                  .selectAll("e")
-                  .select("d.file_name as document_name")
-                  .orderBy(sql`(e.source_type = 'web')`, "desc")
-                  .orderBy(sql`case when e.consistent then 0 when not e.consistent then 1 else 2 end`)
-                  .orderBy(sql`d.file_name nulls last`)
-                  .orderBy(sql`e.page_number nulls last`)
-                  .orderBy("e.extracted_at")
-                  .orderBy("e.id")
-                  .limit(limit)
-                  .offset(offset)
-                  .execute(),
-              ]),
+            const { total, rows } = yield* ResultsRepo.extractionsOfResult(
+              db,
+              {
+                atomicValueId: result.atomic_value_id,
+                agentId: result.agent_id,
+                agentConfigVersion: result.agent_config_version,
+              },
+              { limit, offset },
             )
             return {
-              total_count: total.n,
+              total_count: total,
               data: rows.map(
                 (e): ExtractionResult => ({
                   id: e.id,
@@ -606,24 +522,16 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
         yield* checkEmail("updated_by_email", input.updated_by_email)
         return yield* transaction((trx) =>
           Effect.gen(function* () {
-            yield* findProject(trx, org.id, projectId)
+            yield* checkProject(trx, org.id, projectId)
             const result = yield* findResult(trx, projectId, resultId)
             const value = yield* storedOverride(result.value_type, input.value)
-            yield* Effect.promise(() =>
-              trx
-                .updateTable("resolution_results")
-                .set({
-                  value: value === null ? null : JSON.stringify(value),
-                  resolution_status: input.resolution_status ?? "Resolved",
-                  justification: input.justification_for_resolution_status ?? null,
-                  is_overridden: true,
-                  // A signed-in member is who set it; an API client may name the person.
-                  updated_by_email: org.member?.email ?? input.updated_by_email ?? null,
-                  updated_at: sql`now()`,
-                })
-                .where("id", "=", resultId)
-                .execute(),
-            )
+            yield* ResultsRepo.overrideResult(trx, resultId, {
+              value,
+              resolutionStatus: input.resolution_status ?? "Resolved",
+              justification: input.justification_for_resolution_status ?? null,
+              // A signed-in member is who set it; an API client may name the person.
+              updatedByEmail: org.member?.email ?? input.updated_by_email ?? null,
+            })
             return yield* loadDetail(trx, projectId, resultId)
           }),
         )
@@ -636,20 +544,13 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
         yield* checkEmail("reviewed_by", input.reviewed_by)
         return yield* transaction((trx) =>
           Effect.gen(function* () {
-            yield* findProject(trx, org.id, projectId)
+            yield* checkProject(trx, org.id, projectId)
             yield* findResult(trx, projectId, resultId)
-            yield* Effect.promise(() =>
-              trx
-                .updateTable("resolution_results")
-                .set({
-                  latest_review_status: input.status,
-                  latest_review_comment: input.comment ?? "",
-                  latest_review_at: sql`now()`,
-                  latest_review_by: org.member?.email ?? input.reviewed_by ?? null,
-                })
-                .where("id", "=", resultId)
-                .execute(),
-            )
+            yield* ResultsRepo.recordReview(trx, resultId, {
+              status: input.status,
+              comment: input.comment ?? "",
+              reviewedBy: org.member?.email ?? input.reviewed_by ?? null,
+            })
             return yield* loadDetail(trx, projectId, resultId)
           }),
         )
@@ -668,26 +569,12 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
           return yield* invalid("limit", `must be a whole number from 1 to ${RELEVANT_PAGES_MAX_LIMIT}`)
         return yield* withDb((db) =>
           Effect.gen(function* () {
-            yield* findProject(db, org.id, projectId)
-            const agent = yield* Effect.promise(() =>
-              db
-                .selectFrom("agents")
-                .select(["name", "extraction_instructions", "examples"])
-                .where("id", "=", agentId)
-                .where("project_id", "=", projectId)
-                .executeTakeFirst(),
-            )
+            yield* checkProject(db, org.id, projectId)
+            const agent = yield* AgentsRepo.findAgent(db, projectId, agentId)
             if (!agent) return yield* NotFound.of("Agent", agentId)
             if (options.document_id !== undefined) {
               const documentId = options.document_id
-              const document = yield* Effect.promise(() =>
-                db
-                  .selectFrom("documents")
-                  .select("id")
-                  .where("id", "=", documentId)
-                  .where("project_id", "=", projectId)
-                  .executeTakeFirst(),
-              )
+              const document = yield* DocumentsRepo.findDocumentInProject(db, projectId, documentId)
               if (!document) return yield* NotFound.of("Document", documentId)
             }
             const pages = yield* Effect.promise(() =>
@@ -722,9 +609,10 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
         const org = yield* CurrentOrganization
         return yield* withDb((db) =>
           Effect.gen(function* () {
-            yield* findProject(db, org.id, projectId)
-            const boxes = yield* Effect.promise(() =>
-              boxesOf(db, (q) => q.where("id", "=", extractionId).where("project_id", "=", projectId)),
+            yield* checkProject(db, org.id, projectId)
+            const boxes = yield* boxesOf(
+              db,
+              yield* ResultsRepo.extractionPassages(db, [extractionId], { projectId }),
             )
             const found = boxes.get(extractionId)
             if (!found) return yield* NotFound.of("Extraction", extractionId)
@@ -739,14 +627,9 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
         const org = yield* CurrentOrganization
         if (extractionIds.length === 0) return new Map<string, BoundingBoxesResponse>()
         return yield* withDb((db) =>
-          Effect.promise(() =>
-            boxesOf(db, (q) =>
-              q
-                .where("id", "in", [...extractionIds])
-                .where("project_id", "in", (sub) =>
-                  sub.selectFrom("projects").select("id").where("organization_id", "=", org.id),
-                ),
-            ),
+          Effect.flatMap(
+            ResultsRepo.extractionPassages(db, extractionIds, { organizationId: org.id }),
+            (rows) => boxesOf(db, rows),
           ),
         )
       }),
