@@ -21,7 +21,7 @@ import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { isSystemDimension } from "./Dimensions.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
-import { byProject, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
+import { byProject, checkProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 import { iso } from "./Time.ts"
 
 /** A dimension request entry inside an agent body. */
@@ -411,7 +411,7 @@ export const writeAgent = (
     yield* validName(input.name)
     if (mode !== "patch" && input.name === undefined) return yield* bad("name", "is required")
     return yield* Effect.gen(function* () {
-      yield* findProject(trx, orgId, projectId)
+      yield* checkProject(trx, orgId, projectId)
       const existing = agentId === undefined ? undefined : yield* findAgent(trx, projectId, agentId, true)
       const fields = finalFields(mode, input, existing)
       const is_draft = isDraftAgent(fields)
@@ -477,7 +477,7 @@ export class Agents extends Effect.Service<Agents>()("@dxs/services/Agents", {
         const org = yield* CurrentOrganization
         return yield* withDb((db) =>
           Effect.gen(function* () {
-            yield* findProject(db, org.id, projectId)
+            yield* checkProject(db, org.id, projectId)
             return yield* toAgent(db, yield* findAgent(db, projectId, id))
           }),
         )
@@ -494,7 +494,7 @@ export class Agents extends Effect.Service<Agents>()("@dxs/services/Agents", {
         const org = yield* CurrentOrganization
         yield* transaction((trx) =>
           Effect.gen(function* () {
-            yield* findProject(trx, org.id, projectId)
+            yield* checkProject(trx, org.id, projectId)
             yield* findAgent(trx, projectId, id, true)
             yield* AgentsRepo.deleteAgent(trx, id)
           }),

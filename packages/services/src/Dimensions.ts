@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { Conflict, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
-import { byProject, DOCUMENT_DIMENSION, findProject, oneProject, projectsOfOrganization } from "./Projects.ts"
+import { byProject, DOCUMENT_DIMENSION, checkProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 import { iso } from "./Time.ts"
 
 export type { DimensionCreate, DimensionPatch }
@@ -99,7 +99,7 @@ export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dime
         const org = yield* CurrentOrganization
         return yield* withDb((db) =>
           Effect.gen(function* () {
-            yield* findProject(db, org.id, projectId)
+            yield* checkProject(db, org.id, projectId)
             return toDimension(yield* findDimension(db, projectId, id))
           }),
         )
@@ -112,7 +112,7 @@ export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dime
         const name = input.name.trim()
         return yield* transaction((trx) =>
           Effect.gen(function* () {
-            yield* findProject(trx, org.id, projectId)
+            yield* checkProject(trx, org.id, projectId)
             return toDimension(yield* insertDimension(trx, projectId, { ...input, name }))
           }),
         )
@@ -126,7 +126,7 @@ export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dime
         const name = patch.name?.trim()
         return yield* transaction((trx) =>
           Effect.gen(function* () {
-            yield* findProject(trx, org.id, projectId)
+            yield* checkProject(trx, org.id, projectId)
             const current = yield* findDimension(trx, projectId, id)
             const renamed = name !== undefined && name !== current.name
             if (renamed && isSystemDimension(current.source))
@@ -157,7 +157,7 @@ export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dime
         const org = yield* CurrentOrganization
         yield* transaction((trx) =>
           Effect.gen(function* () {
-            yield* findProject(trx, org.id, projectId)
+            yield* checkProject(trx, org.id, projectId)
             const current = yield* findDimension(trx, projectId, id)
             if (isSystemDimension(current.source))
               return yield* Conflict.of(

@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Conflict } from "./Errors.ts"
 import type { AgentProgress, ConsistencyCounts } from "./PipelineState.ts"
-import { findLiveProject, oneProject, projectsOfOrganization } from "./Projects.ts"
+import { checkLiveProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 
 export type AgentsStatus = AgentStatus
 
@@ -47,7 +47,7 @@ export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches
         const org = yield* CurrentOrganization
         const outcome = yield* transaction((trx) =>
           Effect.gen(function* () {
-            yield* findLiveProject(trx, org.id, projectId)
+            yield* checkLiveProject(trx, org.id, projectId)
             return yield* Effect.promise(() => requestLaunch(trx, projectId))
           }),
         )

@@ -66,7 +66,7 @@ import {
 import { BadRequest, Conflict, NotFound, problemType, Unprocessable } from "./Errors.ts"
 import { type Answer, claimKey, earlierAnswer, idempotentRequest, rememberKey } from "./Idempotency.ts"
 import { validName } from "./Inputs.ts"
-import { findLiveProject, findProject, insertProject } from "./Projects.ts"
+import { checkLiveProject, checkProject, insertProject } from "./Projects.ts"
 import { checkJsonInput, checkTargetSchema, parseJsonInput, targetSchemaCheck } from "./TargetSchema.ts"
 import { isoOrNull } from "./Time.ts"
 
@@ -441,7 +441,7 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
         const org = yield* CurrentOrganization
         return yield* withDb((db) =>
           Effect.gen(function* () {
-            yield* findProject(db, org.id, projectId)
+            yield* checkProject(db, org.id, projectId)
             const row = yield* OutputSchemasRepo.outputSchemaOf(db, projectId)
             if (row.target_output_schema === null) return yield* noSchema(projectId)
             const context = yield* loadMappingContext(db, projectId)
@@ -463,7 +463,7 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
           ])
         return yield* transaction((trx) =>
           Effect.gen(function* () {
-            yield* findLiveProject(trx, org.id, projectId)
+            yield* checkLiveProject(trx, org.id, projectId)
             const current = yield* OutputSchemasRepo.outputSchemaOf(trx, projectId, true)
             const changed =
               current.target_output_schema === null || !sameJson(current.target_output_schema, input.schema)
@@ -514,7 +514,7 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
         const appUrl = yield* AppUrl
         return yield* withDb((db) =>
           Effect.gen(function* () {
-            yield* findProject(db, org.id, projectId)
+            yield* checkProject(db, org.id, projectId)
             const row = yield* OutputSchemasRepo.outputSchemaOf(db, projectId)
             if (row.target_output_schema === null)
               return yield* BadRequest.of(`Project ${projectId} has no output schema configured`)

@@ -91,13 +91,7 @@ export const oneProject = <A>(projectId: string, results: ReadonlyMap<string, A>
     ? Effect.succeed(results.get(projectId)!)
     : Effect.fail(NotFound.of("Project", projectId))
 
-/** A live (not archived) project of the current organisation, or NotFound. */
-export const findLiveProject = (db: Conn, orgId: string, id: string) =>
-  Effect.flatMap(findProject(db, orgId, id), (row) =>
-    row.archived_at === null ? Effect.succeed(row) : Effect.fail(NotFound.of("Live project", id)),
-  )
-
-/** NotFound unless `presence` is that of a live project (the answers of `findLiveProject`). */
+/** NotFound unless `presence` is that of a live (not archived) project of the organisation. */
 const livePresence = (presence: Repo.ProjectPresence | undefined, id: string) =>
   presence === undefined
     ? Effect.fail(NotFound.of("Project", id))
@@ -111,7 +105,7 @@ export const checkProject = (db: Conn, orgId: string, id: string) =>
     presence === undefined ? Effect.fail(NotFound.of("Project", id)) : Effect.void,
   )
 
-/** `findLiveProject` for callers that need no counts: one lean read. */
+/** A live (not archived) project of the current organisation, or NotFound: one lean read. */
 export const checkLiveProject = (db: Conn, orgId: string, id: string) =>
   Effect.flatMap(Repo.findProjectPresence(db, orgId, id), (presence) => livePresence(presence, id))
 
@@ -235,7 +229,7 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
         const org = yield* CurrentOrganization
         return yield* transaction((trx) =>
           Effect.gen(function* () {
-            yield* findProject(trx, org.id, id)
+            yield* checkProject(trx, org.id, id)
             yield* Repo.markProjectVisited(trx, id)
             return toProject(yield* findProject(trx, org.id, id))
           }),
@@ -267,7 +261,7 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
               }
         return yield* transaction((trx) =>
           Effect.gen(function* () {
-            yield* findProject(trx, org.id, id)
+            yield* checkProject(trx, org.id, id)
             yield* folderExists(trx, org.id, patch.folder_id)
             const set = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined))
             yield* Repo.updateProject(trx, id, set)
@@ -286,7 +280,7 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
         const blobs = yield* BlobStore
         const keys = yield* transaction((trx) =>
           Effect.gen(function* () {
-            yield* findProject(trx, org.id, id)
+            yield* checkProject(trx, org.id, id)
             const rows = yield* Repo.documentVersionsOfProject(trx, id)
             yield* Repo.deleteProject(trx, id)
             return rows.flatMap(documentVersionFiles)
