@@ -8,7 +8,13 @@ import { Effect } from "effect"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { Conflict, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
-import { byProject, DOCUMENT_DIMENSION, checkProject, oneProject, projectsOfOrganization } from "./Projects.ts"
+import {
+  byProject,
+  checkProject,
+  DOCUMENT_DIMENSION,
+  oneProject,
+  projectsOfOrganization,
+} from "./Projects.ts"
 import { iso } from "./Time.ts"
 
 export type { DimensionCreate, DimensionPatch }

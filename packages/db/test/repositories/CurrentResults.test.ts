@@ -199,9 +199,17 @@ describe("current results", () => {
     })
     expect(row!.latest_review_at).toBeInstanceOf(Date)
     await run(
-      overrideResult(db, id, { value: null, resolutionStatus: "Not resolved", justification: null, updatedByEmail: null }),
+      overrideResult(db, id, {
+        value: null,
+        resolutionStatus: "Not resolved",
+        justification: null,
+        updatedByEmail: null,
+      }),
     )
-    expect(await run(findCurrentResult(db, projectId, id))).toMatchObject({ value: null, is_overridden: true })
+    expect(await run(findCurrentResult(db, projectId, id))).toMatchObject({
+      value: null,
+      is_overridden: true,
+    })
   })
 })
 
@@ -278,7 +286,15 @@ describe("the extractions of a result", () => {
     const layout = [{ text: "Total 100", x: 1, y: 2, width: 3, height: 4 }]
     await db
       .insertInto("pages")
-      .values({ document_id: documentA, number: 1, text: "Total 100", layout: JSON.stringify(layout), width: 10, height: 20, unit: "pt" })
+      .values({
+        document_id: documentA,
+        number: 1,
+        text: "Total 100",
+        layout: JSON.stringify(layout),
+        width: 10,
+        height: 20,
+        unit: "pt",
+      })
       .execute()
     const pages = await run(
       pageLayouts(db, [
