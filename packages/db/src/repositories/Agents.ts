@@ -146,11 +146,13 @@ export const deleteAgent = (db: Conn, id: string) =>
 
 /**
  * The dimension attachments of the given agents, or of every agent of a project, with their dimensions'
- * fields: each agent's in its order (ties: the older dimension first).
+ * fields: each agent's in its order. Ties: the older dimension first, or with `ties: "attachment"` the
+ * attachment's id (the order the pipeline's stages have always seen, and the dimensions keys they record).
  */
 export const attachmentsOf = (
   db: Conn,
   of: { readonly agentIds: ReadonlyArray<string> } | { readonly projectId: string },
+  ties: "olderDimension" | "attachment" = "olderDimension",
 ): Effect.Effect<ReadonlyArray<AgentDimensionAttachment>> =>
   "agentIds" in of && of.agentIds.length === 0
     ? Effect.succeed([])
@@ -173,13 +175,12 @@ export const attachmentsOf = (
             "d.tag_key",
             "d.project_id",
           ])
-        return (
+        const ordered = (
           "agentIds" in of
             ? q.where("ad.agent_id", "in", of.agentIds)
             : q.innerJoin("agents as a", "a.id", "ad.agent_id").where("a.project_id", "=", of.projectId)
-        )
-          .orderBy("ad.order")
-          .orderBy("d.created_at")
+        ).orderBy("ad.order")
+        return (ties === "olderDimension" ? ordered.orderBy("d.created_at") : ordered)
           .orderBy("ad.id")
           .execute()
       })

@@ -232,3 +232,15 @@ const upsertResult = (
       })),
     )
     .execute()
+
+/**
+ * Forgets every resolution of the project's agents: after documents leave the project, the next launch
+ * resolves each agent again without their values.
+ */
+export const clearResolutionsOfProject = (conn: Conn, projectId: string): Effect.Effect<void> =>
+  Effect.promise(() =>
+    conn
+      .deleteFrom("agent_resolutions")
+      .where("agent_id", "in", conn.selectFrom("agents").select("id").where("project_id", "=", projectId))
+      .execute(),
+  )

@@ -10,8 +10,10 @@
  *   provider; an agent without `enable_web_search`, or never resolved with a provider, counts 0 of 0.
  */
 import type { Conn } from "@dxs/db"
+import * as ProjectReads from "@dxs/db/repositories/ProjectReads"
+import { projectsWithActiveRuns } from "@dxs/db/repositories/Runs"
 import type { ExtractionStatus } from "@dxs/domain/Enums"
-import { sql } from "kysely"
+import { Effect } from "effect"
 import {
   agentDimensionsKey,
   countDocuments,
@@ -61,16 +63,7 @@ const stage = (total: number, completed: number): StageProgress => ({
 
 /** Counts of each agent's current results (at its config version) by resolution status. */
 const resultCounts = async (db: Conn, projectIds: ReadonlyArray<string>, agentIds: AgentFilter) => {
-  const rows = await db
-    .selectFrom("resolution_results as r")
-    .innerJoin("agents as a", (j) =>
-      j.onRef("a.id", "=", "r.agent_id").onRef("a.config_version", "=", "r.agent_config_version"),
-    )
-    .select(["r.agent_id", "r.resolution_status", sql<number>`count(*)::int`.as("n")])
-    .where("r.project_id", "in", projectIds)
-    .$if(agentIds !== undefined, (q) => q.where("r.agent_id", "in", agentIds!))
-    .groupBy(["r.agent_id", "r.resolution_status"])
-    .execute()
+  const rows = await Effect.runPromise(ProjectReads.resultCountsByStatus(db, projectIds, agentIds))
   const byAgent = new Map<string, Map<string, number>>()
   for (const r of rows) {
     const m = byAgent.get(r.agent_id) ?? new Map<string, number>()
@@ -82,35 +75,8 @@ const resultCounts = async (db: Conn, projectIds: ReadonlyArray<string>, agentId
 
 /** Per agent, its web searches at its current config version: recorded, and done. */
 const webSearchCounts = async (db: Conn, projectIds: ReadonlyArray<string>, agentIds: AgentFilter) => {
-  const rows = await db
-    .selectFrom("web_searches as w")
-    .innerJoin("agents as a", (j) =>
-      j.onRef("a.id", "=", "w.agent_id").onRef("a.config_version", "=", "w.agent_config_version"),
-    )
-    .select([
-      "w.agent_id",
-      sql<number>`count(*)::int`.as("total"),
-      sql<number>`count(w.searched_at)::int`.as("done"),
-    ])
-    .where("a.project_id", "in", projectIds)
-    .where("a.enable_web_search", "=", true)
-    .$if(agentIds !== undefined, (q) => q.where("w.agent_id", "in", agentIds!))
-    .groupBy("w.agent_id")
-    .execute()
+  const rows = await Effect.runPromise(ProjectReads.webSearchCounts(db, projectIds, agentIds))
   return new Map(rows.map((r) => [r.agent_id, { total: r.total, done: r.done }]))
-}
-
-/** Agents with unfinished tasks in their project's running run. */
-const activeAgents = async (db: Conn, projectIds: ReadonlyArray<string>): Promise<ReadonlySet<string>> => {
-  const rows = await db
-    .selectFrom("tasks as t")
-    .innerJoin("runs as r", "r.id", "t.run_id")
-    .select(sql<string>`distinct t.payload->>'agentId'`.as("agent_id"))
-    .where("r.project_id", "in", projectIds)
-    .where("r.status", "=", "running")
-    .where("t.status", "in", ["pending", "running"])
-    .execute()
-  return new Set(rows.map((r) => r.agent_id).filter((id): id is string => id != null))
 }
 
 /**
@@ -129,22 +95,7 @@ const pairSummaries = async (
   projectIds: ReadonlyArray<string>,
   agentIds: AgentFilter,
 ): Promise<ReadonlyMap<string, PairSummary>> => {
-  const rows = await db
-    .selectFrom("extraction_pairs as p")
-    .innerJoin("agents as a", "a.id", "p.agent_id")
-    .innerJoin("documents as d", "d.id", "p.document_id")
-    .select([
-      "p.agent_id",
-      "p.dimensions_key",
-      sql<number>`count(*) filter (where a.config_version = p.agent_config_version
-        and d.version = p.document_version and d.status = 'Processed' and d.project_id = a.project_id
-        and d.archive_requested_at is null)::int`.as("done"),
-      sql<Date>`max(p.extracted_at)`.as("latest"),
-    ])
-    .where("a.project_id", "in", projectIds)
-    .$if(agentIds !== undefined, (q) => q.where("p.agent_id", "in", agentIds!))
-    .groupBy(["p.agent_id", "p.dimensions_key"])
-    .execute()
+  const rows = await Effect.runPromise(ProjectReads.extractionPairSummaries(db, projectIds, agentIds))
   const out = new Map<string, { doneByKey: Map<string, number>; latestExtraction: number }>()
   for (const r of rows) {
     const summary = out.get(r.agent_id) ?? { doneByKey: new Map<string, number>(), latestExtraction: 0 }
@@ -181,7 +132,7 @@ const loadAgentCounts = async (
   const [pairs, counts, active, searches] = await Promise.all([
     pairSummaries(db, projectIds, agentIds),
     resultCounts(db, projectIds, agentIds),
-    activeAgents(db, projectIds),
+    Effect.runPromise(ProjectReads.agentsWithUnfinishedTasks(db, projectIds)),
     webSearchCounts(db, projectIds, agentIds),
   ])
   return { pairs, counts, active, searches }
@@ -299,20 +250,8 @@ export const loadAgentStates = async (
   (await loadAgentStatesOfProjects(db, [projectId], agentIds)).get(projectId)!
 
 /** The projects among `projectIds` with a run queued or running. */
-export const runningPipelines = async (
-  db: Conn,
-  projectIds: ReadonlyArray<string>,
-): Promise<ReadonlySet<string>> => {
-  if (projectIds.length === 0) return new Set()
-  const rows = await db
-    .selectFrom("runs")
-    .select("project_id")
-    .distinct()
-    .where("project_id", "in", projectIds)
-    .where("status", "in", ["queued", "running"])
-    .execute()
-  return new Set(rows.map((r) => r.project_id))
-}
+export const runningPipelines = (db: Conn, projectIds: ReadonlyArray<string>): Promise<ReadonlySet<string>> =>
+  Effect.runPromise(projectsWithActiveRuns(db, projectIds))
 
 /** True while a run of the project is queued or running. */
 export const isPipelineRunning = async (db: Conn, projectId: string): Promise<boolean> =>

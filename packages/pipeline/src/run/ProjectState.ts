@@ -4,10 +4,13 @@
  * and the agents' derived states both come from here.
  */
 import type { AgentRow, Conn } from "@dxs/db"
+import { attachmentsOf, referencesOf } from "@dxs/db/repositories/Agents"
+import * as ProjectReads from "@dxs/db/repositories/ProjectReads"
+import { activeRunsOfProjects } from "@dxs/db/repositories/Runs"
 import type { AgentType, DimensionSource, DocumentStatus } from "@dxs/domain/Enums"
 import type { ProjectSnapshot, SnapshotDimension } from "@dxs/domain/LaunchPlanner"
 import { dimensionsKey } from "@dxs/domain/LaunchPlanner"
-import { sql } from "kysely"
+import { Effect } from "effect"
 import type { AgentSpec, DimensionQuery, ValueType } from "../llm/LanguageModel.ts"
 
 export interface AttachedDimension {
@@ -60,35 +63,12 @@ const loadDocumentsOfProjects = async (
   only?: string,
 ): Promise<ReadonlyMap<string, ReadonlyArray<ProjectDocument>>> => {
   if (projectIds.length === 0) return new Map()
-  let query = db
-    .selectFrom("documents as d")
-    .select([
-      "d.id",
-      "d.project_id",
-      "d.file_name",
-      "d.status",
-      "d.version",
-      sql<Record<string, string>>`coalesce((select jsonb_object_agg(g.key, g.value) from document_tags g
-        where g.document_id = d.id), '{}'::jsonb)`.as("tags"),
-    ])
-    .where("d.project_id", "in", projectIds)
-    .where("d.archive_requested_at", "is", null)
-    .orderBy("d.uploaded_at")
-    .orderBy("d.id")
-  if (only !== undefined) query = query.where("d.id", "=", only)
-  const [rows, parsing] = await Promise.all([
-    query.execute(),
+  const [rows, inFlight] = await Promise.all([
+    Effect.runPromise(ProjectReads.liveDocumentsOfProjects(db, projectIds, only)),
     only !== undefined
-      ? []
-      : db
-          .selectFrom("tasks")
-          .select(sql<string>`payload->>'document_id'`.as("document_id"))
-          .where("project_id", "in", projectIds)
-          .where("kind", "=", "parse")
-          .where("status", "in", ["pending", "running"])
-          .execute(),
+      ? new Set<string>()
+      : Effect.runPromise(ProjectReads.documentsBeingParsed(db, projectIds)),
   ])
-  const inFlight = new Set(parsing.map((t) => t.document_id))
   const byId = byProject(projectIds, rows, (r) => r.project_id)
   return new Map(
     [...byId].map(([projectId, list]) => [
@@ -138,18 +118,7 @@ export const loadDocumentCountsOfProjects = async (
   projectIds: ReadonlyArray<string>,
 ): Promise<ReadonlyMap<string, DocumentCounts>> => {
   if (projectIds.length === 0) return new Map()
-  const rows = await db
-    .selectFrom("documents")
-    .select([
-      "project_id",
-      sql<number>`count(*)::int`.as("total"),
-      sql<number>`count(*) filter (where status = 'Processed')::int`.as("processed"),
-      sql<number>`count(*) filter (where status <> 'Pending')::int`.as("parsed_or_failed"),
-    ])
-    .where("project_id", "in", projectIds)
-    .where("archive_requested_at", "is", null)
-    .groupBy("project_id")
-    .execute()
+  const rows = await Effect.runPromise(ProjectReads.liveDocumentCountsOfProjects(db, projectIds))
   const found = new Map(rows.map((r) => [r.project_id, r]))
   return new Map(
     projectIds.map((id) => {
@@ -172,39 +141,16 @@ export const loadAgentsOfProjects = async (
   only?: string | ReadonlyArray<string>,
 ): Promise<ReadonlyMap<string, ReadonlyArray<ProjectAgent>>> => {
   if (projectIds.length === 0) return new Map()
-  let query = db.selectFrom("agents").selectAll().where("project_id", "in", projectIds)
-  if (typeof only === "string") query = query.where("id", "=", only)
-  else if (only !== undefined) {
-    if (only.length === 0) return byProject(projectIds, [], () => "")
-    query = query.where("id", "in", only)
-  }
-  const rows = await query.orderBy("created_at").orderBy("id").execute()
+  if (typeof only !== "string" && only !== undefined && only.length === 0)
+    return byProject(projectIds, [], () => "")
+  const rows = await Effect.runPromise(ProjectReads.agentsOfProjectsOldestFirst(db, projectIds, only))
   if (rows.length === 0) return byProject(projectIds, [], () => "")
   const ids = rows.map((r) => r.id)
-  const attachments = await db
-    .selectFrom("agent_dimensions as ad")
-    .innerJoin("dimensions as d", "d.id", "ad.dimension_id")
-    .select([
-      "ad.agent_id",
-      "ad.dimension_id",
-      "ad.are_values_dynamic",
-      "ad.values",
-      "d.name",
-      "d.description",
-      "d.example_values",
-      "d.source",
-      "d.tag_key",
-    ])
-    .where("ad.agent_id", "in", ids)
-    .orderBy("ad.order")
-    .orderBy("ad.id")
-    .execute()
-  const references = await db
-    .selectFrom("agent_references")
-    .select(["agent_id", "referenced_agent_id"])
-    .where("agent_id", "in", ids)
-    .orderBy("position")
-    .execute()
+  // Ties in the attachments' order go by attachment: the order the recorded dimensions keys were made in.
+  const [attachments, references] = await Promise.all([
+    Effect.runPromise(attachmentsOf(db, { agentIds: ids }, "attachment")),
+    Effect.runPromise(referencesOf(db, ids)),
+  ])
   const agents = rows.map((row) => ({
     row,
     dimensions: attachments
@@ -217,7 +163,7 @@ export const loadAgentsOfProjects = async (
         source: a.source as DimensionSource,
         tagKey: a.tag_key,
         areValuesDynamic: a.are_values_dynamic,
-        values: a.values ?? [],
+        values: a.values,
       })),
     references: references.filter((r) => r.agent_id === row.id).map((r) => r.referenced_agent_id),
   }))
@@ -271,30 +217,12 @@ export const loadRecordsOfProjects = async (
   agentIds?: ReadonlyArray<string>,
 ): Promise<ReadonlyMap<string, PipelineRecords>> => {
   if (projectIds.length === 0) return new Map()
-  const pairs = !withPairs
-    ? []
-    : await db
-        .selectFrom("extraction_pairs as p")
-        .innerJoin("agents as a", "a.id", "p.agent_id")
-        .select([
-          "a.project_id",
-          "p.agent_id",
-          "p.document_id",
-          "p.agent_config_version",
-          "p.document_version",
-          "p.dimensions_key",
-          "p.extracted_at",
-        ])
-        .where("a.project_id", "in", projectIds)
-        .execute()
-  let resolutionsQuery = db
-    .selectFrom("agent_resolutions as r")
-    .innerJoin("agents as a", "a.id", "r.agent_id")
-    .select(["a.project_id", "r.agent_id", "r.agent_config_version", "r.complete", "r.resolved_at"])
-    .where("a.project_id", "in", projectIds)
-  if (agentIds !== undefined && agentIds.length > 0)
-    resolutionsQuery = resolutionsQuery.where("r.agent_id", "in", agentIds)
-  const resolutions = agentIds?.length === 0 ? [] : await resolutionsQuery.execute()
+  const [pairs, resolutions] = await Promise.all([
+    withPairs ? Effect.runPromise(ProjectReads.extractionPairsOfProjects(db, projectIds)) : [],
+    agentIds?.length === 0
+      ? []
+      : Effect.runPromise(ProjectReads.resolutionsOfProjects(db, projectIds, agentIds)),
+  ])
   const pairsOf = byProject(projectIds, pairs, (p) => p.project_id)
   const resolutionsOf = byProject(projectIds, resolutions, (r) => r.project_id)
   return new Map(
@@ -329,12 +257,7 @@ export const loadProjectStates = async (
     loadDocumentsOfProjects(db, ids),
     loadAgentsOfProjects(db, ids),
     loadRecordsOfProjects(db, ids),
-    db
-      .selectFrom("runs")
-      .select(["project_id", "status"])
-      .where("project_id", "in", ids)
-      .where("status", "in", ["queued", "running"])
-      .execute(),
+    Effect.runPromise(activeRunsOfProjects(db, ids)),
   ])
   const runsOf = byProject(ids, runs, (r) => r.project_id)
   return new Map(

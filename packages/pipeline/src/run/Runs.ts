@@ -10,24 +10,25 @@
 import type { RunRow, TaskRow } from "@dxs/db"
 import { logEvent } from "@dxs/db/Log"
 import { enqueueParse } from "@dxs/db/repositories/ParseTasks"
-import { enqueue, enqueueMany, reschedule, type TaskDb, type TaskTrx } from "@dxs/db/TaskQueue"
-import {
-  type ExtractionPair,
-  extractionTaskKey,
-  type LaunchDecision,
-  planLaunch,
-} from "@dxs/domain/LaunchPlanner"
+import { lockProject } from "@dxs/db/repositories/Projects"
+import { clearResolutionsOfProject } from "@dxs/db/repositories/Results"
+import * as Runs from "@dxs/db/repositories/Runs"
+import * as RunTasks from "@dxs/db/repositories/RunTasks"
+import { DERIVE_TASK, RESOLVE_TASK } from "@dxs/db/repositories/TaskKinds"
+import { reschedule, type TaskDb, type TaskTrx } from "@dxs/db/TaskQueue"
+import { type ExtractionPair, type LaunchDecision, planLaunch } from "@dxs/domain/LaunchPlanner"
 import { Effect } from "effect"
-import { sql } from "kysely"
 import { enqueueFanout } from "../webhooks/Queue.ts"
 import { computeAgentStates } from "./AgentStates.ts"
 import { loadProjectState, toSnapshot } from "./ProjectState.ts"
-import { RUN_START_TASK, wakeQueuedRun } from "./Wake.ts"
+import { wakeQueuedRun } from "./Wake.ts"
 
-export { RUN_START_TASK } from "./Wake.ts"
-export const EXTRACT_TASK = "extract"
-export const RESOLVE_TASK = "resolve"
-export const DERIVE_TASK = "derive"
+export {
+  DERIVE_TASK,
+  EXTRACT_TASK,
+  RESOLVE_TASK,
+  RUN_START_TASK,
+} from "@dxs/db/repositories/TaskKinds"
 
 /**
  * How long a run waits before looking again while another run runs or documents are being parsed. A
@@ -66,29 +67,21 @@ export type LaunchOutcome =
       readonly decision: LaunchDecision["_tag"]
     }
 
-const lockProject = (trx: TaskTrx, projectId: string) =>
-  trx.selectFrom("projects").select("id").where("id", "=", projectId).forUpdate().executeTakeFirst()
-
-const startTaskKey = (runId: string) => `${RUN_START_TASK}:${runId}`
+const run = Effect.runPromise
 
 /**
  * A launch (launch rules 1–8): rejected while a document has failed; otherwise a queued run exists
  * afterwards (a new one, or the one already queued) and its start task is enqueued.
  */
 export const requestLaunch = async (trx: TaskTrx, projectId: string): Promise<LaunchOutcome> => {
-  await lockProject(trx, projectId)
+  await run(lockProject(trx, projectId))
   const state = await loadProjectState(trx, projectId)
   const decision = planLaunch(toSnapshot(state))
   if (decision._tag === "Rejected")
     return { _tag: "Rejected", failedDocuments: decision.failedDocuments, message: decision.message }
   if (decision._tag === "CyclicReferences")
     return { _tag: "CyclicReferences", cycle: decision.cycle, message: decision.message }
-  const queued = await trx
-    .selectFrom("runs")
-    .select(["id", "run_number"])
-    .where("project_id", "=", projectId)
-    .where("status", "=", "queued")
-    .executeTakeFirst()
+  const queued = await run(Runs.findQueuedRun(trx, projectId))
   if (queued)
     return {
       _tag: "Accepted",
@@ -97,27 +90,11 @@ export const requestLaunch = async (trx: TaskTrx, projectId: string): Promise<La
       created: false,
       decision: decision._tag,
     }
-  const { next } = await trx
-    .selectFrom("runs")
-    .select(sql<number>`coalesce(max(run_number), 0)::int + 1`.as("next"))
-    .where("project_id", "=", projectId)
-    .executeTakeFirstOrThrow()
-  const run = await trx
-    .insertInto("runs")
-    .values({ project_id: projectId, run_number: next, status: "queued", plan: JSON.stringify({}) })
-    .returning(["id", "run_number"])
-    .executeTakeFirstOrThrow()
-  await enqueue(trx, {
-    kind: RUN_START_TASK,
-    idempotencyKey: startTaskKey(run.id),
-    payload: { runId: run.id },
-    projectId,
-    runId: run.id,
-  })
+  const created = await run(Runs.createQueuedRun(trx, projectId))
   return {
     _tag: "Accepted",
-    runId: run.id,
-    runNumber: run.run_number,
+    runId: created.id,
+    runNumber: created.run_number,
     created: true,
     decision: decision._tag,
   }
@@ -149,35 +126,27 @@ const phasesOf = (plan: StoredPlan): ReadonlyArray<Phase> => [
   ...plan.deriveLevels.map((_, i) => `derive:${i}` as const),
 ]
 
-const enqueuePhase = async (
+/** Enqueues the phase's tasks; returns how many. */
+const enqueuePhase = (
   trx: TaskTrx,
-  run: RunRow,
+  runRow: RunRow,
   plan: StoredPlan,
   phase: Phase,
   extract: ReadonlyArray<ExtractionPair>,
-): Promise<number> => {
-  const base = { projectId: run.project_id, runId: run.id }
-  const byAgent = (kind: string, agentIds: ReadonlyArray<string>) =>
-    agentIds.map((agentId) => ({
-      ...base,
-      kind,
-      idempotencyKey: `${kind}:${agentId}:${run.id}`,
-      payload: { runId: run.id, agentId },
-    }))
-  const tasks =
+): Promise<number> =>
+  run(
     phase === "extract"
-      ? extract.map((pair) => ({
-          ...base,
-          kind: EXTRACT_TASK,
-          idempotencyKey: `${extractionTaskKey(pair)}:${run.id}`,
-          payload: { runId: run.id, ...pair },
-        }))
+      ? RunTasks.enqueueExtractTasks(trx, runRow.project_id, runRow.id, extract)
       : phase === "resolve"
-        ? byAgent(RESOLVE_TASK, plan.resolve)
-        : byAgent(DERIVE_TASK, plan.deriveLevels[Number(phase.slice("derive:".length))] ?? [])
-  await enqueueMany(trx, tasks)
-  return tasks.length
-}
+        ? RunTasks.enqueueAgentTasks(trx, RESOLVE_TASK, runRow.project_id, runRow.id, plan.resolve)
+        : RunTasks.enqueueAgentTasks(
+            trx,
+            DERIVE_TASK,
+            runRow.project_id,
+            runRow.id,
+            plan.deriveLevels[Number(phase.slice("derive:".length))] ?? [],
+          ),
+  )
 
 /**
  * Enqueues the first phase after `after` that has work, or ends the run when none is left. `extract`: the
@@ -185,33 +154,25 @@ const enqueuePhase = async (
  */
 const advance = async (
   trx: TaskTrx,
-  run: RunRow,
+  runRow: RunRow,
   after: string | null,
   extract: ReadonlyArray<ExtractionPair> = [],
 ): Promise<void> => {
-  const plan = run.plan as unknown as StoredPlan
+  const plan = runRow.plan as unknown as StoredPlan
   const phases = phasesOf(plan)
   let index = after === null ? 0 : phases.indexOf(after as Phase) + 1
   for (; index < phases.length; index++) {
     const phase = phases[index]!
-    if ((await enqueuePhase(trx, run, plan, phase, extract)) > 0) {
-      await trx.updateTable("runs").set({ phase }).where("id", "=", run.id).execute()
+    if ((await enqueuePhase(trx, runRow, plan, phase, extract)) > 0) {
+      await run(Runs.setRunPhase(trx, runRow.id, phase))
       return
     }
   }
-  await endRun(trx, run.id, { status: "succeeded" })
+  await endRun(trx, runRow.id, { status: "succeeded" })
 }
 
-const unfinishedTasks = async (db: TaskDb | TaskTrx, runId: string): Promise<number> => {
-  const { n } = await db
-    .selectFrom("tasks")
-    .select(sql<number>`count(*)::int`.as("n"))
-    .where("run_id", "=", runId)
-    .where("status", "in", ["pending", "running"])
-    .where("kind", "!=", RUN_START_TASK)
-    .executeTakeFirstOrThrow()
-  return n
-}
+const unfinishedTasks = (db: TaskDb | TaskTrx, runId: string): Promise<number> =>
+  run(RunTasks.unfinishedTaskCount(db, runId))
 
 /**
  * Under the run's row lock: when no task of the running run is unfinished, the next phase starts (or the
@@ -219,13 +180,13 @@ const unfinishedTasks = async (db: TaskDb | TaskTrx, runId: string): Promise<num
  * advanced once: whoever advances enqueues the next phase's tasks before releasing it.
  */
 const advanceIfPhaseDone = async (trx: TaskTrx, runId: string): Promise<void> => {
-  const run = await trx.selectFrom("runs").selectAll().where("id", "=", runId).forUpdate().executeTakeFirst()
-  if (run?.status !== "running") return
+  const runRow = await run(Runs.findRun(trx, runId, true))
+  if (runRow?.status !== "running") return
   if ((await unfinishedTasks(trx, runId)) > 0) return
   // A task of the phase that failed for good fails the run instead of letting it go on without its work.
-  const failed = await failedTaskOf(trx, runId)
+  const failed = await run(RunTasks.failedTaskOf(trx, runId))
   if (failed) await endRun(trx, runId, failureOf(failed))
-  else await advance(trx, run, run.phase)
+  else await advance(trx, runRow, runRow.phase)
 }
 
 /**
@@ -250,92 +211,40 @@ export interface RunEnd {
  * the run cancelled, the completion event written to the outbox, and a queued run of the project woken.
  */
 export const endRun = async (trx: TaskTrx, runId: string, end: RunEnd): Promise<boolean> => {
-  const run = await trx
-    .updateTable("runs")
-    .set({
-      status: end.status,
-      phase: null,
-      finished_at: sql`now()`,
-      failure_reason: end.failureReason ?? null,
-      error: end.error ?? null,
-    })
-    .where("id", "=", runId)
-    .where("status", "in", ["queued", "running"])
-    .returning(["id", "project_id", "run_number"])
-    .executeTakeFirst()
-  if (!run) return false
-  const usage = await trx
-    .updateTable("runs")
-    .set({
-      model_calls: sql`(select coalesce(sum((usage->>'calls')::int), 0) from tasks where run_id = ${runId})`,
-      cache_hits: sql`(select coalesce(sum((usage->>'cacheHits')::int), 0) from tasks where run_id = ${runId})`,
-      prompt_tokens: sql`(select coalesce(sum((usage->>'promptTokens')::bigint), 0) from tasks where run_id = ${runId})`,
-      completion_tokens: sql`(select coalesce(sum((usage->>'completionTokens')::bigint), 0) from tasks where run_id = ${runId})`,
-    })
-    .where("id", "=", runId)
-    .returning([
-      "model_calls",
-      "cache_hits",
-      "prompt_tokens",
-      "completion_tokens",
-      sql<number>`round(extract(epoch from (finished_at - coalesce(started_at, created_at))) * 1000)::bigint`.as(
-        "ms",
-      ),
-    ])
-    .executeTakeFirstOrThrow()
+  const ended = await run(Runs.finishRun(trx, runId, end))
+  if (!ended) return false
+  const usage = await run(Runs.totalRunUsage(trx, runId))
   // Written as the run's end is (its transaction commits right after, in every caller).
   logEvent(end.status === "succeeded" ? "info" : "warning", "run ended", {
-    project_id: run.project_id,
-    run_id: run.id,
-    run_number: run.run_number,
+    project_id: ended.project_id,
+    run_id: ended.id,
+    run_number: ended.run_number,
     status: end.status,
     failure_reason: end.failureReason,
     error: end.error,
-    ms: Number(usage.ms),
-    model_calls: Number(usage.model_calls),
-    cache_hits: Number(usage.cache_hits),
-    prompt_tokens: Number(usage.prompt_tokens),
-    completion_tokens: Number(usage.completion_tokens),
+    ...usage,
   })
-  await trx
-    .updateTable("tasks")
-    .set({
-      status: "failed",
-      last_error: `cancelled: the run ${end.status === "failed" ? "failed" : "ended"}`,
-      locked_until: null,
-      completed_at: sql`now()`,
-    })
-    .where("run_id", "=", runId)
-    .where("status", "=", "pending")
-    .execute()
-  const project = await trx
-    .selectFrom("projects")
-    .select("organization_id")
-    .where("id", "=", run.project_id)
-    .executeTakeFirstOrThrow()
+  await run(RunTasks.cancelPendingTasks(trx, runId, end.status))
   const data =
     end.status === "succeeded"
-      ? await succeededData(trx, run.project_id, run.run_number)
+      ? await succeededData(trx, ended.project_id, ended.run_number)
       : {
-          project_id: run.project_id,
-          run_number: run.run_number,
+          project_id: ended.project_id,
+          run_number: ended.run_number,
           failure_reason: end.failureReason ?? "internal_error",
         }
-  const event = await trx
-    .insertInto("events")
-    .values({
-      organization_id: project.organization_id,
-      project_id: run.project_id,
-      run_id: run.id,
+  const eventId = await run(
+    Runs.insertCompletionEvent(trx, {
+      projectId: ended.project_id,
+      runId: ended.id,
       type: end.status === "succeeded" ? "agent.completion.succeeded" : "agent.completion.failed",
-      data: JSON.stringify(data),
-    })
-    .returning("id")
-    .executeTakeFirstOrThrow()
+      data,
+    }),
+  )
   // Its webhook deliveries are created by a task committed with it.
-  await enqueueFanout(trx, event.id)
+  await enqueueFanout(trx, eventId)
   // The project's queued run may start now.
-  await wakeQueuedRun(trx, run.project_id)
+  await wakeQueuedRun(trx, ended.project_id)
   return true
 }
 
@@ -375,30 +284,20 @@ export const runStartHandler = async (task: TaskRow, ctx: RunTaskContext): Promi
   const runId = runIdOf(task)
   if (runId === undefined) return
   await ctx.db.transaction().execute(async (trx) => {
-    const queued = await trx.selectFrom("runs").selectAll().where("id", "=", runId).executeTakeFirst()
+    const queued = await run(Runs.findRun(trx, runId))
     if (queued?.status !== "queued") return ctx.complete(trx)
-    await lockProject(trx, queued.project_id)
-    const run = await trx
-      .selectFrom("runs")
-      .selectAll()
-      .where("id", "=", runId)
-      .forUpdate()
-      .executeTakeFirst()
-    if (run?.status !== "queued") return ctx.complete(trx)
-    const other = await trx
-      .selectFrom("runs")
-      .select("id")
-      .where("project_id", "=", run.project_id)
-      .where("status", "=", "running")
-      .executeTakeFirst()
-    const state = await loadProjectState(trx, run.project_id)
+    await run(lockProject(trx, queued.project_id))
+    const locked = await run(Runs.findRun(trx, runId, true))
+    if (locked?.status !== "queued") return ctx.complete(trx)
+    const other = await run(Runs.hasRunningRun(trx, locked.project_id))
+    const state = await loadProjectState(trx, locked.project_id)
     if (other || state.documents.some((d) => d.parseInFlight)) {
       await reschedule(trx, task.id, ctx.workerId, WAIT_MS)
       return
     }
     const decision = planLaunch(toSnapshot({ ...state, run: { running: false, queued: false } }))
     if (decision._tag === "Rejected" || decision._tag === "CyclicReferences") {
-      await endRun(trx, run.id, {
+      await endRun(trx, locked.id, {
         status: "failed",
         failureReason: "validation_failed",
         error: decision.message,
@@ -412,7 +311,7 @@ export const runStartHandler = async (task: TaskRow, ctx: RunTaskContext): Promi
     if (decision.parse.length > 0) {
       for (const documentId of decision.parse) {
         const document = state.documents.find((d) => d.id === documentId)!
-        await Effect.runPromise(enqueueParse(trx, documentId, document.version, run.project_id, run.id))
+        await run(enqueueParse(trx, documentId, document.version, locked.project_id, locked.id))
       }
       await reschedule(trx, task.id, ctx.workerId, WAIT_MS)
       return
@@ -424,16 +323,11 @@ export const runStartHandler = async (task: TaskRow, ctx: RunTaskContext): Promi
       deriveLevels: deriveLevels(decision.derive, references),
       upToDate: decision.upToDate,
     }
-    const started = await trx
-      .updateTable("runs")
-      .set({ status: "running", started_at: sql`now()`, plan: JSON.stringify(plan) })
-      .where("id", "=", run.id)
-      .returningAll()
-      .executeTakeFirstOrThrow()
+    const started = await run(Runs.startRun(trx, locked.id, plan))
     logEvent("info", "run started", {
-      project_id: run.project_id,
-      run_id: run.id,
-      run_number: run.run_number,
+      project_id: locked.project_id,
+      run_id: locked.id,
+      run_number: locked.run_number,
       extract_pairs: plan.extractPairs,
       resolve_agents: plan.resolve.length,
       derive_levels: plan.deriveLevels.length,
@@ -474,16 +368,6 @@ export const phaseTaskHandler =
     }
   }
 
-/** A task of the run that failed for good (its last attempt errored or died with its worker), if any. */
-const failedTaskOf = (trx: TaskTrx | TaskDb, runId: string) =>
-  trx
-    .selectFrom("tasks")
-    .select(["kind", "last_error"])
-    .where("run_id", "=", runId)
-    .where("status", "=", "failed")
-    .where("last_error", "not like", "cancelled: the run %")
-    .executeTakeFirst()
-
 const failureOf = (task: { kind: string; last_error: string | null }): RunEnd => ({
   status: "failed",
   failureReason: "internal_error",
@@ -496,64 +380,18 @@ const failureOf = (task: { kind: string; last_error: string | null }): RunEnd =>
  * as failed (`internal_error`). Workers call it every few seconds. Returns how many runs ended.
  */
 export const failAbandonedRuns = async (db: TaskDb): Promise<number> => {
-  await db
-    .updateTable("tasks")
-    .set({
-      status: "failed",
-      last_error: "abandoned by its worker on the last attempt",
-      completed_at: sql`now()`,
-    })
-    .where("run_id", "is not", null)
-    .where("status", "=", "running")
-    .where("locked_until", "<", sql<Date>`now()`)
-    .whereRef("attempts", ">=", "max_attempts")
-    .execute()
-  const runs = await db
-    .selectFrom("runs as r")
-    .select("r.id")
-    .where("r.status", "in", ["queued", "running"])
-    .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom("tasks as t")
-          .select("t.id")
-          .whereRef("t.run_id", "=", "r.id")
-          .where("t.status", "=", "failed")
-          .where("t.last_error", "not like", "cancelled: the run %"),
-      ),
-    )
-    .execute()
+  await run(RunTasks.failAbandonedRunTasks(db))
+  const failing = await run(RunTasks.runsWithFailedTasks(db))
   // Runs whose last task committed but whose worker died before moving the run on.
-  const stalled = await db
-    .selectFrom("runs as r")
-    .select("r.id")
-    .where("r.status", "=", "running")
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom("tasks as t")
-            .select("t.id")
-            .whereRef("t.run_id", "=", "r.id")
-            .where("t.status", "in", ["pending", "running"])
-            .where("t.kind", "!=", RUN_START_TASK),
-        ),
-      ),
-    )
-    .execute()
-  for (const run of stalled) await db.transaction().execute((trx) => advanceIfPhaseDone(trx, run.id))
+  const stalled = await run(RunTasks.stalledRuns(db))
+  for (const runId of stalled) await db.transaction().execute((trx) => advanceIfPhaseDone(trx, runId))
   let ended = 0
-  for (const run of runs) {
+  for (const runId of failing) {
     const done = await db.transaction().execute(async (trx) => {
-      const locked = await trx
-        .selectFrom("runs")
-        .select("status")
-        .where("id", "=", run.id)
-        .forUpdate()
-        .executeTakeFirst()
+      const locked = await run(Runs.findRun(trx, runId, true))
       if (locked?.status !== "running" && locked?.status !== "queued") return false
-      const failed = await failedTaskOf(trx, run.id)
-      return failed ? endRun(trx, run.id, failureOf(failed)) : false
+      const failed = await run(RunTasks.failedTaskOf(trx, runId))
+      return failed ? endRun(trx, runId, failureOf(failed)) : false
     })
     if (done) ended += 1
   }
@@ -564,9 +402,5 @@ export const failAbandonedRuns = async (db: TaskDb): Promise<number> => {
  * After documents leave a project (deleted, archived, replaced attachments): every agent's resolution is
  * outstanding again, so the next launch resolves it without the departed documents' values.
  */
-export const documentsLeftProject = async (conn: TaskDb | TaskTrx, projectId: string): Promise<void> => {
-  await conn
-    .deleteFrom("agent_resolutions")
-    .where("agent_id", "in", conn.selectFrom("agents").select("id").where("project_id", "=", projectId))
-    .execute()
-}
+export const documentsLeftProject = (conn: TaskDb | TaskTrx, projectId: string): Promise<void> =>
+  run(clearResolutionsOfProject(conn, projectId))

@@ -1,0 +1,267 @@
+import { randomUUID } from "node:crypto"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
+import { Effect } from "effect"
+import { sql } from "kysely"
+import { afterAll, describe, expect, it } from "vitest"
+import { makeKysely } from "../../src/Db.ts"
+import { attachmentsOf, insertAgent, saveAttachment } from "../../src/repositories/Agents.ts"
+import { insertCustomDimension } from "../../src/repositories/Dimensions.ts"
+import * as ProjectReads from "../../src/repositories/ProjectReads.ts"
+import { clearResolutionsOfProject } from "../../src/repositories/Results.ts"
+import { createQueuedRun, startRun } from "../../src/repositories/Runs.ts"
+import { enqueueAgentTasks } from "../../src/repositories/RunTasks.ts"
+import { enqueue } from "../../src/TaskQueue.ts"
+
+const url = await useTestDatabase()
+const db = makeKysely(url, 4)
+afterAll(() => db.destroy())
+
+const run = Effect.runPromise
+
+const newProject = async () => {
+  const org = await db
+    .insertInto("organizations")
+    .values({ name: `Org ${randomUUID()}` })
+    .returning("id")
+    .executeTakeFirstOrThrow()
+  return (
+    await db
+      .insertInto("projects")
+      .values({ organization_id: org.id, name: "P" })
+      .returning("id")
+      .executeTakeFirstOrThrow()
+  ).id
+}
+
+const newDocument = async (projectId: string, fileName: string, status = "Processed", version = 1) =>
+  (
+    await db
+      .insertInto("documents")
+      .values({
+        project_id: projectId,
+        file_name: fileName,
+        type: "PDF",
+        status,
+        version,
+        blob_key: randomUUID(),
+        content_type: "application/pdf",
+        size_bytes: 1,
+        sha256: "0",
+        failure_reason: null,
+        parent_document_id: null,
+        uploaded_at: sql<Date>`clock_timestamp()`,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow()
+  ).id
+
+const newAtomicValue = async (projectId: string, agentId: string) =>
+  (
+    await db
+      .insertInto("atomic_values")
+      .values({
+        project_id: projectId,
+        agent_id: agentId,
+        dimension_key: randomUUID(),
+        dimension_values: "[]",
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow()
+  ).id
+
+describe("documents", () => {
+  it("reads the live documents oldest first with their tags, which are being parsed, and their counts", async () => {
+    const p = await newProject()
+    const q = await newProject()
+    const a = await newDocument(p, "a.pdf")
+    const b = await newDocument(p, "b.pdf", "Pending", 2)
+    const archived = await newDocument(p, "c.pdf")
+    await db
+      .updateTable("documents")
+      .set({ archive_requested_at: sql`now()` })
+      .where("id", "=", archived)
+      .execute()
+    const failed = await newDocument(q, "d.pdf", "Failed")
+    await db.insertInto("document_tags").values({ document_id: a, key: "region", value: "EU" }).execute()
+    await enqueue(db, {
+      kind: "parse",
+      idempotencyKey: `parse:${b}:2`,
+      payload: { document_id: b },
+      projectId: p,
+    })
+
+    const rows = await run(ProjectReads.liveDocumentsOfProjects(db, [p, q]))
+    expect(rows.map((r) => [r.id, r.project_id, r.file_name, r.status, r.version, r.tags])).toEqual([
+      [a, p, "a.pdf", "Processed", 1, { region: "EU" }],
+      [b, p, "b.pdf", "Pending", 2, {}],
+      [failed, q, "d.pdf", "Failed", 1, {}],
+    ])
+    expect((await run(ProjectReads.liveDocumentsOfProjects(db, [p], b))).map((r) => r.id)).toEqual([b])
+    expect(await run(ProjectReads.documentsBeingParsed(db, [p, q]))).toEqual(new Set([b]))
+    const counts = await run(ProjectReads.liveDocumentCountsOfProjects(db, [p, q, await newProject()]))
+    expect([...counts].sort((x, y) => x.total - y.total)).toEqual([
+      { project_id: q, total: 1, processed: 0, parsed_or_failed: 1 },
+      { project_id: p, total: 2, processed: 1, parsed_or_failed: 1 },
+    ])
+  })
+})
+
+describe("agents", () => {
+  it("reads the agents oldest first, all of them or only some", async () => {
+    const p = await newProject()
+    const first = await run(insertAgent(db, p, { name: "First" }))
+    const second = await run(insertAgent(db, p, { name: "Second" }))
+    const names = async (only?: string | ReadonlyArray<string>) =>
+      (await run(ProjectReads.agentsOfProjectsOldestFirst(db, [p], only))).map((r) => r.name)
+    expect(await names()).toEqual(["First", "Second"])
+    expect(await names(second.id)).toEqual(["Second"])
+    expect(await names([first.id])).toEqual(["First"])
+  })
+
+  it("orders tied attachments by attachment for the pipeline, by the older dimension otherwise", async () => {
+    const p = await newProject()
+    const dimension = (name: string) =>
+      run(
+        insertCustomDimension(db, {
+          project_id: p,
+          name,
+          description: "",
+          example_values: "",
+          value_type: "string",
+          auto_attach_to_new_agents: false,
+        }),
+      ).then((d) => d!.id)
+    const older = await dimension("Older")
+    const newer = await dimension("Newer")
+    const agent = await run(insertAgent(db, p, { name: "A" }))
+    const settings = { are_values_dynamic: false, values: [], order: 0 }
+    await run(saveAttachment(db, undefined, agent.id, newer, settings))
+    await run(saveAttachment(db, undefined, agent.id, older, settings))
+    const ids = await db
+      .selectFrom("agent_dimensions")
+      .select(["id", "dimension_id"])
+      .where("agent_id", "=", agent.id)
+      .orderBy("id")
+      .execute()
+    const names = async (ties?: "olderDimension" | "attachment") =>
+      (await run(attachmentsOf(db, { agentIds: [agent.id] }, ties))).map((a) => a.dimension_id)
+    expect(await names()).toEqual([older, newer])
+    expect(await names("attachment")).toEqual(ids.map((r) => r.dimension_id))
+  })
+})
+
+describe("records of finished work", () => {
+  it("reads the extraction pairs and resolutions, and counts them per agent", async () => {
+    const p = await newProject()
+    const doc = await newDocument(p, "a.pdf")
+    const stale = await newDocument(p, "b.pdf", "Processed", 2)
+    const agent = await run(insertAgent(db, p, { name: "A", enable_web_search: true }))
+    const other = await run(insertAgent(db, p, { name: "B" }))
+    await db
+      .insertInto("extraction_pairs")
+      .values([
+        {
+          agent_id: agent.id,
+          document_id: doc,
+          agent_config_version: 1,
+          document_version: 1,
+          dimensions_key: "k",
+        },
+        // An older version of the document: not done.
+        {
+          agent_id: agent.id,
+          document_id: stale,
+          agent_config_version: 1,
+          document_version: 1,
+          dimensions_key: "k",
+        },
+      ])
+      .execute()
+    await db.insertInto("agent_resolutions").values({ agent_id: agent.id, agent_config_version: 1 }).execute()
+    await db
+      .insertInto("agent_resolutions")
+      .values({ agent_id: other.id, agent_config_version: 1, complete: false })
+      .execute()
+    const [v1, v2] = [await newAtomicValue(p, agent.id), await newAtomicValue(p, agent.id)]
+    const result = (atomicValueId: string, status: string) => ({
+      project_id: p,
+      agent_id: agent.id,
+      agent_config_version: 1,
+      atomic_value_id: atomicValueId,
+      result_name: "r",
+      value: JSON.stringify("x"),
+      resolution_status: status,
+      justification: null,
+      references: "{}",
+      sources: "[]",
+      web_supplement: null,
+      updated_by_email: null,
+      latest_review_status: null,
+      latest_review_by: null,
+    })
+    await db
+      .insertInto("resolution_results")
+      .values([result(v1, "Resolved"), result(v2, "No result")])
+      .execute()
+    await db
+      .insertInto("web_searches")
+      .values([
+        {
+          atomic_value_id: v1,
+          agent_id: agent.id,
+          agent_config_version: 1,
+          query: "q1",
+          searched_at: new Date(),
+        },
+        { atomic_value_id: v2, agent_id: agent.id, agent_config_version: 1, query: "q2", searched_at: null },
+      ])
+      .execute()
+
+    const pairs = await run(ProjectReads.extractionPairsOfProjects(db, [p]))
+    expect(pairs.map((r) => [r.project_id, r.agent_id, r.document_id, r.dimensions_key]).sort()).toEqual(
+      [
+        [p, agent.id, doc, "k"],
+        [p, agent.id, stale, "k"],
+      ].sort(),
+    )
+    const resolved = async (agentIds?: ReadonlyArray<string>) =>
+      (await run(ProjectReads.resolutionsOfProjects(db, [p], agentIds)))
+        .map((r) => [r.agent_id, r.complete])
+        .sort()
+    expect(await resolved()).toEqual(
+      [
+        [agent.id, true],
+        [other.id, false],
+      ].sort(),
+    )
+    expect(await resolved([other.id])).toEqual([[other.id, false]])
+
+    const summaries = await run(ProjectReads.extractionPairSummaries(db, [p]))
+    expect(summaries.map((s) => [s.agent_id, s.dimensions_key, s.done, s.latest instanceof Date])).toEqual([
+      [agent.id, "k", 1, true],
+    ])
+    expect(await run(ProjectReads.extractionPairSummaries(db, [p], [other.id]))).toEqual([])
+    expect(
+      (await run(ProjectReads.resultCountsByStatus(db, [p]))).map((r) => [r.resolution_status, r.n]).sort(),
+    ).toEqual([
+      ["No result", 1],
+      ["Resolved", 1],
+    ])
+    expect(await run(ProjectReads.webSearchCounts(db, [p]))).toEqual([
+      { agent_id: agent.id, total: 2, done: 1 },
+    ])
+    expect(await run(ProjectReads.webSearchCounts(db, [p], [other.id]))).toEqual([])
+
+    await run(clearResolutionsOfProject(db, p))
+    expect(await resolved()).toEqual([])
+  })
+
+  it("finds the agents with unfinished tasks in their project's running run", async () => {
+    const p = await newProject()
+    const queued = await run(createQueuedRun(db, p))
+    await run(enqueueAgentTasks(db, "resolve", p, queued.id, ["a1"]))
+    expect(await run(ProjectReads.agentsWithUnfinishedTasks(db, [p]))).toEqual(new Set())
+    await run(startRun(db, queued.id, {}))
+    expect(await run(ProjectReads.agentsWithUnfinishedTasks(db, [p]))).toEqual(new Set(["a1"]))
+  })
+})

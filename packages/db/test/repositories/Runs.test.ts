@@ -1,0 +1,246 @@
+import { randomUUID } from "node:crypto"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
+import { Effect } from "effect"
+import { sql, type UpdateObject } from "kysely"
+import { afterAll, describe, expect, it } from "vitest"
+import { makeKysely } from "../../src/Db.ts"
+import * as Runs from "../../src/repositories/Runs.ts"
+import * as RunTasks from "../../src/repositories/RunTasks.ts"
+import type { Database } from "../../src/Schema.ts"
+import { enqueue } from "../../src/TaskQueue.ts"
+
+const url = await useTestDatabase()
+const db = makeKysely(url, 4)
+afterAll(() => db.destroy())
+
+const run = Effect.runPromise
+
+const newProject = async () => {
+  const org = await db
+    .insertInto("organizations")
+    .values({ name: `Org ${randomUUID()}` })
+    .returning("id")
+    .executeTakeFirstOrThrow()
+  const project = await db
+    .insertInto("projects")
+    .values({ organization_id: org.id, name: "P" })
+    .returning("id")
+    .executeTakeFirstOrThrow()
+  return { organizationId: org.id, projectId: project.id }
+}
+
+const tasksOf = (runId: string) =>
+  db
+    .selectFrom("tasks")
+    .select(["kind", "idempotency_key", "payload", "project_id", "status", "last_error"])
+    .where("run_id", "=", runId)
+    .orderBy("idempotency_key")
+    .execute()
+
+const setTask = (key: string, set: UpdateObject<Database, "tasks">) =>
+  db.updateTable("tasks").set(set).where("idempotency_key", "=", key).execute()
+
+describe("launch requests", () => {
+  it("number the project's runs and enqueue each run's start task", async () => {
+    const { projectId } = await newProject()
+    expect(await run(Runs.findQueuedRun(db, projectId))).toBeUndefined()
+    const first = await run(Runs.createQueuedRun(db, projectId))
+    expect(first.run_number).toBe(1)
+    expect(await run(Runs.findQueuedRun(db, projectId))).toEqual(first)
+    expect(await tasksOf(first.id)).toEqual([
+      {
+        kind: "run-start",
+        idempotency_key: `run-start:${first.id}`,
+        payload: { runId: first.id },
+        project_id: projectId,
+        status: "pending",
+        last_error: null,
+      },
+    ])
+    await db.updateTable("runs").set({ status: "succeeded" }).where("id", "=", first.id).execute()
+    expect((await run(Runs.createQueuedRun(db, projectId))).run_number).toBe(2)
+  })
+})
+
+describe("runs through their phases", () => {
+  it("start with their plan, move from phase to phase and tell which projects have a run", async () => {
+    const { projectId } = await newProject()
+    const other = await newProject()
+    const queued = await run(Runs.createQueuedRun(db, projectId))
+    expect(await run(Runs.hasRunningRun(db, projectId))).toBe(false)
+    expect(await run(Runs.activeRunsOfProjects(db, [projectId, other.projectId]))).toEqual([
+      { project_id: projectId, status: "queued" },
+    ])
+    const started = await run(Runs.startRun(db, queued.id, { resolve: ["a"] }))
+    expect([started.status, started.plan, started.started_at !== null]).toEqual([
+      "running",
+      { resolve: ["a"] },
+      true,
+    ])
+    await run(Runs.setRunPhase(db, queued.id, "resolve"))
+    expect((await run(Runs.findRun(db, queued.id, true)))?.phase).toBe("resolve")
+    expect(await run(Runs.findRun(db, randomUUID()))).toBeUndefined()
+    expect(await run(Runs.hasRunningRun(db, projectId))).toBe(true)
+    expect(await run(Runs.projectsWithActiveRuns(db, [projectId, other.projectId]))).toEqual(
+      new Set([projectId]),
+    )
+    expect(await run(Runs.projectsWithActiveRuns(db, []))).toEqual(new Set())
+    expect(await run(Runs.activeRunsOfProjects(db, []))).toEqual([])
+  })
+
+  it("enqueue a phase's tasks under the catalogue's keys and count what is unfinished or failed", async () => {
+    const { projectId } = await newProject()
+    const { id: runId } = await run(Runs.createQueuedRun(db, projectId))
+    const pair = {
+      agentId: "a1",
+      agentConfigVersion: 2,
+      documentId: "d1",
+      documentVersion: 3,
+      dimensionsKey: "k",
+    }
+    expect(await run(RunTasks.enqueueExtractTasks(db, projectId, runId, [pair]))).toBe(1)
+    expect(await run(RunTasks.enqueueAgentTasks(db, "resolve", projectId, runId, ["a1", "a2"]))).toBe(2)
+    expect(await run(RunTasks.enqueueAgentTasks(db, "derive", projectId, runId, []))).toBe(0)
+    const tasks = await tasksOf(runId)
+    expect(tasks.map((t) => [t.kind, t.idempotency_key, t.payload])).toEqual([
+      ["extract", `extract:a1:2:d1:3:${runId}`, { runId, ...pair }],
+      ["resolve", `resolve:a1:${runId}`, { runId, agentId: "a1" }],
+      ["resolve", `resolve:a2:${runId}`, { runId, agentId: "a2" }],
+      ["run-start", `run-start:${runId}`, { runId }],
+    ])
+    // The start task is not a task of a phase.
+    expect(await run(RunTasks.unfinishedTaskCount(db, runId))).toBe(3)
+    expect(await run(RunTasks.failedTaskOf(db, runId))).toBeUndefined()
+
+    await run(RunTasks.cancelPendingTasks(db, runId, "succeeded"))
+    expect((await tasksOf(runId)).map((t) => [t.status, t.last_error])).toEqual(
+      Array(4).fill(["failed", "cancelled: the run ended"]),
+    )
+    expect(await run(RunTasks.unfinishedTaskCount(db, runId))).toBe(0)
+    // Cancelled tasks are not failures of the run.
+    expect(await run(RunTasks.failedTaskOf(db, runId))).toBeUndefined()
+    await setTask(`resolve:a2:${runId}`, { last_error: "boom" })
+    expect(await run(RunTasks.failedTaskOf(db, runId))).toEqual({ kind: "resolve", last_error: "boom" })
+  })
+})
+
+describe("ending runs", () => {
+  it("end a run once, with its tasks' usage, and write its completion event", async () => {
+    const { organizationId, projectId } = await newProject()
+    const { id: runId, run_number } = await run(Runs.createQueuedRun(db, projectId))
+    await run(Runs.startRun(db, runId, {}))
+    await run(RunTasks.enqueueAgentTasks(db, "resolve", projectId, runId, ["a1", "a2"]))
+    const [t1, t2] = await db
+      .selectFrom("tasks")
+      .select("id")
+      .where("run_id", "=", runId)
+      .where("kind", "=", "resolve")
+      .orderBy("idempotency_key")
+      .execute()
+    await run(
+      Runs.recordTaskUsage(db, t1!.id, { calls: 2, cacheHits: 1, promptTokens: 100, completionTokens: 10 }),
+    )
+    await run(
+      Runs.recordTaskUsage(db, t2!.id, { calls: 1, cacheHits: 0, promptTokens: 50, completionTokens: 5 }),
+    )
+
+    const end = { status: "failed", failureReason: "internal_error", error: "resolve: boom" } as const
+    expect(await run(Runs.finishRun(db, runId, end))).toEqual({
+      id: runId,
+      project_id: projectId,
+      run_number,
+    })
+    expect(await run(Runs.finishRun(db, runId, end))).toBeUndefined()
+    const usage = await run(Runs.totalRunUsage(db, runId))
+    expect({ ...usage, ms: usage.ms >= 0 }).toEqual({
+      ms: true,
+      model_calls: 3,
+      cache_hits: 1,
+      prompt_tokens: 150,
+      completion_tokens: 15,
+    })
+    const row = await run(Runs.findRun(db, runId))
+    expect([row?.status, row?.phase, row?.failure_reason, row?.error, row?.finished_at !== null]).toEqual([
+      "failed",
+      null,
+      "internal_error",
+      "resolve: boom",
+      true,
+    ])
+
+    const eventId = await run(
+      Runs.insertCompletionEvent(db, {
+        projectId,
+        runId,
+        type: "agent.completion.failed",
+        data: { project_id: projectId, run_number },
+      }),
+    )
+    expect(
+      await db
+        .selectFrom("events")
+        .select(["organization_id", "project_id", "run_id", "type", "data"])
+        .where("id", "=", eventId)
+        .executeTakeFirst(),
+    ).toEqual({
+      organization_id: organizationId,
+      project_id: projectId,
+      run_id: runId,
+      type: "agent.completion.failed",
+      data: { project_id: projectId, run_number },
+    })
+  })
+})
+
+describe("runs abandoned by their workers", () => {
+  it("fail the tasks whose worker died on their last attempt, and find the runs to end or move on", async () => {
+    const { projectId } = await newProject()
+    const failing = await run(Runs.createQueuedRun(db, projectId))
+    await run(Runs.startRun(db, failing.id, {}))
+    await run(RunTasks.enqueueAgentTasks(db, "resolve", projectId, failing.id, ["a1", "a2"]))
+    const expired = { status: "running" as const, locked_until: sql<Date>`now() - interval '1 minute'` }
+    await setTask(`resolve:a1:${failing.id}`, { ...expired, attempts: 3, max_attempts: 3 })
+    // Not its last attempt: the claim retries it.
+    await setTask(`resolve:a2:${failing.id}`, { ...expired, attempts: 1, max_attempts: 3 })
+
+    const other = await newProject()
+    const stalled = await run(Runs.createQueuedRun(db, other.projectId))
+    await run(Runs.startRun(db, stalled.id, {}))
+
+    await run(RunTasks.failAbandonedRunTasks(db))
+    expect((await tasksOf(failing.id)).map((t) => [t.idempotency_key, t.status, t.last_error])).toEqual([
+      [`resolve:a1:${failing.id}`, "failed", "abandoned by its worker on the last attempt"],
+      [`resolve:a2:${failing.id}`, "running", null],
+      [`run-start:${failing.id}`, "pending", null],
+    ])
+    const withFailed = await run(RunTasks.runsWithFailedTasks(db))
+    expect(withFailed).toContain(failing.id)
+    expect(withFailed).not.toContain(stalled.id)
+    const idle = await run(RunTasks.stalledRuns(db))
+    expect(idle).toContain(stalled.id)
+    expect(idle).not.toContain(failing.id)
+  })
+})
+
+describe("waking a queued run", () => {
+  it("makes the queued run's start task due now, and tells whether one waits", async () => {
+    const { projectId } = await newProject()
+    expect(await run(RunTasks.hasQueuedRunStart(db, projectId))).toBe(false)
+    expect(await run(RunTasks.wakeQueuedRun(db, projectId))).toBe(false)
+    const queued = await run(Runs.createQueuedRun(db, projectId))
+    await setTask(`run-start:${queued.id}`, { run_after: sql<Date>`now() + interval '1 hour'` })
+    expect(await run(RunTasks.hasQueuedRunStart(db, projectId))).toBe(true)
+    expect(await run(RunTasks.wakeQueuedRun(db, projectId))).toBe(true)
+    const task = await db
+      .selectFrom("tasks")
+      .select(sql<boolean>`run_after <= now()`.as("due"))
+      .where("idempotency_key", "=", `run-start:${queued.id}`)
+      .executeTakeFirstOrThrow()
+    expect(task.due).toBe(true)
+    // A task that is not a run's start is left alone.
+    await enqueue(db, { kind: "parse", idempotencyKey: `parse:${randomUUID()}:1`, payload: {}, projectId })
+    await setTask(`run-start:${queued.id}`, { status: "succeeded" })
+    expect(await run(RunTasks.hasQueuedRunStart(db, projectId))).toBe(false)
+    expect(await run(RunTasks.wakeQueuedRun(db, projectId))).toBe(false)
+  })
+})
