@@ -17,12 +17,7 @@ import { enqueueParse } from "@dxs/db/repositories/ParseTasks"
 import { lockProject } from "@dxs/db/repositories/Projects"
 import type { DocumentCopyRequest, TagsValue } from "@dxs/domain/contract/Document"
 import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
-import {
-  documentTypeFromFileName,
-  fileExtension,
-  mimeTypeOfFileName,
-  supportedExtensions,
-} from "@dxs/domain/DocumentType"
+import { documentTypeFromFileName, mimeTypeOfFileName, supportedExtensions } from "@dxs/domain/DocumentType"
 import type { DocumentStatus, DocumentType } from "@dxs/domain/Enums"
 import type { Document, DocumentCopyResponse, DocumentTag } from "@dxs/domain/Records"
 import { documentsLeftProject } from "@dxs/pipeline/run/Runs"

@@ -7,7 +7,6 @@ import { BlobStore, type DocumentRow, isBlobNotFound, withDb } from "@dxs/db"
 import { currentBlobKey } from "@dxs/db/repositories/Documents"
 import { findPage as findPageRow, type PageContent, pagesOfDocuments } from "@dxs/db/repositories/Pages"
 import { pageImagesOf } from "@dxs/domain/DocumentType"
-import type { DocumentType } from "@dxs/domain/Enums"
 import type { DocumentPage, LayoutItem } from "@dxs/domain/Records"
 import { ParseFailure } from "@dxs/pipeline/parsing/Backend"
 import {
