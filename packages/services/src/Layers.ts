@@ -130,7 +130,9 @@ export const settingsLayer = <O extends ServicesOptions<any>>(
 export const storageLayer = (options: ServicesOptions<unknown>): Layer.Layer<Storage> =>
   Layer.merge(
     options.db ?? Db.layer(options.dbUrl, 5),
-    options.blobs === undefined ? fileBlobStoreLayer(options.blobDir) : Layer.succeed(BlobStore, options.blobs),
+    options.blobs === undefined
+      ? fileBlobStoreLayer(options.blobDir)
+      : Layer.succeed(BlobStore, options.blobs),
   )
 
 /** Every service, with the settings and the storage they run over (all of them in its output as well). */
