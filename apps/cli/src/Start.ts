@@ -20,21 +20,14 @@ import { searxngSearch } from "@dxs/pipeline/websearch/WebSearch"
 import { nodeServerLayer, restApiWith } from "@dxs/rest-api/Server"
 import { webAppRoute } from "@dxs/rest-api/WebApp"
 import {
-  AppUrl,
-  AuthThrottleSettings,
+  type AuthThrottleSettings,
   backgroundLoops,
   defaultSpoolRoot,
   detectLibreOffice,
-  FileLinks,
-  ParsingSettings,
-  PublicUrl,
-  RateLimitSettings,
-  RequestLimits,
-  SessionSettings,
+  type ServicesOptions,
+  servicesLayer,
   startBackground,
   sweepSpool,
-  UploadLimits,
-  WebhookConfig,
 } from "@dxs/services"
 import { backgroundTaskHandlers, runWorker, type TaskHandler } from "@dxs/worker"
 import { HttpServer, type HttpServerError } from "@effect/platform"
@@ -138,6 +131,25 @@ const yogaLogLevels: Record<Config["logLevel"], NonNullable<GatewayOptions["logg
   none: false,
 }
 
+/**
+ * The settings of the services that the REST API and the GraphQL gateway share, over this process's pool
+ * and blob store.
+ */
+const servicesOptions = (
+  config: Config,
+  db: Db["Type"],
+  blobs: BlobStoreShape,
+  webhooks: WebhookSettings,
+): ServicesOptions => ({
+  dbUrl: db.url,
+  db: Layer.succeed(Db, db),
+  blobDir: config.blobDir,
+  blobs,
+  webhooks,
+  rateLimitPerMinute: config.rateLimitPerMinute,
+  authThrottle: authThrottleOf(config),
+})
+
 /** What the GraphQL gateway needs, over this process's pool and blob store: the same settings as the REST API. */
 const gatewayOptions = (
   config: Config,
@@ -145,15 +157,9 @@ const gatewayOptions = (
   blobs: BlobStoreShape,
   webhooks: WebhookSettings,
 ): GatewayOptions => ({
-  dbUrl: db.url,
-  blobDir: config.blobDir,
-  blobs,
+  ...servicesOptions(config, db, blobs, webhooks),
   publicUrl: publicUrlFor(config, config.port),
   appUrl: config.appUrl ?? publicUrlFor(config, config.port),
-  db: Layer.succeed(Db, db),
-  webhooks,
-  rateLimitPerMinute: config.rateLimitPerMinute,
-  authThrottle: authThrottleOf(config),
   limits: config.limits,
   http: config.http,
   maxSubscriptionsPerKey: config.maxSubscriptionsPerKey,
@@ -175,29 +181,24 @@ const hostForUrl = (host: string) => (host.includes(":") ? `[${host}]` : host)
 const apiLayer = (config: Config, webhooks: WebhookSettings, pool: ParsePool, withGraphql = false) => {
   const webApp = withGraphql ? builtWebApp() : undefined
   const http = nodeServerLayer({ port: config.port, host: config.host, http: config.http })
-  const settings = Layer.mergeAll(
-    Layer.effect(
-      PublicUrl,
-      Effect.map(HttpServer.HttpServer, ({ address }) =>
-        publicUrlFor(config, address._tag === "TcpAddress" ? address.port : config.port),
-      ),
+  const portOf = ({ address }: HttpServer.HttpServer) =>
+    address._tag === "TcpAddress" ? address.port : config.port
+  const services = Layer.unwrapEffect(
+    Effect.zipWith(Db, BlobStore, (db, blobs) =>
+      servicesLayer({
+        ...servicesOptions(config, db, blobs, webhooks),
+        publicUrl: Effect.map(HttpServer.HttpServer, (server) => publicUrlFor(config, portOf(server))),
+        appUrl: Effect.map(
+          HttpServer.HttpServer,
+          (server) => config.appUrl ?? publicUrlFor(config, portOf(server)),
+        ),
+        uploadMaxBytes: config.uploadMaxBytes,
+        sessionTtlSeconds: config.sessionTtlHours * 3600,
+        requestLimits: config.limits,
+        fileUrlTtlSeconds: config.fileUrlTtlSeconds,
+        parsing: parsingOptions(config, pool),
+      }),
     ),
-    Layer.effect(
-      AppUrl,
-      Effect.map(
-        HttpServer.HttpServer,
-        ({ address }) =>
-          config.appUrl ?? publicUrlFor(config, address._tag === "TcpAddress" ? address.port : config.port),
-      ),
-    ),
-    Layer.succeed(UploadLimits, { maxFileBytes: config.uploadMaxBytes }),
-    Layer.succeed(SessionSettings, { ttlSeconds: config.sessionTtlHours * 3600 }),
-    Layer.succeed(RateLimitSettings, { perMinute: config.rateLimitPerMinute }),
-    Layer.succeed(AuthThrottleSettings, authThrottleOf(config)),
-    Layer.succeed(RequestLimits, config.limits),
-    Layer.succeed(FileLinks, { ttlSeconds: config.fileUrlTtlSeconds }),
-    Layer.succeed(ParsingSettings, parsingOptions(config, pool)),
-    Layer.succeed(WebhookConfig, webhooks),
   )
   const graphql = withGraphql
     ? Layer.unwrapEffect(
@@ -207,7 +208,7 @@ const apiLayer = (config: Config, webhooks: WebhookSettings, pool: ParsePool, wi
       )
     : Layer.empty
   const routes = Layer.merge(graphql, webApp === undefined ? Layer.empty : webAppRoute(webApp))
-  const server = restApiWith(routes).pipe(Layer.provide(settings), Layer.provideMerge(http))
+  const server = restApiWith(routes).pipe(Layer.provide(services), Layer.provideMerge(http))
   const announce = Layer.scopedDiscard(
     Effect.gen(function* () {
       const { address } = yield* HttpServer.HttpServer

@@ -1,47 +1,27 @@
-import type { BlobStore, Db } from "@dxs/db"
 import type { Agent, Dimension, Document, DocumentPage, ProjectStatus } from "@dxs/domain/Records"
 import {
   Agents,
   type AgentsStatus,
-  type ApiKeys,
   authenticateRequest,
   type BoundingBoxesResponse,
   CurrentOrganization,
   Dimensions,
   Documents,
-  type Folders,
   Launches,
-  type Members,
   NotFound,
-  type OutputSchemas,
   Pages,
-  type ProgressFeed,
   Projects,
   Results,
   requestSubject,
+  type ServicesContext,
 } from "@dxs/services"
 import DataLoader from "dataloader"
 import { Cause, Effect, Exit, type ManagedRuntime, Option, Stream } from "effect"
 import { GraphQLError } from "graphql"
 import { createGraphQLError } from "graphql-yoga"
 
-/** What the resolvers may call (BlobStore: deleting and copying documents and projects touch their files). */
-export type GatewayServices =
-  | Db
-  | BlobStore
-  | ApiKeys
-  | Members
-  | Projects
-  | Folders
-  | Documents
-  | Agents
-  | Dimensions
-  | Launches
-  | Pages
-  | Results
-  | OutputSchemas
-  | import("@dxs/services").Webhooks
-  | ProgressFeed
+/** What the resolvers may call: the services, and the storage under them that their calls still name. */
+export type GatewayServices = ServicesContext
 
 export type GatewayRuntime = ManagedRuntime.ManagedRuntime<GatewayServices, unknown>
 

@@ -1,34 +1,16 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { BlobStore, type BlobStoreShape, Db, fileBlobStoreLayer } from "@dxs/db"
 import { DEFAULT_MAX_JSON_BYTES, DEFAULT_MAX_JSON_DEPTH } from "@dxs/domain/Limits"
-import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import {
-  Agents,
-  ApiKeys,
-  AppUrl,
-  AuthThrottleSettings,
   CSRF_HEADER,
-  Dimensions,
-  Documents,
   defaultHttpServerSettings,
-  Folders,
   type HttpServerSettings,
-  Launches,
-  LiveSubscriptionSettings,
   limitServer,
-  Members,
-  OutputSchemas,
-  Pages,
   ProgressFeed,
-  Projects,
-  PublicUrl,
-  RateLimitSettings,
-  Results,
   SESSION_COOKIE,
+  type ServicesOptions,
   serverOptions,
-  WebhookConfig,
-  Webhooks,
+  servicesLayer,
 } from "@dxs/services"
 import {
   Cookies,
@@ -38,7 +20,7 @@ import {
   HttpServerRequest,
   HttpServerResponse,
 } from "@effect/platform"
-import { Effect, Exit, Layer, ManagedRuntime, Option, Stream } from "effect"
+import { Effect, Exit, ManagedRuntime, Option, Stream } from "effect"
 import {
   type ASTVisitor,
   type FragmentDefinitionNode,
@@ -114,23 +96,6 @@ const complexityLimitPlugin = (max: number): Plugin => ({
   },
 })
 
-/** The services the resolvers call, over whatever Db, BlobStore and PublicUrl are provided. */
-export const GatewayServicesLive = Layer.mergeAll(
-  ApiKeys.Default,
-  Members.Default,
-  Projects.Default,
-  Folders.Default,
-  Agents.Default,
-  Dimensions.Default,
-  Launches.Default,
-  Results.Default,
-  OutputSchemas.Default,
-  Documents.Default,
-  Pages.Default,
-  Webhooks.Default,
-  ProgressFeed.Default,
-)
-
 /**
  * What the server gives the handler beside the request: the node:http request (standalone server), or
  * the client's address (the all-in-one route, which hands over a Fetch API request).
@@ -190,34 +155,16 @@ export interface GraphqlServer {
   readonly close: () => Promise<void>
 }
 
-/** Where the gateway's services get their database, files and public addresses. */
-export interface GatewayOptions {
-  readonly dbUrl: string
-  readonly blobDir: string
-  /** The blob store to use instead of the directory `blobDir` (an S3 bucket, or the process's own). */
-  readonly blobs?: BlobStoreShape
-  /** Base of documents' `file_url` links (the REST API's public address). */
-  readonly publicUrl?: string
-  /** Base of the web application's deep links in enriched schema results. */
-  readonly appUrl?: string
-  /** The database handle to use instead of a new pool on `dbUrl`. */
-  readonly db?: Layer.Layer<Db>
-  /**
-   * Webhook settings: the key that encrypts secrets at rest (webhook secrets and custom headers, and the
-   * key that signs `file_url` links; the REST API's and workers' key), and whether loopback targets are
-   * allowed. Unset: a key of this process only, fit for tests alone.
-   */
-  readonly webhooks?: WebhookSettings
-  /** Requests per minute per API key, shared with the REST API (unset: the default, 600). */
-  readonly rateLimitPerMinute?: number
-  /** Throttles against guessing credentials, shared with the REST API (unset: the defaults). */
-  readonly authThrottle?: AuthThrottleSettings["Type"]
+/**
+ * Where the gateway's services get their database, files and public addresses, and their settings
+ * (`ServicesOptions`: `webhooks` unset is a key of this process only, fit for tests alone; the rate limit
+ * and the throttles are shared with the REST API through the database), and the gateway's own limits.
+ */
+export interface GatewayOptions extends ServicesOptions {
   /** Body size and nesting limits of requests (unset: the defaults). */
   readonly limits?: GraphqlInputLimits
   /** Timeouts and connections per client of the standalone server (unset: the defaults). */
   readonly http?: HttpServerSettings
-  /** Live subscriptions per API key or member in this process (unset: the default, 10). */
-  readonly maxSubscriptionsPerKey?: number
   /**
    * Where errors and the like are logged (unset: graphql-yoga's console logger at info level). Errors a
    * client causes are logged at debug level without a stack.
@@ -227,38 +174,7 @@ export interface GatewayOptions {
 
 /** A runtime of the services the resolvers call. */
 export const makeGatewayRuntime = (options: GatewayOptions): GatewayRuntime =>
-  ManagedRuntime.make(
-    GatewayServicesLive.pipe(
-      Layer.provideMerge(options.db ?? Db.layer(options.dbUrl, 5)),
-      Layer.provideMerge(
-        options.blobs === undefined
-          ? fileBlobStoreLayer(options.blobDir)
-          : Layer.succeed(BlobStore, options.blobs),
-      ),
-      Layer.provideMerge(
-        options.publicUrl === undefined ? Layer.empty : Layer.succeed(PublicUrl, options.publicUrl),
-      ),
-      Layer.provideMerge(options.appUrl === undefined ? Layer.empty : Layer.succeed(AppUrl, options.appUrl)),
-      Layer.provideMerge(
-        options.webhooks === undefined ? Layer.empty : Layer.succeed(WebhookConfig, options.webhooks),
-      ),
-      Layer.provideMerge(
-        options.rateLimitPerMinute === undefined
-          ? Layer.empty
-          : Layer.succeed(RateLimitSettings, { perMinute: options.rateLimitPerMinute }),
-      ),
-      Layer.provideMerge(
-        options.authThrottle === undefined
-          ? Layer.empty
-          : Layer.succeed(AuthThrottleSettings, options.authThrottle),
-      ),
-      Layer.provideMerge(
-        options.maxSubscriptionsPerKey === undefined
-          ? Layer.empty
-          : Layer.succeed(LiveSubscriptionSettings, { maxPerSubject: options.maxSubscriptionsPerKey }),
-      ),
-    ),
-  )
+  ManagedRuntime.make(servicesLayer(options))
 
 /**
  * A web handler as a route, as `HttpApp.fromWebHandler`, except that the web request's signal also aborts

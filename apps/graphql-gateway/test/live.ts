@@ -7,8 +7,8 @@ import { randomUUID } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { type Database, Db, fileBlobStoreLayer, makeKysely } from "@dxs/db"
-import { ApiKeys, Members, RateLimitSettings } from "@dxs/services"
+import { type Database, Db, makeKysely } from "@dxs/db"
+import { ApiKeys, servicesLayer } from "@dxs/services"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { HttpServer } from "@effect/platform"
 import { Effect, Layer, ManagedRuntime } from "effect"
@@ -227,12 +227,8 @@ export const startAllInOne = async (
     ),
   )
   const layer = restApiWith(graphql).pipe(
-    Layer.provideMerge(Layer.succeed(RateLimitSettings, { perMinute: 100_000 })),
+    Layer.provideMerge(servicesLayer({ dbUrl, blobDir, rateLimitPerMinute: 100_000 })),
     Layer.provideMerge(nodeServerLayer({ port: 0, host: "127.0.0.1" })),
-    Layer.provideMerge(Db.layer(dbUrl, 5)),
-    Layer.provideMerge(fileBlobStoreLayer(blobDir)),
-    Layer.provideMerge(ApiKeys.Default),
-    Layer.provideMerge(Members.Default),
   )
   const runtime = ManagedRuntime.make(layer)
   const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))

@@ -1,12 +1,8 @@
-import { Db } from "@dxs/db"
 import {
-  ApiKeys,
-  authenticateKey,
-  authenticateRequest,
   CSRF_HEADER,
   CurrentOrganization,
-  Members,
   problemResponses,
+  requestAuthenticator,
   SESSION_COOKIE,
   type TooManyRequests,
   Unauthorized,
@@ -48,15 +44,7 @@ const keyRefusals = new WeakMap<HttpServerRequest.HttpServerRequest, Unauthorize
 export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function* () {
-    const keys = yield* ApiKeys
-    const members = yield* Members
-    const db = yield* Db
-    const provide = <A, E>(effect: Effect.Effect<A, E, ApiKeys | Members | Db>) =>
-      effect.pipe(
-        Effect.provideService(ApiKeys, keys),
-        Effect.provideService(Members, members),
-        Effect.provideService(Db, db),
-      )
+    const authenticate = yield* requestAuthenticator
     return {
       ApiKeyAuth: (key: Redacted.Redacted<string>) =>
         Effect.gen(function* () {
@@ -64,7 +52,7 @@ export const AuthenticationLive = Layer.effect(
           const apiKey = Redacted.value(key)
           // No key: the session handler decides (and counts a request without credentials).
           if (apiKey === "") return yield* Unauthorized.of("The X-API-Key header is required")
-          return yield* provide(authenticateKey(apiKey, clientAddressOf(request))).pipe(
+          return yield* authenticate.key(apiKey, clientAddressOf(request)).pipe(
             Effect.tapError((refusal) => Effect.sync(() => keyRefusals.set(request, refusal))),
             Effect.tap((org) => Effect.sync(() => noteOrganization(request, org.id))),
           )
@@ -78,15 +66,15 @@ export const AuthenticationLive = Layer.effect(
           const refusal = keyRefusals.get(request)
           if (refusal !== undefined && (sessionToken === "" || refusal._tag === "TooManyRequests"))
             return yield* refusal
-          return yield* provide(
-            authenticateRequest({
+          return yield* authenticate
+            .request({
               apiKey: undefined,
               sessionToken,
               csrfToken: request.headers[CSRF_HEADER],
               method: request.method,
               clientAddress: clientAddressOf(request),
-            }),
-          ).pipe(Effect.tap((org) => Effect.sync(() => noteOrganization(request, org.id))))
+            })
+            .pipe(Effect.tap((org) => Effect.sync(() => noteOrganization(request, org.id))))
         }),
     }
   }),

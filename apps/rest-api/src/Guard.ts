@@ -5,7 +5,6 @@
  */
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage } from "node:http"
-import { httpRequestSeconds, httpRequests, routeOf } from "@dxs/db/Metrics"
 import {
   type InputIssue,
   inputIssue,
@@ -13,7 +12,7 @@ import {
   MAX_TEXT_LENGTH,
   stringContentProblem,
 } from "@dxs/domain/Limits"
-import { BadRequest, PayloadTooLarge, RequestLimits } from "@dxs/services"
+import { BadRequest, PayloadTooLarge, RequestLimits, recordHttpRequest, routeOf } from "@dxs/services"
 import { type HttpApp, HttpIncomingMessage, HttpServerRequest } from "@effect/platform"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Cause, Effect, Exit, Option } from "effect"
@@ -372,8 +371,7 @@ const logRequest = (
     const path = routeOf(request.url)
     if (routes.size < MAX_ROUTES) routes.add(path)
     const route = routes.has(path) ? path : "(other)"
-    httpRequests.inc({ method: request.method, route, status: String(status) })
-    httpRequestSeconds.observe({ method: request.method, route }, ms / 1000)
+    recordHttpRequest({ method: request.method, route, status, seconds: ms / 1000 })
     return Effect.logInfo("request").pipe(
       Effect.annotateLogs({
         request_id: requestId,

@@ -1,20 +1,5 @@
 import { createServer } from "node:http"
-import {
-  Agents,
-  ApiKeys,
-  Dimensions,
-  Documents,
-  defaultHttpServerSettings,
-  Folders,
-  type HttpServerSettings,
-  Launches,
-  limitServer,
-  Members,
-  Pages,
-  Projects,
-  serverOptions,
-  Webhooks,
-} from "@dxs/services"
+import { defaultHttpServerSettings, type HttpServerSettings, limitServer, serverOptions } from "@dxs/services"
 import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Layer } from "effect"
@@ -26,28 +11,24 @@ import { DimensionsHttp } from "./dimensions/Http.ts"
 import { DocumentsHttp, FilesHttp } from "./documents/Http.ts"
 import { FoldersHttp } from "./folders/Http.ts"
 import { guard } from "./Guard.ts"
-import { KeysLive } from "./keys/Http.ts"
+import { KeysHttp } from "./keys/Http.ts"
 import { MetaHttp } from "./meta/Http.ts"
 import { problemJson } from "./Problem.ts"
 import { ProjectsHttp } from "./projects/Http.ts"
-import { ResultsLive } from "./results/Http.ts"
-import { OutputSchemaLive } from "./schema/Http.ts"
+import { ResultsHttp } from "./results/Http.ts"
+import { OutputSchemaHttp } from "./schema/Http.ts"
 import { WebhooksHttp } from "./webhooks/Http.ts"
 
-/** Every handler group, with the services they call. Needs Db and BlobStore. */
+/** Every handler group. Needs the services (`servicesLayer` of @dxs/services). */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([MetaHttp, AuthHttp, ProjectsHttp, FoldersHttp]),
   Layer.provide([AgentsHttp, DimensionsHttp]),
   Layer.provide([DocumentsHttp, FilesHttp]),
-  Layer.provide(ResultsLive),
-  Layer.provide(KeysLive),
-  Layer.provide(OutputSchemaLive),
-  Layer.provide(Layer.provide(WebhooksHttp, Webhooks.Default)),
+  Layer.provide(ResultsHttp),
+  Layer.provide(KeysHttp),
+  Layer.provide(OutputSchemaHttp),
+  Layer.provide(WebhooksHttp),
   Layer.provide(AuthenticationLive),
-  Layer.provide([ApiKeys.Default, Members.Default, Projects.Default, Folders.Default]),
-  Layer.provide([Agents.Default, Dimensions.Default, Launches.Default]),
-  Layer.provide(Documents.Default),
-  Layer.provide(Pages.Default),
 )
 
 /** The docs page, served inline: no CDN, and the system's fonts rather than Scalar's hosted ones. */
@@ -64,7 +45,7 @@ export const restApiWith = <E, R>(routes: Layer.Layer<never, E, R>) =>
     Layer.provide(ApiLive),
   )
 
-/** The REST API served by whatever HttpServer is provided. */
+/** The REST API served by whatever HttpServer is provided, over the services provided. */
 export const RestApiLive = restApiWith(Layer.empty)
 
 export interface ServerOptions {
@@ -83,6 +64,6 @@ export const nodeServerLayer = (options: ServerOptions) => {
   })
 }
 
-/** The REST API as a running HTTP server on `port`. */
+/** The REST API as a running HTTP server on `port`, over the services provided. */
 export const httpServerLayer = (options: ServerOptions) =>
   RestApiLive.pipe(HttpServer.withLogAddress, Layer.provide(nodeServerLayer(options)))

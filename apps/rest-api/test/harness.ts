@@ -3,24 +3,19 @@ import * as fs from "node:fs/promises"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { BlobStore, type BlobStoreShape, type Database, Db, fileBlobStore, makeKysely } from "@dxs/db"
+import { type BlobStoreShape, type Database, fileBlobStore, makeKysely } from "@dxs/db"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
 import {
   ApiKeys,
-  AppUrl,
-  AuthThrottleSettings,
   backgroundLoops,
   defaultHttpServerSettings,
   type HttpServerSettings,
   type Member,
   Members,
-  PublicUrl,
-  RateLimitSettings,
   RequestLimits,
-  SpoolSettings,
-  UploadLimits,
+  servicesLayer,
   WebhookConfig,
 } from "@dxs/services"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
@@ -126,49 +121,34 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
   const dbUrl = await useTestDatabase()
   const blobDir = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-blobs-"))
   const blobs = options.blobs ?? fileBlobStore(blobDir)
-  const publicUrl = Layer.effect(
-    PublicUrl,
-    Effect.map(
-      HttpServer.HttpServer,
-      (s) =>
-        options.publicUrl ?? (s.address._tag === "TcpAddress" ? `http://127.0.0.1:${s.address.port}` : ""),
-    ),
-  )
-  // The web application's deep links point at this server, as in the all-in-one process.
-  const appUrl = Layer.effect(
-    AppUrl,
-    Effect.map(HttpServer.HttpServer, (s) =>
-      s.address._tag === "TcpAddress" ? `http://127.0.0.1:${s.address.port}` : "",
-    ),
-  )
-  const uploadLimits =
-    options.maxUploadBytes === undefined
-      ? Layer.empty
-      : Layer.succeed(UploadLimits, { maxFileBytes: options.maxUploadBytes })
   const webhooks: WebhookSettings | undefined =
     options.webhooks === undefined ? undefined : { ...WebhookConfig.defaultValue(), ...options.webhooks }
-  const webhookConfig = webhooks === undefined ? Layer.empty : Layer.succeed(WebhookConfig, webhooks)
-  const requestLimits = Layer.succeed(RequestLimits, { ...RequestLimits.defaultValue(), ...options.limits })
-  const rateLimit = Layer.succeed(RateLimitSettings, { perMinute: options.rateLimitPerMinute ?? 100_000 })
-  const authThrottle = Layer.succeed(AuthThrottleSettings, {
-    signInAttemptsPerMinute: options.signInAttemptsPerMinute ?? 100_000,
-    authFailuresPerMinute: options.authFailuresPerMinute ?? 100_000,
-  })
-  const spool =
-    options.spoolRoot === undefined ? Layer.empty : Layer.succeed(SpoolSettings, { root: options.spoolRoot })
   const routes = Layer.merge(
     options.webApp === undefined ? Layer.empty : webAppRoute(options.webApp),
     options.routes === undefined ? Layer.empty : options.routes({ dbUrl, blobDir }),
   )
+  const ownAddress = Effect.map(HttpServer.HttpServer, (s) =>
+    s.address._tag === "TcpAddress" ? `http://127.0.0.1:${s.address.port}` : "",
+  )
+  const services = servicesLayer({
+    dbUrl,
+    blobDir,
+    blobs,
+    publicUrl: options.publicUrl ?? ownAddress,
+    // The web application's deep links point at this server, as in the all-in-one process.
+    appUrl: ownAddress,
+    webhooks,
+    rateLimitPerMinute: options.rateLimitPerMinute ?? 100_000,
+    authThrottle: {
+      signInAttemptsPerMinute: options.signInAttemptsPerMinute ?? 100_000,
+      authFailuresPerMinute: options.authFailuresPerMinute ?? 100_000,
+    },
+    requestLimits: { ...RequestLimits.defaultValue(), ...options.limits },
+    uploadMaxBytes: options.maxUploadBytes,
+    spoolRoot: options.spoolRoot,
+  })
   const layer = restApiWith(routes).pipe(
-    Layer.provideMerge(rateLimit),
-    Layer.provideMerge(authThrottle),
-    Layer.provideMerge(requestLimits),
-    Layer.provideMerge(publicUrl),
-    Layer.provideMerge(appUrl),
-    Layer.provideMerge(webhookConfig),
-    Layer.provideMerge(uploadLimits),
-    Layer.provideMerge(spool),
+    Layer.provideMerge(services),
     Layer.provideMerge(
       nodeServerLayer({
         port: 0,
@@ -176,10 +156,6 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
         http: { ...defaultHttpServerSettings, ...options.http },
       }),
     ),
-    Layer.provideMerge(Db.layer(dbUrl, 5)),
-    Layer.provideMerge(Layer.succeed(BlobStore, blobs)),
-    Layer.provideMerge(ApiKeys.Default),
-    Layer.provideMerge(Members.Default),
   )
   // Request and task lines (info) would drown a test's output: warnings and errors only.
   const runtime = ManagedRuntime.make(Layer.merge(layer, Logger.minimumLogLevel(LogLevel.Warning)))

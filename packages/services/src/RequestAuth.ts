@@ -4,6 +4,7 @@
  * request counts against its key's or member's per-minute limit; refused credentials count against the
  * client address's limit, beyond which they are answered 429 instead of 401.
  */
+import { Db } from "@dxs/db"
 import { Effect } from "effect"
 import { ApiKeys } from "./ApiKeys.ts"
 import type { CurrentOrganization } from "./CurrentOrganization.ts"
@@ -79,3 +80,24 @@ export const requestSubject = (
   request.apiKey !== undefined && request.apiKey !== ""
     ? keySubject(request.apiKey)
     : memberSubject(organization.member?.id ?? "")
+
+/**
+ * `authenticateKey` and `authenticateRequest` over the services and database at hand when this is run (an
+ * adapter's middleware, built once): its checks then need nothing from the request's context.
+ */
+export const requestAuthenticator = Effect.gen(function* () {
+  const keys = yield* ApiKeys
+  const members = yield* Members
+  const db = yield* Db
+  const provide = <A, E>(effect: Effect.Effect<A, E, ApiKeys | Members | Db>) =>
+    effect.pipe(
+      Effect.provideService(ApiKeys, keys),
+      Effect.provideService(Members, members),
+      Effect.provideService(Db, db),
+    )
+  return {
+    key: (key: string | undefined, clientAddress: string | undefined) =>
+      provide(authenticateKey(key, clientAddress)),
+    request: (request: Parameters<typeof authenticateRequest>[0]) => provide(authenticateRequest(request)),
+  }
+})

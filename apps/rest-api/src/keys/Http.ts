@@ -1,6 +1,6 @@
 import { KeyManagement } from "@dxs/services"
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { Api } from "../Api.ts"
 
 export const KeysHttp = HttpApiBuilder.group(Api, "keys", (handlers) =>
@@ -13,5 +13,3 @@ export const KeysHttp = HttpApiBuilder.group(Api, "keys", (handlers) =>
       .handle("revoke", ({ path }) => keys.revoke(path.id))
   }),
 )
-
-export const KeysLive = KeysHttp.pipe(Layer.provide(KeyManagement.Default))

@@ -1,6 +1,6 @@
 import { Results } from "@dxs/services"
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { Api } from "../Api.ts"
 
 export const ResultsHttp = HttpApiBuilder.group(Api, "results", (handlers) =>
@@ -24,6 +24,3 @@ export const ResultsHttp = HttpApiBuilder.group(Api, "results", (handlers) =>
       .handle("boundingBoxes", ({ path }) => results.boundingBoxes(path.project_id, path.extraction_id))
   }),
 )
-
-/** The results handlers with the service they call. */
-export const ResultsLive = ResultsHttp.pipe(Layer.provide(Results.Default))

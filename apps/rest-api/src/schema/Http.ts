@@ -1,6 +1,6 @@
 import { BadRequest, Documents, EXTRACT_MAX_FILES, OutputSchemas } from "@dxs/services"
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import {
   answerResponse,
@@ -83,5 +83,3 @@ export const OutputSchemaHttp = HttpApiBuilder.group(Api, "outputSchema", (handl
     )
   }),
 )
-
-export const OutputSchemaLive = OutputSchemaHttp.pipe(Layer.provide(OutputSchemas.Default))

@@ -1,0 +1,142 @@
+/**
+ * The one composition of the services, used by every entry point (the REST API, the GraphQL gateway and
+ * `dxs start`): from the settings an entry point has to the layer of every service its adapters call, over
+ * the database and blob store it names or hands in. The adapters pass the storage through without using
+ * it, so its types reach them from here rather than from @dxs/db.
+ */
+import { BlobStore, type BlobStoreShape, Db, fileBlobStoreLayer } from "@dxs/db"
+import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
+import { type Context, Effect, Layer } from "effect"
+import { Agents } from "./Agents.ts"
+import { ApiKeys } from "./ApiKeys.ts"
+import { Dimensions } from "./Dimensions.ts"
+import { Documents, FileLinks, PublicUrl, UploadLimits } from "./Documents.ts"
+import { Folders } from "./Folders.ts"
+import { RequestLimits } from "./HttpLimits.ts"
+import { KeyManagement } from "./KeyManagement.ts"
+import { Launches } from "./Launches.ts"
+import { SpoolSettings } from "./Leftovers.ts"
+import { LiveSubscriptionSettings } from "./LiveSubscriptions.ts"
+import { Members, SessionSettings } from "./Members.ts"
+import { AppUrl, OutputSchemas } from "./OutputSchemas.ts"
+import { Pages, ParsingSettings } from "./Pages.ts"
+import { ProgressFeed } from "./ProgressFeed.ts"
+import { Projects } from "./Projects.ts"
+import { AuthThrottleSettings, RateLimitSettings } from "./RateLimits.ts"
+import { Results } from "./Results.ts"
+import { WebhookConfig, Webhooks } from "./Webhooks.ts"
+
+/** Every service an adapter calls; they need the storage (and read the settings) below them. */
+export const ServicesLive = Layer.mergeAll(
+  ApiKeys.Default,
+  Members.Default,
+  KeyManagement.Default,
+  Projects.Default,
+  Folders.Default,
+  Agents.Default,
+  Dimensions.Default,
+  Launches.Default,
+  Results.Default,
+  OutputSchemas.Default,
+  Documents.Default,
+  Pages.Default,
+  Webhooks.Default,
+  ProgressFeed.Default,
+)
+
+/** The database handle and the blob store the services run over. */
+export type Storage = Db | BlobStore
+/** A database handle, as an entry point that already holds one hands it in. */
+export type DatabaseLayer = Layer.Layer<Db>
+export type { BlobStoreShape }
+
+/** What the services' calls may need: the services themselves and the storage under them. */
+export type ServicesContext = Layer.Layer.Success<typeof ServicesLive> | Storage
+
+/** A setting known up front, or one read when the layer is built (a server's address, once it listens). */
+export type Setting<A, R> = A | Effect.Effect<A, never, R>
+
+/** What an entry point knows; each setting left unset keeps its service's default. */
+export interface ServicesOptions<R = never> {
+  /** The database: a pool of 5 connections on `dbUrl`, unless the handle `db` is given. */
+  readonly dbUrl: string
+  readonly db?: DatabaseLayer | undefined
+  /** The files: the directory `blobDir`, unless the blob store `blobs` (an S3 bucket…) is given. */
+  readonly blobDir: string
+  readonly blobs?: BlobStoreShape | undefined
+  /** Base of documents' `file_url` links (the REST API's public address). */
+  readonly publicUrl?: Setting<string, R> | undefined
+  /** Base of the web application's deep links in enriched schema results. */
+  readonly appUrl?: Setting<string, R> | undefined
+  /** The key of secrets at rest and whether webhooks may target loopback (unset: a key of this process). */
+  readonly webhooks?: WebhookSettings | undefined
+  /** Requests per minute per API key or member. */
+  readonly rateLimitPerMinute?: number | undefined
+  /** Throttles against guessing credentials. */
+  readonly authThrottle?: AuthThrottleSettings["Type"] | undefined
+  /** Live subscriptions per API key or member in this process. */
+  readonly maxSubscriptionsPerKey?: number | undefined
+  /** Largest upload, in bytes. */
+  readonly uploadMaxBytes?: number | undefined
+  /** How long a member's session lasts. */
+  readonly sessionTtlSeconds?: number | undefined
+  /** Body size and nesting limits of REST requests. */
+  readonly requestLimits?: RequestLimits["Type"] | undefined
+  /** How long a signed `file_url` link is valid. */
+  readonly fileUrlTtlSeconds?: number | undefined
+  /** Parse limits and the parsing threads (page images). */
+  readonly parsing?: ParsingSettings["Type"] | undefined
+  /** Where uploads are spooled while read. */
+  readonly spoolRoot?: string | undefined
+}
+
+const settingValue = <A, R>(value: Setting<A, R>): Effect.Effect<A, never, R> =>
+  Effect.isEffect(value) ? (value as Effect.Effect<A, never, R>) : Effect.succeed(value as A)
+
+/** The reference `tag` set to `value` (as `as` shapes it), or left to its default when unset. */
+const setting = <I, S, A, R>(
+  tag: Context.Tag<I, S>,
+  value: Setting<A, R> | undefined,
+  as: (a: A) => S,
+): Layer.Layer<never, never, R> =>
+  value === undefined ? Layer.empty : Layer.effect(tag, Effect.map(settingValue(value), as))
+
+/** What the settings given as effects need when the layer is built. */
+export type SettingsRequirements<O> =
+  | (O extends { readonly publicUrl?: infer S } ? RequirementsOf<S> : never)
+  | (O extends { readonly appUrl?: infer S } ? RequirementsOf<S> : never)
+type RequirementsOf<S> = S extends Effect.Effect<unknown, never, infer R> ? R : never
+
+/** The settings that were given, as the references the services read. */
+export const settingsLayer = <O extends ServicesOptions<any>>(
+  options: O,
+): Layer.Layer<never, never, SettingsRequirements<O>> =>
+  Layer.mergeAll(
+    setting(PublicUrl, options.publicUrl, (url) => url),
+    setting(AppUrl, options.appUrl, (url) => url),
+    setting(WebhookConfig, options.webhooks, (webhooks) => webhooks),
+    setting(RateLimitSettings, options.rateLimitPerMinute, (perMinute) => ({ perMinute })),
+    setting(AuthThrottleSettings, options.authThrottle, (throttle) => throttle),
+    setting(LiveSubscriptionSettings, options.maxSubscriptionsPerKey, (maxPerSubject) => ({ maxPerSubject })),
+    setting(UploadLimits, options.uploadMaxBytes, (maxFileBytes) => ({ maxFileBytes })),
+    setting(SessionSettings, options.sessionTtlSeconds, (ttlSeconds) => ({ ttlSeconds })),
+    setting(RequestLimits, options.requestLimits, (limits) => limits),
+    setting(FileLinks, options.fileUrlTtlSeconds, (ttlSeconds) => ({ ttlSeconds })),
+    setting(ParsingSettings, options.parsing, (parsing) => parsing),
+    setting(SpoolSettings, options.spoolRoot, (root) => ({ root })),
+  )
+
+/** The database and the blob store the options name. */
+export const storageLayer = (options: ServicesOptions<unknown>): Layer.Layer<Storage> =>
+  Layer.merge(
+    options.db ?? Db.layer(options.dbUrl, 5),
+    options.blobs === undefined
+      ? fileBlobStoreLayer(options.blobDir)
+      : Layer.succeed(BlobStore, options.blobs),
+  )
+
+/** Every service, with the settings and the storage they run over (all of them in its output as well). */
+export const servicesLayer = <O extends ServicesOptions<any>>(
+  options: O,
+): Layer.Layer<ServicesContext, never, SettingsRequirements<O>> =>
+  ServicesLive.pipe(Layer.provideMerge(settingsLayer(options)), Layer.provideMerge(storageLayer(options)))
