@@ -10,16 +10,19 @@ import type { Conn, Database, TaskRow } from "@dxs/db"
 import * as Documents from "@dxs/db/repositories/Documents"
 import { moveParseTasks } from "@dxs/db/repositories/ParseTasks"
 import * as Projects from "@dxs/db/repositories/Projects"
+import {
+  ARCHIVE_SWEEP_TASK,
+  ARCHIVE_TASK,
+  archiveSweepTaskKey,
+  archiveTaskKey,
+} from "@dxs/db/repositories/TaskKinds"
 import { enqueue } from "@dxs/db/TaskQueue"
 import { documentsLeftProject } from "@dxs/pipeline/run/Runs"
 import { Effect } from "effect"
 import type { Kysely, Transaction } from "kysely"
 import { syncTagDimensions } from "./TagDimensions.ts"
 
-export const ARCHIVE_TASK = "archive"
-export const ARCHIVE_SWEEP_TASK = "archive-sweep"
-
-export const archiveTaskKey = (documentId: string) => `archive:${documentId}`
+export { ARCHIVE_SWEEP_TASK, ARCHIVE_TASK, archiveTaskKey } from "@dxs/db/repositories/TaskKinds"
 
 /** What a background handler gets besides its task (a structural subset of the worker's TaskContext). */
 export interface BackgroundTaskContext {
@@ -48,7 +51,7 @@ export const scheduleArchiveSweep = async (conn: Conn) => {
   const { at, day } = await Effect.runPromise(Documents.nextUtcMidnight(conn))
   return enqueue(conn, {
     kind: ARCHIVE_SWEEP_TASK,
-    idempotencyKey: `${ARCHIVE_SWEEP_TASK}:${day}`,
+    idempotencyKey: archiveSweepTaskKey(day),
     payload: { day },
     runAfter: at,
   })

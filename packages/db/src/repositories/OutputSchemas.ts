@@ -8,14 +8,11 @@ import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
 import type { ProjectRow } from "../Schema.ts"
 import { enqueue } from "../TaskQueue.ts"
+import { outputMappingTaskKey as mappingTaskKey, OUTPUT_MAPPING_TASK } from "./TaskKinds.ts"
 
+// One generation task per schema version (a later PUT makes an earlier task a no-op): the catalogue's key.
+export { OUTPUT_MAPPING_TASK, outputMappingTaskKey as mappingTaskKey } from "./TaskKinds.ts"
 export type { ProjectRow }
-
-export const OUTPUT_MAPPING_TASK = "output-mapping"
-
-/** One generation task per schema version: a later PUT makes an earlier task a no-op. */
-export const mappingTaskKey = (projectId: string, version: number) =>
-  `${OUTPUT_MAPPING_TASK}:${projectId}:${version}`
 
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 

@@ -7,6 +7,7 @@ import { Effect, Either } from "effect"
 import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
 import { enqueue } from "../TaskQueue.ts"
+import { PARSE_TASK, parseTaskKey } from "./TaskKinds.ts"
 
 /**
  * The status the document state machine gives a Pending version whose parse cannot complete. The queries
@@ -17,15 +18,10 @@ const parseFailedStatus = Either.getOrThrow(
   transitionDocument(uploadedDocument(), DocumentEvent.ParseFailed({ version: uploadedDocument().version })),
 ).status
 
-export const PARSE_TASK = "parse"
-
-/**
- * The idempotency key of the parse task of one document version: one task per version. A run that finds a
- * document Pending with no parse in flight (its task failed for good) enqueues another, keyed by the run
- * as well (`failAbandonedParses` matches only the version's own key).
- */
-export const parseTaskKey = (documentId: string, version: number, runId?: string) =>
-  runId === undefined ? `parse:${documentId}:${version}` : `parse:${documentId}:${version}:${runId}`
+// The kind and its key come from the catalogue: one task per document version; a run that finds a document
+// Pending with no parse in flight (its task failed for good) enqueues another, keyed by the run as well
+// (`failAbandonedParses` matches only the version's own key).
+export { PARSE_TASK, parseTaskKey } from "./TaskKinds.ts"
 
 /** Enqueues the parse task of a document version (once per version, or once per run with `runId`). */
 export const enqueueParse = (

@@ -3,12 +3,17 @@
  * `webhook-deliver` task that sends it, enqueued in the same transaction.
  */
 import type { Conn } from "@dxs/db"
+import {
+  WEBHOOK_DELIVER_TASK,
+  WEBHOOK_FANOUT_TASK,
+  webhookDeliverTaskKey,
+  webhookFanoutTaskKey,
+} from "@dxs/db/repositories/TaskKinds"
 import * as Webhooks from "@dxs/db/repositories/Webhooks"
 import { enqueue } from "@dxs/db/TaskQueue"
 import { Effect } from "effect"
 
-export const WEBHOOK_DELIVER_TASK = "webhook-deliver"
-export const WEBHOOK_FANOUT_TASK = "webhook-fanout"
+export { WEBHOOK_DELIVER_TASK, WEBHOOK_FANOUT_TASK } from "@dxs/db/repositories/TaskKinds"
 
 export type NewDelivery = Webhooks.NewDeliveryRow
 
@@ -17,7 +22,7 @@ export const createDelivery = async (conn: Conn, delivery: NewDelivery): Promise
   const id = await Effect.runPromise(Webhooks.insertDelivery(conn, delivery))
   await enqueue(conn, {
     kind: WEBHOOK_DELIVER_TASK,
-    idempotencyKey: `${WEBHOOK_DELIVER_TASK}:${id}`,
+    idempotencyKey: webhookDeliverTaskKey(id),
     payload: { deliveryId: id },
     maxAttempts: 1000,
   })
@@ -28,6 +33,6 @@ export const createDelivery = async (conn: Conn, delivery: NewDelivery): Promise
 export const enqueueFanout = (conn: Conn, eventId: string) =>
   enqueue(conn, {
     kind: WEBHOOK_FANOUT_TASK,
-    idempotencyKey: `${WEBHOOK_FANOUT_TASK}:${eventId}`,
+    idempotencyKey: webhookFanoutTaskKey(eventId),
     payload: { eventId },
   })
