@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
@@ -18,6 +17,7 @@ import {
   outputSchemaOf,
   requestAutoMapping,
 } from "../src/repositories/OutputSchemas.ts"
+import { newOrganizationProject } from "./fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 2)
@@ -25,20 +25,7 @@ afterAll(() => db.destroy())
 
 const run = Effect.runPromise
 
-const newProject = async () => {
-  const org = await db
-    .insertInto("organizations")
-    .values({ name: `Org ${randomUUID()}` })
-    .returning("id")
-    .executeTakeFirstOrThrow()
-  return (
-    await db
-      .insertInto("projects")
-      .values({ organization_id: org.id, name: "P" })
-      .returning("id")
-      .executeTakeFirstOrThrow()
-  ).id
-}
+const newProject = async () => (await newOrganizationProject(db)).projectId
 
 const custom = (projectId: string, name: string) => ({
   project_id: projectId,

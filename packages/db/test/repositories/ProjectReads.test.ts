@@ -11,6 +11,7 @@ import { clearResolutionsOfProject } from "../../src/repositories/Results.ts"
 import { createQueuedRun, startRun } from "../../src/repositories/Runs.ts"
 import { enqueueAgentTasks } from "../../src/repositories/RunTasks.ts"
 import { enqueue } from "../../src/TaskQueue.ts"
+import { newOrganizationProject } from "../fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)
@@ -18,20 +19,7 @@ afterAll(() => db.destroy())
 
 const run = Effect.runPromise
 
-const newProject = async () => {
-  const org = await db
-    .insertInto("organizations")
-    .values({ name: `Org ${randomUUID()}` })
-    .returning("id")
-    .executeTakeFirstOrThrow()
-  return (
-    await db
-      .insertInto("projects")
-      .values({ organization_id: org.id, name: "P" })
-      .returning("id")
-      .executeTakeFirstOrThrow()
-  ).id
-}
+const newProject = async () => (await newOrganizationProject(db)).projectId
 
 const newDocument = async (projectId: string, fileName: string, status = "Processed", version = 1) =>
   (

@@ -8,6 +8,7 @@ import * as Runs from "../../src/repositories/Runs.ts"
 import * as RunTasks from "../../src/repositories/RunTasks.ts"
 import type { Database } from "../../src/Schema.ts"
 import { enqueue } from "../../src/TaskQueue.ts"
+import { newOrganizationProject } from "../fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)
@@ -15,19 +16,7 @@ afterAll(() => db.destroy())
 
 const run = Effect.runPromise
 
-const newProject = async () => {
-  const org = await db
-    .insertInto("organizations")
-    .values({ name: `Org ${randomUUID()}` })
-    .returning("id")
-    .executeTakeFirstOrThrow()
-  const project = await db
-    .insertInto("projects")
-    .values({ organization_id: org.id, name: "P" })
-    .returning("id")
-    .executeTakeFirstOrThrow()
-  return { organizationId: org.id, projectId: project.id }
-}
+const newProject = () => newOrganizationProject(db)
 
 const tasksOf = (runId: string) =>
   db

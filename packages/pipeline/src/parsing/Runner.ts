@@ -26,6 +26,7 @@ import {
   type ParseTools,
   SLOW_STEP,
 } from "./Backend.ts"
+import { onePagePdf } from "./OnePagePdf.ts"
 
 export interface ParseSettings {
   /** Wall-clock limit of one parse or page rendering, in milliseconds. */
@@ -529,31 +530,8 @@ export const renderPageImage = async (
   throw new ParseFailure(reply.kind === "parsed" ? "the parser answered without an image" : reply.reason)
 }
 
-/**
- * A one-page PDF with a line of text, built here so that its cross-reference offsets are exact (PDFium
- * reads the file without repairing it, as for a well-formed upload).
- */
-export const warmUpPdf = (): Uint8Array => {
-  const content = "BT /F1 12 Tf 72 720 Td (dxs) Tj ET"
-  const objects = [
-    "<< /Type /Catalog /Pages 2 0 R >>",
-    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
-    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-  ]
-  let pdf = "%PDF-1.4\n"
-  const offsets = objects.map((body, i) => {
-    const at = pdf.length
-    pdf += `${i + 1} 0 obj\n${body}\nendobj\n`
-    return at
-  })
-  const xref = pdf.length
-  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`
-  for (const at of offsets) pdf += `${String(at).padStart(10, "0")} 00000 n \n`
-  pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
-  return new TextEncoder().encode(pdf)
-}
+/** The small PDF each thread parses when the pool warms up. */
+export const warmUpPdf = (): Uint8Array => new TextEncoder().encode(onePagePdf("dxs"))
 
 /**
  * Starts every thread of the pool and has each parse a small PDF, so the first uploads after start-up do

@@ -45,22 +45,24 @@ export const replaceDocumentExtractions = (
         .where("source_type", "=", "document")
         .execute(),
     )
-    for (const e of input.extractions)
+    if (input.extractions.length > 0)
       yield* run(() =>
         conn
           .insertInto("extractions")
-          .values({
-            project_id: input.projectId,
-            agent_id: input.agentId,
-            agent_config_version: input.agentConfigVersion,
-            atomic_value_id: e.atomicValueId,
-            document_id: input.documentId,
-            value: e.value,
-            relevant_passage: e.relevantPassage,
-            reasoning: e.reasoning,
-            page_number: e.pageNumber,
-            source_type: "document",
-          })
+          .values(
+            input.extractions.map((e) => ({
+              project_id: input.projectId,
+              agent_id: input.agentId,
+              agent_config_version: input.agentConfigVersion,
+              atomic_value_id: e.atomicValueId,
+              document_id: input.documentId,
+              value: e.value,
+              relevant_passage: e.relevantPassage,
+              reasoning: e.reasoning,
+              page_number: e.pageNumber,
+              source_type: "document" as const,
+            })),
+          )
           .execute(),
       )
     const pair = {
@@ -204,33 +206,35 @@ export const replaceDerivedExtractions = (
         .where("source_type", "=", "derived")
         .execute(),
     )
-    for (const d of input.extractions)
+    if (input.extractions.length > 0)
       yield* run(() =>
         conn
           .insertInto("extractions")
-          .values({
-            project_id: input.projectId,
-            agent_id: input.agentId,
-            agent_config_version: input.configVersion,
-            atomic_value_id: d.atomicValueId,
-            document_id: null,
-            value: d.value,
-            relevant_passage: "",
-            reasoning: d.reasoning,
-            page_number: null,
-            consistent: true,
-            justification_for_consistency: "Derived from resolved values.",
-            source_type: "derived",
-            derived_sources: JSON.stringify(
-              d.sources.map((s) => ({
-                source_agent_id: s.agentId,
-                source_agent_name: s.agentName,
-                source_resolution_result_id: s.resultId,
-                dimension_values: s.dimensionValues,
-                resolved_value: s.resolvedValue,
-              })),
-            ),
-          })
+          .values(
+            input.extractions.map((d) => ({
+              project_id: input.projectId,
+              agent_id: input.agentId,
+              agent_config_version: input.configVersion,
+              atomic_value_id: d.atomicValueId,
+              document_id: null,
+              value: d.value,
+              relevant_passage: "",
+              reasoning: d.reasoning,
+              page_number: null,
+              consistent: true,
+              justification_for_consistency: "Derived from resolved values.",
+              source_type: "derived",
+              derived_sources: JSON.stringify(
+                d.sources.map((s) => ({
+                  source_agent_id: s.agentId,
+                  source_agent_name: s.agentName,
+                  source_resolution_result_id: s.resultId,
+                  dimension_values: s.dimensionValues,
+                  resolved_value: s.resolvedValue,
+                })),
+              ),
+            })),
+          )
           .execute(),
       )
   })
