@@ -100,6 +100,8 @@ export interface TestApiOptions {
     readonly concurrency?: number
     /** The web search of agents with `enable_web_search` (default: none). */
     readonly webSearch?: WebSearchShape
+    /** Agents per model request and context size (default: the service's). */
+    readonly requestBudget?: { readonly maxAgentsPerRequest: number; readonly contextTokens: number }
   }
   /** Where uploads are spooled while read (default: the service default under the temp directory). */
   readonly spoolRoot?: string
@@ -173,6 +175,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
       model: typeof options.worker.model === "function" ? options.worker.model(kysely) : options.worker.model,
       webSearch: options.worker.webSearch,
       webhooks,
+      requestBudget: options.worker.requestBudget,
     })
     const loops = Effect.runFork(backgroundLoops(kysely, { blobs, spoolRoot: options.spoolRoot }))
     const fiber = Effect.runFork(

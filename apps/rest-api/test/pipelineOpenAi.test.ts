@@ -6,7 +6,9 @@ import { makeKysely } from "@dxs/db"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
 import { postgresResponseCache } from "@dxs/pipeline/llm/ResponseCache"
 import {
+  answerDocument,
   type ChatCompletionRequestBody,
+  documentRequest,
   genericResponder,
   startFakeOpenAiServer,
 } from "@dxs/testing/FakeOpenAiServer"
@@ -18,25 +20,24 @@ import { launchAndWait as launchRun, until, upload } from "./runs.ts"
 /** Answers like a model that reads "Label: value" lines: the label is the agent's name. */
 const respond = (body: ChatCompletionRequestBody) => {
   const name = body.response_format?.json_schema?.name
-  const user = body.messages?.find((m) => m.role === "user")?.content ?? ""
-  if (name === "extract_values") {
-    const agent = /Agent: (.+)/.exec(user)?.[1]?.trim() ?? ""
-    const label = agent === "Total Amount" ? "Total Due" : agent
-    const values = []
-    const parts = user.split(/--- Page (\d+) ---\n/)
-    for (let i = 1; i + 1 < parts.length; i += 2) {
-      const page = parts[i]!
-      const line = parts[i + 1]!.split("\n").find((l) => l.startsWith(`${label}:`))
-      if (line)
-        values.push({
-          value: line.slice(label.length + 1).trim(),
-          relevant_passage: line,
-          page_number: Number(page),
-          reasoning: `The line labelled "${label}".`,
-        })
-    }
-    return { values }
-  }
+  const asked = documentRequest(body)
+  if (asked !== undefined)
+    return answerDocument(asked, (agent) => {
+      const label = agent.name === "Total Amount" ? "Total Due" : agent.name
+      return asked.pages.flatMap((p) => {
+        const line = p.text.split("\n").find((l) => l.startsWith(`${label}:`))
+        return line
+          ? [
+              {
+                value: line.slice(label.length + 1).trim(),
+                relevant_passage: line,
+                page_number: p.pageNumber,
+                reasoning: `The line labelled "${label}".`,
+              },
+            ]
+          : []
+      })
+    })
   if (name === "derive_value") return { value: "42", reasoning: "Computed from the inputs." }
   if (name === "describe_fields") {
     const schema = body.response_format?.json_schema?.schema as any
@@ -140,7 +141,7 @@ describe("the openai provider through a run", () => {
     const run = await launchAndWait(projectId)
     expect(run.status).toBe("succeeded")
     const extractRequests = fake.requests.filter(
-      (r) => r.body.response_format?.json_schema?.name === "extract_values",
+      (r) => r.body.response_format?.json_schema?.name === "extract_document",
     )
     expect(extractRequests).toHaveLength(2)
     for (const r of extractRequests) {

@@ -18,6 +18,7 @@ import {
 } from "@dxs/db/repositories/TaskKinds"
 import { LanguageModel, type LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import { localModel } from "@dxs/pipeline/llm/Local"
+import { RequestBudget } from "@dxs/pipeline/llm/RequestBudget"
 import { parseTaskHandler } from "@dxs/pipeline/parsing/ParseDocument"
 import type { RunOptions } from "@dxs/pipeline/parsing/Runner"
 import { phaseTaskHandler, runStartHandler } from "@dxs/pipeline/run/Runs"
@@ -38,6 +39,8 @@ import {
 } from "@dxs/services"
 import { Effect, Layer } from "effect"
 
+type RequestBudgetShape = RequestBudget["Type"]
+
 export interface BackgroundOptions {
   readonly blobs: BlobStoreShape
   /** Parse limits and tools (defaults: 120 s, 1024 MB, 2,000 pages, 500 MB decompressed, LibreOffice detected). */
@@ -48,16 +51,23 @@ export interface BackgroundOptions {
   readonly webSearch?: WebSearchShape | undefined
   /** Webhook delivery (the encryption key of secrets at rest, loopback, trusted CAs). Unset: events are fanned out, but this worker sends nothing. */
   readonly webhooks?: WebhookSettings | undefined
+  /** Agents per model request and the context size (default: 20 agents, 128k tokens). */
+  readonly requestBudget?: RequestBudgetShape | undefined
 }
 
 /** The pipeline's stages over this model and web search (none: agents with web search use documents only). */
-const pipelineStages = (model: LanguageModelShape, webSearch: WebSearchShape | undefined) =>
+const pipelineStages = (
+  model: LanguageModelShape,
+  webSearch: WebSearchShape | undefined,
+  budget: RequestBudgetShape | undefined,
+) =>
   Effect.runSync(
     Effect.all({ extraction: Extraction, resolution: Resolution, derivation: Derivation }).pipe(
       Effect.provide(
         Layer.mergeAll(Extraction.Default, Resolution.Default, Derivation.Default).pipe(
           Layer.provide(Layer.succeed(LanguageModel, model)),
           Layer.provide(webSearch === undefined ? Layer.empty : Layer.succeed(WebSearch, webSearch)),
+          Layer.provide(budget === undefined ? Layer.empty : Layer.succeed(RequestBudget, budget)),
         ),
       ),
     ),
@@ -71,7 +81,7 @@ export const backgroundTaskHandlers = (
   options: BackgroundOptions,
 ): Readonly<Record<string, BackgroundTaskHandler>> => {
   const model = options.model ?? localModel
-  const stages = pipelineStages(model, options.webSearch)
+  const stages = pipelineStages(model, options.webSearch, options.requestBudget)
   return {
     [PARSE_TASK]: parseTaskHandler({ blobs: options.blobs, run: options.parsing }),
     [ARCHIVE_TASK]: archiveTaskHandler,

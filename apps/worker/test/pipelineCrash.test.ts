@@ -8,7 +8,9 @@ import { makeKysely } from "@dxs/db/Db"
 import { canonicalDecimal } from "@dxs/domain/Values"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import {
+  answerDocument,
   type ChatCompletionRequestBody,
+  documentRequest,
   type FakeOpenAiRequest,
   type FakeOpenAiServer,
   genericResponder,
@@ -196,15 +198,10 @@ const seedProject = async (name: string): Promise<Seeded> => {
 const userMessage = (body: ChatCompletionRequestBody) =>
   String(body.messages?.find((m) => m.role === "user")?.content ?? "")
 
-const schemaName = (body: ChatCompletionRequestBody) => body.response_format?.json_schema?.name
+/** All of a request's messages, as one text (a document request's pages and agents are in two). */
+const messagesOf = (body: ChatCompletionRequestBody) => JSON.stringify(body.messages ?? [])
 
-const pagesOf = (user: string) => {
-  const marks = [...user.matchAll(/^--- Page (\d+) ---\n/gm)]
-  return marks.map((m, i) => ({
-    number: Number(m[1]),
-    text: user.slice(m.index! + m[0].length, i + 1 < marks.length ? marks[i + 1]!.index : user.length),
-  }))
-}
+const schemaName = (body: ChatCompletionRequestBody) => body.response_format?.json_schema?.name
 
 const enumOf = (schema: unknown, ...path: ReadonlyArray<string>): ReadonlyArray<string> => {
   let node = schema as Record<string, unknown> | undefined
@@ -216,25 +213,25 @@ const respond = (body: ChatCompletionRequestBody): unknown => {
   const user = userMessage(body)
   const schema = body.response_format?.json_schema?.schema
   switch (schemaName(body)) {
-    case "extract_values": {
-      const agent = /^Agent: (.+)$/m.exec(user)?.[1] ?? ""
-      for (const page of pagesOf(user))
-        for (const line of page.text.split("\n"))
-          if (agent !== "" && line.startsWith(`${agent}:`))
-            return {
-              values: [
+    case "extract_document": {
+      const asked = documentRequest(body)!
+      return answerDocument(asked, (agent) => {
+        for (const page of asked.pages)
+          for (const line of page.text.split("\n"))
+            if (agent.name !== "" && line.startsWith(`${agent.name}:`))
+              return [
                 {
                   relevant_passage: line,
-                  page_number: page.number,
-                  reasoning: `The line labelled "${agent}" states it.`,
+                  page_number: page.pageNumber,
+                  reasoning: `The line labelled "${agent.name}" states it.`,
                   value: line
-                    .slice(agent.length + 1)
+                    .slice(agent.name.length + 1)
                     .trim()
                     .replace(/^\$/, ""),
                 },
-              ],
-            }
-      return { values: [] }
+              ]
+        return []
+      })
     }
     case "check_consistency":
       return {
@@ -383,17 +380,20 @@ const expectCompleteRun = async (seeded: Seeded, runId: string, server: FakeOpen
   const tasks = await runTasks(runId)
   const byKind = (kind: string) => tasks.filter((t) => t.kind === kind)
   expect(byKind("run-start")).toHaveLength(1)
-  expect(byKind("extract")).toHaveLength(agentIds.length * DOCUMENTS)
+  // One extraction task per document, holding every agent.
+  expect(byKind("extract")).toHaveLength(DOCUMENTS)
   expect(byKind("resolve")).toHaveLength(agentIds.length)
-  expect(tasks).toHaveLength(1 + agentIds.length * DOCUMENTS + agentIds.length)
+  expect(tasks).toHaveLength(1 + DOCUMENTS + agentIds.length)
   expect(tasks.filter((t) => t.status !== "succeeded")).toEqual([])
-  expect(new Set(byKind("extract").map((t) => `${t.payload.agentId}:${t.payload.documentId}`)).size).toBe(
-    agentIds.length * DOCUMENTS,
-  )
+  expect(new Set(byKind("extract").map((t) => t.payload.documentId)).size).toBe(DOCUMENTS)
+  for (const t of byKind("extract"))
+    expect((t.payload.agents as Array<{ agentId: string }>).map((a) => a.agentId).sort()).toEqual(
+      [...agentIds].sort(),
+    )
 
   // Usage is counted once per committed task: never more than the completions the server sent; at least
-  // one call per pair plus the Vendor's consistency check and resolution.
-  expect(run.model_calls).toBeGreaterThanOrEqual(agentIds.length * DOCUMENTS + 2)
+  // one call per document plus the Vendor's consistency check and resolution.
+  expect(run.model_calls).toBeGreaterThanOrEqual(DOCUMENTS + 2)
   expect(run.model_calls).toBeLessThanOrEqual(server.completions)
 
   // Exactly one completion event.
@@ -425,12 +425,12 @@ describe("pipeline runs across worker processes", () => {
       startWorker("proc-b", server.baseUrl, { LEASE_MS: "1500" }),
     ])
     const runId = await launch(seeded.projectId)
-    const total = Object.keys(seeded.agents).length * DOCUMENTS
+    const total = DOCUMENTS
 
     // Some extractions are done, and worker A is waiting for the model on others: kill it there.
     const unanswered = () =>
       server.requests.filter(
-        (r) => sentBy(r, "proc-a") && r.status === 0 && schemaName(r.body) === "extract_values",
+        (r) => sentBy(r, "proc-a") && r.status === 0 && schemaName(r.body) === "extract_document",
       )
     await eventually(
       async () => {
@@ -454,25 +454,21 @@ describe("pipeline runs across worker processes", () => {
     const tasks = await expectCompleteRun(seeded, runId, server)
 
     // The interrupted tasks were claimed again after their lease expired and completed by B.
-    const agentByName = new Map(Object.entries(seeded.agents))
     for (const victim of victims) {
       const user = userMessage(victim.body)
-      const agentId = agentByName.get(/^Agent: (.+)$/m.exec(user)?.[1] ?? "")
       const documentId = seeded.documents.find((d) => d.name === /^Document: (.+)$/m.exec(user)?.[1])?.id
-      const task = tasks.find(
-        (t) => t.kind === "extract" && t.payload.agentId === agentId && t.payload.documentId === documentId,
-      )
+      const task = tasks.find((t) => t.kind === "extract" && t.payload.documentId === documentId)
       expect(task, user).toBeDefined()
       expect(task!.attempts).toBeGreaterThanOrEqual(2)
       expect(task!.lease_expirations).toBeGreaterThanOrEqual(1)
       expect(task).toMatchObject({ status: "succeeded", locked_by: "proc-b", last_error: null })
-      // B asked the model again for the same pair.
+      // B asked the model again for the same document and agents.
       const again = server.requests.filter(
         (r) =>
           sentBy(r, "proc-b") &&
           r.status === 200 &&
-          schemaName(r.body) === "extract_values" &&
-          userMessage(r.body) === user,
+          schemaName(r.body) === "extract_document" &&
+          messagesOf(r.body) === messagesOf(victim.body),
       )
       expect(again.length).toBeGreaterThanOrEqual(1)
     }
@@ -497,12 +493,12 @@ describe("pipeline runs across worker processes", () => {
     // The worker that completed a task stays recorded in `locked_by`.
     const extractedBy = new Set(tasks.filter((t) => t.kind === "extract").map((t) => t.locked_by))
     expect([...extractedBy].sort()).toEqual(["proc-a", "proc-b"])
-    // Both asked the model, and nothing was asked twice for one pair.
+    // Both asked the model, once per document for all its agents, and nothing was asked twice.
     expect(server.requests.some((r) => sentBy(r, "proc-a"))).toBe(true)
     expect(server.requests.some((r) => sentBy(r, "proc-b"))).toBe(true)
-    const extractRequests = server.requests.filter((r) => schemaName(r.body) === "extract_values")
-    expect(extractRequests).toHaveLength(Object.keys(seeded.agents).length * DOCUMENTS)
-    expect(new Set(extractRequests.map((r) => userMessage(r.body))).size).toBe(extractRequests.length)
+    const extractRequests = server.requests.filter((r) => schemaName(r.body) === "extract_document")
+    expect(extractRequests).toHaveLength(DOCUMENTS)
+    expect(new Set(extractRequests.map((r) => messagesOf(r.body))).size).toBe(extractRequests.length)
   })
 
   it("a stage that fails on every attempt ends the run as failed with one agent.completion.failed event", async () => {
@@ -594,7 +590,7 @@ describe("pipeline runs across worker processes", () => {
       .execute()
     const unanswered = () =>
       server.requests.filter(
-        (r) => sentBy(r, "proc-a") && r.status === 0 && schemaName(r.body) === "extract_values",
+        (r) => sentBy(r, "proc-a") && r.status === 0 && schemaName(r.body) === "extract_document",
       )
     await eventually(async () => (unanswered().length > 0 ? true : undefined), 60_000, 5)
     process.kill(-a.child.pid!, "SIGKILL")

@@ -27,14 +27,9 @@ describe("the catalogue of task kinds", () => {
     expect(webhookDeliverTaskKey("w1")).toBe("webhook-deliver:w1")
   })
 
-  it("keys an extraction task by its pair, as the launch planner does, and its run", () => {
-    const pair = {
-      agentId: "a1",
-      agentConfigVersion: 2,
-      documentId: "d1",
-      documentVersion: 5,
-      dimensionsKey: "",
-    }
-    expect(extractTaskKey(pair, "r1")).toBe(`${extractionTaskKey(pair)}:r1`)
+  it("keys an extraction task by its document version, as the launch planner does, and its run", () => {
+    const work = { documentId: "d1", documentVersion: 5 }
+    expect(extractTaskKey(work, "r1")).toBe(`${extractionTaskKey(work)}:r1`)
+    expect(extractTaskKey(work, "r1")).toBe("extract:d1:5:r1")
   })
 })

@@ -2,6 +2,7 @@ import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import type { DocumentStatus } from "./Enums.ts"
 import {
+  byDocument,
   dimensionsKey,
   type ExtractionRecord,
   extractionTaskKey,
@@ -148,7 +149,16 @@ describe("planLaunch scenarios", () => {
     )
     expect(plan.parse).toEqual(["d2"])
     expect(pairs(plan)).toEqual(["a/d2@2"])
-    expect(plan.extract[0] && extractionTaskKey(plan.extract[0])).toBe("extract:a:1:d2:2")
+    expect(plan.extract[0] && extractionTaskKey(plan.extract[0])).toBe("extract:d2:2")
+  })
+
+  it("groups the pairs by document version: one extraction task per document for all its agents", () => {
+    const d3 = doc("d3", "Processed")
+    const plan = expectPlan(planLaunch(snapshot({ documents: [d1, d2, d3], agents: [a, b] })))
+    const work = byDocument(plan.extract)
+    expect(work.map((w) => `${w.documentId}@${w.documentVersion}`)).toEqual(["d1@1", "d2@1", "d3@1"])
+    for (const w of work) expect(w.agents.map((x) => x.agentId).sort()).toEqual(["a", "b"])
+    expect(work.reduce((n, w) => n + w.agents.length, 0)).toBe(plan.extract.length)
   })
 
   it("complete extractions but incomplete resolution: resolve only", () => {

@@ -152,9 +152,45 @@ export const dimensionsKey = (dimensions: ReadonlyArray<SnapshotDimension>): str
       .sort(([a], [b]) => (String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0)),
   )
 
-/** The idempotency key of an extraction task (DESIGN §3). */
-export const extractionTaskKey = (pair: ExtractionPair): string =>
-  `extract:${pair.agentId}:${pair.agentConfigVersion}:${pair.documentId}:${pair.documentVersion}`
+/**
+ * The extraction work of one document version: every agent with an outstanding pair on it. It is one task,
+ * and its agents are extracted together, in as few model requests as the request budget allows.
+ */
+export interface DocumentExtraction {
+  readonly documentId: string
+  readonly documentVersion: number
+  readonly agents: ReadonlyArray<{
+    readonly agentId: string
+    readonly agentConfigVersion: number
+    readonly dimensionsKey: string
+  }>
+}
+
+/** The pairs grouped by document version, in the order the documents first appear. */
+export const byDocument = (pairs: ReadonlyArray<ExtractionPair>): ReadonlyArray<DocumentExtraction> => {
+  const groups = new Map<
+    string,
+    { documentId: string; documentVersion: number; agents: Array<DocumentExtraction["agents"][number]> }
+  >()
+  for (const pair of pairs) {
+    const key = `${pair.documentId}:${pair.documentVersion}`
+    let group = groups.get(key)
+    if (group === undefined) {
+      group = { documentId: pair.documentId, documentVersion: pair.documentVersion, agents: [] }
+      groups.set(key, group)
+    }
+    group.agents.push({
+      agentId: pair.agentId,
+      agentConfigVersion: pair.agentConfigVersion,
+      dimensionsKey: pair.dimensionsKey,
+    })
+  }
+  return [...groups.values()]
+}
+
+/** The idempotency key of a document's extraction task (DESIGN §3), before its run's id. */
+export const extractionTaskKey = (work: Pick<DocumentExtraction, "documentId" | "documentVersion">): string =>
+  `extract:${work.documentId}:${work.documentVersion}`
 
 const extractionRecordKey = (record: ExtractionRecord | ExtractionPair): string =>
   JSON.stringify([

@@ -9,7 +9,10 @@
  * extraction (the extract task's time outside model requests), and two workers' throughput against one
  * worker's, measured in the same run (target ≥ 1.8×). It is a report: it exits 0 either way.
  *
- * Usage: pnpm bench:pipeline [--documents 40] [--agents 5] [--latency 500] [--concurrency 8]
+ * One model request extracts every agent from one document, so a run makes D requests (200 by default, as
+ * many as 40 documents × 5 agents made when each pair had its own).
+ *
+ * Usage: pnpm bench:pipeline [--documents 200] [--agents 5] [--latency 500] [--concurrency 8]
  *                            [--worker-concurrency C]   (tasks a worker runs at once; default: C)
  *                            [--document-dimension]     (agents split by document: one atomic value per pair)
  * Uses DATABASE_URL's server when set (a fresh database, dropped afterwards), else an embedded server.
@@ -21,7 +24,9 @@ import { fileURLToPath } from "node:url"
 import { makeKysely } from "@dxs/db"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import {
+  answerDocument,
   type ChatCompletionRequestBody,
+  documentRequest,
   type FakeOpenAiServer,
   genericResponder,
   startFakeOpenAiServer,
@@ -44,7 +49,7 @@ const option = (name: string, fallback: number): number => {
   return n
 }
 
-const DOCUMENTS = Math.max(1, Math.floor(option("documents", 40)))
+const DOCUMENTS = Math.max(1, Math.floor(option("documents", 200)))
 const AGENTS = Math.max(1, Math.floor(option("agents", 5)))
 const LATENCY_MS = option("latency", 500)
 const CONCURRENCY = Math.max(1, Math.floor(option("concurrency", 8)))
@@ -158,25 +163,26 @@ const seedProject = async (db: Db, tag: string, documents: number): Promise<stri
   return project.id
 }
 
-/** Answers like a model that reads the line labelled with the agent's name, quoting it verbatim. */
+/** Answers like a model that reads the line labelled with each agent's name, quoting it verbatim. */
 const respond = (body: ChatCompletionRequestBody): unknown => {
-  if (body.response_format?.json_schema?.name !== "extract_values") return genericResponder(body)
-  const user = body.messages?.find((m) => m.role === "user")?.content ?? ""
-  const agent = /^Agent: (.+)$/m.exec(user)?.[1]?.trim() ?? ""
-  const values = []
-  const parts = user.split(/^--- Page (\d+) ---\n/m)
-  for (let i = 1; i + 1 < parts.length; i += 2) {
-    const line = parts[i + 1]!.split("\n").find((l) => l.startsWith(`${agent}:`))
-    const number = line === undefined ? undefined : /\d+(?:\.\d+)?/.exec(line.slice(agent.length))?.[0]
-    if (line !== undefined && number !== undefined)
-      values.push({
-        value: number,
-        relevant_passage: line,
-        page_number: Number(parts[i]),
-        reasoning: `The line labelled "${agent}" states it.`,
-      })
-  }
-  return { values }
+  const asked = documentRequest(body)
+  if (asked === undefined) return genericResponder(body)
+  return answerDocument(asked, (agent) =>
+    asked.pages.flatMap((page) => {
+      const line = page.text.split("\n").find((l) => l.startsWith(`${agent.name}:`))
+      const number = line === undefined ? undefined : /\d+(?:\.\d+)?/.exec(line.slice(agent.name.length))?.[0]
+      return line === undefined || number === undefined
+        ? []
+        : [
+            {
+              value: number,
+              relevant_passage: line,
+              page_number: page.pageNumber,
+              reasoning: `The line labelled "${agent.name}" states it.`,
+            },
+          ]
+    }),
+  )
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -362,7 +368,7 @@ const main = async () => {
     cleanups.push(() => db.destroy())
     const fake = await startFakeOpenAiServer({ latencyMs: LATENCY_MS, respond })
     cleanups.push(() => fake.close())
-    const warmDocuments = Math.min(DOCUMENTS, Math.max(2, Math.ceil((2 * WORKER_CONCURRENCY) / AGENTS)))
+    const warmDocuments = Math.min(DOCUMENTS, Math.max(2, 2 * WORKER_CONCURRENCY))
 
     const first = await startWorker("w1", database.url, fake.baseUrl)
     cleanups.push(first.stop)
@@ -407,7 +413,7 @@ const main = async () => {
       ["ideal (C / latency)", `${fixed(idealOne)} calls/s`],
       ["one worker / ideal", `${pct(ofIdeal)} (target >= 90 %)`],
       [
-        "db ms per extraction",
+        "db ms per extract task",
         `${fixed(one.dbMsPerExtraction)} ms (0 ms latency: ${fixed(zero.dbMsPerExtraction)} ms)`,
       ],
       ["0 ms latency, one worker", `${fixed(zero.pairsPerSecond)} pairs/s`],

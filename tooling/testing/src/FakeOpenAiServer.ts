@@ -44,6 +44,7 @@ export type FakeFailure =
 export interface FakeUsage {
   readonly prompt_tokens: number
   readonly completion_tokens: number
+  readonly prompt_tokens_details?: { readonly cached_tokens: number }
 }
 
 export interface FakeOpenAiRequest {
@@ -67,8 +68,16 @@ export interface FakeOpenAiOptions {
   readonly respond?: FakeResponder
   /** Answers for the first requests, in arrival order; later requests get completions. */
   readonly failures?: ReadonlyArray<FakeFailure>
-  /** Token counts reported per completion (default: about four characters per token). */
+  /**
+   * Token counts reported per completion (default: about four characters per token, with the longest
+   * prefix of messages already seen by this server reported as cached, like a server's prefix cache).
+   */
   readonly usage?: (body: ChatCompletionRequestBody, content: string) => FakeUsage
+  /**
+   * The log-probability of each token of an answer, for requests that ask for `logprobs` (the content is
+   * cut into tokens of up to four characters). Unset: log-probabilities are not returned.
+   */
+  readonly logprob?: (token: string, content: string) => number
 }
 
 export interface FakeOpenAiServer {
@@ -117,12 +126,42 @@ export const genericResponder: FakeResponder = (body) => {
   return schema === undefined ? {} : minimalForSchema(schema)
 }
 
-const estimateUsage = (body: ChatCompletionRequestBody, content: string): FakeUsage => {
-  const promptChars = (body.messages ?? []).reduce((n, m) => n + String(m.content ?? "").length, 0)
-  return {
-    prompt_tokens: Math.max(1, Math.ceil(promptChars / 4)),
-    completion_tokens: Math.max(1, Math.ceil(content.length / 4)),
+const messageChars = (messages: ReadonlyArray<ChatMessage>) =>
+  messages.reduce((n, m) => n + String(m.content ?? "").length, 0)
+
+/**
+ * About four characters per token; the messages of the longest prefix seen before count as cached when they
+ * are 1,024 tokens or more.
+ */
+const prefixCachedUsage =
+  (seen: Set<string>) =>
+  (body: ChatCompletionRequestBody, content: string): FakeUsage => {
+    const messages = body.messages ?? []
+    let cachedChars = 0
+    for (let n = messages.length - 1; n > 0; n--) {
+      if (seen.has(JSON.stringify(messages.slice(0, n)))) {
+        // Like OpenAI's: only prefixes of 1,024 tokens or more are cached.
+        const chars = messageChars(messages.slice(0, n))
+        if (chars >= 4096) cachedChars = chars
+        break
+      }
+    }
+    for (let n = 1; n < messages.length; n++) seen.add(JSON.stringify(messages.slice(0, n)))
+    return {
+      prompt_tokens: Math.max(1, Math.ceil(messageChars(messages) / 4)),
+      completion_tokens: Math.max(1, Math.ceil(content.length / 4)),
+      prompt_tokens_details: { cached_tokens: Math.floor(cachedChars / 4) },
+    }
   }
+
+/** The content cut into tokens of up to four characters, with their log-probabilities. */
+const logprobsOf = (content: string, logprob: (token: string, content: string) => number) => {
+  const tokens: Array<{ token: string; logprob: number }> = []
+  for (let i = 0; i < content.length; i += 4) {
+    const token = content.slice(i, i + 4)
+    tokens.push({ token, logprob: logprob(token, content) })
+  }
+  return { content: tokens }
 }
 
 export const startFakeOpenAiServer = async (options: FakeOpenAiOptions = {}): Promise<FakeOpenAiServer> => {
@@ -133,7 +172,8 @@ export const startFakeOpenAiServer = async (options: FakeOpenAiOptions = {}): Pr
   let completions = 0
   let sequence = 0
   const timers = new Set<NodeJS.Timeout>()
-  const usageOf = options.usage ?? estimateUsage
+  const prefixes = new Set<string>()
+  const usageOf = options.usage ?? prefixCachedUsage(prefixes)
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -173,7 +213,16 @@ export const startFakeOpenAiServer = async (options: FakeOpenAiOptions = {}): Pr
       object: "chat.completion",
       created: Math.floor(Date.now() / 1000),
       model: record.body.model ?? "fake",
-      choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content },
+          finish_reason: "stop",
+          ...(record.body.logprobs === true && options.logprob !== undefined
+            ? { logprobs: logprobsOf(content, options.logprob) }
+            : {}),
+        },
+      ],
       usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
     })
   }
@@ -201,6 +250,7 @@ export const startFakeOpenAiServer = async (options: FakeOpenAiOptions = {}): Pr
       failures = []
       maxInFlight = inFlight
       completions = 0
+      prefixes.clear()
     },
     close: async () => {
       for (const timer of timers) clearTimeout(timer)
@@ -285,3 +335,64 @@ export const startFakeOpenAiServer = async (options: FakeOpenAiOptions = {}): Pr
   const port = (http.address() as AddressInfo).port
   return Object.assign(server, { port, baseUrl: `http://127.0.0.1:${port}/v1` })
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Document extraction requests (`extract_document`), as the tests' and benchmarks' responders read them
+
+export interface DocumentRequestAgent {
+  /** The member of the answer (`A1`, …). */
+  readonly key: string
+  readonly name: string
+  readonly instructions: string
+  /** The lines the prompt gives the agent (its block), for responders that read more. */
+  readonly block: string
+}
+
+export interface DocumentRequest {
+  readonly document: string
+  readonly pages: ReadonlyArray<{ readonly pageNumber: number; readonly text: string }>
+  readonly agents: ReadonlyArray<DocumentRequestAgent>
+  /** The corrections of a retry (empty on a first request). */
+  readonly corrections: ReadonlyArray<string>
+}
+
+/** What an `extract_document` request asks: the document's pages and its agents; undefined for others. */
+export const documentRequest = (body: ChatCompletionRequestBody): DocumentRequest | undefined => {
+  if (body.response_format?.json_schema?.name !== "extract_document") return undefined
+  const users = (body.messages ?? []).filter((m) => m.role === "user").map((m) => String(m.content))
+  const context = users[0] ?? ""
+  const ask = users[users.length - 1] ?? ""
+  const document = /^Document: (.*)$/m.exec(context)?.[1] ?? ""
+  const pages: Array<{ pageNumber: number; text: string }> = []
+  const parts = context.split(/--- Page (\d+) ---\n/)
+  for (let i = 1; i + 1 < parts.length; i += 2)
+    pages.push({ pageNumber: Number(parts[i]), text: parts[i + 1]!.replace(/\n\n$/, "") })
+  const agents: Array<DocumentRequestAgent> = []
+  const blocks = ask.split(/^### (A\d+)\n/m)
+  for (let i = 1; i + 1 < blocks.length; i += 2) {
+    const block = blocks[i + 1]!
+    agents.push({
+      key: blocks[i]!,
+      name: /^Agent: (.*)$/m.exec(block)?.[1]?.trim() ?? "",
+      instructions: /^Instructions: (.*)$/m.exec(block)?.[1]?.trim() ?? "",
+      block,
+    })
+  }
+  const corrections = [...ask.matchAll(/^- (A\d+: .*)$/gm)].map((m) => m[1]!)
+  return { document, pages, agents, corrections }
+}
+
+export interface FakeValue {
+  readonly value: string | null
+  readonly relevant_passage: string
+  readonly page_number: number
+  readonly reasoning: string
+  readonly dimension_values?: Readonly<Record<string, string>>
+}
+
+/** An `extract_document` answer from each agent's values (`valuesOf` answers per agent). */
+export const answerDocument = (
+  request: DocumentRequest,
+  valuesOf: (agent: DocumentRequestAgent, request: DocumentRequest) => ReadonlyArray<FakeValue>,
+): Record<string, ReadonlyArray<FakeValue>> =>
+  Object.fromEntries(request.agents.map((agent) => [agent.key, valuesOf(agent, request)]))

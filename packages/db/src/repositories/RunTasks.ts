@@ -3,7 +3,7 @@
  * abandoned by their worker), their cancellation when the run ends, and waking a queued run's start task.
  * The task kinds and keys come from the catalogue (`TaskKinds.ts`). Driver errors are defects.
  */
-import type { ExtractionPair } from "@dxs/domain/LaunchPlanner"
+import { byDocument, type ExtractionPair } from "@dxs/domain/LaunchPlanner"
 import { Effect } from "effect"
 import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
@@ -25,7 +25,10 @@ const CANCELLED = "cancelled: the run %"
 // ---------------------------------------------------------------------------------------------------------
 // A run's phases
 
-/** Enqueues one `extract` task per agent/document pair of the run; returns how many it was given. */
+/**
+ * Enqueues one `extract` task per document of the run's agent/document pairs, holding all its agents;
+ * returns how many tasks.
+ */
 export const enqueueExtractTasks = (
   conn: Conn,
   projectId: string,
@@ -34,12 +37,12 @@ export const enqueueExtractTasks = (
 ): Effect.Effect<number> =>
   enqueueRunTasks(
     conn,
-    pairs.map((pair) => ({
+    byDocument(pairs).map((work) => ({
       projectId,
       runId,
       kind: EXTRACT_TASK,
-      idempotencyKey: extractTaskKey(pair, runId),
-      payload: { runId, ...pair },
+      idempotencyKey: extractTaskKey(work, runId),
+      payload: { runId, ...work },
     })),
   )
 

@@ -26,17 +26,11 @@ export const parseTaskKey = (documentId: string, version: number, runId?: string
 
 export const runStartTaskKey = (runId: string): string => `${RUN_START_TASK}:${runId}`
 
-/** One agent/document pair at their versions, within a run. */
+/** One document version's extraction (all its outstanding agents), within a run. */
 export const extractTaskKey = (
-  pair: {
-    readonly agentId: string
-    readonly agentConfigVersion: number
-    readonly documentId: string
-    readonly documentVersion: number
-  },
+  work: { readonly documentId: string; readonly documentVersion: number },
   runId: string,
-): string =>
-  `${EXTRACT_TASK}:${pair.agentId}:${pair.agentConfigVersion}:${pair.documentId}:${pair.documentVersion}:${runId}`
+): string => `${EXTRACT_TASK}:${work.documentId}:${work.documentVersion}:${runId}`
 
 /** One agent's resolution or derivation within a run. */
 export const agentTaskKey = (

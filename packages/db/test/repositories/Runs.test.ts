@@ -87,12 +87,26 @@ describe("runs through their phases", () => {
       documentVersion: 3,
       dimensionsKey: "k",
     }
-    expect(await run(RunTasks.enqueueExtractTasks(db, projectId, runId, [pair]))).toBe(1)
+    const other = { ...pair, agentId: "a2", agentConfigVersion: 1 }
+    // One task for the document, holding both its agents.
+    expect(await run(RunTasks.enqueueExtractTasks(db, projectId, runId, [pair, other]))).toBe(1)
     expect(await run(RunTasks.enqueueAgentTasks(db, "resolve", projectId, runId, ["a1", "a2"]))).toBe(2)
     expect(await run(RunTasks.enqueueAgentTasks(db, "derive", projectId, runId, []))).toBe(0)
     const tasks = await tasksOf(runId)
     expect(tasks.map((t) => [t.kind, t.idempotency_key, t.payload])).toEqual([
-      ["extract", `extract:a1:2:d1:3:${runId}`, { runId, ...pair }],
+      [
+        "extract",
+        `extract:d1:3:${runId}`,
+        {
+          runId,
+          documentId: "d1",
+          documentVersion: 3,
+          agents: [
+            { agentId: "a1", agentConfigVersion: 2, dimensionsKey: "k" },
+            { agentId: "a2", agentConfigVersion: 1, dimensionsKey: "k" },
+          ],
+        },
+      ],
       ["resolve", `resolve:a1:${runId}`, { runId, agentId: "a1" }],
       ["resolve", `resolve:a2:${runId}`, { runId, agentId: "a2" }],
       ["run-start", `run-start:${runId}`, { runId }],
@@ -127,10 +141,22 @@ describe("ending runs", () => {
       .orderBy("idempotency_key")
       .execute()
     await run(
-      Runs.recordTaskUsage(db, t1!.id, { calls: 2, cacheHits: 1, promptTokens: 100, completionTokens: 10 }),
+      Runs.recordTaskUsage(db, t1!.id, {
+        calls: 2,
+        cacheHits: 1,
+        promptTokens: 100,
+        cachedTokens: 0,
+        completionTokens: 10,
+      }),
     )
     await run(
-      Runs.recordTaskUsage(db, t2!.id, { calls: 1, cacheHits: 0, promptTokens: 50, completionTokens: 5 }),
+      Runs.recordTaskUsage(db, t2!.id, {
+        calls: 1,
+        cacheHits: 0,
+        promptTokens: 50,
+        cachedTokens: 0,
+        completionTokens: 5,
+      }),
     )
 
     const end = { status: "failed", failureReason: "internal_error", error: "resolve: boom" } as const

@@ -24,10 +24,19 @@ export type Attempt =
       readonly kind: "completion"
       readonly content: unknown
       readonly promptTokens: number
+      /** Prompt tokens the server served from its prefix cache (0 when it does not say). */
+      readonly cachedTokens: number
       readonly completionTokens: number
+      /** The content's tokens with their log-probabilities, when the server returned them. */
+      readonly logprobs: ReadonlyArray<TokenLogprob> | undefined
     }
   | { readonly kind: "retry"; readonly message: string; readonly retryAfterMs: number | undefined }
   | { readonly kind: "fatal"; readonly message: string }
+
+export interface TokenLogprob {
+  readonly token: string
+  readonly logprob: number
+}
 
 /** The request body, as the provider builds it (the SDK sends it as it is). */
 export type ChatCompletionsBody = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming
@@ -42,6 +51,18 @@ export const parseRetryAfter = (header: string | null, now = Date.now()): number
 }
 
 const tokenCount = (u: unknown): number => (typeof u === "number" && Number.isFinite(u) && u >= 0 ? u : 0)
+
+/** `choices[0].logprobs.content` as tokens and log-probabilities; undefined when absent or malformed. */
+const logprobsOf = (u: unknown): ReadonlyArray<TokenLogprob> | undefined => {
+  if (!Array.isArray(u) || u.length === 0) return undefined
+  const tokens: Array<TokenLogprob> = []
+  for (const t of u) {
+    if (typeof t?.token !== "string" || typeof t?.logprob !== "number" || !Number.isFinite(t.logprob))
+      return undefined
+    tokens.push({ token: t.token, logprob: Math.min(0, t.logprob) })
+  }
+  return tokens
+}
 
 /** What an error answer says: its JSON's message, else the text itself (at most 300 characters). */
 const errorDetail = (body: string): string => {
@@ -110,19 +131,32 @@ export const makeChatCompletions = (options: ChatCompletionsOptions) => {
       const completion: unknown = await (await client).chat.completions.create(body, { signal: interrupt })
       // A 200 that is not a completion has no content: asked again, like a malformed answer.
       const parsed = completion as {
-        choices?: Array<{ message?: { content?: unknown } }>
-        usage?: { prompt_tokens?: unknown; completion_tokens?: unknown }
+        choices?: Array<{ message?: { content?: unknown }; logprobs?: { content?: unknown } | null }>
+        usage?: {
+          prompt_tokens?: unknown
+          completion_tokens?: unknown
+          prompt_tokens_details?: { cached_tokens?: unknown } | null
+        }
       } | null
       return {
         kind: "completion",
         content: parsed?.choices?.[0]?.message?.content,
         promptTokens: tokenCount(parsed?.usage?.prompt_tokens),
+        cachedTokens: tokenCount(parsed?.usage?.prompt_tokens_details?.cached_tokens),
         completionTokens: tokenCount(parsed?.usage?.completion_tokens),
+        logprobs: logprobsOf(parsed?.choices?.[0]?.logprobs?.content),
       }
     } catch (error) {
       // A 200 whose JSON does not parse holds no answer: asked again, like a malformed one.
       if (error instanceof SyntaxError)
-        return { kind: "completion", content: undefined, promptTokens: 0, completionTokens: 0 }
+        return {
+          kind: "completion",
+          content: undefined,
+          promptTokens: 0,
+          cachedTokens: 0,
+          completionTokens: 0,
+          logprobs: undefined,
+        }
       const { APIConnectionTimeoutError, APIError } = await import("openai")
       if (error instanceof APIConnectionTimeoutError)
         return {

@@ -54,15 +54,24 @@ export interface Usage {
   readonly calls: number
   readonly cacheHits: number
   readonly promptTokens: number
+  /** Prompt tokens the server answered from its prefix cache (`prompt_tokens_details.cached_tokens`). */
+  readonly cachedTokens: number
   readonly completionTokens: number
 }
 
-export const noUsage: Usage = { calls: 0, cacheHits: 0, promptTokens: 0, completionTokens: 0 }
+export const noUsage: Usage = {
+  calls: 0,
+  cacheHits: 0,
+  promptTokens: 0,
+  cachedTokens: 0,
+  completionTokens: 0,
+}
 
 export const addUsage = (a: Usage, b: Usage): Usage => ({
   calls: a.calls + b.calls,
   cacheHits: a.cacheHits + b.cacheHits,
   promptTokens: a.promptTokens + b.promptTokens,
+  cachedTokens: (a.cachedTokens ?? 0) + (b.cachedTokens ?? 0),
   completionTokens: a.completionTokens + b.completionTokens,
 })
 
@@ -94,11 +103,42 @@ export interface ExtractedValue {
   readonly reasoning: string
   /** The page the passage is on (1-based). */
   readonly pageNumber: number
+  /**
+   * The model's own confidence in the value (0 to 1): from the token log-probabilities of the value when the
+   * server returns them, or the local extractor's score. Undefined when unknown.
+   */
+  readonly modelConfidence?: number | undefined
 }
 
 export interface ExtractResponse {
   /** Nothing found for a combination → no entry for it (never a guess). */
   readonly values: ReadonlyArray<ExtractedValue>
+  readonly usage: Usage
+}
+
+/** One agent of a document request, with its dimensions (dynamic ones already discovered). */
+export interface DocumentAgent {
+  readonly agent: AgentSpec
+  readonly dimensions: ReadonlyArray<DimensionQuery>
+}
+
+/**
+ * One request for one document (or one window of its pages) and a group of agents: the whole document is
+ * sent once for all of them. The instructions and the pages come first, identical for every request about
+ * the same document version, so a server's prefix cache serves the later requests.
+ */
+export interface DocumentExtractRequest {
+  readonly document: { readonly id: string; readonly name: string }
+  /** The window's pages, in page order. */
+  readonly pages: ReadonlyArray<PageText>
+  readonly agents: ReadonlyArray<DocumentAgent>
+  /** `YYYY-MM-DD`: "today" for relative dates. */
+  readonly referenceDate: string
+}
+
+export interface DocumentExtractResponse {
+  /** One entry per agent of the request, in its order. */
+  readonly agents: ReadonlyArray<{ readonly agentId: string; readonly values: ReadonlyArray<ExtractedValue> }>
   readonly usage: Usage
 }
 
@@ -260,6 +300,10 @@ export interface LanguageModelShape {
   /** `local`, or `openai:<model>`. */
   readonly name: string
   readonly extract: (request: ExtractRequest) => Effect.Effect<ExtractResponse, ModelError>
+  /** Every agent of the request from one document window, in one model request (plus one grounding retry). */
+  readonly extractDocument: (
+    request: DocumentExtractRequest,
+  ) => Effect.Effect<DocumentExtractResponse, ModelError>
   readonly discoverDimensionValues: (request: DiscoverRequest) => Effect.Effect<DiscoverResponse, ModelError>
   readonly checkConsistency: (request: ConsistencyRequest) => Effect.Effect<ConsistencyResponse, ModelError>
   readonly resolve: (request: ResolveRequest) => Effect.Effect<ResolveResponse, ModelError>

@@ -19,6 +19,24 @@ const label = (e: CandidateExtraction) =>
 export const localModel: LanguageModelShape = {
   name: "local",
   extract: (request) => Effect.sync(() => localExtract(request)),
+  // The local extractor reads each agent on its own; one "request" per document costs nothing either way.
+  extractDocument: (request) =>
+    Effect.sync(() => ({
+      agents: request.agents.map(({ agent, dimensions }) => ({
+        agentId: agent.id,
+        values:
+          request.pages.length === 0
+            ? []
+            : localExtract({
+                agent,
+                dimensions,
+                document: request.document,
+                pages: request.pages,
+                referenceDate: request.referenceDate,
+              }).values,
+      })),
+      usage: noUsage,
+    })),
   discoverDimensionValues: (request) => Effect.sync(() => localDiscover(request)),
   checkConsistency: (request) =>
     Effect.sync(() => {

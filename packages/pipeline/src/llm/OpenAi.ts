@@ -28,6 +28,15 @@ import {
 } from "@dxs/domain/Values"
 import { Effect, Layer } from "effect"
 import { type ChatCompletionsBody, makeChatCompletions } from "./ChatCompletions.ts"
+import { locatePassage } from "./Citations.ts"
+import {
+  extractDocument,
+  firstPerCombination,
+  type MatchedAnswer,
+  matchedAnswers,
+  matchValue,
+} from "./DocumentExtraction.ts"
+import { varyingDimensions } from "./DocumentPrompt.ts"
 import {
   addUsage,
   type ConsistencyResponse,
@@ -42,10 +51,8 @@ import {
   type LanguageModelShape,
   ModelError,
   noUsage,
-  type PageText,
   type ResolveResponse,
   type Usage,
-  type ValueType,
 } from "./LanguageModel.ts"
 import {
   consistencyPrompt,
@@ -61,6 +68,7 @@ import {
 import { cacheKey, type ResponseCache } from "./ResponseCache.ts"
 
 export { parseRetryAfter } from "./ChatCompletions.ts"
+export { locatePassage }
 
 export interface OpenAiModelOptions {
   /** The API root, for example `https://api.openai.com/v1` or `http://127.0.0.1:1234/v1`. */
@@ -126,6 +134,8 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
   const maxRetryDelayMs = options.maxRetryDelayMs ?? 60_000
   const random = options.random ?? Math.random
   const semaphore = Effect.unsafeMakeSemaphore(concurrency)
+  /** Whether requests that want log-probabilities ask for them (until the server refuses them once). */
+  let logprobs = true
   const attempt = makeChatCompletions({
     baseUrl: options.baseUrl,
     timeoutMs,
@@ -143,6 +153,7 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
     Effect.gen(function* () {
       const messages = [
         { role: "system" as const, content: prompt.system },
+        ...(prompt.context === undefined ? [] : [{ role: "user" as const, content: prompt.context }]),
         { role: "user" as const, content: prompt.user },
       ]
       const cache = options.cache
@@ -161,7 +172,7 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
           return { value, usage: { ...noUsage, cacheHits: 1 } }
         }
       }
-      const body: ChatCompletionsBody = {
+      const body = (): ChatCompletionsBody => ({
         model: options.model,
         messages,
         temperature: TEMPERATURE,
@@ -169,22 +180,33 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
           type: "json_schema",
           json_schema: { name: prompt.schemaName, strict: true, schema: prompt.schema },
         },
-      }
+        ...(prompt.logprobs === true && logprobs ? { logprobs: true } : {}),
+      })
       let calls = 0
       let promptTokens = 0
+      let cachedTokens = 0
       let completionTokens = 0
       let retries = 0
       let malformed = 0
       for (;;) {
-        const result = yield* semaphore.withPermits(1)(Effect.promise((signal) => attempt(body, signal)))
+        const asked = body()
+        const result = yield* semaphore.withPermits(1)(Effect.promise((signal) => attempt(asked, signal)))
         if (result.kind === "completion") {
           calls += 1
           promptTokens += result.promptTokens
+          cachedTokens += result.cachedTokens
           completionTokens += result.completionTokens
           modelRequests.inc({ outcome: "ok" })
           modelTokens.inc({ kind: "prompt" }, result.promptTokens)
           modelTokens.inc({ kind: "completion" }, result.completionTokens)
-          const content = parseContent(result.content)
+          const parsed = parseContent(result.content)
+          const content =
+            parsed !== undefined &&
+            prompt.annotate !== undefined &&
+            result.logprobs !== undefined &&
+            typeof result.content === "string"
+              ? prompt.annotate(parsed, result.content, result.logprobs)
+              : parsed
           const value = content === undefined ? undefined : prompt.decode(content)
           if (value !== undefined) {
             if (cache !== undefined) {
@@ -196,7 +218,7 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
               }
               yield* Effect.promise(() => cache.put(key, entry).catch(() => undefined))
             }
-            return { value, usage: { calls, cacheHits: 0, promptTokens, completionTokens } }
+            return { value, usage: { calls, cacheHits: 0, promptTokens, cachedTokens, completionTokens } }
           }
           malformed += 1
           if (malformed > 1)
@@ -207,6 +229,12 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
           continue
         }
         modelRequests.inc({ outcome: result.kind === "fatal" ? "failed" : "retried" })
+        // A server that does not offer log-probabilities refuses the request: ask again without them, and
+        // never ask this server for them again (confidence then rests on grounding alone).
+        if (result.kind === "fatal" && asked.logprobs === true && /logprob/i.test(result.message)) {
+          logprobs = false
+          continue
+        }
         if (result.kind === "fatal")
           return yield* new ModelError({ message: result.message, retryable: false })
         const delay = result.retryAfterMs ?? backoff(retries)
@@ -225,53 +253,35 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
 
     extract: (request) =>
       Effect.gen(function* () {
-        const varying = request.dimensions.filter((d) => d.kind === "static" || d.kind === "dynamic")
+        const varying = varyingDimensions(request.dimensions)
         if (request.pages.length === 0 || varying.some((d) => d.values.length === 0))
           return { values: [], usage: noUsage } satisfies ExtractResponse
         const { value: raw, usage } = yield* complete(extractPrompt(request, varying))
-        const values: Array<ExtractedValue> = []
-        const seen = new Set<string>()
-        for (const entry of raw) {
-          if (entry.value === null) continue
-          const value = normalizeValue(request.agent.valueType, entry.value)
-          if (value === "") continue
-          const dimensionValues: Record<string, string> = {}
-          let matched = true
-          for (const d of request.dimensions) {
-            if (d.kind === "document") dimensionValues[d.dimensionId] = request.document.name
-            else if (d.kind === "tag") dimensionValues[d.dimensionId] = d.values[0] ?? ""
-            else {
-              const given = lookupByName(entry.dimensionValues, d.name)
-              const match = given === undefined ? undefined : matchValue(d.values, given)
-              if (match === undefined) {
-                matched = false
-                break
-              }
-              dimensionValues[d.dimensionId] = match
-            }
-          }
-          if (!matched) continue
-          const combination = JSON.stringify(varying.map((d) => dimensionValues[d.dimensionId]))
-          if (seen.has(combination)) continue
-          const located = locatePassage(
+        const located: Array<MatchedAnswer & { readonly pageNumber: number }> = []
+        for (const answer of matchedAnswers(raw, request)) {
+          const found = locatePassage(
             request.pages,
-            entry.pageNumber,
-            entry.relevantPassage,
-            value,
+            answer.pageNumber,
+            answer.relevantPassage,
+            answer.value,
             request.agent.valueType,
           )
-          if (located === undefined) continue
-          seen.add(combination)
-          values.push({
-            dimensionValues,
-            value,
-            relevantPassage: located.passage,
-            reasoning: entry.reasoning.trim(),
-            pageNumber: located.pageNumber,
-          })
+          if (found !== undefined)
+            located.push({ ...answer, relevantPassage: found.passage, pageNumber: found.pageNumber })
         }
+        const values = firstPerCombination(located).map(
+          (a): ExtractedValue => ({
+            dimensionValues: a.dimensionValues,
+            value: a.value,
+            relevantPassage: a.relevantPassage,
+            reasoning: a.reasoning,
+            pageNumber: a.pageNumber,
+          }),
+        )
         return { values, usage } satisfies ExtractResponse
       }),
+
+    extractDocument: (request) => extractDocument(complete, request),
 
     discoverDimensionValues: (request) =>
       Effect.gen(function* () {
@@ -461,122 +471,4 @@ const describeChunk = (
       examples: answer.examples.trim(),
     }
   })
-}
-
-const lookupByName = (values: Readonly<Record<string, string>>, name: string): string | undefined => {
-  if (values[name] !== undefined) return values[name]
-  const wanted = collapseWhitespace(name).toLowerCase()
-  for (const [k, v] of Object.entries(values)) if (collapseWhitespace(k).toLowerCase() === wanted) return v
-  return undefined
-}
-
-/** The request's spelling of a value the model wrote (exactly, else ignoring case, spacing and punctuation). */
-const matchValue = (values: ReadonlyArray<string>, given: string): string | undefined =>
-  values.find((v) => v === given) ?? values.find((v) => valuesEqual("string", v, given))
-
-const STOP_WORDS = new Set(
-  "the and for are was were with from that this which into per its has have had not but all any our their".split(
-    " ",
-  ),
-)
-
-const tokens = (text: string): Array<string> =>
-  (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter(
-    (t) => (t.length > 2 || /\d/.test(t)) && !STOP_WORDS.has(t),
-  )
-
-const SIMILAR: Record<string, string> = {
-  "'": "['‘’`´]",
-  "‘": "['‘’`´]",
-  "’": "['‘’`´]",
-  '"': '["“”„]',
-  "“": '["“”„]',
-  "”": '["“”„]',
-  "-": "[-‐‑‒–—−]",
-  "–": "[-‐‑‒–—−]",
-  "—": "[-‐‑‒–—−]",
-}
-
-/** The page's own text for a passage that differs only in spacing, line breaks, quote or dash style, or case. */
-const findLoosely = (pageText: string, passage: string): string | undefined => {
-  const words = passage.split(/\s+/).filter((w) => w !== "")
-  if (words.length === 0 || passage.length > 4000) return undefined
-  const pattern = words
-    .map((w) => [...w].map((ch) => SIMILAR[ch] ?? ch.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join(""))
-    .join("\\s+")
-  for (const flags of ["u", "iu"]) {
-    const match = new RegExp(pattern, flags).exec(pageText)
-    if (match) return match[0]
-  }
-  return undefined
-}
-
-/** Lines of a page, long lines split into sentences; each a verbatim (trimmed) piece of the page text. */
-const segments = (pageText: string): Array<string> =>
-  pageText
-    .split(/\r?\n/)
-    .flatMap((line) => (line.length > 400 ? line.split(/(?<=[.!?;])\s+/) : [line]))
-    .map((s) => s.trim())
-    .filter((s) => s !== "")
-
-const statesValue = (segment: string, value: string, valueType: ValueType): boolean => {
-  if (valueType === "number") {
-    const wanted = parseNumber(value)
-    if (wanted !== undefined)
-      for (const chunk of segment.match(/\d[\d.,'\u00a0\u202f]*/g) ?? []) {
-        const n = parseNumber(chunk.replace(/[.,]$/, ""))
-        if (n !== undefined && Math.abs(n - wanted) <= 1e-9 * Math.max(1, Math.abs(n))) return true
-      }
-    return false
-  }
-  return value.length > 0 && segment.toLowerCase().includes(value.toLowerCase())
-}
-
-/**
- * Where a value's passage really is: the cited page's text when the passage is verbatim in it, else another
- * given page holding it verbatim, else the same text found loosely (spacing, quotes, case), else the line that
- * best matches the passage and the value (the cited page first). Undefined when no page text supports it:
- * the value is then dropped, never cited to text that does not exist.
- */
-export const locatePassage = (
-  pages: ReadonlyArray<PageText>,
-  pageNumber: number | undefined,
-  passage: string,
-  value: string,
-  valueType: ValueType,
-): { readonly pageNumber: number; readonly passage: string } | undefined => {
-  if (pages.length === 0) return undefined
-  const cited =
-    (pageNumber === undefined ? undefined : pages.find((p) => p.pageNumber === pageNumber)) ??
-    (pageNumber === undefined
-      ? pages[0]!
-      : pages.reduce((best, p) =>
-          Math.abs(p.pageNumber - pageNumber) < Math.abs(best.pageNumber - pageNumber) ? p : best,
-        ))
-  const ordered = [cited, ...pages.filter((p) => p !== cited)]
-  const quoted = passage.trim()
-  if (quoted !== "") {
-    for (const p of ordered) if (p.text.includes(quoted)) return { pageNumber: p.pageNumber, passage: quoted }
-    for (const p of ordered) {
-      const found = findLoosely(p.text, quoted)
-      if (found !== undefined) return { pageNumber: p.pageNumber, passage: found }
-    }
-  }
-  const wanted = new Set(tokens(quoted))
-  let best: { pageNumber: number; passage: string; score: number } | undefined
-  for (const p of ordered) {
-    for (const segment of segments(p.text)) {
-      const segmentTokens = new Set(tokens(segment))
-      let shared = 0
-      for (const t of wanted) if (segmentTokens.has(t)) shared += 1
-      const base =
-        (wanted.size === 0 ? 0 : shared / wanted.size) + (statesValue(segment, value, valueType) ? 1 : 0)
-      if (base <= 0) continue
-      // The cited page wins ties; a shorter segment wins among equals (more precise citation).
-      const score = base + (p === cited ? 0.05 : 0) - segment.length / 1e7
-      if (best === undefined || score > best.score)
-        best = { pageNumber: p.pageNumber, passage: segment, score }
-    }
-  }
-  return best === undefined ? undefined : { pageNumber: best.pageNumber, passage: best.passage }
 }

@@ -4,6 +4,8 @@
  * that checks the answer's shape minimally and coerces harmless deviations (a number where a string is
  * expected, a missing optional text). A decoder answers `undefined` when the answer is malformed.
  */
+
+import type { TokenLogprob } from "./ChatCompletions.ts"
 import type {
   AgentSpec,
   CandidateExtraction,
@@ -24,14 +26,26 @@ export interface Prompt<T> {
   readonly schemaName: string
   readonly schema: JsonSchema
   readonly system: string
+  /**
+   * A user message sent before `user`: the material shared by several requests (a document's pages), so
+   * that every request about it starts with the same bytes and a server's prefix cache serves them.
+   */
+  readonly context?: string
   readonly user: string
+  /** Asks the server for the answer's token log-probabilities (`annotate` turns them into confidences). */
+  readonly logprobs?: boolean
+  /**
+   * The answer's content with what its log-probabilities say added to it, before it is cached and decoded
+   * (so a cached answer keeps it). `text` is the raw content the tokens spell.
+   */
+  readonly annotate?: (content: unknown, text: string, logprobs: ReadonlyArray<TokenLogprob>) => unknown
   readonly decode: (content: unknown) => T | undefined
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // Shared pieces
 
-const GROUNDING =
+export const GROUNDING =
   "Use only the material given. Quote passages verbatim: copy the exact characters of the page text, do not " +
   "paraphrase, fix typos or join separate lines. When the answer is not stated and cannot be derived, answer " +
   "null rather than guess."
@@ -55,10 +69,10 @@ const valueTypeGuidance = (agent: AgentSpec): string => {
   }
 }
 
-const given = (label: string, text: string): string =>
+export const given = (label: string, text: string): string =>
   text.trim() === "" ? "" : `${label}: ${text.trim()}\n`
 
-const agentBlock = (agent: AgentSpec): string =>
+export const agentBlock = (agent: AgentSpec): string =>
   `Agent: ${agent.name}\n` +
   given("Instructions", agent.extractionInstructions) +
   `Value type: ${valueTypeGuidance(agent)}\n` +
@@ -68,29 +82,29 @@ const agentBlock = (agent: AgentSpec): string =>
 export const pagesBlock = (pages: ReadonlyArray<PageText>): string =>
   pages.map((p) => `--- Page ${p.pageNumber} ---\n${p.text}`).join("\n\n")
 
-const nullableString = { type: ["string", "null"] } as const
+export const nullableString = { type: ["string", "null"] } as const
 
-const object = (properties: Record<string, unknown>): JsonSchema => ({
+export const object = (properties: Record<string, unknown>): JsonSchema => ({
   type: "object",
   properties,
   required: Object.keys(properties),
   additionalProperties: false,
 })
 
-const isRecord = (u: unknown): u is Record<string, unknown> =>
+export const isRecord = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** A text field: strings as they are, numbers and booleans as text, anything else as `fallback`. */
-const text = (u: unknown, fallback = ""): string =>
+export const text = (u: unknown, fallback = ""): string =>
   typeof u === "string" ? u : typeof u === "number" || typeof u === "boolean" ? String(u) : fallback
 
 /** A nullable text field: null, missing or blank → null. */
-const optionalText = (u: unknown): string | null => {
+export const optionalText = (u: unknown): string | null => {
   const t = text(u).trim()
   return t === "" || t.toLowerCase() === "null" ? null : t
 }
 
-const integer = (u: unknown): number | undefined => {
+export const integer = (u: unknown): number | undefined => {
   const n =
     typeof u === "number"
       ? u
@@ -133,6 +147,8 @@ export interface RawExtractedValue {
   readonly relevantPassage: string
   readonly reasoning: string
   readonly pageNumber: number | undefined
+  /** From the answer's token log-probabilities, when the server returned them (see `annotate`). */
+  readonly modelConfidence?: number
 }
 
 /** Above this many values a dimension is not constrained by an `enum` (servers limit enum sizes). */
@@ -155,14 +171,18 @@ export const combinationsOf = (
   return combos
 }
 
-/** `varying`: the request's `static` and `dynamic` dimensions (each with at least one value). */
-export const extractPrompt = (
-  request: ExtractRequest,
+/**
+ * What an agent wants from a document: its fixed dimensions' values and the combinations of its varying
+ * (`static` and `dynamic`, each with at least one value) dimensions' values.
+ */
+export const wantedBlock = (
+  dimensions: ReadonlyArray<DimensionQuery>,
   varying: ReadonlyArray<DimensionQuery>,
-): Prompt<ReadonlyArray<RawExtractedValue>> => {
+  document: { readonly name: string },
+): string => {
   const count = varying.reduce((n, d) => n * d.values.length, 1)
   const combinations = combinationsOf(varying, MAX_LISTED_COMBINATIONS)
-  const fixed = request.dimensions.filter((d) => d.kind === "document" || d.kind === "tag")
+  const fixed = dimensions.filter((d) => d.kind === "document" || d.kind === "tag")
   let wanted: string
   if (varying.length === 0) wanted = "One value is wanted for the whole document.\n"
   else {
@@ -186,17 +206,13 @@ export const extractPrompt = (
     wanted = `The value is split by these dimensions; use their values exactly as written:\n${dims}\n${list}`
   }
   const fixedLines = fixed
-    .map((d) => `${d.name}: ${JSON.stringify(fixedValueOf(d, request.document))} (fixed for this document)\n`)
+    .map((d) => `${d.name}: ${JSON.stringify(fixedValueOf(d, document))} (fixed for this document)\n`)
     .join("")
-  const user =
-    agentBlock(request.agent) +
-    `Reference date (today): ${request.referenceDate}\n` +
-    `Document: ${request.document.name}\n` +
-    fixedLines +
-    wanted +
-    "\nReturn one entry per value found; leave out what the pages do not state.\n\n" +
-    pagesBlock(request.pages)
+  return fixedLines + wanted
+}
 
+/** The schema of the list of values one agent answers with. */
+export const valuesSchema = (varying: ReadonlyArray<DimensionQuery>): JsonSchema => {
   const item: Record<string, unknown> = {}
   if (varying.length > 0)
     item.dimension_values = object(
@@ -211,34 +227,55 @@ export const extractPrompt = (
   item.page_number = { type: "integer", description: "The N of the `--- Page N ---` block quoted." }
   item.reasoning = { type: "string", description: "Briefly, how the value was found." }
   item.value = nullableString
-  const schema = object({ values: { type: "array", items: object(item) } })
+  return { type: "array", items: object(item) }
+}
 
+/** Decodes one agent's list of values; undefined when it is not a list. */
+export const decodeValues = (u: unknown): Array<RawExtractedValue> | undefined => {
+  if (!Array.isArray(u)) return undefined
+  const values: Array<RawExtractedValue> = []
+  for (const entry of u) {
+    if (!isRecord(entry)) continue
+    const dims = isRecord(entry.dimension_values) ? entry.dimension_values : {}
+    values.push({
+      dimensionValues: Object.fromEntries(
+        Object.entries(dims).flatMap(([k, v]) => (text(v, "") === "" ? [] : [[k, text(v)]])),
+      ),
+      value: optionalText(entry.value),
+      relevantPassage: text(entry.relevant_passage),
+      reasoning: text(entry.reasoning),
+      pageNumber: integer(entry.page_number),
+      ...(typeof entry.confidence === "number" && Number.isFinite(entry.confidence)
+        ? { modelConfidence: Math.min(1, Math.max(0, entry.confidence)) }
+        : {}),
+    })
+  }
+  return values
+}
+
+export const EXTRACTION_SYSTEM =
+  "You extract values from documents. For each value give the verbatim passage that states it (a " +
+  "sentence, line or table row), the page it is on and a short honest reasoning. Resolve relative dates " +
+  `against the reference date. ${GROUNDING}`
+
+/** `varying`: the request's `static` and `dynamic` dimensions (each with at least one value). */
+export const extractPrompt = (
+  request: ExtractRequest,
+  varying: ReadonlyArray<DimensionQuery>,
+): Prompt<ReadonlyArray<RawExtractedValue>> => {
+  const user =
+    agentBlock(request.agent) +
+    `Reference date (today): ${request.referenceDate}\n` +
+    `Document: ${request.document.name}\n` +
+    wantedBlock(request.dimensions, varying, request.document) +
+    "\nReturn one entry per value found; leave out what the pages do not state.\n\n" +
+    pagesBlock(request.pages)
   return {
     schemaName: "extract_values",
-    schema,
-    system:
-      "You extract values from documents. For each value give the verbatim passage that states it (a " +
-      "sentence, line or table row), the page it is on and a short honest reasoning. Resolve relative dates " +
-      `against the reference date. ${GROUNDING}`,
+    schema: object({ values: valuesSchema(varying) }),
+    system: EXTRACTION_SYSTEM,
     user,
-    decode: (content) => {
-      if (!isRecord(content) || !Array.isArray(content.values)) return undefined
-      const values: Array<RawExtractedValue> = []
-      for (const entry of content.values) {
-        if (!isRecord(entry)) continue
-        const dims = isRecord(entry.dimension_values) ? entry.dimension_values : {}
-        values.push({
-          dimensionValues: Object.fromEntries(
-            Object.entries(dims).flatMap(([k, v]) => (text(v, "") === "" ? [] : [[k, text(v)]])),
-          ),
-          value: optionalText(entry.value),
-          relevantPassage: text(entry.relevant_passage),
-          reasoning: text(entry.reasoning),
-          pageNumber: integer(entry.page_number),
-        })
-      }
-      return values
-    },
+    decode: (content) => (isRecord(content) ? decodeValues(content.values) : undefined),
   }
 }
 

@@ -191,7 +191,13 @@ const cases: ReadonlyArray<{
 describe("localExtract", () => {
   it.each(cases)("$title", ({ agent: spec, pages, value, page }) => {
     const response = localExtract(request(spec, pages))
-    expect(response.usage).toEqual({ calls: 0, cacheHits: 0, promptTokens: 0, completionTokens: 0 })
+    expect(response.usage).toEqual({
+      calls: 0,
+      cacheHits: 0,
+      promptTokens: 0,
+      cachedTokens: 0,
+      completionTokens: 0,
+    })
     expect(response.values).toHaveLength(1)
     const v = response.values[0]!
     expect(v.value).toBe(value)

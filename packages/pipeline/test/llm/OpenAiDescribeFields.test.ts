@@ -199,7 +199,13 @@ describe("describeFields (openai)", () => {
     const second = await run(model.describeFields(request))
     expect(server.requests).toHaveLength(1)
     expect(second.fields).toEqual(first.fields)
-    expect(second.usage).toEqual({ calls: 0, cacheHits: 1, promptTokens: 0, completionTokens: 0 })
+    expect(second.usage).toEqual({
+      calls: 0,
+      cacheHits: 1,
+      promptTokens: 0,
+      cachedTokens: 0,
+      completionTokens: 0,
+    })
   })
 
   it("splits more than 40 fields into several calls and sums their usage", async () => {
@@ -242,7 +248,7 @@ describe("describeFields (openai)", () => {
     const result = await run(modelFor(server).describeFields({ schemaTitle: "Empty", fields: [] }))
     expect(result).toEqual({
       fields: [],
-      usage: { calls: 0, cacheHits: 0, promptTokens: 0, completionTokens: 0 },
+      usage: { calls: 0, cacheHits: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0 },
     })
     expect(server.requests).toHaveLength(0)
   })
@@ -252,6 +258,12 @@ describe("describeFields (local)", () => {
   it("returns the drafts unchanged, in order, without usage", async () => {
     const result = await run(localModel.describeFields(request))
     expect(result.fields).toEqual(fields.map((f) => ({ path: f.path, ...f.draft })))
-    expect(result.usage).toEqual({ calls: 0, cacheHits: 0, promptTokens: 0, completionTokens: 0 })
+    expect(result.usage).toEqual({
+      calls: 0,
+      cacheHits: 0,
+      promptTokens: 0,
+      cachedTokens: 0,
+      completionTokens: 0,
+    })
   })
 })

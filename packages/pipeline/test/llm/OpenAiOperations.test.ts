@@ -281,7 +281,13 @@ describe("checkConsistency", () => {
       ["c", true],
     ])
     expect(result.summary).toBeNull()
-    expect(result.usage).toEqual({ calls: 0, cacheHits: 0, promptTokens: 0, completionTokens: 0 })
+    expect(result.usage).toEqual({
+      calls: 0,
+      cacheHits: 0,
+      promptTokens: 0,
+      cachedTokens: 0,
+      completionTokens: 0,
+    })
     expect(server.requests).toHaveLength(0)
   })
 

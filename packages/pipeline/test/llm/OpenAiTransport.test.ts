@@ -213,7 +213,13 @@ describe("openai provider: concurrency, cache and usage", () => {
     expect(server.requests).toHaveLength(1)
     expect(first.usage.calls).toBe(1)
     expect(first.usage.cacheHits).toBe(0)
-    expect(second.usage).toEqual({ calls: 0, cacheHits: 1, promptTokens: 0, completionTokens: 0 })
+    expect(second.usage).toEqual({
+      calls: 0,
+      cacheHits: 1,
+      promptTokens: 0,
+      cachedTokens: 0,
+      completionTokens: 0,
+    })
     expect(second.values).toEqual(first.values)
 
     // Another model instance sharing the cache hits it too; a different request does not.
@@ -244,9 +250,21 @@ describe("openai provider: concurrency, cache and usage", () => {
     const model = modelFor(server)
     const a = await Effect.runPromise(model.extract(extractRequest()))
     const b = await Effect.runPromise(model.extract(extractRequest("Revenue was 3 EUR.")))
-    expect(a.usage).toEqual({ calls: 1, cacheHits: 0, promptTokens: 102, completionTokens: 7 })
+    expect(a.usage).toEqual({
+      calls: 1,
+      cacheHits: 0,
+      promptTokens: 102,
+      cachedTokens: 0,
+      completionTokens: 7,
+    })
     const total = [a.usage, b.usage].reduce(addUsage, noUsage)
-    expect(total).toEqual({ calls: 2, cacheHits: 0, promptTokens: 204, completionTokens: 14 })
+    expect(total).toEqual({
+      calls: 2,
+      cacheHits: 0,
+      promptTokens: 204,
+      cachedTokens: 0,
+      completionTokens: 14,
+    })
     const served = server.requests.reduce(
       (n, r) => ({ p: n.p + (r.usage?.prompt_tokens ?? 0), c: n.c + (r.usage?.completion_tokens ?? 0) }),
       { p: 0, c: 0 },
@@ -261,6 +279,12 @@ describe("openai provider: concurrency, cache and usage", () => {
       usage: () => ({ prompt_tokens: 10, completion_tokens: 3 }),
     })
     const result = await Effect.runPromise(modelFor(server).extract(extractRequest()))
-    expect(result.usage).toEqual({ calls: 2, cacheHits: 0, promptTokens: 20, completionTokens: 6 })
+    expect(result.usage).toEqual({
+      calls: 2,
+      cacheHits: 0,
+      promptTokens: 20,
+      cachedTokens: 0,
+      completionTokens: 6,
+    })
   })
 })

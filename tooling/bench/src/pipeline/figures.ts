@@ -85,7 +85,7 @@ export const describeRun = async (db: Db, input: RunInput): Promise<RunFigures> 
   const run = await db.selectFrom("runs").selectAll().where("id", "=", input.runId).executeTakeFirstOrThrow()
   const tasks = await db
     .selectFrom("tasks")
-    .select(["kind", "completed_at", "attempts"])
+    .select(["kind", "completed_at", "attempts", "payload"])
     .where("run_id", "=", input.runId)
     .execute()
   const started = run.started_at!.getTime()
@@ -103,7 +103,7 @@ export const describeRun = async (db: Db, input: RunInput): Promise<RunFigures> 
   const after = asked.map((s) => s.end - s.requests[s.requests.length - 1]![1])
   const finalTx = extract.filter((s) => s.completeAt > 0).map((s) => s.end - s.completeAt)
   const calls = input.requests.length
-  const extractCalls = input.requests.filter((n) => n === "extract_values").length
+  const extractCalls = input.requests.filter((n) => n === "extract_document").length
 
   const details = [
     `run: ${ms(wallMs)} (queued ${ms(started - run.created_at.getTime())} before it started); ` +
@@ -182,7 +182,13 @@ export const describeRun = async (db: Db, input: RunInput): Promise<RunFigures> 
     calls,
     extractCalls,
     callsPerSecond: calls / (wallMs / 1000),
-    pairsPerSecond: extractTasks.length / (wallMs / 1000),
+    // An extract task holds one document and all its agents: its pairs are its agents.
+    pairsPerSecond:
+      extractTasks.reduce(
+        (n, t) => n + ((t.payload as { agents?: ReadonlyArray<unknown> } | null)?.agents?.length ?? 1),
+        0,
+      ) /
+      (wallMs / 1000),
     // Time in database queries per extract task (lock waits included).
     dbMsPerExtraction: mean(extract.map((s) => s.queryMs)),
     machineBusy: cpu.machineBusyMs / cpu.machineTotalMs,

@@ -25,6 +25,16 @@ export const SCORE_THRESHOLD = 2.2
 /** Runner-ups closer than this are named in the reasoning. */
 const CLOSE = 0.6
 
+/**
+ * The extractor's own confidence in its answer: 0.5 at the threshold score, 0.1 more per point above it, at
+ * most 0.95; 0.2 less when a different value scored within `CLOSE` of it.
+ */
+export const localConfidence = (best: Scored, runnerUp: Scored | undefined): number => {
+  const base = Math.min(0.95, 0.5 + 0.1 * (best.score - SCORE_THRESHOLD))
+  const contested = runnerUp !== undefined && best.score - runnerUp.score < CLOSE
+  return Math.round(Math.max(0.05, base - (contested ? 0.2 : 0)) * 1000) / 1000
+}
+
 const formatValue = (profile: AgentProfile, valueType: string, s: Scored): string => {
   const c = s.candidate
   if (valueType === "number") {
@@ -151,6 +161,7 @@ export const localExtract = (request: ExtractRequest): ExtractResponse => {
       relevantPassage: best.page.text.slice(passage.start, passage.end),
       reasoning: reasoningFor(best, runnerUp, value, howOf(best)),
       pageNumber: best.page.pageNumber,
+      modelConfidence: localConfidence(best, runnerUp),
     }
     return result
   }

@@ -1,7 +1,12 @@
 /**
- * The `extract` stage: one agent/document pair — retrieval, discovery of dynamic dimension values, then
- * extraction (value, verbatim passage, reasoning, page) per combination of dimension values. A pair whose
- * agent or document changed since the task was planned commits nothing but its completion.
+ * The `extract` stage: one document version and every agent with an outstanding pair on it. The document
+ * goes to the model once per group of agents (`LLM_MAX_AGENTS_PER_REQUEST`) and window of pages (a document
+ * larger than `LLM_CONTEXT_TOKENS` allows goes as the pages retrieval chooses for the agents, in windows);
+ * dynamic dimension values are discovered first. Every answer's citation is checked against its page, from
+ * any provider; an ungrounded answer is kept as such, never cited as if it were grounded. Answers from
+ * several windows are merged per agent and combination of dimension values: the best-supported first, each
+ * window's passage its own extraction. An agent or document that changed since the task was planned
+ * commits nothing (the other agents of the task still do).
  */
 import type { TaskRow } from "@dxs/db"
 import {
@@ -11,10 +16,30 @@ import {
   replaceDocumentExtractions,
 } from "@dxs/db/repositories/Results"
 import { findRunningRun } from "@dxs/db/repositories/Runs"
+import type { DocumentExtraction as DocumentWork } from "@dxs/domain/LaunchPlanner"
+import { agentGroups, pageTokenBudget } from "@dxs/domain/ModelRequests"
 import { Effect } from "effect"
-import { addUsage, type ExtractedValue, LanguageModel, noUsage } from "../../llm/LanguageModel.ts"
-import { pagesForExtraction } from "../../retrieval/Retrieval.ts"
-import { agentDimensionsKey, agentSpec, dimensionQuery, loadAgents, loadDocuments } from "../ProjectState.ts"
+import { type Citation, groundCitation } from "../../llm/Citations.ts"
+import {
+  addUsage,
+  type DimensionQuery,
+  type ExtractedValue,
+  LanguageModel,
+  noUsage,
+  type PageText,
+  type Usage,
+  type ValueType,
+} from "../../llm/LanguageModel.ts"
+import { RequestBudget } from "../../llm/RequestBudget.ts"
+import { documentWindows } from "../../retrieval/DocumentWindows.ts"
+import {
+  agentDimensionsKey,
+  agentSpec,
+  dimensionQuery,
+  loadAgentsOfProjects,
+  loadDocuments,
+  type ProjectAgent,
+} from "../ProjectState.ts"
 import {
   commitTask,
   type InstanceRef,
@@ -25,7 +50,10 @@ import {
   type StageShape,
 } from "./Stage.ts"
 
-interface ExtractPayload {
+type ExtractPayload = DocumentWork & { readonly runId: string }
+
+/** Tasks enqueued before extraction went per document held one pair each. */
+interface PairPayload {
   readonly runId: string
   readonly agentId: string
   readonly agentConfigVersion: number
@@ -34,109 +62,215 @@ interface ExtractPayload {
   readonly dimensionsKey: string
 }
 
+const payloadOf = (task: TaskRow): ExtractPayload => {
+  const p = task.payload as unknown as ExtractPayload | PairPayload
+  return "agents" in p
+    ? p
+    : {
+        runId: p.runId,
+        documentId: p.documentId,
+        documentVersion: p.documentVersion,
+        agents: [
+          { agentId: p.agentId, agentConfigVersion: p.agentConfigVersion, dimensionsKey: p.dimensionsKey },
+        ],
+      }
+}
+
+/** One answer with its checked citation and the window it came from. */
+interface Answer {
+  readonly value: ExtractedValue
+  readonly citation: Citation
+  readonly window: number
+}
+
+const combinationOf = (agent: ProjectAgent, value: ExtractedValue) =>
+  JSON.stringify(agent.dimensions.map((d) => value.dimensionValues[d.dimensionId] ?? null))
+
+/**
+ * Per combination of dimension values, its answers best-supported first: grounded before ungrounded, then
+ * by the model's confidence, then by window. An ungrounded answer is kept only when nothing grounded was
+ * found for the combination.
+ */
+const mergeAnswers = (agent: ProjectAgent, answers: ReadonlyArray<Answer>): Array<Answer> => {
+  const byCombination = new Map<string, Array<Answer>>()
+  for (const a of answers) {
+    const key = combinationOf(agent, a.value)
+    const list = byCombination.get(key) ?? []
+    list.push(a)
+    byCombination.set(key, list)
+  }
+  const rank = (a: Answer) => (a.citation.grounded ? 2 : 0) + (a.value.modelConfidence ?? 0.5)
+  return [...byCombination.values()].flatMap((list) => {
+    const sorted = [...list].sort((x, y) => rank(y) - rank(x) || x.window - y.window)
+    const grounded = sorted.filter((a) => a.citation.grounded)
+    return grounded.length > 0 ? grounded : sorted.slice(0, 1)
+  })
+}
+
 export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extraction", {
   effect: Effect.gen(function* () {
     const model = yield* LanguageModel
+    const budget = yield* RequestBudget
     const run = (task: TaskRow, ctx: StageRun) =>
       Effect.gen(function* () {
-        const p = task.payload as unknown as ExtractPayload
+        const p = payloadOf(task)
         const runInfo = yield* findRunningRun(ctx.db, p.runId)
         if (!runInfo) return
-        const [[agent], [document]] = yield* Effect.all(
+        const [agentsById, [document]] = yield* Effect.all(
           [
-            promiseCode(ctx, () => loadAgents(ctx.db, runInfo.projectId, p.agentId)),
+            promiseCode(ctx, () =>
+              loadAgentsOfProjects(
+                ctx.db,
+                [runInfo.projectId],
+                p.agents.map((a) => a.agentId),
+              ),
+            ),
             promiseCode(ctx, () => loadDocuments(ctx.db, runInfo.projectId, p.documentId)),
           ],
           { concurrency: 2 },
         )
-        const current =
-          agent !== undefined &&
-          !agent.row.is_draft &&
-          agent.row.config_version === p.agentConfigVersion &&
-          document !== undefined &&
-          document.status === "Processed" &&
-          document.version === p.documentVersion
-        if (!current) return yield* commitTask(ctx, task, p.runId, noUsage)
+        const loaded = new Map((agentsById.get(runInfo.projectId) ?? []).map((a) => [a.row.id, a]))
+        const documentCurrent =
+          document !== undefined && document.status === "Processed" && document.version === p.documentVersion
+        const agents = documentCurrent
+          ? p.agents.flatMap((ref) => {
+              const agent = loaded.get(ref.agentId)
+              return agent !== undefined &&
+                !agent.row.is_draft &&
+                agent.row.config_version === ref.agentConfigVersion
+                ? [{ agent, configVersion: ref.agentConfigVersion, spec: agentSpec(agent.row) }]
+                : []
+            })
+          : []
+        if (document === undefined || agents.length === 0)
+          return yield* commitTask(ctx, task, p.runId, noUsage)
 
-        const spec = agentSpec(agent.row)
-        const pages = yield* promiseCode(ctx, () =>
-          pagesForExtraction(ctx.db, {
-            agent: {
-              name: spec.name,
-              extractionInstructions: spec.extractionInstructions,
-              examples: spec.examples,
-            },
+        const windows = yield* promiseCode(ctx, () =>
+          documentWindows(ctx.db, {
+            agents: agents.map((a) => a.spec),
             documentId: document.id,
             documentName: document.name,
+            tokenBudget: pageTokenBudget(budget, Math.min(budget.maxAgentsPerRequest, agents.length)),
           }),
         )
-        let usage = noUsage
-        const discovered = new Map<string, ReadonlyArray<string>>()
-        for (const dimension of agent.dimensions) {
-          if (dimension.source !== "CUSTOM" || !dimension.areValuesDynamic) continue
-          const r = yield* model.discoverDimensionValues({
-            agent: spec,
-            dimension: dimensionQuery(dimension, document),
-            document: { id: document.id, name: document.name },
-            pages,
-          })
-          usage = addUsage(usage, r.usage)
-          discovered.set(dimension.dimensionId, r.values)
+        let usage: Usage = noUsage
+
+        // Dynamic dimension values, discovered from every window.
+        const dimensionsOf = new Map<string, ReadonlyArray<DimensionQuery>>()
+        for (const { agent, spec } of agents) {
+          const discovered = new Map<string, ReadonlyArray<string>>()
+          for (const dimension of agent.dimensions) {
+            if (dimension.source !== "CUSTOM" || !dimension.areValuesDynamic) continue
+            const found: Array<string> = []
+            for (const pages of windows) {
+              const r = yield* model.discoverDimensionValues({
+                agent: spec,
+                dimension: dimensionQuery(dimension, document, found),
+                document: { id: document.id, name: document.name },
+                pages,
+              })
+              usage = addUsage(usage, r.usage)
+              for (const v of r.values) if (!found.includes(v)) found.push(v)
+            }
+            discovered.set(dimension.dimensionId, found)
+          }
+          dimensionsOf.set(
+            agent.row.id,
+            agent.dimensions.map((d) => dimensionQuery(d, document, discovered.get(d.dimensionId))),
+          )
         }
-        const dimensions = agent.dimensions.map((d) =>
-          dimensionQuery(d, document, discovered.get(d.dimensionId)),
+
+        // One request per group of agents and window; a dimension with no value for this document (a tag
+        // it lacks, nothing discovered) leaves its agent out: there is nothing to ask.
+        const askable = agents.filter(({ agent }) =>
+          (dimensionsOf.get(agent.row.id) ?? []).every((d) => d.values.length > 0),
         )
-        let values: ReadonlyArray<ExtractedValue> = []
-        // A dimension with no value for this document (a tag it lacks, nothing discovered): nothing to ask.
-        if (pages.length > 0 && dimensions.every((d) => d.values.length > 0)) {
-          const r = yield* model.extract({
-            agent: spec,
-            document: { id: document.id, name: document.name },
-            pages,
-            dimensions,
-            referenceDate: runInfo.referenceDate,
-          })
-          values = r.values
-          usage = addUsage(usage, r.usage)
+        const requests = agentGroups(askable, budget.maxAgentsPerRequest).flatMap((group) =>
+          windows.map((pages, window) => ({ group, pages, window })),
+        )
+        const responses = yield* Effect.forEach(
+          requests,
+          ({ group, pages, window }) =>
+            Effect.map(
+              model.extractDocument({
+                document: { id: document.id, name: document.name },
+                pages,
+                agents: group.map(({ agent, spec }) => ({
+                  agent: spec,
+                  dimensions: dimensionsOf.get(agent.row.id) ?? [],
+                })),
+                referenceDate: runInfo.referenceDate,
+              }),
+              (response) => ({ response, pages, window }),
+            ),
+          { concurrency: "unbounded" },
+        )
+        const answers = new Map<string, Array<Answer>>()
+        for (const { response, pages, window } of responses) {
+          usage = addUsage(usage, response.usage)
+          for (const { agentId, values } of response.agents) {
+            const spec = agents.find((a) => a.spec.id === agentId)?.spec
+            if (spec === undefined) continue
+            const list = answers.get(agentId) ?? []
+            for (const value of values)
+              list.push({ value, citation: checkCitation(pages, value, spec.valueType), window })
+            answers.set(agentId, list)
+          }
         }
 
         // Atomic values outside the final transaction (see `ensureAtomicValue`); a value missing one of
         // the agent's dimensions has none and is not kept.
-        const extractions: Array<DocumentExtraction> = []
-        for (const value of values) {
-          const instances = agent.dimensions.map((d) => {
-            const v = value.dimensionValues[d.dimensionId]
-            return v === undefined ? undefined : instanceFor(d, v, document)
-          })
-          if (instances.some((i) => i === undefined)) continue
-          const atomic = yield* ensureAtomicValue(ctx.db, {
-            projectId: runInfo.projectId,
-            agentId: agent.row.id,
-            instances: instanceInputs(instances as Array<InstanceRef>),
-          })
-          extractions.push({
-            atomicValueId: atomic.id,
-            value: value.value,
-            relevantPassage: value.relevantPassage,
-            reasoning: value.reasoning,
-            pageNumber: value.pageNumber,
-          })
-        }
-        yield* commitTask(ctx, task, p.runId, usage, (trx) =>
-          Effect.gen(function* () {
-            if (!(yield* agentStillAt(trx, agent.row.id, p.agentConfigVersion))) return
-            yield* replaceDocumentExtractions(trx, {
+        const extractions = new Map<string, Array<DocumentExtraction>>()
+        for (const { agent } of agents) {
+          const list: Array<DocumentExtraction> = []
+          for (const { value, citation } of mergeAnswers(agent, answers.get(agent.row.id) ?? [])) {
+            const instances = agent.dimensions.map((d) => {
+              const v = value.dimensionValues[d.dimensionId]
+              return v === undefined ? undefined : instanceFor(d, v, document)
+            })
+            if (instances.some((i) => i === undefined)) continue
+            const atomic = yield* ensureAtomicValue(ctx.db, {
               projectId: runInfo.projectId,
               agentId: agent.row.id,
-              agentConfigVersion: p.agentConfigVersion,
-              documentId: document.id,
-              documentVersion: p.documentVersion,
-              dimensionsKey: agentDimensionsKey(agent),
-              extractions,
+              instances: instanceInputs(instances as Array<InstanceRef>),
             })
-          }),
+            list.push({
+              atomicValueId: atomic.id,
+              value: value.value,
+              relevantPassage: citation.passage,
+              reasoning: value.reasoning,
+              pageNumber: citation.pageNumber,
+            })
+          }
+          extractions.set(agent.row.id, list)
+        }
+        yield* commitTask(ctx, task, p.runId, usage, (trx) =>
+          Effect.forEach(
+            agents,
+            ({ agent, configVersion }) =>
+              Effect.gen(function* () {
+                if (!(yield* agentStillAt(trx, agent.row.id, configVersion))) return
+                yield* replaceDocumentExtractions(trx, {
+                  projectId: runInfo.projectId,
+                  agentId: agent.row.id,
+                  agentConfigVersion: configVersion,
+                  documentId: document.id,
+                  documentVersion: p.documentVersion,
+                  dimensionsKey: agentDimensionsKey(agent),
+                  extractions: extractions.get(agent.row.id) ?? [],
+                })
+              }),
+            { discard: true },
+          ),
         )
       })
     return { run } satisfies StageShape
   }),
 }) {}
+
+/** The value's citation checked against the window's pages, whichever provider answered. */
+const checkCitation = (
+  pages: ReadonlyArray<PageText>,
+  value: ExtractedValue,
+  valueType: ValueType,
+): Citation => groundCitation(pages, value.pageNumber, value.relevantPassage, value.value, valueType)

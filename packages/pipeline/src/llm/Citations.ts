@@ -1,0 +1,196 @@
+/**
+ * Where an answer's passage is, and whether the answer is grounded: its passage is text of a page the
+ * model was given and its value is stated in that passage. Every extraction answer, from any provider,
+ * goes through `groundCitation` before it is kept; an ungrounded one is never cited as if it were.
+ */
+import { parseNumber } from "@dxs/domain/Values"
+import type { PageText, ValueType } from "./LanguageModel.ts"
+
+const STOP_WORDS = new Set(
+  "the and for are was were with from that this which into per its has have had not but all any our their".split(
+    " ",
+  ),
+)
+
+const tokens = (text: string): Array<string> =>
+  (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter(
+    (t) => (t.length > 2 || /\d/.test(t)) && !STOP_WORDS.has(t),
+  )
+
+const SIMILAR: Record<string, string> = {
+  "'": "['‘’`´]",
+  "‘": "['‘’`´]",
+  "’": "['‘’`´]",
+  '"': '["“”„]',
+  "“": '["“”„]',
+  "”": '["“”„]',
+  "-": "[-‐‑‒–—−]",
+  "–": "[-‐‑‒–—−]",
+  "—": "[-‐‑‒–—−]",
+}
+
+/** The page's own text for a passage that differs only in spacing, line breaks, quote or dash style, or case. */
+const findLoosely = (pageText: string, passage: string): string | undefined => {
+  const words = passage.split(/\s+/).filter((w) => w !== "")
+  if (words.length === 0 || passage.length > 4000) return undefined
+  const pattern = words
+    .map((w) => [...w].map((ch) => SIMILAR[ch] ?? ch.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join(""))
+    .join("\\s+")
+  for (const flags of ["u", "iu"]) {
+    const match = new RegExp(pattern, flags).exec(pageText)
+    if (match) return match[0]
+  }
+  return undefined
+}
+
+/** Lines of a page, long lines split into sentences; each a verbatim (trimmed) piece of the page text. */
+const segments = (pageText: string): Array<string> =>
+  pageText
+    .split(/\r?\n/)
+    .flatMap((line) => (line.length > 400 ? line.split(/(?<=[.!?;])\s+/) : [line]))
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+
+const statesValue = (segment: string, value: string, valueType: ValueType): boolean => {
+  if (valueType === "number") {
+    const wanted = parseNumber(value)
+    if (wanted !== undefined)
+      for (const chunk of segment.match(/\d[\d.,'\u00a0\u202f]*/g) ?? []) {
+        const n = parseNumber(chunk.replace(/[.,]$/, ""))
+        if (n !== undefined && Math.abs(n - wanted) <= 1e-9 * Math.max(1, Math.abs(n))) return true
+      }
+    return false
+  }
+  // A date is written in many ways; its year being there is the check (relative dates aside).
+  if (valueType === "date" || valueType === "datetime") {
+    const year = /^\d{4}/.exec(value)?.[0]
+    return year !== undefined && segment.includes(year)
+  }
+  return value.length > 0 && segment.toLowerCase().includes(value.toLowerCase())
+}
+
+const citedFirst = (pages: ReadonlyArray<PageText>, pageNumber: number | undefined): Array<PageText> => {
+  const cited =
+    (pageNumber === undefined ? undefined : pages.find((p) => p.pageNumber === pageNumber)) ??
+    (pageNumber === undefined
+      ? pages[0]!
+      : pages.reduce((best, p) =>
+          Math.abs(p.pageNumber - pageNumber) < Math.abs(best.pageNumber - pageNumber) ? p : best,
+        ))
+  return [cited, ...pages.filter((p) => p !== cited)]
+}
+
+type Located = { readonly pageNumber: number; readonly passage: string }
+
+/** The passage as the page text has it: verbatim, else loosely (spacing, quotes, dashes, case); cited page first. */
+const findPassage = (ordered: ReadonlyArray<PageText>, passage: string): Located | undefined => {
+  const quoted = passage.trim()
+  if (quoted === "") return undefined
+  for (const p of ordered) if (p.text.includes(quoted)) return { pageNumber: p.pageNumber, passage: quoted }
+  for (const p of ordered) {
+    const found = findLoosely(p.text, quoted)
+    if (found !== undefined) return { pageNumber: p.pageNumber, passage: found }
+  }
+  return undefined
+}
+
+/**
+ * The line that best matches the passage's words and the value (the cited page first); with
+ * `mustStateValue`, only lines that state the value.
+ */
+const bestLine = (
+  ordered: ReadonlyArray<PageText>,
+  passage: string,
+  value: string,
+  valueType: ValueType,
+  mustStateValue: boolean,
+): Located | undefined => {
+  const wanted = new Set(tokens(passage.trim()))
+  let best: { pageNumber: number; passage: string; score: number } | undefined
+  for (const p of ordered) {
+    for (const segment of segments(p.text)) {
+      const states = statesValue(segment, value, valueType)
+      if (mustStateValue && !states) continue
+      const segmentTokens = new Set(tokens(segment))
+      let shared = 0
+      for (const t of wanted) if (segmentTokens.has(t)) shared += 1
+      const base = (wanted.size === 0 ? 0 : shared / wanted.size) + (states ? 1 : 0)
+      if (base <= 0) continue
+      // The cited page wins ties; a shorter segment wins among equals (more precise citation).
+      const score = base + (p === ordered[0] ? 0.05 : 0) - segment.length / 1e7
+      if (best === undefined || score > best.score)
+        best = { pageNumber: p.pageNumber, passage: segment, score }
+    }
+  }
+  return best === undefined ? undefined : { pageNumber: best.pageNumber, passage: best.passage }
+}
+
+/**
+ * Where a value's passage really is: the cited page's text when the passage is verbatim in it, else another
+ * given page holding it verbatim, else the same text found loosely (spacing, quotes, case), else the line that
+ * best matches the passage and the value (the cited page first). Undefined when no page text supports it:
+ * the value is then dropped, never cited to text that does not exist.
+ */
+export const locatePassage = (
+  pages: ReadonlyArray<PageText>,
+  pageNumber: number | undefined,
+  passage: string,
+  value: string,
+  valueType: ValueType,
+): Located | undefined => {
+  if (pages.length === 0) return undefined
+  const ordered = citedFirst(pages, pageNumber)
+  return findPassage(ordered, passage) ?? bestLine(ordered, passage, value, valueType, false)
+}
+
+export type Citation =
+  | { readonly grounded: true; readonly pageNumber: number; readonly passage: string }
+  | {
+      readonly grounded: false
+      readonly pageNumber: number
+      readonly passage: string
+      /** One line saying what is wrong, used in the correction sent with the retry. */
+      readonly detail: string
+    }
+
+/**
+ * The answer's citation, checked. Grounded: the passage is on the cited page (or verbatim on another page
+ * given, which is then cited), differing at most in spacing, line breaks, quote or dash style or case, and
+ * states the value (a yes/no value needs no statement); or, when the passage cannot be found, a line of the
+ * given pages that states the value and shares the passage's words. Otherwise ungrounded, with the model's
+ * own passage and page kept as given and the reason.
+ */
+export const groundCitation = (
+  pages: ReadonlyArray<PageText>,
+  pageNumber: number | undefined,
+  passage: string,
+  value: string,
+  valueType: ValueType,
+): Citation => {
+  const cited = pageNumber ?? pages[0]?.pageNumber ?? 1
+  const ordered = pages.length === 0 ? [] : citedFirst(pages, pageNumber)
+  const found = findPassage(ordered, passage)
+  if (found !== undefined) {
+    if (valueType === "bool" || statesValue(found.passage, value, valueType))
+      return { grounded: true, pageNumber: found.pageNumber, passage: found.passage }
+    return {
+      grounded: false,
+      pageNumber: found.pageNumber,
+      passage: found.passage,
+      detail: `the passage ${JSON.stringify(clip(found.passage))} on page ${found.pageNumber} does not state the value ${JSON.stringify(value)}`,
+    }
+  }
+  const line = valueType === "bool" ? undefined : bestLine(ordered, passage, value, valueType, true)
+  if (line !== undefined) return { grounded: true, ...line }
+  return {
+    grounded: false,
+    pageNumber: cited,
+    passage: passage.trim(),
+    detail: `the passage ${JSON.stringify(clip(passage))} is not on page ${cited} nor on any other page given`,
+  }
+}
+
+const clip = (text: string): string => {
+  const t = text.trim().replace(/\s+/g, " ")
+  return t.length > 160 ? `${t.slice(0, 157)}…` : t
+}
