@@ -5,7 +5,7 @@ import type { Config } from "./Config.ts"
 import { CliError, migratedDbLayer } from "./Database.ts"
 
 /** ApiKeys over an up-to-date schema: works with a running server (shared) or none (started, then stopped). */
-const keysLayer = (config: Config) => ApiKeys.Default.pipe(Layer.provide(migratedDbLayer(config)))
+const keysLayer = (config: Config) => ApiKeys.Default.pipe(Layer.provideMerge(migratedDbLayer(config)))
 
 export const createKey = (config: Config, org: string, name: string) =>
   Effect.gen(function* () {

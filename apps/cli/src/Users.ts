@@ -6,7 +6,7 @@ import { CliError, migratedDbLayer } from "./Database.ts"
 import { day, table } from "./Keys.ts"
 
 /** Members over an up-to-date schema: works with a running server (shared) or none (started, then stopped). */
-const membersLayer = (config: Config) => Members.Default.pipe(Layer.provide(migratedDbLayer(config)))
+const membersLayer = (config: Config) => Members.Default.pipe(Layer.provideMerge(migratedDbLayer(config)))
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 const GENERATED_LENGTH = 20
