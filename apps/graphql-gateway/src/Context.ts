@@ -13,6 +13,7 @@ import {
   Projects,
   Results,
   requestSubject,
+  type Services,
   type ServicesContext,
 } from "@dxs/services"
 import DataLoader from "dataloader"
@@ -20,10 +21,11 @@ import { Cause, Effect, Exit, type ManagedRuntime, Option, Stream } from "effect
 import { GraphQLError } from "graphql"
 import { createGraphQLError } from "graphql-yoga"
 
-/** What the resolvers may call: the services, and the storage under them that their calls still name. */
-export type GatewayServices = ServicesContext
+/** What the resolvers may call: the services (each call needs only the request's organisation besides). */
+export type GatewayServices = Services
 
-export type GatewayRuntime = ManagedRuntime.ManagedRuntime<GatewayServices, unknown>
+/** The services and the storage under them, which the authentication of a request reads. */
+export type GatewayRuntime = ManagedRuntime.ManagedRuntime<ServicesContext, unknown>
 
 /** The GraphQL `extensions.code` of each problem status. */
 const codes: Record<number, string> = {

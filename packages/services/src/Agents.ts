@@ -1,5 +1,5 @@
 import type { AgentRow, Conn, DimensionRow } from "@dxs/db"
-import { transaction, withDb } from "@dxs/db"
+import { Db, transaction, withDb } from "@dxs/db"
 import * as AgentsRepo from "@dxs/db/repositories/Agents"
 import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
 import { type AgentExtractionConfig, clearsExtractions } from "@dxs/domain/AgentChange"
@@ -17,6 +17,7 @@ import type { AgentType, AgentValueType, DimensionSource } from "@dxs/domain/Enu
 import type { Agent, AgentDimension } from "@dxs/domain/Records"
 import { loadAgentStatesOfProjects } from "@dxs/pipeline/run/AgentStates"
 import { Effect, Either } from "effect"
+import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { isSystemDimension } from "./Dimensions.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
@@ -464,41 +465,44 @@ const listForProjects = (projectIds: ReadonlyArray<string>, filter: AgentFilter 
   })
 
 export class Agents extends Effect.Service<Agents>()("@dxs/services/Agents", {
-  succeed: {
-    /** The project's agents, most recently created first; `isEvaluation` lists only evaluation agents (the evaluation page) or only the others. */
-    list: (projectId: string, filter: AgentFilter = {}) =>
-      Effect.flatMap(listForProjects([projectId], filter), (lists) => oneProject(projectId, lists)),
+  effect: Effect.gen(function* () {
+    const storage = yield* capture(Db)
+    return over(storage, {
+      /** The project's agents, most recently created first; `isEvaluation` lists only evaluation agents (the evaluation page) or only the others. */
+      list: (projectId: string, filter: AgentFilter = {}) =>
+        Effect.flatMap(listForProjects([projectId], filter), (lists) => oneProject(projectId, lists)),
 
-    /** For each of the projects that is the organisation's (the others are absent), its `list`. */
-    listForProjects,
+      /** For each of the projects that is the organisation's (the others are absent), its `list`. */
+      listForProjects,
 
-    get: (projectId: string, id: string) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        return yield* withDb((db) =>
-          Effect.gen(function* () {
-            yield* checkProject(db, org.id, projectId)
-            return yield* toAgent(db, yield* findAgent(db, projectId, id))
-          }),
-        )
-      }),
+      get: (projectId: string, id: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          return yield* withDb((db) =>
+            Effect.gen(function* () {
+              yield* checkProject(db, org.id, projectId)
+              return yield* toAgent(db, yield* findAgent(db, projectId, id))
+            }),
+          )
+        }),
 
-    create: (projectId: string, input: AgentInput) => write(projectId, undefined, input, "create"),
+      create: (projectId: string, input: AgentInput) => write(projectId, undefined, input, "create"),
 
-    /** `patch` changes only supplied fields; `put` replaces them (omitted ones reset, the type is kept). */
-    update: (projectId: string, id: string, input: AgentInput, mode: "patch" | "put") =>
-      write(projectId, id, input, mode),
+      /** `patch` changes only supplied fields; `put` replaces them (omitted ones reset, the type is kept). */
+      update: (projectId: string, id: string, input: AgentInput, mode: "patch" | "put") =>
+        write(projectId, id, input, mode),
 
-    remove: (projectId: string, id: string) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        yield* transaction((trx) =>
-          Effect.gen(function* () {
-            yield* checkProject(trx, org.id, projectId)
-            yield* findAgent(trx, projectId, id, true)
-            yield* AgentsRepo.deleteAgent(trx, id)
-          }),
-        )
-      }),
-  },
+      remove: (projectId: string, id: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* checkProject(trx, org.id, projectId)
+              yield* findAgent(trx, projectId, id, true)
+              yield* AgentsRepo.deleteAgent(trx, id)
+            }),
+          )
+        }),
+    })
+  }),
 }) {}

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from "node:crypto"
-import { transaction, withDb } from "@dxs/db"
+import { Db, transaction, withDb } from "@dxs/db"
 import * as Access from "@dxs/db/repositories/Access"
 import { Effect } from "effect"
+import { capture, over } from "./Captured.ts"
 import { NotFound, Unauthorized } from "./Errors.ts"
 
 /** Keys are `dxs_live_` + 32 base62 characters; only their SHA-256 is stored, so a key is shown once. */
@@ -33,66 +34,71 @@ export interface ApiKeyInfo {
 }
 
 export class ApiKeys extends Effect.Service<ApiKeys>()("@dxs/services/ApiKeys", {
-  succeed: {
-    /** Creates the organisation when it does not exist yet, then a key for it. Returns the key in clear, once. */
-    create: (orgName: string, name = "") =>
-      Effect.gen(function* () {
-        const trimmed = orgName.trim()
-        if (trimmed === "") return yield* Effect.die(new Error("organisation name must not be empty"))
-        const key = generateKey()
-        return yield* transaction((trx) =>
-          Effect.gen(function* () {
-            const org = yield* Access.ensureOrganization(trx, trimmed)
-            const row = yield* Access.insertKey(trx, {
-              organizationId: org.id,
-              name,
-              keyPrefix: key.slice(0, KEY_PREFIX.length + 4),
-              keyHash: hashKey(key),
-            })
-            return { id: row.id, organization: org.name, key }
-          }),
-        )
-      }),
-
-    list: (orgName?: string) =>
-      withDb((db) => Access.listKeysWithOrganization(db, orgName)).pipe(
-        Effect.map((rows) =>
-          rows.map(
-            (r): ApiKeyInfo => ({
-              ...r,
-              created_at: r.created_at.toISOString(),
-              last_used_at: r.last_used_at?.toISOString() ?? null,
-              revoked_at: r.revoked_at?.toISOString() ?? null,
+  effect: Effect.gen(function* () {
+    const storage = yield* capture(Db)
+    return over(storage, {
+      /** Creates the organisation when it does not exist yet, then a key for it. Returns the key in clear, once. */
+      create: (orgName: string, name = "") =>
+        Effect.gen(function* () {
+          const trimmed = orgName.trim()
+          if (trimmed === "") return yield* Effect.die(new Error("organisation name must not be empty"))
+          const key = generateKey()
+          return yield* transaction((trx) =>
+            Effect.gen(function* () {
+              const org = yield* Access.ensureOrganization(trx, trimmed)
+              const row = yield* Access.insertKey(trx, {
+                organizationId: org.id,
+                name,
+                keyPrefix: key.slice(0, KEY_PREFIX.length + 4),
+                keyHash: hashKey(key),
+              })
+              return { id: row.id, organization: org.name, key }
             }),
+          )
+        }),
+
+      list: (orgName?: string) =>
+        withDb((db) => Access.listKeysWithOrganization(db, orgName)).pipe(
+          Effect.map((rows) =>
+            rows.map(
+              (r): ApiKeyInfo => ({
+                ...r,
+                created_at: r.created_at.toISOString(),
+                last_used_at: r.last_used_at?.toISOString() ?? null,
+                revoked_at: r.revoked_at?.toISOString() ?? null,
+              }),
+            ),
           ),
         ),
-      ),
 
-    /** Revokes by key id or by the key itself. */
-    revoke: (idOrKey: string) =>
-      Effect.flatMap(
-        withDb((db) => {
-          const byKey = idOrKey.startsWith(KEY_PREFIX)
-          const isUuid = /^[0-9a-f-]{36}$/i.test(idOrKey)
-          if (!byKey && !isUuid) return Effect.succeed(undefined)
-          return Access.revokeKey(db, byKey ? { keyHash: hashKey(idOrKey) } : { id: idOrKey })
+      /** Revokes by key id or by the key itself. */
+      revoke: (idOrKey: string) =>
+        Effect.flatMap(
+          withDb((db) => {
+            const byKey = idOrKey.startsWith(KEY_PREFIX)
+            const isUuid = /^[0-9a-f-]{36}$/i.test(idOrKey)
+            if (!byKey && !isUuid) return Effect.succeed(undefined)
+            return Access.revokeKey(db, byKey ? { keyHash: hashKey(idOrKey) } : { id: idOrKey })
+          }),
+          (id) =>
+            id !== undefined ? Effect.succeed(id) : Effect.fail(NotFound.of("Active API key", idOrKey)),
+        ),
+
+      /** The organisation of a live key, or Unauthorized. */
+      authenticate: (key: string | undefined) =>
+        Effect.gen(function* () {
+          if (key === undefined || key === "")
+            return yield* Unauthorized.of("The X-API-Key header is required")
+          if (!KEY_PATTERN.test(key)) return yield* Unauthorized.of("The API key is malformed")
+          const found = yield* withDb((db) => Access.findKeyByHash(db, hashKey(key)))
+          if (!found) return yield* Unauthorized.of("The API key is not known")
+          if (found.revoked_at) return yield* Unauthorized.of("The API key has been revoked")
+          // Record use at most once a minute per key: no write on every request.
+          if (!found.last_used_at || Date.now() - found.last_used_at.getTime() > 60_000) {
+            yield* withDb((db) => Access.markKeyUsed(db, found.id))
+          }
+          return { id: found.org_id, name: found.name }
         }),
-        (id) => (id !== undefined ? Effect.succeed(id) : Effect.fail(NotFound.of("Active API key", idOrKey))),
-      ),
-
-    /** The organisation of a live key, or Unauthorized. */
-    authenticate: (key: string | undefined) =>
-      Effect.gen(function* () {
-        if (key === undefined || key === "") return yield* Unauthorized.of("The X-API-Key header is required")
-        if (!KEY_PATTERN.test(key)) return yield* Unauthorized.of("The API key is malformed")
-        const found = yield* withDb((db) => Access.findKeyByHash(db, hashKey(key)))
-        if (!found) return yield* Unauthorized.of("The API key is not known")
-        if (found.revoked_at) return yield* Unauthorized.of("The API key has been revoked")
-        // Record use at most once a minute per key: no write on every request.
-        if (!found.last_used_at || Date.now() - found.last_used_at.getTime() > 60_000) {
-          yield* withDb((db) => Access.markKeyUsed(db, found.id))
-        }
-        return { id: found.org_id, name: found.name }
-      }),
-  },
+    })
+  }),
 }) {}

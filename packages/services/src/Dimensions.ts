@@ -1,10 +1,11 @@
 import type { Conn, DimensionRow } from "@dxs/db"
-import { transaction, withDb } from "@dxs/db"
+import { Db, transaction, withDb } from "@dxs/db"
 import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
 import type { DimensionCreate, DimensionPatch } from "@dxs/domain/contract/Dimension"
 import type { DimensionSource, DimensionValueType } from "@dxs/domain/Enums"
 import type { Dimension } from "@dxs/domain/Records"
 import { Effect } from "effect"
+import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { Conflict, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
@@ -92,86 +93,92 @@ const listForProjects = (projectIds: ReadonlyArray<string>) =>
   })
 
 export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dimensions", {
-  succeed: {
-    /** The project's dimensions, oldest first. */
-    list: (projectId: string) =>
-      Effect.flatMap(listForProjects([projectId]), (lists) => oneProject(projectId, lists)),
+  effect: Effect.gen(function* () {
+    const storage = yield* capture(Db)
+    return over(storage, {
+      /** The project's dimensions, oldest first. */
+      list: (projectId: string) =>
+        Effect.flatMap(listForProjects([projectId]), (lists) => oneProject(projectId, lists)),
 
-    /** For each of the projects that is the organisation's (the others are absent), its `list`. */
-    listForProjects,
+      /** For each of the projects that is the organisation's (the others are absent), its `list`. */
+      listForProjects,
 
-    get: (projectId: string, id: string) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        return yield* withDb((db) =>
-          Effect.gen(function* () {
-            yield* checkProject(db, org.id, projectId)
-            return toDimension(yield* findDimension(db, projectId, id))
-          }),
-        )
-      }),
+      get: (projectId: string, id: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          return yield* withDb((db) =>
+            Effect.gen(function* () {
+              yield* checkProject(db, org.id, projectId)
+              return toDimension(yield* findDimension(db, projectId, id))
+            }),
+          )
+        }),
 
-    create: (projectId: string, input: DimensionCreate) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        yield* validName(input.name)
-        const name = input.name.trim()
-        return yield* transaction((trx) =>
-          Effect.gen(function* () {
-            yield* checkProject(trx, org.id, projectId)
-            return toDimension(yield* insertDimension(trx, projectId, { ...input, name }))
-          }),
-        )
-      }),
+      create: (projectId: string, input: DimensionCreate) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          yield* validName(input.name)
+          const name = input.name.trim()
+          return yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* checkProject(trx, org.id, projectId)
+              return toDimension(yield* insertDimension(trx, projectId, { ...input, name }))
+            }),
+          )
+        }),
 
-    /** Renaming follows the create rules; system-managed dimensions keep their name. */
-    update: (projectId: string, id: string, patch: DimensionPatch) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        if (patch.name !== undefined) yield* validName(patch.name)
-        const name = patch.name?.trim()
-        return yield* transaction((trx) =>
-          Effect.gen(function* () {
-            yield* checkProject(trx, org.id, projectId)
-            const current = yield* findDimension(trx, projectId, id)
-            const renamed = name !== undefined && name !== current.name
-            if (renamed && isSystemDimension(current.source))
-              return yield* Conflict.of(
-                `dimension "${current.name}" is system-managed (source ${current.source}) and cannot be renamed`,
-                [{ path: "name", message: "system-managed dimensions cannot be renamed" }],
+      /** Renaming follows the create rules; system-managed dimensions keep their name. */
+      update: (projectId: string, id: string, patch: DimensionPatch) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          if (patch.name !== undefined) yield* validName(patch.name)
+          const name = patch.name?.trim()
+          return yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* checkProject(trx, org.id, projectId)
+              const current = yield* findDimension(trx, projectId, id)
+              const renamed = name !== undefined && name !== current.name
+              if (renamed && isSystemDimension(current.source))
+                return yield* Conflict.of(
+                  `dimension "${current.name}" is system-managed (source ${current.source}) and cannot be renamed`,
+                  [{ path: "name", message: "system-managed dimensions cannot be renamed" }],
+                )
+              if (renamed) yield* checkDimensionName(trx, projectId, name, id)
+              const set = Object.fromEntries(
+                Object.entries({
+                  name: renamed ? name : undefined,
+                  description: patch.description,
+                  example_values: patch.example_values,
+                  value_type: patch.value_type,
+                  auto_attach_to_new_agents: patch.auto_attach_to_new_agents,
+                }).filter(([, v]) => v !== undefined),
               )
-            if (renamed) yield* checkDimensionName(trx, projectId, name, id)
-            const set = Object.fromEntries(
-              Object.entries({
-                name: renamed ? name : undefined,
-                description: patch.description,
-                example_values: patch.example_values,
-                value_type: patch.value_type,
-                auto_attach_to_new_agents: patch.auto_attach_to_new_agents,
-              }).filter(([, v]) => v !== undefined),
-            )
-            if (Object.keys(set).length === 0) return toDimension(current)
-            const row = yield* orConflict(name ?? current.name, DimensionsRepo.updateDimension(trx, id, set))
-            return toDimension(row)
-          }),
-        )
-      }),
-
-    /** Deleting a custom dimension detaches it from every agent. System-managed ones cannot be deleted. */
-    remove: (projectId: string, id: string) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        yield* transaction((trx) =>
-          Effect.gen(function* () {
-            yield* checkProject(trx, org.id, projectId)
-            const current = yield* findDimension(trx, projectId, id)
-            if (isSystemDimension(current.source))
-              return yield* Conflict.of(
-                `dimension "${current.name}" is system-managed (source ${current.source}) and cannot be deleted`,
+              if (Object.keys(set).length === 0) return toDimension(current)
+              const row = yield* orConflict(
+                name ?? current.name,
+                DimensionsRepo.updateDimension(trx, id, set),
               )
-            yield* DimensionsRepo.deleteDimensions(trx, [id])
-          }),
-        )
-      }),
-  },
+              return toDimension(row)
+            }),
+          )
+        }),
+
+      /** Deleting a custom dimension detaches it from every agent. System-managed ones cannot be deleted. */
+      remove: (projectId: string, id: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* checkProject(trx, org.id, projectId)
+              const current = yield* findDimension(trx, projectId, id)
+              if (isSystemDimension(current.source))
+                return yield* Conflict.of(
+                  `dimension "${current.name}" is system-managed (source ${current.source}) and cannot be deleted`,
+                )
+              yield* DimensionsRepo.deleteDimensions(trx, [id])
+            }),
+          )
+        }),
+    })
+  }),
 }) {}

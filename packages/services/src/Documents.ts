@@ -5,6 +5,7 @@ import {
   BlobStore,
   type BlobStoreShape,
   type Conn,
+  Db,
   type DocumentRow,
   documentBlobKey,
   isBlobNotFound,
@@ -24,6 +25,7 @@ import { documentsLeftProject } from "@dxs/pipeline/run/Runs"
 import { HttpApiSchema } from "@effect/platform"
 import { Clock, Context, Effect, Either, Schema } from "effect"
 import { enqueueArchive } from "./Archive.ts"
+import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import {
   BadRequest,
@@ -319,6 +321,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
 
     // One secret for every process sharing the database (and its encryption key): read once.
     const { encryptionKey } = yield* WebhookConfig
+    const storage = yield* capture(Db, BlobStore)
     let secret: Buffer | undefined
     const signingSecret = Effect.gen(function* () {
       if (secret) return secret
@@ -419,7 +422,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
         )
       })
 
-    return {
+    return over(storage, {
       /** The largest file an upload may carry, in bytes. */
       maxUploadBytes: maxFileBytes,
 
@@ -784,6 +787,6 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
             )
           return yield* openBlob(row)
         }),
-    }
+    })
   }),
 }) {}

@@ -1,8 +1,9 @@
-import { transaction, withDb } from "@dxs/db"
+import { Db, transaction, withDb } from "@dxs/db"
 import * as Repo from "@dxs/db/repositories/Projects"
 import type { FolderPatch } from "@dxs/domain/contract/Folder"
 import type { Folder } from "@dxs/domain/Records"
 import { Effect } from "effect"
+import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
@@ -44,49 +45,52 @@ const validParent = (orgId: string, parentId: string | null | undefined, self?: 
   })
 
 export class Folders extends Effect.Service<Folders>()("@dxs/services/Folders", {
-  succeed: {
-    list: () =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        const rows = yield* withDb((db) => Repo.listFolders(db, org.id))
-        return rows.map(toFolder)
-      }),
-    get: (id: string) =>
-      Effect.flatMap(CurrentOrganization, (org) => Effect.map(findFolder(org.id, id), toFolder)),
-    create: (input: FolderInput) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        yield* validName(input.name, "name", true)
-        yield* validParent(org.id, input.parent_id)
-        const row = yield* withDb((db) =>
-          Repo.insertFolder(db, {
-            organization_id: org.id,
-            name: input.name!.trim(),
-            parent_id: input.parent_id ?? null,
-          }),
-        )
-        return toFolder(row)
-      }),
-    update: (id: string, input: FolderInput) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        yield* findFolder(org.id, id)
-        if (input.name !== undefined) yield* validName(input.name)
-        yield* validParent(org.id, input.parent_id, id)
-        const row = yield* withDb((db) =>
-          Repo.updateFolder(db, id, {
-            ...(input.name !== undefined ? { name: input.name.trim() } : {}),
-            ...(input.parent_id !== undefined ? { parent_id: input.parent_id } : {}),
-          }),
-        )
-        return toFolder(row)
-      }),
-    /** Deleting a folder deletes its subfolders; the projects inside become unfiled, never deleted. */
-    remove: (id: string) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        yield* findFolder(org.id, id)
-        yield* transaction((trx) => Repo.deleteFolder(trx, id))
-      }),
-  },
+  effect: Effect.gen(function* () {
+    const storage = yield* capture(Db)
+    return over(storage, {
+      list: () =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const rows = yield* withDb((db) => Repo.listFolders(db, org.id))
+          return rows.map(toFolder)
+        }),
+      get: (id: string) =>
+        Effect.flatMap(CurrentOrganization, (org) => Effect.map(findFolder(org.id, id), toFolder)),
+      create: (input: FolderInput) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          yield* validName(input.name, "name", true)
+          yield* validParent(org.id, input.parent_id)
+          const row = yield* withDb((db) =>
+            Repo.insertFolder(db, {
+              organization_id: org.id,
+              name: input.name!.trim(),
+              parent_id: input.parent_id ?? null,
+            }),
+          )
+          return toFolder(row)
+        }),
+      update: (id: string, input: FolderInput) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          yield* findFolder(org.id, id)
+          if (input.name !== undefined) yield* validName(input.name)
+          yield* validParent(org.id, input.parent_id, id)
+          const row = yield* withDb((db) =>
+            Repo.updateFolder(db, id, {
+              ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+              ...(input.parent_id !== undefined ? { parent_id: input.parent_id } : {}),
+            }),
+          )
+          return toFolder(row)
+        }),
+      /** Deleting a folder deletes its subfolders; the projects inside become unfiled, never deleted. */
+      remove: (id: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          yield* findFolder(org.id, id)
+          yield* transaction((trx) => Repo.deleteFolder(trx, id))
+        }),
+    })
+  }),
 }) {}

@@ -3,11 +3,12 @@
  * organisation. Keys are managed by people only: a request authenticated with an API key is refused
  * (a key cannot mint or revoke keys).
  */
-import { type Conn, transaction, withDb } from "@dxs/db"
+import { type Conn, Db, transaction, withDb } from "@dxs/db"
 import * as Access from "@dxs/db/repositories/Access"
 import type { ApiKey, NewApiKey } from "@dxs/domain/contract/Key"
 import { Effect } from "effect"
 import { generateKey, hashKey, KEY_PREFIX } from "./ApiKeys.ts"
+import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Forbidden, NotFound } from "./Errors.ts"
 import { iso, isoOrNull } from "./Time.ts"
@@ -56,40 +57,43 @@ const insertKey = (db: Conn, organizationId: string, name: string) => {
 }
 
 export class KeyManagement extends Effect.Service<KeyManagement>()("@dxs/services/KeyManagement", {
-  succeed: {
-    /** The organisation's keys, revoked ones included, newest first. */
-    list: () =>
-      Effect.gen(function* () {
-        const org = yield* member
-        const rows = yield* withDb((db) => Access.listOrganizationKeys(db, org.id))
-        return rows.map(toManaged)
-      }),
+  effect: Effect.gen(function* () {
+    const storage = yield* capture(Db)
+    return over(storage, {
+      /** The organisation's keys, revoked ones included, newest first. */
+      list: () =>
+        Effect.gen(function* () {
+          const org = yield* member
+          const rows = yield* withDb((db) => Access.listOrganizationKeys(db, org.id))
+          return rows.map(toManaged)
+        }),
 
-    create: (name: string) =>
-      Effect.gen(function* () {
-        const org = yield* member
-        yield* checkName(name.trim())
-        return yield* withDb((db) => insertKey(db, org.id, name.trim()))
-      }),
+      create: (name: string) =>
+        Effect.gen(function* () {
+          const org = yield* member
+          yield* checkName(name.trim())
+          return yield* withDb((db) => insertKey(db, org.id, name.trim()))
+        }),
 
-    /** A new key with the same name replaces an active one, which is revoked in the same transaction. */
-    rotate: (id: string) =>
-      Effect.gen(function* () {
-        const org = yield* member
-        return yield* transaction((trx) =>
-          Effect.gen(function* () {
-            const old = yield* Access.revokeOrganizationKey(trx, org.id, id)
-            if (old === undefined) return yield* NotFound.of("Active API key", id)
-            return yield* insertKey(trx, org.id, old.name)
-          }),
-        )
-      }),
+      /** A new key with the same name replaces an active one, which is revoked in the same transaction. */
+      rotate: (id: string) =>
+        Effect.gen(function* () {
+          const org = yield* member
+          return yield* transaction((trx) =>
+            Effect.gen(function* () {
+              const old = yield* Access.revokeOrganizationKey(trx, org.id, id)
+              if (old === undefined) return yield* NotFound.of("Active API key", id)
+              return yield* insertKey(trx, org.id, old.name)
+            }),
+          )
+        }),
 
-    revoke: (id: string) =>
-      Effect.gen(function* () {
-        const org = yield* member
-        const row = yield* withDb((db) => Access.revokeOrganizationKey(db, org.id, id))
-        if (row === undefined) return yield* NotFound.of("Active API key", id)
-      }),
-  },
+      revoke: (id: string) =>
+        Effect.gen(function* () {
+          const org = yield* member
+          const row = yield* withDb((db) => Access.revokeOrganizationKey(db, org.id, id))
+          if (row === undefined) return yield* NotFound.of("Active API key", id)
+        }),
+    })
+  }),
 }) {}

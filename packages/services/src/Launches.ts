@@ -1,11 +1,12 @@
 /**
  * Launching the pipeline and watching it: `POST …/agents/launch/` and `GET …/agents/status/`.
  */
-import { query, transaction, withDb } from "@dxs/db"
+import { Db, query, transaction, withDb } from "@dxs/db"
 import type { AgentStatus } from "@dxs/domain/contract/Agent"
 import { loadAgentStatesOfProjects, runningPipelines } from "@dxs/pipeline/run/AgentStates"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import { Effect } from "effect"
+import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Conflict } from "./Errors.ts"
 import type { AgentProgress, ConsistencyCounts } from "./PipelineState.ts"
@@ -37,39 +38,42 @@ const statusForProjects = (projectIds: ReadonlyArray<string>) =>
 
 export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches", {
   accessors: true,
-  succeed: {
-    /**
-     * Launch rules 1–8: 409 listing the failed documents; otherwise a run is queued (or the launch joins
-     * the queued one) and starts when nothing else runs and parsing is done.
-     */
-    launch: (projectId: string) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        const outcome = yield* transaction((trx) =>
-          Effect.gen(function* () {
-            yield* checkLiveProject(trx, org.id, projectId)
-            return yield* Effect.promise(() => requestLaunch(trx, projectId))
-          }),
-        )
-        if (outcome._tag === "Rejected") {
-          const error = Conflict.of(
-            outcome.message,
-            outcome.failedDocuments.map((d) => ({
-              path: `documents/${d.id}`,
-              message: `${d.name} failed processing`,
-            })),
+  effect: Effect.gen(function* () {
+    const storage = yield* capture(Db)
+    return over(storage, {
+      /**
+       * Launch rules 1–8: 409 listing the failed documents; otherwise a run is queued (or the launch joins
+       * the queued one) and starts when nothing else runs and parsing is done.
+       */
+      launch: (projectId: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const outcome = yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* checkLiveProject(trx, org.id, projectId)
+              return yield* Effect.promise(() => requestLaunch(trx, projectId))
+            }),
           )
-          return yield* Effect.fail(new Conflict({ ...error, failed_documents: outcome.failedDocuments }))
-        }
-        if (outcome._tag === "CyclicReferences") return yield* Effect.fail(BadRequest.of(outcome.message))
-        return { run_id: outcome.runId, run_number: outcome.runNumber, queued_new_run: outcome.created }
-      }),
+          if (outcome._tag === "Rejected") {
+            const error = Conflict.of(
+              outcome.message,
+              outcome.failedDocuments.map((d) => ({
+                path: `documents/${d.id}`,
+                message: `${d.name} failed processing`,
+              })),
+            )
+            return yield* Effect.fail(new Conflict({ ...error, failed_documents: outcome.failedDocuments }))
+          }
+          if (outcome._tag === "CyclicReferences") return yield* Effect.fail(BadRequest.of(outcome.message))
+          return { run_id: outcome.runId, run_number: outcome.runNumber, queued_new_run: outcome.created }
+        }),
 
-    /** The agents/status record. Drafts are included (always pending). */
-    status: (projectId: string) =>
-      Effect.flatMap(statusForProjects([projectId]), (statuses) => oneProject(projectId, statuses)),
+      /** The agents/status record. Drafts are included (always pending). */
+      status: (projectId: string) =>
+        Effect.flatMap(statusForProjects([projectId]), (statuses) => oneProject(projectId, statuses)),
 
-    /** For each of the projects that is the organisation's (the others are absent), its `status`. */
-    statusForProjects,
-  },
+      /** For each of the projects that is the organisation's (the others are absent), its `status`. */
+      statusForProjects,
+    })
+  }),
 }) {}

@@ -3,6 +3,10 @@
  * `dxs start`): from the settings an entry point has to the layer of every service its adapters call, over
  * the database and blob store it names or hands in. The adapters pass the storage through without using
  * it, so its types reach them from here rather than from @dxs/db.
+ *
+ * The rule: `X.Default` needs only the storage (`Db`, `BlobStore`); it takes them, its settings and the
+ * services it calls (its `dependencies`) when it is built. A method needs only the request scope
+ * (`CurrentOrganization`, which the adapter provides per request), or nothing.
  */
 import { BlobStore, type BlobStoreShape, Db, fileBlobStoreLayer } from "@dxs/db"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
@@ -50,8 +54,14 @@ export type Storage = Db | BlobStore
 export type DatabaseLayer = Layer.Layer<Db>
 export type { BlobStoreShape }
 
-/** What the services' calls may need: the services themselves and the storage under them. */
-export type ServicesContext = Layer.Layer.Success<typeof ServicesLive> | Storage
+/** Every service an adapter calls: what a call needs besides the request scope (`CurrentOrganization`). */
+export type Services = Layer.Layer.Success<typeof ServicesLive>
+
+/**
+ * What the composition holds: the services and the storage under them, which only the authentication
+ * of a request (its rate limits, kept in the database) still reads.
+ */
+export type ServicesContext = Services | Storage
 
 /** A setting known up front, or one read when the layer is built (a server's address, once it listens). */
 export type Setting<A, R> = A | Effect.Effect<A, never, R>

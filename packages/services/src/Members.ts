@@ -4,13 +4,14 @@
  * token that cookie-authenticated writes must echo, and an expiry.
  */
 import { createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto"
-import { type Conn, transaction, withDb } from "@dxs/db"
+import { type Conn, Db, transaction, withDb } from "@dxs/db"
 import * as Access from "@dxs/db/repositories/Access"
 import { isEmail } from "@dxs/domain/contract/Fields"
 import type { Member as MemberRecord, Session } from "@dxs/domain/contract/Member"
 import { Context, Effect } from "effect"
+import { capture, over } from "./Captured.ts"
 import { BadRequest, Conflict, Forbidden, Unauthorized } from "./Errors.ts"
-import { consumeSignInAttempt } from "./RateLimits.ts"
+import { AuthThrottleSettings, consumeSignInAttempt } from "./RateLimits.ts"
 import { iso } from "./Time.ts"
 
 /** How long a session lasts after sign-in (config `SESSION_TTL_HOURS`). */
@@ -92,104 +93,108 @@ const toMember = (r: Access.MemberRow): Member => ({
 
 export class Members extends Effect.Service<Members>()("@dxs/services/Members", {
   accessors: true,
-  succeed: {
-    /**
-     * Creates a member of the organisation `orgName` (created if new). 400 for a malformed e-mail or a
-     * password shorter than MIN_PASSWORD_LENGTH; 409 when the e-mail (case-insensitively) is taken.
-     */
-    create: (orgName: string, email: string, password: string) =>
-      Effect.gen(function* () {
-        const org = orgName.trim()
-        const address = email.trim()
-        if (org === "") return yield* BadRequest.of("organisation name must not be empty")
-        if (!isEmail(address))
-          return yield* BadRequest.of(`"${address}" is not an e-mail address`, [
-            { path: "email", message: "must be an e-mail address" },
-          ])
-        if (password.length < MIN_PASSWORD_LENGTH)
-          return yield* BadRequest.of(`the password must have at least ${MIN_PASSWORD_LENGTH} characters`, [
-            { path: "password", message: `must have at least ${MIN_PASSWORD_LENGTH} characters` },
-          ])
-        const passwordHash = yield* Effect.promise(() => hashPassword(password))
-        // A taken e-mail rolls the whole transaction back: no organisation is left behind either.
-        return yield* transaction((trx) =>
-          Effect.gen(function* () {
-            const o = yield* Access.ensureOrganization(trx, org)
-            const row = yield* Access.insertMember(trx, o, { email: address, passwordHash })
-            if (row === undefined)
-              return yield* Conflict.of(`a member with the e-mail address ${address} already exists`, [
-                { path: "email", message: "is taken" },
-              ])
-            return toMember(row)
-          }),
-        )
-      }),
-
-    /**
-     * Signs a member in: a new session. The same 401, after the same work, for an unknown e-mail and a wrong
-     * password. Attempts are counted per e-mail and per `clientAddress` first: over the limit, 429 whatever
-     * the password.
-     */
-    signIn: (email: string, password: string, clientAddress: string | undefined) =>
-      Effect.gen(function* () {
-        const { ttlSeconds } = yield* SessionSettings
-        yield* consumeSignInAttempt(email, clientAddress)
-        const found = yield* withDb((db) => Access.findMemberByEmail(db, email.trim()))
-        const ok = yield* Effect.promise(() => verifyPassword(password, found?.password_hash ?? dummyHash))
-        if (found === undefined || !ok || found.disabled_at !== null) return yield* wrongCredentials()
-        const token = newToken()
-        const csrf = newToken()
-        const expiresAt = yield* withDb((db) =>
-          Access.insertSession(db, {
-            tokenHash: hashToken(token),
-            memberId: found.id,
-            csrfToken: csrf,
-            ttlSeconds,
-          }),
-        )
-        return {
-          token,
-          csrf_token: csrf,
-          expires_at: iso(expiresAt),
-          member: toMember(found),
-        } satisfies SessionGrant
-      }),
-
-    /**
-     * Ends the session of this token, which like any write with a session needs the session's CSRF token
-     * (403 without it or with another). Nothing happens for an unknown or expired session.
-     */
-    signOut: (token: string, csrfToken: string | undefined) =>
-      Effect.gen(function* () {
-        const session = yield* withDb((db) => Access.findSession(db, hashToken(token)))
-        if (session === undefined) return
-        if (!sameSecret(csrfToken ?? "", session.csrf_token))
-          return yield* Forbidden.of(
-            "Signing out needs the session's CSRF token in the X-CSRF-Token header (GET /api/v1/auth/session/ gives it)",
+  effect: Effect.gen(function* () {
+    const storage = yield* capture(Db, SessionSettings, AuthThrottleSettings)
+    return over(storage, {
+      /**
+       * Creates a member of the organisation `orgName` (created if new). 400 for a malformed e-mail or a
+       * password shorter than MIN_PASSWORD_LENGTH; 409 when the e-mail (case-insensitively) is taken.
+       */
+      create: (orgName: string, email: string, password: string) =>
+        Effect.gen(function* () {
+          const org = orgName.trim()
+          const address = email.trim()
+          if (org === "") return yield* BadRequest.of("organisation name must not be empty")
+          if (!isEmail(address))
+            return yield* BadRequest.of(`"${address}" is not an e-mail address`, [
+              { path: "email", message: "must be an e-mail address" },
+            ])
+          if (password.length < MIN_PASSWORD_LENGTH)
+            return yield* BadRequest.of(`the password must have at least ${MIN_PASSWORD_LENGTH} characters`, [
+              { path: "password", message: `must have at least ${MIN_PASSWORD_LENGTH} characters` },
+            ])
+          const passwordHash = yield* Effect.promise(() => hashPassword(password))
+          // A taken e-mail rolls the whole transaction back: no organisation is left behind either.
+          return yield* transaction((trx) =>
+            Effect.gen(function* () {
+              const o = yield* Access.ensureOrganization(trx, org)
+              const row = yield* Access.insertMember(trx, o, { email: address, passwordHash })
+              if (row === undefined)
+                return yield* Conflict.of(`a member with the e-mail address ${address} already exists`, [
+                  { path: "email", message: "is taken" },
+                ])
+              return toMember(row)
+            }),
           )
-        yield* withDb((db) => Access.deleteSession(db, session.id))
-      }),
+        }),
 
-    /** The member and CSRF token of a live session; 401 for an unknown, expired or disabled one. */
-    authenticate: (token: string) =>
-      Effect.gen(function* () {
-        if (token === "") return yield* Unauthorized.of("Sign in, or send an API key in the X-API-Key header")
-        const found = yield* withDb((db) => Access.findLiveSession(db, hashToken(token)))
-        if (found === undefined || found.disabled_at !== null)
-          return yield* Unauthorized.of("The session has expired or ended; sign in again")
-        if (Date.now() - found.last_seen_at.getTime() > 60_000)
-          yield* withDb((db) => Access.markSessionSeen(db, found.session_id))
-        return {
-          member: toMember(found),
-          csrf_token: found.csrf_token,
-          expires_at: iso(found.expires_at),
-        } satisfies SessionInfo
-      }),
+      /**
+       * Signs a member in: a new session. The same 401, after the same work, for an unknown e-mail and a wrong
+       * password. Attempts are counted per e-mail and per `clientAddress` first: over the limit, 429 whatever
+       * the password.
+       */
+      signIn: (email: string, password: string, clientAddress: string | undefined) =>
+        Effect.gen(function* () {
+          const { ttlSeconds } = yield* SessionSettings
+          yield* consumeSignInAttempt(email, clientAddress)
+          const found = yield* withDb((db) => Access.findMemberByEmail(db, email.trim()))
+          const ok = yield* Effect.promise(() => verifyPassword(password, found?.password_hash ?? dummyHash))
+          if (found === undefined || !ok || found.disabled_at !== null) return yield* wrongCredentials()
+          const token = newToken()
+          const csrf = newToken()
+          const expiresAt = yield* withDb((db) =>
+            Access.insertSession(db, {
+              tokenHash: hashToken(token),
+              memberId: found.id,
+              csrfToken: csrf,
+              ttlSeconds,
+            }),
+          )
+          return {
+            token,
+            csrf_token: csrf,
+            expires_at: iso(expiresAt),
+            member: toMember(found),
+          } satisfies SessionGrant
+        }),
 
-    /** The organisation's members (all organisations when `orgName` is undefined), oldest first. */
-    list: (orgName?: string) =>
-      withDb((db) => Access.listMembers(db, orgName)).pipe(Effect.map((rows) => rows.map(toMember))),
-  },
+      /**
+       * Ends the session of this token, which like any write with a session needs the session's CSRF token
+       * (403 without it or with another). Nothing happens for an unknown or expired session.
+       */
+      signOut: (token: string, csrfToken: string | undefined) =>
+        Effect.gen(function* () {
+          const session = yield* withDb((db) => Access.findSession(db, hashToken(token)))
+          if (session === undefined) return
+          if (!sameSecret(csrfToken ?? "", session.csrf_token))
+            return yield* Forbidden.of(
+              "Signing out needs the session's CSRF token in the X-CSRF-Token header (GET /api/v1/auth/session/ gives it)",
+            )
+          yield* withDb((db) => Access.deleteSession(db, session.id))
+        }),
+
+      /** The member and CSRF token of a live session; 401 for an unknown, expired or disabled one. */
+      authenticate: (token: string) =>
+        Effect.gen(function* () {
+          if (token === "")
+            return yield* Unauthorized.of("Sign in, or send an API key in the X-API-Key header")
+          const found = yield* withDb((db) => Access.findLiveSession(db, hashToken(token)))
+          if (found === undefined || found.disabled_at !== null)
+            return yield* Unauthorized.of("The session has expired or ended; sign in again")
+          if (Date.now() - found.last_seen_at.getTime() > 60_000)
+            yield* withDb((db) => Access.markSessionSeen(db, found.session_id))
+          return {
+            member: toMember(found),
+            csrf_token: found.csrf_token,
+            expires_at: iso(found.expires_at),
+          } satisfies SessionInfo
+        }),
+
+      /** The organisation's members (all organisations when `orgName` is undefined), oldest first. */
+      list: (orgName?: string) =>
+        withDb((db) => Access.listMembers(db, orgName)).pipe(Effect.map((rows) => rows.map(toMember))),
+    })
+  }),
 }) {}
 
 /** Housekeeping: sessions past their expiry are deleted. */

@@ -10,6 +10,7 @@ import {
   BlobStore,
   type Conn,
   type Database,
+  Db,
   type ProjectRow,
   type TaskRow,
   transaction,
@@ -53,6 +54,7 @@ import { Context, Effect } from "effect"
 import type { Kysely, Transaction } from "kysely"
 import { writeAgent } from "./Agents.ts"
 import type { BackgroundTaskHandler } from "./Archive.ts"
+import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { insertDimension, isSystemDimension } from "./Dimensions.ts"
 import {
@@ -64,6 +66,7 @@ import {
   UploadLimits,
 } from "./Documents.ts"
 import { BadRequest, Conflict, NotFound, problemType, Unprocessable } from "./Errors.ts"
+import { RequestLimits } from "./HttpLimits.ts"
 import { type Answer, claimKey, earlierAnswer, idempotentRequest, rememberKey } from "./Idempotency.ts"
 import { validName } from "./Inputs.ts"
 import { checkLiveProject, checkProject, insertProject } from "./Projects.ts"
@@ -434,185 +437,190 @@ const loadLeaves = (db: Conn, projectId: string, appUrl: string) =>
 
 export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/services/OutputSchemas", {
   accessors: true,
-  succeed: {
-    /** The output schema record; 404 when the project has no schema. */
-    get: (projectId: string) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        return yield* withDb((db) =>
-          Effect.gen(function* () {
-            yield* checkProject(db, org.id, projectId)
-            const row = yield* OutputSchemasRepo.outputSchemaOf(db, projectId)
-            if (row.target_output_schema === null) return yield* noSchema(projectId)
-            const context = yield* loadMappingContext(db, projectId)
-            return toRecord(row, context)
-          }),
-        )
-      }),
-
-    /** PUT schema, per the spec's rules (see the README's "Output schemas"). */
-    put: (projectId: string, input: OutputSchemaPut) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        yield* checkTargetSchema(input.schema)
-        if (input.mapping !== undefined && input.mapping !== null)
-          yield* checkJsonInput(input.mapping, "mapping")
-        if (input.auto_map && input.mapping !== undefined && input.mapping !== null)
-          return yield* BadRequest.of("mapping must be omitted or null when auto_map is true", [
-            { path: "mapping", message: "must be omitted or null when auto_map is true" },
-          ])
-        return yield* transaction((trx) =>
-          Effect.gen(function* () {
-            yield* checkLiveProject(trx, org.id, projectId)
-            const current = yield* OutputSchemasRepo.outputSchemaOf(trx, projectId, true)
-            const changed =
-              current.target_output_schema === null || !sameJson(current.target_output_schema, input.schema)
-            // The agents and dimensions a mapping names: read once, the PUT does not change them.
-            const context = yield* loadMappingContext(trx, projectId)
-            if (input.auto_map) {
-              yield* OutputSchemasRepo.requestAutoMapping(trx, projectId, input.schema, false)
-            } else {
-              let mapping: OutputSchemasRepo.ManualMapping
-              if (input.mapping === undefined) {
-                if (!changed)
-                  return yield* BadRequest.of(
-                    "mapping is required when the schema is unchanged: send an object to save a mapping or null to clear it",
-                    [{ path: "mapping", message: "is required when the schema is unchanged" }],
-                  )
-                // A new or changed schema: a stored mapping is kept but no longer in sync.
-                const kept = current.output_mapping ?? null
-                const usable =
-                  kept !== null && !hasMappingErrors(validateMapping(input.schema, kept, context))
-                mapping = {
-                  _tag: "Kept",
-                  usable,
-                  inSync: kept === null,
-                  first: current.target_output_schema === null,
-                }
-              } else if (input.mapping === null) {
-                mapping = { _tag: "Cleared" }
-              } else {
-                const diagnostics = validateMapping(input.schema, input.mapping, context)
-                if (hasMappingErrors(diagnostics)) return yield* unsaveable(diagnostics)
-                mapping = { _tag: "Saved", mapping: input.mapping }
-              }
-              yield* OutputSchemasRepo.saveManualSchema(trx, projectId, input.schema, mapping)
-            }
-            const row = yield* OutputSchemasRepo.outputSchemaOf(trx, projectId)
-            return toRecord(row, context)
-          }),
-        )
-      }),
-
-    /**
-     * The results as a JSON object in the shape of the project's schema: 400 without a schema, 409 while
-     * the mapping is being generated (or none is saved), 422 when generation failed.
-     */
-    results: (projectId: string, options: { readonly enrich?: boolean | undefined }) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        const appUrl = yield* AppUrl
-        return yield* withDb((db) =>
-          Effect.gen(function* () {
-            yield* checkProject(db, org.id, projectId)
-            const row = yield* OutputSchemasRepo.outputSchemaOf(db, projectId)
-            if (row.target_output_schema === null)
-              return yield* BadRequest.of(`Project ${projectId} has no output schema configured`)
-            if (row.output_mapping_status === "failed")
-              return yield* Unprocessable.of(
-                `Automatic mapping generation failed: ${row.output_mapping_error ?? "unknown reason"}`,
-              )
-            if (row.output_mapping === null || row.output_mapping === undefined)
-              return yield* Conflict.of(
-                row.output_auto_map
-                  ? "The mapping is still being generated; poll the project status until schema_status is success"
-                  : "No mapping is saved for the output schema; PUT one with auto_map false, or set auto_map true",
-              )
-            const [context, lookup] = yield* Effect.all(
-              [loadMappingContext(db, projectId), loadLeaves(db, projectId, appUrl)],
-              { concurrency: "unbounded" },
-            )
-            const enrich = options.enrich ?? false
-            const rendered = renderSchema(
-              row.target_output_schema,
-              row.output_mapping as MappingNode,
-              context,
-              lookup,
-              { enrich, check: targetSchemaCheck(row.target_output_schema) },
-            )
-            if (!rendered.valid && !enrich) return yield* unsatisfied(rendered.unmet)
-            return rendered.value
-          }),
-        )
-      }),
-
-    /**
-     * `POST /extract/`: checks everything first (nothing is created for a bad schema, a missing, empty,
-     * too large or unsupported file), stores the files, then in one transaction creates the project, its
-     * documents and parse tasks and the schema; with `auto_map` the mapping task also launches the pipeline.
-     * With an Idempotency-Key, a repeated request gets the first answer again (`replayed`); a different
-     * request with the same key is refused (422).
-     */
-    extract: (input: ExtractRequest, options: { readonly idempotencyKey?: string | undefined } = {}) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        const blobs = yield* BlobStore
-        const { maxFileBytes } = yield* UploadLimits
-        const name =
-          (input.project_name ?? "").trim() === "" ? EXTRACT_DEFAULT_PROJECT_NAME : input.project_name!.trim()
-        yield* validName(name, "project_name")
-        const schema = yield* parseJsonInput(input.schema, "schema")
-        yield* checkTargetSchema(schema)
-        if (input.files.length === 0)
-          return yield* BadRequest.of("Send at least one file in the multipart field `files`", [
-            { path: "files", message: "is missing" },
-          ])
-        if (input.files.length > EXTRACT_MAX_FILES)
-          return yield* BadRequest.of(
-            `At most ${EXTRACT_MAX_FILES} files per call (got ${input.files.length})`,
-            [{ path: "files", message: `must be at most ${EXTRACT_MAX_FILES} files` }],
+  effect: Effect.gen(function* () {
+    const storage = yield* capture(Db, BlobStore, AppUrl, UploadLimits, RequestLimits)
+    return over(storage, {
+      /** The output schema record; 404 when the project has no schema. */
+      get: (projectId: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          return yield* withDb((db) =>
+            Effect.gen(function* () {
+              yield* checkProject(db, org.id, projectId)
+              const row = yield* OutputSchemasRepo.outputSchemaOf(db, projectId)
+              if (row.target_output_schema === null) return yield* noSchema(projectId)
+              const context = yield* loadMappingContext(db, projectId)
+              return toRecord(row, context)
+            }),
           )
-        const checked = yield* Effect.forEach(input.files, (f, i) =>
-          checkUpload(f, maxFileBytes, `files/${i}`),
-        )
-        const request = idempotentRequest(org.id, "extract", options.idempotencyKey, [
-          checked.map((c) => [c.fileName, c.sha256]),
-          input.schema,
-          name,
-          input.auto_map,
-        ])
-        const earlier = yield* withDb((db) => earlierAnswer(db, request))
-        if (earlier !== undefined) return { ...earlier, body: earlier.body as ExtractResponse }
-        const id = randomUUID()
-        const stored = checked.map((c) => placeUpload(id, c))
-        return yield* undoUnlessCommitted(
-          Effect.gen(function* () {
-            for (const s of stored) yield* storeUpload(blobs, s)
-            return yield* transaction((trx) =>
-              Effect.gen(function* () {
-                yield* claimKey(trx, request)
-                yield* insertProject(trx, org.id, { name }, id)
-                for (const s of stored) yield* insertUpload(trx, id, s)
-                if (input.auto_map) yield* OutputSchemasRepo.requestAutoMapping(trx, id, schema, true)
-                else yield* OutputSchemasRepo.setInitialSchema(trx, id, schema)
-                const accepted = {
-                  project_id: id,
-                  status_url: `/api/v1/projects/${id}/status/`,
-                  results_url: `/api/v1/projects/${id}/results/schema/`,
-                } satisfies ExtractResponse
-                yield* rememberKey(trx, request, 202, accepted)
-                return accepted
-              }),
+        }),
+
+      /** PUT schema, per the spec's rules (see the README's "Output schemas"). */
+      put: (projectId: string, input: OutputSchemaPut) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          yield* checkTargetSchema(input.schema)
+          if (input.mapping !== undefined && input.mapping !== null)
+            yield* checkJsonInput(input.mapping, "mapping")
+          if (input.auto_map && input.mapping !== undefined && input.mapping !== null)
+            return yield* BadRequest.of("mapping must be omitted or null when auto_map is true", [
+              { path: "mapping", message: "must be omitted or null when auto_map is true" },
+            ])
+          return yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* checkLiveProject(trx, org.id, projectId)
+              const current = yield* OutputSchemasRepo.outputSchemaOf(trx, projectId, true)
+              const changed =
+                current.target_output_schema === null || !sameJson(current.target_output_schema, input.schema)
+              // The agents and dimensions a mapping names: read once, the PUT does not change them.
+              const context = yield* loadMappingContext(trx, projectId)
+              if (input.auto_map) {
+                yield* OutputSchemasRepo.requestAutoMapping(trx, projectId, input.schema, false)
+              } else {
+                let mapping: OutputSchemasRepo.ManualMapping
+                if (input.mapping === undefined) {
+                  if (!changed)
+                    return yield* BadRequest.of(
+                      "mapping is required when the schema is unchanged: send an object to save a mapping or null to clear it",
+                      [{ path: "mapping", message: "is required when the schema is unchanged" }],
+                    )
+                  // A new or changed schema: a stored mapping is kept but no longer in sync.
+                  const kept = current.output_mapping ?? null
+                  const usable =
+                    kept !== null && !hasMappingErrors(validateMapping(input.schema, kept, context))
+                  mapping = {
+                    _tag: "Kept",
+                    usable,
+                    inSync: kept === null,
+                    first: current.target_output_schema === null,
+                  }
+                } else if (input.mapping === null) {
+                  mapping = { _tag: "Cleared" }
+                } else {
+                  const diagnostics = validateMapping(input.schema, input.mapping, context)
+                  if (hasMappingErrors(diagnostics)) return yield* unsaveable(diagnostics)
+                  mapping = { _tag: "Saved", mapping: input.mapping }
+                }
+                yield* OutputSchemasRepo.saveManualSchema(trx, projectId, input.schema, mapping)
+              }
+              const row = yield* OutputSchemasRepo.outputSchemaOf(trx, projectId)
+              return toRecord(row, context)
+            }),
+          )
+        }),
+
+      /**
+       * The results as a JSON object in the shape of the project's schema: 400 without a schema, 409 while
+       * the mapping is being generated (or none is saved), 422 when generation failed.
+       */
+      results: (projectId: string, options: { readonly enrich?: boolean | undefined }) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const appUrl = yield* AppUrl
+          return yield* withDb((db) =>
+            Effect.gen(function* () {
+              yield* checkProject(db, org.id, projectId)
+              const row = yield* OutputSchemasRepo.outputSchemaOf(db, projectId)
+              if (row.target_output_schema === null)
+                return yield* BadRequest.of(`Project ${projectId} has no output schema configured`)
+              if (row.output_mapping_status === "failed")
+                return yield* Unprocessable.of(
+                  `Automatic mapping generation failed: ${row.output_mapping_error ?? "unknown reason"}`,
+                )
+              if (row.output_mapping === null || row.output_mapping === undefined)
+                return yield* Conflict.of(
+                  row.output_auto_map
+                    ? "The mapping is still being generated; poll the project status until schema_status is success"
+                    : "No mapping is saved for the output schema; PUT one with auto_map false, or set auto_map true",
+                )
+              const [context, lookup] = yield* Effect.all(
+                [loadMappingContext(db, projectId), loadLeaves(db, projectId, appUrl)],
+                { concurrency: "unbounded" },
+              )
+              const enrich = options.enrich ?? false
+              const rendered = renderSchema(
+                row.target_output_schema,
+                row.output_mapping as MappingNode,
+                context,
+                lookup,
+                { enrich, check: targetSchemaCheck(row.target_output_schema) },
+              )
+              if (!rendered.valid && !enrich) return yield* unsatisfied(rendered.unmet)
+              return rendered.value
+            }),
+          )
+        }),
+
+      /**
+       * `POST /extract/`: checks everything first (nothing is created for a bad schema, a missing, empty,
+       * too large or unsupported file), stores the files, then in one transaction creates the project, its
+       * documents and parse tasks and the schema; with `auto_map` the mapping task also launches the pipeline.
+       * With an Idempotency-Key, a repeated request gets the first answer again (`replayed`); a different
+       * request with the same key is refused (422).
+       */
+      extract: (input: ExtractRequest, options: { readonly idempotencyKey?: string | undefined } = {}) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const blobs = yield* BlobStore
+          const { maxFileBytes } = yield* UploadLimits
+          const name =
+            (input.project_name ?? "").trim() === ""
+              ? EXTRACT_DEFAULT_PROJECT_NAME
+              : input.project_name!.trim()
+          yield* validName(name, "project_name")
+          const schema = yield* parseJsonInput(input.schema, "schema")
+          yield* checkTargetSchema(schema)
+          if (input.files.length === 0)
+            return yield* BadRequest.of("Send at least one file in the multipart field `files`", [
+              { path: "files", message: "is missing" },
+            ])
+          if (input.files.length > EXTRACT_MAX_FILES)
+            return yield* BadRequest.of(
+              `At most ${EXTRACT_MAX_FILES} files per call (got ${input.files.length})`,
+              [{ path: "files", message: `must be at most ${EXTRACT_MAX_FILES} files` }],
             )
-          }),
-          Effect.forEach(stored, (s) => blobs.remove(s.key), { discard: true }),
-        ).pipe(
-          Effect.map((body): Answer<ExtractResponse> => ({ status: 202, body, replayed: false })),
-          // A request with the same key committed first: this one's files are gone again; its answer is given.
-          Effect.catchTag("AnsweredBefore", (e) =>
-            Effect.succeed({ status: e.status, body: e.body as ExtractResponse, replayed: true }),
-          ),
-        )
-      }),
-  },
+          const checked = yield* Effect.forEach(input.files, (f, i) =>
+            checkUpload(f, maxFileBytes, `files/${i}`),
+          )
+          const request = idempotentRequest(org.id, "extract", options.idempotencyKey, [
+            checked.map((c) => [c.fileName, c.sha256]),
+            input.schema,
+            name,
+            input.auto_map,
+          ])
+          const earlier = yield* withDb((db) => earlierAnswer(db, request))
+          if (earlier !== undefined) return { ...earlier, body: earlier.body as ExtractResponse }
+          const id = randomUUID()
+          const stored = checked.map((c) => placeUpload(id, c))
+          return yield* undoUnlessCommitted(
+            Effect.gen(function* () {
+              for (const s of stored) yield* storeUpload(blobs, s)
+              return yield* transaction((trx) =>
+                Effect.gen(function* () {
+                  yield* claimKey(trx, request)
+                  yield* insertProject(trx, org.id, { name }, id)
+                  for (const s of stored) yield* insertUpload(trx, id, s)
+                  if (input.auto_map) yield* OutputSchemasRepo.requestAutoMapping(trx, id, schema, true)
+                  else yield* OutputSchemasRepo.setInitialSchema(trx, id, schema)
+                  const accepted = {
+                    project_id: id,
+                    status_url: `/api/v1/projects/${id}/status/`,
+                    results_url: `/api/v1/projects/${id}/results/schema/`,
+                  } satisfies ExtractResponse
+                  yield* rememberKey(trx, request, 202, accepted)
+                  return accepted
+                }),
+              )
+            }),
+            Effect.forEach(stored, (s) => blobs.remove(s.key), { discard: true }),
+          ).pipe(
+            Effect.map((body): Answer<ExtractResponse> => ({ status: 202, body, replayed: false })),
+            // A request with the same key committed first: this one's files are gone again; its answer is given.
+            Effect.catchTag("AnsweredBefore", (e) =>
+              Effect.succeed({ status: e.status, body: e.body as ExtractResponse, replayed: true }),
+            ),
+          )
+        }),
+    })
+  }),
 }) {}

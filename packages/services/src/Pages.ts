@@ -3,7 +3,7 @@
  * format's backend in a worker thread (never in the API's own thread), under the parse limits, once per
  * document version and page: the drawing is stored beside the version's file and read from there after.
  */
-import { BlobStore, type DocumentRow, isBlobNotFound, withDb } from "@dxs/db"
+import { BlobStore, Db, type DocumentRow, isBlobNotFound, withDb } from "@dxs/db"
 import { currentBlobKey } from "@dxs/db/repositories/Documents"
 import { findPage as findPageRow, type PageContent, pagesOfDocuments } from "@dxs/db/repositories/Pages"
 import { pageImagesOf } from "@dxs/domain/DocumentType"
@@ -16,6 +16,7 @@ import {
   renderPageImage,
 } from "@dxs/pipeline/parsing/Runner"
 import { Context, Deferred, Effect, FiberId } from "effect"
+import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { findDocument } from "./Documents.ts"
 import { NotFound, problemType } from "./Errors.ts"
@@ -82,6 +83,7 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
     const runOptions: Omit<RunOptions, "signal"> = { ...parsing, ...settings }
     // Each drawing is a thread with its own heap: a burst of image requests waits instead of piling up.
     const drawing = yield* Effect.makeSemaphore(MAX_CONCURRENT_DRAWINGS)
+    const storage = yield* capture(Db, BlobStore)
 
     /**
      * The document (Processed, of `version` when given) and its page row, or a NotFound that says which is
@@ -191,7 +193,7 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
         return yield* Deferred.await(done)
       })
 
-    return {
+    return over(storage, {
       /** Text, size and layout of page `pageNumber` (1-based) of a processed document. */
       get: (projectId: string, documentId: string, pageNumber: number) =>
         Effect.map(findPage(projectId, documentId, pageNumber), ({ page }) => toPage(documentId, page)),
@@ -231,6 +233,6 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
           const png = yield* storedOrDrawn(document, pageNumber)
           return { etag, immutable, png } as PageImage
         }),
-    }
+    })
   }),
 }) {}

@@ -14,6 +14,7 @@
 import { Db, listenForProgress } from "@dxs/db"
 import type { ProjectStatus } from "@dxs/domain/Records"
 import { Cause, Context, Effect, Exit, Fiber, Option, Queue, Stream, Take } from "effect"
+import { capture } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import type { NotFound, TooManySubscriptions } from "./Errors.ts"
 import { type AgentsStatus, Launches } from "./Launches.ts"
@@ -56,7 +57,7 @@ interface Hub {
 export class ProgressFeed extends Effect.Service<ProgressFeed>()("@dxs/services/ProgressFeed", {
   scoped: Effect.gen(function* () {
     const { url } = yield* Db
-    const reads = yield* Effect.context<Db | Projects | Launches>()
+    const reads = yield* capture(Projects, Launches)
     const places = yield* LiveSubscriptions
     const scope = yield* Effect.scope
     const hubs = new Map<string, Hub>()

@@ -1,4 +1,4 @@
-import { BlobStore, type Conn, transaction, withDb } from "@dxs/db"
+import { BlobStore, type Conn, Db, transaction, withDb } from "@dxs/db"
 import * as Repo from "@dxs/db/repositories/Projects"
 import type { ProjectCreate, ProjectPatch } from "@dxs/domain/contract/Project"
 import type { Project, ProjectStatus } from "@dxs/domain/Records"
@@ -8,6 +8,7 @@ import { byProject } from "@dxs/pipeline/run/ProjectState"
 export { byProject }
 
 import { Effect } from "effect"
+import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Conflict, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
@@ -176,123 +177,126 @@ const statusForProjects = (ids: ReadonlyArray<string>) =>
   })
 
 export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects", {
-  succeed: {
-    /** Live projects (or, with `archived`, the projects archived by hand), by name. */
-    list: (filter: FolderFilter, options: { readonly archived?: boolean | undefined } = {}) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        const rows = yield* withDb((db) =>
-          Repo.listProjects(db, org.id, {
-            archived: options.archived === true,
-            folderId: filter._tag === "Unfiled" ? null : filter._tag === "In" ? filter.id : undefined,
-          }),
-        )
-        return rows.map(toProject)
-      }),
+  effect: Effect.gen(function* () {
+    const storage = yield* capture(Db, BlobStore)
+    return over(storage, {
+      /** Live projects (or, with `archived`, the projects archived by hand), by name. */
+      list: (filter: FolderFilter, options: { readonly archived?: boolean | undefined } = {}) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const rows = yield* withDb((db) =>
+            Repo.listProjects(db, org.id, {
+              archived: options.archived === true,
+              folderId: filter._tag === "Unfiled" ? null : filter._tag === "In" ? filter.id : undefined,
+            }),
+          )
+          return rows.map(toProject)
+        }),
 
-    /**
-     * Archives a project (hidden from the live list, still retrievable, no uploads or launches) or restores it. The
-     * archive projects that hold archived documents stay archived.
-     */
-    setArchived: (id: string, archived: boolean) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        return yield* transaction((trx) =>
-          Effect.gen(function* () {
-            const row = yield* findProject(trx, org.id, id)
-            if (row.archive_of_project_id !== null)
-              return yield* Conflict.of(
-                `Project ${id} holds the archived documents of another project and stays archived`,
-              )
-            yield* Repo.setProjectArchived(trx, id, row.archived_at, archived)
-            return toProject(yield* findProject(trx, org.id, id))
-          }),
-        )
-      }),
+      /**
+       * Archives a project (hidden from the live list, still retrievable, no uploads or launches) or restores it. The
+       * archive projects that hold archived documents stay archived.
+       */
+      setArchived: (id: string, archived: boolean) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          return yield* transaction((trx) =>
+            Effect.gen(function* () {
+              const row = yield* findProject(trx, org.id, id)
+              if (row.archive_of_project_id !== null)
+                return yield* Conflict.of(
+                  `Project ${id} holds the archived documents of another project and stays archived`,
+                )
+              yield* Repo.setProjectArchived(trx, id, row.archived_at, archived)
+              return toProject(yield* findProject(trx, org.id, id))
+            }),
+          )
+        }),
 
-    create: (input: ProjectCreate) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        yield* validName(input.name)
-        yield* validArchiveDays(input.auto_archive_after_days)
-        return yield* transaction((trx) =>
-          Effect.gen(function* () {
-            const id = yield* insertProject(trx, org.id, input)
-            return toProject(yield* findProject(trx, org.id, id))
-          }),
-        )
-      }),
+      create: (input: ProjectCreate) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          yield* validName(input.name)
+          yield* validArchiveDays(input.auto_archive_after_days)
+          return yield* transaction((trx) =>
+            Effect.gen(function* () {
+              const id = yield* insertProject(trx, org.id, input)
+              return toProject(yield* findProject(trx, org.id, id))
+            }),
+          )
+        }),
 
-    /** Retrieving a project counts as visiting it. */
-    get: (id: string) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        return yield* transaction((trx) =>
-          Effect.gen(function* () {
-            yield* checkProject(trx, org.id, id)
-            yield* Repo.markProjectVisited(trx, id)
-            return toProject(yield* findProject(trx, org.id, id))
-          }),
-        )
-      }),
+      /** Retrieving a project counts as visiting it. */
+      get: (id: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          return yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* checkProject(trx, org.id, id)
+              yield* Repo.markProjectVisited(trx, id)
+              return toProject(yield* findProject(trx, org.id, id))
+            }),
+          )
+        }),
 
-    update: (id: string, patch: ProjectPatch, mode: "patch" | "put") =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        yield* validName(patch.name)
-        yield* validArchiveDays(patch.auto_archive_after_days)
-        const values =
-          mode === "put"
-            ? {
-                name: patch.name?.trim(),
-                description: patch.description ?? "",
-                reference_date: patch.reference_date ?? null,
-                auto_archive_after_days: patch.auto_archive_after_days ?? null,
-                is_pinned: patch.is_pinned ?? false,
-                folder_id: patch.folder_id ?? null,
-              }
-            : {
-                name: patch.name?.trim(),
-                description: patch.description,
-                reference_date: patch.reference_date,
-                auto_archive_after_days: patch.auto_archive_after_days,
-                is_pinned: patch.is_pinned,
-                folder_id: patch.folder_id,
-              }
-        return yield* transaction((trx) =>
-          Effect.gen(function* () {
-            yield* checkProject(trx, org.id, id)
-            yield* folderExists(trx, org.id, patch.folder_id)
-            const set = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined))
-            yield* Repo.updateProject(trx, id, set)
-            return toProject(yield* findProject(trx, org.id, id))
-          }),
-        )
-      }),
+      update: (id: string, patch: ProjectPatch, mode: "patch" | "put") =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          yield* validName(patch.name)
+          yield* validArchiveDays(patch.auto_archive_after_days)
+          const values =
+            mode === "put"
+              ? {
+                  name: patch.name?.trim(),
+                  description: patch.description ?? "",
+                  reference_date: patch.reference_date ?? null,
+                  auto_archive_after_days: patch.auto_archive_after_days ?? null,
+                  is_pinned: patch.is_pinned ?? false,
+                  folder_id: patch.folder_id ?? null,
+                }
+              : {
+                  name: patch.name?.trim(),
+                  description: patch.description,
+                  reference_date: patch.reference_date,
+                  auto_archive_after_days: patch.auto_archive_after_days,
+                  is_pinned: patch.is_pinned,
+                  folder_id: patch.folder_id,
+                }
+          return yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* checkProject(trx, org.id, id)
+              yield* folderExists(trx, org.id, patch.folder_id)
+              const set = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined))
+              yield* Repo.updateProject(trx, id, set)
+              return toProject(yield* findProject(trx, org.id, id))
+            }),
+          )
+        }),
 
-    /**
-     * Deletes the project with everything in it, its archive project included; then the stored files and
-     * page images.
-     */
-    remove: (id: string) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        const blobs = yield* BlobStore
-        const keys = yield* transaction((trx) =>
-          Effect.gen(function* () {
-            yield* checkProject(trx, org.id, id)
-            const rows = yield* Repo.documentVersionsOfProject(trx, id)
-            yield* Repo.deleteProject(trx, id)
-            return rows.flatMap(documentVersionFiles)
-          }),
-        )
-        // After the commit: a crash here leaves an orphan file, never a row pointing at a missing file.
-        yield* Effect.forEach(keys, (key) => blobs.remove(key), { concurrency: 4, discard: true })
-      }),
+      /**
+       * Deletes the project with everything in it, its archive project included; then the stored files and
+       * page images.
+       */
+      remove: (id: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const blobs = yield* BlobStore
+          const keys = yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* checkProject(trx, org.id, id)
+              const rows = yield* Repo.documentVersionsOfProject(trx, id)
+              yield* Repo.deleteProject(trx, id)
+              return rows.flatMap(documentVersionFiles)
+            }),
+          )
+          // After the commit: a crash here leaves an orphan file, never a row pointing at a missing file.
+          yield* Effect.forEach(keys, (key) => blobs.remove(key), { concurrency: 4, discard: true })
+        }),
 
-    status: (id: string) => Effect.flatMap(statusForProjects([id]), (statuses) => oneProject(id, statuses)),
+      status: (id: string) => Effect.flatMap(statusForProjects([id]), (statuses) => oneProject(id, statuses)),
 
-    /** The status records of several projects (those of the organisation), in one read per source. */
-    statusForProjects: (ids: ReadonlyArray<string>) => statusForProjects(ids),
-  },
+      /** The status records of several projects (those of the organisation), in one read per source. */
+      statusForProjects: (ids: ReadonlyArray<string>) => statusForProjects(ids),
+    })
+  }),
 }) {}

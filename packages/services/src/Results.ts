@@ -6,7 +6,7 @@
  */
 
 import type { Conn, PageLayoutItem } from "@dxs/db"
-import { transaction, withDb } from "@dxs/db"
+import { Db, transaction, withDb } from "@dxs/db"
 import * as AgentsRepo from "@dxs/db/repositories/Agents"
 import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
 import * as DocumentsRepo from "@dxs/db/repositories/Documents"
@@ -43,6 +43,7 @@ import {
 import { collapseWhitespace, normalizeValue, parseNumber } from "@dxs/domain/Values"
 import { relevantPages as rankPages } from "@dxs/pipeline/retrieval/Retrieval"
 import { Effect } from "effect"
+import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { loadAgentStates } from "./PipelineState.ts"
@@ -362,276 +363,279 @@ const boxesOf = (db: Conn, rows: ReadonlyArray<ResultsRepo.ExtractionPassage>) =
 // The service
 
 export class Results extends Effect.Service<Results>()("@dxs/services/Results", {
-  succeed: {
-    /**
-     * The project's current results, by agent (oldest first) then result name, filtered and paginated;
-     * `next`/`previous` are relative links keeping the filters.
-     */
-    list: (projectId: string, filters: ResultsQuery) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        const { limit, offset } = yield* checkPage(filters.limit, filters.offset, {
-          limit: RESULTS_DEFAULT_LIMIT,
-          max: RESULTS_MAX_LIMIT,
-        })
-        if (
-          filters.resolution_status !== undefined &&
-          !(ResolutionStatuses as ReadonlyArray<string>).includes(filters.resolution_status)
-        )
-          return yield* invalid("resolution_status", `must be one of ${ResolutionStatuses.join(", ")}`)
-        return yield* withDb((db) =>
-          Effect.gen(function* () {
-            yield* checkProject(db, org.id, projectId)
-            const [{ count, rows }, names] = yield* Effect.all(
-              [
-                ResultsRepo.listCurrentResults(
+  effect: Effect.gen(function* () {
+    const storage = yield* capture(Db)
+    return over(storage, {
+      /**
+       * The project's current results, by agent (oldest first) then result name, filtered and paginated;
+       * `next`/`previous` are relative links keeping the filters.
+       */
+      list: (projectId: string, filters: ResultsQuery) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const { limit, offset } = yield* checkPage(filters.limit, filters.offset, {
+            limit: RESULTS_DEFAULT_LIMIT,
+            max: RESULTS_MAX_LIMIT,
+          })
+          if (
+            filters.resolution_status !== undefined &&
+            !(ResolutionStatuses as ReadonlyArray<string>).includes(filters.resolution_status)
+          )
+            return yield* invalid("resolution_status", `must be one of ${ResolutionStatuses.join(", ")}`)
+          return yield* withDb((db) =>
+            Effect.gen(function* () {
+              yield* checkProject(db, org.id, projectId)
+              const [{ count, rows }, names] = yield* Effect.all(
+                [
+                  ResultsRepo.listCurrentResults(
+                    db,
+                    projectId,
+                    {
+                      agentId: filters.agent_id,
+                      resolutionStatus: filters.resolution_status,
+                      dimensionValue: filters.dimension_value,
+                    },
+                    { limit, offset },
+                  ),
+                  dimensionNames(db, projectId),
+                ],
+                { concurrency: "unbounded" },
+              )
+              // The states of the page's agents only (a page ordered by agent holds few of them).
+              const states = yield* Effect.promise(() =>
+                loadAgentStates(
                   db,
                   projectId,
-                  {
-                    agentId: filters.agent_id,
-                    resolutionStatus: filters.resolution_status,
-                    dimensionValue: filters.dimension_value,
-                  },
-                  { limit, offset },
+                  rows.map((r) => r.agent_id),
                 ),
-                dimensionNames(db, projectId),
-              ],
-              { concurrency: "unbounded" },
-            )
-            // The states of the page's agents only (a page ordered by agent holds few of them).
-            const states = yield* Effect.promise(() =>
-              loadAgentStates(
+              )
+              return {
+                count,
+                next: offset + limit < count ? pageLink(filters, limit, offset + limit) : null,
+                previous:
+                  offset > 0 ? pageLink(filters, limit, Math.max(0, Math.min(offset, count) - limit)) : null,
+                results: rows.map(
+                  (r): ResultRow => ({
+                    id: r.atomic_value_id,
+                    atomic_value_id: r.atomic_value_id,
+                    agent_id: r.agent_id,
+                    agent_name: r.agent_name,
+                    result_name: r.result_name,
+                    value_type: r.value_type as AgentValueType,
+                    extraction_status: stateOf(states, r.agent_id).extractionStatus,
+                    resolution_result: {
+                      id: r.id,
+                      value: presentValue(r.value_type, r.value),
+                      resolution_status: r.resolution_status as ResolutionStatus,
+                      references: (r.references ?? {}) as ResultDetail["references"],
+                      justification_for_resolution_status: r.justification,
+                      source_type: r.source_type as SourceType,
+                      updated_by_email: r.updated_by_email,
+                    },
+                    dimension_instances: instancesOf(r.dimension_values, names),
+                  }),
+                ),
+              } satisfies ResultsPage
+            }),
+          )
+        }),
+
+      /** One current result of the project, with its sources, web supplement and review. */
+      detail: (projectId: string, resultId: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          return yield* withDb((db) =>
+            Effect.gen(function* () {
+              yield* checkProject(db, org.id, projectId)
+              return yield* loadDetail(db, projectId, resultId)
+            }),
+          )
+        }),
+
+      /**
+       * The extractions behind a result: web ones first, then consistent (true, false, not yet evaluated),
+       * then by document name and page.
+       */
+      extractions: (
+        projectId: string,
+        resultId: string,
+        page: { readonly limit?: number | undefined; readonly offset?: number | undefined },
+      ) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const { limit, offset } = yield* checkPage(page.limit, page.offset, {
+            limit: EXTRACTIONS_DEFAULT_LIMIT,
+            max: EXTRACTIONS_MAX_LIMIT,
+          })
+          return yield* withDb((db) =>
+            Effect.gen(function* () {
+              yield* checkProject(db, org.id, projectId)
+              const result = yield* findResult(db, projectId, resultId)
+              const { total, rows } = yield* ResultsRepo.extractionsOfResult(
                 db,
-                projectId,
-                rows.map((r) => r.agent_id),
-              ),
-            )
-            return {
-              count,
-              next: offset + limit < count ? pageLink(filters, limit, offset + limit) : null,
-              previous:
-                offset > 0 ? pageLink(filters, limit, Math.max(0, Math.min(offset, count) - limit)) : null,
-              results: rows.map(
-                (r): ResultRow => ({
-                  id: r.atomic_value_id,
-                  atomic_value_id: r.atomic_value_id,
-                  agent_id: r.agent_id,
-                  agent_name: r.agent_name,
-                  result_name: r.result_name,
-                  value_type: r.value_type as AgentValueType,
-                  extraction_status: stateOf(states, r.agent_id).extractionStatus,
-                  resolution_result: {
-                    id: r.id,
-                    value: presentValue(r.value_type, r.value),
-                    resolution_status: r.resolution_status as ResolutionStatus,
-                    references: (r.references ?? {}) as ResultDetail["references"],
-                    justification_for_resolution_status: r.justification,
-                    source_type: r.source_type as SourceType,
-                    updated_by_email: r.updated_by_email,
-                  },
-                  dimension_instances: instancesOf(r.dimension_values, names),
-                }),
-              ),
-            } satisfies ResultsPage
-          }),
-        )
-      }),
-
-    /** One current result of the project, with its sources, web supplement and review. */
-    detail: (projectId: string, resultId: string) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        return yield* withDb((db) =>
-          Effect.gen(function* () {
-            yield* checkProject(db, org.id, projectId)
-            return yield* loadDetail(db, projectId, resultId)
-          }),
-        )
-      }),
-
-    /**
-     * The extractions behind a result: web ones first, then consistent (true, false, not yet evaluated),
-     * then by document name and page.
-     */
-    extractions: (
-      projectId: string,
-      resultId: string,
-      page: { readonly limit?: number | undefined; readonly offset?: number | undefined },
-    ) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        const { limit, offset } = yield* checkPage(page.limit, page.offset, {
-          limit: EXTRACTIONS_DEFAULT_LIMIT,
-          max: EXTRACTIONS_MAX_LIMIT,
-        })
-        return yield* withDb((db) =>
-          Effect.gen(function* () {
-            yield* checkProject(db, org.id, projectId)
-            const result = yield* findResult(db, projectId, resultId)
-            const { total, rows } = yield* ResultsRepo.extractionsOfResult(
-              db,
-              {
-                atomicValueId: result.atomic_value_id,
-                agentId: result.agent_id,
-                agentConfigVersion: result.agent_config_version,
-              },
-              { limit, offset },
-            )
-            return {
-              total_count: total,
-              data: rows.map(
-                (e): ExtractionResult => ({
-                  id: e.id,
-                  value: normalizeValue(result.value_type, e.value),
-                  relevant_passage: e.relevant_passage,
-                  reasoning: e.reasoning,
-                  consistent: e.consistent,
-                  justification_for_consistency: e.justification_for_consistency,
-                  source_type: e.source_type,
-                  document_id: e.document_id,
-                  document_name: e.document_name ?? null,
-                  page_number: e.page_number,
-                  extracted_at: iso(e.extracted_at),
-                  web_search_query: e.web_search_query,
-                  web_search_timestamp: isoOrNull(e.web_search_timestamp),
-                  web_citations: (e.web_citations ?? []).map((c) => ({
-                    snippets: c.snippets.map((s) => ({ text: s.text })),
-                    source: { url: c.source.url, title: c.source.title },
-                  })),
-                  derived_sources: (e.derived_sources ?? []).map((s) => ({
-                    source_agent_id: s.source_agent_id,
-                    source_agent_name: s.source_agent_name,
-                    source_resolution_result_id: s.source_resolution_result_id,
-                    dimension_values: { ...s.dimension_values },
-                    resolved_value: s.resolved_value,
-                  })),
-                }),
-              ),
-            } satisfies ExtractionsPage
-          }),
-        )
-      }),
-
-    /**
-     * Sets a result's value by hand (kept when the same configuration is resolved again). The status
-     * defaults to `Resolved`; a `number` agent's value must be a number.
-     */
-    override: (projectId: string, resultId: string, input: ResultOverride) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        yield* checkEmail("updated_by_email", input.updated_by_email)
-        return yield* transaction((trx) =>
-          Effect.gen(function* () {
-            yield* checkProject(trx, org.id, projectId)
-            const result = yield* findResult(trx, projectId, resultId)
-            const value = yield* storedOverride(result.value_type, input.value)
-            yield* ResultsRepo.overrideResult(trx, resultId, {
-              value,
-              resolutionStatus: input.resolution_status ?? "Resolved",
-              justification: input.justification_for_resolution_status ?? null,
-              // A signed-in member is who set it; an API client may name the person.
-              updatedByEmail: org.member?.email ?? input.updated_by_email ?? null,
-            })
-            return yield* loadDetail(trx, projectId, resultId)
-          }),
-        )
-      }),
-
-    /** Records a person's review of a result (the latest one is kept). */
-    review: (projectId: string, resultId: string, input: ResultReview) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        yield* checkEmail("reviewed_by", input.reviewed_by)
-        return yield* transaction((trx) =>
-          Effect.gen(function* () {
-            yield* checkProject(trx, org.id, projectId)
-            yield* findResult(trx, projectId, resultId)
-            yield* ResultsRepo.recordReview(trx, resultId, {
-              status: input.status,
-              comment: input.comment ?? "",
-              reviewedBy: org.member?.email ?? input.reviewed_by ?? null,
-            })
-            return yield* loadDetail(trx, projectId, resultId)
-          }),
-        )
-      }),
-
-    /** The pages of the project's live processed documents that match the agent's key terms, best first. */
-    relevantPages: (
-      projectId: string,
-      agentId: string,
-      options: { readonly document_id?: string | undefined; readonly limit?: number | undefined },
-    ) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        const limit = options.limit ?? RELEVANT_PAGES_DEFAULT_LIMIT
-        if (!Number.isInteger(limit) || limit < 1 || limit > RELEVANT_PAGES_MAX_LIMIT)
-          return yield* invalid("limit", `must be a whole number from 1 to ${RELEVANT_PAGES_MAX_LIMIT}`)
-        return yield* withDb((db) =>
-          Effect.gen(function* () {
-            yield* checkProject(db, org.id, projectId)
-            const agent = yield* AgentsRepo.findAgent(db, projectId, agentId)
-            if (!agent) return yield* NotFound.of("Agent", agentId)
-            if (options.document_id !== undefined) {
-              const documentId = options.document_id
-              const document = yield* DocumentsRepo.findDocumentInProject(db, projectId, documentId)
-              if (!document) return yield* NotFound.of("Document", documentId)
-            }
-            const pages = yield* Effect.promise(() =>
-              rankPages(db, {
-                projectId,
-                agent: {
-                  name: agent.name,
-                  extractionInstructions: agent.extraction_instructions,
-                  examples: agent.examples,
+                {
+                  atomicValueId: result.atomic_value_id,
+                  agentId: result.agent_id,
+                  agentConfigVersion: result.agent_config_version,
                 },
-                documentId: options.document_id,
-                limit,
-              }),
-            )
-            return {
-              agent_id: agentId,
-              pages: pages.map((p) => ({
-                document_id: p.documentId,
-                document_name: p.documentName,
-                page_number: p.pageNumber,
-                score: p.score,
-                snippet: p.snippet,
-              })),
-            } satisfies RelevantPagesResponse
-          }),
-        )
-      }),
+                { limit, offset },
+              )
+              return {
+                total_count: total,
+                data: rows.map(
+                  (e): ExtractionResult => ({
+                    id: e.id,
+                    value: normalizeValue(result.value_type, e.value),
+                    relevant_passage: e.relevant_passage,
+                    reasoning: e.reasoning,
+                    consistent: e.consistent,
+                    justification_for_consistency: e.justification_for_consistency,
+                    source_type: e.source_type,
+                    document_id: e.document_id,
+                    document_name: e.document_name ?? null,
+                    page_number: e.page_number,
+                    extracted_at: iso(e.extracted_at),
+                    web_search_query: e.web_search_query,
+                    web_search_timestamp: isoOrNull(e.web_search_timestamp),
+                    web_citations: (e.web_citations ?? []).map((c) => ({
+                      snippets: c.snippets.map((s) => ({ text: s.text })),
+                      source: { url: c.source.url, title: c.source.title },
+                    })),
+                    derived_sources: (e.derived_sources ?? []).map((s) => ({
+                      source_agent_id: s.source_agent_id,
+                      source_agent_name: s.source_agent_name,
+                      source_resolution_result_id: s.source_resolution_result_id,
+                      dimension_values: { ...s.dimension_values },
+                      resolved_value: s.resolved_value,
+                    })),
+                  }),
+                ),
+              } satisfies ExtractionsPage
+            }),
+          )
+        }),
 
-    /** Where an extraction's passage is on its page: boxes around the layout items that hold it. */
-    boundingBoxes: (projectId: string, extractionId: string) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        return yield* withDb((db) =>
-          Effect.gen(function* () {
-            yield* checkProject(db, org.id, projectId)
-            const boxes = yield* boxesOf(
-              db,
-              yield* ResultsRepo.extractionPassages(db, [extractionId], { projectId }),
-            )
-            const found = boxes.get(extractionId)
-            if (!found) return yield* NotFound.of("Extraction", extractionId)
-            return found
-          }),
-        )
-      }),
+      /**
+       * Sets a result's value by hand (kept when the same configuration is resolved again). The status
+       * defaults to `Resolved`; a `number` agent's value must be a number.
+       */
+      override: (projectId: string, resultId: string, input: ResultOverride) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          yield* checkEmail("updated_by_email", input.updated_by_email)
+          return yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* checkProject(trx, org.id, projectId)
+              const result = yield* findResult(trx, projectId, resultId)
+              const value = yield* storedOverride(result.value_type, input.value)
+              yield* ResultsRepo.overrideResult(trx, resultId, {
+                value,
+                resolutionStatus: input.resolution_status ?? "Resolved",
+                justification: input.justification_for_resolution_status ?? null,
+                // A signed-in member is who set it; an API client may name the person.
+                updatedByEmail: org.member?.email ?? input.updated_by_email ?? null,
+              })
+              return yield* loadDetail(trx, projectId, resultId)
+            }),
+          )
+        }),
 
-    /** `boundingBoxes` of several extractions of the organisation at once (two statements); absent: not its. */
-    boundingBoxesFor: (extractionIds: ReadonlyArray<string>) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        if (extractionIds.length === 0) return new Map<string, BoundingBoxesResponse>()
-        return yield* withDb((db) =>
-          Effect.flatMap(
-            ResultsRepo.extractionPassages(db, extractionIds, { organizationId: org.id }),
-            (rows) => boxesOf(db, rows),
-          ),
-        )
-      }),
-  },
+      /** Records a person's review of a result (the latest one is kept). */
+      review: (projectId: string, resultId: string, input: ResultReview) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          yield* checkEmail("reviewed_by", input.reviewed_by)
+          return yield* transaction((trx) =>
+            Effect.gen(function* () {
+              yield* checkProject(trx, org.id, projectId)
+              yield* findResult(trx, projectId, resultId)
+              yield* ResultsRepo.recordReview(trx, resultId, {
+                status: input.status,
+                comment: input.comment ?? "",
+                reviewedBy: org.member?.email ?? input.reviewed_by ?? null,
+              })
+              return yield* loadDetail(trx, projectId, resultId)
+            }),
+          )
+        }),
+
+      /** The pages of the project's live processed documents that match the agent's key terms, best first. */
+      relevantPages: (
+        projectId: string,
+        agentId: string,
+        options: { readonly document_id?: string | undefined; readonly limit?: number | undefined },
+      ) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const limit = options.limit ?? RELEVANT_PAGES_DEFAULT_LIMIT
+          if (!Number.isInteger(limit) || limit < 1 || limit > RELEVANT_PAGES_MAX_LIMIT)
+            return yield* invalid("limit", `must be a whole number from 1 to ${RELEVANT_PAGES_MAX_LIMIT}`)
+          return yield* withDb((db) =>
+            Effect.gen(function* () {
+              yield* checkProject(db, org.id, projectId)
+              const agent = yield* AgentsRepo.findAgent(db, projectId, agentId)
+              if (!agent) return yield* NotFound.of("Agent", agentId)
+              if (options.document_id !== undefined) {
+                const documentId = options.document_id
+                const document = yield* DocumentsRepo.findDocumentInProject(db, projectId, documentId)
+                if (!document) return yield* NotFound.of("Document", documentId)
+              }
+              const pages = yield* Effect.promise(() =>
+                rankPages(db, {
+                  projectId,
+                  agent: {
+                    name: agent.name,
+                    extractionInstructions: agent.extraction_instructions,
+                    examples: agent.examples,
+                  },
+                  documentId: options.document_id,
+                  limit,
+                }),
+              )
+              return {
+                agent_id: agentId,
+                pages: pages.map((p) => ({
+                  document_id: p.documentId,
+                  document_name: p.documentName,
+                  page_number: p.pageNumber,
+                  score: p.score,
+                  snippet: p.snippet,
+                })),
+              } satisfies RelevantPagesResponse
+            }),
+          )
+        }),
+
+      /** Where an extraction's passage is on its page: boxes around the layout items that hold it. */
+      boundingBoxes: (projectId: string, extractionId: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          return yield* withDb((db) =>
+            Effect.gen(function* () {
+              yield* checkProject(db, org.id, projectId)
+              const boxes = yield* boxesOf(
+                db,
+                yield* ResultsRepo.extractionPassages(db, [extractionId], { projectId }),
+              )
+              const found = boxes.get(extractionId)
+              if (!found) return yield* NotFound.of("Extraction", extractionId)
+              return found
+            }),
+          )
+        }),
+
+      /** `boundingBoxes` of several extractions of the organisation at once (two statements); absent: not its. */
+      boundingBoxesFor: (extractionIds: ReadonlyArray<string>) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          if (extractionIds.length === 0) return new Map<string, BoundingBoxesResponse>()
+          return yield* withDb((db) =>
+            Effect.flatMap(
+              ResultsRepo.extractionPassages(db, extractionIds, { organizationId: org.id }),
+              (rows) => boxesOf(db, rows),
+            ),
+          )
+        }),
+    })
+  }),
 }) {}

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto"
-import { transaction, withDb } from "@dxs/db"
+import { Db, transaction, withDb } from "@dxs/db"
 import * as Repository from "@dxs/db/repositories/Webhooks"
 import type {
   WebhookAttempt,
@@ -20,6 +20,7 @@ import { encryptSecret, newEncryptionKey } from "@dxs/pipeline/webhooks/Encrypti
 import { createDelivery } from "@dxs/pipeline/webhooks/Queue"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import { Context, Effect } from "effect"
+import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, type FieldError, NotFound } from "./Errors.ts"
 import { checkPage } from "./Results.ts"
@@ -130,143 +131,146 @@ const encryptHeaders = (key: Uint8Array, headers: Readonly<Record<string, string
 const uniqueEvents = (events: ReadonlyArray<string>) => JSON.stringify([...new Set(events)])
 
 export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks", {
-  succeed: {
-    /** Active subscriptions of the organisation, newest first. */
-    list: () =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        const rows = yield* withDb((db) => Repository.listActiveSubscriptions(db, org.id))
-        return rows.map(toSubscription)
-      }),
+  effect: Effect.gen(function* () {
+    const storage = yield* capture(Db, WebhookConfig)
+    return over(storage, {
+      /** Active subscriptions of the organisation, newest first. */
+      list: () =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const rows = yield* withDb((db) => Repository.listActiveSubscriptions(db, org.id))
+          return rows.map(toSubscription)
+        }),
 
-    get: (id: string) => Effect.map(findActive(id), toSubscription),
+      get: (id: string) => Effect.map(findActive(id), toSubscription),
 
-    /** Creates a subscription; the answer carries its signing secret, shown this once. */
-    create: (input: WebhookInput) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        const settings = yield* validateInput(input, true)
-        const secret = newSecret()
-        const row = yield* withDb((db) =>
-          Repository.insertSubscription(db, {
-            organizationId: org.id,
-            name: input.name ?? "",
-            url: input.url!.trim(),
-            subscribedEvents: uniqueEvents(input.subscribed_events!),
-            headers: encryptHeaders(settings.encryptionKey, input.headers ?? {}),
-            secret: encryptSecret(settings.encryptionKey, secret),
-          }),
-        )
-        return { ...toSubscription(row), secret }
-      }),
-
-    /** Changes the supplied members; `headers` replaces all custom headers. */
-    update: (id: string, input: WebhookInput) =>
-      Effect.gen(function* () {
-        yield* findActive(id)
-        const settings = yield* validateInput(input, false)
-        const row = yield* withDb((db) =>
-          Repository.updateSubscription(db, id, {
-            ...(input.name !== undefined ? { name: input.name } : {}),
-            ...(input.url !== undefined ? { url: input.url.trim() } : {}),
-            ...(input.subscribed_events !== undefined
-              ? { subscribedEvents: uniqueEvents(input.subscribed_events) }
-              : {}),
-            ...(input.headers !== undefined
-              ? { headers: encryptHeaders(settings.encryptionKey, input.headers) }
-              : {}),
-          }),
-        )
-        return toSubscription(row)
-      }),
-
-    /**
-     * Deletes a subscription of the organisation for good, with its deliveries and their attempts. A
-     * deactivated subscription can be deleted too.
-     */
-    remove: (id: string) =>
-      Effect.gen(function* () {
-        const org = yield* CurrentOrganization
-        const deleted = yield* withDb((db) => Repository.deleteSubscription(db, org.id, id))
-        if (!deleted) return yield* NotFound.of("Webhook subscription", id)
-      }),
-
-    /** The event types a subscription can name. */
-    events: (): Effect.Effect<ReadonlyArray<WebhookEventType>> => Effect.succeed(WEBHOOK_EVENTS),
-
-    /** Queues a `webhook.ping` delivery to the subscription; returns the delivery's id. */
-    test: (id: string) =>
-      Effect.gen(function* () {
-        yield* findActive(id)
-        const deliveryId = yield* transaction((trx) =>
-          Effect.promise(() =>
-            createDelivery(trx, {
-              subscriptionId: id,
-              eventId: null,
-              eventType: "webhook.ping",
-              data: { message: WEBHOOK_PING_MESSAGE },
-              occurredAt: new Date(),
+      /** Creates a subscription; the answer carries its signing secret, shown this once. */
+      create: (input: WebhookInput) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const settings = yield* validateInput(input, true)
+          const secret = newSecret()
+          const row = yield* withDb((db) =>
+            Repository.insertSubscription(db, {
+              organizationId: org.id,
+              name: input.name ?? "",
+              url: input.url!.trim(),
+              subscribedEvents: uniqueEvents(input.subscribed_events!),
+              headers: encryptHeaders(settings.encryptionKey, input.headers ?? {}),
+              secret: encryptSecret(settings.encryptionKey, secret),
             }),
-          ),
-        )
-        return { delivery_id: deliveryId }
-      }),
+          )
+          return { ...toSubscription(row), secret }
+        }),
 
-    /** The subscription's deliveries, newest first, each with its attempts. */
-    deliveries: (
-      id: string,
-      page: { readonly limit?: number | undefined; readonly offset?: number | undefined },
-    ) =>
-      Effect.gen(function* () {
-        const { limit, offset } = yield* checkPage(page.limit, page.offset, {
-          limit: DELIVERIES_DEFAULT_LIMIT,
-          max: DELIVERIES_MAX_LIMIT,
-        })
-        yield* findActive(id)
-        const count = yield* withDb((db) => Repository.countDeliveries(db, id))
-        const rows = yield* withDb((db) => Repository.listDeliveries(db, id, { limit, offset }))
-        const attempts = yield* withDb((db) =>
-          Repository.listAttempts(
-            db,
-            rows.map((r) => r.id),
-          ),
-        )
-        const results = rows.map(
-          (r): WebhookDelivery => ({
-            id: r.id,
-            event_type: r.event_type,
-            status: r.status,
-            attempt_count: r.attempt_count,
-            last_status_code: r.last_status_code,
-            last_error: r.last_error,
-            created_at: iso(r.created_at),
-            delivered_at: isoOrNull(r.delivered_at),
-            next_attempt_at: r.status === "pending" ? isoOrNull(r.next_attempt_at) : null,
-            attempts: attempts
-              .filter((a) => a.delivery_id === r.id)
-              .map((a) => ({
-                id: a.id,
-                number: a.number,
-                status_code: a.status_code,
-                error: a.error,
-                duration_ms: a.duration_ms,
-                attempted_at: iso(a.attempted_at),
-              })),
-          }),
-        )
-        return { count, results }
-      }),
+      /** Changes the supplied members; `headers` replaces all custom headers. */
+      update: (id: string, input: WebhookInput) =>
+        Effect.gen(function* () {
+          yield* findActive(id)
+          const settings = yield* validateInput(input, false)
+          const row = yield* withDb((db) =>
+            Repository.updateSubscription(db, id, {
+              ...(input.name !== undefined ? { name: input.name } : {}),
+              ...(input.url !== undefined ? { url: input.url.trim() } : {}),
+              ...(input.subscribed_events !== undefined
+                ? { subscribedEvents: uniqueEvents(input.subscribed_events) }
+                : {}),
+              ...(input.headers !== undefined
+                ? { headers: encryptHeaders(settings.encryptionKey, input.headers) }
+                : {}),
+            }),
+          )
+          return toSubscription(row)
+        }),
 
-    /** Replaces the signing secret; the new one is shown this once and signs every later attempt. */
-    rotateSecret: (id: string) =>
-      Effect.gen(function* () {
-        yield* findActive(id)
-        const settings = yield* WebhookConfig
-        const secret = newSecret()
-        yield* withDb((db) =>
-          Repository.replaceSubscriptionSecret(db, id, encryptSecret(settings.encryptionKey, secret)),
-        )
-        return { secret }
-      }),
-  },
+      /**
+       * Deletes a subscription of the organisation for good, with its deliveries and their attempts. A
+       * deactivated subscription can be deleted too.
+       */
+      remove: (id: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const deleted = yield* withDb((db) => Repository.deleteSubscription(db, org.id, id))
+          if (!deleted) return yield* NotFound.of("Webhook subscription", id)
+        }),
+
+      /** The event types a subscription can name. */
+      events: (): Effect.Effect<ReadonlyArray<WebhookEventType>> => Effect.succeed(WEBHOOK_EVENTS),
+
+      /** Queues a `webhook.ping` delivery to the subscription; returns the delivery's id. */
+      test: (id: string) =>
+        Effect.gen(function* () {
+          yield* findActive(id)
+          const deliveryId = yield* transaction((trx) =>
+            Effect.promise(() =>
+              createDelivery(trx, {
+                subscriptionId: id,
+                eventId: null,
+                eventType: "webhook.ping",
+                data: { message: WEBHOOK_PING_MESSAGE },
+                occurredAt: new Date(),
+              }),
+            ),
+          )
+          return { delivery_id: deliveryId }
+        }),
+
+      /** The subscription's deliveries, newest first, each with its attempts. */
+      deliveries: (
+        id: string,
+        page: { readonly limit?: number | undefined; readonly offset?: number | undefined },
+      ) =>
+        Effect.gen(function* () {
+          const { limit, offset } = yield* checkPage(page.limit, page.offset, {
+            limit: DELIVERIES_DEFAULT_LIMIT,
+            max: DELIVERIES_MAX_LIMIT,
+          })
+          yield* findActive(id)
+          const count = yield* withDb((db) => Repository.countDeliveries(db, id))
+          const rows = yield* withDb((db) => Repository.listDeliveries(db, id, { limit, offset }))
+          const attempts = yield* withDb((db) =>
+            Repository.listAttempts(
+              db,
+              rows.map((r) => r.id),
+            ),
+          )
+          const results = rows.map(
+            (r): WebhookDelivery => ({
+              id: r.id,
+              event_type: r.event_type,
+              status: r.status,
+              attempt_count: r.attempt_count,
+              last_status_code: r.last_status_code,
+              last_error: r.last_error,
+              created_at: iso(r.created_at),
+              delivered_at: isoOrNull(r.delivered_at),
+              next_attempt_at: r.status === "pending" ? isoOrNull(r.next_attempt_at) : null,
+              attempts: attempts
+                .filter((a) => a.delivery_id === r.id)
+                .map((a) => ({
+                  id: a.id,
+                  number: a.number,
+                  status_code: a.status_code,
+                  error: a.error,
+                  duration_ms: a.duration_ms,
+                  attempted_at: iso(a.attempted_at),
+                })),
+            }),
+          )
+          return { count, results }
+        }),
+
+      /** Replaces the signing secret; the new one is shown this once and signs every later attempt. */
+      rotateSecret: (id: string) =>
+        Effect.gen(function* () {
+          yield* findActive(id)
+          const settings = yield* WebhookConfig
+          const secret = newSecret()
+          yield* withDb((db) =>
+            Repository.replaceSubscriptionSecret(db, id, encryptSecret(settings.encryptionKey, secret)),
+          )
+          return { secret }
+        }),
+    })
+  }),
 }) {}

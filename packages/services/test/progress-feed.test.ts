@@ -6,7 +6,9 @@
  * projects; a shutdown ends the streams.
  */
 import { randomUUID } from "node:crypto"
-import { type Database, Db, makeKysely } from "@dxs/db"
+import * as os from "node:os"
+import * as path from "node:path"
+import { BlobStore, type Database, Db, fileBlobStore, makeKysely } from "@dxs/db"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Cause, Effect, Exit, Fiber, Layer, ManagedRuntime, Stream } from "effect"
 import { type Kysely, sql } from "kysely"
@@ -42,6 +44,8 @@ const startFeed = (settings: Settings = {}) => {
   const runtime = ManagedRuntime.make(
     ProgressFeed.Default.pipe(
       Layer.provide(Layer.succeed(Db, { kysely: counted, url })),
+      // The services' storage; the feed never reads a file.
+      Layer.provide(Layer.succeed(BlobStore, fileBlobStore(path.join(os.tmpdir(), "dxs-progress-feed")))),
       Layer.provide(
         Layer.succeed(ProgressFeedSettings, {
           minReadIntervalMs: settings.minReadIntervalMs ?? 200,
