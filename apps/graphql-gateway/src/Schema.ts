@@ -24,13 +24,12 @@ export const typeDefs = /* GraphQL */ `
     projects: [Project!]!
     "One project of the organisation (NOT_FOUND otherwise)."
     project(id: ID!): Project
-    "The project's current results, filtered and paginated as REST GET …/results/."
+    "The project's current results, filtered and paginated as REST GET …/results/ (maxConfidence: max_confidence, only results at or below that confidence, least confident first)."
     results(
       projectId: ID!
       agentId: ID
       resolutionStatus: String
       dimensionValue: String
-      "Only results whose confidence is at or below this (0 to 1), least confident first."
       maxConfidence: Float
       limit: Int
       offset: Int
