@@ -160,10 +160,13 @@ describe("confidence and grounding of results", () => {
       expect(second.body.results.map((r: any) => r.dimension_instances[0].dimension_value)).toEqual(["b.pdf"])
     })
 
-    it.each(["abc", "1.5", "-0.1", "NaN", "Infinity", ""])("refuses max_confidence=%s with 400", async (bad) => {
-      const r = await a.get(`/projects/${projectId}/results/?max_confidence=${encodeURIComponent(bad)}`)
-      expectProblem(r, 400)
-      expect(JSON.stringify(r.body)).toContain("max_confidence")
-    })
+    it.each(["abc", "1.5", "-0.1", "NaN", "Infinity", ""])(
+      "refuses max_confidence=%s with 400",
+      async (bad) => {
+        const r = await a.get(`/projects/${projectId}/results/?max_confidence=${encodeURIComponent(bad)}`)
+        expectProblem(r, 400)
+        expect(JSON.stringify(r.body)).toContain("max_confidence")
+      },
+    )
   })
 })
