@@ -24,12 +24,13 @@ export const typeDefs = /* GraphQL */ `
     projects: [Project!]!
     "One project of the organisation (NOT_FOUND otherwise)."
     project(id: ID!): Project
-    "The project's current results, filtered and paginated as REST GET …/results/."
+    "The project's current results, filtered and paginated as REST GET …/results/ (maxConfidence: max_confidence, only results at or below that confidence, least confident first)."
     results(
       projectId: ID!
       agentId: ID
       resolutionStatus: String
       dimensionValue: String
+      maxConfidence: Float
       limit: Int
       offset: Int
     ): ResultPage!
@@ -268,6 +269,8 @@ export const typeDefs = /* GraphQL */ `
     justification_for_resolution_status: String
     source_type: String!
     updated_by_email: String
+    "0 to 1; null when there is no value."
+    confidence: Float
   }
 
   type ResultRow {
@@ -312,6 +315,10 @@ export const typeDefs = /* GraphQL */ `
     web_search_timestamp: String
     web_citations: JSON!
     derived_sources: JSON!
+    "False when the passage is not on the cited page or does not state the value."
+    grounded: Boolean!
+    "0 to 1; null when not computed."
+    confidence: Float
     "Where the passage is on its page (REST GET …/extractions/{id}/bounding-boxes/)."
     bounding_boxes: BoundingBoxes!
   }
@@ -348,6 +355,8 @@ export const typeDefs = /* GraphQL */ `
     latest_review_comment: String!
     latest_review_at: String
     latest_review_by: String
+    "0 to 1; null when there is no value."
+    confidence: Float
     "The extractions behind the result, as REST GET …/results/{id}/extractions/."
     extractions(limit: Int, offset: Int): ExtractionsPage!
   }
@@ -399,6 +408,7 @@ export const resolvers = {
         agentId?: string | null
         resolutionStatus?: string | null
         dimensionValue?: string | null
+        maxConfidence?: number | null
         limit?: number | null
         offset?: number | null
       },
@@ -411,6 +421,7 @@ export const resolvers = {
               agent_id: args.agentId ?? undefined,
               resolution_status: status,
               dimension_value: args.dimensionValue ?? undefined,
+              max_confidence: args.maxConfidence ?? undefined,
               limit: args.limit ?? undefined,
               offset: args.offset ?? undefined,
             }),

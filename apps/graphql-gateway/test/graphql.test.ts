@@ -37,7 +37,7 @@ const STATUS = `status { pipeline_running schema_status parsing_state document_c
   documents_by_status { Pending Processed Failed } }`
 const RESULT_ROW = `id atomic_value_id agent_id agent_name result_name value_type extraction_status
   resolution_result { id value resolution_status references justification_for_resolution_status source_type
-  updated_by_email } dimension_instances { id dimension_id dimension_value name document_id }`
+  updated_by_email confidence } dimension_instances { id dimension_id dimension_value name document_id }`
 
 let project: string
 let region: { id: string }
@@ -218,6 +218,7 @@ const seedResults = () =>
         value: "EU",
         amount: 1234.5,
         status: "Resolved",
+        confidence: 0.42,
         extraction: { document: document.id, value: "1,234.50", passage: "Invoice total 100 EUR" },
       }),
       await seedRegionResult(db, { ...seed, value: "US", amount: null, status: "No result" }),
@@ -228,9 +229,10 @@ const seedResults = () =>
 describe("seeded results", () => {
   it("lists, filters and details results as REST does", async () => {
     const { agentId, resultIds } = await seedResults()
-    const list = `query ($p: ID!, $agent: ID, $status: String, $dimension: String, $limit: Int, $offset: Int) {
+    const list = `query ($p: ID!, $agent: ID, $status: String, $dimension: String, $maxConfidence: Float,
+      $limit: Int, $offset: Int) {
       results(projectId: $p, agentId: $agent, resolutionStatus: $status, dimensionValue: $dimension,
-        limit: $limit, offset: $offset) {
+        maxConfidence: $maxConfidence, limit: $limit, offset: $offset) {
         count next previous results { ${RESULT_ROW} }
       }
     }`
@@ -240,6 +242,8 @@ describe("seeded results", () => {
       [{ status: "Resolved" }, "?resolution_status=Resolved"],
       [{ dimension: "US" }, "?dimension_value=US"],
       [{ limit: 1, offset: 1 }, "?limit=1&offset=1"],
+      [{ maxConfidence: 0.5 }, "?max_confidence=0.5"],
+      [{ maxConfidence: 1 }, "?max_confidence=1"],
     ] as const) {
       const r = await graphql(keyA, list, { p: project, ...variables })
       expect(r.errors).toBeUndefined()
@@ -247,6 +251,8 @@ describe("seeded results", () => {
     }
     const all = await graphql(keyA, list, { p: project })
     expect(all.data.results.count).toBe(2)
+    const doubtful = await graphql(keyA, list, { p: project, maxConfidence: 0.5 })
+    expect(doubtful.data.results.results.map((r: any) => r.resolution_result.confidence)).toEqual([0.42])
 
     for (const id of resultIds) {
       const r = await graphql(
@@ -409,6 +415,12 @@ describe("results", () => {
       },
     )
     expect(codesOf(bad)).toEqual(["BAD_USER_INPUT"])
+    const outOfRange = await graphql(
+      keyA,
+      `query ($p: ID!) { results(projectId: $p, maxConfidence: 1.5) { count } }`,
+      { p: project },
+    )
+    expect(codesOf(outOfRange)).toEqual(["BAD_USER_INPUT"])
     const other = await graphql(keyB, `query ($p: ID!) { results(projectId: $p) { count } }`, { p: project })
     expect(codesOf(other)).toEqual(["NOT_FOUND"])
   })
@@ -460,7 +472,7 @@ describe("limits and schema", () => {
     const sdl = schemaSdl()
     expect(sdl).toContain("type Query")
     expect(sdl).toContain(
-      "results(projectId: ID!, agentId: ID, resolutionStatus: String, dimensionValue: String, limit: Int, offset: Int)",
+      "results(projectId: ID!, agentId: ID, resolutionStatus: String, dimensionValue: String, maxConfidence: Float, limit: Int, offset: Int)",
     )
   })
 })

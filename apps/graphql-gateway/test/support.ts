@@ -167,10 +167,10 @@ export const RESULT_DETAIL = `id atomic_value_id result_name agent_id agent_name
   is_web_supplement web_supplement is_overridden updated_by_email created_at updated_at
   dimension_instances { id dimension_id dimension_value name document_id }
   sources { document_name page_number document_id atomic_value_ids }
-  latest_review_status latest_review_comment latest_review_at latest_review_by`
+  latest_review_status latest_review_comment latest_review_at latest_review_by confidence`
 export const EXTRACTION = `id value relevant_passage reasoning consistent justification_for_consistency source_type
   document_id document_name page_number extracted_at web_search_query web_search_timestamp web_citations
-  derived_sources`
+  derived_sources grounded confidence`
 
 /** A signed file link differs only in its expiry second between two reads. */
 export const withoutSignature = (d: { file_url: string }) => ({
@@ -222,6 +222,7 @@ export const seedRegionResult = async (
     readonly value: string
     readonly amount: number | null
     readonly status: string
+    readonly confidence?: number | null
     readonly extraction?: { readonly document: string; readonly value: string; readonly passage: string }
   },
 ) => {
@@ -245,6 +246,7 @@ export const seedRegionResult = async (
     value: o.amount,
     resolution_status: o.status,
     references: JSON.stringify(extraction === undefined ? {} : { [extraction]: ["invoice.pdf", 1] }),
+    confidence: o.confidence ?? null,
   })
 }
 

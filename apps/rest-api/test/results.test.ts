@@ -262,6 +262,7 @@ describe("GET results/", () => {
         justification_for_resolution_status: "All documents agree",
         source_type: "document",
         updated_by_email: null,
+        confidence: null,
       },
       dimension_instances: [
         { id: uuid, dimension_id: s.region, dimension_value: "EU", name: "Region", document_id: null },
@@ -385,6 +386,7 @@ describe("GET results/{resolution_result_id}/", () => {
       latest_review_comment: "",
       latest_review_at: null,
       latest_review_by: null,
+      confidence: null,
     })
     const eu = (await a.get(`/projects/${s.project}/results/${s.rr.eu}/`)).body
     expect(eu).toMatchObject({
@@ -440,6 +442,8 @@ describe("GET results/{resolution_result_id}/extractions/", () => {
         },
       ],
       derived_sources: [],
+      grounded: true,
+      confidence: null,
     })
     expect(r.body.data[2]).toMatchObject({
       value: "1234.5",

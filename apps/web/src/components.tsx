@@ -3,6 +3,7 @@
 import type { ResolutionStatus } from "@dxs/domain/Enums"
 import type { ResultValue } from "@dxs/domain/Records"
 import { type ReactNode, useEffect, useId, useRef } from "react"
+import { confidenceText, isLowConfidence } from "./values.ts"
 
 /** An error for the user (the API's `detail`), announced by screen readers. Renders nothing without one. */
 export function ErrorAlert({ message }: { readonly message: string | undefined | null }) {
@@ -147,5 +148,23 @@ export function ConfirmDialog({
         </button>
       </div>
     </dialog>
+  )
+}
+
+/** A result's confidence beside its value: a small percentage, marked when low. */
+export function ConfidenceMark({ confidence }: { readonly confidence: number | null }) {
+  const text = confidenceText(confidence)
+  if (text === null) return null
+  const low = isLowConfidence(confidence)
+  return (
+    <span
+      className={`confidence${low ? " low-confidence" : ""}`}
+      data-testid="confidence"
+      title={low ? `Low confidence (${text}): worth a look` : `Confidence ${text}`}
+    >
+      {low ? <span aria-hidden="true">⚠ </span> : null}
+      {text}
+      <span className="visually-hidden">{low ? " confidence, low" : " confidence"}</span>
+    </span>
   )
 }

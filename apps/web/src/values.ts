@@ -14,3 +14,13 @@ export const overrideValue = (text: string, valueType: AgentValueType): string |
   }
   return text
 }
+
+/** At or below this, a confidence is shown as low (a value to look at first). */
+export const LOW_CONFIDENCE = 0.5
+
+/** A confidence (0 to 1) as a whole percentage, `82%`; null when there is none. */
+export const confidenceText = (confidence: number | null | undefined): string | null =>
+  confidence === null || confidence === undefined ? null : `${Math.round(confidence * 100)}%`
+
+export const isLowConfidence = (confidence: number | null | undefined): boolean =>
+  confidence !== null && confidence !== undefined && confidence <= LOW_CONFIDENCE

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { overrideValue } from "../src/values.ts"
+import { confidenceText, isLowConfidence, overrideValue } from "../src/values.ts"
 
 describe("overrideValue (the result editor's value)", () => {
   it("reads numbers as the server does: 1.234,56 is one thousand two hundred thirty-four and 56 hundredths", () => {
@@ -12,5 +12,16 @@ describe("overrideValue (the result editor's value)", () => {
     expect(overrideValue("  ", "number")).toBeNull()
     expect(overrideValue("about ten", "number")).toBe("about ten")
     expect(overrideValue("1.234,56", "string")).toBe("1.234,56")
+  })
+})
+
+describe("confidence as shown", () => {
+  it("is a whole percentage, low at or below one half", () => {
+    expect(confidenceText(0.824)).toBe("82%")
+    expect(confidenceText(1)).toBe("100%")
+    expect(confidenceText(null)).toBeNull()
+    expect(isLowConfidence(0.5)).toBe(true)
+    expect(isLowConfidence(0.51)).toBe(false)
+    expect(isLowConfidence(null)).toBe(false)
   })
 })

@@ -11,6 +11,7 @@ import * as m0009 from "./migrations/2026_11_25_0001_upload_safety.ts"
 import * as m0010 from "./migrations/2026_11_25_0002_progress_notifications.ts"
 import * as m0011 from "./migrations/2026_11_25_0003_output_schema_key_order.ts"
 import * as m0012 from "./migrations/2026_11_25_0004_mapping_generated_by.ts"
+import * as m0013 from "./migrations/2026_11_25_0005_grounding_confidence.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ export const migrations: Record<string, Migration> = {
   "2026_11_25_0002_progress_notifications": m0010,
   "2026_11_25_0003_output_schema_key_order": m0011,
   "2026_11_25_0004_mapping_generated_by": m0012,
+  "2026_11_25_0005_grounding_confidence": m0013,
 }
 
 export interface MigrationOutcome {

@@ -286,6 +286,10 @@ export interface ExtractionsTable {
   web_citations: Json<ReadonlyArray<WebCitation>>
   derived_sources: Json<ReadonlyArray<DerivedSource>>
   extracted_at: Generated<Date>
+  /** The passage is on its cited page and states the value (`domain/Grounding`); true for web and derived ones. */
+  grounded: Generated<boolean>
+  /** 0 to 1 (`domain/Confidence`); null when not computed. */
+  confidence: number | null
 }
 
 export interface ResultSource {
@@ -323,6 +327,8 @@ export interface ResolutionResultsTable {
   latest_review_by: string | null
   created_at: Generated<Date>
   updated_at: Generated<Date>
+  /** 0 to 1 (`domain/Confidence`); null when there is no value or it was never computed. */
+  confidence: number | null
 }
 
 export interface AgentResolutionsTable {

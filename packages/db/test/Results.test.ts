@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../src/Db.ts"
 import {
   ensureAtomicValue,
+  listCurrentResults,
   type ResolvedRow,
   replaceDocumentExtractions,
   writeResults,
@@ -155,5 +156,112 @@ describe("the results repository", () => {
       .where("agent_id", "=", agentId)
       .executeTakeFirstOrThrow()
     expect(resolution).toEqual({ complete: true, agent_config_version: 1 })
+  })
+
+  it("stores an extraction's grounding and confidence (grounded and unknown by default)", async () => {
+    const a = await atomic("2027")
+    const document = await db
+      .insertInto("documents")
+      .values({
+        project_id: projectId,
+        file_name: "grounding.txt",
+        type: "Text",
+        blob_key: "g",
+        content_type: "text/plain",
+        size_bytes: 1,
+        sha256: "1",
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow()
+    await Effect.runPromise(
+      replaceDocumentExtractions(db, {
+        projectId,
+        agentId,
+        agentConfigVersion: 1,
+        documentId: document.id,
+        documentVersion: 1,
+        dimensionsKey: "k",
+        extractions: [
+          { atomicValueId: a.id, value: "1", relevantPassage: "1", reasoning: "", pageNumber: 1 },
+          {
+            atomicValueId: a.id,
+            value: "2",
+            relevantPassage: "made up",
+            reasoning: "",
+            pageNumber: 1,
+            grounded: false,
+            confidence: 0.15,
+          },
+          {
+            atomicValueId: a.id,
+            value: "3",
+            relevantPassage: "3",
+            reasoning: "",
+            pageNumber: 1,
+            grounded: true,
+            confidence: 0.9,
+          },
+        ],
+      }),
+    )
+    const stored = await db
+      .selectFrom("extractions")
+      .select(["value", "grounded", "confidence"])
+      .where("document_id", "=", document.id)
+      .orderBy("value")
+      .execute()
+    expect(stored).toEqual([
+      { value: "1", grounded: true, confidence: null },
+      { value: "2", grounded: false, confidence: expect.closeTo(0.15, 6) },
+      { value: "3", grounded: true, confidence: expect.closeTo(0.9, 6) },
+    ])
+  })
+
+  it("stores a result's confidence and lists results at or below a confidence, least confident first", async () => {
+    const other = (
+      await db
+        .insertInto("agents")
+        .values({ project_id: projectId, name: "Confidence", is_draft: false })
+        .returning("id")
+        .executeTakeFirstOrThrow()
+    ).id
+    const atomicOf = (value: string) =>
+      Effect.runPromise(
+        ensureAtomicValue(db, {
+          projectId,
+          agentId: other,
+          instances: [{ dimensionId, name: "Year", value, documentId: null }],
+        }),
+      )
+    const [a, b, c, d] = [await atomicOf("a"), await atomicOf("b"), await atomicOf("c"), await atomicOf("d")]
+    await Effect.runPromise(
+      writeResults(db, {
+        projectId,
+        agentId: other,
+        configVersion: 1,
+        rows: [
+          { ...row(a.id, "1"), resultName: "a", confidence: 0.9 },
+          { ...row(b.id, "2"), resultName: "b", confidence: 0.3 },
+          { ...row(c.id, "3"), resultName: "c", confidence: 0.1, status: "Requires attention" },
+          { ...row(d.id, ""), value: null, resultName: "d", status: "No result" },
+        ],
+      }),
+    )
+    const list = (maxConfidence: number | undefined) =>
+      Effect.runPromise(
+        listCurrentResults(db, projectId, { agentId: other, maxConfidence }, { limit: 10, offset: 0 }),
+      )
+    const all = await list(undefined)
+    expect(all.rows.map((r) => [r.result_name, r.confidence])).toEqual([
+      ["a", expect.closeTo(0.9, 6)],
+      ["b", expect.closeTo(0.3, 6)],
+      ["c", expect.closeTo(0.1, 6)],
+      ["d", null],
+    ])
+    const doubtful = await list(0.3)
+    expect(doubtful.count).toBe(2)
+    expect(doubtful.rows.map((r) => r.result_name)).toEqual(["c", "b"])
+    expect((await list(0)).count).toBe(0)
+    expect((await list(1)).rows.map((r) => r.result_name)).toEqual(["c", "b", "a"])
   })
 })

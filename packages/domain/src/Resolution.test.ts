@@ -3,6 +3,7 @@ import * as fc from "fast-check"
 import {
   calculationOperation,
   consistencyDirectives,
+  groundingAttention,
   localConsistency,
   localResolve,
   parseDateOrdinal,
@@ -348,5 +349,27 @@ describe("localResolve", () => {
         },
       ),
     )
+  })
+})
+
+describe("groundingAttention", () => {
+  const resolved = { status: "Resolved", justification: "Resolved from the only extraction: 12." }
+
+  it("requires attention for a value that rests only on ungrounded extractions", () => {
+    expect(groundingAttention(resolved, [{ grounded: false }])).toEqual({
+      status: "Requires attention",
+      justification:
+        "Resolved from the only extraction: 12. The extraction it rests on is not grounded: the quoted passage is not on the cited page or does not state the value.",
+    })
+    expect(groundingAttention(resolved, [{ grounded: false }, { grounded: false }]).status).toBe(
+      "Requires attention",
+    )
+  })
+
+  it("keeps the outcome when one extraction it rests on is grounded, or when there is none", () => {
+    expect(groundingAttention(resolved, [{ grounded: false }, { grounded: true }])).toBe(resolved)
+    expect(groundingAttention(resolved, [])).toBe(resolved)
+    const noResult = { status: "No result", justification: "" }
+    expect(groundingAttention(noResult, [{ grounded: false }])).toBe(noResult)
   })
 })

@@ -539,3 +539,21 @@ export const localResolve = (input: ResolutionInput): ResolutionOutcome => {
     justification: `${disagreement} ${choice}; alternatives: ${listGroups(valueType, alternatives)}.${unapplied}`,
   }
 }
+
+/**
+ * A resolved value that rests only on extractions that are not grounded (their passage is not on the cited
+ * page, or does not state the value) requires attention, whatever the resolver decided: nothing in the
+ * documents is known to support it. `used` are the extractions the value was taken from.
+ */
+export const groundingAttention = (
+  outcome: { readonly status: string; readonly justification: string },
+  used: ReadonlyArray<{ readonly grounded: boolean }>,
+): { readonly status: string; readonly justification: string } => {
+  if (outcome.status !== "Resolved" || used.length === 0 || used.some((e) => e.grounded)) return outcome
+  const which =
+    used.length === 1 ? "The extraction it rests on is" : `All ${used.length} extractions it rests on are`
+  return {
+    status: "Requires attention",
+    justification: `${outcome.justification} ${which} not grounded: the quoted passage is not on the cited page or does not state the value.`,
+  }
+}

@@ -87,6 +87,8 @@ export interface ResultsQuery {
   readonly resolution_status?: ResolutionStatus | undefined
   /** Rows with a dimension instance of exactly this value. */
   readonly dimension_value?: string | undefined
+  /** Rows whose confidence is at or below this (0 to 1), least confident first. */
+  readonly max_confidence?: number | undefined
   readonly limit?: number | undefined
   readonly offset?: number | undefined
 }
@@ -186,6 +188,7 @@ const toDetail = (
   latest_review_comment: r.latest_review_comment,
   latest_review_at: isoOrNull(r.latest_review_at),
   latest_review_by: r.latest_review_by,
+  confidence: r.confidence,
 })
 
 const loadDetail = (db: Conn, projectId: string, resultId: string) =>
@@ -224,6 +227,7 @@ const pageLink = (filters: ResultsQuery, limit: number, offset: number) => {
   if (filters.agent_id !== undefined) params.push(["agent_id", filters.agent_id])
   if (filters.resolution_status !== undefined) params.push(["resolution_status", filters.resolution_status])
   if (filters.dimension_value !== undefined) params.push(["dimension_value", filters.dimension_value])
+  if (filters.max_confidence !== undefined) params.push(["max_confidence", String(filters.max_confidence)])
   params.push(["limit", String(limit)], ["offset", String(offset)])
   return `?${params.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join("&")}`
 }
@@ -367,8 +371,9 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
     const storage = yield* capture(Db)
     return over(storage, {
       /**
-       * The project's current results, by agent (oldest first) then result name, filtered and paginated;
-       * `next`/`previous` are relative links keeping the filters.
+       * The project's current results, by agent (oldest first) then result name, filtered and paginated
+       * (with `max_confidence`, those at or below it, least confident first); `next`/`previous` are relative
+       * links keeping the filters.
        */
       list: (projectId: string, filters: ResultsQuery) =>
         Effect.gen(function* () {
@@ -382,6 +387,15 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
             !(ResolutionStatuses as ReadonlyArray<string>).includes(filters.resolution_status)
           )
             return yield* invalid("resolution_status", `must be one of ${ResolutionStatuses.join(", ")}`)
+          if (
+            filters.max_confidence !== undefined &&
+            !(
+              Number.isFinite(filters.max_confidence) &&
+              filters.max_confidence >= 0 &&
+              filters.max_confidence <= 1
+            )
+          )
+            return yield* invalid("max_confidence", "must be a number from 0 to 1")
           return yield* withDb((db) =>
             Effect.gen(function* () {
               yield* checkProject(db, org.id, projectId)
@@ -394,6 +408,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
                       agentId: filters.agent_id,
                       resolutionStatus: filters.resolution_status,
                       dimensionValue: filters.dimension_value,
+                      maxConfidence: filters.max_confidence,
                     },
                     { limit, offset },
                   ),
@@ -431,6 +446,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
                       justification_for_resolution_status: r.justification,
                       source_type: r.source_type as SourceType,
                       updated_by_email: r.updated_by_email,
+                      confidence: r.confidence,
                     },
                     dimension_instances: instancesOf(r.dimension_values, names),
                   }),
@@ -508,6 +524,8 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
                       dimension_values: { ...s.dimension_values },
                       resolved_value: s.resolved_value,
                     })),
+                    grounded: e.grounded,
+                    confidence: e.confidence,
                   }),
                 ),
               } satisfies ExtractionsPage

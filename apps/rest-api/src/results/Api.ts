@@ -16,6 +16,22 @@ import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
 import { BadRequest, NotFound, Uuid, wholeNumber } from "../Common.ts"
 
+/**
+ * A confidence in a query string: a number from 0 to 1, described as such (see `wholeNumber` for why the
+ * text schema comes first).
+ */
+const confidenceText = (() => {
+  const message = () => "must be a number from 0 to 1"
+  return Schema.compose(
+    Schema.String.annotations({ jsonSchema: { type: "number", minimum: 0, maximum: 1 } }),
+    Schema.NumberFromString.pipe(
+      Schema.finite({ message }),
+      Schema.greaterThanOrEqualTo(0, { message }),
+      Schema.lessThanOrEqualTo(1, { message }),
+    ),
+  )
+})()
+
 export const ResultsListParams = Schema.Struct({
   agent_id: Schema.optional(Uuid.annotations({ description: "only this agent's results" })),
   resolution_status: Schema.optional(
@@ -26,6 +42,12 @@ export const ResultsListParams = Schema.Struct({
   dimension_value: Schema.optional(
     Schema.String.annotations({
       description: "only results with a dimension instance of exactly this value",
+    }),
+  ),
+  max_confidence: Schema.optional(
+    confidenceText.annotations({
+      description:
+        "only results whose confidence is at or below this (0 to 1), least confident first; results without a confidence (no value) are left out",
     }),
   ),
   limit: Schema.optional(
@@ -67,7 +89,7 @@ export class ResultsApi extends HttpApiGroup.make("results")
       )
       .annotate(
         OpenApi.Description,
-        "In a row, `id` is the atomic value; links to a result use `resolution_result.id`. `next` and `previous` are relative links that keep the filters.",
+        "In a row, `id` is the atomic value; links to a result use `resolution_result.id`. `next` and `previous` are relative links that keep the filters. With `max_confidence` (beyond the contract), only the results at or below that confidence, least confident first.",
       ),
   )
   .add(

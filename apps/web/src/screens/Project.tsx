@@ -10,7 +10,7 @@ import type {
 } from "@dxs/domain/Records"
 import { type FormEvent, type MouseEvent, useEffect, useMemo, useRef, useState } from "react"
 import { ApiError, api, errorMessage, seg } from "../api.ts"
-import { ErrorAlert, formatValue, Loading, pluralize, statusClass } from "../components.tsx"
+import { ConfidenceMark, ErrorAlert, formatValue, Loading, pluralize, statusClass } from "../components.tsx"
 import { type Resource, usePolling, useResource } from "../hooks.ts"
 import { Link, useTitle } from "../router.tsx"
 import { AgentEditor } from "./AgentEditor.tsx"
@@ -512,6 +512,7 @@ function ResultsSection({
                           >
                             {formatValue(r.resolution_result.value)}
                           </Link>
+                          <ConfidenceMark confidence={r.resolution_result.confidence} />
                         </td>
                       )
                     })}

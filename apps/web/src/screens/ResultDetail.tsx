@@ -10,7 +10,7 @@ import type {
 } from "@dxs/domain/Records"
 import { type FormEvent, useState } from "react"
 import { API_BASE, api, errorMessage, seg } from "../api.ts"
-import { ErrorAlert, formatDate, formatValue, Loading, StatusBadge } from "../components.tsx"
+import { ConfidenceMark, ErrorAlert, formatDate, formatValue, Loading, StatusBadge } from "../components.tsx"
 import { useResource } from "../hooks.ts"
 import { Link, useTitle } from "../router.tsx"
 import { overrideValue } from "../values.ts"
@@ -101,6 +101,10 @@ export function ResultDetailScreen({
               <dd>
                 <StatusBadge status={r.resolution_status} />
               </dd>
+              <dt>Confidence</dt>
+              <dd data-testid="result-confidence">
+                {r.confidence === null ? "—" : <ConfidenceMark confidence={r.confidence} />}
+              </dd>
               <dt>Justification</dt>
               <dd className="justification">{r.justification_for_resolution_status || "—"}</dd>
               {r.is_overridden && (
@@ -156,6 +160,20 @@ export function ResultDetailScreen({
                         <span className="extraction-value">{x.value || "—"}</span>
                         {x.relevant_passage && <q className="passage">{x.relevant_passage}</q>}
                         <span className="extraction-source muted small">{sourceText(x)}</span>
+                        {(!x.grounded || x.confidence !== null) && (
+                          <span className="extraction-checks small">
+                            {!x.grounded && (
+                              <span
+                                className="badge status-requires-attention"
+                                data-testid="not-grounded"
+                                title="The quoted passage is not on the cited page, or does not state the value"
+                              >
+                                not grounded
+                              </span>
+                            )}
+                            {x.confidence !== null && <ConfidenceMark confidence={x.confidence} />}
+                          </span>
+                        )}
                       </button>
                     </li>
                   ))}

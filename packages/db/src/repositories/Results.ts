@@ -85,6 +85,8 @@ export interface ResolvedRow {
   /** Consistency verdicts on the extractions the value was resolved from. */
   readonly verdicts: ReadonlyArray<{ id: string; consistent: boolean; justification: string }>
   readonly summary: string | null
+  /** 0 to 1 (`domain/Confidence`); null when there is no value. Omitted: null. */
+  readonly confidence?: number | null | undefined
 }
 
 /**
@@ -161,6 +163,8 @@ export const overrideResult = (conn: Conn, resultId: string, override: ResultOve
         resolution_status: override.resolutionStatus,
         justification: override.justification,
         is_overridden: true,
+        // A person's value is certain; without one there is nothing to be confident about.
+        confidence: override.value === null ? null : 1,
         updated_by_email: override.updatedByEmail,
         updated_at: sql`now()`,
       })
@@ -212,6 +216,7 @@ const upsertResult = (
       source_type: row.sourceType,
       is_web_supplement: row.webSupplement !== null,
       web_supplement: row.webSupplement === null ? null : JSON.stringify(row.webSupplement),
+      confidence: row.confidence ?? null,
     })
     .onConflict((oc) =>
       oc.column("atomic_value_id").doUpdateSet((eb) => ({
@@ -225,6 +230,7 @@ const upsertResult = (
         value: sql`case when ${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.value else ${JSON.stringify(row.value)}::jsonb end`,
         resolution_status: sql`case when ${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.resolution_status else ${row.status} end`,
         justification: sql`case when ${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.justification else ${row.justification} end`,
+        confidence: sql`case when ${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.confidence else ${row.confidence ?? null}::real end`,
         is_overridden: sql`${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion}`,
         updated_by_email: sql`case when ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.updated_by_email else null end`,
         agent_config_version: configVersion,

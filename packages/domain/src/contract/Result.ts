@@ -52,6 +52,10 @@ export const ResultSummary = Schema.Struct({
   justification_for_resolution_status: Schema.NullOr(Schema.String),
   source_type: SourceType,
   updated_by_email: Schema.NullOr(Email),
+  confidence: Schema.NullOr(Schema.Number).annotations({
+    description:
+      "0 to 1: how sure the service is of the value (its extractions' confidence, agreement across documents); null when there is no value. See the README's Confidence section",
+  }),
 }).annotations({ identifier: "V1ResolutionResultSummary" })
 
 export const ResultRow = Schema.Struct({
@@ -118,6 +122,10 @@ export const ResultDetail = Schema.Struct({
   latest_review_comment: Schema.String,
   latest_review_at: Schema.NullOr(DateTime),
   latest_review_by: Schema.NullOr(Email),
+  confidence: Schema.NullOr(Schema.Number).annotations({
+    description:
+      "0 to 1: how sure the service is of the value (its extractions' confidence, agreement across documents); null when there is no value. See the README's Confidence section",
+  }),
 }).annotations({ identifier: "V1ResultDetailResponse" })
 export type ResultDetail = typeof ResultDetail.Type
 
@@ -150,6 +158,14 @@ export const ExtractionResult = Schema.Struct({
   web_search_timestamp: Schema.NullOr(DateTime),
   web_citations: Schema.Array(WebCitation),
   derived_sources: Schema.Array(DerivedSource),
+  grounded: Schema.Boolean.annotations({
+    description:
+      "false when the passage is not on the cited page or does not state the value (such a value needs a person's look); true for web and derived extractions",
+  }),
+  confidence: Schema.NullOr(Schema.Number).annotations({
+    description:
+      "0 to 1 (the model's own, or a default, at most 0.2 when not grounded); null when not computed",
+  }),
 }).annotations({ identifier: "V1ExtractionResult" })
 export type ExtractionResult = typeof ExtractionResult.Type
 

@@ -43,6 +43,7 @@ const resultColumns = [
   "rr.latest_review_by",
   "rr.created_at",
   "rr.updated_at",
+  "rr.confidence",
   "a.name as agent_name",
   "a.value_type",
   "a.unit",
@@ -70,6 +71,8 @@ export interface CurrentResultsFilter {
   readonly resolutionStatus?: string | undefined
   /** Results with a dimension instance of exactly this value. */
   readonly dimensionValue?: string | undefined
+  /** Results whose confidence is at or below this (0 to 1), listed least confident first. */
+  readonly maxConfidence?: number | undefined
 }
 
 export interface RowWindow {
@@ -78,8 +81,8 @@ export interface RowWindow {
 }
 
 /**
- * The project's current results that pass `filter`, by agent (oldest first) then result name, one window
- * of them, with how many pass in all.
+ * The project's current results that pass `filter`, by agent (oldest first) then result name (with
+ * `maxConfidence`, least confident first, then so), one window of them, with how many pass in all.
  */
 export const listCurrentResults = (
   conn: Conn,
@@ -96,13 +99,20 @@ export const listCurrentResults = (
       q = q.where(
         sql<boolean>`av.dimension_values @> ${JSON.stringify([{ dimension_value: filter.dimensionValue }])}::jsonb`,
       )
+    if (filter.maxConfidence !== undefined)
+      // real against real: 0.3 as a double would exceed a stored 0.3 (its float4 rounding).
+      q = q.where(sql<boolean>`rr.confidence <= ${filter.maxConfidence}::real`)
     return q
   }
   return run(async () => {
     const [total, rows] = await Promise.all([
       filtered().select(sql<number>`count(*)::int`.as("n")).executeTakeFirstOrThrow(),
-      filtered()
-        .select([...resultColumns])
+      (filter.maxConfidence === undefined
+        ? filtered().select([...resultColumns])
+        : filtered()
+            .select([...resultColumns])
+            .orderBy("rr.confidence")
+      )
         .orderBy("a.created_at")
         .orderBy("a.id")
         .orderBy("rr.result_name")

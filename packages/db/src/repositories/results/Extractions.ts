@@ -18,6 +18,10 @@ export interface DocumentExtraction {
   readonly relevantPassage: string
   readonly reasoning: string
   readonly pageNumber: number
+  /** Whether the passage is on its cited page and states the value (`domain/Grounding`); default true. */
+  readonly grounded?: boolean | undefined
+  /** 0 to 1 (`domain/Confidence`); default null (not computed). */
+  readonly confidence?: number | null | undefined
 }
 
 /**
@@ -60,6 +64,8 @@ export const replaceDocumentExtractions = (
               relevant_passage: e.relevantPassage,
               reasoning: e.reasoning,
               page_number: e.pageNumber,
+              grounded: e.grounded ?? true,
+              confidence: e.confidence ?? null,
               source_type: "document" as const,
             })),
           )

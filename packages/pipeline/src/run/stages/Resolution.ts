@@ -16,6 +16,8 @@ import {
   writeResults,
 } from "@dxs/db/repositories/Results"
 import { findRunningRun } from "@dxs/db/repositories/Runs"
+import { extractionConfidence, resultConfidence } from "@dxs/domain/Confidence"
+import { groundingAttention } from "@dxs/domain/Resolution"
 import { Effect, Option } from "effect"
 import { addUsage, LanguageModel, noUsage } from "../../llm/LanguageModel.ts"
 import { agentSpec, loadAgents, loadDocuments } from "../ProjectState.ts"
@@ -61,6 +63,18 @@ export class Resolution extends Effect.Service<Resolution>()("@dxs/pipeline/Reso
         const liveDocuments = new Map(documents.map((d) => [d.id, d]))
         // Web extractions are replaced by this task's searches (or dropped when it does not search).
         const extractions = yield* nonWebExtractions(ctx.db, agent.row.id, configVersion)
+        // Web findings are not checked against a page: they count as grounded, of unknown confidence. An
+        // ungrounded extraction stored without a confidence gets the ceiling of its kind.
+        const checked = new Map(
+          extractions.map((e) => [
+            e.id,
+            {
+              grounded: e.grounded,
+              confidence: e.confidence ?? (e.grounded ? null : extractionConfidence({ grounded: false })),
+            },
+          ]),
+        )
+        const checkOf = (id: string) => checked.get(id) ?? { grounded: true, confidence: null }
         const spec = agentSpec(agent.row)
         const webSearch =
           agent.row.agent_type === "extraction" && agent.row.enable_web_search ? configuredSearch : undefined
@@ -191,12 +205,18 @@ export class Resolution extends Effect.Service<Resolution>()("@dxs/pipeline/Reso
           }
           const noResult = r.value === null || r.status === "No result"
           const origin = noResult ? { sourceType: "document", webSupplement: null } : provenance(cited)
+          const { status, justification } = noResult
+            ? r
+            : groundingAttention(
+                r,
+                cited.map((c) => checkOf(c.candidate.id)),
+              )
           rows.push({
             atomicValueId: atomic.id,
             resultName: name,
             value: noResult ? notFoundText(agent) : storedValue(spec.valueType, r.value),
-            status: noResult ? "No result" : r.status,
-            justification: r.justification,
+            status: noResult ? "No result" : status,
+            justification,
             references,
             sources: [...sources.values()],
             sourceType: origin.sourceType,
@@ -204,6 +224,13 @@ export class Resolution extends Effect.Service<Resolution>()("@dxs/pipeline/Reso
             verdicts,
             summary:
               summary === null ? null : atomic.instances.length === 0 ? summary : `${name}: ${summary}`,
+            confidence: resultConfidence({
+              extractions: candidates.map((c) => ({
+                confidence: checkOf(c.id).confidence,
+                consistent: consistentById.get(c.id) ?? null,
+              })),
+              status: noResult ? "No result" : status,
+            }),
           })
         }
 
