@@ -18,6 +18,7 @@ import {
 } from "@dxs/db/repositories/TaskKinds"
 import { LanguageModel, type LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import { localModel } from "@dxs/pipeline/llm/Local"
+import { RequestBudget } from "@dxs/pipeline/llm/RequestBudget"
 import { parseTaskHandler } from "@dxs/pipeline/parsing/ParseDocument"
 import type { RunOptions } from "@dxs/pipeline/parsing/Runner"
 import { phaseTaskHandler, runStartHandler } from "@dxs/pipeline/run/Runs"
@@ -48,10 +49,19 @@ export interface BackgroundOptions {
   readonly webSearch?: WebSearchShape | undefined
   /** Webhook delivery (the encryption key of secrets at rest, loopback, trusted CAs). Unset: events are fanned out, but this worker sends nothing. */
   readonly webhooks?: WebhookSettings | undefined
+  /** The budget of one extraction request (default: 20 agents, 128k tokens). */
+  readonly requestBudget?: typeof RequestBudget.Service | undefined
 }
 
-/** The pipeline's stages over this model and web search (none: agents with web search use documents only). */
-const pipelineStages = (model: LanguageModelShape, webSearch: WebSearchShape | undefined) =>
+/**
+ * The pipeline's stages over this model, web search (none: agents with web search use documents only) and
+ * request budget (none: its default).
+ */
+const pipelineStages = (
+  model: LanguageModelShape,
+  webSearch: WebSearchShape | undefined,
+  budget: typeof RequestBudget.Service | undefined,
+) =>
   Effect.runSync(
     Effect.all({ extraction: Extraction, resolution: Resolution, derivation: Derivation }).pipe(
       Effect.provide(
@@ -60,6 +70,7 @@ const pipelineStages = (model: LanguageModelShape, webSearch: WebSearchShape | u
           Layer.provide(webSearch === undefined ? Layer.empty : Layer.succeed(WebSearch, webSearch)),
         ),
       ),
+      Effect.provideService(RequestBudget, budget ?? RequestBudget.defaultValue()),
     ),
   )
 
@@ -71,7 +82,7 @@ export const backgroundTaskHandlers = (
   options: BackgroundOptions,
 ): Readonly<Record<string, BackgroundTaskHandler>> => {
   const model = options.model ?? localModel
-  const stages = pipelineStages(model, options.webSearch)
+  const stages = pipelineStages(model, options.webSearch, options.requestBudget)
   return {
     [PARSE_TASK]: parseTaskHandler({ blobs: options.blobs, run: options.parsing }),
     [ARCHIVE_TASK]: archiveTaskHandler,
