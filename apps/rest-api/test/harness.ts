@@ -114,6 +114,10 @@ export interface TestApiOptions {
   readonly http?: Partial<HttpServerSettings>
   /** Where the API and the worker store files (default: the directory `blobDir`). */
   readonly blobs?: BlobStoreShape
+  /** The provider the launch preview reports (default: `local`). */
+  readonly llmProvider?: "local" | "openai"
+  /** The budget of one extraction request, of the API's preview and the worker (default: 20 agents, 128k tokens). */
+  readonly requestBudget?: { readonly maxAgentsPerRequest: number; readonly contextTokens: number }
 }
 
 /** Starts the real REST server on loopback over a fresh database for this test file. */
@@ -146,6 +150,8 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     requestLimits: { ...RequestLimits.defaultValue(), ...options.limits },
     uploadMaxBytes: options.maxUploadBytes,
     spoolRoot: options.spoolRoot,
+    llmProvider: options.llmProvider,
+    requestBudget: options.requestBudget,
   })
   const layer = restApiWith(routes).pipe(
     Layer.provideMerge(services),
@@ -173,6 +179,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
       model: typeof options.worker.model === "function" ? options.worker.model(kysely) : options.worker.model,
       webSearch: options.worker.webSearch,
       webhooks,
+      requestBudget: options.requestBudget,
     })
     const loops = Effect.runFork(backgroundLoops(kysely, { blobs, spoolRoot: options.spoolRoot }))
     const fiber = Effect.runFork(
