@@ -40,8 +40,8 @@ import {
   LaunchPreview,
   LaunchRejection,
   RunRecord,
-  RunUsage,
   RunsPage,
+  RunUsage,
 } from "@dxs/domain/contract/Run"
 import {
   WebhookAttempt,

@@ -19,7 +19,6 @@ beforeAll(async () => {
   other = api.client(await api.newKey("globex"))
 })
 
-
 const text = (lines: number, seed: string) =>
   new TextEncoder().encode(
     Array.from({ length: lines }, (_, i) => `${seed} line ${i}: Total Due: ${100 + i} EUR`).join("\n"),
