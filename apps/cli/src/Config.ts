@@ -52,6 +52,8 @@ export interface Config {
   readonly metrics: { readonly port: number; readonly host: string } | undefined
   readonly parsing: ParsingConfig
   readonly llm: LlmConfig
+  /** The budget of one extraction request, whatever the provider (the launch preview estimates with it). */
+  readonly requestBudget: RequestBudget
   /** The web search of agents with `enable_web_search`; undefined: not configured (documents only). */
   readonly webSearch: WebSearchConfig | undefined
   readonly webhooks: WebhooksConfig
@@ -83,6 +85,14 @@ export interface WebSearchConfig {
   readonly url: string
   /** Hits read per search. */
   readonly maxResults: number
+}
+
+/** LLM_MAX_AGENTS_PER_REQUEST and LLM_CONTEXT_TOKENS. */
+export interface RequestBudget {
+  /** Agents of one document sent in one model request, at most. */
+  readonly maxAgentsPerRequest: number
+  /** The model's context size, in tokens: the pages of one request are windowed to fit it. */
+  readonly contextTokens: number
 }
 
 /** The pipeline's language model: `local` (offline, the default) or an OpenAI-compatible server. */
@@ -295,6 +305,18 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     name: "LLM_MAX_RETRIES",
     default: "5",
     description: "Retries of a model request after 429, 5xx, network errors and timeouts (with backoff).",
+  },
+  {
+    name: "LLM_MAX_AGENTS_PER_REQUEST",
+    default: "20",
+    description:
+      "Agents of one document asked in one model request, at most (1 to 200); more make several requests.",
+  },
+  {
+    name: "LLM_CONTEXT_TOKENS",
+    default: "128000",
+    description:
+      "Context size of the model, in tokens (4000 to 2000000): a document's pages are sent in windows that fit it.",
   },
   {
     name: "WEB_SEARCH_URL",
@@ -587,6 +609,11 @@ export const parseConfig = (
     problems.push(`LLM_PROVIDER=${provider}: must be local or openai`)
   }
 
+  const requestBudget: RequestBudget = {
+    maxAgentsPerRequest: int("LLM_MAX_AGENTS_PER_REQUEST", 20, 1, 200),
+    contextTokens: int("LLM_CONTEXT_TOKENS", 128_000, 4_000, 2_000_000),
+  }
+
   const webSearchUrl = get("WEB_SEARCH_URL")
   const webSearchMaxResults = int("WEB_SEARCH_MAX_RESULTS", 5, 1, 100)
   let webSearch: WebSearchConfig | undefined
@@ -667,6 +694,7 @@ export const parseConfig = (
     metrics,
     parsing,
     llm,
+    requestBudget,
     webSearch,
     webhooks: { encryptionKey, allowLoopback },
     http,

@@ -78,6 +78,7 @@ const handlersFor = (
     model: modelFor(config, db),
     webSearch: config.webSearch === undefined ? undefined : searxngSearch(config.webSearch),
     webhooks,
+    requestBudget: config.requestBudget,
   })
 
 /**
@@ -148,6 +149,8 @@ const servicesOptions = (
   webhooks,
   rateLimitPerMinute: config.rateLimitPerMinute,
   authThrottle: authThrottleOf(config),
+  llmProvider: config.llm.provider,
+  requestBudget: config.requestBudget,
 })
 
 /** What the GraphQL gateway needs, over this process's pool and blob store: the same settings as the REST API. */

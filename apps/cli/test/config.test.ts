@@ -48,6 +48,7 @@ describe("configuration", () => {
         transcription: undefined,
       },
       llm: { provider: "local" },
+      requestBudget: { maxAgentsPerRequest: 20, contextTokens: 128_000 },
       webSearch: undefined,
       webhooks: { encryptionKey: undefined, allowLoopback: false },
       http: {
@@ -153,6 +154,7 @@ describe("configuration", () => {
         },
       },
       llm: { provider: "local" },
+      requestBudget: { maxAgentsPerRequest: 20, contextTokens: 128_000 },
       webSearch: { url: "http://127.0.0.1:8888/search", maxResults: 7 },
       webhooks: { encryptionKey: Buffer.from(`${"00".repeat(31)}ff`, "hex"), allowLoopback: true },
       http: {
@@ -250,6 +252,23 @@ describe("configuration", () => {
     for (const raw of ["0", "-2", "1.5", "many"])
       expect(() => parseConfig({ MAX_SUBSCRIPTIONS_PER_KEY: raw }, "/")).toThrow(
         `MAX_SUBSCRIPTIONS_PER_KEY=${raw}: must be a whole number from 1 to 100000`,
+      )
+  })
+
+  it("reads the request budget: LLM_MAX_AGENTS_PER_REQUEST (1 to 200) and LLM_CONTEXT_TOKENS (4000 to 2000000)", () => {
+    expect(
+      parseConfig({ LLM_MAX_AGENTS_PER_REQUEST: "8", LLM_CONTEXT_TOKENS: "32000" }, "/").requestBudget,
+    ).toEqual({ maxAgentsPerRequest: 8, contextTokens: 32_000 })
+    expect(
+      parseConfig({ LLM_MAX_AGENTS_PER_REQUEST: "200", LLM_CONTEXT_TOKENS: "2000000" }, "/").requestBudget,
+    ).toEqual({ maxAgentsPerRequest: 200, contextTokens: 2_000_000 })
+    for (const raw of ["0", "201", "1.5", "many"])
+      expect(() => parseConfig({ LLM_MAX_AGENTS_PER_REQUEST: raw }, "/")).toThrow(
+        `LLM_MAX_AGENTS_PER_REQUEST=${raw}: must be a whole number from 1 to 200`,
+      )
+    for (const raw of ["3999", "2000001", "128k"])
+      expect(() => parseConfig({ LLM_CONTEXT_TOKENS: raw }, "/")).toThrow(
+        `LLM_CONTEXT_TOKENS=${raw}: must be a whole number from 4000 to 2000000`,
       )
   })
 

@@ -1,6 +1,6 @@
 import type { Agent, Document, Project } from "@dxs/domain/Records"
 import type { ExtractionResult, ResultDetail } from "@dxs/services"
-import { OutputSchemas, Projects, Results } from "@dxs/services"
+import { Launches, OutputSchemas, Projects, Results } from "@dxs/services"
 import { Effect } from "effect"
 import { GraphQLScalarType, Kind, printSchema, type ValueNode } from "graphql"
 import { createSchema } from "graphql-yoga"
@@ -36,6 +36,68 @@ export const typeDefs = /* GraphQL */ `
     ): ResultPage!
     "One current result with its sources."
     result(projectId: ID!, id: ID!): ResultDetail
+    "Beyond the contract: what the next launch would do and the model requests it would make (REST GET …/agents/launch/preview/)."
+    launchPreview(projectId: ID!): LaunchPreview!
+    "Beyond the contract: the project's runs, newest first, with their model usage (REST GET …/runs/)."
+    runs(projectId: ID!, limit: Int, offset: Int): RunPage!
+  }
+
+  "A document that failed processing, which blocks a launch."
+  type BlockingDocument {
+    id: ID!
+    name: String!
+  }
+
+  "Why the next launch would be refused."
+  type LaunchRejection {
+    "The status the launch would answer with (409, or 400)."
+    status: Int!
+    detail: String!
+    failed_documents: [BlockingDocument!]!
+  }
+
+  "What the next launch would do; model_requests and the token estimates are what an OpenAI-compatible provider would be sent (the local provider sends none)."
+  type LaunchPreview {
+    extraction_pairs: Int!
+    documents: Int!
+    agents: Int!
+    documents_not_parsed: Int!
+    model_requests: Int!
+    estimated_input_tokens: Float!
+    estimated_output_tokens: Float!
+    provider: String!
+    rejected: LaunchRejection
+  }
+
+  "The model usage a run's tasks recorded."
+  type RunUsage {
+    requests: Int!
+    cache_hits: Int!
+    input_tokens: Float!
+    cached_input_tokens: Float!
+    output_tokens: Float!
+  }
+
+  "A pipeline run of the project."
+  type Run {
+    id: ID!
+    number: Int!
+    status: String!
+    failure_reason: String
+    created_at: String!
+    started_at: String
+    finished_at: String
+    extraction_pairs: Int!
+    agents: [ID!]!
+    usage: RunUsage!
+  }
+
+  "A page of runs (REST GET …/runs/)."
+  type RunPage {
+    count: Int!
+    next: String
+    previous: String
+    results: [Run!]!
   }
 
   "A mapping finding: where (slash-separated, [*] array items, {*} dimension-keyed values), how bad, what."
@@ -429,6 +491,18 @@ export const resolvers = {
         ),
       )
     },
+    launchPreview: (_: unknown, args: { projectId: string }, ctx: GraphqlContext) =>
+      ctx.run(Effect.flatMap(Launches, (l) => l.preview(args.projectId))),
+    runs: (
+      _: unknown,
+      args: { projectId: string; limit?: number | null; offset?: number | null },
+      ctx: GraphqlContext,
+    ) =>
+      ctx.run(
+        Effect.flatMap(Launches, (l) =>
+          l.runs(args.projectId, { limit: args.limit ?? undefined, offset: args.offset ?? undefined }),
+        ),
+      ),
     result: (_: unknown, args: { projectId: string; id: string }, ctx: GraphqlContext) =>
       ctx.run(
         Effect.map(

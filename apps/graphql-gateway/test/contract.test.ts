@@ -36,6 +36,14 @@ import {
   ResultsPage,
 } from "@dxs/domain/contract/Result"
 import {
+  BlockingDocument,
+  LaunchPreview,
+  LaunchRejection,
+  RunRecord,
+  RunsPage,
+  RunUsage,
+} from "@dxs/domain/contract/Run"
+import {
   WebhookAttempt,
   WebhookCreate,
   WebhookDeliveriesPage,
@@ -164,6 +172,12 @@ const mirrors: Record<string, { readonly record: SchemaAST.TypeLiteral; readonly
   WebhookDeliveryPage: { record: typeLiteralOf(WebhookDeliveriesPage.ast) },
   WebhookTestResult: { record: typeLiteralOf(WebhookTestResponse.ast) },
   WebhookSecret: { record: typeLiteralOf(WebhookSecret.ast) },
+  LaunchPreview: { record: typeLiteralOf(LaunchPreview.ast) },
+  LaunchRejection: { record: typeLiteralOf(LaunchRejection.ast) },
+  BlockingDocument: { record: typeLiteralOf(BlockingDocument.ast) },
+  Run: { record: typeLiteralOf(RunRecord.ast) },
+  RunUsage: { record: typeLiteralOf(RunUsage.ast) },
+  RunPage: { record: typeLiteralOf(RunsPage.ast) },
 }
 
 /** Field name → whether an input must give it, as a request body declares it (a required null is optional in GraphQL). */

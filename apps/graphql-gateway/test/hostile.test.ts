@@ -239,6 +239,8 @@ const validArguments = (t: Target): Record<string, unknown> => {
     "Query.project": { id: p },
     "Query.results": { projectId: p },
     "Query.result": { projectId: p, id: fx.result },
+    "Query.launchPreview": { projectId: p },
+    "Query.runs": { projectId: p, limit: 5, offset: 0 },
     "Query.webhook": { id: fx.webhook },
     "Project.schema_results": { enrich: false },
     "Agent.relevant_pages": { documentId: fx.document, limit: 5 },

@@ -471,3 +471,44 @@ describe("results reads", () => {
     expect((await b.get(`/projects/${s.project}/extractions/${s.located}/bounding-boxes/`)).status).toBe(404)
   })
 })
+
+describe("launch preview and runs", () => {
+  const PREVIEW = `query ($p: ID!) { launchPreview(projectId: $p) { extraction_pairs documents agents
+    documents_not_parsed model_requests estimated_input_tokens estimated_output_tokens provider
+    rejected { status detail failed_documents { id name } } } }`
+  const RUNS = `query ($p: ID!, $limit: Int, $offset: Int) { runs(projectId: $p, limit: $limit, offset: $offset) {
+    count next previous results { id number status failure_reason created_at started_at finished_at
+    extraction_pairs agents usage { requests cache_hits input_tokens cached_input_tokens output_tokens } } } }`
+
+  it("answers as REST GET …/agents/launch/preview/ and GET …/runs/ do", async () => {
+    const project = await createProject(a)
+    expect(
+      (await a.post(`/projects/${project}/agents/`, { name: "Total", extraction_instructions: "The total" }))
+        .status,
+    ).toBe(201)
+    const preview = ok(await graphql(keyA, PREVIEW, { p: project })).launchPreview
+    expect(preview).toEqual((await a.get(`/projects/${project}/agents/launch/preview/`)).body)
+    expect(preview).toMatchObject({
+      extraction_pairs: 0,
+      model_requests: 0,
+      provider: "local",
+      rejected: null,
+    })
+
+    expect((await a.post(`/projects/${project}/agents/launch/`)).status).toBe(202)
+    const runs = ok(await graphql(keyA, RUNS, { p: project, limit: 5, offset: 0 })).runs
+    expect(runs).toEqual((await a.get(`/projects/${project}/runs/?limit=5&offset=0`)).body)
+    expect(runs.count).toBe(1)
+    expect(runs.results[0]).toMatchObject({
+      number: 1,
+      status: "queued",
+      usage: { requests: 0, cache_hits: 0, input_tokens: 0, cached_input_tokens: 0, output_tokens: 0 },
+    })
+  })
+
+  it("answers NOT_FOUND to another organisation", async () => {
+    const project = await createProject(a)
+    expect(codesOf(await graphql(keyB, PREVIEW, { p: project }))).toEqual(["NOT_FOUND"])
+    expect(codesOf(await graphql(keyB, RUNS, { p: project }))).toEqual(["NOT_FOUND"])
+  })
+})

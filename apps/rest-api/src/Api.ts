@@ -9,6 +9,7 @@ import { MetaApi } from "./meta/Api.ts"
 import { problemsInOpenApi } from "./OpenApiProblems.ts"
 import { ProjectsApi } from "./projects/Api.ts"
 import { ResultsApi } from "./results/Api.ts"
+import { RunsApi } from "./runs/Api.ts"
 import { OutputSchemaApi } from "./schema/Api.ts"
 import { WebhooksApi } from "./webhooks/Api.ts"
 
@@ -20,6 +21,7 @@ export class Api extends HttpApi.make("dxs")
   .add(ProjectsApi)
   .add(FoldersApi)
   .add(AgentsApi)
+  .add(RunsApi)
   .add(DimensionsApi)
   .add(DocumentsApi)
   .add(FilesApi)

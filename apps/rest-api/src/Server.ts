@@ -16,13 +16,14 @@ import { MetaHttp } from "./meta/Http.ts"
 import { problemJson } from "./Problem.ts"
 import { ProjectsHttp } from "./projects/Http.ts"
 import { ResultsHttp } from "./results/Http.ts"
+import { RunsHttp } from "./runs/Http.ts"
 import { OutputSchemaHttp } from "./schema/Http.ts"
 import { WebhooksHttp } from "./webhooks/Http.ts"
 
 /** Every handler group. Needs the services (`servicesLayer` of @dxs/services). */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([MetaHttp, AuthHttp, ProjectsHttp, FoldersHttp]),
-  Layer.provide([AgentsHttp, DimensionsHttp]),
+  Layer.provide([AgentsHttp, DimensionsHttp, RunsHttp]),
   Layer.provide([DocumentsHttp, FilesHttp]),
   Layer.provide(ResultsHttp),
   Layer.provide(KeysHttp),

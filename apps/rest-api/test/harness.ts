@@ -100,8 +100,6 @@ export interface TestApiOptions {
     readonly concurrency?: number
     /** The web search of agents with `enable_web_search` (default: none). */
     readonly webSearch?: WebSearchShape
-    /** Agents per model request and context size (default: the service's). */
-    readonly requestBudget?: { readonly maxAgentsPerRequest: number; readonly contextTokens: number }
   }
   /** Where uploads are spooled while read (default: the service default under the temp directory). */
   readonly spoolRoot?: string
@@ -116,6 +114,10 @@ export interface TestApiOptions {
   readonly http?: Partial<HttpServerSettings>
   /** Where the API and the worker store files (default: the directory `blobDir`). */
   readonly blobs?: BlobStoreShape
+  /** The provider the launch preview reports (default: `local`). */
+  readonly llmProvider?: "local" | "openai"
+  /** The budget of one extraction request, of the API's preview and the worker (default: 20 agents, 128k tokens). */
+  readonly requestBudget?: { readonly maxAgentsPerRequest: number; readonly contextTokens: number }
 }
 
 /** Starts the real REST server on loopback over a fresh database for this test file. */
@@ -148,6 +150,8 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     requestLimits: { ...RequestLimits.defaultValue(), ...options.limits },
     uploadMaxBytes: options.maxUploadBytes,
     spoolRoot: options.spoolRoot,
+    llmProvider: options.llmProvider,
+    requestBudget: options.requestBudget,
   })
   const layer = restApiWith(routes).pipe(
     Layer.provideMerge(services),
@@ -175,7 +179,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
       model: typeof options.worker.model === "function" ? options.worker.model(kysely) : options.worker.model,
       webSearch: options.worker.webSearch,
       webhooks,
-      requestBudget: options.worker.requestBudget,
+      requestBudget: options.requestBudget,
     })
     const loops = Effect.runFork(backgroundLoops(kysely, { blobs, spoolRoot: options.spoolRoot }))
     const fiber = Effect.runFork(

@@ -50,9 +50,9 @@ beforeAll(async () => {
   api = await startTestApi({
     worker: {
       model: makeOpenAiModel({ baseUrl: fake.baseUrl, model: "test-model", concurrency: 4, retryBaseMs: 10 }),
-      // Two agents per request; a context of 2,500 tokens leaves about 1,560 for a window's pages.
-      requestBudget: { maxAgentsPerRequest: 2, contextTokens: 2500 },
     },
+    // Two agents per request; a context of 2,500 tokens leaves about 1,560 for a window's pages.
+    requestBudget: { maxAgentsPerRequest: 2, contextTokens: 2500 },
   })
   a = api.client(await api.newKey("acme"))
   db = makeKysely(api.dbUrl, 2)

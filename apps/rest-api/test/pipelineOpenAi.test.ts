@@ -66,6 +66,7 @@ beforeAll(async () => {
     respond: (body) => respond(body) ?? genericResponder(body),
   })
   api = await startTestApi({
+    llmProvider: "openai",
     worker: {
       model: (kysely) =>
         makeOpenAiModel({
@@ -175,6 +176,36 @@ describe("the openai provider through a run", () => {
     expect(fake.requests).toHaveLength(0)
     expect(run.model_calls).toBe(0)
     expect(run.cache_hits).toBe(2)
+  })
+
+  it("lists the runs with the requests and tokens their tasks recorded", async () => {
+    const rows = await db
+      .selectFrom("runs")
+      .selectAll()
+      .where("project_id", "=", projectId)
+      .orderBy("run_number", "desc")
+      .execute()
+    const r = await a.get(`/projects/${projectId}/runs/`)
+    expect(r.status).toBe(200)
+    expect(r.body.count).toBe(rows.length)
+    expect(r.body.results.map((run: any) => run.number)).toEqual(rows.map((row) => row.run_number))
+    for (const [i, row] of rows.entries())
+      expect(r.body.results[i].usage).toEqual({
+        requests: row.model_calls,
+        cache_hits: row.cache_hits,
+        input_tokens: Number(row.prompt_tokens),
+        cached_input_tokens: 0,
+        output_tokens: Number(row.completion_tokens),
+      })
+    const first = r.body.results.at(-1)
+    expect(first).toMatchObject({ number: 1, status: "succeeded", extraction_pairs: 2, agents: [totalId] })
+    expect(first.usage.requests).toBeGreaterThanOrEqual(2)
+    expect(first.usage.input_tokens).toBeGreaterThan(0)
+    expect(first.usage.output_tokens).toBeGreaterThan(0)
+    // The relaunch asked what the first asked: answered from the cache.
+    expect(r.body.results[0].usage).toMatchObject({ requests: 0, cache_hits: 2 })
+    const preview = await a.get(`/projects/${projectId}/agents/launch/preview/`)
+    expect(preview.body).toMatchObject({ provider: "openai", extraction_pairs: 0, model_requests: 0 })
   })
 
   it("the cache is shared through Postgres", async () => {

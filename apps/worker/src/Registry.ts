@@ -39,8 +39,6 @@ import {
 } from "@dxs/services"
 import { Effect, Layer } from "effect"
 
-type RequestBudgetShape = RequestBudget["Type"]
-
 export interface BackgroundOptions {
   readonly blobs: BlobStoreShape
   /** Parse limits and tools (defaults: 120 s, 1024 MB, 2,000 pages, 500 MB decompressed, LibreOffice detected). */
@@ -51,15 +49,18 @@ export interface BackgroundOptions {
   readonly webSearch?: WebSearchShape | undefined
   /** Webhook delivery (the encryption key of secrets at rest, loopback, trusted CAs). Unset: events are fanned out, but this worker sends nothing. */
   readonly webhooks?: WebhookSettings | undefined
-  /** Agents per model request and the context size (default: 20 agents, 128k tokens). */
-  readonly requestBudget?: RequestBudgetShape | undefined
+  /** The budget of one extraction request (default: 20 agents, 128k tokens). */
+  readonly requestBudget?: typeof RequestBudget.Service | undefined
 }
 
-/** The pipeline's stages over this model and web search (none: agents with web search use documents only). */
+/**
+ * The pipeline's stages over this model, web search (none: agents with web search use documents only) and
+ * request budget (none: its default).
+ */
 const pipelineStages = (
   model: LanguageModelShape,
   webSearch: WebSearchShape | undefined,
-  budget: RequestBudgetShape | undefined,
+  budget: typeof RequestBudget.Service | undefined,
 ) =>
   Effect.runSync(
     Effect.all({ extraction: Extraction, resolution: Resolution, derivation: Derivation }).pipe(
@@ -67,9 +68,9 @@ const pipelineStages = (
         Layer.mergeAll(Extraction.Default, Resolution.Default, Derivation.Default).pipe(
           Layer.provide(Layer.succeed(LanguageModel, model)),
           Layer.provide(webSearch === undefined ? Layer.empty : Layer.succeed(WebSearch, webSearch)),
-          Layer.provide(budget === undefined ? Layer.empty : Layer.succeed(RequestBudget, budget)),
         ),
       ),
+      Effect.provideService(RequestBudget, budget ?? RequestBudget.defaultValue()),
     ),
   )
 

@@ -1,16 +1,61 @@
 /**
- * Launching the pipeline and watching it: `POST …/agents/launch/` and `GET …/agents/status/`.
+ * Launching the pipeline and watching it: `POST …/agents/launch/`, `GET …/agents/status/`, and beyond the
+ * contract what the next launch would cost (`GET …/agents/launch/preview/`) and the project's runs with
+ * their model usage (`GET …/runs/`).
  */
 import { Db, query, transaction, withDb } from "@dxs/db"
+import * as RunsRepository from "@dxs/db/repositories/Runs"
 import type { AgentStatus } from "@dxs/domain/contract/Agent"
+import type { LaunchPreview, RunRecord, RunsPage } from "@dxs/domain/contract/Run"
+import { RequestBudget } from "@dxs/pipeline/llm/RequestBudget"
 import { loadAgentStatesOfProjects, runningPipelines } from "@dxs/pipeline/run/AgentStates"
+import { previewLaunch } from "@dxs/pipeline/run/LaunchPreview"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Conflict } from "./Errors.ts"
 import type { AgentProgress, ConsistencyCounts } from "./PipelineState.ts"
-import { checkLiveProject, oneProject, projectsOfOrganization } from "./Projects.ts"
+import { checkLiveProject, checkProject, oneProject, projectsOfOrganization } from "./Projects.ts"
+import { checkPage } from "./Results.ts"
+import { iso, isoOrNull } from "./Time.ts"
+
+/** The language model provider the workers use (LLM_PROVIDER), as the launch preview reports it. */
+export class ModelProvider extends Context.Reference<ModelProvider>()("@dxs/services/ModelProvider", {
+  defaultValue: (): { readonly provider: "local" | "openai" } => ({ provider: "local" }),
+}) {}
+
+export const RUNS_DEFAULT_LIMIT = 20
+export const RUNS_MAX_LIMIT = 100
+
+const runRecord = (row: RunsRepository.RunWithUsage): RunRecord => {
+  const plan = row.plan as {
+    extractPairs?: unknown
+    resolve?: unknown
+    deriveLevels?: unknown
+  }
+  const ids = (v: unknown): ReadonlyArray<string> =>
+    Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []
+  const derived = Array.isArray(plan.deriveLevels) ? plan.deriveLevels.flatMap((level) => ids(level)) : []
+  return {
+    id: row.id,
+    number: row.run_number,
+    status: row.status,
+    failure_reason: row.failure_reason,
+    created_at: iso(row.created_at),
+    started_at: isoOrNull(row.started_at),
+    finished_at: isoOrNull(row.finished_at),
+    extraction_pairs: typeof plan.extractPairs === "number" ? plan.extractPairs : 0,
+    agents: [...new Set([...ids(plan.resolve), ...derived])],
+    usage: {
+      requests: row.requests,
+      cache_hits: row.cache_hits,
+      input_tokens: row.input_tokens,
+      cached_input_tokens: row.cached_input_tokens,
+      output_tokens: row.output_tokens,
+    },
+  }
+}
 
 export type AgentsStatus = AgentStatus
 
@@ -40,6 +85,8 @@ export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches
   accessors: true,
   effect: Effect.gen(function* () {
     const storage = yield* capture(Db)
+    const budget = yield* RequestBudget
+    const { provider } = yield* ModelProvider
     return over(storage, {
       /**
        * Launch rules 1–8: 409 listing the failed documents; otherwise a run is queued (or the launch joins
@@ -74,6 +121,61 @@ export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches
 
       /** For each of the projects that is the organisation's (the others are absent), its `status`. */
       statusForProjects,
+
+      /**
+       * What the next launch would do (the launch planner over the project's state) and the model requests
+       * an OpenAI-compatible provider would be sent for it, estimated under the request budget. Failed
+       * documents do not fail it: `rejected` says the launch would be refused, and why.
+       */
+      preview: (projectId: string) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          yield* withDb((db) => checkProject(db, org.id, projectId))
+          const estimate = yield* query((db) => previewLaunch(db, projectId, budget))
+          return {
+            extraction_pairs: estimate.extractionPairs,
+            documents: estimate.documents,
+            agents: estimate.agents,
+            documents_not_parsed: estimate.documentsNotParsed,
+            model_requests: estimate.requests.requests,
+            estimated_input_tokens: estimate.requests.inputTokens,
+            estimated_output_tokens: estimate.requests.outputTokens,
+            provider,
+            rejected:
+              estimate.rejected === undefined
+                ? null
+                : {
+                    status: estimate.rejected.status,
+                    detail: estimate.rejected.detail,
+                    failed_documents: estimate.rejected.failedDocuments.map(({ id, name }) => ({ id, name })),
+                  },
+          } satisfies LaunchPreview
+        }),
+
+      /** The project's runs, newest first, with the model usage their tasks recorded. */
+      runs: (
+        projectId: string,
+        page: { readonly limit?: number | undefined; readonly offset?: number | undefined },
+      ) =>
+        Effect.gen(function* () {
+          const { limit, offset } = yield* checkPage(page.limit, page.offset, {
+            limit: RUNS_DEFAULT_LIMIT,
+            max: RUNS_MAX_LIMIT,
+          })
+          const org = yield* CurrentOrganization
+          yield* withDb((db) => checkProject(db, org.id, projectId))
+          const count = yield* withDb((db) => RunsRepository.countRunsOfProject(db, projectId))
+          const rows = yield* withDb((db) =>
+            RunsRepository.listRunsOfProject(db, projectId, { limit, offset }),
+          )
+          const link = (o: number) => `?limit=${limit}&offset=${o}`
+          return {
+            count,
+            next: offset + limit < count ? link(offset + limit) : null,
+            previous: offset > 0 ? link(Math.max(0, Math.min(offset, count) - limit)) : null,
+            results: rows.map(runRecord),
+          } satisfies RunsPage
+        }),
     })
   }),
 }) {}

@@ -9,6 +9,8 @@
  * (`CurrentOrganization`, which the adapter provides per request), or nothing.
  */
 import { BlobStore, type BlobStoreShape, Db, fileBlobStoreLayer } from "@dxs/db"
+import type { RequestBudget as Budget } from "@dxs/domain/ModelRequests"
+import { RequestBudget } from "@dxs/pipeline/llm/RequestBudget"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import { type Context, Effect, Layer } from "effect"
 import { Agents } from "./Agents.ts"
@@ -18,7 +20,7 @@ import { Documents, FileLinks, PublicUrl, UploadLimits } from "./Documents.ts"
 import { Folders } from "./Folders.ts"
 import { RequestLimits } from "./HttpLimits.ts"
 import { KeyManagement } from "./KeyManagement.ts"
-import { Launches } from "./Launches.ts"
+import { Launches, ModelProvider } from "./Launches.ts"
 import { SpoolSettings } from "./Leftovers.ts"
 import { LiveSubscriptionSettings } from "./LiveSubscriptions.ts"
 import { Members, SessionSettings } from "./Members.ts"
@@ -98,6 +100,10 @@ export interface ServicesOptions<R = never> {
   readonly parsing?: ParsingSettings["Type"] | undefined
   /** Where uploads are spooled while read. */
   readonly spoolRoot?: string | undefined
+  /** The language model provider of the workers (LLM_PROVIDER), as the launch preview reports it. */
+  readonly llmProvider?: "local" | "openai" | undefined
+  /** The budget of one extraction request (LLM_MAX_AGENTS_PER_REQUEST, LLM_CONTEXT_TOKENS). */
+  readonly requestBudget?: Budget | undefined
 }
 
 const settingValue = <A, R>(value: Setting<A, R>): Effect.Effect<A, never, R> =>
@@ -134,6 +140,8 @@ export const settingsLayer = <O extends ServicesOptions<any>>(
     setting(FileLinks, options.fileUrlTtlSeconds, (ttlSeconds) => ({ ttlSeconds })),
     setting(ParsingSettings, options.parsing, (parsing) => parsing),
     setting(SpoolSettings, options.spoolRoot, (root) => ({ root })),
+    setting(ModelProvider, options.llmProvider, (provider) => ({ provider })),
+    setting(RequestBudget, options.requestBudget, (budget) => budget),
   )
 
 /** The database and the blob store the options name. */

@@ -5,6 +5,7 @@ import {
   AgentPutRequest,
   AgentStatus,
 } from "@dxs/domain/contract/Agent"
+import { LaunchPreview } from "@dxs/domain/contract/Run"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
@@ -33,6 +34,15 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       .annotate(
         OpenApi.Summary,
         "Launch the pipeline: only outstanding work is done; during a run the launch is queued (joining an already queued launch); 409 listing the documents that failed processing",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.get("launchPreview", "/projects/:project_id/agents/launch/preview/")
+      .setPath(ProjectPath)
+      .addSuccess(LaunchPreview)
+      .annotate(
+        OpenApi.Summary,
+        "Beyond the contract: what the next launch would do (outstanding agent/document pairs) and the model requests and estimated tokens an OpenAI-compatible provider would be sent for it (zero when nothing changed); documents that failed processing are reported in rejected, not as an error",
       ),
   )
   .add(

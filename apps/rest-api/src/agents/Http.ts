@@ -10,6 +10,7 @@ export const AgentsHttp = HttpApiBuilder.group(Api, "agents", (handlers) =>
     return handlers
       .handle("status", ({ path }) => launches.status(path.project_id))
       .handle("launch", ({ path }) => Effect.asVoid(launches.launch(path.project_id)))
+      .handle("launchPreview", ({ path }) => launches.preview(path.project_id))
       .handle("list", ({ path, urlParams }) =>
         agents.list(path.project_id, { isEvaluation: urlParams.is_evaluation }),
       )

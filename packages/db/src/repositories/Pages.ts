@@ -162,6 +162,25 @@ export const pageTotals = (
       .executeTakeFirstOrThrow(),
   )
 
+/**
+ * The text length of every page of each of the documents, in page order, in one aggregated query (what the
+ * launch preview estimates model requests from). Documents without pages are absent.
+ */
+export const pageTextLengthsOfDocuments = (
+  db: Conn,
+  documentIds: ReadonlyArray<string>,
+): Effect.Effect<ReadonlyMap<string, ReadonlyArray<number>>> =>
+  documentIds.length === 0
+    ? Effect.succeed(new Map())
+    : Effect.promise(() =>
+        db
+          .selectFrom("pages")
+          .select(["document_id", sql<Array<number>>`array_agg(length(text) order by number)`.as("lengths")])
+          .where("document_id", "in", documentIds)
+          .groupBy("document_id")
+          .execute(),
+      ).pipe(Effect.map((rows) => new Map(rows.map((r) => [r.document_id, r.lengths.map(Number)]))))
+
 /** The text of the document's pages (all, or those numbered `numbers`), in page order. */
 export const pageTexts = (
   db: Conn,

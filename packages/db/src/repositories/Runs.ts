@@ -273,3 +273,91 @@ export const insertCompletionEvent = (
       .executeTakeFirstOrThrow()
     return inserted.id
   })
+
+// ---------------------------------------------------------------------------------------------------------
+// Reading runs back
+
+/** A run as the runs list reads it, with the model usage its tasks recorded so far. */
+export interface RunWithUsage {
+  readonly id: string
+  readonly run_number: number
+  readonly status: RunRow["status"]
+  readonly failure_reason: string | null
+  readonly plan: Record<string, unknown>
+  readonly created_at: Date
+  readonly started_at: Date | null
+  readonly finished_at: Date | null
+  readonly requests: number
+  readonly cache_hits: number
+  readonly input_tokens: number
+  readonly cached_input_tokens: number
+  readonly output_tokens: number
+}
+
+export const countRunsOfProject = (conn: Conn, projectId: string): Effect.Effect<number> =>
+  run(() =>
+    conn
+      .selectFrom("runs")
+      .select(sql<number>`count(*)::int`.as("n"))
+      .where("project_id", "=", projectId)
+      .executeTakeFirstOrThrow(),
+  ).pipe(Effect.map((r) => Number(r.n)))
+
+/**
+ * The project's runs, newest first, each with the sum of its tasks' `usage` (requests, cache hits, prompt,
+ * cached prompt and completion tokens; a member a task's usage lacks counts as 0), live while it runs.
+ */
+export const listRunsOfProject = (
+  conn: Conn,
+  projectId: string,
+  page: { readonly limit: number; readonly offset: number },
+): Effect.Effect<ReadonlyArray<RunWithUsage>> =>
+  run(async () => {
+    const rows = await conn
+      .selectFrom("runs as r")
+      .leftJoinLateral(
+        (eb) =>
+          eb
+            .selectFrom("tasks as t")
+            .select([
+              sql<string>`coalesce(sum((t.usage->>'calls')::bigint), 0)`.as("requests"),
+              sql<string>`coalesce(sum((t.usage->>'cacheHits')::bigint), 0)`.as("cache_hits"),
+              sql<string>`coalesce(sum((t.usage->>'promptTokens')::bigint), 0)`.as("input_tokens"),
+              sql<string>`coalesce(sum((t.usage->>'cachedTokens')::bigint), 0)`.as("cached_input_tokens"),
+              sql<string>`coalesce(sum((t.usage->>'completionTokens')::bigint), 0)`.as("output_tokens"),
+            ])
+            .whereRef("t.run_id", "=", "r.id")
+            .where("t.usage", "is not", null)
+            .as("u"),
+        (join) => join.onTrue(),
+      )
+      .select([
+        "r.id",
+        "r.run_number",
+        "r.status",
+        "r.failure_reason",
+        "r.plan",
+        "r.created_at",
+        "r.started_at",
+        "r.finished_at",
+        "u.requests",
+        "u.cache_hits",
+        "u.input_tokens",
+        "u.cached_input_tokens",
+        "u.output_tokens",
+      ])
+      .where("r.project_id", "=", projectId)
+      .orderBy("r.run_number", "desc")
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute()
+    return rows.map((r) => ({
+      ...r,
+      plan: (r.plan ?? {}) as Record<string, unknown>,
+      requests: Number(r.requests ?? 0),
+      cache_hits: Number(r.cache_hits ?? 0),
+      input_tokens: Number(r.input_tokens ?? 0),
+      cached_input_tokens: Number(r.cached_input_tokens ?? 0),
+      output_tokens: Number(r.output_tokens ?? 0),
+    }))
+  })

@@ -1,0 +1,35 @@
+import { RunsPage } from "@dxs/domain/contract/Run"
+import { RUNS_MAX_LIMIT } from "@dxs/services"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../Auth.ts"
+import { BadRequest, NotFound, Uuid, wholeNumber } from "../Common.ts"
+
+const RunsParams = Schema.Struct({
+  limit: Schema.optional(
+    wholeNumber(1, RUNS_MAX_LIMIT).annotations({
+      description: `page size, default 20, at most ${RUNS_MAX_LIMIT}`,
+    }),
+  ),
+  offset: Schema.optional(wholeNumber(0).annotations({ description: "rows to skip, default 0" })),
+})
+
+export class RunsApi extends HttpApiGroup.make("runs")
+  .add(
+    HttpApiEndpoint.get("list", "/projects/:project_id/runs/")
+      .setPath(Schema.Struct({ project_id: Uuid }))
+      .setUrlParams(RunsParams)
+      .addSuccess(RunsPage)
+      .annotate(
+        OpenApi.Summary,
+        "Beyond the contract: the project's runs, newest first, each with its extraction pairs, the agents it processed and the model usage its tasks recorded (requests, cache hits, input, cached input and output tokens)",
+      ),
+  )
+  .addError(BadRequest)
+  .addError(NotFound)
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Runs")
+  .annotate(
+    OpenApi.Description,
+    "Each launch queues a run (or joins the queued one); a run goes through its stages and ends succeeded or failed. Usage is 0 with the local provider, which sends no model requests.",
+  ) {}

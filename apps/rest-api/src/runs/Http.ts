@@ -1,0 +1,11 @@
+import { Launches } from "@dxs/services"
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../Api.ts"
+
+export const RunsHttp = HttpApiBuilder.group(Api, "runs", (handlers) =>
+  Effect.gen(function* () {
+    const launches = yield* Launches
+    return handlers.handle("list", ({ path, urlParams }) => launches.runs(path.project_id, urlParams))
+  }),
+)
