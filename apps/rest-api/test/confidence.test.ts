@@ -37,7 +37,7 @@ describe("confidence and grounding of results", () => {
   const rowsByDocument = async (query = "") => {
     const r = await a.get(`/projects/${projectId}/results/?agent_id=${agentId}${query}`)
     expect(r.status).toBe(200)
-    return Object.fromEntries(
+    return Object.fromEntries<any>(
       (r.body.results as Array<any>).map((row) => [row.dimension_instances[0].dimension_value, row]),
     )
   }

@@ -3,6 +3,7 @@
  * model was given and its value is stated in that passage. Every extraction answer, from any provider,
  * goes through `groundCitation` before it is kept; an ungrounded one is never cited as if it were.
  */
+import { type Grounding, groundAnswer, valueInPassage } from "@dxs/domain/Grounding"
 import { parseNumber } from "@dxs/domain/Values"
 import type { PageText, ValueType } from "./LanguageModel.ts"
 
@@ -51,6 +52,10 @@ const segments = (pageText: string): Array<string> =>
     .map((s) => s.trim())
     .filter((s) => s !== "")
 
+/**
+ * Whether a line states the value literally: a number equal to it, a date's year, or the text itself. A
+ * line cited in place of a passage not found must do that and satisfy the domain's rule as well.
+ */
 const statesValue = (segment: string, value: string, valueType: ValueType): boolean => {
   if (valueType === "number") {
     const wanted = parseNumber(value)
@@ -61,7 +66,6 @@ const statesValue = (segment: string, value: string, valueType: ValueType): bool
       }
     return false
   }
-  // A date is written in many ways; its year being there is the check (relative dates aside).
   if (valueType === "date" || valueType === "datetime") {
     const year = /^\d{4}/.exec(value)?.[0]
     return year !== undefined && segment.includes(year)
@@ -110,7 +114,7 @@ const bestLine = (
   for (const p of ordered) {
     for (const segment of segments(p.text)) {
       const states = statesValue(segment, value, valueType)
-      if (mustStateValue && !states) continue
+      if (mustStateValue && !(states && valueInPassage(valueType, value, segment))) continue
       const segmentTokens = new Set(tokens(segment))
       let shared = 0
       for (const t of wanted) if (segmentTokens.has(t)) shared += 1
@@ -154,11 +158,11 @@ export type Citation =
     }
 
 /**
- * The answer's citation, checked. Grounded: the passage is on the cited page (or verbatim on another page
- * given, which is then cited), differing at most in spacing, line breaks, quote or dash style or case, and
- * states the value (a yes/no value needs no statement); or, when the passage cannot be found, a line of the
- * given pages that states the value and shares the passage's words. Otherwise ungrounded, with the model's
- * own passage and page kept as given and the reason.
+ * The answer's citation, checked by the domain's rule (`groundAnswer`: the passage is text of the page,
+ * normalised and with small slips tolerated, and states the value). The cited page first; a passage that
+ * is on another page of the request is cited there. When the passage is on no page, a line of the pages
+ * that states the value and best shares the passage's words is cited instead. Otherwise ungrounded, with
+ * the model's own passage and page kept as given and the reason.
  */
 export const groundCitation = (
   pages: ReadonlyArray<PageText>,
@@ -169,24 +173,23 @@ export const groundCitation = (
 ): Citation => {
   const cited = pageNumber ?? pages[0]?.pageNumber ?? 1
   const ordered = pages.length === 0 ? [] : citedFirst(pages, pageNumber)
-  const found = findPassage(ordered, passage)
-  if (found !== undefined) {
-    if (valueType === "bool" || statesValue(found.passage, value, valueType))
-      return { grounded: true, pageNumber: found.pageNumber, passage: found.passage }
-    return {
-      grounded: false,
-      pageNumber: found.pageNumber,
-      passage: found.passage,
-      detail: `the passage ${JSON.stringify(clip(found.passage))} on page ${found.pageNumber} does not state the value ${JSON.stringify(value)}`,
-    }
+  let first: Extract<Grounding, { grounded: false }> | undefined
+  for (const page of ordered) {
+    const g = groundAnswer({ valueType, value, passage, pageText: page.text, pageNumber: cited })
+    if (g.grounded) return { grounded: true, pageNumber: page.pageNumber, passage: g.passage }
+    first ??= g
+    // On the page, but not stating the value: that is the answer's fault, not the page number's.
+    if (g.reason === "value not in passage") break
   }
-  const line = valueType === "bool" ? undefined : bestLine(ordered, passage, value, valueType, true)
-  if (line !== undefined) return { grounded: true, ...line }
+  if (first?.reason !== "value not in passage" && valueType !== "bool") {
+    const line = bestLine(ordered, passage, value, valueType, true)
+    if (line !== undefined) return { grounded: true, ...line }
+  }
   return {
     grounded: false,
     pageNumber: cited,
     passage: passage.trim(),
-    detail: `the passage ${JSON.stringify(clip(passage))} is not on page ${cited} nor on any other page given`,
+    detail: first?.detail ?? `no page was given for the passage ${JSON.stringify(clip(passage))}`,
   }
 }
 

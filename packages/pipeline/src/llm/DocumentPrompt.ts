@@ -4,6 +4,7 @@
  * (system) and the document's pages (the first user message) depend only on the document version and the
  * window, byte for byte; the agents and what they want come after, in a second user message.
  */
+import { confidenceFromLogprobs } from "@dxs/domain/Confidence"
 import type { TokenLogprob } from "./ChatCompletions.ts"
 import type { DimensionQuery, DocumentExtractRequest } from "./LanguageModel.ts"
 import {
@@ -132,17 +133,11 @@ export const annotateConfidence = (
     out[key] = member.map((item) => {
       const span = spans[next++]!
       if (!isRecord(item) || item.value === null) return item
-      let sum = 0
-      let count = 0
-      for (let i = 0; i < logprobs.length; i++) {
-        const from = starts[i]!
-        const to = from + logprobs[i]!.token.length
-        if (to > span.start && from < span.end) {
-          sum += logprobs[i]!.logprob
-          count += 1
-        }
-      }
-      return count === 0 ? item : { ...item, confidence: Math.round(Math.exp(sum / count) * 1000) / 1000 }
+      const spelling = logprobs.flatMap((t, i) =>
+        starts[i]! + t.token.length > span.start && starts[i]! < span.end ? [t.logprob] : [],
+      )
+      const confidence = confidenceFromLogprobs(spelling)
+      return confidence === undefined ? item : { ...item, confidence }
     })
   }
   return out

@@ -16,6 +16,7 @@ import {
   replaceDocumentExtractions,
 } from "@dxs/db/repositories/Results"
 import { findRunningRun } from "@dxs/db/repositories/Runs"
+import { extractionConfidence } from "@dxs/domain/Confidence"
 import type { DocumentExtraction as DocumentWork } from "@dxs/domain/LaunchPlanner"
 import { agentGroups, pageTokenBudget } from "@dxs/domain/ModelRequests"
 import { Effect } from "effect"
@@ -240,6 +241,11 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
               relevantPassage: citation.passage,
               reasoning: value.reasoning,
               pageNumber: citation.pageNumber,
+              grounded: citation.grounded,
+              confidence: extractionConfidence({
+                modelConfidence: value.modelConfidence,
+                grounded: citation.grounded,
+              }),
             })
           }
           extractions.set(agent.row.id, list)
