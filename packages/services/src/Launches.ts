@@ -1,7 +1,7 @@
 /**
  * Launching the pipeline and watching it: `POST …/agents/launch/` and `GET …/agents/status/`.
  */
-import { query, transaction, withDb } from "@dxs/db"
+import { transaction, withDb } from "@dxs/db"
 import type { AgentStatus } from "@dxs/domain/contract/Agent"
 import { loadAgentStatesOfProjects, runningPipelines } from "@dxs/pipeline/run/AgentStates"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
@@ -19,8 +19,10 @@ const statusForProjects = (projectIds: ReadonlyArray<string>) =>
     const org = yield* CurrentOrganization
     const ids = yield* withDb((db) => projectsOfOrganization(db, org.id, projectIds))
     if (ids.length === 0) return new Map<string, AgentsStatus>()
-    const [states, running] = yield* query((db) =>
-      Promise.all([loadAgentStatesOfProjects(db, ids), runningPipelines(db, ids)]),
+    const [states, running] = yield* withDb((db) =>
+      Effect.all([loadAgentStatesOfProjects(db, ids), runningPipelines(db, ids)], {
+        concurrency: "unbounded",
+      }),
     )
     return new Map(
       ids.map((id) => {
@@ -48,7 +50,7 @@ export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches
         const outcome = yield* transaction((trx) =>
           Effect.gen(function* () {
             yield* checkLiveProject(trx, org.id, projectId)
-            return yield* Effect.promise(() => requestLaunch(trx, projectId))
+            return yield* requestLaunch(trx, projectId)
           }),
         )
         if (outcome._tag === "Rejected") {

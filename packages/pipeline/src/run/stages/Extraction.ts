@@ -20,7 +20,6 @@ import {
   type InstanceRef,
   instanceFor,
   instanceInputs,
-  promiseCode,
   type StageRun,
   type StageShape,
 } from "./Stage.ts"
@@ -44,8 +43,8 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
         if (!runInfo) return
         const [[agent], [document]] = yield* Effect.all(
           [
-            promiseCode(ctx, () => loadAgents(ctx.db, runInfo.projectId, p.agentId)),
-            promiseCode(ctx, () => loadDocuments(ctx.db, runInfo.projectId, p.documentId)),
+            loadAgents(ctx.db, runInfo.projectId, p.agentId),
+            loadDocuments(ctx.db, runInfo.projectId, p.documentId),
           ],
           { concurrency: 2 },
         )
@@ -59,17 +58,15 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
         if (!current) return yield* commitTask(ctx, task, p.runId, noUsage)
 
         const spec = agentSpec(agent.row)
-        const pages = yield* promiseCode(ctx, () =>
-          pagesForExtraction(ctx.db, {
-            agent: {
-              name: spec.name,
-              extractionInstructions: spec.extractionInstructions,
-              examples: spec.examples,
-            },
-            documentId: document.id,
-            documentName: document.name,
-          }),
-        )
+        const pages = yield* pagesForExtraction(ctx.db, {
+          agent: {
+            name: spec.name,
+            extractionInstructions: spec.extractionInstructions,
+            examples: spec.examples,
+          },
+          documentId: document.id,
+          documentName: document.name,
+        })
         let usage = noUsage
         const discovered = new Map<string, ReadonlyArray<string>>()
         for (const dimension of agent.dimensions) {
