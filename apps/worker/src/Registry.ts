@@ -21,7 +21,7 @@ import { localModel } from "@dxs/pipeline/llm/Local"
 import { RequestBudget } from "@dxs/pipeline/llm/RequestBudget"
 import { parseTaskHandler } from "@dxs/pipeline/parsing/ParseDocument"
 import type { RunOptions } from "@dxs/pipeline/parsing/Runner"
-import { phaseTaskHandler, runStartHandler } from "@dxs/pipeline/run/Runs"
+import { phaseTask, runStart } from "@dxs/pipeline/run/Runs"
 import { Derivation } from "@dxs/pipeline/run/stages/Derivation"
 import { Extraction } from "@dxs/pipeline/run/stages/Extraction"
 import { Resolution } from "@dxs/pipeline/run/stages/Resolution"
@@ -87,11 +87,11 @@ export const backgroundTaskHandlers = (
     [PARSE_TASK]: parseTaskHandler({ blobs: options.blobs, run: options.parsing }),
     [ARCHIVE_TASK]: archiveTaskHandler,
     [ARCHIVE_SWEEP_TASK]: archiveSweepTaskHandler,
-    [RUN_START_TASK]: runStartHandler,
+    [RUN_START_TASK]: stageHandler({ run: runStart }),
     // On a phase task's last attempt, an error ends the run as failed.
-    [EXTRACT_TASK]: phaseTaskHandler(stageHandler(stages.extraction)),
-    [RESOLVE_TASK]: phaseTaskHandler(stageHandler(stages.resolution)),
-    [DERIVE_TASK]: phaseTaskHandler(stageHandler(stages.derivation)),
+    [EXTRACT_TASK]: stageHandler({ run: phaseTask(stages.extraction.run) }),
+    [RESOLVE_TASK]: stageHandler({ run: phaseTask(stages.resolution.run) }),
+    [DERIVE_TASK]: stageHandler({ run: phaseTask(stages.derivation.run) }),
     [WEBHOOK_FANOUT_TASK]: webhookFanoutHandler,
     [OUTPUT_MAPPING_TASK]: outputMappingTaskHandler(model),
     ...(options.webhooks ? { [WEBHOOK_DELIVER_TASK]: webhookDeliverHandler(options.webhooks) } : {}),

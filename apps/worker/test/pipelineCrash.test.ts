@@ -19,6 +19,7 @@ import {
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 // Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
 import type {} from "@dxs/testing/TestGlobalSetup"
+import { Effect } from "effect"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { eventually, killWorker, workerProcesses } from "./support/processes.ts"
 
@@ -266,7 +267,7 @@ const sentBy = (r: FakeOpenAiRequest, workerId: string) => r.headers.authorizati
 // Runs
 
 const launch = async (projectId: string) => {
-  const outcome = await db.transaction().execute((trx) => requestLaunch(trx, projectId))
+  const outcome = await db.transaction().execute((trx) => Effect.runPromise(requestLaunch(trx, projectId)))
   if (outcome._tag !== "Accepted") throw new Error(`launch not accepted: ${outcome.message}`)
   expect(outcome).toMatchObject({ created: true, runNumber: 1, decision: "Plan" })
   return outcome.runId

@@ -58,23 +58,27 @@ export const query = <A>(f: (db: Kysely<Database>) => Promise<A>): Effect.Effect
  */
 export const transaction = <A, E, R>(
   body: (trx: Transaction<Database>) => Effect.Effect<A, E, R>,
-): Effect.Effect<A, E, Db | R> =>
-  Effect.flatMap(Db, ({ kysely }) =>
-    Effect.flatMap(Effect.runtime<R>(), (runtime) =>
-      Effect.async<A, E>((resume) => {
-        let outcome: Exit.Exit<A, E> | undefined
-        kysely
-          .transaction()
-          .execute(async (trx) => {
-            outcome = await Runtime.runPromiseExit(runtime)(body(trx))
-            if (outcome._tag === "Failure") throw ROLLBACK
-          })
-          .then(
-            () => resume(outcome!),
-            (e) => resume(e === ROLLBACK && outcome ? outcome : Effect.die(e)),
-          )
-      }).pipe(Effect.uninterruptible),
-    ),
+): Effect.Effect<A, E, Db | R> => Effect.flatMap(Db, ({ kysely }) => transactionOn(kysely, body))
+
+/** `transaction` on a given Kysely handle (code handed the handle itself, such as a worker's task). */
+export const transactionOn = <A, E, R>(
+  kysely: Kysely<Database>,
+  body: (trx: Transaction<Database>) => Effect.Effect<A, E, R>,
+): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.runtime<R>(), (runtime) =>
+    Effect.async<A, E>((resume) => {
+      let outcome: Exit.Exit<A, E> | undefined
+      kysely
+        .transaction()
+        .execute(async (trx) => {
+          outcome = await Runtime.runPromiseExit(runtime)(body(trx))
+          if (outcome._tag === "Failure") throw ROLLBACK
+        })
+        .then(
+          () => resume(outcome!),
+          (e) => resume(e === ROLLBACK && outcome ? outcome : Effect.die(e)),
+        )
+    }).pipe(Effect.uninterruptible),
   )
 
 const ROLLBACK = Symbol("rollback")

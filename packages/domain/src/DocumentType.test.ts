@@ -8,6 +8,7 @@ import {
   mimeTypeOfFileName,
   pageImagesOf,
   supportedExtensions,
+  unreadFormats,
 } from "./DocumentType.ts"
 import { DocumentTypes } from "./Enums.ts"
 
@@ -140,5 +141,23 @@ describe("the format table", () => {
     expect(extensionOfMimeType("application/zip")).toBeUndefined()
     expect(mimeTypeOfFileName("server.log")).toBeUndefined()
     expect(mimeTypeOfFileName("noextension")).toBeUndefined()
+  })
+
+  it("knows the other MIME types a format is claimed with, never storing a file with one", () => {
+    for (const format of documentFormats)
+      for (const [mime, ext] of Object.entries(format.otherMime ?? {})) {
+        expect(format.extensions, mime).toContain(ext)
+        expect(extensionOfMimeType(mime)).toBe(ext)
+        expect(mimeTypeOfFileName(`x.${ext}`)).not.toBe(mime)
+      }
+    expect(extensionOfMimeType("message/global")).toBe("eml")
+    expect(extensionOfMimeType("Text/XML")).toBe("xml")
+  })
+
+  it("names formats it does not read by extensions it does not accept", () => {
+    for (const [mime, ext] of Object.entries(unreadFormats)) {
+      expect(supportedExtensions, mime).not.toContain(ext)
+      expect(extensionOfMimeType(mime)).toBeUndefined()
+    }
   })
 })

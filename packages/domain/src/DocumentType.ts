@@ -35,6 +35,11 @@ export interface DocumentFormat {
    * own claim.
    */
   readonly mime: Readonly<Record<string, ReadonlyArray<string>>>
+  /**
+   * Other MIME types a file of the format may be claimed with (an e-mail attachment's part header), with
+   * the extension each stands for. Never the type a file is stored or served with.
+   */
+  readonly otherMime?: Readonly<Record<string, string>>
   readonly pageImages: PageImages
   readonly backend: BackendName
 }
@@ -106,6 +111,7 @@ export const documentFormats: ReadonlyArray<DocumentFormat> = [
       "application/json": ["json"],
       "application/xml": ["xml"],
     },
+    otherMime: { "text/xml": "xml", "text/rfc822-headers": "txt" },
     pageImages: "never",
     backend: "text",
   },
@@ -120,6 +126,7 @@ export const documentFormats: ReadonlyArray<DocumentFormat> = [
     type: "Email",
     extensions: ["eml"],
     mime: { "message/rfc822": ["eml"] },
+    otherMime: { "message/global": "eml" },
     pageImages: "never",
     backend: "email",
   },
@@ -147,6 +154,15 @@ export const documentFormats: ReadonlyArray<DocumentFormat> = [
   },
 ]
 
+/**
+ * Formats dxs does not read, by MIME type, with their extension: an e-mail attachment of one of them keeps
+ * its own extension (and is then refused as unsupported) instead of being named as text or binary.
+ */
+export const unreadFormats: Readonly<Record<string, string>> = {
+  "text/calendar": "ics",
+  "application/zip": "zip",
+}
+
 const formatByExtension: ReadonlyMap<string, DocumentFormat> = new Map(
   documentFormats.flatMap((format) => format.extensions.map((ext) => [ext, format] as const)),
 )
@@ -161,11 +177,17 @@ const mimeTypeByExtension: ReadonlyMap<string, string> = new Map(
 
 // Keyed in lower case, as MIME types compare case-insensitively (xlsm's is written with capitals).
 const extensionByMimeType: ReadonlyMap<string, string> = new Map(
-  documentFormats.flatMap((format) =>
-    Object.entries(format.mime).flatMap(([mime, [first]]) =>
-      first === undefined ? [] : [[mime.toLowerCase(), first] as const],
+  documentFormats
+    .flatMap((format) =>
+      Object.entries(format.mime).flatMap(([mime, [first]]) =>
+        first === undefined ? [] : [[mime.toLowerCase(), first] as const],
+      ),
+    )
+    .concat(
+      documentFormats.flatMap((format) =>
+        Object.entries(format.otherMime ?? {}).map(([mime, ext]) => [mime.toLowerCase(), ext] as const),
+      ),
     ),
-  ),
 )
 
 /** Every file extension (lower case, without the dot) that maps to a document type. */
@@ -199,7 +221,10 @@ export const mimeTypeOfFileName = (fileName: string): string | undefined => {
   return ext === undefined ? undefined : mimeTypeByExtension.get(ext)
 }
 
-/** The extension (without the dot) of a content type such as `text/html; charset=utf-8`, when one is known. */
+/**
+ * The extension (without the dot) of a content type such as `text/html; charset=utf-8`, when a format dxs
+ * reads is known by it (as the type it stores, or another it is claimed with).
+ */
 export const extensionOfMimeType = (contentType: string): string | undefined =>
   extensionByMimeType.get(contentType.split(";")[0]!.trim().toLowerCase())
 

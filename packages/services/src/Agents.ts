@@ -117,11 +117,9 @@ const toAgents = (db: Conn, rows: ReadonlyArray<AgentRow>) =>
         attachments.filter((a) => isSystemDimension(a.source)).map((a) => [a.dimension_id, a]),
       ).values(),
     ])
-    const projectStates = yield* Effect.promise(() =>
-      loadAgentStatesOfProjects(
-        db,
-        rows.map((r) => r.project_id),
-      ),
+    const projectStates = yield* loadAgentStatesOfProjects(
+      db,
+      rows.map((r) => r.project_id),
     )
     return rows.map((row): Agent => {
       const states = projectStates.get(row.project_id)

@@ -87,7 +87,7 @@ export const archiveDocument = async (trx: Transaction<Database>, documentId: st
   if (locked.project_id !== project.id || locked.archive_requested_at === null) return undefined
   const archiveId = await archiveProjectOf(trx, project.id)
   await Effect.runPromise(Documents.moveDocument(trx, documentId, archiveId))
-  await documentsLeftProject(trx, project.id)
+  await Effect.runPromise(documentsLeftProject(trx, project.id))
   // Its unfinished parse task now counts for the project the document is in.
   await Effect.runPromise(moveParseTasks(trx, documentId, archiveId))
   await Effect.runPromise(syncTagDimensions(trx, project.id))

@@ -5,7 +5,7 @@
 import { type Database, deleteExpiredIdempotencyKeys } from "@dxs/db"
 import { failAbandonedParses } from "@dxs/pipeline/parsing/ParseDocument"
 import { failAbandonedRuns } from "@dxs/pipeline/run/Runs"
-import { Duration, Effect, Schedule } from "effect"
+import { Cause, Duration, Effect, Schedule } from "effect"
 import type { Kysely } from "kysely"
 import { scheduleArchiveSweep } from "./Archive.ts"
 import { type LeftoverStores, sweepLeftovers } from "./Leftovers.ts"
@@ -25,7 +25,7 @@ export const backgroundHousekeeping = async (
   leftovers?: LeftoverStores | undefined,
 ): Promise<number> =>
   (await failAbandonedParses(db)) +
-  (await failAbandonedRuns(db)) +
+  (await Effect.runPromise(failAbandonedRuns(db))) +
   (await failAbandonedMappings(db)) +
   (await deleteExpiredSessions(db)) +
   (await sweepRateCounters(db)) +
@@ -47,19 +47,35 @@ export const backgroundLoops = (
   db: Kysely<Database>,
   leftovers?: LeftoverStores | undefined,
 ): Effect.Effect<never> => {
-  const every = (what: string, period: Duration.Duration, f: () => Promise<unknown>) =>
-    Effect.tryPromise(f).pipe(
-      Effect.catchAll((e) => Effect.logWarning(`${what} failed: ${String(e.error)}`)),
+  const every = (what: string, period: Duration.Duration, work: Effect.Effect<unknown>) =>
+    work.pipe(
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.logWarning(`${what} failed: ${String(Cause.squash(cause))}`),
+      ),
       Effect.repeat(Schedule.spaced(period)),
       Effect.delay(period),
     )
+  const promised = (f: () => Promise<unknown>) =>
+    Effect.tryPromise({ try: f, catch: (e) => e }).pipe(Effect.orDie)
   return Effect.all(
     [
-      every("worker housekeeping", HOUSEKEEPING_EVERY, () => backgroundHousekeeping(db)),
-      every("run watch", RUN_WATCH_EVERY, () => failAbandonedRuns(db)),
+      every(
+        "worker housekeeping",
+        HOUSEKEEPING_EVERY,
+        promised(() => backgroundHousekeeping(db)),
+      ),
+      every("run watch", RUN_WATCH_EVERY, failAbandonedRuns(db)),
       ...(leftovers === undefined
         ? []
-        : [every("sweep of leftovers", LEFTOVERS_EVERY, () => sweepLeftovers(db, leftovers))]),
+        : [
+            every(
+              "sweep of leftovers",
+              LEFTOVERS_EVERY,
+              promised(() => sweepLeftovers(db, leftovers)),
+            ),
+          ]),
     ],
     { concurrency: "unbounded", discard: true },
   ).pipe(Effect.zipRight(Effect.never))

@@ -588,7 +588,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
                       trx,
                       extracted.map((d) => d.id),
                     )
-                    yield* Effect.promise(() => documentsLeftProject(trx, projectId))
+                    yield* documentsLeftProject(trx, projectId)
                   }
                   const row = yield* Repo.startNewVersion(trx, documentId, {
                     file_name: fileName,
@@ -646,7 +646,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
               yield* lockProject(trx, projectId)
               const row = yield* findDocument(trx, org.id, projectId, documentId)
               yield* Repo.deleteDocuments(trx, [documentId])
-              yield* Effect.promise(() => documentsLeftProject(trx, projectId))
+              yield* documentsLeftProject(trx, projectId)
               yield* syncTagDimensions(trx, projectId)
               return documentVersionFiles(row)
             }),

@@ -3,7 +3,7 @@
  * contract what the next launch would cost (`GET …/agents/launch/preview/`) and the project's runs with
  * their model usage (`GET …/runs/`).
  */
-import { Db, query, transaction, withDb } from "@dxs/db"
+import { Db, transaction, withDb } from "@dxs/db"
 import * as RunsRepository from "@dxs/db/repositories/Runs"
 import type { AgentStatus } from "@dxs/domain/contract/Agent"
 import type { LaunchPreview, RunRecord, RunsPage } from "@dxs/domain/contract/Run"
@@ -65,8 +65,10 @@ const statusForProjects = (projectIds: ReadonlyArray<string>) =>
     const org = yield* CurrentOrganization
     const ids = yield* withDb((db) => projectsOfOrganization(db, org.id, projectIds))
     if (ids.length === 0) return new Map<string, AgentsStatus>()
-    const [states, running] = yield* query((db) =>
-      Promise.all([loadAgentStatesOfProjects(db, ids), runningPipelines(db, ids)]),
+    const [states, running] = yield* withDb((db) =>
+      Effect.all([loadAgentStatesOfProjects(db, ids), runningPipelines(db, ids)], {
+        concurrency: "unbounded",
+      }),
     )
     return new Map(
       ids.map((id) => {
@@ -98,7 +100,7 @@ export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches
           const outcome = yield* transaction((trx) =>
             Effect.gen(function* () {
               yield* checkLiveProject(trx, org.id, projectId)
-              return yield* Effect.promise(() => requestLaunch(trx, projectId))
+              return yield* requestLaunch(trx, projectId)
             }),
           )
           if (outcome._tag === "Rejected") {
@@ -131,7 +133,7 @@ export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
           yield* withDb((db) => checkProject(db, org.id, projectId))
-          const estimate = yield* query((db) => previewLaunch(db, projectId, budget))
+          const estimate = yield* withDb((db) => previewLaunch(db, projectId, budget))
           return {
             extraction_pairs: estimate.extractionPairs,
             documents: estimate.documents,

@@ -298,7 +298,7 @@ const generateMapping = async (
       await Effect.runPromise(
         OutputSchemasRepo.saveGeneratedMapping(trx, projectId, outcome.right, model.name),
       )
-      if (row.output_launch_after_mapping) await requestLaunch(trx, projectId)
+      if (row.output_launch_after_mapping) await Effect.runPromise(requestLaunch(trx, projectId))
     }
     await complete(trx)
   })

@@ -146,7 +146,7 @@ const statusForProjects = (ids: ReadonlyArray<string>) =>
         const own = yield* projectsOfOrganization(db, org.id, ids)
         if (own.length === 0) return new Map<string, ProjectStatus>()
         const [{ projects, documents: counts, parseTasks }, running] = yield* Effect.all(
-          [Repo.projectStatusCounts(db, own), Effect.promise(() => runningPipelines(db, own))],
+          [Repo.projectStatusCounts(db, own), runningPipelines(db, own)],
           { concurrency: "unbounded" },
         )
         const statuses = new Map<string, ProjectStatus>()

@@ -102,7 +102,7 @@ export { isEmail }
 // ---------------------------------------------------------------------------------------------------------
 // Helpers
 
-type AgentStates = Awaited<ReturnType<typeof loadAgentStates>>
+type AgentStates = Effect.Effect.Success<ReturnType<typeof loadAgentStates>>
 
 const stateOf = (
   states: AgentStates,
@@ -195,7 +195,7 @@ const loadDetail = (db: Conn, projectId: string, resultId: string) =>
   Effect.gen(function* () {
     const row = yield* findResult(db, projectId, resultId)
     const [states, names] = yield* Effect.all(
-      [Effect.promise(() => loadAgentStates(db, projectId, [row.agent_id])), dimensionNames(db, projectId)],
+      [loadAgentStates(db, projectId, [row.agent_id]), dimensionNames(db, projectId)],
       { concurrency: "unbounded" },
     )
     return toDetail(row, stateOf(states, row.agent_id), names)
@@ -417,12 +417,10 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
                 { concurrency: "unbounded" },
               )
               // The states of the page's agents only (a page ordered by agent holds few of them).
-              const states = yield* Effect.promise(() =>
-                loadAgentStates(
-                  db,
-                  projectId,
-                  rows.map((r) => r.agent_id),
-                ),
+              const states = yield* loadAgentStates(
+                db,
+                projectId,
+                rows.map((r) => r.agent_id),
               )
               return {
                 count,
@@ -598,18 +596,16 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
                 const document = yield* DocumentsRepo.findDocumentInProject(db, projectId, documentId)
                 if (!document) return yield* NotFound.of("Document", documentId)
               }
-              const pages = yield* Effect.promise(() =>
-                rankPages(db, {
-                  projectId,
-                  agent: {
-                    name: agent.name,
-                    extractionInstructions: agent.extraction_instructions,
-                    examples: agent.examples,
-                  },
-                  documentId: options.document_id,
-                  limit,
-                }),
-              )
+              const pages = yield* rankPages(db, {
+                projectId,
+                agent: {
+                  name: agent.name,
+                  extractionInstructions: agent.extraction_instructions,
+                  examples: agent.examples,
+                },
+                documentId: options.document_id,
+                limit,
+              })
               return {
                 agent_id: agentId,
                 pages: pages.map((p) => ({

@@ -1,14 +1,16 @@
 import { randomUUID } from "node:crypto"
 import { type Database, makeKysely } from "@dxs/db"
-import {
-  keyTermsQuery,
-  pagesForExtraction,
-  RANKED_PAGES,
-  relevantPages,
-} from "@dxs/pipeline/retrieval/Retrieval"
+import * as Retrieval from "@dxs/pipeline/retrieval/Retrieval"
+import { keyTermsQuery, RANKED_PAGES } from "@dxs/pipeline/retrieval/Retrieval"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
+import { Effect } from "effect"
 import { type Kysely, sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const relevantPages = (...args: Parameters<typeof Retrieval.relevantPages>) =>
+  Effect.runPromise(Retrieval.relevantPages(...args))
+const pagesForExtraction = (...args: Parameters<typeof Retrieval.pagesForExtraction>) =>
+  Effect.runPromise(Retrieval.pagesForExtraction(...args))
 
 let db: Kysely<Database>
 let projectId: string

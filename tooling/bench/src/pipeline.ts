@@ -32,6 +32,7 @@ import {
   startFakeOpenAiServer,
 } from "@dxs/testing/FakeOpenAiServer"
 import { createTestDatabase, startTestServer } from "@dxs/testing/TestPostgres"
+import { Effect } from "effect"
 import { sql } from "kysely"
 import { sourceConditionFlag } from "../../vitest/src/conditions.ts"
 import { cpuSnapshot, cpuUsedSince } from "./pipeline/cpu.ts"
@@ -255,7 +256,7 @@ const startWorker = async (id: string, databaseUrl: string, modelUrl: string): P
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 const launchAndWait = async (db: Db, projectId: string): Promise<string> => {
-  const outcome = await db.transaction().execute((trx) => requestLaunch(trx, projectId))
+  const outcome = await db.transaction().execute((trx) => Effect.runPromise(requestLaunch(trx, projectId)))
   if (outcome._tag !== "Accepted") throw new Error(`launch not accepted: ${outcome.message}`)
   const deadline = Date.now() + 10 * 60_000
   for (;;) {

@@ -3,21 +3,12 @@
  * (OpenAI, a faster-whisper or whisper.cpp server, vLLM…). Pages are chunks of the transcript, one line
  * per segment with its start time, e.g. `[00:01:05] …`, so that a citation points to a moment.
  */
+import { mimeTypeOfFileName } from "@dxs/domain/DocumentType"
 import { type Backend, ParseFailure, type ParseInput } from "./Backend.ts"
 import { chunkText, pageChars, textPages } from "./TextPages.ts"
 
 const notConfigured =
   "no transcription provider is configured (set TRANSCRIPTION_URL to an OpenAI-compatible /v1/audio/transcriptions endpoint)"
-
-const mimeByExtension: Readonly<Record<string, string>> = {
-  ".mp3": "audio/mpeg",
-  ".wav": "audio/wav",
-  ".m4a": "audio/mp4",
-  ".ogg": "audio/ogg",
-  ".flac": "audio/flac",
-  ".webm": "audio/webm",
-  ".mp4": "video/mp4",
-}
 
 /** Attempts for an answer that may pass (429, 5xx, no connection); waits between them in milliseconds. */
 const retryWaits = [1000, 4000]
@@ -46,11 +37,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const baseName = (fileName: string): string => fileName.split(/[\\/]/).pop() || "audio"
 
-const extensionOf = (name: string): string => {
-  const dot = name.lastIndexOf(".")
-  return dot > 0 ? name.slice(dot).toLowerCase() : ""
-}
-
 /** What the service said about a refusal, briefly: OpenAI's `{error: {message}}`, or the start of the body. */
 const refusalDetail = (body: string): string => {
   let detail = body
@@ -75,7 +61,7 @@ const retryAfterMs = (response: Response, fallback: number): number => {
 
 const request = async (input: ParseInput, url: string, model: string, apiKey?: string): Promise<Response> => {
   const name = baseName(input.fileName)
-  const type = mimeByExtension[extensionOf(name)] ?? (input.contentType || "application/octet-stream")
+  const type = mimeTypeOfFileName(name) ?? (input.contentType || "application/octet-stream")
   const form = new FormData()
   form.set("file", new Blob([new Uint8Array(input.bytes)], { type }), name)
   form.set("model", model)
@@ -105,16 +91,18 @@ const transcribe = async (
         await sleep(wait)
         continue
       }
-      throw new ParseFailure(
-        `transcription failed: the transcription service could not be reached (${cause})`,
-      )
+      throw new ParseFailure({
+        reason: `transcription failed: the transcription service could not be reached (${cause})`,
+      })
     }
     const body = await response.text()
     if (response.ok) {
       try {
         return JSON.parse(body)
       } catch {
-        throw new ParseFailure("transcription failed: the transcription service did not answer with JSON")
+        throw new ParseFailure({
+          reason: "transcription failed: the transcription service did not answer with JSON",
+        })
       }
     }
     const passing = response.status === 429 || response.status >= 500
@@ -123,16 +111,16 @@ const transcribe = async (
       continue
     }
     const detail = refusalDetail(body)
-    throw new ParseFailure(
-      `transcription failed: the transcription service answered ${response.status}${detail ? `: ${detail}` : ""}`,
-    )
+    throw new ParseFailure({
+      reason: `transcription failed: the transcription service answered ${response.status}${detail ? `: ${detail}` : ""}`,
+    })
   }
 }
 
 const transcriptOf = (json: unknown): Transcript => {
   const answer = (json ?? {}) as Record<string, unknown>
   if (typeof answer.text !== "string" && !Array.isArray(answer.segments)) {
-    throw new ParseFailure("transcription failed: the answer has neither `text` nor `segments`")
+    throw new ParseFailure({ reason: "transcription failed: the answer has neither `text` nor `segments`" })
   }
   const segments = (Array.isArray(answer.segments) ? answer.segments : [])
     .map((s: unknown) => s as Record<string, unknown>)
@@ -151,7 +139,7 @@ export const audioBackend: Backend = {
   name: "audio",
   parse: async (input) => {
     const service = input.tools.transcription
-    if (service === undefined) throw new ParseFailure(notConfigured)
+    if (service === undefined) throw new ParseFailure({ reason: notConfigured })
     const transcript = transcriptOf(await transcribe(input, service.url, service.model, service.apiKey))
     const timed = transcript.segments.length > 0
     const text = timed

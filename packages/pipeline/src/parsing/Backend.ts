@@ -1,4 +1,5 @@
 import { isMainThread, parentPort } from "node:worker_threads"
+import { Data } from "effect"
 
 /**
  * The contract every document-format backend implements (one file per format, one row of the format table).
@@ -81,11 +82,13 @@ export interface ParseInput {
   readonly tools: ParseTools
 }
 
-/** Parsing cannot complete; `reason` is shown on the Failed document. */
-export class ParseFailure extends Error {
-  override readonly name = "ParseFailure"
-  constructor(readonly reason: string) {
-    super(reason)
+/**
+ * Parsing cannot complete; `reason` is shown on the Failed document (and is the error's message). Thrown
+ * inside the parsing threads, where backends are plain async code.
+ */
+export class ParseFailure extends Data.TaggedError("ParseFailure")<{ readonly reason: string }> {
+  override get message(): string {
+    return this.reason
   }
 }
 

@@ -37,7 +37,7 @@ export interface CompoundSummary {
   readonly entries: ReadonlyArray<CompoundEntry>
 }
 
-const damaged = (what: string) => new ParseFailure(`the Outlook message is damaged: ${what}`)
+const damaged = (what: string) => new ParseFailure({ reason: `the Outlook message is damaged: ${what}` })
 
 /**
  * Checks the compound file; returns its directory (the entries reachable from the root) when the

@@ -96,9 +96,10 @@ export const parseInternetMessage = async (bytes: Uint8Array, limits: ParseLimit
     parserOptions,
   )
   if (!messageHeaders.some((h) => mail.headers.has(h))) {
-    throw new ParseFailure(
-      "the file is not an e-mail message (it has no e-mail headers such as From, To, Subject or Date)",
-    )
+    throw new ParseFailure({
+      reason:
+        "the file is not an e-mail message (it has no e-mail headers such as From, To, Subject or Date)",
+    })
   }
   const html = typeof mail.html === "string" ? mail.html : ""
   const fromText = mail.text !== undefined && mail.text.trim() !== ""
@@ -128,7 +129,9 @@ export const emailBackend: Backend = {
     if (isCompoundFile(bytes)) {
       const { parseOutlookMessage } = await import("./Outlook.ts")
       return parseOutlookMessage(bytes, limits).catch((e: unknown) => {
-        throw e instanceof ParseFailure ? new ParseFailure(`this is an Outlook .msg file: ${e.reason}`) : e
+        throw e instanceof ParseFailure
+          ? new ParseFailure({ reason: `this is an Outlook .msg file: ${e.reason}` })
+          : e
       })
     }
     return parseInternetMessage(bytes, limits)

@@ -201,9 +201,9 @@ const parseWorkbook = async (input: ParseInput, parser = "exceljs"): Promise<Par
   }
   const sheets = workbook.worksheets
   if (sheets.length > input.limits.maxPages)
-    throw new ParseFailure(
-      `the workbook has ${sheets.length} sheets, more than the limit of ${input.limits.maxPages} pages per document`,
-    )
+    throw new ParseFailure({
+      reason: `the workbook has ${sheets.length} sheets, more than the limit of ${input.limits.maxPages} pages per document`,
+    })
   const date1904 = workbook.properties?.date1904 === true
   const summaries: Array<Record<string, unknown>> = []
   const pages = sheets.map((sheet, index) => {
@@ -263,15 +263,15 @@ const parseWithOfficeParser = async (
     })
     content = ast.content as ReadonlyArray<AstNode>
   } catch (error) {
-    throw new ParseFailure(
-      `could not read the Excel workbook: ${reason}; ${error instanceof Error ? error.message : String(error)}`,
-    )
+    throw new ParseFailure({
+      reason: `could not read the Excel workbook: ${reason}; ${error instanceof Error ? error.message : String(error)}`,
+    })
   }
   const sheets = content.filter((n) => n.type === "sheet")
   if (sheets.length > input.limits.maxPages)
-    throw new ParseFailure(
-      `the workbook has ${sheets.length} sheets, more than the limit of ${input.limits.maxPages} pages per document`,
-    )
+    throw new ParseFailure({
+      reason: `the workbook has ${sheets.length} sheets, more than the limit of ${input.limits.maxPages} pages per document`,
+    })
   const summaries: Array<Record<string, unknown>> = []
   const pages = sheets.map((sheet, index) => {
     const name = String(

@@ -160,7 +160,8 @@ export const htmlBackend: Backend = {
   name: "html",
   parse: async ({ bytes, contentType, limits }) => {
     const decoded = decodeText(bytes, declaredCharset(bytes, contentType))
-    if (looksBinary(decoded.text)) throw new ParseFailure("the file is not an HTML page (it looks binary)")
+    if (looksBinary(decoded.text))
+      throw new ParseFailure({ reason: "the file is not an HTML page (it looks binary)" })
     const info = pageInfo(decoded.text)
     const text = htmlToText(decoded.text)
     const pages = textPages(chunkText(text), limits)

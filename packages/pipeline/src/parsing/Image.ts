@@ -46,7 +46,7 @@ interface Decoded {
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
-const notAnImage = (reason: string) => new ParseFailure(`not a valid image: ${reason}`)
+const notAnImage = (reason: string) => new ParseFailure({ reason: `not a valid image: ${reason}` })
 
 const isBmp = (bytes: Uint8Array): boolean => bytes.length >= 26 && bytes[0] === 0x42 && bytes[1] === 0x4d
 
@@ -61,7 +61,7 @@ const bmpToPng = async (bytes: Uint8Array): Promise<{ png: Uint8Array; dpi: numb
   const width = core ? view.getUint16(18, true) : Math.abs(view.getInt32(18, true))
   const height = core ? view.getUint16(20, true) : Math.abs(view.getInt32(22, true))
   if (width * height > maxInputPixels)
-    throw new ParseFailure(`the image is too large (${width}×${height} pixels)`)
+    throw new ParseFailure({ reason: `the image is too large (${width}×${height} pixels)` })
   const pixelsPerMetre = !core && bytes.length >= 42 ? view.getInt32(38, true) : 0
   let image: Awaited<ReturnType<typeof loadImage>>
   try {
@@ -99,19 +99,21 @@ const decode = async (input: ParseInput): Promise<Decoded> => {
   const format = bmp ? "bmp" : formats[meta.format]
   if (format === undefined) throw notAnImage(`${meta.format} is not a supported image format`)
   if (meta.width * meta.height > maxInputPixels) {
-    throw new ParseFailure(`the image is too large (${meta.width}×${meta.height} pixels)`)
+    throw new ParseFailure({ reason: `the image is too large (${meta.width}×${meta.height} pixels)` })
   }
   const count = meta.pages ?? 1
   const multiPage = format === "tiff"
   const pages = multiPage ? count : 1
   if (pages > input.limits.maxPages) {
-    throw new ParseFailure(`the image has ${pages} pages, more than the limit of ${input.limits.maxPages}`)
+    throw new ParseFailure({
+      reason: `the image has ${pages} pages, more than the limit of ${input.limits.maxPages}`,
+    })
   }
   const frames: Array<Frame> = []
   for (let index = 0; index < pages; index++) {
     const m = index === 0 ? meta : await source(bytes, index).metadata()
     if (m.width * m.height > maxInputPixels) {
-      throw new ParseFailure(`page ${index + 1} is too large (${m.width}×${m.height} pixels)`)
+      throw new ParseFailure({ reason: `page ${index + 1} is too large (${m.width}×${m.height} pixels)` })
     }
     frames.push({ index, width: m.autoOrient.width, height: m.autoOrient.height })
   }
@@ -148,7 +150,9 @@ const framePng = async (
     try {
       return { png: await encode("none"), damaged: true }
     } catch {
-      throw new ParseFailure(`page ${frame.index + 1} of the image cannot be decoded: ${message(strict)}`)
+      throw new ParseFailure({
+        reason: `page ${frame.index + 1} of the image cannot be decoded: ${message(strict)}`,
+      })
     }
   }
 }
@@ -210,7 +214,9 @@ const renderPage = async (input: ParseInput, pageNumber: number): Promise<Uint8A
   const decoded = await decode(input)
   const frame = decoded.frames[pageNumber - 1]
   if (frame === undefined) {
-    throw new ParseFailure(`page ${pageNumber} does not exist (the image has ${decoded.frames.length})`)
+    throw new ParseFailure({
+      reason: `page ${pageNumber} does not exist (the image has ${decoded.frames.length})`,
+    })
   }
   const scale = Math.min(1, Math.sqrt(maxPixels / (frame.width * frame.height)))
   return (await framePng(decoded, frame, scale, 6)).png

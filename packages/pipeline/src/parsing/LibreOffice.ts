@@ -89,21 +89,21 @@ const runConversion = async (
     }, timeoutMs)
     child.on("error", (error) => {
       clearTimeout(timer)
-      reject(new ParseFailure(`LibreOffice could not be started (${soffice}): ${error.message}`))
+      reject(new ParseFailure({ reason: `LibreOffice could not be started (${soffice}): ${error.message}` }))
     })
     child.on("close", (code, signal) => {
       clearTimeout(timer)
       if (timedOut) {
         reject(
-          new ParseFailure(
-            `LibreOffice did not finish converting the file within ${Math.round(timeoutMs / 1000)} s`,
-          ),
+          new ParseFailure({
+            reason: `LibreOffice did not finish converting the file within ${Math.round(timeoutMs / 1000)} s`,
+          }),
         )
         return
       }
       const detail = tail(log)
       if (signal !== null) {
-        reject(new ParseFailure(`LibreOffice stopped (${signal}) while converting the file`))
+        reject(new ParseFailure({ reason: `LibreOffice stopped (${signal}) while converting the file` }))
         return
       }
       resolve(detail === "" ? `exit code ${code}` : detail)
@@ -118,7 +118,7 @@ const runConversion = async (
   if (found) return expected
   const produced = (await readdir(outDir)).filter((f) => f.toLowerCase().endsWith(`.${ext.toLowerCase()}`))
   if (produced.length === 1 && produced[0] !== undefined) return join(outDir, produced[0])
-  throw new ParseFailure(`LibreOffice could not convert the file (${output})`)
+  throw new ParseFailure({ reason: `LibreOffice could not convert the file (${output})` })
 }
 
 /** Converts bytes of a file with extension `fromExt` and answers the converted bytes; cleans up after itself. */
@@ -130,7 +130,7 @@ export const convertBytesWithLibreOffice = async (
   timeoutMs: number = libreOfficeTimeoutMs,
 ): Promise<Uint8Array> => {
   const soffice = tools.libreOffice
-  if (soffice === undefined) throw new ParseFailure("LibreOffice is not installed")
+  if (soffice === undefined) throw new ParseFailure({ reason: "LibreOffice is not installed" })
   const inputDir = await mkdtemp(join(tools.tempDir, "libreoffice-input-"))
   let outputFile: string | undefined
   try {

@@ -4,52 +4,29 @@
  * Page 1 is a header block (From, To, Cc, Date, Subject, Attachments) followed by the body; a long body
  * continues on further pages.
  */
+import { extensionOfMimeType, mimeTypeOfFileName, unreadFormats } from "@dxs/domain/DocumentType"
 import type { ExtractedAttachment, ParseLimits, ParseOutput } from "./Backend.ts"
 import { chunkText, pageChars, pageSource, textPages } from "./TextPages.ts"
-
-export const extensionByType: Readonly<Record<string, string>> = {
-  "application/pdf": ".pdf",
-  "message/rfc822": ".eml",
-  "message/global": ".eml",
-  "text/plain": ".txt",
-  "text/html": ".html",
-  "text/markdown": ".md",
-  "text/xml": ".xml",
-  "application/xml": ".xml",
-  "application/json": ".json",
-  "text/csv": ".csv",
-  "text/calendar": ".ics",
-  "text/rfc822-headers": ".txt",
-  "image/png": ".png",
-  "image/jpeg": ".jpg",
-  "image/gif": ".gif",
-  "image/tiff": ".tiff",
-  "image/webp": ".webp",
-  "image/bmp": ".bmp",
-  "application/msword": ".doc",
-  "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
-  "application/vnd.ms-excel": ".xls",
-  "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": ".xlsx",
-  "application/vnd.ms-powerpoint": ".ppt",
-  "application/vnd.openxmlformats-officedocument.presentationml.presentation": ".pptx",
-  "application/vnd.ms-outlook": ".msg",
-  "application/zip": ".zip",
-  "audio/mpeg": ".mp3",
-  "audio/wav": ".wav",
-  "audio/mp4": ".m4a",
-  "video/mp4": ".mp4",
-}
 
 export const extensionOf = (name: string): string => {
   const dot = name.lastIndexOf(".")
   return dot > 0 ? name.slice(dot).toLowerCase() : ""
 }
 
-/** The content type an extension stands for, when an attachment says none. */
+/**
+ * The content type an extension stands for, when an attachment says none: the format table's, or that of
+ * a format dxs does not read.
+ */
 export const typeOfExtension = (name: string): string | undefined => {
   const ext = extensionOf(name)
   if (ext === "") return undefined
-  return Object.entries(extensionByType).find(([, e]) => e === ext)?.[0]
+  return mimeTypeOfFileName(name) ?? Object.entries(unreadFormats).find(([, e]) => `.${e}` === ext)?.[0]
+}
+
+/** The extension (with its dot) a content type stands for, as `typeOfExtension` reads them. */
+const extensionOfType = (type: string): string | undefined => {
+  const ext = extensionOfMimeType(type) ?? unreadFormats[type]
+  return ext === undefined ? undefined : `.${ext}`
 }
 
 /**
@@ -65,7 +42,7 @@ export const attachmentName = (
 ): string => {
   const type = contentType.toLowerCase()
   const typeExtension =
-    messageExtension ?? extensionByType[type] ?? (/^(text|message)\//.test(type) ? ".txt" : ".bin")
+    messageExtension ?? extensionOfType(type) ?? (/^(text|message)\//.test(type) ? ".txt" : ".bin")
   const name = (given ?? "")
     .split(/[\\/]/)
     .pop()!

@@ -48,7 +48,7 @@ export const ocrWorkerOptions = (): Partial<Tesseract.WorkerOptions> => {
     cacheMethod: "none",
   }
   for (const path of [join(options.langPath, "eng.traineddata.gz"), options.workerPath, options.corePath]) {
-    if (!existsSync(path)) throw new ParseFailure(`OCR is not installed: ${path} is missing`)
+    if (!existsSync(path)) throw new ParseFailure({ reason: `OCR is not installed: ${path} is missing` })
   }
   return options
 }
@@ -147,7 +147,7 @@ const round = (n: number): number => Math.round(n * 100) / 100
 /** Recognises the text of a PNG image. Failures are ParseFailure. */
 export const ocrPng = (png: Uint8Array, options?: { scale?: number }): Promise<OcrResult> => {
   const size = pngSize(png)
-  if (size === undefined) return Promise.reject(new ParseFailure("OCR input is not a PNG image"))
+  if (size === undefined) return Promise.reject(new ParseFailure({ reason: "OCR input is not a PNG image" }))
   const scale = options?.scale !== undefined && options.scale > 0 ? options.scale : 1
   return serialised(async () => {
     let result: Tesseract.RecognizeResult
@@ -157,7 +157,7 @@ export const ocrPng = (png: Uint8Array, options?: { scale?: number }): Promise<O
       const image = Buffer.from(clean.buffer, clean.byteOffset, clean.byteLength)
       result = await Promise.race([worker.recognize(image, {}, { text: true, blocks: true }), died])
     } catch (e) {
-      throw e instanceof ParseFailure ? e : new ParseFailure(`OCR failed: ${message(e)}`)
+      throw e instanceof ParseFailure ? e : new ParseFailure({ reason: `OCR failed: ${message(e)}` })
     }
     reportSlowStep()
     const words: Array<LayoutItem> = []

@@ -74,14 +74,14 @@ export interface InspectOptions {
 }
 
 const damaged = (label: string, detail: string) =>
-  new ParseFailure(`not a valid ${label} file (its ZIP container is damaged: ${detail})`)
+  new ParseFailure({ reason: `not a valid ${label} file (its ZIP container is damaged: ${detail})` })
 
 const streamError = (label: string, name: string, error: unknown): ParseFailure => {
   const message = error instanceof Error ? error.message : String(error)
   if (/too many bytes|not enough bytes/i.test(message))
-    return new ParseFailure(
-      `not a valid ${label} file (its ZIP entry "${name}" does not decompress to its recorded size: damaged, or a ZIP bomb)`,
-    )
+    return new ParseFailure({
+      reason: `not a valid ${label} file (its ZIP entry "${name}" does not decompress to its recorded size: damaged, or a ZIP bomb)`,
+    })
   return damaged(label, `${name}: ${message}`)
 }
 
@@ -106,7 +106,8 @@ const drain = async (
 export const inspectZip = async (input: ParseInput, options: InspectOptions = {}): Promise<ZipContents> => {
   const label = extensionOf(input.fileName) || "Office"
   const limit = input.limits.maxDecompressedBytes
-  if (input.bytes.length === 0) throw new ParseFailure(`not a valid ${label} file (the file is empty)`)
+  if (input.bytes.length === 0)
+    throw new ParseFailure({ reason: `not a valid ${label} file (the file is empty)` })
   let zip: yauzl.ZipFile
   try {
     zip = await yauzl.fromBufferPromise(asBuffer(input.bytes), {
@@ -118,14 +119,14 @@ export const inspectZip = async (input: ParseInput, options: InspectOptions = {}
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
     if (/end of central directory record signature not found/i.test(message))
-      throw new ParseFailure(`not a valid ${label} file (it is not a ZIP container)`)
+      throw new ParseFailure({ reason: `not a valid ${label} file (it is not a ZIP container)` })
     throw damaged(label, message)
   }
   try {
     if (zip.entryCount > maxZipEntries)
-      throw new ParseFailure(
-        `the ${label} file holds ${zip.entryCount.toLocaleString("en-US")} ZIP entries, more than the limit of ${maxZipEntries.toLocaleString("en-US")}`,
-      )
+      throw new ParseFailure({
+        reason: `the ${label} file holds ${zip.entryCount.toLocaleString("en-US")} ZIP entries, more than the limit of ${maxZipEntries.toLocaleString("en-US")}`,
+      })
     const entries: Array<yauzl.Entry> = []
     let declared = 0
     try {
@@ -133,16 +134,18 @@ export const inspectZip = async (input: ParseInput, options: InspectOptions = {}
         entries.push(entry)
         declared += entry.uncompressedSize
         if (declared > limit)
-          throw new ParseFailure(
-            `the ${label} file decompresses to more than ${formatBytes(limit)}, the limit for Office files`,
-          )
+          throw new ParseFailure({
+            reason: `the ${label} file decompresses to more than ${formatBytes(limit)}, the limit for Office files`,
+          })
         const ratio = entry.uncompressedSize / Math.max(entry.compressedSize, 1)
         if (entry.uncompressedSize >= ratioCheckMinBytes && ratio > maxCompressionRatio)
-          throw new ParseFailure(
-            `the ${label} file looks like a ZIP bomb: its entry "${entry.fileName}" expands ${Math.round(ratio)} times (the limit is ${maxCompressionRatio})`,
-          )
+          throw new ParseFailure({
+            reason: `the ${label} file looks like a ZIP bomb: its entry "${entry.fileName}" expands ${Math.round(ratio)} times (the limit is ${maxCompressionRatio})`,
+          })
         if (entry.isEncrypted())
-          throw new ParseFailure(`the ${label} file is encrypted: remove the password and upload it again`)
+          throw new ParseFailure({
+            reason: `the ${label} file is encrypted: remove the password and upload it again`,
+          })
       }
     } catch (error) {
       if (error instanceof ParseFailure) throw error
@@ -153,9 +156,9 @@ export const inspectZip = async (input: ParseInput, options: InspectOptions = {}
     const count = (n: number) => {
       inflated += n
       if (inflated > limit)
-        throw new ParseFailure(
-          `the ${label} file decompresses to more than ${formatBytes(limit)}, the limit for Office files`,
-        )
+        throw new ParseFailure({
+          reason: `the ${label} file decompresses to more than ${formatBytes(limit)}, the limit for Office files`,
+        })
     }
     for (const entry of entries) {
       if (entry.fileName.endsWith("/")) continue
@@ -244,11 +247,13 @@ export const inspectOoxml = async (
 ): Promise<OoxmlPackage> => {
   const label = extensionOf(input.fileName) || "Office"
   if (isEncryptedOfficeFile(input.bytes))
-    throw new ParseFailure(`the ${label} file is password-protected: remove the password and upload it again`)
+    throw new ParseFailure({
+      reason: `the ${label} file is password-protected: remove the password and upload it again`,
+    })
   if (isCompoundFile(input.bytes))
-    throw new ParseFailure(
-      `not a valid ${label} file (it is a legacy binary Office file: save it in the current format, or rename it to ${legacyExtension[expected]})`,
-    )
+    throw new ParseFailure({
+      reason: `not a valid ${label} file (it is a legacy binary Office file: save it in the current format, or rename it to ${legacyExtension[expected]})`,
+    })
   const contents = await inspectZip(input, {
     keep: (name) => name === "docProps/core.xml" || (options.keep?.(name) ?? false),
   })
@@ -256,15 +261,17 @@ export const inspectOoxml = async (
   if (detected === undefined) {
     const mimetype = contents.parts.get("mimetype")?.toString("utf8").trim()
     const other = mimetype ? openDocumentNames[mimetype] : undefined
-    if (other) throw new ParseFailure(`the file is ${other}, not ${kindNames[expected]}`)
-    throw new ParseFailure(`not a valid ${label} file (its ZIP container holds no ${kindNouns[expected]})`)
+    if (other) throw new ParseFailure({ reason: `the file is ${other}, not ${kindNames[expected]}` })
+    throw new ParseFailure({
+      reason: `not a valid ${label} file (its ZIP container holds no ${kindNouns[expected]})`,
+    })
   }
   if (detected.kind === "xlsb")
-    throw new ParseFailure(
-      "the file is an Excel binary workbook (.xlsb), which is not supported: save it as .xlsx",
-    )
+    throw new ParseFailure({
+      reason: "the file is an Excel binary workbook (.xlsb), which is not supported: save it as .xlsx",
+    })
   if (detected.kind !== expected)
-    throw new ParseFailure(`the file is ${kindNames[detected.kind]}, not ${kindNames[expected]}`)
+    throw new ParseFailure({ reason: `the file is ${kindNames[detected.kind]}, not ${kindNames[expected]}` })
   return { ...contents, kind: detected.kind, mainPart: detected.mainPart }
 }
 
@@ -328,7 +335,7 @@ export const parseModernOrConverted = async (
   if (!legacy) return options.parseModern(input)
   const from = options.legacyExtensions.includes(ext) ? ext : options.oleExtension
   if (soffice === undefined)
-    throw new ParseFailure(`reading a ${from} file needs LibreOffice, which is not installed`)
+    throw new ParseFailure({ reason: `reading a ${from} file needs LibreOffice, which is not installed` })
   if (from === options.openDocumentExtension) await inspectZip(input)
   const converted = await convertBytesWithLibreOffice(input.tools, input.bytes, from, options.target)
   const output = await options.parseModern(

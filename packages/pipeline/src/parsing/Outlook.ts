@@ -93,7 +93,9 @@ const read = (bytes: Uint8Array, ansiEncoding?: string): Reading => {
   }
   const fields = reader.getFileData()
   if (fields.dataType !== "msg" || fields.error)
-    throw new ParseFailure(`the file is not an Outlook message${fields.error ? ` (${fields.error})` : ""}`)
+    throw new ParseFailure({
+      reason: `the file is not an Outlook message${fields.error ? ` (${fields.error})` : ""}`,
+    })
   return { reader, fields, methods, ansi }
 }
 
@@ -103,9 +105,9 @@ const guarded = <A>(what: string, run: () => A): A => {
     return run()
   } catch (e) {
     if (e instanceof ParseFailure) throw e
-    throw new ParseFailure(
-      `the Outlook message is damaged: ${what} cannot be read (${e instanceof Error ? e.message : String(e)})`,
-    )
+    throw new ParseFailure({
+      reason: `the Outlook message is damaged: ${what} cannot be read (${e instanceof Error ? e.message : String(e)})`,
+    })
   }
 }
 
@@ -220,14 +222,15 @@ export const parseOutlookMessage = async (bytes: Uint8Array, limits: ParseLimits
   const { entries } = checkCompoundFile(bytes, {
     maxStorageDepth: 2 * MAX_NESTED_MESSAGES,
     tooDeep: () =>
-      new ParseFailure(
-        `the Outlook message nests attached messages more than ${MAX_NESTED_MESSAGES} levels deep`,
-      ),
+      new ParseFailure({
+        reason: `the Outlook message nests attached messages more than ${MAX_NESTED_MESSAGES} levels deep`,
+      }),
   })
   if (!entries.some((e) => e.depth === 0 && e.name === "__properties_version1.0"))
-    throw new ParseFailure(
-      "the file is a compound file but not an Outlook message (it has no message properties); Word, Excel and PowerPoint 97-2003 files are compound files too",
-    )
+    throw new ParseFailure({
+      reason:
+        "the file is a compound file but not an Outlook message (it has no message properties); Word, Excel and PowerPoint 97-2003 files are compound files too",
+    })
   // Named properties (appointments, voting buttons) are not shown, and their parsers are the library's
   // least guarded code: without the map that names them, they are never run.
   const safe = withoutNamedProperties(bytes, entries)
@@ -275,7 +278,7 @@ export const outlookMessageBackend: Backend = {
     if (isCompoundFile(bytes)) return parseOutlookMessage(bytes, limits)
     // Some mail programs save a plain Internet message under .msg: it is read as the message it is.
     return parseInternetMessage(bytes, limits).catch((e: unknown) => {
-      throw e instanceof ParseFailure ? new ParseFailure(notOutlook) : e
+      throw e instanceof ParseFailure ? new ParseFailure({ reason: notOutlook }) : e
     })
   },
 }

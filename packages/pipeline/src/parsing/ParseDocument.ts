@@ -364,7 +364,7 @@ export const runParseTask = async (
     await db.transaction().execute(async (trx) => {
       // A queued run waits for the project's parses: the project is locked first (the order the run's
       // start takes), so of parses finishing together the last to commit sees that it is the last.
-      const runWaits = await hasQueuedRunStart(trx, row.project_id)
+      const runWaits = await run(hasQueuedRunStart(trx, row.project_id))
       if (runWaits) await run(lockProject(trx, row.project_id))
       // Locked, then checked again: the document may have been deleted or replaced while parsing.
       const locked = await run(Documents.lockDocument(trx, documentId))
@@ -375,7 +375,7 @@ export const runParseTask = async (
       await ctx.complete(trx)
       // The project's last parse: its queued run starts now rather than at its next look.
       if (runWaits && !(await run(ParseTasks.parseInFlight(trx, row.project_id, task.id))))
-        await wakeQueuedRun(trx, row.project_id)
+        await run(wakeQueuedRun(trx, row.project_id))
     })
   } finally {
     if (!keep) for (const a of stored) await run(options.blobs.remove(a.key)).catch(() => undefined)

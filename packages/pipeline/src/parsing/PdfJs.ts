@@ -64,9 +64,11 @@ const load = () => {
 const failure = (e: unknown): ParseFailure => {
   if (e instanceof ParseFailure) return e
   const name = e instanceof Error ? e.name : ""
-  if (name === "PasswordException") return new ParseFailure("the PDF is encrypted with a password")
-  if (name === "InvalidPDFException") return new ParseFailure(`not a valid PDF file: ${sentence(message(e))}`)
-  return new ParseFailure(`the PDF could not be read: ${sentence(message(e))}`)
+  if (name === "PasswordException")
+    return new ParseFailure({ reason: "the PDF is encrypted with a password" })
+  if (name === "InvalidPDFException")
+    return new ParseFailure({ reason: `not a valid PDF file: ${sentence(message(e))}` })
+  return new ParseFailure({ reason: `the PDF could not be read: ${sentence(message(e))}` })
 }
 
 interface Opened {
@@ -120,8 +122,9 @@ const withRebuiltTrailer = (bytes: Uint8Array): Uint8Array | undefined => {
 }
 
 const open = async (input: ParseInput): Promise<Opened> => {
-  if (input.bytes.length === 0) throw new ParseFailure("not a valid PDF file: the file is empty")
-  if (!hasPdfHeader(input.bytes)) throw new ParseFailure("not a valid PDF file: there is no %PDF header")
+  if (input.bytes.length === 0) throw new ParseFailure({ reason: "not a valid PDF file: the file is empty" })
+  if (!hasPdfHeader(input.bytes))
+    throw new ParseFailure({ reason: "not a valid PDF file: there is no %PDF header" })
   const { pdfjs, canvas } = await load()
   try {
     return { pdfjs, canvas, ...(await openBytes(pdfjs, input.bytes)), repaired: false }
@@ -286,9 +289,9 @@ const parse = async (input: ParseInput): Promise<ParseOutput> => {
   const { pdfjs, canvas, task, doc, repaired } = await open(input)
   try {
     const count = doc.numPages
-    if (count === 0) throw new ParseFailure("the PDF has no pages")
+    if (count === 0) throw new ParseFailure({ reason: "the PDF has no pages" })
     if (count > input.limits.maxPages)
-      throw new ParseFailure(`the PDF has ${count} pages; the limit is ${input.limits.maxPages}`)
+      throw new ParseFailure({ reason: `the PDF has ${count} pages; the limit is ${input.limits.maxPages}` })
     const metadata = await documentMetadata(pdfjs, doc)
     const pages: Array<ParsedPage> = []
     const ocrPages: Array<number> = []
@@ -328,9 +331,13 @@ const parse = async (input: ParseInput): Promise<ParseOutput> => {
       }
     }
     if (unreadable.length === count)
-      throw new ParseFailure(`the PDF is damaged: no page could be read (${sentence(message(firstError))})`)
+      throw new ParseFailure({
+        reason: `the PDF is damaged: no page could be read (${sentence(message(firstError))})`,
+      })
     if (ocrFailures.length > 0 && pages.every((p) => p.text === ""))
-      throw new ParseFailure(`the PDF has no text layer and OCR failed: ${ocrFailures[0]!.reason}`)
+      throw new ParseFailure({
+        reason: `the PDF has no text layer and OCR failed: ${ocrFailures[0]!.reason}`,
+      })
     const first = pages.find((p) => p.width !== null)
     return {
       parser: ocrPages.length > 0 ? "pdfjs-dist+tesseract.js" : "pdfjs-dist",
@@ -358,7 +365,9 @@ const renderPage = async (input: ParseInput, pageNumber: number): Promise<Uint8A
   const { canvas, task, doc } = await open(input)
   try {
     if (!Number.isInteger(pageNumber) || pageNumber < 1 || pageNumber > doc.numPages)
-      throw new ParseFailure(`page ${pageNumber} does not exist: the PDF has ${doc.numPages} pages`)
+      throw new ParseFailure({
+        reason: `page ${pageNumber} does not exist: the PDF has ${doc.numPages} pages`,
+      })
     const page = await doc.getPage(pageNumber)
     try {
       return await renderPng(canvas, page, scaleFor(page, renderResolution))

@@ -206,8 +206,9 @@ interface Doc {
  */
 const withDocument = async <A>(input: ParseInput, use: (doc: Doc) => Promise<A>): Promise<A> => {
   const bytes = input.bytes
-  if (bytes.length === 0) throw new ParseFailure("not a valid PDF file: the file is empty")
-  if (!hasPdfHeader(bytes)) throw new ParseFailure("not a valid PDF file: there is no %PDF header")
+  if (bytes.length === 0) throw new ParseFailure({ reason: "not a valid PDF file: the file is empty" })
+  if (!hasPdfHeader(bytes))
+    throw new ParseFailure({ reason: "not a valid PDF file: there is no %PDF header" })
   const m = await load()
   try {
     return await withHeapAsync(m, bytes.length, async (data) => {
@@ -215,7 +216,7 @@ const withDocument = async <A>(input: ParseInput, use: (doc: Doc) => Promise<A>)
       const handle = m._FPDF_LoadMemDocument(data, bytes.length, 0)
       if (handle === 0) {
         const code = m._FPDF_GetLastError()
-        if (code === errPassword) throw new ParseFailure("the PDF is encrypted with a password")
+        if (code === errPassword) throw new ParseFailure({ reason: "the PDF is encrypted with a password" })
         throw new PdfiumRefused(
           code === errFormat
             ? "PDFium: not in PDF format or damaged"
@@ -644,7 +645,7 @@ const parse = (input: ParseInput): Promise<ParseOutput> =>
     const count = doc.m._FPDF_GetPageCount(doc.handle)
     if (count <= 0) throw new PdfiumRefused("PDFium found no pages")
     if (count > input.limits.maxPages)
-      throw new ParseFailure(`the PDF has ${count} pages; the limit is ${input.limits.maxPages}`)
+      throw new ParseFailure({ reason: `the PDF has ${count} pages; the limit is ${input.limits.maxPages}` })
     const metadata = documentMetadata(doc)
     const pages: Array<ParsedPage> = []
     const ocrPages: Array<number> = []
@@ -678,7 +679,9 @@ const parse = (input: ParseInput): Promise<ParseOutput> =>
     }
     if (unreadable.length === count) throw new PdfiumRefused("PDFium could not read any page")
     if (ocrFailures.length > 0 && pages.every((p) => p.text === ""))
-      throw new ParseFailure(`the PDF has no text layer and OCR failed: ${ocrFailures[0]!.reason}`)
+      throw new ParseFailure({
+        reason: `the PDF has no text layer and OCR failed: ${ocrFailures[0]!.reason}`,
+      })
     const first = pages.find((p) => p.width !== null)
     return {
       parser: ocrPages.length > 0 ? "pdfium+tesseract.js" : "pdfium",
@@ -699,7 +702,7 @@ const renderPage = (input: ParseInput, pageNumber: number): Promise<Uint8Array> 
     const count = doc.m._FPDF_GetPageCount(doc.handle)
     if (count <= 0) throw new PdfiumRefused("PDFium found no pages")
     if (!Number.isInteger(pageNumber) || pageNumber < 1 || pageNumber > count)
-      throw new ParseFailure(`page ${pageNumber} does not exist: the PDF has ${count} pages`)
+      throw new ParseFailure({ reason: `page ${pageNumber} does not exist: the PDF has ${count} pages` })
     const png = await withPage(doc, pageNumber, (page) => {
       const geometry = geometryOf(doc, page)
       return renderPng(doc, page, geometry, scaleForSize(geometry.width, geometry.height, renderResolution))

@@ -135,9 +135,9 @@ const parseOpenXml = async (input: ParseInput, parser = "officeparser"): Promise
       if (attachment.type === "chart" && attachment.chartData)
         charts.set(attachment.name, attachment.chartData as ChartData)
   } catch (error) {
-    throw new ParseFailure(
-      `could not read the PowerPoint presentation: ${error instanceof Error ? error.message : String(error)}`,
-    )
+    throw new ParseFailure({
+      reason: `could not read the PowerPoint presentation: ${error instanceof Error ? error.message : String(error)}`,
+    })
   }
   // officeparser leaves out slides holding nothing: their pages are kept, empty, so numbers stay true.
   const slides = new Map<number, AstNode>()
@@ -152,9 +152,9 @@ const parseOpenXml = async (input: ParseInput, parser = "officeparser"): Promise
     Math.min(listedSlideCount(pkg.parts.get("ppt/presentation.xml")), slideParts),
   )
   if (count > input.limits.maxPages)
-    throw new ParseFailure(
-      `the presentation has ${count} slides, more than the limit of ${input.limits.maxPages} pages per document`,
-    )
+    throw new ParseFailure({
+      reason: `the presentation has ${count} slides, more than the limit of ${input.limits.maxPages} pages per document`,
+    })
   const nodeLines = nodeLinesWith(charts)
   const pages = Array.from({ length: count }, (_, i) => {
     const number = i + 1

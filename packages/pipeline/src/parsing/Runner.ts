@@ -174,6 +174,12 @@ export const threadEntry = (runnerUrl: string = import.meta.url): string => {
 
 const bootstrap = threadEntry()
 
+/**
+ * From the sources, a thread resolves the workspace's packages (the format table of `@dxs/domain`, which
+ * the e-mail and audio backends read) to their sources as well; compiled, to their builds.
+ */
+const threadExecArgv = import.meta.url.endsWith(".js") ? [] : ["--conditions=@dxs/source"]
+
 const seconds = (ms: number) => {
   const s = ms / 1000
   return Number.isInteger(s) ? String(s) : s.toFixed(1)
@@ -271,7 +277,7 @@ export class ParsePool {
     const worker = new Worker(bootstrap, {
       eval: true,
       // Not the parent's flags: a parent started with `--import tsx` must not register tsx twice.
-      execArgv: [],
+      execArgv: threadExecArgv,
       resourceLimits: { maxOldGenerationSizeMb: memoryMb },
     })
     const thread: PoolThread = { worker, memoryMb, job: undefined, dead: false }
@@ -512,7 +518,9 @@ const runInThread = async (
 export const runParse = async (file: FileToParse, options: RunOptions = {}): Promise<ParseOutput> => {
   const reply = await runInThread("parse", file, 0, options)
   if (reply.kind === "parsed") return reply.output
-  throw new ParseFailure(reply.kind === "rendered" ? "the parser answered with an image" : reply.reason)
+  throw new ParseFailure({
+    reason: reply.kind === "rendered" ? "the parser answered with an image" : reply.reason,
+  })
 }
 
 /**
@@ -527,7 +535,9 @@ export const renderPageImage = async (
   const reply = await runInThread("render", file, pageNumber, options)
   if (reply.kind === "rendered") return reply.png
   if (reply.kind === "unavailable") throw new PageImageUnavailable(reply.reason)
-  throw new ParseFailure(reply.kind === "parsed" ? "the parser answered without an image" : reply.reason)
+  throw new ParseFailure({
+    reason: reply.kind === "parsed" ? "the parser answered without an image" : reply.reason,
+  })
 }
 
 /** The small PDF each thread parses when the pool warms up. */

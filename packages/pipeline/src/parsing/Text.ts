@@ -18,7 +18,8 @@ export const textBackend: Backend = {
   name: "text",
   parse: async ({ bytes, limits }) => {
     const decoded = decodeText(bytes)
-    if (looksBinary(decoded.text)) throw new ParseFailure("the file is not text (it looks binary)")
+    if (looksBinary(decoded.text))
+      throw new ParseFailure({ reason: "the file is not text (it looks binary)" })
     const text = normaliseLineEnds(decoded.text)
     const pages = textPages(chunkText(text), limits)
     return {

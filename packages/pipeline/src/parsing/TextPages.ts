@@ -172,9 +172,9 @@ const storable = (text: string): string => (text.includes("\u0000") ? text.repla
 /** Page records for text without coordinates. More than `limits.maxPages` → ParseFailure. */
 export const textPages = (chunks: ReadonlyArray<string>, limits: ParseLimits): Array<ParsedPage> => {
   if (chunks.length > limits.maxPages) {
-    throw new ParseFailure(
-      `the text is too long: ${chunks.length} pages of up to ${pageChars} characters, more than the limit of ${limits.maxPages} pages`,
-    )
+    throw new ParseFailure({
+      reason: `the text is too long: ${chunks.length} pages of up to ${pageChars} characters, more than the limit of ${limits.maxPages} pages`,
+    })
   }
   return chunks.map((text, i) => ({
     number: i + 1,

@@ -44,9 +44,9 @@ const pageOf = (number: number, text: string): ParsedPage => ({
 
 const checkPageCount = (input: ParseInput, count: number) => {
   if (count > input.limits.maxPages)
-    throw new ParseFailure(
-      `the document has ${count} pages, more than the limit of ${input.limits.maxPages} pages per document`,
-    )
+    throw new ParseFailure({
+      reason: `the document has ${count} pages, more than the limit of ${input.limits.maxPages} pages per document`,
+    })
 }
 
 // --- mammoth's document model (mammoth 1.x lib/documents.js; read, never built) ---
@@ -88,11 +88,11 @@ const readWithMammoth = async (bytes: Uint8Array): Promise<MammothDocument> => {
       },
     )
   } catch (error) {
-    throw new ParseFailure(
-      `could not read the Word document: ${error instanceof Error ? error.message : String(error)}`,
-    )
+    throw new ParseFailure({
+      reason: `could not read the Word document: ${error instanceof Error ? error.message : String(error)}`,
+    })
   }
-  if (captured === undefined) throw new ParseFailure("could not read the Word document")
+  if (captured === undefined) throw new ParseFailure({ reason: "could not read the Word document" })
   return captured
 }
 
@@ -370,7 +370,7 @@ const parse = async (input: ParseInput): Promise<ParseOutput> => {
   if (legacy) {
     const from = legacyExtensions.includes(ext) ? ext : ".doc"
     if (soffice === undefined)
-      throw new ParseFailure(`reading a ${from} file needs LibreOffice, which is not installed`)
+      throw new ParseFailure({ reason: `reading a ${from} file needs LibreOffice, which is not installed` })
     // An OpenDocument file is a ZIP too: the same limits before LibreOffice inflates it.
     if (from === ".odt") await inspectZip(input)
     return parseWithLibreOffice(input, from, await pdfBackend(), {})

@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import type { PageText } from "../llm/LanguageModel.ts"
 import { pagesForExtraction, type RetrievalAgent } from "./Retrieval.ts"
 
-export const documentWindows = async (
+export const documentWindows = (
   db: Conn,
   input: {
     readonly agents: ReadonlyArray<RetrievalAgent>
@@ -19,31 +19,32 @@ export const documentWindows = async (
     /** Tokens the pages of one request may take. */
     readonly tokenBudget: number
   },
-): Promise<ReadonlyArray<ReadonlyArray<PageText>>> => {
-  const size = await Effect.runPromise(pageTotals(db, input.documentId))
-  if (size.pages === 0) return []
-  let pages: Array<PageText>
-  if (estimateTokens(Number(size.chars)) + pageTokens(0) * size.pages <= input.tokenBudget) {
-    const all = await Effect.runPromise(pageTexts(db, input.documentId))
-    pages = all.map((p) => ({
-      documentId: input.documentId,
-      documentName: input.documentName,
-      pageNumber: p.number,
-      text: p.text,
-    }))
-  } else {
-    const chosen = new Map<number, PageText>()
-    for (const agent of input.agents)
-      for (const page of await pagesForExtraction(db, {
-        agent,
+): Effect.Effect<ReadonlyArray<ReadonlyArray<PageText>>> =>
+  Effect.gen(function* () {
+    const size = yield* pageTotals(db, input.documentId)
+    if (size.pages === 0) return []
+    let pages: Array<PageText>
+    if (estimateTokens(Number(size.chars)) + pageTokens(0) * size.pages <= input.tokenBudget) {
+      const all = yield* pageTexts(db, input.documentId)
+      pages = all.map((p) => ({
         documentId: input.documentId,
         documentName: input.documentName,
+        pageNumber: p.number,
+        text: p.text,
       }))
-        chosen.set(page.pageNumber, page)
-    pages = [...chosen.values()].sort((a, b) => a.pageNumber - b.pageNumber)
-  }
-  return pageWindows(
-    pages.map((page) => ({ page, tokens: pageTokens(page.text.length) })),
-    input.tokenBudget,
-  ).map((window) => window.map((w) => w.page))
-}
+    } else {
+      const chosen = new Map<number, PageText>()
+      for (const agent of input.agents)
+        for (const page of yield* pagesForExtraction(db, {
+          agent,
+          documentId: input.documentId,
+          documentName: input.documentName,
+        }))
+          chosen.set(page.pageNumber, page)
+      pages = [...chosen.values()].sort((a, b) => a.pageNumber - b.pageNumber)
+    }
+    return pageWindows(
+      pages.map((page) => ({ page, tokens: pageTokens(page.text.length) })),
+      input.tokenBudget,
+    ).map((window) => window.map((w) => w.page))
+  })

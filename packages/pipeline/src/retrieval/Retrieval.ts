@@ -100,7 +100,7 @@ const firstMatchingLine = (text: string, query: string): string => {
  * The pages of the project's live processed documents (optionally one document) that match the agent's
  * key terms, best first (ties: document name, page number). Empty when the agent has no key terms.
  */
-export const relevantPages = async (
+export const relevantPages = (
   db: Conn,
   input: {
     readonly projectId: string
@@ -108,23 +108,24 @@ export const relevantPages = async (
     readonly documentId?: string | undefined
     readonly limit?: number | undefined
   },
-): Promise<Array<RelevantPage>> => {
+): Effect.Effect<Array<RelevantPage>> => {
   const query = keyTermsQuery(input.agent)
-  if (query === "") return []
+  if (query === "") return Effect.succeed([])
   const limit = Math.max(1, Math.floor(input.limit ?? 20))
-  const rows = await Effect.runPromise(
+  return Effect.map(
     rankPagesOfProject(db, { projectId: input.projectId, query, documentId: input.documentId, limit }),
+    (rows) =>
+      rows.map((r) => {
+        const snippet = oneLine(r.snippet ?? "")
+        return {
+          documentId: r.document_id,
+          documentName: r.document_name,
+          pageNumber: r.page_number,
+          score: Number(r.score),
+          snippet: snippet === "" ? firstMatchingLine(r.text, query) : snippet.slice(0, 400),
+        }
+      }),
   )
-  return rows.map((r) => {
-    const snippet = oneLine(r.snippet ?? "")
-    return {
-      documentId: r.document_id,
-      documentName: r.document_name,
-      pageNumber: r.page_number,
-      score: Number(r.score),
-      snippet: snippet === "" ? firstMatchingLine(r.text, query) : snippet.slice(0, 400),
-    }
-  })
 }
 
 /**
@@ -132,34 +133,32 @@ export const relevantPages = async (
  * of a small document (≤ 12 pages and ≤ 60,000 characters), else the 8 best ranked pages (topped up with
  * the leading pages when fewer match) plus page 1 and the last page, where totals and signatures often are.
  */
-export const pagesForExtraction = async (
+export const pagesForExtraction = (
   db: Conn,
   input: { readonly agent: RetrievalAgent; readonly documentId: string; readonly documentName: string },
-): Promise<Array<PageText>> => {
-  const size = await Effect.runPromise(pageTotals(db, input.documentId))
-  const toPageText = (p: { number: number; text: string }): PageText => ({
-    documentId: input.documentId,
-    documentName: input.documentName,
-    pageNumber: p.number,
-    text: p.text,
+): Effect.Effect<Array<PageText>> =>
+  Effect.gen(function* () {
+    const size = yield* pageTotals(db, input.documentId)
+    const toPageText = (p: { number: number; text: string }): PageText => ({
+      documentId: input.documentId,
+      documentName: input.documentName,
+      pageNumber: p.number,
+      text: p.text,
+    })
+    if (size.pages === 0) return []
+    if (size.pages <= WHOLE_DOCUMENT_MAX_PAGES && Number(size.chars) <= WHOLE_DOCUMENT_MAX_CHARS) {
+      const all = yield* pageTexts(db, input.documentId)
+      return all.map(toPageText)
+    }
+    const query = keyTermsQuery(input.agent)
+    const ranked = query === "" ? [] : yield* rankedPageNumbers(db, input.documentId, query, RANKED_PAGES)
+    const chosen = new Set<number>(ranked)
+    if (chosen.size < RANKED_PAGES) {
+      const leading = yield* leadingPageNumbers(db, input.documentId, ranked, RANKED_PAGES - chosen.size)
+      for (const n of leading) chosen.add(n)
+    }
+    chosen.add(1)
+    if (size.last !== null) chosen.add(size.last)
+    const pages = yield* pageTexts(db, input.documentId, [...chosen])
+    return pages.map(toPageText)
   })
-  if (size.pages === 0) return []
-  if (size.pages <= WHOLE_DOCUMENT_MAX_PAGES && Number(size.chars) <= WHOLE_DOCUMENT_MAX_CHARS) {
-    const all = await Effect.runPromise(pageTexts(db, input.documentId))
-    return all.map(toPageText)
-  }
-  const query = keyTermsQuery(input.agent)
-  const ranked =
-    query === "" ? [] : await Effect.runPromise(rankedPageNumbers(db, input.documentId, query, RANKED_PAGES))
-  const chosen = new Set<number>(ranked)
-  if (chosen.size < RANKED_PAGES) {
-    const leading = await Effect.runPromise(
-      leadingPageNumbers(db, input.documentId, ranked, RANKED_PAGES - chosen.size),
-    )
-    for (const n of leading) chosen.add(n)
-  }
-  chosen.add(1)
-  if (size.last !== null) chosen.add(size.last)
-  const pages = await Effect.runPromise(pageTexts(db, input.documentId, [...chosen]))
-  return pages.map(toPageText)
-}

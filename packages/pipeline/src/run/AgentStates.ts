@@ -62,22 +62,23 @@ const stage = (total: number, completed: number): StageProgress => ({
 })
 
 /** Counts of each agent's current results (at its config version) by resolution status. */
-const resultCounts = async (db: Conn, projectIds: ReadonlyArray<string>, agentIds: AgentFilter) => {
-  const rows = await Effect.runPromise(ProjectReads.resultCountsByStatus(db, projectIds, agentIds))
-  const byAgent = new Map<string, Map<string, number>>()
-  for (const r of rows) {
-    const m = byAgent.get(r.agent_id) ?? new Map<string, number>()
-    m.set(r.resolution_status, r.n)
-    byAgent.set(r.agent_id, m)
-  }
-  return byAgent
-}
+const resultCounts = (db: Conn, projectIds: ReadonlyArray<string>, agentIds: AgentFilter) =>
+  Effect.map(ProjectReads.resultCountsByStatus(db, projectIds, agentIds), (rows) => {
+    const byAgent = new Map<string, Map<string, number>>()
+    for (const r of rows) {
+      const m = byAgent.get(r.agent_id) ?? new Map<string, number>()
+      m.set(r.resolution_status, r.n)
+      byAgent.set(r.agent_id, m)
+    }
+    return byAgent
+  })
 
 /** Per agent, its web searches at its current config version: recorded, and done. */
-const webSearchCounts = async (db: Conn, projectIds: ReadonlyArray<string>, agentIds: AgentFilter) => {
-  const rows = await Effect.runPromise(ProjectReads.webSearchCounts(db, projectIds, agentIds))
-  return new Map(rows.map((r) => [r.agent_id, { total: r.total, done: r.done }]))
-}
+const webSearchCounts = (db: Conn, projectIds: ReadonlyArray<string>, agentIds: AgentFilter) =>
+  Effect.map(
+    ProjectReads.webSearchCounts(db, projectIds, agentIds),
+    (rows) => new Map(rows.map((r) => [r.agent_id, { total: r.total, done: r.done }])),
+  )
 
 /**
  * Per agent, what its extraction records say, counted in PostgreSQL instead of reading every pair (a large
@@ -90,21 +91,21 @@ interface PairSummary {
   readonly latestExtraction: number
 }
 
-const pairSummaries = async (
+const pairSummaries = (
   db: Conn,
   projectIds: ReadonlyArray<string>,
   agentIds: AgentFilter,
-): Promise<ReadonlyMap<string, PairSummary>> => {
-  const rows = await Effect.runPromise(ProjectReads.extractionPairSummaries(db, projectIds, agentIds))
-  const out = new Map<string, { doneByKey: Map<string, number>; latestExtraction: number }>()
-  for (const r of rows) {
-    const summary = out.get(r.agent_id) ?? { doneByKey: new Map<string, number>(), latestExtraction: 0 }
-    summary.doneByKey.set(r.dimensions_key, r.done)
-    summary.latestExtraction = Math.max(summary.latestExtraction, new Date(r.latest).getTime())
-    out.set(r.agent_id, summary)
-  }
-  return out
-}
+): Effect.Effect<ReadonlyMap<string, PairSummary>> =>
+  Effect.map(ProjectReads.extractionPairSummaries(db, projectIds, agentIds), (rows) => {
+    const out = new Map<string, { doneByKey: Map<string, number>; latestExtraction: number }>()
+    for (const r of rows) {
+      const summary = out.get(r.agent_id) ?? { doneByKey: new Map<string, number>(), latestExtraction: 0 }
+      summary.doneByKey.set(r.dimensions_key, r.done)
+      summary.latestExtraction = Math.max(summary.latestExtraction, new Date(r.latest).getTime())
+      out.set(r.agent_id, summary)
+    }
+    return out
+  })
 
 /** What the agents' states are derived from: the project's document counts, agents and resolution records. */
 interface StatesInput {
@@ -124,32 +125,35 @@ interface AgentCounts {
 /** Only these agents (a non-empty list), or every agent of the projects. */
 type AgentFilter = ReadonlyArray<string> | undefined
 
-const loadAgentCounts = async (
+const loadAgentCounts = (
   db: Conn,
   projectIds: ReadonlyArray<string>,
   agentIds: AgentFilter = undefined,
-): Promise<AgentCounts> => {
-  const [pairs, counts, active, searches] = await Promise.all([
-    pairSummaries(db, projectIds, agentIds),
-    resultCounts(db, projectIds, agentIds),
-    Effect.runPromise(ProjectReads.agentsWithUnfinishedTasks(db, projectIds)),
-    webSearchCounts(db, projectIds, agentIds),
-  ])
-  return { pairs, counts, active, searches }
-}
+): Effect.Effect<AgentCounts> =>
+  Effect.all(
+    {
+      pairs: pairSummaries(db, projectIds, agentIds),
+      counts: resultCounts(db, projectIds, agentIds),
+      active: ProjectReads.agentsWithUnfinishedTasks(db, projectIds),
+      searches: webSearchCounts(db, projectIds, agentIds),
+    },
+    { concurrency: "unbounded" },
+  )
 
-export const computeAgentStates = async (
+export const computeAgentStates = (
   db: Conn,
   projectId: string,
   state: ProjectState,
-): Promise<ReadonlyMap<string, AgentState>> =>
-  deriveAgentStates(
-    {
-      documents: countDocuments(state.documents),
-      agents: state.agents,
-      resolutions: state.records.resolutions,
-    },
-    await loadAgentCounts(db, [projectId]),
+): Effect.Effect<ReadonlyMap<string, AgentState>> =>
+  Effect.map(loadAgentCounts(db, [projectId]), (counts) =>
+    deriveAgentStates(
+      {
+        documents: countDocuments(state.documents),
+        agents: state.agents,
+        resolutions: state.records.resolutions,
+      },
+      counts,
+    ),
   )
 
 const deriveAgentStates = (
@@ -210,49 +214,55 @@ const deriveAgentStates = (
  * one project; `agentIds`: only these agents' states (a results page needs those of its rows' agents only,
  * and each statement then reads only their records).
  */
-export const loadAgentStatesOfProjects = async (
+export const loadAgentStatesOfProjects = (
   db: Conn,
   projectIds: ReadonlyArray<string>,
   agentIds?: ReadonlyArray<string>,
-): Promise<ReadonlyMap<string, ReadonlyMap<string, AgentState>>> => {
-  const ids = [...new Set(projectIds)]
-  if (ids.length === 0) return new Map()
-  const only = agentIds === undefined ? undefined : [...new Set(agentIds)]
-  if (only?.length === 0) return new Map(ids.map((id) => [id, new Map()]))
-  // Counts, not every document with its tags: a project's agent states are read on every results page.
-  const [documents, agents, records, counts] = await Promise.all([
-    loadDocumentCountsOfProjects(db, ids),
-    loadAgentsOfProjects(db, ids, only),
-    loadRecordsOfProjects(db, ids, false, only),
-    loadAgentCounts(db, ids, only),
-  ])
-  return new Map(
-    ids.map((id) => [
-      id,
-      deriveAgentStates(
-        {
-          documents: documents.get(id)!,
-          agents: agents.get(id) ?? [],
-          resolutions: records.get(id)!.resolutions,
-        },
-        counts,
-      ),
-    ]),
-  )
-}
+): Effect.Effect<ReadonlyMap<string, ReadonlyMap<string, AgentState>>> =>
+  Effect.gen(function* () {
+    const ids = [...new Set(projectIds)]
+    if (ids.length === 0) return new Map()
+    const only = agentIds === undefined ? undefined : [...new Set(agentIds)]
+    if (only?.length === 0) return new Map(ids.map((id) => [id, new Map()]))
+    // Counts, not every document with its tags: a project's agent states are read on every results page.
+    const [documents, agents, records, counts] = yield* Effect.all(
+      [
+        loadDocumentCountsOfProjects(db, ids),
+        loadAgentsOfProjects(db, ids, only),
+        loadRecordsOfProjects(db, ids, false, only),
+        loadAgentCounts(db, ids, only),
+      ],
+      { concurrency: "unbounded" },
+    )
+    return new Map(
+      ids.map((id) => [
+        id,
+        deriveAgentStates(
+          {
+            documents: documents.get(id)!,
+            agents: agents.get(id) ?? [],
+            resolutions: records.get(id)!.resolutions,
+          },
+          counts,
+        ),
+      ]),
+    )
+  })
 
 /** Every agent's state (drafts included: always `Pending`); `agentIds`: only these agents'. */
-export const loadAgentStates = async (
+export const loadAgentStates = (
   db: Conn,
   projectId: string,
   agentIds?: ReadonlyArray<string>,
-): Promise<ReadonlyMap<string, AgentState>> =>
-  (await loadAgentStatesOfProjects(db, [projectId], agentIds)).get(projectId)!
+): Effect.Effect<ReadonlyMap<string, AgentState>> =>
+  Effect.map(loadAgentStatesOfProjects(db, [projectId], agentIds), (m) => m.get(projectId)!)
 
 /** The projects among `projectIds` with a run queued or running. */
-export const runningPipelines = (db: Conn, projectIds: ReadonlyArray<string>): Promise<ReadonlySet<string>> =>
-  Effect.runPromise(projectsWithActiveRuns(db, projectIds))
+export const runningPipelines = (
+  db: Conn,
+  projectIds: ReadonlyArray<string>,
+): Effect.Effect<ReadonlySet<string>> => projectsWithActiveRuns(db, projectIds)
 
 /** True while a run of the project is queued or running. */
-export const isPipelineRunning = async (db: Conn, projectId: string): Promise<boolean> =>
-  (await runningPipelines(db, [projectId])).has(projectId)
+export const isPipelineRunning = (db: Conn, projectId: string): Effect.Effect<boolean> =>
+  Effect.map(runningPipelines(db, [projectId]), (running) => running.has(projectId))

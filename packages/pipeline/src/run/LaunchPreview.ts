@@ -11,8 +11,7 @@
  */
 import type { Conn } from "@dxs/db"
 import { pageTextLengthsOfDocuments } from "@dxs/db/repositories/Pages"
-import type { FailedDocument } from "@dxs/domain/LaunchPlanner"
-import { planLaunch } from "@dxs/domain/LaunchPlanner"
+import { byDocument, type FailedDocument, planLaunch } from "@dxs/domain/LaunchPlanner"
 import {
   addEstimates,
   estimateDocumentRequests,
@@ -42,58 +41,58 @@ export interface LaunchEstimate {
     | undefined
 }
 
-export const previewLaunch = async (
+export const previewLaunch = (
   db: Conn,
   projectId: string,
   budget: RequestBudget,
-): Promise<LaunchEstimate> => {
-  const state = await loadProjectState(db, projectId)
-  const snapshot = toSnapshot({ ...state, run: { running: false, queued: false } })
-  const asStarted = {
-    ...snapshot,
-    documents: snapshot.documents.map((d) => ({ ...d, parseInFlight: false })),
-  }
-  const decision = planLaunch(asStarted)
-  let rejected: LaunchEstimate["rejected"]
-  let plan = decision
-  if (decision._tag === "Rejected") {
-    rejected = { status: 409, detail: decision.message, failedDocuments: decision.failedDocuments }
-    plan = planLaunch({ ...asStarted, documents: asStarted.documents.filter((d) => d.status !== "Failed") })
-  }
-  if (plan._tag === "CyclicReferences")
-    return {
-      extractionPairs: 0,
-      documents: 0,
-      agents: 0,
-      documentsNotParsed: 0,
-      requests: noRequests,
-      rejected: { status: 400, detail: plan.message, failedDocuments: rejected?.failedDocuments ?? [] },
+): Effect.Effect<LaunchEstimate> =>
+  Effect.gen(function* () {
+    const state = yield* loadProjectState(db, projectId)
+    const snapshot = toSnapshot({ ...state, run: { running: false, queued: false } })
+    const asStarted = {
+      ...snapshot,
+      documents: snapshot.documents.map((d) => ({ ...d, parseInFlight: false })),
     }
-  const pairs = plan._tag === "Plan" ? plan.extract : []
-  const agentsByDocument = new Map<string, Set<string>>()
-  for (const pair of pairs) {
-    const agents = agentsByDocument.get(pair.documentId) ?? new Set<string>()
-    agents.add(pair.agentId)
-    agentsByDocument.set(pair.documentId, agents)
-  }
-  const lengths = await Effect.runPromise(pageTextLengthsOfDocuments(db, [...agentsByDocument.keys()]))
-  let requests = noRequests
-  let documentsNotParsed = 0
-  const statusOf = new Map(asStarted.documents.map((d) => [d.id, d.status]))
-  for (const [documentId, agents] of agentsByDocument) {
-    if (statusOf.get(documentId) !== "Processed") documentsNotParsed += 1
-    else
-      requests = addEstimates(
-        requests,
-        estimateDocumentRequests(lengths.get(documentId) ?? [], agents.size, budget),
-      )
-  }
-  return {
-    extractionPairs: pairs.length,
-    documents: agentsByDocument.size,
-    agents: new Set(pairs.map((p) => p.agentId)).size,
-    documentsNotParsed,
-    requests,
-    rejected,
-  }
-}
+    const decision = planLaunch(asStarted)
+    let rejected: LaunchEstimate["rejected"]
+    let plan = decision
+    if (decision._tag === "Rejected") {
+      rejected = { status: 409, detail: decision.message, failedDocuments: decision.failedDocuments }
+      plan = planLaunch({ ...asStarted, documents: asStarted.documents.filter((d) => d.status !== "Failed") })
+    }
+    if (plan._tag === "CyclicReferences")
+      return {
+        extractionPairs: 0,
+        documents: 0,
+        agents: 0,
+        documentsNotParsed: 0,
+        requests: noRequests,
+        rejected: { status: 400, detail: plan.message, failedDocuments: rejected?.failedDocuments ?? [] },
+      } satisfies LaunchEstimate
+    const pairs = plan._tag === "Plan" ? plan.extract : []
+    // The extraction tasks the run would enqueue: one per document, with its outstanding agents.
+    const work = byDocument(pairs)
+    const lengths = yield* pageTextLengthsOfDocuments(
+      db,
+      work.map((w) => w.documentId),
+    )
+    let requests = noRequests
+    let documentsNotParsed = 0
+    const statusOf = new Map(asStarted.documents.map((d) => [d.id, d.status]))
+    for (const w of work) {
+      if (statusOf.get(w.documentId) !== "Processed") documentsNotParsed += 1
+      else
+        requests = addEstimates(
+          requests,
+          estimateDocumentRequests(lengths.get(w.documentId) ?? [], w.agents.length, budget),
+        )
+    }
+    return {
+      extractionPairs: pairs.length,
+      documents: work.length,
+      agents: new Set(pairs.map((p) => p.agentId)).size,
+      documentsNotParsed,
+      requests,
+      rejected,
+    } satisfies LaunchEstimate
+  })

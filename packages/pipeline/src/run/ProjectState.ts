@@ -57,44 +57,51 @@ export const byProject = <A>(
  * Live documents of each project (not queued for archival), oldest first; `only`: just this one (whose
  * `parseInFlight` is then not looked up: false).
  */
-const loadDocumentsOfProjects = async (
+const loadDocumentsOfProjects = (
   db: Conn,
   projectIds: ReadonlyArray<string>,
   only?: string,
-): Promise<ReadonlyMap<string, ReadonlyArray<ProjectDocument>>> => {
-  if (projectIds.length === 0) return new Map()
-  const [rows, inFlight] = await Promise.all([
-    Effect.runPromise(ProjectReads.liveDocumentsOfProjects(db, projectIds, only)),
-    only !== undefined
-      ? new Set<string>()
-      : Effect.runPromise(ProjectReads.documentsBeingParsed(db, projectIds)),
-  ])
-  const byId = byProject(projectIds, rows, (r) => r.project_id)
-  return new Map(
-    [...byId].map(([projectId, list]) => [
-      projectId,
-      list.map((r) => ({
-        id: r.id,
-        name: r.file_name,
-        status: r.status as DocumentStatus,
-        version: r.version,
-        parseInFlight: inFlight.has(r.id),
-        tags: r.tags,
-      })),
-    ]),
-  )
-}
+): Effect.Effect<ReadonlyMap<string, ReadonlyArray<ProjectDocument>>> =>
+  projectIds.length === 0
+    ? Effect.succeed(new Map())
+    : Effect.map(
+        Effect.all(
+          [
+            ProjectReads.liveDocumentsOfProjects(db, projectIds, only),
+            only !== undefined
+              ? Effect.succeed<ReadonlySet<string>>(new Set<string>())
+              : ProjectReads.documentsBeingParsed(db, projectIds),
+          ],
+          { concurrency: "unbounded" },
+        ),
+        ([rows, inFlight]) => {
+          const byId = byProject(projectIds, rows, (r) => r.project_id)
+          return new Map(
+            [...byId].map(([projectId, list]) => [
+              projectId,
+              list.map((r) => ({
+                id: r.id,
+                name: r.file_name,
+                status: r.status as DocumentStatus,
+                version: r.version,
+                parseInFlight: inFlight.has(r.id),
+                tags: r.tags,
+              })),
+            ]),
+          )
+        },
+      )
 
 /**
  * Live documents of the project (not queued for archival), oldest first; `only`: just this one (whose
  * `parseInFlight` is then not looked up: false).
  */
-export const loadDocuments = async (
+export const loadDocuments = (
   db: Conn,
   projectId: string,
   only?: string,
-): Promise<ReadonlyArray<ProjectDocument>> =>
-  (await loadDocumentsOfProjects(db, [projectId], only)).get(projectId) ?? []
+): Effect.Effect<ReadonlyArray<ProjectDocument>> =>
+  Effect.map(loadDocumentsOfProjects(db, [projectId], only), (m) => m.get(projectId) ?? [])
 
 /** How many live documents a project has: in all, `Processed`, and no longer `Pending`. */
 export interface DocumentCounts {
@@ -113,45 +120,59 @@ export const countDocuments = (documents: ReadonlyArray<ProjectDocument>): Docum
  * Each project's document counts (live documents, as `loadDocumentsOfProjects` reads them), counted in
  * PostgreSQL: readers that need only the numbers do not read every document with its tags.
  */
-export const loadDocumentCountsOfProjects = async (
+export const loadDocumentCountsOfProjects = (
   db: Conn,
   projectIds: ReadonlyArray<string>,
-): Promise<ReadonlyMap<string, DocumentCounts>> => {
-  if (projectIds.length === 0) return new Map()
-  const rows = await Effect.runPromise(ProjectReads.liveDocumentCountsOfProjects(db, projectIds))
-  const found = new Map(rows.map((r) => [r.project_id, r]))
-  return new Map(
-    projectIds.map((id) => {
-      const r = found.get(id)
-      return [
-        id,
-        { total: r?.total ?? 0, processed: r?.processed ?? 0, parsedOrFailed: r?.parsed_or_failed ?? 0 },
-      ]
-    }),
-  )
-}
+): Effect.Effect<ReadonlyMap<string, DocumentCounts>> =>
+  projectIds.length === 0
+    ? Effect.succeed(new Map())
+    : Effect.map(ProjectReads.liveDocumentCountsOfProjects(db, projectIds), (rows) => {
+        const found = new Map(rows.map((r) => [r.project_id, r]))
+        return new Map(
+          projectIds.map((id) => {
+            const r = found.get(id)
+            return [
+              id,
+              {
+                total: r?.total ?? 0,
+                processed: r?.processed ?? 0,
+                parsedOrFailed: r?.parsed_or_failed ?? 0,
+              },
+            ]
+          }),
+        )
+      })
 
 /**
  * Each project's agents (drafts included), oldest first, with dimensions and references; `only`: just
  * this agent, or just these.
  */
-export const loadAgentsOfProjects = async (
+export const loadAgentsOfProjects = (
   db: Conn,
   projectIds: ReadonlyArray<string>,
   only?: string | ReadonlyArray<string>,
-): Promise<ReadonlyMap<string, ReadonlyArray<ProjectAgent>>> => {
-  if (projectIds.length === 0) return new Map()
-  if (typeof only !== "string" && only !== undefined && only.length === 0)
-    return byProject(projectIds, [], () => "")
-  const rows = await Effect.runPromise(ProjectReads.agentsOfProjectsOldestFirst(db, projectIds, only))
-  if (rows.length === 0) return byProject(projectIds, [], () => "")
-  const ids = rows.map((r) => r.id)
-  // Ties in the attachments' order go by attachment: the order the recorded dimensions keys were made in.
-  const [attachments, references] = await Promise.all([
-    Effect.runPromise(attachmentsOf(db, { agentIds: ids }, "attachment")),
-    Effect.runPromise(referencesOf(db, ids)),
-  ])
-  const agents = rows.map((row) => ({
+): Effect.Effect<ReadonlyMap<string, ReadonlyArray<ProjectAgent>>> =>
+  Effect.gen(function* () {
+    if (projectIds.length === 0) return new Map()
+    if (typeof only !== "string" && only !== undefined && only.length === 0)
+      return byProject(projectIds, [], () => "")
+    const rows = yield* ProjectReads.agentsOfProjectsOldestFirst(db, projectIds, only)
+    if (rows.length === 0) return byProject(projectIds, [], () => "")
+    const ids = rows.map((r) => r.id)
+    // Ties in the attachments' order go by attachment: the order the recorded dimensions keys were made in.
+    const [attachments, references] = yield* Effect.all(
+      [attachmentsOf(db, { agentIds: ids }, "attachment"), referencesOf(db, ids)],
+      { concurrency: "unbounded" },
+    )
+    return byProject(projectIds, agentsOf(rows, attachments, references), (a) => a.row.project_id)
+  })
+
+const agentsOf = (
+  rows: ReadonlyArray<AgentRow>,
+  attachments: Effect.Effect.Success<ReturnType<typeof attachmentsOf>>,
+  references: Effect.Effect.Success<ReturnType<typeof referencesOf>>,
+): Array<ProjectAgent> =>
+  rows.map((row) => ({
     row,
     dimensions: attachments
       .filter((a) => a.agent_id === row.id)
@@ -167,16 +188,14 @@ export const loadAgentsOfProjects = async (
       })),
     references: references.filter((r) => r.agent_id === row.id).map((r) => r.referenced_agent_id),
   }))
-  return byProject(projectIds, agents, (a) => a.row.project_id)
-}
 
 /** The project's agents (drafts included), oldest first, with dimensions and references. */
-export const loadAgents = async (
+export const loadAgents = (
   db: Conn,
   projectId: string,
   only?: string,
-): Promise<ReadonlyArray<ProjectAgent>> =>
-  (await loadAgentsOfProjects(db, [projectId], only)).get(projectId) ?? []
+): Effect.Effect<ReadonlyArray<ProjectAgent>> =>
+  Effect.map(loadAgentsOfProjects(db, [projectId], only), (m) => m.get(projectId) ?? [])
 
 export const snapshotDimensions = (agent: ProjectAgent): ReadonlyArray<SnapshotDimension> =>
   agent.dimensions.map((d) => ({
@@ -210,34 +229,41 @@ export interface PipelineRecords {
  * Each project's records of finished extraction and resolution work; `withPairs: false` leaves the
  * extraction pairs out (for readers that count them in the database instead, see AgentStates).
  */
-export const loadRecordsOfProjects = async (
+export const loadRecordsOfProjects = (
   db: Conn,
   projectIds: ReadonlyArray<string>,
   withPairs = true,
   agentIds?: ReadonlyArray<string>,
-): Promise<ReadonlyMap<string, PipelineRecords>> => {
-  if (projectIds.length === 0) return new Map()
-  const [pairs, resolutions] = await Promise.all([
-    withPairs ? Effect.runPromise(ProjectReads.extractionPairsOfProjects(db, projectIds)) : [],
-    agentIds?.length === 0
-      ? []
-      : Effect.runPromise(ProjectReads.resolutionsOfProjects(db, projectIds, agentIds)),
-  ])
-  const pairsOf = byProject(projectIds, pairs, (p) => p.project_id)
-  const resolutionsOf = byProject(projectIds, resolutions, (r) => r.project_id)
-  return new Map(
-    projectIds.map((id) => [
-      id,
-      {
-        pairs: (pairsOf.get(id) ?? []).map(({ project_id: _, ...p }) => p),
-        resolutions: (resolutionsOf.get(id) ?? []).map(({ project_id: _, ...r }) => r),
-      },
-    ]),
-  )
-}
+): Effect.Effect<ReadonlyMap<string, PipelineRecords>> =>
+  projectIds.length === 0
+    ? Effect.succeed(new Map())
+    : Effect.map(
+        Effect.all(
+          [
+            withPairs ? ProjectReads.extractionPairsOfProjects(db, projectIds) : Effect.succeed([]),
+            agentIds?.length === 0
+              ? Effect.succeed([])
+              : ProjectReads.resolutionsOfProjects(db, projectIds, agentIds),
+          ],
+          { concurrency: "unbounded" },
+        ),
+        ([pairs, resolutions]) => {
+          const pairsOf = byProject(projectIds, pairs, (p) => p.project_id)
+          const resolutionsOf = byProject(projectIds, resolutions, (r) => r.project_id)
+          return new Map(
+            projectIds.map((id) => [
+              id,
+              {
+                pairs: (pairsOf.get(id) ?? []).map(({ project_id: _, ...p }) => p),
+                resolutions: (resolutionsOf.get(id) ?? []).map(({ project_id: _, ...r }) => r),
+              },
+            ]),
+          )
+        },
+      )
 
-export const loadRecords = async (db: Conn, projectId: string): Promise<PipelineRecords> =>
-  (await loadRecordsOfProjects(db, [projectId])).get(projectId)!
+export const loadRecords = (db: Conn, projectId: string): Effect.Effect<PipelineRecords> =>
+  Effect.map(loadRecordsOfProjects(db, [projectId]), (m) => m.get(projectId)!)
 
 export interface ProjectState {
   readonly documents: ReadonlyArray<ProjectDocument>
@@ -247,37 +273,41 @@ export interface ProjectState {
 }
 
 /** The state of each of the projects, with as many statements as for one project. */
-export const loadProjectStates = async (
+export const loadProjectStates = (
   db: Conn,
   projectIds: ReadonlyArray<string>,
-): Promise<ReadonlyMap<string, ProjectState>> => {
-  const ids = [...new Set(projectIds)]
-  if (ids.length === 0) return new Map()
-  const [documents, agents, records, runs] = await Promise.all([
-    loadDocumentsOfProjects(db, ids),
-    loadAgentsOfProjects(db, ids),
-    loadRecordsOfProjects(db, ids),
-    Effect.runPromise(activeRunsOfProjects(db, ids)),
-  ])
-  const runsOf = byProject(ids, runs, (r) => r.project_id)
-  return new Map(
-    ids.map((id) => [
-      id,
-      {
-        documents: documents.get(id) ?? [],
-        agents: agents.get(id) ?? [],
-        records: records.get(id)!,
-        run: {
-          running: (runsOf.get(id) ?? []).some((r) => r.status === "running"),
-          queued: (runsOf.get(id) ?? []).some((r) => r.status === "queued"),
+): Effect.Effect<ReadonlyMap<string, ProjectState>> =>
+  Effect.gen(function* () {
+    const ids = [...new Set(projectIds)]
+    if (ids.length === 0) return new Map()
+    const [documents, agents, records, runs] = yield* Effect.all(
+      [
+        loadDocumentsOfProjects(db, ids),
+        loadAgentsOfProjects(db, ids),
+        loadRecordsOfProjects(db, ids),
+        activeRunsOfProjects(db, ids),
+      ],
+      { concurrency: "unbounded" },
+    )
+    const runsOf = byProject(ids, runs, (r) => r.project_id)
+    return new Map(
+      ids.map((id) => [
+        id,
+        {
+          documents: documents.get(id) ?? [],
+          agents: agents.get(id) ?? [],
+          records: records.get(id)!,
+          run: {
+            running: (runsOf.get(id) ?? []).some((r) => r.status === "running"),
+            queued: (runsOf.get(id) ?? []).some((r) => r.status === "queued"),
+          },
         },
-      },
-    ]),
-  )
-}
+      ]),
+    )
+  })
 
-export const loadProjectState = async (db: Conn, projectId: string): Promise<ProjectState> =>
-  (await loadProjectStates(db, [projectId])).get(projectId)!
+export const loadProjectState = (db: Conn, projectId: string): Effect.Effect<ProjectState> =>
+  Effect.map(loadProjectStates(db, [projectId]), (m) => m.get(projectId)!)
 
 /**
  * The planner's snapshot. A resolution counts as complete only if it is newer than every extraction of

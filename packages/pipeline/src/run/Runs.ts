@@ -7,8 +7,8 @@
  * the run ends, the agents' statuses are final and the completion event goes to the outbox in the same
  * transaction. Exactly one event per run: `events.run_id` is unique.
  */
-import type { RunRow, TaskRow } from "@dxs/db"
-import { logEvent } from "@dxs/db/Log"
+import { type RunRow, type TaskRow, transactionOn } from "@dxs/db"
+import { logLine } from "@dxs/db/Log"
 import { enqueueParse } from "@dxs/db/repositories/ParseTasks"
 import { lockProject } from "@dxs/db/repositories/Projects"
 import { clearResolutionsOfProject } from "@dxs/db/repositories/Results"
@@ -17,7 +17,7 @@ import * as RunTasks from "@dxs/db/repositories/RunTasks"
 import { DERIVE_TASK, RESOLVE_TASK } from "@dxs/db/repositories/TaskKinds"
 import { reschedule, type TaskDb, type TaskTrx } from "@dxs/db/TaskQueue"
 import { type ExtractionPair, type LaunchDecision, planLaunch } from "@dxs/domain/LaunchPlanner"
-import { Effect } from "effect"
+import { Cause, Effect } from "effect"
 import { enqueueFanout } from "../webhooks/Queue.ts"
 import { computeAgentStates } from "./AgentStates.ts"
 import { loadProjectState, toSnapshot } from "./ProjectState.ts"
@@ -67,38 +67,41 @@ export type LaunchOutcome =
       readonly decision: LaunchDecision["_tag"]
     }
 
-const run = Effect.runPromise
-
 /**
  * A launch (launch rules 1–8): rejected while a document has failed; otherwise a queued run exists
  * afterwards (a new one, or the one already queued) and its start task is enqueued.
  */
-export const requestLaunch = async (trx: TaskTrx, projectId: string): Promise<LaunchOutcome> => {
-  await run(lockProject(trx, projectId))
-  const state = await loadProjectState(trx, projectId)
-  const decision = planLaunch(toSnapshot(state))
-  if (decision._tag === "Rejected")
-    return { _tag: "Rejected", failedDocuments: decision.failedDocuments, message: decision.message }
-  if (decision._tag === "CyclicReferences")
-    return { _tag: "CyclicReferences", cycle: decision.cycle, message: decision.message }
-  const queued = await run(Runs.findQueuedRun(trx, projectId))
-  if (queued)
+export const requestLaunch = (trx: TaskTrx, projectId: string): Effect.Effect<LaunchOutcome> =>
+  Effect.gen(function* () {
+    yield* lockProject(trx, projectId)
+    const state = yield* loadProjectState(trx, projectId)
+    const decision = planLaunch(toSnapshot(state))
+    if (decision._tag === "Rejected")
+      return {
+        _tag: "Rejected",
+        failedDocuments: decision.failedDocuments,
+        message: decision.message,
+      } as const
+    if (decision._tag === "CyclicReferences")
+      return { _tag: "CyclicReferences", cycle: decision.cycle, message: decision.message } as const
+    const queued = yield* Runs.findQueuedRun(trx, projectId)
+    if (queued)
+      return {
+        _tag: "Accepted",
+        runId: queued.id,
+        runNumber: queued.run_number,
+        created: false,
+        decision: decision._tag,
+      } as const
+    const created = yield* Runs.createQueuedRun(trx, projectId)
     return {
       _tag: "Accepted",
-      runId: queued.id,
-      runNumber: queued.run_number,
-      created: false,
+      runId: created.id,
+      runNumber: created.run_number,
+      created: true,
       decision: decision._tag,
-    }
-  const created = await run(Runs.createQueuedRun(trx, projectId))
-  return {
-    _tag: "Accepted",
-    runId: created.id,
-    runNumber: created.run_number,
-    created: true,
-    decision: decision._tag,
-  }
-}
+    } as const
+  })
 
 const deriveLevels = (
   derive: ReadonlyArray<string>,
@@ -133,61 +136,58 @@ const enqueuePhase = (
   plan: StoredPlan,
   phase: Phase,
   extract: ReadonlyArray<ExtractionPair>,
-): Promise<number> =>
-  run(
-    phase === "extract"
-      ? RunTasks.enqueueExtractTasks(trx, runRow.project_id, runRow.id, extract)
-      : phase === "resolve"
-        ? RunTasks.enqueueAgentTasks(trx, RESOLVE_TASK, runRow.project_id, runRow.id, plan.resolve)
-        : RunTasks.enqueueAgentTasks(
-            trx,
-            DERIVE_TASK,
-            runRow.project_id,
-            runRow.id,
-            plan.deriveLevels[Number(phase.slice("derive:".length))] ?? [],
-          ),
-  )
+): Effect.Effect<number> =>
+  phase === "extract"
+    ? RunTasks.enqueueExtractTasks(trx, runRow.project_id, runRow.id, extract)
+    : phase === "resolve"
+      ? RunTasks.enqueueAgentTasks(trx, RESOLVE_TASK, runRow.project_id, runRow.id, plan.resolve)
+      : RunTasks.enqueueAgentTasks(
+          trx,
+          DERIVE_TASK,
+          runRow.project_id,
+          runRow.id,
+          plan.deriveLevels[Number(phase.slice("derive:".length))] ?? [],
+        )
 
 /**
  * Enqueues the first phase after `after` that has work, or ends the run when none is left. `extract`: the
  * extraction pairs, given only when the run starts (the first phase).
  */
-const advance = async (
+const advance = (
   trx: TaskTrx,
   runRow: RunRow,
   after: string | null,
   extract: ReadonlyArray<ExtractionPair> = [],
-): Promise<void> => {
-  const plan = runRow.plan as unknown as StoredPlan
-  const phases = phasesOf(plan)
-  let index = after === null ? 0 : phases.indexOf(after as Phase) + 1
-  for (; index < phases.length; index++) {
-    const phase = phases[index]!
-    if ((await enqueuePhase(trx, runRow, plan, phase, extract)) > 0) {
-      await run(Runs.setRunPhase(trx, runRow.id, phase))
-      return
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const plan = runRow.plan as unknown as StoredPlan
+    const phases = phasesOf(plan)
+    let index = after === null ? 0 : phases.indexOf(after as Phase) + 1
+    for (; index < phases.length; index++) {
+      const phase = phases[index]!
+      if ((yield* enqueuePhase(trx, runRow, plan, phase, extract)) > 0) {
+        yield* Runs.setRunPhase(trx, runRow.id, phase)
+        return
+      }
     }
-  }
-  await endRun(trx, runRow.id, { status: "succeeded" })
-}
-
-const unfinishedTasks = (db: TaskDb | TaskTrx, runId: string): Promise<number> =>
-  run(RunTasks.unfinishedTaskCount(db, runId))
+    yield* endRun(trx, runRow.id, { status: "succeeded" })
+  })
 
 /**
  * Under the run's row lock: when no task of the running run is unfinished, the next phase starts (or the
  * run fails, if a task of the phase failed for good). The lock serialises the checks, so a phase is
  * advanced once: whoever advances enqueues the next phase's tasks before releasing it.
  */
-const advanceIfPhaseDone = async (trx: TaskTrx, runId: string): Promise<void> => {
-  const runRow = await run(Runs.findRun(trx, runId, true))
-  if (runRow?.status !== "running") return
-  if ((await unfinishedTasks(trx, runId)) > 0) return
-  // A task of the phase that failed for good fails the run instead of letting it go on without its work.
-  const failed = await run(RunTasks.failedTaskOf(trx, runId))
-  if (failed) await endRun(trx, runId, failureOf(failed))
-  else await advance(trx, runRow, runRow.phase)
-}
+const advanceIfPhaseDone = (trx: TaskTrx, runId: string): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const runRow = yield* Runs.findRun(trx, runId, true)
+    if (runRow?.status !== "running") return
+    if ((yield* RunTasks.unfinishedTaskCount(trx, runId)) > 0) return
+    // A task of the phase that failed for good fails the run instead of letting it go on without its work.
+    const failed = yield* RunTasks.failedTaskOf(trx, runId)
+    if (failed) yield* endRun(trx, runId, failureOf(failed))
+    else yield* advance(trx, runRow, runRow.phase)
+  })
 
 /**
  * Called by every phase task after its transaction committed. Each task checks after its own commit, so
@@ -195,10 +195,10 @@ const advanceIfPhaseDone = async (trx: TaskTrx, runId: string): Promise<void> =>
  * tasks without taking any lock. (If the worker dies between the commit and this check, the run watch
  * advances the run.)
  */
-export const advanceAfterTask = async (db: TaskDb, runId: string): Promise<void> => {
-  if ((await unfinishedTasks(db, runId)) > 0) return
-  await db.transaction().execute((trx) => advanceIfPhaseDone(trx, runId))
-}
+export const advanceAfterTask = (db: TaskDb, runId: string): Effect.Effect<void> =>
+  Effect.flatMap(RunTasks.unfinishedTaskCount(db, runId), (unfinished) =>
+    unfinished > 0 ? Effect.void : transactionOn(db, (trx) => advanceIfPhaseDone(trx, runId)),
+  )
 
 export interface RunEnd {
   readonly status: "succeeded" | "failed"
@@ -210,59 +210,59 @@ export interface RunEnd {
  * Ends a queued or running run (nothing happens if it already ended): final status, unfinished tasks of
  * the run cancelled, the completion event written to the outbox, and a queued run of the project woken.
  */
-export const endRun = async (trx: TaskTrx, runId: string, end: RunEnd): Promise<boolean> => {
-  const ended = await run(Runs.finishRun(trx, runId, end))
-  if (!ended) return false
-  const usage = await run(Runs.totalRunUsage(trx, runId))
-  // Written as the run's end is (its transaction commits right after, in every caller).
-  logEvent(end.status === "succeeded" ? "info" : "warning", "run ended", {
-    project_id: ended.project_id,
-    run_id: ended.id,
-    run_number: ended.run_number,
-    status: end.status,
-    failure_reason: end.failureReason,
-    error: end.error,
-    ...usage,
-  })
-  await run(RunTasks.cancelPendingTasks(trx, runId, end.status))
-  const data =
-    end.status === "succeeded"
-      ? await succeededData(trx, ended.project_id, ended.run_number)
-      : {
-          project_id: ended.project_id,
-          run_number: ended.run_number,
-          failure_reason: end.failureReason ?? "internal_error",
-        }
-  const eventId = await run(
-    Runs.insertCompletionEvent(trx, {
+export const endRun = (trx: TaskTrx, runId: string, end: RunEnd): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    const ended = yield* Runs.finishRun(trx, runId, end)
+    if (!ended) return false
+    const usage = yield* Runs.totalRunUsage(trx, runId)
+    // Written as the run's end is (its transaction commits right after, in every caller).
+    yield* logLine(end.status === "succeeded" ? "info" : "warning", "run ended", {
+      project_id: ended.project_id,
+      run_id: ended.id,
+      run_number: ended.run_number,
+      status: end.status,
+      failure_reason: end.failureReason,
+      error: end.error,
+      ...usage,
+    })
+    yield* RunTasks.cancelPendingTasks(trx, runId, end.status)
+    const data =
+      end.status === "succeeded"
+        ? yield* succeededData(trx, ended.project_id, ended.run_number)
+        : {
+            project_id: ended.project_id,
+            run_number: ended.run_number,
+            failure_reason: end.failureReason ?? "internal_error",
+          }
+    const eventId = yield* Runs.insertCompletionEvent(trx, {
       projectId: ended.project_id,
       runId: ended.id,
       type: end.status === "succeeded" ? "agent.completion.succeeded" : "agent.completion.failed",
       data,
-    }),
-  )
-  // Its webhook deliveries are created by a task committed with it.
-  await enqueueFanout(trx, eventId)
-  // The project's queued run may start now.
-  await wakeQueuedRun(trx, ended.project_id)
-  return true
-}
+    })
+    // Its webhook deliveries are created by a task committed with it.
+    yield* Effect.promise(() => enqueueFanout(trx, eventId))
+    // The project's queued run may start now.
+    yield* wakeQueuedRun(trx, ended.project_id)
+    return true
+  })
 
-const succeededData = async (trx: TaskTrx, projectId: string, runNumber: number) => {
-  const state = await loadProjectState(trx, projectId)
-  const states = await computeAgentStates(trx, projectId, state)
-  return {
-    project_id: projectId,
-    run_number: runNumber,
-    agents: state.agents
-      .filter((a) => !a.row.is_draft)
-      .map((a) => ({
-        id: a.row.id,
-        name: a.row.name,
-        extraction_status: states.get(a.row.id)!.extractionStatus,
-      })),
-  }
-}
+const succeededData = (trx: TaskTrx, projectId: string, runNumber: number) =>
+  Effect.gen(function* () {
+    const state = yield* loadProjectState(trx, projectId)
+    const states = yield* computeAgentStates(trx, projectId, state)
+    return {
+      project_id: projectId,
+      run_number: runNumber,
+      agents: state.agents
+        .filter((a) => !a.row.is_draft)
+        .map((a) => ({
+          id: a.row.id,
+          name: a.row.name,
+          extraction_status: states.get(a.row.id)!.extractionStatus,
+        })),
+    }
+  })
 
 export interface RunTaskContext {
   readonly workerId: string
@@ -280,93 +280,90 @@ const runIdOf = (task: TaskRow): string | undefined => {
  * flight (else it looks again shortly, without spending an attempt). Documents still `Pending` without a
  * parse in flight get their parse enqueued first. The plan is computed from the state found now.
  */
-export const runStartHandler = async (task: TaskRow, ctx: RunTaskContext): Promise<void> => {
+export const runStart = (task: TaskRow, ctx: RunTaskContext): Effect.Effect<void> => {
   const runId = runIdOf(task)
-  if (runId === undefined) return
-  await ctx.db.transaction().execute(async (trx) => {
-    const queued = await run(Runs.findRun(trx, runId))
-    if (queued?.status !== "queued") return ctx.complete(trx)
-    await run(lockProject(trx, queued.project_id))
-    const locked = await run(Runs.findRun(trx, runId, true))
-    if (locked?.status !== "queued") return ctx.complete(trx)
-    const other = await run(Runs.hasRunningRun(trx, locked.project_id))
-    const state = await loadProjectState(trx, locked.project_id)
-    if (other || state.documents.some((d) => d.parseInFlight)) {
-      await reschedule(trx, task.id, ctx.workerId, WAIT_MS)
-      return
-    }
-    const decision = planLaunch(toSnapshot({ ...state, run: { running: false, queued: false } }))
-    if (decision._tag === "Rejected" || decision._tag === "CyclicReferences") {
-      await endRun(trx, locked.id, {
-        status: "failed",
-        failureReason: "validation_failed",
-        error: decision.message,
-      })
-      return ctx.complete(trx)
-    }
-    if (decision._tag !== "Plan") {
-      await reschedule(trx, task.id, ctx.workerId, WAIT_MS)
-      return
-    }
-    if (decision.parse.length > 0) {
-      for (const documentId of decision.parse) {
-        const document = state.documents.find((d) => d.id === documentId)!
-        await run(enqueueParse(trx, documentId, document.version, locked.project_id, locked.id))
+  if (runId === undefined) return Effect.void
+  const complete = (trx: TaskTrx) => Effect.promise(() => ctx.complete(trx))
+  const lookAgain = (trx: TaskTrx) =>
+    Effect.asVoid(Effect.promise(() => reschedule(trx, task.id, ctx.workerId, WAIT_MS)))
+  return transactionOn(ctx.db, (trx) =>
+    Effect.gen(function* () {
+      const queued = yield* Runs.findRun(trx, runId)
+      if (queued?.status !== "queued") return yield* complete(trx)
+      yield* lockProject(trx, queued.project_id)
+      const locked = yield* Runs.findRun(trx, runId, true)
+      if (locked?.status !== "queued") return yield* complete(trx)
+      const other = yield* Runs.hasRunningRun(trx, locked.project_id)
+      const state = yield* loadProjectState(trx, locked.project_id)
+      if (other || state.documents.some((d) => d.parseInFlight)) return yield* lookAgain(trx)
+      const decision = planLaunch(toSnapshot({ ...state, run: { running: false, queued: false } }))
+      if (decision._tag === "Rejected" || decision._tag === "CyclicReferences") {
+        yield* endRun(trx, locked.id, {
+          status: "failed",
+          failureReason: "validation_failed",
+          error: decision.message,
+        })
+        return yield* complete(trx)
       }
-      await reschedule(trx, task.id, ctx.workerId, WAIT_MS)
-      return
-    }
-    const references = new Map(state.agents.map((a) => [a.row.id, a.references]))
-    const plan: StoredPlan = {
-      extractPairs: decision.extract.length,
-      resolve: decision.resolve,
-      deriveLevels: deriveLevels(decision.derive, references),
-      upToDate: decision.upToDate,
-    }
-    const started = await run(Runs.startRun(trx, locked.id, plan))
-    logEvent("info", "run started", {
-      project_id: locked.project_id,
-      run_id: locked.id,
-      run_number: locked.run_number,
-      extract_pairs: plan.extractPairs,
-      resolve_agents: plan.resolve.length,
-      derive_levels: plan.deriveLevels.length,
-      up_to_date: plan.upToDate.length,
-    })
-    await advance(trx, started, null, decision.extract)
-    await ctx.complete(trx)
-  })
+      if (decision._tag !== "Plan") return yield* lookAgain(trx)
+      if (decision.parse.length > 0) {
+        for (const documentId of decision.parse) {
+          const document = state.documents.find((d) => d.id === documentId)!
+          yield* enqueueParse(trx, documentId, document.version, locked.project_id, locked.id)
+        }
+        return yield* lookAgain(trx)
+      }
+      const references = new Map(state.agents.map((a) => [a.row.id, a.references]))
+      const plan: StoredPlan = {
+        extractPairs: decision.extract.length,
+        resolve: decision.resolve,
+        deriveLevels: deriveLevels(decision.derive, references),
+        upToDate: decision.upToDate,
+      }
+      const started = yield* Runs.startRun(trx, locked.id, plan)
+      yield* logLine("info", "run started", {
+        project_id: locked.project_id,
+        run_id: locked.id,
+        run_number: locked.run_number,
+        extract_pairs: plan.extractPairs,
+        resolve_agents: plan.resolve.length,
+        derive_levels: plan.deriveLevels.length,
+        up_to_date: plan.upToDate.length,
+      })
+      yield* advance(trx, started, null, decision.extract)
+      yield* complete(trx)
+    }),
+  )
 }
 
 /**
- * Wraps a phase task's handler: on its last attempt an error ends the run as failed (`internal_error`)
- * before the error propagates to the task's own record.
+ * Wraps a phase task's stage: on its last attempt a failure (or defect) ends the run as failed
+ * (`internal_error`) before it propagates to the task's own record.
  */
-export const phaseTaskHandler =
-  <C extends RunTaskContext & { readonly signal: AbortSignal }>(
-    body: (task: TaskRow, ctx: C) => Promise<void>,
+export const phaseTask =
+  <C extends RunTaskContext & { readonly signal: AbortSignal }, E>(
+    body: (task: TaskRow, ctx: C) => Effect.Effect<void, E>,
   ) =>
-  async (task: TaskRow, ctx: C): Promise<void> => {
-    try {
-      await body(task, ctx)
-    } catch (e) {
+  (task: TaskRow, ctx: C): Effect.Effect<void, E> =>
+    Effect.tapErrorCause(body(task, ctx), (cause) => {
       const runId = runIdOf(task)
-      if (runId !== undefined && !ctx.signal.aborted && task.attempts >= task.max_attempts) {
-        const message = e instanceof Error ? e.message : String(e)
-        await ctx.db
-          .transaction()
-          .execute((trx) =>
-            endRun(trx, runId, {
-              status: "failed",
-              failureReason: "internal_error",
-              error: `${task.kind}: ${message}`,
-            }),
-          )
-          .catch(() => false)
-      }
-      throw e
-    }
-  }
+      if (
+        runId === undefined ||
+        ctx.signal.aborted ||
+        Cause.isInterruptedOnly(cause) ||
+        task.attempts < task.max_attempts
+      )
+        return Effect.void
+      const e = Cause.squash(cause)
+      const message = e instanceof Error ? e.message : String(e)
+      return transactionOn(ctx.db, (trx) =>
+        endRun(trx, runId, {
+          status: "failed",
+          failureReason: "internal_error",
+          error: `${task.kind}: ${message}`,
+        }),
+      ).pipe(Effect.catchAllCause(() => Effect.void))
+    })
 
 const failureOf = (task: { kind: string; last_error: string | null }): RunEnd => ({
   status: "failed",
@@ -379,28 +376,31 @@ const failureOf = (task: { kind: string; last_error: string | null }): RunEnd =>
  * attempt died with its worker marks it failed — and for such tasks still marked running: their runs end
  * as failed (`internal_error`). Workers call it every few seconds. Returns how many runs ended.
  */
-export const failAbandonedRuns = async (db: TaskDb): Promise<number> => {
-  await run(RunTasks.failAbandonedRunTasks(db))
-  const failing = await run(RunTasks.runsWithFailedTasks(db))
-  // Runs whose last task committed but whose worker died before moving the run on.
-  const stalled = await run(RunTasks.stalledRuns(db))
-  for (const runId of stalled) await db.transaction().execute((trx) => advanceIfPhaseDone(trx, runId))
-  let ended = 0
-  for (const runId of failing) {
-    const done = await db.transaction().execute(async (trx) => {
-      const locked = await run(Runs.findRun(trx, runId, true))
-      if (locked?.status !== "running" && locked?.status !== "queued") return false
-      const failed = await run(RunTasks.failedTaskOf(trx, runId))
-      return failed ? endRun(trx, runId, failureOf(failed)) : false
-    })
-    if (done) ended += 1
-  }
-  return ended
-}
+export const failAbandonedRuns = (db: TaskDb): Effect.Effect<number> =>
+  Effect.gen(function* () {
+    yield* RunTasks.failAbandonedRunTasks(db)
+    const failing = yield* RunTasks.runsWithFailedTasks(db)
+    // Runs whose last task committed but whose worker died before moving the run on.
+    const stalled = yield* RunTasks.stalledRuns(db)
+    for (const runId of stalled) yield* transactionOn(db, (trx) => advanceIfPhaseDone(trx, runId))
+    let ended = 0
+    for (const runId of failing) {
+      const done = yield* transactionOn(db, (trx) =>
+        Effect.gen(function* () {
+          const locked = yield* Runs.findRun(trx, runId, true)
+          if (locked?.status !== "running" && locked?.status !== "queued") return false
+          const failed = yield* RunTasks.failedTaskOf(trx, runId)
+          return failed ? yield* endRun(trx, runId, failureOf(failed)) : false
+        }),
+      )
+      if (done) ended += 1
+    }
+    return ended
+  })
 
 /**
  * After documents leave a project (deleted, archived, replaced attachments): every agent's resolution is
  * outstanding again, so the next launch resolves it without the departed documents' values.
  */
-export const documentsLeftProject = (conn: TaskDb | TaskTrx, projectId: string): Promise<void> =>
-  run(clearResolutionsOfProject(conn, projectId))
+export const documentsLeftProject = (conn: TaskDb | TaskTrx, projectId: string): Effect.Effect<void> =>
+  clearResolutionsOfProject(conn, projectId)

@@ -72,7 +72,7 @@ describe.skipIf(files.length === 0)("PDF robustness corpus", () => {
     "says that a password-protected PDF is encrypted",
     async () => {
       const outcome = await parseWithin(files.find((f) => f.endsWith("password-123456.pdf"))!, limitMs)
-      expect(outcome).toEqual(new ParseFailure("the PDF is encrypted with a password"))
+      expect(outcome).toEqual(new ParseFailure({ reason: "the PDF is encrypted with a password" }))
     },
   )
 })

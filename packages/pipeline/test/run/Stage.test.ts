@@ -1,5 +1,5 @@
 import type { TaskRow } from "@dxs/db"
-import { logEvent, withLogSink } from "@dxs/db/Log"
+import { logEvent, logLine, withLogSink } from "@dxs/db/Log"
 import type { TaskDb } from "@dxs/db/TaskQueue"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
@@ -39,6 +39,36 @@ describe("a stage run by the worker", () => {
           yield* Effect.promise(() => gate)
           for (let i = 0; i < 3; i++) {
             yield* promiseCode(ctx, async () => logEvent("info", `line ${i}`, { task: t.id }))
+            yield* Effect.sleep(1)
+          }
+        }),
+    }
+    const lines = new Map<string, Array<unknown>>()
+    const run = (id: string) => {
+      const seen: Array<unknown> = []
+      lines.set(id, seen)
+      return withLogSink(
+        (_level, _message, fields) => seen.push(fields.task),
+        () => stageHandler(stage)({ ...task, id } as TaskRow, context()),
+      )
+    }
+    const running = Promise.all(["a", "b", "c"].map(run))
+    open()
+    await running
+    for (const [id, seen] of lines) expect(seen).toEqual(Array(3).fill(id))
+  })
+
+  it("sends the log lines of its Effect code to its own task's sink, beside other tasks", async () => {
+    let open: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    const stage: StageShape = {
+      run: (t) =>
+        Effect.gen(function* () {
+          yield* Effect.promise(() => gate)
+          for (let i = 0; i < 3; i++) {
+            yield* logLine("info", `line ${i}`, { task: t.id })
             yield* Effect.sleep(1)
           }
         }),

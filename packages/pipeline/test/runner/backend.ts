@@ -32,7 +32,7 @@ const backend: Backend = {
       for (;;) hoard.push(Array.from({ length: 100_000 }, (_, i) => i * Math.random()))
     }
     if (fileName.startsWith("boom")) throw new TypeError("backend exploded")
-    if (fileName.startsWith("refuse")) throw new ParseFailure("the file is encrypted")
+    if (fileName.startsWith("refuse")) throw new ParseFailure({ reason: "the file is encrypted" })
     if (fileName.startsWith("exit")) process.exit(3)
     const text = new TextDecoder().decode(bytes)
     return {

@@ -2,7 +2,7 @@
  * The `derive` stage: one derived or evaluation agent, over the resolved values of the agents it
  * references. An input applies to a result when it agrees on every dimension the two share.
  */
-import type { TaskRow } from "@dxs/db"
+import { type TaskRow, transactionOn } from "@dxs/db"
 import {
   agentStillAt,
   type DerivedExtraction,
@@ -23,9 +23,7 @@ import {
   expectedCombinations,
   type InstanceRef,
   instanceInputs,
-  inTransaction,
   notFoundText,
-  promiseCode,
   resultName,
   type StageRun,
   type StageShape,
@@ -48,10 +46,10 @@ export class Derivation extends Effect.Service<Derivation>()("@dxs/pipeline/Deri
         const p = task.payload as unknown as AgentPayload
         const runInfo = yield* findRunningRun(ctx.db, p.runId)
         if (!runInfo) return
-        const agents = yield* promiseCode(ctx, () => loadAgents(ctx.db, runInfo.projectId))
+        const agents = yield* loadAgents(ctx.db, runInfo.projectId)
         const agent = agents.find((a) => a.row.id === p.agentId)
         if (!agent || agent.row.is_draft) return yield* commitTask(ctx, task, p.runId, noUsage)
-        const documents = yield* promiseCode(ctx, () => loadDocuments(ctx.db, runInfo.projectId))
+        const documents = yield* loadDocuments(ctx.db, runInfo.projectId)
         const configVersion = agent.row.config_version
         const inputs = yield* resolvedInputs(ctx.db, agent.references)
         const combinations = expectedCombinations(
@@ -60,7 +58,7 @@ export class Derivation extends Effect.Service<Derivation>()("@dxs/pipeline/Deri
           inputs.flatMap((i) => i.dimension_values),
         )
         const spec = agentSpec(agent.row)
-        const atomics = yield* inTransaction(ctx.db, (trx) =>
+        const atomics = yield* transactionOn(ctx.db, (trx) =>
           Effect.forEach(combinations, (instances) =>
             Effect.map(
               ensureAtomicValue(trx, {

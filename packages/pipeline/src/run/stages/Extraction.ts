@@ -46,7 +46,6 @@ import {
   type InstanceRef,
   instanceFor,
   instanceInputs,
-  promiseCode,
   type StageRun,
   type StageShape,
 } from "./Stage.ts"
@@ -119,14 +118,12 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
         if (!runInfo) return
         const [agentsById, [document]] = yield* Effect.all(
           [
-            promiseCode(ctx, () =>
-              loadAgentsOfProjects(
-                ctx.db,
-                [runInfo.projectId],
-                p.agents.map((a) => a.agentId),
-              ),
+            loadAgentsOfProjects(
+              ctx.db,
+              [runInfo.projectId],
+              p.agents.map((a) => a.agentId),
             ),
-            promiseCode(ctx, () => loadDocuments(ctx.db, runInfo.projectId, p.documentId)),
+            loadDocuments(ctx.db, runInfo.projectId, p.documentId),
           ],
           { concurrency: 2 },
         )
@@ -146,14 +143,12 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
         if (document === undefined || agents.length === 0)
           return yield* commitTask(ctx, task, p.runId, noUsage)
 
-        const windows = yield* promiseCode(ctx, () =>
-          documentWindows(ctx.db, {
-            agents: agents.map((a) => a.spec),
-            documentId: document.id,
-            documentName: document.name,
-            tokenBudget: pageTokenBudget(budget, Math.min(budget.maxAgentsPerRequest, agents.length)),
-          }),
-        )
+        const windows = yield* documentWindows(ctx.db, {
+          agents: agents.map((a) => a.spec),
+          documentId: document.id,
+          documentName: document.name,
+          tokenBudget: pageTokenBudget(budget, Math.min(budget.maxAgentsPerRequest, agents.length)),
+        })
         let usage: Usage = noUsage
 
         // Dynamic dimension values, discovered from every window.

@@ -3,7 +3,7 @@
  * atomic value (agent × dimension values) with status, references and sources. With web search (see
  * `WebFindings.ts`), what the search finds joins the document extractions as candidates.
  */
-import type { TaskRow } from "@dxs/db"
+import { type TaskRow, transactionOn } from "@dxs/db"
 import {
   agentStillAt,
   currentAtomicValues,
@@ -27,9 +27,7 @@ import {
   expectedCombinations,
   type InstanceRef,
   instanceInputs,
-  inTransaction,
   notFoundText,
-  promiseCode,
   resultName,
   type StageRun,
   type StageShape,
@@ -48,11 +46,9 @@ export class Resolution extends Effect.Service<Resolution>()("@dxs/pipeline/Reso
         const p = task.payload as unknown as AgentPayload
         const runInfo = yield* findRunningRun(ctx.db, p.runId)
         if (!runInfo) return
-        const agent = (yield* promiseCode(ctx, () => loadAgents(ctx.db, runInfo.projectId))).find(
-          (a) => a.row.id === p.agentId,
-        )
+        const agent = (yield* loadAgents(ctx.db, runInfo.projectId)).find((a) => a.row.id === p.agentId)
         if (!agent || agent.row.is_draft) return yield* commitTask(ctx, task, p.runId, noUsage)
-        const documents = yield* promiseCode(ctx, () => loadDocuments(ctx.db, runInfo.projectId))
+        const documents = yield* loadDocuments(ctx.db, runInfo.projectId)
         const configVersion = agent.row.config_version
         const existing = yield* currentAtomicValues(ctx.db, agent.row.id, configVersion)
         const combinations = expectedCombinations(
@@ -81,7 +77,7 @@ export class Resolution extends Effect.Service<Resolution>()("@dxs/pipeline/Reso
 
         // Atomic values first (idempotent), so the model's work below can be keyed by them; with web
         // search, the searches to do are recorded unsearched (the agent's web-search progress counts them).
-        const atomics = yield* inTransaction(ctx.db, (trx) =>
+        const atomics = yield* transactionOn(ctx.db, (trx) =>
           Effect.gen(function* () {
             const out: Array<{ id: string; instances: ReadonlyArray<InstanceRef>; query: string }> = []
             for (const instances of combinations) {

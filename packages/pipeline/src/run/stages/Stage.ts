@@ -8,13 +8,14 @@
  * re-executed task neither loses nor duplicates anything.
  */
 import { AsyncLocalStorage } from "node:async_hooks"
-import type { StoredDimensionValue, TaskRow } from "@dxs/db"
+import { type StoredDimensionValue, type TaskRow, transactionOn } from "@dxs/db"
+import { inLogContext } from "@dxs/db/Log"
 import type { InstanceInput } from "@dxs/db/repositories/Results"
 import { recordTaskUsage } from "@dxs/db/repositories/Runs"
-import type { TaskDb, TaskTrx } from "@dxs/db/TaskQueue"
+import type { TaskTrx } from "@dxs/db/TaskQueue"
 import { cartesian } from "@dxs/domain/Combinations"
 import { parseNumber } from "@dxs/domain/Values"
-import { Cause, Data, Effect, Exit, Runtime } from "effect"
+import { Cause, Data, Effect, Exit } from "effect"
 import type { ModelError, Usage } from "../../llm/LanguageModel.ts"
 import type { AttachedDimension, ProjectAgent, ProjectDocument } from "../ProjectState.ts"
 import { advanceAfterTask, type RunTaskContext } from "../Runs.ts"
@@ -43,51 +44,26 @@ export interface StageShape {
 }
 
 /**
- * Promise code of the pipeline (project state, retrieval, the run's phases), called from a stage. It runs
- * in the async context the task started in, where the worker put the task's log sink ("run ended" and the
- * like): Effect's scheduler promises no async context to a resumed fiber. Its failures are defects, like
- * the repositories'.
+ * Promise code called from a stage (the worker's `complete`). It runs in the async context the task
+ * started in, where the worker put the task's log sink: Effect's scheduler promises no async context to a
+ * resumed fiber. Its failures are defects, like the repositories'.
  */
 export const promiseCode = <A>(ctx: StageRun, f: () => Promise<A>): Effect.Effect<A> =>
   Effect.promise(() => ctx.inTask(f))
 
 /**
- * A stage as the worker's task handler (Promise code): its failure is thrown as is (a tagged error, or the
- * defect itself, such as the worker's lost lease), so the task's record says what went wrong.
+ * A stage (or the run's start) as the worker's task handler (Promise code): its log lines go to the task's
+ * sink (`inLogContext`); its failure is thrown as is (a tagged error, or the defect itself, such as the
+ * worker's lost lease), so the task's record says what went wrong.
  */
 export const stageHandler =
   (stage: StageShape) =>
   (task: TaskRow, ctx: StageContext): Promise<void> =>
-    Effect.runPromiseExit(stage.run(task, { ...ctx, inTask: AsyncLocalStorage.snapshot() }), {
+    Effect.runPromiseExit(inLogContext(stage.run(task, { ...ctx, inTask: AsyncLocalStorage.snapshot() })), {
       signal: ctx.signal,
     }).then((exit) => {
       if (Exit.isFailure(exit)) throw Cause.squash(exit.cause)
     })
-
-const ROLLBACK = Symbol("rollback")
-
-/**
- * Runs `body` in one transaction of `db`, rolled back when it fails. Waited for uninterruptibly: a
- * transaction under way is not stopped, so the stage must not go on as if it had failed.
- */
-export const inTransaction = <A, E>(
-  db: TaskDb,
-  body: (trx: TaskTrx) => Effect.Effect<A, E>,
-): Effect.Effect<A, E> =>
-  Effect.flatMap(Effect.runtime<never>(), (runtime) =>
-    Effect.async<A, E>((resume) => {
-      let outcome: Exit.Exit<A, E> | undefined
-      db.transaction()
-        .execute(async (trx) => {
-          outcome = await Runtime.runPromiseExit(runtime)(body(trx))
-          if (outcome._tag === "Failure") throw ROLLBACK
-        })
-        .then(
-          () => resume(outcome!),
-          (e) => resume(e === ROLLBACK && outcome ? outcome : Effect.die(e)),
-        )
-    }).pipe(Effect.uninterruptible),
-  )
 
 /**
  * The one commit of every stage: writes a task's results, its completion and the model usage it cost in
@@ -103,7 +79,7 @@ export const commitTask = (
   write: (trx: TaskTrx) => Effect.Effect<void> = () => Effect.void,
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
-    yield* inTransaction(ctx.db, (trx) =>
+    yield* transactionOn(ctx.db, (trx) =>
       Effect.gen(function* () {
         yield* write(trx)
         yield* promiseCode(ctx, () => ctx.complete(trx))
@@ -111,7 +87,7 @@ export const commitTask = (
           yield* recordTaskUsage(trx, task.id, { ...usage })
       }),
     )
-    yield* promiseCode(ctx, () => advanceAfterTask(ctx.db, runId))
+    yield* advanceAfterTask(ctx.db, runId)
   }).pipe(Effect.uninterruptible)
 
 // ---------------------------------------------------------------------------------------------------------
