@@ -40,49 +40,83 @@ export const replaceDocumentExtractions = (
     readonly extractions: ReadonlyArray<DocumentExtraction>
   },
 ): Effect.Effect<void> =>
+  replaceDocumentExtractionsOfAgents(conn, {
+    projectId: input.projectId,
+    documentId: input.documentId,
+    documentVersion: input.documentVersion,
+    agents: [input],
+  })
+
+/**
+ * One document version's extractions of several agents, each replacing what the agent had from the
+ * document, with each agent's extraction record: three statements whatever the number of agents.
+ */
+export const replaceDocumentExtractionsOfAgents = (
+  conn: Conn,
+  input: {
+    readonly projectId: string
+    readonly documentId: string
+    readonly documentVersion: number
+    readonly agents: ReadonlyArray<{
+      readonly agentId: string
+      readonly agentConfigVersion: number
+      readonly dimensionsKey: string
+      readonly extractions: ReadonlyArray<DocumentExtraction>
+    }>
+  },
+): Effect.Effect<void> =>
   Effect.gen(function* () {
+    if (input.agents.length === 0) return
     yield* run(() =>
       conn
         .deleteFrom("extractions")
-        .where("agent_id", "=", input.agentId)
+        .where(
+          "agent_id",
+          "in",
+          input.agents.map((a) => a.agentId),
+        )
         .where("document_id", "=", input.documentId)
         .where("source_type", "=", "document")
         .execute(),
     )
-    if (input.extractions.length > 0)
-      yield* run(() =>
-        conn
-          .insertInto("extractions")
-          .values(
-            input.extractions.map((e) => ({
-              project_id: input.projectId,
-              agent_id: input.agentId,
-              agent_config_version: input.agentConfigVersion,
-              atomic_value_id: e.atomicValueId,
-              document_id: input.documentId,
-              value: e.value,
-              relevant_passage: e.relevantPassage,
-              reasoning: e.reasoning,
-              page_number: e.pageNumber,
-              grounded: e.grounded ?? true,
-              confidence: e.confidence ?? null,
-              source_type: "document" as const,
-            })),
-          )
-          .execute(),
-      )
-    const pair = {
-      agent_config_version: input.agentConfigVersion,
-      document_version: input.documentVersion,
-      dimensions_key: input.dimensionsKey,
-      value_count: input.extractions.length,
-    }
+    const rows = input.agents.flatMap((agent) =>
+      agent.extractions.map((e) => ({
+        project_id: input.projectId,
+        agent_id: agent.agentId,
+        agent_config_version: agent.agentConfigVersion,
+        atomic_value_id: e.atomicValueId,
+        document_id: input.documentId,
+        value: e.value,
+        relevant_passage: e.relevantPassage,
+        reasoning: e.reasoning,
+        page_number: e.pageNumber,
+        grounded: e.grounded ?? true,
+        confidence: e.confidence ?? null,
+        source_type: "document" as const,
+      })),
+    )
+    if (rows.length > 0) yield* run(() => conn.insertInto("extractions").values(rows).execute())
     yield* run(() =>
       conn
         .insertInto("extraction_pairs")
-        .values({ agent_id: input.agentId, document_id: input.documentId, ...pair })
+        .values(
+          input.agents.map((agent) => ({
+            agent_id: agent.agentId,
+            document_id: input.documentId,
+            agent_config_version: agent.agentConfigVersion,
+            document_version: input.documentVersion,
+            dimensions_key: agent.dimensionsKey,
+            value_count: agent.extractions.length,
+          })),
+        )
         .onConflict((oc) =>
-          oc.columns(["agent_id", "document_id"]).doUpdateSet({ ...pair, extracted_at: sql`now()` }),
+          oc.columns(["agent_id", "document_id"]).doUpdateSet({
+            agent_config_version: sql`excluded.agent_config_version`,
+            document_version: sql`excluded.document_version`,
+            dimensions_key: sql`excluded.dimensions_key`,
+            value_count: sql`excluded.value_count`,
+            extracted_at: sql`now()`,
+          }),
         )
         .execute(),
     )

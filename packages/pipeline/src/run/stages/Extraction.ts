@@ -10,10 +10,10 @@
  */
 import type { TaskRow } from "@dxs/db"
 import {
-  agentStillAt,
+  agentsStillAt,
   type DocumentExtraction,
   ensureAtomicValue,
-  replaceDocumentExtractions,
+  replaceDocumentExtractionsOfAgents,
 } from "@dxs/db/repositories/Results"
 import { findRunningRun } from "@dxs/db/repositories/Runs"
 import { extractionConfidence } from "@dxs/domain/Confidence"
@@ -246,23 +246,26 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
           extractions.set(agent.row.id, list)
         }
         yield* commitTask(ctx, task, p.runId, usage, (trx) =>
-          Effect.forEach(
-            agents,
-            ({ agent, configVersion }) =>
-              Effect.gen(function* () {
-                if (!(yield* agentStillAt(trx, agent.row.id, configVersion))) return
-                yield* replaceDocumentExtractions(trx, {
-                  projectId: runInfo.projectId,
+          Effect.gen(function* () {
+            // Only the agents still at the version the task was planned for (their rows locked for share).
+            const current = yield* agentsStillAt(
+              trx,
+              agents.map(({ agent, configVersion }) => ({ agentId: agent.row.id, configVersion })),
+            )
+            yield* replaceDocumentExtractionsOfAgents(trx, {
+              projectId: runInfo.projectId,
+              documentId: document.id,
+              documentVersion: p.documentVersion,
+              agents: agents
+                .filter(({ agent }) => current.has(agent.row.id))
+                .map(({ agent, configVersion }) => ({
                   agentId: agent.row.id,
                   agentConfigVersion: configVersion,
-                  documentId: document.id,
-                  documentVersion: p.documentVersion,
                   dimensionsKey: agentDimensionsKey(agent),
                   extractions: extractions.get(agent.row.id) ?? [],
-                })
-              }),
-            { discard: true },
-          ),
+                })),
+            })
+          }),
         )
       })
     return { run } satisfies StageShape
