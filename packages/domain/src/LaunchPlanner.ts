@@ -159,10 +159,13 @@ export const dimensionsKey = (dimensions: ReadonlyArray<SnapshotDimension>): str
 export interface DocumentExtraction {
   readonly documentId: string
   readonly documentVersion: number
+  /**
+   * The agents at their config versions. Their dimensions' key is not kept (the stage records the
+   * agent's key as it reads the agent), so a task of a large project stays small.
+   */
   readonly agents: ReadonlyArray<{
     readonly agentId: string
     readonly agentConfigVersion: number
-    readonly dimensionsKey: string
   }>
 }
 
@@ -179,11 +182,7 @@ export const byDocument = (pairs: ReadonlyArray<ExtractionPair>): ReadonlyArray<
       group = { documentId: pair.documentId, documentVersion: pair.documentVersion, agents: [] }
       groups.set(key, group)
     }
-    group.agents.push({
-      agentId: pair.agentId,
-      agentConfigVersion: pair.agentConfigVersion,
-      dimensionsKey: pair.dimensionsKey,
-    })
+    group.agents.push({ agentId: pair.agentId, agentConfigVersion: pair.agentConfigVersion })
   }
   return [...groups.values()]
 }

@@ -102,8 +102,8 @@ describe("runs through their phases", () => {
           documentId: "d1",
           documentVersion: 3,
           agents: [
-            { agentId: "a1", agentConfigVersion: 2, dimensionsKey: "k" },
-            { agentId: "a2", agentConfigVersion: 1, dimensionsKey: "k" },
+            { agentId: "a1", agentConfigVersion: 2 },
+            { agentId: "a2", agentConfigVersion: 1 },
           ],
         },
       ],

@@ -70,9 +70,7 @@ const payloadOf = (task: TaskRow): ExtractPayload => {
         runId: p.runId,
         documentId: p.documentId,
         documentVersion: p.documentVersion,
-        agents: [
-          { agentId: p.agentId, agentConfigVersion: p.agentConfigVersion, dimensionsKey: p.dimensionsKey },
-        ],
+        agents: [{ agentId: p.agentId, agentConfigVersion: p.agentConfigVersion }],
       }
 }
 
