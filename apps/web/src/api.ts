@@ -81,7 +81,12 @@ const handleUnauthorized = (status: number, path: string) => {
 }
 
 /** A request to `/api/v1${path}`; the parsed JSON answer, or undefined for an empty one. */
-export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+export async function request<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  signal?: AbortSignal,
+): Promise<T> {
   const headers: Record<string, string> = { accept: "application/json" }
   if (method !== "GET" && method !== "HEAD" && csrfToken) headers["x-csrf-token"] = csrfToken
   let payload: BodyInit | undefined
@@ -97,8 +102,10 @@ export async function request<T>(method: string, path: string, body?: unknown): 
       headers,
       credentials: "same-origin",
       ...(payload === undefined ? {} : { body: payload }),
+      ...(signal === undefined ? {} : { signal }),
     })
-  } catch {
+  } catch (e) {
+    if (signal?.aborted) throw e
     throw new ApiError(0, "Network error", "Could not reach the server. Check your connection and try again.")
   }
   const text = await res.text()
@@ -115,7 +122,8 @@ export async function request<T>(method: string, path: string, body?: unknown): 
 }
 
 export const api = {
-  get: <T>(path: string): Promise<T> => request<T>("GET", path),
+  get: <T>(path: string, options: { readonly signal?: AbortSignal } = {}): Promise<T> =>
+    request<T>("GET", path, undefined, options.signal),
   post: <T>(path: string, body?: unknown): Promise<T> => request<T>("POST", path, body),
   patch: <T>(path: string, body: unknown): Promise<T> => request<T>("PATCH", path, body),
   put: <T>(path: string, body: unknown): Promise<T> => request<T>("PUT", path, body),

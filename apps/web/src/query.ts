@@ -1,0 +1,29 @@
+/**
+ * Server state: one TanStack Query client for the application. A query's key is the API path it reads
+ * (`["api", path]`), so a write invalidates by path prefix (`invalidateApi("/projects/<id>/")`).
+ */
+import { QueryClient, queryOptions } from "@tanstack/react-query"
+import { ApiError, api } from "./api.ts"
+
+export const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: {
+      // a 4xx will not get better by asking again; a network failure (status 0) or a 5xx may
+      retry: (failures, error) =>
+        failures < 2 && !(error instanceof ApiError && error.status >= 400 && error.status < 500),
+      refetchOnWindowFocus: false,
+      staleTime: 2_000,
+    },
+  },
+})
+
+/** The query of a GET of `path` (relative to /api/v1). */
+export const apiQuery = <T>(path: string) =>
+  queryOptions({ queryKey: ["api", path] as const, queryFn: ({ signal }) => api.get<T>(path, { signal }) })
+
+/** Marks every query whose path starts with `prefix` stale and refetches those on screen. */
+export const invalidateApi = (prefix: string): Promise<void> =>
+  queryClient.invalidateQueries({
+    predicate: (q) =>
+      q.queryKey[0] === "api" && typeof q.queryKey[1] === "string" && q.queryKey[1].startsWith(prefix),
+  })
