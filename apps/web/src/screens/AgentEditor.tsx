@@ -320,6 +320,11 @@ export function AgentEditor({
           Close editor
         </button>
       </div>
+      {saved.dimensions.some((d) => d.source === "DOCUMENT") && (
+        <p className="muted split-note" data-testid="split-by-document">
+          Split by Document: this agent gives one value for each document.
+        </p>
+      )}
       <form className="stack" onSubmit={save} noValidate>
         <div className="field">
           <label htmlFor={`${PREFIX}-name`}>Name</label>

@@ -35,6 +35,7 @@ export function ProjectsScreen() {
   const [filter, setFilter] = useState<ProjectFilter>(ALL_PROJECTS)
   const [query, setQuery] = useState("")
   const [name, setName] = useState("")
+  const [perDocument, setPerDocument] = useState(false)
   const [error, setError] = useState<string | undefined>(undefined)
   const [busy, setBusy] = useState(false)
 
@@ -76,6 +77,7 @@ export function ProjectsScreen() {
     try {
       const project = await api.post<Project>("/projects/", {
         name: name.trim(),
+        auto_attach_document_dimension: perDocument,
         ...(selectedFolder ? { folder_id: selectedFolder.id } : {}),
       })
       navigate(`/projects/${seg(project.id)}`)
@@ -191,6 +193,22 @@ export function ProjectsScreen() {
             Create project
           </button>
         </form>
+        <div className="checkbox-field new-project-options">
+          <input
+            id="new-project-per-document"
+            type="checkbox"
+            checked={perDocument}
+            onChange={(e) => setPerDocument(e.target.checked)}
+            aria-describedby="new-project-per-document-hint"
+          />
+          <div>
+            <label htmlFor="new-project-per-document">One result per document</label>
+            <p id="new-project-per-document-hint" className="muted small">
+              Each agent gives a value for every document (split by the Document dimension), not one value for
+              all the documents together.
+            </p>
+          </div>
+        </div>
         {selectedFolder && <p className="muted small">It goes into the folder {selectedFolder.name}.</p>}
         <ErrorAlert message={error} />
       </section>
@@ -327,10 +345,10 @@ function ProjectItem({
             </option>
           ))}
         </select>
-        <button type="button" disabled={busy} onClick={archive}>
+        <button type="button" className="quiet small-button" disabled={busy} onClick={archive}>
           Archive<VisuallyHidden> {p.name}</VisuallyHidden>
         </button>
-        <button type="button" className="danger" disabled={busy} onClick={remove}>
+        <button type="button" className="quiet danger-text small-button" disabled={busy} onClick={remove}>
           Delete<VisuallyHidden> {p.name}</VisuallyHidden>
         </button>
       </div>
