@@ -13,7 +13,8 @@ import type {
 import { type FormEvent, useEffect, useRef, useState } from "react"
 import { api, errorMessage, seg } from "./api.ts"
 import { ErrorAlert, formatDate, Loading, VisuallyHidden } from "./components.tsx"
-import { useClipboard, usePolling, useResource } from "./hooks.ts"
+import { useClipboard } from "./hooks.ts"
+import { useApiQuery } from "./query.ts"
 
 const DELIVERIES_POLL_MS = 2000
 
@@ -21,8 +22,8 @@ const DELIVERIES_POLL_MS = 2000
 const labelOf = (s: WebhookSubscription): string => s.name || s.url
 
 export function WebhooksSection() {
-  const subscriptions = useResource<ReadonlyArray<WebhookSubscription>>("/webhooks/")
-  const events = useResource<ReadonlyArray<WebhookEventType>>("/webhooks/events/")
+  const subscriptions = useApiQuery<ReadonlyArray<WebhookSubscription>>("/webhooks/")
+  const events = useApiQuery<ReadonlyArray<WebhookEventType>>("/webhooks/events/")
   const [name, setName] = useState("")
   const [url, setUrl] = useState("")
   const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set())
@@ -267,7 +268,11 @@ function Deliveries({
 }) {
   const label = labelOf(s)
   const [open, setOpen] = useState(false)
-  const page = useResource<WebhookDeliveriesPage>(open ? `/webhooks/${seg(s.id)}/deliveries/` : null)
+  const page = useApiQuery<WebhookDeliveriesPage>(open ? `/webhooks/${seg(s.id)}/deliveries/` : null, {
+    // read again while deliveries are pending
+    refetchInterval: (data) =>
+      data?.results.some((d) => d.status === "pending") ? DELIVERIES_POLL_MS : false,
+  })
   const { reload } = page
   // a test event was sent: load the log again (when open; a closed one loads when opened)
   const handled = useRef(refresh)
@@ -276,8 +281,6 @@ function Deliveries({
     handled.current = refresh
     void reload()
   }, [refresh, reload])
-  const pending = page.data?.results.some((d) => d.status === "pending") ?? false
-  usePolling(open && pending, DELIVERIES_POLL_MS, page.reload)
 
   return (
     <details className="deliveries" onToggle={(e) => setOpen(e.currentTarget.open)}>

@@ -2,7 +2,7 @@
  * Server state: one TanStack Query client for the application. A query's key is the API path it reads
  * (`["api", path]`), so a write invalidates by path prefix (`invalidateApi("/projects/<id>/")`).
  */
-import { QueryClient, queryOptions, useQuery } from "@tanstack/react-query"
+import { keepPreviousData, QueryClient, queryOptions, useQuery } from "@tanstack/react-query"
 import { type SetStateAction, useCallback } from "react"
 import { ApiError, api, errorMessage } from "./api.ts"
 import type { Resource } from "./hooks.ts"
@@ -32,10 +32,22 @@ export const invalidateApi = (prefix: string): Promise<void> =>
 
 /**
  * A GET of `path` as a query, in the shape the screens' sections take (`data`, `error`, `loading`,
- * `reload`, `setData`); `null` reads nothing.
+ * `reload`, `setData`); `null` reads nothing. While another path loads, the last answer stays shown.
+ * `refetchInterval` reads it again every so many milliseconds (false: not), or as the last answer says.
  */
-export function useApiQuery<T>(path: string | null): Resource<T> {
-  const query = useQuery({ ...apiQuery<T>(path ?? ""), enabled: path !== null })
+export function useApiQuery<T>(
+  path: string | null,
+  options: { readonly refetchInterval?: number | false | ((data: T | undefined) => number | false) } = {},
+): Resource<T> {
+  const query = useQuery({
+    ...apiQuery<T>(path ?? ""),
+    enabled: path !== null,
+    placeholderData: keepPreviousData,
+    refetchInterval: (q) => {
+      const every = options.refetchInterval ?? false
+      return typeof every === "function" ? every(q.state.data) : every
+    },
+  })
   const reload = useCallback(async () => {
     if (path !== null) await queryClient.refetchQueries({ queryKey: ["api", path], exact: true })
   }, [path])

@@ -240,4 +240,109 @@ describe.skipIf(CHROMIUM === undefined)("the web application shell in Chromium",
       [1, "succeeded"],
     ])
   })
+  it("builds an output schema with the form, maps its fields to agents and saves it", async () => {
+    await page.goto(`${origin}/`)
+    await page.getByRole("heading", { name: "Projects", level: 1 }).waitFor()
+    await page.getByLabel("New project name").fill("Schema form")
+    await page.getByRole("button", { name: "Create project" }).click()
+    await page.getByRole("heading", { name: "Schema form", level: 1 }).waitFor()
+    const projectId = /projects\/([0-9a-f-]{36})$/.exec(page.url())![1]!
+    for (const [name, type] of [
+      ["Total due", "number"],
+      ["Supplier", "string"],
+    ] as const) {
+      await page.getByLabel("Agent name").fill(name)
+      await page.getByLabel("Value type").selectOption(type)
+      await page.getByRole("button", { name: "Create agent" }).click()
+      await page.getByTestId("agents-table").getByRole("button", { name }).waitFor()
+    }
+
+    await page.getByRole("link", { name: "Output schema" }).click()
+    await page.getByRole("heading", { name: "Output schema", level: 1 }).waitFor()
+    await page.getByTestId("schema-fields").getByText("No fields yet.").waitFor()
+
+    // Two fields, the second an object with nested fields, each leaf mapped to an agent.
+    await page.getByRole("button", { name: "Add field", exact: true }).click()
+    await page.getByLabel("Name of field 1", { exact: true }).fill("total")
+    await page.getByLabel("Type of field 1", { exact: true }).selectOption("number")
+    await page.getByLabel("Required of field 1", { exact: true }).check()
+    await page.getByLabel("Agent of field 1", { exact: true }).selectOption("Total due")
+    await page.getByRole("button", { name: "Add field", exact: true }).click()
+    await page.getByLabel("Name of field 2", { exact: true }).fill("supplier")
+    await page.getByLabel("Type of field 2", { exact: true }).selectOption("object")
+    await page.getByRole("button", { name: "Add nested field to field 2", exact: true }).click()
+    await page.getByLabel("Name of field 2.1", { exact: true }).fill("name")
+    await page.getByLabel("Description of field 2.1", { exact: true }).fill("who sent the invoice")
+    await page.getByLabel("Agent of field 2.1", { exact: true }).selectOption("Supplier")
+    // a required field left unmapped: the server's warning shows at that field
+    await page.getByRole("button", { name: "Add nested field to field 2", exact: true }).click()
+    await page.getByLabel("Name of field 2.2", { exact: true }).fill("vat")
+    await page.getByLabel("Required of field 2.2", { exact: true }).check()
+
+    const schema = {
+      type: "object",
+      properties: {
+        total: { type: "number" },
+        supplier: {
+          type: "object",
+          properties: {
+            name: { type: "string", description: "who sent the invoice" },
+            vat: { type: "string" },
+          },
+          required: ["vat"],
+        },
+      },
+      required: ["total"],
+    }
+    const mapping = {
+      kind: "object",
+      properties: {
+        total: { kind: "scalar_from_agent", agent_name: "Total due" },
+        supplier: {
+          kind: "object",
+          properties: { name: { kind: "scalar_from_agent", agent_name: "Supplier" } },
+        },
+      },
+    }
+    // The JSON beside the form follows it.
+    expect(JSON.parse(await page.getByLabel("Schema (JSON Schema)").inputValue())).toEqual(schema)
+    expect(JSON.parse(await page.getByLabel("Mapping (JSON)").inputValue())).toEqual(mapping)
+
+    // And the form follows the JSON: a description written in the JSON shows in the form.
+    const described = {
+      ...schema,
+      properties: { ...schema.properties, total: { type: "number", description: "the amount due" } },
+    }
+    await page.getByLabel("Schema (JSON Schema)").fill(JSON.stringify(described, null, 2))
+    await expect
+      .poll(() => page.getByLabel("Description of field 1", { exact: true }).inputValue())
+      .toBe("the amount due")
+    expect(await page.getByLabel("Agent of field 1", { exact: true }).inputValue()).toBe("Total due")
+    // JSON that does not parse leaves the form as it was, and says so.
+    await page.getByLabel("Schema (JSON Schema)").fill("{ not json")
+    await page.getByTestId("form-problem").waitFor()
+    expect(await page.getByLabel("Name of field 2.1", { exact: true }).inputValue()).toBe("name")
+    await page.getByLabel("Schema (JSON Schema)").fill(JSON.stringify(described, null, 2))
+    await page.getByTestId("form-problem").waitFor({ state: "detached" })
+    expect(await seriousViolations()).toEqual([])
+
+    await page.getByRole("button", { name: "Save schema" }).click()
+    await page.getByTestId("mapping-status").filter({ hasText: "success" }).waitFor()
+    const vat = page.locator('fieldset[data-path="supplier/vat"]')
+    await vat.getByTestId("field-diagnostics").getByText("required_unmapped").waitFor()
+    expect(await page.locator('fieldset[data-path="total"]').getByTestId("field-diagnostics").count()).toBe(0)
+    expect(await seriousViolations()).toEqual([])
+
+    const stored = (await rest(await newKey()).get(`/projects/${projectId}/schema/`)).body
+    expect(stored.schema).toEqual(described)
+    expect(stored.mapping).toEqual(mapping)
+    expect(stored.status).toBe("success")
+
+    // Opened again, the form shows the saved schema and mapping.
+    await page.reload()
+    await page.getByLabel("Name of field 2.1", { exact: true }).waitFor()
+    expect(await page.getByLabel("Agent of field 2.1", { exact: true }).inputValue()).toBe("Supplier")
+    expect(await page.getByLabel("Required of field 2.2", { exact: true }).isChecked()).toBe(true)
+    expect(await page.getByLabel("Type of field 2", { exact: true }).inputValue()).toBe("object")
+  })
 })

@@ -2,7 +2,8 @@ import type { ApiKey, NewApiKey } from "@dxs/domain/Records"
 import { type FormEvent, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, formatDate, Loading, VisuallyHidden } from "../components.tsx"
-import { useClipboard, useResource } from "../hooks.ts"
+import { useClipboard } from "../hooks.ts"
+import { useApiQuery } from "../query.ts"
 import { useTitle } from "../router.tsx"
 import { WebhooksSection } from "../WebhooksSection.tsx"
 
@@ -12,7 +13,7 @@ import { WebhooksSection } from "../WebhooksSection.tsx"
  */
 export function DeveloperScreen() {
   useTitle("Developer")
-  const keys = useResource<ReadonlyArray<ApiKey>>("/keys/")
+  const keys = useApiQuery<ReadonlyArray<ApiKey>>("/keys/")
   const [name, setName] = useState("")
   const [created, setCreated] = useState<{ readonly key: NewApiKey; readonly rotated: boolean } | undefined>(
     undefined,

@@ -2,7 +2,8 @@ import type { Folder, Project } from "@dxs/domain/Records"
 import { type FormEvent, useMemo, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, Loading, pluralize, VisuallyHidden } from "../components.tsx"
-import { useAction, useResource } from "../hooks.ts"
+import { useAction } from "../hooks.ts"
+import { useApiQuery } from "../query.ts"
 import { Link, navigate, useTitle } from "../router.tsx"
 import {
   ALL_PROJECTS,
@@ -29,9 +30,9 @@ const sortProjects = (projects: ReadonlyArray<Project>): ReadonlyArray<Project> 
 /** `/`: the organisation's projects by folder (search, rename, pin, move, delete) and a form to create one. */
 export function ProjectsScreen() {
   useTitle("Projects")
-  const projects = useResource<ReadonlyArray<Project>>("/projects/")
-  const folders = useResource<ReadonlyArray<Folder>>("/folders/")
-  const archived = useResource<ReadonlyArray<Project>>("/projects/?archived=true")
+  const projects = useApiQuery<ReadonlyArray<Project>>("/projects/")
+  const folders = useApiQuery<ReadonlyArray<Folder>>("/folders/")
+  const archived = useApiQuery<ReadonlyArray<Project>>("/projects/?archived=true")
   const [filter, setFilter] = useState<ProjectFilter>(ALL_PROJECTS)
   const [query, setQuery] = useState("")
   const [name, setName] = useState("")

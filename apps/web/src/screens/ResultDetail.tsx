@@ -11,7 +11,7 @@ import type {
 import { type FormEvent, useState } from "react"
 import { API_BASE, api, errorMessage, seg } from "../api.ts"
 import { ConfidenceMark, ErrorAlert, formatDate, formatValue, Loading, StatusBadge } from "../components.tsx"
-import { useResource } from "../hooks.ts"
+import { useApiQuery } from "../query.ts"
 import { Link, useTitle } from "../router.tsx"
 import { overrideValue } from "../values.ts"
 
@@ -32,12 +32,12 @@ export function ResultDetailScreen({
 }) {
   const base = `/projects/${seg(projectId)}`
   const projectHref = base
-  const project = useResource<Project>(`${base}/`)
-  const result = useResource<ResultDetail>(`${base}/results/${seg(resultId)}/`)
-  const extractions = useResource<ExtractionsPage>(
+  const project = useApiQuery<Project>(`${base}/`)
+  const result = useApiQuery<ResultDetail>(`${base}/results/${seg(resultId)}/`)
+  const extractions = useApiQuery<ExtractionsPage>(
     `${base}/results/${seg(resultId)}/extractions/?limit=${EXTRACTIONS_LIMIT}`,
   )
-  const documents = useResource<ReadonlyArray<DocumentRecord>>(`${base}/documents/`)
+  const documents = useApiQuery<ReadonlyArray<DocumentRecord>>(`${base}/documents/`)
   const [selectedId, setSelectedId] = useState<string | undefined>(undefined)
   useTitle(result.data?.agent_name ?? "Result")
 
@@ -375,7 +375,7 @@ interface PageProps {
 /** The page as an image with the passage's bounding boxes over it; the page's text when it has no image. */
 function PageImage({ extractionId, ...page }: PageProps & { readonly extractionId: string }) {
   const { base, documentId, documentName, pageNumber } = page
-  const boxes = useResource<BoundingBoxes>(`${base}/extractions/${seg(extractionId)}/bounding-boxes/`)
+  const boxes = useApiQuery<BoundingBoxes>(`${base}/extractions/${seg(extractionId)}/bounding-boxes/`)
   const [natural, setNatural] = useState<{ readonly width: number; readonly height: number } | undefined>(
     undefined,
   )
@@ -445,7 +445,7 @@ function PageImage({ extractionId, ...page }: PageProps & { readonly extractionI
 
 /** The page's text with the passage marked (documents without page images). */
 function PageText({ base, documentId, documentName, pageNumber, passage }: PageProps) {
-  const page = useResource<DocumentPage>(`${base}/documents/${seg(documentId)}/pages/${pageNumber}/`)
+  const page = useApiQuery<DocumentPage>(`${base}/documents/${seg(documentId)}/pages/${pageNumber}/`)
   if (page.data === undefined)
     return page.error ? <ErrorAlert message={page.error} /> : <Loading what="the page" />
   const text = page.data.text
