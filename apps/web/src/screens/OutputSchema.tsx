@@ -5,10 +5,10 @@ import type {
   OutputSchemaRecord,
   Project,
 } from "@dxs/domain/Records"
+import { useQuery } from "@tanstack/react-query"
 import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from "react"
 import { ApiError, api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, formatDate, Loading } from "../components.tsx"
-import { usePolling } from "../hooks.ts"
 import { useApiQuery } from "../query.ts"
 import { Link, useTitle } from "../router.tsx"
 import { DiagnosticsTable, JsonWithLinks, SchemaFieldsForm } from "../SchemaComponents.tsx"
@@ -185,23 +185,35 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
 
   const generating = record?.auto_map === true && record.status === "pending"
 
-  usePolling(generating, POLL_MS, async () => {
-    const started = epoch.current
-    try {
-      const r = await api.get<OutputSchemaRecord>(`${base}/schema/`)
-      if (started !== epoch.current) return
-      setRecord(r)
-      setLoadError(undefined)
-      // the mapping field is read-only while generating: show what was generated
-      if (r.auto_map && autoMap) {
-        const mappingJson = r.mapping === null ? "" : pretty(r.mapping)
-        setMappingText(mappingJson)
-        if (r.status !== "pending") syncForm(schemaText, mappingJson)
-      }
-    } catch (e) {
-      if (started === epoch.current) setLoadError(errorMessage(e))
-    }
+  // while the mapping is generated, the record is read again every second; each answer carries the epoch
+  // its request started in
+  const poll = useQuery({
+    queryKey: ["api", `${base}/schema/`, "generating"] as const,
+    queryFn: async ({ signal }) => {
+      const started = epoch.current
+      return { started, record: await api.get<OutputSchemaRecord>(`${base}/schema/`, { signal }) }
+    },
+    enabled: generating,
+    refetchInterval: POLL_MS,
+    staleTime: 0,
+    gcTime: 0,
+    retry: false,
   })
+  const applyPolled = useRef<(r: OutputSchemaRecord) => void>(() => undefined)
+  applyPolled.current = (r) => {
+    setRecord(r)
+    setLoadError(undefined)
+    // the mapping field is read-only while generating: show what was generated
+    if (r.auto_map && autoMap) {
+      const mappingJson = r.mapping === null ? "" : pretty(r.mapping)
+      setMappingText(mappingJson)
+      if (r.status !== "pending") syncForm(schemaText, mappingJson)
+    }
+  }
+  useEffect(() => {
+    if (poll.data && poll.data.started === epoch.current) applyPolled.current(poll.data.record)
+  }, [poll.data])
+  const pollError = poll.error && poll.isError ? errorMessage(poll.error) : undefined
 
   const save = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
@@ -295,7 +307,7 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
         <strong data-testid="project-name">{project.data?.name ?? "this project"}</strong> are delivered in,
         and the mapping of its agents and dimensions to the schema's fields.
       </p>
-      <ErrorAlert message={loadError} />
+      <ErrorAlert message={loadError ?? (generating ? pollError : undefined)} />
 
       {record === undefined ? (
         loadError ? (
