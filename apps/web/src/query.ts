@@ -32,7 +32,8 @@ export const invalidateApi = (prefix: string): Promise<void> =>
 
 /**
  * A GET of `path` as a query, in the shape the screens' sections take (`data`, `error`, `loading`,
- * `reload`, `setData`); `null` reads nothing. While another path loads, the last answer stays shown.
+ * `reload`, `setData`); `null` reads nothing. Read again whenever a screen using it opens; while another
+ * path loads, the last answer stays shown.
  * `refetchInterval` reads it again every so many milliseconds (false: not), or as the last answer says.
  */
 export function useApiQuery<T>(
@@ -43,6 +44,8 @@ export function useApiQuery<T>(
     ...apiQuery<T>(path ?? ""),
     enabled: path !== null,
     placeholderData: keepPreviousData,
+    // a screen shows what it last read at once, and reads it again each time it opens
+    refetchOnMount: "always",
     refetchInterval: (q) => {
       const every = options.refetchInterval ?? false
       return typeof every === "function" ? every(q.state.data) : every

@@ -1,4 +1,5 @@
 import type { ApiKey, NewApiKey } from "@dxs/domain/Records"
+import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, formatDate, Loading, VisuallyHidden } from "../components.tsx"
@@ -19,55 +20,47 @@ export function DeveloperScreen() {
     undefined,
   )
   const [error, setError] = useState<string | undefined>(undefined)
-  const [busy, setBusy] = useState(false)
-  // the id of the key being revoked or rotated
-  const [revoking, setRevoking] = useState<string | undefined>(undefined)
   const { copied, copy, reset: resetCopied } = useClipboard()
 
-  const create = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    resetCopied()
-    try {
-      const key = await api.post<NewApiKey>("/keys/", { name: name.trim() })
+  const createKey = useMutation({
+    mutationFn: (keyName: string) => api.post<NewApiKey>("/keys/", { name: keyName }),
+    onMutate: () => {
+      setError(undefined)
+      resetCopied()
+    },
+    onSuccess: async (key) => {
       setCreated({ key, rotated: false })
       setName("")
       await keys.reload()
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
-  }
+    },
+    onError: (err) => setError(errorMessage(err)),
+  })
+  const busy = createKey.isPending
 
-  const revoke = async (key: ApiKey) => {
-    setRevoking(key.id)
-    setError(undefined)
-    try {
-      await api.del(`/keys/${seg(key.id)}/`)
+  // revoke or rotate a key; `revoking` is the id of the key being revoked or rotated
+  const keyAction = useMutation({
+    mutationFn: async ({ key, action }: { readonly key: ApiKey; readonly action: "revoke" | "rotate" }) =>
+      action === "revoke"
+        ? api.del(`/keys/${seg(key.id)}/`).then(() => undefined)
+        : api.post<NewApiKey>(`/keys/${seg(key.id)}/rotate/`),
+    onMutate: ({ action }) => {
+      setError(undefined)
+      if (action === "rotate") resetCopied()
+    },
+    onSuccess: async (next) => {
+      if (next !== undefined) setCreated({ key: next, rotated: true })
       await keys.reload()
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setRevoking(undefined)
-    }
-  }
+    },
+    onError: (err) => setError(errorMessage(err)),
+  })
+  const revoking = keyAction.isPending ? keyAction.variables?.key.id : undefined
 
-  const rotate = async (key: ApiKey) => {
-    setRevoking(key.id)
-    setError(undefined)
-    resetCopied()
-    try {
-      const next = await api.post<NewApiKey>(`/keys/${seg(key.id)}/rotate/`)
-      setCreated({ key: next, rotated: true })
-      await keys.reload()
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setRevoking(undefined)
-    }
+  const create = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    createKey.mutate(name.trim())
   }
+  const revoke = (key: ApiKey) => keyAction.mutateAsync({ key, action: "revoke" }).catch(() => undefined)
+  const rotate = (key: ApiKey) => keyAction.mutateAsync({ key, action: "rotate" }).catch(() => undefined)
 
   return (
     <>

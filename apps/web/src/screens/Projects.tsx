@@ -1,9 +1,10 @@
 import type { Folder, Project } from "@dxs/domain/Records"
+import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useMemo, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, Loading, pluralize, VisuallyHidden } from "../components.tsx"
 import { useAction } from "../hooks.ts"
-import { useApiQuery } from "../query.ts"
+import { invalidateApi, useApiQuery } from "../query.ts"
 import { Link, navigate, useTitle } from "../router.tsx"
 import {
   ALL_PROJECTS,
@@ -37,8 +38,6 @@ export function ProjectsScreen() {
   const [query, setQuery] = useState("")
   const [name, setName] = useState("")
   const [perDocument, setPerDocument] = useState(false)
-  const [error, setError] = useState<string | undefined>(undefined)
-  const [busy, setBusy] = useState(false)
 
   const folderList = folders.data ?? []
   const tree = useMemo(() => folderTree(folders.data ?? []), [folders.data])
@@ -71,21 +70,25 @@ export function ProjectsScreen() {
     })
   }, [projects.data, folders.data, activeFilter, query])
 
-  const create = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    try {
-      const project = await api.post<Project>("/projects/", {
+  const createProject = useMutation({
+    mutationFn: () =>
+      api.post<Project>("/projects/", {
         name: name.trim(),
         auto_attach_document_dimension: perDocument,
         ...(selectedFolder ? { folder_id: selectedFolder.id } : {}),
-      })
+      }),
+    onSuccess: (project) => {
+      void invalidateApi("/projects/")
       navigate(`/projects/${seg(project.id)}`)
-    } catch (err) {
-      setError(errorMessage(err))
-      setBusy(false)
-    }
+    },
+  })
+  // stays busy from the click until the project's screen replaces this one
+  const busy = createProject.isPending || createProject.isSuccess
+  const error = createProject.error ? errorMessage(createProject.error) : undefined
+
+  const create = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    createProject.mutate()
   }
 
   const replaceProject = (updated: Project) =>

@@ -8,6 +8,7 @@ import type {
   Project,
   ResultDetail,
 } from "@dxs/domain/Records"
+import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useState } from "react"
 import { API_BASE, api, errorMessage, seg } from "../api.ts"
 import { ConfidenceMark, ErrorAlert, formatDate, formatValue, Loading, StatusBadge } from "../components.tsx"
@@ -227,25 +228,23 @@ function OverrideForm({
   readonly onSaved: (detail: ResultDetail) => void
 }) {
   const [value, setValue] = useState(current)
-  const [error, setError] = useState<string | undefined>(undefined)
   const [saved, setSaved] = useState(false)
-  const [busy, setBusy] = useState(false)
-
-  const save = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    setSaved(false)
-    try {
-      const detail = await api.patch<ResultDetail>(path, { value: overrideValue(value, valueType) })
+  const override = useMutation({
+    mutationFn: async (text: string) =>
+      api.patch<ResultDetail>(path, { value: overrideValue(text, valueType) }),
+    onSuccess: (detail) => {
       onSaved(detail)
       setValue(detail.value === null ? "" : String(detail.value))
       setSaved(true)
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
+    },
+  })
+  const busy = override.isPending
+  const error = override.error ? errorMessage(override.error) : undefined
+
+  const save = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    setSaved(false)
+    override.mutate(value)
   }
 
   return (
@@ -285,20 +284,15 @@ function ReviewForm({
   readonly onSaved: (detail: ResultDetail) => void
 }) {
   const [comment, setComment] = useState(detail.latest_review_comment ?? "")
-  const [error, setError] = useState<string | undefined>(undefined)
-  const [busy, setBusy] = useState(false)
-
-  const review = async (status: "positive" | "negative" | "none") => {
-    setBusy(true)
-    setError(undefined)
-    try {
-      onSaved(await api.post<ResultDetail>(path, { status, comment }))
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
-  }
+  const reviewMutation = useMutation({
+    mutationFn: (status: "positive" | "negative" | "none") =>
+      api.post<ResultDetail>(path, { status, comment }),
+    onSuccess: onSaved,
+  })
+  const busy = reviewMutation.isPending
+  const error = reviewMutation.error ? errorMessage(reviewMutation.error) : undefined
+  const review = (status: "positive" | "negative" | "none") =>
+    reviewMutation.mutateAsync(status).catch(() => undefined)
 
   const current = detail.latest_review_status
   return (

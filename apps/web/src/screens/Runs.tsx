@@ -59,6 +59,7 @@ export function useRunTracker(base: string, projectId: string, onEnded: () => vo
 
   const runsQuery = useQuery({
     ...apiQuery<RunsPage>(runsPath),
+    refetchOnMount: "always",
     refetchInterval: (q) => {
       if (mark === null) return false
       const run = runAfter(q.state.data?.results, mark)
@@ -71,6 +72,7 @@ export function useRunTracker(base: string, projectId: string, onEnded: () => vo
 
   const statusQuery = useQuery({
     ...apiQuery<AgentStatus>(statusPath),
+    refetchOnMount: "always",
     refetchInterval: following && streamEnded ? POLL_MS : false,
   })
 
