@@ -11,9 +11,9 @@ import type {
   WebhookSubscription,
 } from "@dxs/domain/Records"
 import { type FormEvent, useEffect, useRef, useState } from "react"
-import { api, errorMessage, seg } from "./api.ts"
+import { api, seg } from "./api.ts"
 import { ErrorAlert, formatDate, Loading, VisuallyHidden } from "./components.tsx"
-import { useClipboard } from "./hooks.ts"
+import { useAction, useClipboard } from "./hooks.ts"
 import { useApiQuery } from "./query.ts"
 
 const DELIVERIES_POLL_MS = 2000
@@ -29,8 +29,9 @@ export function WebhooksSection() {
   const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set())
   const [created, setCreated] = useState<NewWebhookSubscription | undefined>(undefined)
   const { copied, copy, reset: resetCopied } = useClipboard()
-  const [error, setError] = useState<string | undefined>(undefined)
-  const [busy, setBusy] = useState(false)
+  const [invalid, setInvalid] = useState<string | undefined>(undefined)
+  const { busy, error: createError, run } = useAction()
+  const error = invalid ?? createError
 
   const toggle = (event: string, on: boolean) => {
     const next = new Set(chosen)
@@ -41,14 +42,13 @@ export function WebhooksSection() {
 
   const create = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
-    setError(undefined)
+    setInvalid(undefined)
     resetCopied()
     if (chosen.size === 0) {
-      setError("Choose at least one event.")
+      setInvalid("Choose at least one event.")
       return
     }
-    setBusy(true)
-    try {
+    await run(async () => {
       // in the order the server lists the events
       const order = (events.data ?? []).map((ev) => ev.name)
       const subscribed = [...chosen].sort((a, b) => order.indexOf(a) - order.indexOf(b))
@@ -62,11 +62,7 @@ export function WebhooksSection() {
       setUrl("")
       setChosen(new Set())
       await subscriptions.reload()
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
   return (
@@ -184,38 +180,25 @@ function SubscriptionItem({
   readonly onDeleted: () => void
 }) {
   const label = labelOf(s)
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string | undefined>(undefined)
+  const { busy, error, run } = useAction()
   const [sent, setSent] = useState(false)
   // bumped by a test event: an open delivery log loads again
   const [refresh, setRefresh] = useState(0)
 
   const sendTest = async () => {
-    setBusy(true)
-    setError(undefined)
     setSent(false)
-    try {
+    await run(async () => {
       await api.post(`/webhooks/${seg(s.id)}/test/`)
       setSent(true)
       setRefresh((n) => n + 1)
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
-  const remove = async () => {
-    setBusy(true)
-    setError(undefined)
-    try {
+  const remove = () =>
+    run(async () => {
       await api.del(`/webhooks/${seg(s.id)}/`)
       onDeleted()
-    } catch (err) {
-      setError(errorMessage(err))
-      setBusy(false)
-    }
-  }
+    })
 
   return (
     <li className="card webhook" data-webhook-id={s.id}>
