@@ -18,7 +18,7 @@ export const RUN_PROGRESS_SUBSCRIPTION = `subscription RunProgress($projectId: I
   }
 }`
 
-interface RunProgressPayload {
+export interface RunProgressPayload {
   readonly pipeline_running: boolean
   readonly agents: ReadonlyArray<{
     readonly agent_id: string

@@ -15,10 +15,11 @@ import { ConfidenceMark, ErrorAlert, formatValue, Loading, pluralize, statusClas
 import { type Resource, useResource } from "../hooks.ts"
 import { useApiQuery } from "../query.ts"
 import { Link, useTitle } from "../router.tsx"
+import { runProgressOf } from "../runState.ts"
 import { AgentEditor } from "./AgentEditor.tsx"
 import { DimensionsSection } from "./DimensionsSection.tsx"
 import { DocumentsSection, documentRowId, focusDocumentRow } from "./DocumentsSection.tsx"
-import { RunHistory, runProgressOf, useRunTracker } from "./Runs.tsx"
+import { RunHistory, useRunTracker } from "./Runs.tsx"
 
 const RESULTS_LIMIT = 500
 

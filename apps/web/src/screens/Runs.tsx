@@ -12,22 +12,10 @@ import { api } from "../api.ts"
 import { ErrorAlert, formatDate, Loading, pluralize } from "../components.tsx"
 import { subscribeRunProgress } from "../live.ts"
 import { apiQuery, invalidateApi, queryClient } from "../query.ts"
+import { isActive, launchMark, type RunView, runAfter } from "../runState.ts"
 
 const RUNS_SHOWN = 10
 const POLL_MS = 1000
-
-const isActive = (run: RunRecord | undefined): boolean =>
-  run === undefined || run.status === "queued" || run.status === "running"
-
-/** The newest run numbered above `mark` (the runs come newest first). */
-const runAfter = (runs: ReadonlyArray<RunRecord> | undefined, mark: number): RunRecord | undefined =>
-  runs?.find((r) => r.number > mark)
-
-export type RunView =
-  | { readonly phase: "idle" }
-  | { readonly phase: "launching" }
-  /** Launched (or found running): `run` once the history lists it. */
-  | { readonly phase: "tracking"; readonly run: RunRecord | undefined; readonly finished: boolean }
 
 export interface RunTracker {
   readonly view: RunView
@@ -119,8 +107,7 @@ export function useRunTracker(base: string, projectId: string, onEnded: () => vo
   const launchMutation = useMutation({
     mutationFn: async () => {
       const page = await queryClient.fetchQuery({ ...apiQuery<RunsPage>(runsPath), staleTime: 0 })
-      // a launch joins a queued run, or queues a new one above every run that started
-      const before = Math.max(0, ...page.results.filter((r) => r.status !== "queued").map((r) => r.number))
+      const before = launchMark(page.results)
       await api.post(`${base}/agents/launch/`)
       return before
     },
@@ -157,41 +144,6 @@ export function useRunTracker(base: string, projectId: string, onEnded: () => vo
         (e: unknown) => e,
       ),
   }
-}
-
-/** The progress bar's value (null: indeterminate) and the words beside it. */
-export const runProgressOf = (
-  view: RunView,
-  status: AgentStatus | undefined,
-): { readonly percentage: number | null; readonly text: string; readonly state: string } => {
-  if (view.phase === "idle") return { percentage: null, text: "", state: "" }
-  if (view.phase === "launching") return { percentage: null, text: "Launching…", state: "Running…" }
-  const { run } = view
-  if (run === undefined) return { percentage: null, text: "Waiting for the run…", state: "Running…" }
-  if (run.status === "queued")
-    return { percentage: null, text: `Run ${run.number} is queued`, state: "Running…" }
-  if (run.status === "running") {
-    let total = 0
-    let completed = 0
-    for (const p of Object.values(status?.progress ?? {})) {
-      total += p.extraction.total
-      completed += p.extraction.completed
-    }
-    if (total === 0) return { percentage: null, text: `Run ${run.number} is starting`, state: "Running…" }
-    return {
-      percentage: Math.min(100, Math.round((completed / total) * 100)),
-      text: `Run ${run.number}: ${completed} of ${total} extractions`,
-      state: "Running…",
-    }
-  }
-  const pairs = pluralize(run.extraction_pairs, "extraction")
-  if (run.status === "failed")
-    return {
-      percentage: 100,
-      text: `Run ${run.number} failed after ${pairs}`,
-      state: `Failed${run.failure_reason ? `: ${run.failure_reason}` : ""}`,
-    }
-  return { percentage: 100, text: `Run ${run.number} succeeded: ${pairs}`, state: "Done" }
 }
 
 const RUN_STATE_LABEL: Record<RunRecord["status"], string> = {
