@@ -238,14 +238,19 @@ function AgentsSection({
           Launch
         </button>
         {view.phase !== "idle" && (
-          <div className="run-progress">
+          <div className="run-progress" data-live={tracker.live}>
             <label htmlFor="extraction-progress">Extraction progress</label>
             <progress
               id="extraction-progress"
               max={100}
               {...(progress.percentage === null ? {} : { value: progress.percentage })}
             />
-            <span className="muted small">{progress.text}</span>
+            <span className="muted small">
+              {progress.text}
+              {view.phase === "tracking" && !view.finished && !tracker.live
+                ? " (no live updates: checked every second)"
+                : ""}
+            </span>
           </div>
         )}
         <p role="status" className="run-status" data-testid="run-status">
