@@ -168,13 +168,16 @@ export interface SchemaFieldsFormProps {
   readonly diagnostics: ReadonlyArray<MappingDiagnostic>
   /** Why agents and dimensions cannot be chosen here (automatic mapping, a mapping the form cannot show). */
   readonly mappingLocked: string | undefined
+  /** The form is behind the JSON (which does not parse, or uses what the form does not edit): read only. */
+  readonly disabled?: boolean
 }
 
 /** Fields of the schema (name, type, description, required, nested fields), each leaf mapped to an agent. */
 export function SchemaFieldsForm(props: SchemaFieldsFormProps) {
   const { fields, onChange } = props
   return (
-    <div className="schema-fields" data-testid="schema-fields">
+    <fieldset className="schema-fields" data-testid="schema-fields" disabled={props.disabled === true}>
+      <legend className="visually-hidden">Fields of the schema</legend>
       {props.mappingLocked && <p className="muted small hint">{props.mappingLocked}</p>}
       {fields.length === 0 && <p className="muted">No fields yet.</p>}
       <FieldList
@@ -192,7 +195,7 @@ export function SchemaFieldsForm(props: SchemaFieldsFormProps) {
       >
         Add field
       </button>
-    </div>
+    </fieldset>
   )
 }
 

@@ -322,6 +322,8 @@ describe.skipIf(CHROMIUM === undefined)("the web application shell in Chromium",
     await page.getByLabel("Schema (JSON Schema)").fill("{ not json")
     await page.getByTestId("form-problem").waitFor()
     expect(await page.getByLabel("Name of field 2.1", { exact: true }).inputValue()).toBe("name")
+    // and read only, so that it cannot overwrite the JSON being typed
+    expect(await page.getByLabel("Name of field 2.1", { exact: true }).isDisabled()).toBe(true)
     await page.getByLabel("Schema (JSON Schema)").fill(JSON.stringify(described, null, 2))
     await page.getByTestId("form-problem").waitFor({ state: "detached" })
     expect(await seriousViolations()).toEqual([])

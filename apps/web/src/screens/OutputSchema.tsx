@@ -336,6 +336,7 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
               <SchemaFieldsForm
                 fields={fields}
                 onChange={changeFields}
+                disabled={formProblem !== undefined}
                 agents={agentNames}
                 dimensions={dimensionNames}
                 diagnostics={refused ?? record?.diagnostics ?? []}
