@@ -16,6 +16,7 @@ import { Link, useTitle } from "../router.tsx"
 import { AgentEditor } from "./AgentEditor.tsx"
 import { DimensionsSection } from "./DimensionsSection.tsx"
 import { DocumentsSection, documentRowId, focusDocumentRow } from "./DocumentsSection.tsx"
+import { FileEditPanel } from "./FileEditPanel.tsx"
 
 const STATUS_POLL_MS = 1000
 const RESULTS_LIMIT = 500
@@ -71,6 +72,7 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
         onAgentsChanged={() => void results.reload()}
       />
       <ResultsSection projectId={projectId} agents={agents.data} results={results} />
+      <FileEditPanel base={base} />
     </>
   )
 }
