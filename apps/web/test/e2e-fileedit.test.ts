@@ -165,8 +165,8 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     const wb = new ExcelJS.Workbook()
     const sheet = wb.addWorksheet("Report")
     sheet.getCell("A1").value = "Total due"
-    sheet.getCell("C1").value = "Amount: {{total due}}"
-    sheet.getCell("C2").value = "{{Nobody}}"
+    sheet.getCell("C4").value = "Amount: {{total due}}"
+    sheet.getCell("C5").value = "{{Nobody}}"
     const template = Buffer.from(await wb.xlsx.writeBuffer())
     await panel.getByLabel("Template (.xlsx or .docx)").setInputFiles({
       name: "report.xlsx",
@@ -177,7 +177,7 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     await panel.getByTestId("file-edit-state").and(page.locator('[data-state="succeeded"]')).waitFor()
     const problems = panel.getByTestId("file-edit-problems")
     await problems.getByRole("cell", { name: "{{Nobody}}" }).waitFor()
-    await problems.getByRole("cell", { name: "Report!C2" }).waitFor()
+    await problems.getByRole("cell", { name: "Report!C5" }).waitFor()
     expect(await seriousViolations()).toEqual([])
 
     const [download] = await Promise.all([
@@ -191,8 +191,8 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     await filled.xlsx.readFile(saved)
     const report = filled.getWorksheet("Report")!
     expect(report.getCell("A2").value).toBe(1200)
-    expect(report.getCell("C1").value).toBe("Amount: 1200")
-    expect(report.getCell("C2").value).toBe("{{Nobody}}")
+    expect(report.getCell("C4").value).toBe("Amount: 1200")
+    expect(report.getCell("C5").value).toBe("{{Nobody}}")
 
     // Clear: back to idle, and the download is gone.
     await panel.getByRole("button", { name: "Clear" }).click()
