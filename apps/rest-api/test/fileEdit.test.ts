@@ -343,6 +343,14 @@ describe("while a job runs, and what is refused", () => {
     expect((await b.delete(`/projects/${projectId}/file-edit/status/`)).status).toBe(204)
   })
 
+  it("removes a job's files with its project", async () => {
+    const doomed = await createProject(b)
+    expect((await send(b, doomed, "t.xlsx", await template())).status).toBe(202)
+    expect(await storedFiles(idle, doomed)).toHaveLength(1)
+    expect((await b.delete(`/projects/${doomed}/`)).status).toBe(204)
+    expect(await storedFiles(idle, doomed)).toEqual([])
+  })
+
   it("refuses files that are not templates with 415", async () => {
     const other = await createProject(b)
     const text = await send(b, other, "notes.txt", new TextEncoder().encode("{{Total}}"))
