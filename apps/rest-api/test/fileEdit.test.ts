@@ -5,7 +5,9 @@
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { type Database, makeKysely } from "@dxs/db"
+import { type Database, fileBlobStore, makeKysely } from "@dxs/db"
+import * as TaskQueue from "@dxs/db/TaskQueue"
+import { fileEditTaskHandler } from "@dxs/pipeline/fileedit/FillTask"
 import { Document, Packer, Paragraph, TextRun } from "docx"
 import ExcelJS from "exceljs"
 import type { Kysely } from "kysely"
@@ -277,6 +279,19 @@ describe("filling templates from a run's results", () => {
     expect(paragraphs).toEqual(["Report", "Sum: 3600", "Second invoice: 2400", "Signed by {{Nobody}}."])
   })
 
+  it("fails a job whose template cannot be read, and says why", async () => {
+    const doc = new Document({
+      sections: [{ children: [new Paragraph("Start {{#Invoiced Sum}} with no end")] }],
+    })
+    const bytes = new Uint8Array(await Packer.toBuffer(doc))
+    expect((await send(a, projectId, "broken.docx", bytes)).status).toBe(202)
+    const done = await waitFinished(a, projectId)
+    expectDescribed(done, "get", statusPath, 200)
+    expect(done.body).toMatchObject({ state: "failed", download_url: null })
+    expect(done.body.error).toMatch(/placeholders could not be read/)
+    expectProblem(await a.get(`/projects/${projectId}/file-edit/download/`), 404)
+  })
+
   it("replaces a finished job with the next one", async () => {
     const template = await workbookBytes((wb) => {
       wb.addWorksheet("S").getCell("A1").value = "{{Invoiced Sum}}"
@@ -341,6 +356,42 @@ describe("while a job runs, and what is refused", () => {
     // A new job may start at once.
     expect((await send(b, projectId, "third.xlsx", await template())).status).toBe(202)
     expect((await b.delete(`/projects/${projectId}/file-edit/status/`)).status).toBe(204)
+  })
+
+  it("stops filling a job cancelled meanwhile and keeps no output", async () => {
+    const cancelled = await createProject(b)
+    expect((await send(b, cancelled, "t.xlsx", await template())).status).toBe(202)
+    // The worker's own first progress write is followed by a DELETE, as if the user cancelled just then.
+    const progressWrites = new WeakSet<object>()
+    let cancelledOnce = false
+    const workerDb = db.withPlugin({
+      transformQuery: (args) => {
+        if (args.node.kind === "UpdateQueryNode" && JSON.stringify(args.node).includes("file_edit_jobs"))
+          progressWrites.add(args.queryId)
+        return args.node
+      },
+      transformResult: async (args) => {
+        if (progressWrites.has(args.queryId) && !cancelledOnce) {
+          cancelledOnce = true
+          expect((await b.delete(`/projects/${cancelled}/file-edit/status/`)).status).toBe(204)
+        }
+        return args.result
+      },
+    })
+    const [task] = await TaskQueue.claim(db, { workerId: "test", kinds: ["file-edit"], leaseMs: 60_000 })
+    expect(task?.project_id).toBe(cancelled)
+    await fileEditTaskHandler(fileBlobStore(idle.blobDir))(task!, {
+      workerId: "test",
+      db: workerDb,
+      signal: new AbortController().signal,
+      complete: async (trx) => {
+        await TaskQueue.complete(trx, task!.id, "test")
+      },
+    })
+    expect(cancelledOnce).toBe(true)
+    expect((await b.get(`/projects/${cancelled}/file-edit/status/`)).body.state).toBe("idle")
+    expect(await storedFiles(idle, cancelled)).toEqual([])
+    expectProblem(await b.get(`/projects/${cancelled}/file-edit/download/`), 404)
   })
 
   it("removes a job's files with its project", async () => {

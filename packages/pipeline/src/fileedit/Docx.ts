@@ -81,6 +81,8 @@ export const fillDocx = async (
       delimiters: { start: "{{", end: "}}" },
       paragraphLoop: true,
       linebreaks: true,
+      // Its errors come back in the job's `error`, not on the worker's console.
+      errorLogging: false,
       parser: (tag) => ({
         get: () => {
           const key = tagKey(tag)
