@@ -187,6 +187,10 @@ describe("filling templates from a run's results", () => {
       summary.getCell("B4").value = "{{Nobody}}"
       summary.getCell("B5").value = "{{Total Amount}}"
       summary.getCell("B6").value = "{{Total Amount | Region=EU}}"
+      // A label over its placeholder, not a table.
+      const form = wb.addWorksheet("Form")
+      form.getCell("A1").value = "Invoiced Sum"
+      form.getCell("A2").value = "{{Invoiced Sum}}"
       const table = wb.addWorksheet("Table")
       table.getCell("A1").value = "Document"
       table.getCell("B1").value = "Invoice Number"
@@ -212,6 +216,7 @@ describe("filling templates from a run's results", () => {
     expect(done.body.progress.completed).toBe(done.body.progress.total)
     expect(done.body.finished_at).not.toBeNull()
     const problems = Object.fromEntries(done.body.problems.map((p: any) => [p.location, p]))
+    expect(Object.keys(problems).sort()).toEqual(["Blocked!A1:B1", "Summary!B4", "Summary!B5", "Summary!B6"])
     expect(problems["Summary!B4"]).toMatchObject({ placeholder: "{{Nobody}}" })
     expect(problems["Summary!B4"].message).toMatch(/No agent is named "Nobody"/)
     expect(problems["Summary!B5"]).toMatchObject({ placeholder: "{{Total Amount}}" })
@@ -231,6 +236,7 @@ describe("filling templates from a run's results", () => {
     expect(summary.getCell("B3").value).toBe("Sum is 3600 in total")
     expect(summary.getCell("B4").value).toBe("{{Nobody}}")
     expect(summary.getCell("B5").value).toBe("{{Total Amount}}")
+    expect(wb.getWorksheet("Form")!.getCell("A2").value).toBe(3600)
     const table = wb.getWorksheet("Table")!
     const rows = [2, 3, 4].map((r) => [1, 2, 3].map((c) => table.getCell(r, c).value))
     expect(rows).toEqual([

@@ -110,7 +110,18 @@ export const fillXlsx = async (
   }
 
   const problems: Array<PlaceholderProblem> = []
-  const fills = tables.map((t) => ({ table: t, fill: fillTable(index, t.columns) }))
+  // Names over placeholders (`Total` above `{{Total}}`) are labels of a form, not the header of a table.
+  const placeholderCells = new Set(cells.map((c) => c.cell))
+  const labelRow = (t: Table) => {
+    const below = t.sheet.findRow(t.row + 1)
+    return t.columns.some((c) => {
+      const cell = below?.findCell(c.column)
+      return cell !== undefined && placeholderCells.has(cell)
+    })
+  }
+  const fills = tables
+    .filter((t) => !labelRow(t))
+    .map((t) => ({ table: t, fill: fillTable(index, t.columns) }))
   const rowsToWrite = fills.reduce((n, f) => n + f.fill.rows.length, 0)
   if (rowsToWrite > FILE_EDIT_MAX_ROWS)
     throw new FillRefused(
