@@ -33,6 +33,8 @@ export interface Config {
   /** Base of the web application's deep links; unset: the public URL. */
   readonly appUrl: string | undefined
   readonly uploadMaxBytes: number
+  /** Largest file-edit template. */
+  readonly fileEditMaxBytes: number
   readonly fileUrlTtlSeconds: number
   /** How long a web sign-in (session) lasts, in hours. */
   readonly sessionTtlHours: number
@@ -196,6 +198,11 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     name: "UPLOAD_MAX_BYTES",
     default: "104857600",
     description: "Largest accepted upload, in bytes (100 MB).",
+  },
+  {
+    name: "FILE_EDIT_MAX_BYTES",
+    default: "20971520",
+    description: "Largest template accepted by POST /projects/{id}/file-edit/, in bytes (20 MB).",
   },
   {
     name: "FILE_URL_TTL_SECONDS",
@@ -547,6 +554,7 @@ export const parseConfig = (
   // One PutObject writes an upload into a bucket: at most 5 GiB.
   const largestUpload = blobStore.kind === "s3" ? S3_MAX_SINGLE_PUT_BYTES : Number.MAX_SAFE_INTEGER
   const uploadMaxBytes = int("UPLOAD_MAX_BYTES", 104_857_600, 1, largestUpload)
+  const fileEditMaxBytes = int("FILE_EDIT_MAX_BYTES", 20_971_520, 1, 1_073_741_824)
   const fileUrlTtlSeconds = int("FILE_URL_TTL_SECONDS", 3600, 1, 31_536_000)
   const sessionTtlHours = int("SESSION_TTL_HOURS", 12, 1, 8760)
   const dbPoolSize = int("DB_POOL_SIZE", 10, 1, 1000)
@@ -681,6 +689,7 @@ export const parseConfig = (
     publicUrl,
     appUrl,
     uploadMaxBytes,
+    fileEditMaxBytes,
     fileUrlTtlSeconds,
     sessionTtlHours,
     dbPoolSize,

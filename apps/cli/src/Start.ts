@@ -196,6 +196,7 @@ const apiLayer = (config: Config, webhooks: WebhookSettings, pool: ParsePool, wi
           (server) => config.appUrl ?? publicUrlFor(config, portOf(server)),
         ),
         uploadMaxBytes: config.uploadMaxBytes,
+        fileEditMaxBytes: config.fileEditMaxBytes,
         sessionTtlSeconds: config.sessionTtlHours * 3600,
         requestLimits: config.limits,
         fileUrlTtlSeconds: config.fileUrlTtlSeconds,

@@ -3,6 +3,7 @@ import { AgentsApi } from "./agents/Api.ts"
 import { AuthApi } from "./auth/Api.ts"
 import { DimensionsApi } from "./dimensions/Api.ts"
 import { DocumentsApi, FilesApi } from "./documents/Api.ts"
+import { FileEditApi } from "./fileedit/Api.ts"
 import { FoldersApi } from "./folders/Api.ts"
 import { KeysApi } from "./keys/Api.ts"
 import { MetaApi } from "./meta/Api.ts"
@@ -27,6 +28,7 @@ export class Api extends HttpApi.make("dxs")
   .add(FilesApi)
   .add(ResultsApi)
   .add(OutputSchemaApi)
+  .add(FileEditApi)
   .add(WebhooksApi)
   .prefix("/api/v1")
   .annotate(OpenApi.Title, "dxs — document extraction service")

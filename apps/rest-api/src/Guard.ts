@@ -43,6 +43,7 @@ const UPLOAD_PATHS: ReadonlyArray<{ readonly method: string; readonly path: RegE
   { method: "POST", path: /^\/api\/v1\/projects\/[^/]+\/documents\/?$/i },
   { method: "PUT", path: /^\/api\/v1\/projects\/[^/]+\/documents\/[^/]+\/file\/?$/i },
   { method: "POST", path: /^\/api\/v1\/extract\/?$/i },
+  { method: "POST", path: /^\/api\/v1\/projects\/[^/]+\/file-edit\/?$/i },
 ]
 const isUpload = (method: string, path: string) =>
   UPLOAD_PATHS.some((u) => u.method === method && u.path.test(path))

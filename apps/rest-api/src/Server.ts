@@ -9,6 +9,7 @@ import { AgentsHttp } from "./agents/Http.ts"
 import { AuthHttp } from "./auth/Http.ts"
 import { DimensionsHttp } from "./dimensions/Http.ts"
 import { DocumentsHttp, FilesHttp } from "./documents/Http.ts"
+import { FileEditHttp } from "./fileedit/Http.ts"
 import { FoldersHttp } from "./folders/Http.ts"
 import { guard } from "./Guard.ts"
 import { KeysHttp } from "./keys/Http.ts"
@@ -28,6 +29,7 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(ResultsHttp),
   Layer.provide(KeysHttp),
   Layer.provide(OutputSchemaHttp),
+  Layer.provide(FileEditHttp),
   Layer.provide(WebhooksHttp),
   Layer.provide(AuthenticationLive),
 )

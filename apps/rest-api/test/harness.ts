@@ -75,6 +75,8 @@ const read = async (res: Response): Promise<Reply> => {
 export interface TestApiOptions {
   /** Upload limit per file (default: the service default, 100 MB). */
   readonly maxUploadBytes?: number
+  /** Largest file-edit template (default: the service default, 20 MB). */
+  readonly maxTemplateBytes?: number
   /** A built web application to serve at the root, as the all-in-one process does. */
   readonly webApp?: string
   /** Requests per minute per key or member (default here: 100,000, so suites are not throttled; 0 = off). */
@@ -149,6 +151,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     },
     requestLimits: { ...RequestLimits.defaultValue(), ...options.limits },
     uploadMaxBytes: options.maxUploadBytes,
+    fileEditMaxBytes: options.maxTemplateBytes,
     spoolRoot: options.spoolRoot,
     llmProvider: options.llmProvider,
     requestBudget: options.requestBudget,

@@ -196,7 +196,12 @@ const operations = (): Array<Operation> =>
     operationId: op.operationId as string,
   }))
 
-const UPLOADS = new Set(["documents.upload", "documents.replaceFile", "outputSchema.extract"])
+const UPLOADS = new Set([
+  "documents.upload",
+  "documents.replaceFile",
+  "outputSchema.extract",
+  "fileEdit.start",
+])
 
 /** The fixture a path parameter names. */
 const pathValue = (o: Operation, name: string): string => {

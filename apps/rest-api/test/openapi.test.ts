@@ -101,9 +101,10 @@ describe("OpenAPI description", () => {
           "application/problem+json",
         )
       }
-      // File uploads (a new document, a replacement file, one-call extraction) are multipart only.
+      // File uploads (a new document, a replacement file, one-call extraction, a template) are multipart only.
       const isUpload =
         (method === "post" && /\/documents\/$/.test(path)) ||
+        (method === "post" && /\/file-edit\/$/.test(path)) ||
         (method === "put" && /\/file\/$/.test(path)) ||
         (method === "post" && path === "/api/v1/extract/")
       if (op.requestBody && !isUpload) {
@@ -213,6 +214,7 @@ describe("OpenAPI description", () => {
     for (const [path, method] of [
       ["/api/v1/projects/{project_id}/documents/", "post"],
       ["/api/v1/projects/{project_id}/documents/{document_id}/file/", "put"],
+      ["/api/v1/projects/{project_id}/file-edit/", "post"],
     ] as const) {
       const schema = form(path, method)
       expect(schema.required, path).toContain("file")

@@ -9,6 +9,7 @@ import {
   ARCHIVE_TASK,
   DERIVE_TASK,
   EXTRACT_TASK,
+  FILE_EDIT_TASK,
   OUTPUT_MAPPING_TASK,
   PARSE_TASK,
   RESOLVE_TASK,
@@ -16,6 +17,7 @@ import {
   WEBHOOK_DELIVER_TASK,
   WEBHOOK_FANOUT_TASK,
 } from "@dxs/db/repositories/TaskKinds"
+import { fileEditTaskHandler } from "@dxs/pipeline/fileedit/FillTask"
 import { LanguageModel, type LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import { localModel } from "@dxs/pipeline/llm/Local"
 import { RequestBudget } from "@dxs/pipeline/llm/RequestBudget"
@@ -76,7 +78,7 @@ const pipelineStages = (
 
 /**
  * Handlers for `parse`, `archive`, `archive-sweep`, the pipeline's run tasks (`run-start` and its phases),
- * automatic output mapping and webhook delivery (when `webhooks` is given).
+ * automatic output mapping, file-edit jobs and webhook delivery (when `webhooks` is given).
  */
 export const backgroundTaskHandlers = (
   options: BackgroundOptions,
@@ -94,6 +96,7 @@ export const backgroundTaskHandlers = (
     [DERIVE_TASK]: stageHandler({ run: phaseTask(stages.derivation.run) }),
     [WEBHOOK_FANOUT_TASK]: webhookFanoutHandler,
     [OUTPUT_MAPPING_TASK]: outputMappingTaskHandler(model),
+    [FILE_EDIT_TASK]: fileEditTaskHandler(options.blobs),
     ...(options.webhooks ? { [WEBHOOK_DELIVER_TASK]: webhookDeliverHandler(options.webhooks) } : {}),
   }
 }

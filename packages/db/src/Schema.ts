@@ -455,6 +455,28 @@ export interface IdempotencyKeysTable {
   created_at: Generated<Date>
 }
 
+/** A project's file-edit job: a template filled from its results (one per project). */
+export interface FileEditJobsTable {
+  id: Generated<string>
+  project_id: string
+  state: "running" | "succeeded" | "failed"
+  format: "xlsx" | "docx"
+  template_name: string
+  template_key: string
+  /** The filled file, once the job succeeded. */
+  output_key: string | null
+  progress_completed: Generated<number>
+  progress_total: Generated<number>
+  error: string | null
+  problems: Json<
+    ReadonlyArray<{ readonly placeholder: string; readonly location: string; readonly message: string }>
+  >
+  /** The task that fills it. */
+  task_id: string | null
+  started_at: Generated<Date>
+  finished_at: NullableTimestamp
+}
+
 export interface Database {
   organizations: OrganizationsTable
   members: MembersTable
@@ -486,6 +508,7 @@ export interface Database {
   webhook_subscriptions: WebhookSubscriptionsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
+  file_edit_jobs: FileEditJobsTable
 }
 
 export type ProjectRow = Selectable<ProjectsTable>
@@ -498,6 +521,7 @@ export type AgentDimensionRow = Selectable<AgentDimensionsTable>
 export type FolderRow = Selectable<FoldersTable>
 export type ApiKeyRow = Selectable<ApiKeysTable>
 export type TaskRow = Selectable<TasksTable>
+export type FileEditJobRow = Selectable<FileEditJobsTable>
 export type PageRow = Selectable<PagesTable>
 export type RunRow = Selectable<RunsTable>
 export type AtomicValueRow = Selectable<AtomicValuesTable>

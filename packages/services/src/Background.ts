@@ -8,6 +8,7 @@ import { failAbandonedRuns } from "@dxs/pipeline/run/Runs"
 import { Cause, Duration, Effect, Schedule } from "effect"
 import type { Kysely } from "kysely"
 import { scheduleArchiveSweep } from "./Archive.ts"
+import { failAbandonedFileEdits } from "./FileEdit.ts"
 import { type LeftoverStores, sweepLeftovers } from "./Leftovers.ts"
 import { deleteExpiredSessions } from "./Members.ts"
 import { failAbandonedMappings } from "./OutputSchemas.ts"
@@ -16,7 +17,7 @@ import { sweepRateCounters } from "./RateLimits.ts"
 /**
  * Housekeeping a worker runs at start and then periodically: documents whose parse task died with its
  * worker on the last attempt become Failed (never left Pending), and runs whose task did so end as
- * failed; expired sessions, rate counters and Idempotency-Key answers (after 24 hours) are deleted.
+ * failed, and so do file-edit jobs; expired sessions, rate counters and Idempotency-Key answers (after 24 hours) are deleted.
  * With `leftovers`, files of the blob store no document refers to and spool folders of dead processes
  * are removed too (`sweepLeftovers`). Returns how many changed.
  */
@@ -27,6 +28,7 @@ export const backgroundHousekeeping = async (
   (await failAbandonedParses(db)) +
   (await Effect.runPromise(failAbandonedRuns(db))) +
   (await failAbandonedMappings(db)) +
+  (await failAbandonedFileEdits(db)) +
   (await deleteExpiredSessions(db)) +
   (await sweepRateCounters(db)) +
   (await deleteExpiredIdempotencyKeys(db)) +

@@ -17,6 +17,7 @@ import { Agents } from "./Agents.ts"
 import { ApiKeys } from "./ApiKeys.ts"
 import { Dimensions } from "./Dimensions.ts"
 import { Documents, FileLinks, PublicUrl, UploadLimits } from "./Documents.ts"
+import { FileEdit, FileEditLimits } from "./FileEdit.ts"
 import { Folders } from "./Folders.ts"
 import { RequestLimits } from "./HttpLimits.ts"
 import { KeyManagement } from "./KeyManagement.ts"
@@ -48,6 +49,7 @@ export const ServicesLive = Layer.mergeAll(
   Pages.Default,
   Webhooks.Default,
   ProgressFeed.Default,
+  FileEdit.Default,
 )
 
 /** The database handle and the blob store the services run over. */
@@ -90,6 +92,8 @@ export interface ServicesOptions<R = never> {
   readonly maxSubscriptionsPerKey?: number | undefined
   /** Largest upload, in bytes. */
   readonly uploadMaxBytes?: number | undefined
+  /** Largest file-edit template, in bytes. */
+  readonly fileEditMaxBytes?: number | undefined
   /** How long a member's session lasts. */
   readonly sessionTtlSeconds?: number | undefined
   /** Body size and nesting limits of REST requests. */
@@ -135,6 +139,7 @@ export const settingsLayer = <O extends ServicesOptions<any>>(
     setting(AuthThrottleSettings, options.authThrottle, (throttle) => throttle),
     setting(LiveSubscriptionSettings, options.maxSubscriptionsPerKey, (maxPerSubject) => ({ maxPerSubject })),
     setting(UploadLimits, options.uploadMaxBytes, (maxFileBytes) => ({ maxFileBytes })),
+    setting(FileEditLimits, options.fileEditMaxBytes, (maxTemplateBytes) => ({ maxTemplateBytes })),
     setting(SessionSettings, options.sessionTtlSeconds, (ttlSeconds) => ({ ttlSeconds })),
     setting(RequestLimits, options.requestLimits, (limits) => limits),
     setting(FileLinks, options.fileUrlTtlSeconds, (ttlSeconds) => ({ ttlSeconds })),

@@ -1,4 +1,5 @@
 import { BlobStore, type Conn, Db, transaction, withDb } from "@dxs/db"
+import * as FileEdits from "@dxs/db/repositories/FileEdits"
 import * as Repo from "@dxs/db/repositories/Projects"
 import type { ProjectCreate, ProjectPatch } from "@dxs/domain/contract/Project"
 import type { Project, ProjectStatus } from "@dxs/domain/Records"
@@ -274,8 +275,8 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
         }),
 
       /**
-       * Deletes the project with everything in it, its archive project included; then the stored files and
-       * page images.
+       * Deletes the project with everything in it, its archive project included; then the stored files, page
+       * images and file-edit files.
        */
       remove: (id: string) =>
         Effect.gen(function* () {
@@ -285,8 +286,12 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
             Effect.gen(function* () {
               yield* checkProject(trx, org.id, id)
               const rows = yield* Repo.documentVersionsOfProject(trx, id)
+              const fileEdit = yield* FileEdits.deleteJob(trx, id)
               yield* Repo.deleteProject(trx, id)
-              return rows.flatMap(documentVersionFiles)
+              return [
+                ...rows.flatMap(documentVersionFiles),
+                ...(fileEdit === undefined ? [] : [fileEdit.template_key, fileEdit.output_key ?? ""]),
+              ].filter((key) => key !== "")
             }),
           )
           // After the commit: a crash here leaves an orphan file, never a row pointing at a missing file.

@@ -19,6 +19,7 @@ import { runProgressOf } from "../runState.ts"
 import { AgentEditor } from "./AgentEditor.tsx"
 import { DimensionsSection } from "./DimensionsSection.tsx"
 import { DocumentsSection, documentRowId, focusDocumentRow } from "./DocumentsSection.tsx"
+import { FileEditPanel } from "./FileEditPanel.tsx"
 import { RunHistory, useRunTracker } from "./Runs.tsx"
 
 const RESULTS_LIMIT = 500
@@ -75,6 +76,7 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
         onAgentsChanged={() => void results.reload()}
       />
       <ResultsSection projectId={projectId} agents={agents.data} results={results} />
+      <FileEditPanel base={base} />
     </>
   )
 }

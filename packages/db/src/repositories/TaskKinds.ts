@@ -13,6 +13,7 @@ export const ARCHIVE_SWEEP_TASK = "archive-sweep"
 export const OUTPUT_MAPPING_TASK = "output-mapping"
 export const WEBHOOK_FANOUT_TASK = "webhook-fanout"
 export const WEBHOOK_DELIVER_TASK = "webhook-deliver"
+export const FILE_EDIT_TASK = "file-edit"
 
 /** The phases of a run, in the order their tasks are enqueued. */
 export const RUN_PHASE_TASKS = [EXTRACT_TASK, RESOLVE_TASK, DERIVE_TASK] as const
@@ -50,3 +51,6 @@ export const outputMappingTaskKey = (projectId: string, outputSchemaVersion: num
 export const webhookFanoutTaskKey = (eventId: string): string => `${WEBHOOK_FANOUT_TASK}:${eventId}`
 
 export const webhookDeliverTaskKey = (deliveryId: string): string => `${WEBHOOK_DELIVER_TASK}:${deliveryId}`
+
+/** A file-edit job's filling (a new job has a new id). */
+export const fileEditTaskKey = (jobId: string): string => `${FILE_EDIT_TASK}:${jobId}`
