@@ -9,6 +9,7 @@ import { ApiError, api, errorMessage, setCsrfToken, setUnauthorizedHandler } fro
 import { ErrorAlert } from "./components.tsx"
 import { Link, matchPath, navigate, usePath, useTitle } from "./router.tsx"
 import { DeveloperScreen } from "./screens/Developer.tsx"
+import { DocumentViewerScreen } from "./screens/DocumentViewer.tsx"
 import { OutputSchemaScreen } from "./screens/OutputSchema.tsx"
 import { ProjectScreen } from "./screens/Project.tsx"
 import { ProjectsScreen } from "./screens/Projects.tsx"
@@ -103,6 +104,15 @@ function screenFor(path: string): ReactNode {
   if (m) return <ProjectScreen key={m.projectId} projectId={m.projectId!} />
   m = matchPath("/projects/:projectId/schema", path)
   if (m) return <OutputSchemaScreen key={m.projectId} projectId={m.projectId!} />
+  m = matchPath("/projects/:projectId/documents/:documentId", path)
+  if (m)
+    return (
+      <DocumentViewerScreen
+        key={`${m.projectId}/${m.documentId}`}
+        projectId={m.projectId!}
+        documentId={m.documentId!}
+      />
+    )
   m = matchPath("/projects/:projectId/agents/:agentId/:resultId", path)
   if (m)
     return (

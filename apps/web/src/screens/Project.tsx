@@ -12,6 +12,7 @@ import { type FormEvent, type MouseEvent, useEffect, useMemo, useRef, useState }
 import { ApiError, api, errorMessage, seg } from "../api.ts"
 import { ConfidenceMark, ErrorAlert, formatValue, Loading, pluralize, statusClass } from "../components.tsx"
 import { type Resource, usePolling, useResource } from "../hooks.ts"
+import { invalidateApi } from "../query.ts"
 import { Link, useTitle } from "../router.tsx"
 import { AgentEditor } from "./AgentEditor.tsx"
 import { DimensionsSection } from "./DimensionsSection.tsx"
@@ -55,7 +56,7 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
         </Link>
       </div>
       {project.data.description && <p className="lead">{project.data.description}</p>}
-      <DocumentsSection base={base} documents={documents} />
+      <DocumentsSection base={base} onChanged={() => void documents.reload()} />
       <DimensionsSection base={base} dimensions={dimensions} />
       <AgentsSection
         base={base}
@@ -66,7 +67,7 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
         onRunEnded={() => {
           void results.reload()
           void agents.reload()
-          void documents.reload()
+          void invalidateApi(`${base}/documents/`)
         }}
         onAgentsChanged={() => void results.reload()}
       />
