@@ -158,7 +158,7 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
       mimeType: "application/pdf",
       buffer: Buffer.from(pdf),
     })
-    await page.getByRole("cell", { name: "invoice.pdf" }).waitFor()
+    await page.getByRole("cell", { name: "invoice.pdf", exact: true }).waitFor()
     await page.getByRole("cell", { name: "Processed" }).waitFor({ timeout: 60_000 })
     expect(await seriousViolations()).toEqual([])
 
