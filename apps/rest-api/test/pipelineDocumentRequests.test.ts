@@ -12,6 +12,7 @@ import {
   documentRequest,
   type FakeOpenAiServer,
   genericResponder,
+  labelledLines,
   startFakeOpenAiServer,
 } from "@dxs/testing/FakeOpenAiServer"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -23,21 +24,7 @@ import { createAgent, launchAndWait, resultsOf, upload, waitProcessed } from "./
 const respond = (body: ChatCompletionRequestBody) => {
   const asked = documentRequest(body)
   if (asked === undefined) return genericResponder(body)
-  return answerDocument(asked, (agent) =>
-    asked.pages.flatMap((p) => {
-      const line = p.text.split("\n").find((l) => l.startsWith(`${agent.name}:`))
-      return line === undefined
-        ? []
-        : [
-            {
-              value: line.slice(agent.name.length + 1).trim(),
-              relevant_passage: line,
-              page_number: p.pageNumber,
-              reasoning: "The labelled line.",
-            },
-          ]
-    }),
-  )
+  return answerDocument(asked, (agent) => labelledLines(asked, agent))
 }
 
 let api: TestApi

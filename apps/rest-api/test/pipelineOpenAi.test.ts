@@ -10,6 +10,7 @@ import {
   type ChatCompletionRequestBody,
   documentRequest,
   genericResponder,
+  labelledLines,
   startFakeOpenAiServer,
 } from "@dxs/testing/FakeOpenAiServer"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -22,22 +23,9 @@ const respond = (body: ChatCompletionRequestBody) => {
   const name = body.response_format?.json_schema?.name
   const asked = documentRequest(body)
   if (asked !== undefined)
-    return answerDocument(asked, (agent) => {
-      const label = agent.name === "Total Amount" ? "Total Due" : agent.name
-      return asked.pages.flatMap((p) => {
-        const line = p.text.split("\n").find((l) => l.startsWith(`${label}:`))
-        return line
-          ? [
-              {
-                value: line.slice(label.length + 1).trim(),
-                relevant_passage: line,
-                page_number: p.pageNumber,
-                reasoning: `The line labelled "${label}".`,
-              },
-            ]
-          : []
-      })
-    })
+    return answerDocument(asked, (agent) =>
+      labelledLines(asked, agent, { label: (a) => (a.name === "Total Amount" ? "Total Due" : a.name) }),
+    )
   if (name === "derive_value") return { value: "42", reasoning: "Computed from the inputs." }
   if (name === "describe_fields") {
     const schema = body.response_format?.json_schema?.schema as any

@@ -1,13 +1,23 @@
 /**
- * The application shell: loads the session first (401 → /sign-in), then shows the screen of the path
- * under the header of signed-in pages.
+ * The application shell: the route tree (TanStack Router), the session loaded first (401 → /sign-in),
+ * then the screen of the path under the header of signed-in pages.
  */
 
 import type { Session } from "@dxs/domain/Records"
-import { type ReactNode, useCallback, useEffect, useState } from "react"
+import { queryOptions, useQuery } from "@tanstack/react-query"
+import {
+  createRootRoute,
+  createRoute,
+  createRouter,
+  Outlet,
+  RouterProvider,
+  useParams,
+} from "@tanstack/react-router"
+import { useEffect, useState } from "react"
 import { ApiError, api, errorMessage, setCsrfToken, setUnauthorizedHandler } from "./api.ts"
 import { ErrorAlert } from "./components.tsx"
-import { Link, matchPath, navigate, usePath, useTitle } from "./router.tsx"
+import { queryClient } from "./query.ts"
+import { bindRouter, Link, navigate, usePath, useTitle } from "./router.tsx"
 import { DeveloperScreen } from "./screens/Developer.tsx"
 import { DocumentViewerScreen } from "./screens/DocumentViewer.tsx"
 import { OutputSchemaScreen } from "./screens/OutputSchema.tsx"
@@ -18,69 +28,57 @@ import { SignInScreen } from "./screens/SignIn.tsx"
 
 const SIGN_IN = "/sign-in"
 
-export function App() {
-  const path = usePath()
-  // undefined: not known yet; null: signed out
-  const [session, setSession] = useState<Session | null | undefined>(undefined)
-  const [loadError, setLoadError] = useState<string | undefined>(undefined)
-
-  const loadSession = useCallback(async () => {
-    setLoadError(undefined)
+/** The member's session: null when signed out (the API answered 401). */
+const sessionQuery = queryOptions({
+  queryKey: ["session"] as const,
+  queryFn: async (): Promise<Session | null> => {
     try {
       const s = await api.get<Session>("/auth/session/")
       setCsrfToken(s.csrf_token)
-      setSession(s)
+      return s
     } catch (e) {
-      if (e instanceof ApiError && e.status === 401) setSession(null)
-      else setLoadError(errorMessage(e))
+      if (e instanceof ApiError && e.status === 401) return null
+      throw e
     }
+  },
+  staleTime: Number.POSITIVE_INFINITY,
+})
+
+/** Signed out (or the session expired): forget the session and everything read with it. */
+const signedOut = () => {
+  setCsrfToken(null)
+  queryClient.removeQueries({ queryKey: ["api"] })
+  queryClient.setQueryData(sessionQuery.queryKey, null)
+}
+
+function Shell() {
+  const path = usePath()
+  const session = useQuery(sessionQuery)
+
+  useEffect(() => {
+    setUnauthorizedHandler(signedOut)
+    return () => setUnauthorizedHandler(null)
   }, [])
 
+  // signed out: every page but the sign-in page goes there
   useEffect(() => {
-    setUnauthorizedHandler(() => {
-      setCsrfToken(null)
-      setSession(null)
-    })
-    void loadSession()
-    return () => setUnauthorizedHandler(null)
-  }, [loadSession])
+    if (session.data === null && path !== SIGN_IN) navigate(SIGN_IN, { replace: true })
+  }, [session.data, path])
 
-  // signed out (or the session expired): every page but the sign-in page goes there
-  useEffect(() => {
-    if (session === null && path !== SIGN_IN) navigate(SIGN_IN, { replace: true })
-  }, [session, path])
+  if (path === SIGN_IN) return <Outlet />
 
-  const signedIn = (s: Session) => {
-    setCsrfToken(s.csrf_token)
-    setSession(s)
-    navigate("/")
-  }
-
-  const signOut = async () => {
-    try {
-      await api.post("/auth/sign-out/")
-    } catch {
-      // the session is gone either way
-    }
-    setCsrfToken(null)
-    setSession(null)
-    navigate(SIGN_IN)
-  }
-
-  if (path === SIGN_IN) return <SignInScreen onSignedIn={signedIn} />
-
-  if (loadError)
+  if (session.error)
     return (
       <main className="page narrow">
         <h1>dxs</h1>
-        <ErrorAlert message={loadError} />
-        <button type="button" onClick={() => void loadSession()}>
+        <ErrorAlert message={errorMessage(session.error)} />
+        <button type="button" onClick={() => void session.refetch()}>
           Try again
         </button>
       </main>
     )
 
-  if (!session)
+  if (!session.data)
     return (
       <main className="page">
         <p className="muted">Loading…</p>
@@ -89,53 +87,104 @@ export function App() {
 
   return (
     <>
-      <Header email={session.member.email} path={path} onSignOut={signOut} />
+      <Header email={session.data.member.email} path={path} />
       <main className="page" id="main">
-        {screenFor(path)}
+        <Outlet />
       </main>
     </>
   )
 }
 
-function screenFor(path: string): ReactNode {
-  if (path === "/") return <ProjectsScreen />
-  if (path === "/developer") return <DeveloperScreen />
-  let m = matchPath("/projects/:projectId", path)
-  if (m) return <ProjectScreen key={m.projectId} projectId={m.projectId!} />
-  m = matchPath("/projects/:projectId/schema", path)
-  if (m) return <OutputSchemaScreen key={m.projectId} projectId={m.projectId!} />
-  m = matchPath("/projects/:projectId/documents/:documentId", path)
-  if (m)
-    return (
-      <DocumentViewerScreen
-        key={`${m.projectId}/${m.documentId}`}
-        projectId={m.projectId!}
-        documentId={m.documentId!}
-      />
-    )
-  m = matchPath("/projects/:projectId/agents/:agentId/:resultId", path)
-  if (m)
-    return (
-      <ResultDetailScreen
-        key={`${m.projectId}/${m.resultId}`}
-        projectId={m.projectId!}
-        agentId={m.agentId!}
-        resultId={m.resultId!}
-      />
-    )
-  return <NotFound />
+function SignInRoute() {
+  return (
+    <SignInScreen
+      onSignedIn={(s) => {
+        setCsrfToken(s.csrf_token)
+        queryClient.setQueryData(sessionQuery.queryKey, s)
+        navigate("/")
+      }}
+    />
+  )
 }
 
-function Header({
-  email,
-  path,
-  onSignOut,
-}: {
-  readonly email: string
-  readonly path: string
-  readonly onSignOut: () => Promise<void>
-}) {
+function ProjectRoute() {
+  const { projectId } = useParams({ strict: false }) as { projectId: string }
+  return <ProjectScreen key={projectId} projectId={projectId} />
+}
+
+function SchemaRoute() {
+  const { projectId } = useParams({ strict: false }) as { projectId: string }
+  return <OutputSchemaScreen key={projectId} projectId={projectId} />
+}
+
+function DocumentRoute() {
+  const { projectId, documentId } = useParams({ strict: false }) as {
+    projectId: string
+    documentId: string
+  }
+  return (
+    <DocumentViewerScreen key={`${projectId}/${documentId}`} projectId={projectId} documentId={documentId} />
+  )
+}
+
+function ResultRoute() {
+  const { projectId, agentId, resultId } = useParams({ strict: false }) as {
+    projectId: string
+    agentId: string
+    resultId: string
+  }
+  return (
+    <ResultDetailScreen
+      key={`${projectId}/${resultId}`}
+      projectId={projectId}
+      agentId={agentId}
+      resultId={resultId}
+    />
+  )
+}
+
+const rootRoute = createRootRoute({ component: Shell, notFoundComponent: NotFound })
+
+export const routeTree = rootRoute.addChildren([
+  createRoute({ getParentRoute: () => rootRoute, path: "/sign-in", component: SignInRoute }),
+  createRoute({ getParentRoute: () => rootRoute, path: "/", component: ProjectsScreen }),
+  createRoute({ getParentRoute: () => rootRoute, path: "/developer", component: DeveloperScreen }),
+  createRoute({ getParentRoute: () => rootRoute, path: "/projects/$projectId", component: ProjectRoute }),
+  createRoute({
+    getParentRoute: () => rootRoute,
+    path: "/projects/$projectId/schema",
+    component: SchemaRoute,
+  }),
+  createRoute({
+    getParentRoute: () => rootRoute,
+    path: "/projects/$projectId/documents/$documentId",
+    component: DocumentRoute,
+  }),
+  createRoute({
+    getParentRoute: () => rootRoute,
+    path: "/projects/$projectId/agents/$agentId/$resultId",
+    component: ResultRoute,
+  }),
+])
+
+export const router = createRouter({ routeTree, defaultNotFoundComponent: NotFound })
+bindRouter(router)
+
+export function App() {
+  return <RouterProvider router={router} />
+}
+
+function Header({ email, path }: { readonly email: string; readonly path: string }) {
   const [busy, setBusy] = useState(false)
+  const signOut = async () => {
+    try {
+      await api.post("/auth/sign-out/")
+    } catch {
+      // the session is gone either way
+    }
+    signedOut()
+    navigate(SIGN_IN)
+  }
   return (
     <header className="app-header">
       <nav aria-label="Main" className="app-nav">
@@ -154,7 +203,7 @@ function Header({
           disabled={busy}
           onClick={() => {
             setBusy(true)
-            void onSignOut().finally(() => setBusy(false))
+            void signOut().finally(() => setBusy(false))
           }}
         >
           Sign out

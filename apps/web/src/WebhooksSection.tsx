@@ -11,9 +11,10 @@ import type {
   WebhookSubscription,
 } from "@dxs/domain/Records"
 import { type FormEvent, useEffect, useRef, useState } from "react"
-import { api, errorMessage, seg } from "./api.ts"
+import { api, seg } from "./api.ts"
 import { ErrorAlert, formatDate, Loading, VisuallyHidden } from "./components.tsx"
-import { useClipboard, usePolling, useResource } from "./hooks.ts"
+import { useAction, useClipboard } from "./hooks.ts"
+import { useApiQuery } from "./query.ts"
 
 const DELIVERIES_POLL_MS = 2000
 
@@ -21,15 +22,16 @@ const DELIVERIES_POLL_MS = 2000
 const labelOf = (s: WebhookSubscription): string => s.name || s.url
 
 export function WebhooksSection() {
-  const subscriptions = useResource<ReadonlyArray<WebhookSubscription>>("/webhooks/")
-  const events = useResource<ReadonlyArray<WebhookEventType>>("/webhooks/events/")
+  const subscriptions = useApiQuery<ReadonlyArray<WebhookSubscription>>("/webhooks/")
+  const events = useApiQuery<ReadonlyArray<WebhookEventType>>("/webhooks/events/")
   const [name, setName] = useState("")
   const [url, setUrl] = useState("")
   const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set())
   const [created, setCreated] = useState<NewWebhookSubscription | undefined>(undefined)
   const { copied, copy, reset: resetCopied } = useClipboard()
-  const [error, setError] = useState<string | undefined>(undefined)
-  const [busy, setBusy] = useState(false)
+  const [invalid, setInvalid] = useState<string | undefined>(undefined)
+  const { busy, error: createError, run } = useAction()
+  const error = invalid ?? createError
 
   const toggle = (event: string, on: boolean) => {
     const next = new Set(chosen)
@@ -40,14 +42,13 @@ export function WebhooksSection() {
 
   const create = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
-    setError(undefined)
+    setInvalid(undefined)
     resetCopied()
     if (chosen.size === 0) {
-      setError("Choose at least one event.")
+      setInvalid("Choose at least one event.")
       return
     }
-    setBusy(true)
-    try {
+    await run(async () => {
       // in the order the server lists the events
       const order = (events.data ?? []).map((ev) => ev.name)
       const subscribed = [...chosen].sort((a, b) => order.indexOf(a) - order.indexOf(b))
@@ -61,11 +62,7 @@ export function WebhooksSection() {
       setUrl("")
       setChosen(new Set())
       await subscriptions.reload()
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
   return (
@@ -183,38 +180,25 @@ function SubscriptionItem({
   readonly onDeleted: () => void
 }) {
   const label = labelOf(s)
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string | undefined>(undefined)
+  const { busy, error, run } = useAction()
   const [sent, setSent] = useState(false)
   // bumped by a test event: an open delivery log loads again
   const [refresh, setRefresh] = useState(0)
 
   const sendTest = async () => {
-    setBusy(true)
-    setError(undefined)
     setSent(false)
-    try {
+    await run(async () => {
       await api.post(`/webhooks/${seg(s.id)}/test/`)
       setSent(true)
       setRefresh((n) => n + 1)
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
+    })
   }
 
-  const remove = async () => {
-    setBusy(true)
-    setError(undefined)
-    try {
+  const remove = () =>
+    run(async () => {
       await api.del(`/webhooks/${seg(s.id)}/`)
       onDeleted()
-    } catch (err) {
-      setError(errorMessage(err))
-      setBusy(false)
-    }
-  }
+    })
 
   return (
     <li className="card webhook" data-webhook-id={s.id}>
@@ -267,7 +251,11 @@ function Deliveries({
 }) {
   const label = labelOf(s)
   const [open, setOpen] = useState(false)
-  const page = useResource<WebhookDeliveriesPage>(open ? `/webhooks/${seg(s.id)}/deliveries/` : null)
+  const page = useApiQuery<WebhookDeliveriesPage>(open ? `/webhooks/${seg(s.id)}/deliveries/` : null, {
+    // read again while deliveries are pending
+    refetchInterval: (data) =>
+      data?.results.some((d) => d.status === "pending") ? DELIVERIES_POLL_MS : false,
+  })
   const { reload } = page
   // a test event was sent: load the log again (when open; a closed one loads when opened)
   const handled = useRef(refresh)
@@ -276,8 +264,6 @@ function Deliveries({
     handled.current = refresh
     void reload()
   }, [refresh, reload])
-  const pending = page.data?.results.some((d) => d.status === "pending") ?? false
-  usePolling(open && pending, DELIVERIES_POLL_MS, page.reload)
 
   return (
     <details className="deliveries" onToggle={(e) => setOpen(e.currentTarget.open)}>

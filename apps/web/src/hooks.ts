@@ -1,3 +1,4 @@
+import { useMutation } from "@tanstack/react-query"
 import { type Dispatch, type SetStateAction, useCallback, useEffect, useRef, useState } from "react"
 import { api, errorMessage } from "./api.ts"
 
@@ -45,28 +46,22 @@ export function useResource<T>(path: string | null): Resource<T> {
 }
 
 /**
- * One action at a time on a piece of the screen: `run` marks it busy, clears the last error, and keeps the
- * action's failure as `error` for the screen to show.
+ * One action at a time on a piece of the screen, as a mutation: `run` marks it busy, clears the last
+ * error, and keeps the action's failure as `error` for the screen to show.
  */
 export function useAction(): {
   readonly busy: boolean
   readonly error: string | undefined
   readonly run: (action: () => Promise<void>) => Promise<void>
 } {
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string | undefined>(undefined)
-  const run = useCallback(async (action: () => Promise<void>) => {
-    setBusy(true)
-    setError(undefined)
-    try {
-      await action()
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
-  }, [])
-  return { busy, error, run }
+  const { isPending, error, mutateAsync } = useMutation({
+    mutationFn: (action: () => Promise<void>) => action(),
+  })
+  const run = useCallback(
+    (action: () => Promise<void>) => mutateAsync(action).catch(() => undefined),
+    [mutateAsync],
+  )
+  return { busy: isPending, error: error ? errorMessage(error) : undefined, run }
 }
 
 /** Call `tick` every `ms` milliseconds while `active` (the next call waits for the previous one). */

@@ -1,41 +1,34 @@
 /**
- * A tiny history-API router: `usePath` follows `location.pathname`, `navigate` pushes (or replaces) a
- * history entry, `Link` is a real <a href> that navigates on the client, `matchPath` matches patterns
- * such as `/projects/:id`.
+ * The screens' view of routing, over TanStack Router (the route tree is in App.tsx): `Link` is a real
+ * <a href> that navigates on the client, `navigate` goes to a same-origin path from anywhere, `usePath`
+ * is the current path and `useTitle` sets the document title.
  */
-import { type AnchorHTMLAttributes, type MouseEvent, useEffect, useSyncExternalStore } from "react"
+import type { AnyRouter } from "@tanstack/react-router"
+import { useRouterState } from "@tanstack/react-router"
+import { type AnchorHTMLAttributes, type MouseEvent, useEffect } from "react"
 
-const listeners = new Set<() => void>()
-const notify = () => {
-  for (const listener of listeners) listener()
+let current: AnyRouter | null = null
+
+/** The application's router, which `navigate` and `Link` drive (set once, when it is made). */
+export const bindRouter = (router: AnyRouter): void => {
+  current = router
 }
 
-if (typeof window !== "undefined") window.addEventListener("popstate", notify)
-
-const subscribe = (listener: () => void) => {
-  listeners.add(listener)
-  return () => {
-    listeners.delete(listener)
-  }
-}
-
-/** Go to `to` (a same-origin path) without reloading the page. */
+/** Go to `to` (a same-origin path, with its query and hash if any) without reloading the page. */
 export function navigate(to: string, options: { readonly replace?: boolean } = {}): void {
-  const current = window.location.pathname + window.location.search + window.location.hash
-  if (to === current) return
-  if (options.replace) window.history.replaceState(null, "", to)
-  else window.history.pushState(null, "", to)
+  const here = window.location.pathname + window.location.search + window.location.hash
+  if (to === here) return
+  if (current === null) {
+    window.location.assign(to)
+    return
+  }
+  void current.navigate({ href: to, replace: options.replace === true })
   window.scrollTo(0, 0)
-  notify()
 }
 
 /** The current path, without a trailing slash (except for `/`). */
 export function usePath(): string {
-  const path = useSyncExternalStore(
-    subscribe,
-    () => window.location.pathname,
-    () => "/",
-  )
+  const path = useRouterState({ select: (s) => s.location.pathname })
   return path.length > 1 ? path.replace(/\/+$/, "") : path
 }
 

@@ -14,6 +14,7 @@ import {
   type FakeOpenAiRequest,
   type FakeOpenAiServer,
   genericResponder,
+  labelledLines,
   startFakeOpenAiServer,
 } from "@dxs/testing/FakeOpenAiServer"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
@@ -216,23 +217,9 @@ const respond = (body: ChatCompletionRequestBody): unknown => {
   switch (schemaName(body)) {
     case "extract_document": {
       const asked = documentRequest(body)!
-      return answerDocument(asked, (agent) => {
-        for (const page of asked.pages)
-          for (const line of page.text.split("\n"))
-            if (agent.name !== "" && line.startsWith(`${agent.name}:`))
-              return [
-                {
-                  relevant_passage: line,
-                  page_number: page.pageNumber,
-                  reasoning: `The line labelled "${agent.name}" states it.`,
-                  value: line
-                    .slice(agent.name.length + 1)
-                    .trim()
-                    .replace(/^\$/, ""),
-                },
-              ]
-        return []
-      })
+      return answerDocument(asked, (agent) =>
+        labelledLines(asked, agent, { firstOnly: true, value: (text) => text.replace(/^\$/, "") }),
+      )
     }
     case "check_consistency":
       return {

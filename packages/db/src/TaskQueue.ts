@@ -316,6 +316,23 @@ const emptyCounts = (): { -readonly [K in keyof TaskCounts]: number } => ({
   expiredLeases: 0,
 })
 
+/** True when the project has a task of `kind` still pending or running (other than `except`, when given). */
+export const hasUnfinishedTask = async (
+  conn: Conn,
+  projectId: string,
+  kind: string,
+  except?: string,
+): Promise<boolean> => {
+  let query = conn
+    .selectFrom("tasks")
+    .select("id")
+    .where("kind", "=", kind)
+    .where("project_id", "=", projectId)
+    .where("status", "in", ["pending", "running"])
+  if (except !== undefined) query = query.where("id", "<>", except)
+  return (await query.executeTakeFirst()) !== undefined
+}
+
 /** Counts of a project's tasks by status, in total and per kind. */
 export const taskStats = async (db: Conn, projectId: string): Promise<TaskStats> => {
   const rows = await db

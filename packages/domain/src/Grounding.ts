@@ -200,7 +200,8 @@ export const findPassageOnPage = (pageText: string, passage: string): string | u
 // ---------------------------------------------------------------------------------------------------------
 // Value in passage
 
-const NUMBER_WORDS: Readonly<Record<string, number>> = {
+/** The English number words up to a hundred (the local extractor reads durations with them too). */
+export const NUMBER_WORDS: Readonly<Record<string, number>> = {
   zero: 0,
   one: 1,
   two: 2,
@@ -230,9 +231,10 @@ const NUMBER_WORDS: Readonly<Record<string, number>> = {
   eighty: 80,
   ninety: 90,
   hundred: 100,
-  thousand: 1000,
-  dozen: 12,
 }
+
+/** What a passage may state a number with: the number words, and `thousand` and `dozen`. */
+const STATED_NUMBER_WORDS: Readonly<Record<string, number>> = { ...NUMBER_WORDS, thousand: 1000, dozen: 12 }
 
 const SCALES: ReadonlyArray<readonly [RegExp, number]> = [
   [/^\s*(?:billion|bn|b)\b/i, 1e9],
@@ -259,7 +261,7 @@ export const numbersIn = (text: string): Array<number> => {
   const words = text.toLowerCase().match(/[a-z]+(?:-[a-z]+)?/g) ?? []
   for (const word of words) {
     const parts = word.split("-")
-    const values = parts.map((p) => NUMBER_WORDS[p])
+    const values = parts.map((p) => STATED_NUMBER_WORDS[p])
     if (values.some((v) => v === undefined)) continue
     found.push(values.reduce((a, b) => a! + b!, 0)!)
   }

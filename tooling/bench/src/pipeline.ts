@@ -29,6 +29,7 @@ import {
   documentRequest,
   type FakeOpenAiServer,
   genericResponder,
+  labelledLines,
   startFakeOpenAiServer,
 } from "@dxs/testing/FakeOpenAiServer"
 import { createTestDatabase, startTestServer } from "@dxs/testing/TestPostgres"
@@ -169,20 +170,7 @@ const respond = (body: ChatCompletionRequestBody): unknown => {
   const asked = documentRequest(body)
   if (asked === undefined) return genericResponder(body)
   return answerDocument(asked, (agent) =>
-    asked.pages.flatMap((page) => {
-      const line = page.text.split("\n").find((l) => l.startsWith(`${agent.name}:`))
-      const number = line === undefined ? undefined : /\d+(?:\.\d+)?/.exec(line.slice(agent.name.length))?.[0]
-      return line === undefined || number === undefined
-        ? []
-        : [
-            {
-              value: number,
-              relevant_passage: line,
-              page_number: page.pageNumber,
-              reasoning: `The line labelled "${agent.name}" states it.`,
-            },
-          ]
-    }),
+    labelledLines(asked, agent, { value: (text) => /\d+(?:\.\d+)?/.exec(text)?.[0] }),
   )
 }
 

@@ -396,3 +396,41 @@ export const answerDocument = (
   valuesOf: (agent: DocumentRequestAgent, request: DocumentRequest) => ReadonlyArray<FakeValue>,
 ): Record<string, ReadonlyArray<FakeValue>> =>
   Object.fromEntries(request.agents.map((agent) => [agent.key, valuesOf(agent, request)]))
+
+export interface LabelledLineOptions {
+  /** The label an agent's line starts with (before `:`); the agent's name by default. */
+  readonly label?: (agent: DocumentRequestAgent) => string
+  /** The value read from the text after the label (trimmed); undefined skips the line. Identity by default. */
+  readonly value?: (text: string) => string | undefined
+  /** Only the first page's line that matches (else one value per page that has one). */
+  readonly firstOnly?: boolean
+}
+
+/**
+ * The values of "Label: value" lines for one agent of a document request, as a model that reads them would
+ * answer: each line quoted verbatim as the passage, on its page.
+ */
+export const labelledLines = (
+  request: DocumentRequest,
+  agent: DocumentRequestAgent,
+  options: LabelledLineOptions = {},
+): Array<FakeValue> => {
+  const label = options.label?.(agent) ?? agent.name
+  const found: Array<FakeValue> = []
+  if (label === "") return found
+  for (const page of request.pages) {
+    const line = page.text.split("\n").find((l) => l.startsWith(`${label}:`))
+    if (line === undefined) continue
+    const text = line.slice(label.length + 1).trim()
+    const value = options.value === undefined ? text : options.value(text)
+    if (value === undefined) continue
+    found.push({
+      value,
+      relevant_passage: line,
+      page_number: page.pageNumber,
+      reasoning: `The line labelled "${label}" states it.`,
+    })
+    if (options.firstOnly) break
+  }
+  return found
+}

@@ -5,6 +5,7 @@
 import type { AgentType, DimensionSource, AgentValueType as ValueType } from "@dxs/domain/Enums"
 import { SupportedAgentValueTypes } from "@dxs/domain/Enums"
 import type { AgentDimensionRequest, Agent as AgentRecord, Dimension } from "@dxs/domain/Records"
+import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, type ReactNode, useEffect, useMemo, useRef, useState } from "react"
 import { api, errorMessage, fieldErrorsOf, seg } from "../api.ts"
 import { ErrorAlert } from "../components.tsx"
@@ -155,7 +156,6 @@ export function AgentEditor({
 }) {
   const [saved, setSaved] = useState<AgentRecord>(agent)
   const [draft, setDraft] = useState<Draft>(() => draftOf(agent))
-  const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | undefined>(undefined)
   const [errors, setErrors] = useState<Readonly<Record<string, string>>>({})
   const [note, setNote] = useState("")
@@ -198,24 +198,15 @@ export function AgentEditor({
     ])
   }
 
-  const save = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault()
-    const body = changesOf(saved, draft)
-    setError(undefined)
-    setErrors({})
-    if (Object.keys(body).length === 0) {
-      setNote("No changes to save.")
-      return
-    }
-    setBusy(true)
-    setNote("")
-    try {
-      const updated = await api.patch<AgentRecord>(path, body)
+  const saveMutation = useMutation({
+    mutationFn: (body: ReturnType<typeof changesOf>) => api.patch<AgentRecord>(path, body),
+    onSuccess: (updated) => {
       setSaved(updated)
       setDraft(draftOf(updated))
       setNote("Saved.")
       onSaved(updated)
-    } catch (err) {
+    },
+    onError: (err, body) => {
       setError(errorMessage(err))
       const sent = body.dimensions as ReadonlyArray<AgentDimensionRequest> | undefined
       const byField: Record<string, string> = {}
@@ -224,22 +215,32 @@ export function AgentEditor({
         if (byField[key] === undefined) byField[key] = message
       }
       setErrors(byField)
-    } finally {
-      setBusy(false)
+    },
+  })
+  const removeMutation = useMutation({
+    mutationFn: () => api.del(path),
+    onSuccess: () => onDeleted(),
+    onError: (err) => setError(errorMessage(err)),
+  })
+  const busy = saveMutation.isPending || removeMutation.isPending
+
+  const save = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const body = changesOf(saved, draft)
+    setError(undefined)
+    setErrors({})
+    if (Object.keys(body).length === 0) {
+      setNote("No changes to save.")
+      return
     }
+    setNote("")
+    saveMutation.mutate(body)
   }
 
-  const remove = async () => {
+  const remove = () => {
     if (!window.confirm(`Delete the agent "${saved.name}" and its results? This cannot be undone.`)) return
-    setBusy(true)
     setError(undefined)
-    try {
-      await api.del(path)
-      onDeleted()
-    } catch (err) {
-      setError(errorMessage(err))
-      setBusy(false)
-    }
+    removeMutation.mutate()
   }
 
   /** aria-invalid and aria-describedby of a field (its hint, then its error). */
@@ -320,6 +321,11 @@ export function AgentEditor({
           Close editor
         </button>
       </div>
+      {saved.dimensions.some((d) => d.source === "DOCUMENT") && (
+        <p className="muted split-note" data-testid="split-by-document">
+          Split by Document: this agent gives one value for each document.
+        </p>
+      )}
       <form className="stack" onSubmit={save} noValidate>
         <div className="field">
           <label htmlFor={`${PREFIX}-name`}>Name</label>
@@ -487,7 +493,7 @@ export function AgentEditor({
           <button type="submit" disabled={busy}>
             Save agent
           </button>
-          <button type="button" className="danger" disabled={busy} onClick={() => void remove()}>
+          <button type="button" className="danger" disabled={busy} onClick={remove}>
             Delete agent
           </button>
           <p role="status" className="saved-note">

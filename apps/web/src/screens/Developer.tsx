@@ -1,8 +1,10 @@
 import type { ApiKey, NewApiKey } from "@dxs/domain/Records"
+import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, formatDate, Loading, VisuallyHidden } from "../components.tsx"
-import { useClipboard, useResource } from "../hooks.ts"
+import { useClipboard } from "../hooks.ts"
+import { useApiQuery } from "../query.ts"
 import { useTitle } from "../router.tsx"
 import { WebhooksSection } from "../WebhooksSection.tsx"
 
@@ -12,61 +14,53 @@ import { WebhooksSection } from "../WebhooksSection.tsx"
  */
 export function DeveloperScreen() {
   useTitle("Developer")
-  const keys = useResource<ReadonlyArray<ApiKey>>("/keys/")
+  const keys = useApiQuery<ReadonlyArray<ApiKey>>("/keys/")
   const [name, setName] = useState("")
   const [created, setCreated] = useState<{ readonly key: NewApiKey; readonly rotated: boolean } | undefined>(
     undefined,
   )
   const [error, setError] = useState<string | undefined>(undefined)
-  const [busy, setBusy] = useState(false)
-  // the id of the key being revoked or rotated
-  const [revoking, setRevoking] = useState<string | undefined>(undefined)
   const { copied, copy, reset: resetCopied } = useClipboard()
 
-  const create = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    resetCopied()
-    try {
-      const key = await api.post<NewApiKey>("/keys/", { name: name.trim() })
+  const createKey = useMutation({
+    mutationFn: (keyName: string) => api.post<NewApiKey>("/keys/", { name: keyName }),
+    onMutate: () => {
+      setError(undefined)
+      resetCopied()
+    },
+    onSuccess: async (key) => {
       setCreated({ key, rotated: false })
       setName("")
       await keys.reload()
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
-  }
+    },
+    onError: (err) => setError(errorMessage(err)),
+  })
+  const busy = createKey.isPending
 
-  const revoke = async (key: ApiKey) => {
-    setRevoking(key.id)
-    setError(undefined)
-    try {
-      await api.del(`/keys/${seg(key.id)}/`)
+  // revoke or rotate a key; `revoking` is the id of the key being revoked or rotated
+  const keyAction = useMutation({
+    mutationFn: async ({ key, action }: { readonly key: ApiKey; readonly action: "revoke" | "rotate" }) =>
+      action === "revoke"
+        ? api.del(`/keys/${seg(key.id)}/`).then(() => undefined)
+        : api.post<NewApiKey>(`/keys/${seg(key.id)}/rotate/`),
+    onMutate: ({ action }) => {
+      setError(undefined)
+      if (action === "rotate") resetCopied()
+    },
+    onSuccess: async (next) => {
+      if (next !== undefined) setCreated({ key: next, rotated: true })
       await keys.reload()
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setRevoking(undefined)
-    }
-  }
+    },
+    onError: (err) => setError(errorMessage(err)),
+  })
+  const revoking = keyAction.isPending ? keyAction.variables?.key.id : undefined
 
-  const rotate = async (key: ApiKey) => {
-    setRevoking(key.id)
-    setError(undefined)
-    resetCopied()
-    try {
-      const next = await api.post<NewApiKey>(`/keys/${seg(key.id)}/rotate/`)
-      setCreated({ key: next, rotated: true })
-      await keys.reload()
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setRevoking(undefined)
-    }
+  const create = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    createKey.mutate(name.trim())
   }
+  const revoke = (key: ApiKey) => keyAction.mutateAsync({ key, action: "revoke" }).catch(() => undefined)
+  const rotate = (key: ApiKey) => keyAction.mutateAsync({ key, action: "rotate" }).catch(() => undefined)
 
   return (
     <>

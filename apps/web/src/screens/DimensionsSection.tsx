@@ -2,6 +2,7 @@
 
 import type { DimensionSource } from "@dxs/domain/Enums"
 import type { Dimension } from "@dxs/domain/Records"
+import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useState } from "react"
 import { api, errorMessage, fieldErrorsOf } from "../api.ts"
 import { ErrorAlert, Loading } from "../components.tsx"
@@ -23,34 +24,30 @@ export function DimensionsSection({
   const [description, setDescription] = useState("")
   const [examples, setExamples] = useState("")
   const [autoAttach, setAutoAttach] = useState(false)
-  const [error, setError] = useState<string | undefined>(undefined)
-  const [fieldErrors, setFieldErrors] = useState<Readonly<Record<string, string>>>({})
-  const [busy, setBusy] = useState(false)
-
-  const create = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    setFieldErrors({})
-    try {
-      const dimension = await api.post<Dimension>(`${base}/dimensions/`, {
+  const createDimension = useMutation({
+    mutationFn: () =>
+      api.post<Dimension>(`${base}/dimensions/`, {
         name: name.trim(),
         description,
         example_values: examples,
         auto_attach_to_new_agents: autoAttach,
-      })
+      }),
+    onSuccess: async (dimension) => {
       setName("")
       setDescription("")
       setExamples("")
       setAutoAttach(false)
       await dimensions.reload()
       onCreated?.(dimension)
-    } catch (err) {
-      setError(errorMessage(err))
-      setFieldErrors(fieldErrorsOf(err))
-    } finally {
-      setBusy(false)
-    }
+    },
+  })
+  const busy = createDimension.isPending
+  const error = createDimension.error ? errorMessage(createDimension.error) : undefined
+  const fieldErrors = createDimension.error ? fieldErrorsOf(createDimension.error) : {}
+
+  const create = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    createDimension.mutate()
   }
 
   const list = dimensions.data ?? []

@@ -4,6 +4,7 @@
  */
 
 import type { Folder } from "@dxs/domain/Records"
+import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, VisuallyHidden } from "../components.tsx"
@@ -87,26 +88,21 @@ export function FolderPanel({
 }) {
   const [name, setName] = useState("")
   const [parentId, setParentId] = useState("")
-  const [error, setError] = useState<string | undefined>(undefined)
-  const [busy, setBusy] = useState(false)
   const tree = folderTree(folders)
-
-  const create = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    try {
-      const folder = await api.post<Folder>("/folders/", {
-        name: name.trim(),
-        parent_id: parentId === "" ? null : parentId,
-      })
+  const createFolder = useMutation({
+    mutationFn: () =>
+      api.post<Folder>("/folders/", { name: name.trim(), parent_id: parentId === "" ? null : parentId }),
+    onSuccess: (folder) => {
       setName("")
       onCreated(folder)
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
+    },
+  })
+  const busy = createFolder.isPending
+  const error = createFolder.error ? errorMessage(createFolder.error) : undefined
+
+  const create = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    createFolder.mutate()
   }
 
   const item = (key: ProjectFilter, label: string, depth = 0) => (

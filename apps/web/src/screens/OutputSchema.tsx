@@ -1,10 +1,24 @@
-import type { Diagnostic as MappingDiagnostic, OutputSchemaRecord, Project } from "@dxs/domain/Records"
-import { type FormEvent, useCallback, useEffect, useRef, useState } from "react"
+import type {
+  Agent,
+  Dimension,
+  Diagnostic as MappingDiagnostic,
+  OutputSchemaRecord,
+  Project,
+} from "@dxs/domain/Records"
+import { useQuery } from "@tanstack/react-query"
+import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from "react"
 import { ApiError, api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, formatDate, Loading } from "../components.tsx"
-import { usePolling, useResource } from "../hooks.ts"
+import { useApiQuery } from "../query.ts"
 import { Link, useTitle } from "../router.tsx"
-import { DiagnosticsTable, JsonWithLinks } from "../SchemaComponents.tsx"
+import { DiagnosticsTable, JsonWithLinks, SchemaFieldsForm } from "../SchemaComponents.tsx"
+import {
+  fieldsToMapping,
+  fieldsToSchema,
+  mappingIntoFields,
+  type SchemaField,
+  schemaToFields,
+} from "../schemaFields.ts"
 
 const POLL_MS = 1000
 const EXAMPLE_SCHEMA = { type: "object", properties: {} }
@@ -58,7 +72,9 @@ const refusalDiagnostics = (e: unknown): ReadonlyArray<MappingDiagnostic> => {
  */
 export function OutputSchemaScreen({ projectId }: { readonly projectId: string }) {
   const base = `/projects/${seg(projectId)}`
-  const project = useResource<Project>(`${base}/`)
+  const project = useApiQuery<Project>(`${base}/`)
+  const agents = useApiQuery<ReadonlyArray<Agent>>(`${base}/agents/`)
+  const dimensions = useApiQuery<ReadonlyArray<Dimension>>(`${base}/dimensions/`)
   useTitle(project.data ? `Output schema · ${project.data.name}` : "Output schema")
 
   // undefined: not loaded yet; null: the project has no schema yet
@@ -74,13 +90,70 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
   const [refused, setRefused] = useState<ReadonlyArray<MappingDiagnostic> | undefined>(undefined)
   const [saving, setSaving] = useState(false)
   const [saved, setSaved] = useState(false)
+  // the schema as fields (the last schema text that the form can show), and why the form is behind
+  const [fields, setFields] = useState<ReadonlyArray<SchemaField>>([])
+  const [root, setRoot] = useState<Readonly<Record<string, unknown>>>({})
+  const [formProblem, setFormProblem] = useState<string | undefined>(undefined)
+  const [mappingProblem, setMappingProblem] = useState<string | undefined>(undefined)
 
-  const showRecord = useCallback((r: OutputSchemaRecord) => {
-    setRecord(r)
-    setSchemaText(pretty(r.schema))
-    setMappingText(r.mapping === null || r.mapping === undefined ? "" : pretty(r.mapping))
-    setAutoMap(r.auto_map)
+  /** The form follows the JSON texts when they parse (and use only what the form edits). */
+  const syncForm = useCallback((schemaJson: string, mappingJson: string) => {
+    const schema = parseJson(schemaJson, "The schema")
+    if (!schema.ok) {
+      setFormProblem(`${schema.message} The form shows the last schema that parsed.`)
+      return
+    }
+    const read = schemaToFields(schema.value)
+    if (!read.ok) {
+      setFormProblem(`${read.reason} Edit this schema as JSON.`)
+      return
+    }
+    setFormProblem(undefined)
+    setRoot(read.value.root)
+    const mapping =
+      mappingJson.trim() === "" ? ({ ok: true, value: null } as const) : parseJson(mappingJson, "The mapping")
+    if (!mapping.ok) {
+      setFields(read.value.fields)
+      setMappingProblem(`${mapping.message} Agents can be chosen here once it parses.`)
+      return
+    }
+    const applied = mappingIntoFields(read.value.fields, mapping.value)
+    if (applied.ok) {
+      setFields(applied.value)
+      setMappingProblem(undefined)
+    } else {
+      setFields(read.value.fields)
+      setMappingProblem(`${applied.reason} Edit this mapping as JSON.`)
+    }
   }, [])
+
+  const showRecord = useCallback(
+    (r: OutputSchemaRecord) => {
+      setRecord(r)
+      const schemaJson = pretty(r.schema)
+      const mappingJson = r.mapping === null || r.mapping === undefined ? "" : pretty(r.mapping)
+      setSchemaText(schemaJson)
+      setMappingText(mappingJson)
+      setAutoMap(r.auto_map)
+      syncForm(schemaJson, mappingJson)
+    },
+    [syncForm],
+  )
+
+  /** The form changed: the JSON texts are written from it (the mapping too, when the form shows it). */
+  const changeFields = (next: ReadonlyArray<SchemaField>) => {
+    setFields(next)
+    setFormProblem(undefined)
+    setSchemaText(pretty(fieldsToSchema(next, root)))
+    setSchemaError(undefined)
+    setSaved(false)
+    if (!autoMap && mappingProblem === undefined) {
+      const mapping = fieldsToMapping(next)
+      setMappingText(mapping === null ? "" : pretty(mapping))
+      setMappingCleared(mapping === null)
+      setMappingError(undefined)
+    }
+  }
 
   // bumped by every load, save and unmount: the answer of a load or poll started before it is dropped, so
   // it cannot overwrite what the member typed or saved since
@@ -98,9 +171,10 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
         setSchemaText(pretty(EXAMPLE_SCHEMA))
         setMappingText("")
         setAutoMap(false)
+        syncForm(pretty(EXAMPLE_SCHEMA), "")
       } else setLoadError(errorMessage(e))
     }
-  }, [base, showRecord])
+  }, [base, showRecord, syncForm])
 
   useEffect(() => {
     void load()
@@ -111,19 +185,35 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
 
   const generating = record?.auto_map === true && record.status === "pending"
 
-  usePolling(generating, POLL_MS, async () => {
-    const started = epoch.current
-    try {
-      const r = await api.get<OutputSchemaRecord>(`${base}/schema/`)
-      if (started !== epoch.current) return
-      setRecord(r)
-      setLoadError(undefined)
-      // the mapping field is read-only while generating: show what was generated
-      if (r.auto_map && autoMap) setMappingText(r.mapping === null ? "" : pretty(r.mapping))
-    } catch (e) {
-      if (started === epoch.current) setLoadError(errorMessage(e))
-    }
+  // while the mapping is generated, the record is read again every second; each answer carries the epoch
+  // its request started in
+  const poll = useQuery({
+    queryKey: ["api", `${base}/schema/`, "generating"] as const,
+    queryFn: async ({ signal }) => {
+      const started = epoch.current
+      return { started, record: await api.get<OutputSchemaRecord>(`${base}/schema/`, { signal }) }
+    },
+    enabled: generating,
+    refetchInterval: POLL_MS,
+    staleTime: 0,
+    gcTime: 0,
+    retry: false,
   })
+  const applyPolled = useRef<(r: OutputSchemaRecord) => void>(() => undefined)
+  applyPolled.current = (r) => {
+    setRecord(r)
+    setLoadError(undefined)
+    // the mapping field is read-only while generating: show what was generated
+    if (r.auto_map && autoMap) {
+      const mappingJson = r.mapping === null ? "" : pretty(r.mapping)
+      setMappingText(mappingJson)
+      if (r.status !== "pending") syncForm(schemaText, mappingJson)
+    }
+  }
+  useEffect(() => {
+    if (poll.data && poll.data.started === epoch.current) applyPolled.current(poll.data.record)
+  }, [poll.data])
+  const pollError = poll.error && poll.isError ? errorMessage(poll.error) : undefined
 
   const save = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
@@ -173,7 +263,11 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
     setMappingCleared(true)
     setMappingError(undefined)
     setSaved(false)
+    syncForm(schemaText, "")
   }
+
+  const agentNames = useMemo(() => (agents.data ?? []).map((a) => a.name), [agents.data])
+  const dimensionNames = useMemo(() => (dimensions.data ?? []).map((d) => d.name), [dimensions.data])
 
   const breadcrumb = (
     <nav aria-label="Breadcrumb" className="breadcrumb">
@@ -213,7 +307,7 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
         <strong data-testid="project-name">{project.data?.name ?? "this project"}</strong> are delivered in,
         and the mapping of its agents and dimensions to the schema's fields.
       </p>
-      <ErrorAlert message={loadError} />
+      <ErrorAlert message={loadError ?? (generating ? pollError : undefined)} />
 
       {record === undefined ? (
         loadError ? (
@@ -228,113 +322,143 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
           {record === null && (
             <p className="muted">No output schema yet: edit the example below and save it.</p>
           )}
-          <form className="card stack schema-form" onSubmit={save} noValidate>
-            <div className="field">
-              <label htmlFor="schema-text">Schema (JSON Schema)</label>
-              <textarea
-                id="schema-text"
-                name="schema"
-                className="code-input"
-                rows={16}
-                spellCheck={false}
-                autoCapitalize="off"
-                autoCorrect="off"
-                value={schemaText}
-                aria-invalid={schemaError ? true : undefined}
-                aria-describedby={schemaError ? "schema-text-error" : undefined}
-                onChange={(e) => {
-                  setSchemaText(e.target.value)
-                  setSchemaError(undefined)
-                  setSaved(false)
-                }}
-              />
-              {schemaError && (
-                <p role="alert" className="alert field-error" id="schema-text-error">
-                  {schemaError}
-                </p>
-              )}
-            </div>
-
-            <div className="checkbox-field">
-              <input
-                id="auto-map"
-                type="checkbox"
-                name="auto_map"
-                checked={autoMap}
-                aria-describedby="auto-map-hint"
-                onChange={(e) => {
-                  setAutoMap(e.target.checked)
-                  setMappingError(undefined)
-                  setSaved(false)
-                }}
-              />
-              <div>
-                <label htmlFor="auto-map">Generate agents and mapping automatically</label>
-                <p id="auto-map-hint" className="muted small hint">
-                  On save, the agents (and dimensions) the schema needs are created and the mapping is
-                  generated in the background; a mapping written below is not sent.
-                </p>
-              </div>
-            </div>
-
-            <div className="field">
-              <label htmlFor="mapping-text">Mapping (JSON)</label>
-              <textarea
-                id="mapping-text"
-                name="mapping"
-                className="code-input"
-                rows={12}
-                spellCheck={false}
-                autoCapitalize="off"
-                autoCorrect="off"
-                readOnly={autoMap}
-                value={mappingText}
-                aria-invalid={mappingError ? true : undefined}
-                aria-describedby={mappingError ? "mapping-text-hint mapping-text-error" : "mapping-text-hint"}
-                onChange={(e) => {
-                  setMappingText(e.target.value)
-                  setMappingError(undefined)
-                  setSaved(false)
-                }}
-              />
-              <p id="mapping-text-hint" className="muted small hint">
-                {autoMap
-                  ? "Generated automatically: read-only while automatic mapping is on."
-                  : "Nodes of kind object, scalar_from_agent, array_from_dimension, object_from_dimension and dimension_value. Left empty, a changed schema keeps the saved mapping."}
+          <form className="card schema-form schema-editor" onSubmit={save} noValidate>
+            <section aria-labelledby="fields-heading" className="schema-form-fields">
+              <h2 id="fields-heading">Fields</h2>
+              <p className="muted small hint">
+                The form and the JSON beside it are the same schema: a change to one shows in the other.
               </p>
-              {mappingError && (
-                <p role="alert" className="alert field-error" id="mapping-text-error">
-                  {mappingError}
+              {formProblem && (
+                <p className="alert field-error" data-testid="form-problem">
+                  {formProblem}
                 </p>
               )}
-              <div className="field-actions">
-                <button
-                  type="button"
-                  className="secondary small-button"
-                  disabled={autoMap}
-                  onClick={clearMapping}
-                >
-                  Clear mapping
-                </button>
-                {showClearedNote && (
-                  <span className="muted small" data-testid="mapping-cleared-note">
-                    The mapping is removed when you save.
-                  </span>
+              <SchemaFieldsForm
+                fields={fields}
+                onChange={changeFields}
+                disabled={formProblem !== undefined}
+                agents={agentNames}
+                dimensions={dimensionNames}
+                diagnostics={refused ?? record?.diagnostics ?? []}
+                mappingLocked={
+                  autoMap
+                    ? "Agents are mapped automatically: turn automatic mapping off to choose them here."
+                    : mappingProblem
+                }
+              />
+            </section>
+            <div className="stack schema-form-json">
+              <div className="field">
+                <label htmlFor="schema-text">Schema (JSON Schema)</label>
+                <textarea
+                  id="schema-text"
+                  name="schema"
+                  className="code-input"
+                  rows={16}
+                  spellCheck={false}
+                  autoCapitalize="off"
+                  autoCorrect="off"
+                  value={schemaText}
+                  aria-invalid={schemaError ? true : undefined}
+                  aria-describedby={schemaError ? "schema-text-error" : undefined}
+                  onChange={(e) => {
+                    setSchemaText(e.target.value)
+                    setSchemaError(undefined)
+                    setSaved(false)
+                    syncForm(e.target.value, mappingText)
+                  }}
+                />
+                {schemaError && (
+                  <p role="alert" className="alert field-error" id="schema-text-error">
+                    {schemaError}
+                  </p>
                 )}
               </div>
-            </div>
 
-            <div className="form-actions">
-              <button type="submit" disabled={saving}>
-                Save schema
-              </button>
-              {saved && (
-                <p role="status" className="saved-note">
-                  Saved.
+              <div className="checkbox-field">
+                <input
+                  id="auto-map"
+                  type="checkbox"
+                  name="auto_map"
+                  checked={autoMap}
+                  aria-describedby="auto-map-hint"
+                  onChange={(e) => {
+                    setAutoMap(e.target.checked)
+                    setMappingError(undefined)
+                    setSaved(false)
+                  }}
+                />
+                <div>
+                  <label htmlFor="auto-map">Generate agents and mapping automatically</label>
+                  <p id="auto-map-hint" className="muted small hint">
+                    On save, the agents (and dimensions) the schema needs are created and the mapping is
+                    generated in the background; a mapping written below is not sent.
+                  </p>
+                </div>
+              </div>
+
+              <div className="field">
+                <label htmlFor="mapping-text">Mapping (JSON)</label>
+                <textarea
+                  id="mapping-text"
+                  name="mapping"
+                  className="code-input"
+                  rows={12}
+                  spellCheck={false}
+                  autoCapitalize="off"
+                  autoCorrect="off"
+                  readOnly={autoMap}
+                  value={mappingText}
+                  aria-invalid={mappingError ? true : undefined}
+                  aria-describedby={
+                    mappingError ? "mapping-text-hint mapping-text-error" : "mapping-text-hint"
+                  }
+                  onChange={(e) => {
+                    setMappingText(e.target.value)
+                    setMappingError(undefined)
+                    setSaved(false)
+                    syncForm(schemaText, e.target.value)
+                  }}
+                />
+                <p id="mapping-text-hint" className="muted small hint">
+                  {autoMap
+                    ? "Generated automatically: read-only while automatic mapping is on."
+                    : "Nodes of kind object, scalar_from_agent, array_from_dimension, object_from_dimension and dimension_value. Left empty, a changed schema keeps the saved mapping."}
                 </p>
-              )}
+                {mappingError && (
+                  <p role="alert" className="alert field-error" id="mapping-text-error">
+                    {mappingError}
+                  </p>
+                )}
+                <div className="field-actions">
+                  <button
+                    type="button"
+                    className="secondary small-button"
+                    disabled={autoMap}
+                    onClick={clearMapping}
+                  >
+                    Clear mapping
+                  </button>
+                  {showClearedNote && (
+                    <span className="muted small" data-testid="mapping-cleared-note">
+                      The mapping is removed when you save.
+                    </span>
+                  )}
+                </div>
+              </div>
+
+              <div className="form-actions">
+                <button type="submit" disabled={saving}>
+                  Save schema
+                </button>
+                {saved && (
+                  <p role="status" className="saved-note">
+                    Saved.
+                  </p>
+                )}
+              </div>
+              <ErrorAlert message={saveError} />
             </div>
-            <ErrorAlert message={saveError} />
           </form>
 
           {generating && (

@@ -8,17 +8,19 @@ import type {
   ResultRow,
   ResultsPage,
 } from "@dxs/domain/Records"
-import { type FormEvent, type MouseEvent, useEffect, useMemo, useRef, useState } from "react"
+import { useMutation } from "@tanstack/react-query"
+import { type FormEvent, type MouseEvent, useMemo, useRef, useState } from "react"
 import { ApiError, api, errorMessage, seg } from "../api.ts"
 import { ConfidenceMark, ErrorAlert, formatValue, Loading, pluralize, statusClass } from "../components.tsx"
-import { type Resource, usePolling, useResource } from "../hooks.ts"
-import { invalidateApi } from "../query.ts"
+import { type Resource, useResource } from "../hooks.ts"
+import { invalidateApi, useApiQuery } from "../query.ts"
 import { Link, useTitle } from "../router.tsx"
+import { runProgressOf } from "../runState.ts"
 import { AgentEditor } from "./AgentEditor.tsx"
 import { DimensionsSection } from "./DimensionsSection.tsx"
 import { DocumentsSection, documentRowId, focusDocumentRow } from "./DocumentsSection.tsx"
+import { RunHistory, useRunTracker } from "./Runs.tsx"
 
-const STATUS_POLL_MS = 1000
 const RESULTS_LIMIT = 500
 
 /**
@@ -27,10 +29,10 @@ const RESULTS_LIMIT = 500
  */
 export function ProjectScreen({ projectId }: { readonly projectId: string }) {
   const base = `/projects/${seg(projectId)}`
-  const project = useResource<Project>(`${base}/`)
+  const project = useApiQuery<Project>(`${base}/`)
   const documents = useResource<ReadonlyArray<DocumentRecord>>(`${base}/documents/`)
-  const agents = useResource<ReadonlyArray<Agent>>(`${base}/agents/`)
-  const dimensions = useResource<ReadonlyArray<Dimension>>(`${base}/dimensions/`)
+  const agents = useApiQuery<ReadonlyArray<Agent>>(`${base}/agents/`)
+  const dimensions = useApiQuery<ReadonlyArray<Dimension>>(`${base}/dimensions/`)
   const results = useResource<ResultsPage>(`${base}/results/?limit=${RESULTS_LIMIT}`)
   useTitle(project.data?.name ?? "Project")
 
@@ -60,6 +62,7 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
       <DimensionsSection base={base} dimensions={dimensions} />
       <AgentsSection
         base={base}
+        projectId={projectId}
         agents={agents}
         dimensions={dimensions.data}
         documents={documents.data}
@@ -79,10 +82,9 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
 // ---------------------------------------------------------------------------------------------------------
 // Agents and the pipeline run
 
-type RunPhase = "idle" | "launching" | "running" | "done"
-
 function AgentsSection({
   base,
+  projectId,
   agents,
   dimensions,
   documents,
@@ -91,6 +93,7 @@ function AgentsSection({
   onAgentsChanged,
 }: {
   readonly base: string
+  readonly projectId: string
   readonly agents: Resource<ReadonlyArray<Agent>>
   readonly dimensions: ReadonlyArray<Dimension> | undefined
   /** The project's documents, to say which of those a refused launch names are still failed. */
@@ -104,91 +107,48 @@ function AgentsSection({
   const [name, setName] = useState("")
   const [instructions, setInstructions] = useState("")
   const [valueType, setValueType] = useState<"string" | "number">("string")
-  const [createError, setCreateError] = useState<string | undefined>(undefined)
-  const [creating, setCreating] = useState(false)
   const [editingId, setEditingId] = useState<string | null>(null)
   const editButtons = useRef(new Map<string, HTMLButtonElement>())
 
-  const [phase, setPhase] = useState<RunPhase>("idle")
-  const [status, setStatus] = useState<AgentsStatus | undefined>(undefined)
   const [runError, setRunError] = useState<string | undefined>(undefined)
   const [refused, setRefused] = useState<ReadonlyArray<FailedDocument> | null>(null)
-  const ended = useRef(onRunEnded)
-  ended.current = onRunEnded
-
-  // a run may already be going when the page opens
-  useEffect(() => {
-    let cancelled = false
-    api
-      .get<AgentsStatus>(`${base}/agents/status/`)
-      .then((s) => {
-        if (cancelled) return
-        setStatus(s)
-        if (s.pipeline_running) setPhase((p) => (p === "idle" ? "running" : p))
-      })
-      .catch(() => {
-        // progress is shown once a run is launched
-      })
-    return () => {
-      cancelled = true
-    }
-  }, [base])
-
-  usePolling(phase === "running", STATUS_POLL_MS, async () => {
-    try {
-      const s = await api.get<AgentsStatus>(`${base}/agents/status/`)
-      setStatus(s)
-      setRunError(undefined)
-      if (!s.pipeline_running) {
-        setPhase("done")
-        ended.current()
-      }
-    } catch (e) {
-      setRunError(errorMessage(e))
-    }
-  })
+  const tracker = useRunTracker(base, projectId, onRunEnded)
+  const { view, status } = tracker
 
   const launch = async () => {
-    setPhase("launching")
     setRunError(undefined)
     setRefused(null)
-    try {
-      await api.post(`${base}/agents/launch/`)
-      setPhase("running")
-    } catch (e) {
-      const failed = failedDocumentsOf(e)
-      if (failed) {
-        setRefused(failed)
-        onRefused()
-      } else setRunError(errorMessage(e))
-      setPhase("idle")
-    }
+    const error = await tracker.launch()
+    if (error === undefined) return
+    const failed = failedDocumentsOf(error)
+    if (failed) {
+      setRefused(failed)
+      onRefused()
+    } else setRunError(errorMessage(error))
   }
 
-  const create = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault()
-    setCreating(true)
-    setCreateError(undefined)
-    try {
-      await api.post<Agent>(`${base}/agents/`, {
+  const createAgent = useMutation({
+    mutationFn: () =>
+      api.post<Agent>(`${base}/agents/`, {
         name: name.trim(),
         extraction_instructions: instructions,
         value_type: valueType,
-      })
+      }),
+    onSuccess: async () => {
       setName("")
       setInstructions("")
       setValueType("string")
       await agents.reload()
       onAgentsChanged()
-    } catch (err) {
-      setCreateError(errorMessage(err))
-    } finally {
-      setCreating(false)
-    }
+    },
+  })
+  const create = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    createAgent.mutate()
   }
 
   const list = useMemo(() => sortAgents(agents.data ?? []), [agents.data])
-  const progress = extractionProgress(status, phase)
+  const progress = runProgressOf(view, status)
   const editing = list.find((a) => a.id === editingId)
 
   const closeEditor = (id: string) => {
@@ -273,27 +233,33 @@ function AgentsSection({
         <button
           type="button"
           onClick={() => void launch()}
-          disabled={phase === "launching" || list.length === 0}
+          disabled={view.phase === "launching" || list.length === 0}
         >
           Launch
         </button>
-        {phase !== "idle" && (
-          <div className="run-progress">
+        {view.phase !== "idle" && (
+          <div className="run-progress" data-live={tracker.live}>
             <label htmlFor="extraction-progress">Extraction progress</label>
             <progress
               id="extraction-progress"
               max={100}
               {...(progress.percentage === null ? {} : { value: progress.percentage })}
             />
-            <span className="muted small">{progress.text}</span>
+            <span className="muted small">
+              {progress.text}
+              {view.phase === "tracking" && !view.finished && !tracker.live
+                ? " (no live updates: checked every second)"
+                : ""}
+            </span>
           </div>
         )}
         <p role="status" className="run-status" data-testid="run-status">
-          {phase === "running" || phase === "launching" ? "Running…" : phase === "done" ? "Done" : ""}
+          {progress.state}
         </p>
       </div>
       <ErrorAlert message={runError} />
       {refused && <LaunchRefusal refused={refused} documents={documents} />}
+      <RunHistory runs={tracker.runs} count={tracker.runCount} error={tracker.runsError} agents={list} />
 
       <h3>New agent</h3>
       <form className="stack agent-form" onSubmit={create}>
@@ -329,9 +295,9 @@ function AgentsSection({
             <option value="number">number</option>
           </select>
         </div>
-        <ErrorAlert message={createError} />
+        <ErrorAlert message={createAgent.error ? errorMessage(createAgent.error) : undefined} />
         <div>
-          <button type="submit" disabled={creating || name.trim() === ""}>
+          <button type="submit" disabled={createAgent.isPending || name.trim() === ""}>
             Create agent
           </button>
         </div>
@@ -404,25 +370,6 @@ function LaunchRefusal({
 /** Oldest first: the order of the matrix's columns. */
 const sortAgents = <A extends Agent>(agents: ReadonlyArray<A>): ReadonlyArray<A> =>
   [...agents].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.name.localeCompare(b.name))
-
-const extractionProgress = (
-  status: AgentsStatus | undefined,
-  phase: RunPhase,
-): { readonly percentage: number | null; readonly text: string } => {
-  let total = 0
-  let completed = 0
-  for (const p of Object.values(status?.progress ?? {})) {
-    total += p.extraction.total
-    completed += p.extraction.completed
-  }
-  if (phase === "done")
-    return { percentage: 100, text: total > 0 ? `${completed} of ${total} extractions` : "" }
-  if (total === 0) return { percentage: null, text: "" }
-  return {
-    percentage: Math.min(100, Math.round((completed / total) * 100)),
-    text: `${completed} of ${total} extractions`,
-  }
-}
 
 const agentProgressText = (agent: Agent, status: AgentsStatus | undefined): string => {
   const p = status?.progress[agent.id]

@@ -1,8 +1,10 @@
 import type { Folder, Project } from "@dxs/domain/Records"
+import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useMemo, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, Loading, pluralize, VisuallyHidden } from "../components.tsx"
-import { useAction, useResource } from "../hooks.ts"
+import { useAction } from "../hooks.ts"
+import { invalidateApi, useApiQuery } from "../query.ts"
 import { Link, navigate, useTitle } from "../router.tsx"
 import {
   ALL_PROJECTS,
@@ -29,14 +31,13 @@ const sortProjects = (projects: ReadonlyArray<Project>): ReadonlyArray<Project> 
 /** `/`: the organisation's projects by folder (search, rename, pin, move, delete) and a form to create one. */
 export function ProjectsScreen() {
   useTitle("Projects")
-  const projects = useResource<ReadonlyArray<Project>>("/projects/")
-  const folders = useResource<ReadonlyArray<Folder>>("/folders/")
-  const archived = useResource<ReadonlyArray<Project>>("/projects/?archived=true")
+  const projects = useApiQuery<ReadonlyArray<Project>>("/projects/")
+  const folders = useApiQuery<ReadonlyArray<Folder>>("/folders/")
+  const archived = useApiQuery<ReadonlyArray<Project>>("/projects/?archived=true")
   const [filter, setFilter] = useState<ProjectFilter>(ALL_PROJECTS)
   const [query, setQuery] = useState("")
   const [name, setName] = useState("")
-  const [error, setError] = useState<string | undefined>(undefined)
-  const [busy, setBusy] = useState(false)
+  const [perDocument, setPerDocument] = useState(false)
 
   const folderList = folders.data ?? []
   const tree = useMemo(() => folderTree(folders.data ?? []), [folders.data])
@@ -69,20 +70,25 @@ export function ProjectsScreen() {
     })
   }, [projects.data, folders.data, activeFilter, query])
 
-  const create = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    try {
-      const project = await api.post<Project>("/projects/", {
+  const createProject = useMutation({
+    mutationFn: () =>
+      api.post<Project>("/projects/", {
         name: name.trim(),
+        auto_attach_document_dimension: perDocument,
         ...(selectedFolder ? { folder_id: selectedFolder.id } : {}),
-      })
+      }),
+    onSuccess: (project) => {
+      void invalidateApi("/projects/")
       navigate(`/projects/${seg(project.id)}`)
-    } catch (err) {
-      setError(errorMessage(err))
-      setBusy(false)
-    }
+    },
+  })
+  // stays busy from the click until the project's screen replaces this one
+  const busy = createProject.isPending || createProject.isSuccess
+  const error = createProject.error ? errorMessage(createProject.error) : undefined
+
+  const create = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    createProject.mutate()
   }
 
   const replaceProject = (updated: Project) =>
@@ -191,6 +197,22 @@ export function ProjectsScreen() {
             Create project
           </button>
         </form>
+        <div className="checkbox-field new-project-options">
+          <input
+            id="new-project-per-document"
+            type="checkbox"
+            checked={perDocument}
+            onChange={(e) => setPerDocument(e.target.checked)}
+            aria-describedby="new-project-per-document-hint"
+          />
+          <div>
+            <label htmlFor="new-project-per-document">One result per document</label>
+            <p id="new-project-per-document-hint" className="muted small">
+              Each agent gives a value for every document (split by the Document dimension), not one value for
+              all the documents together.
+            </p>
+          </div>
+        </div>
         {selectedFolder && <p className="muted small">It goes into the folder {selectedFolder.name}.</p>}
         <ErrorAlert message={error} />
       </section>
@@ -327,10 +349,10 @@ function ProjectItem({
             </option>
           ))}
         </select>
-        <button type="button" disabled={busy} onClick={archive}>
+        <button type="button" className="quiet small-button" disabled={busy} onClick={archive}>
           Archive<VisuallyHidden> {p.name}</VisuallyHidden>
         </button>
-        <button type="button" className="danger" disabled={busy} onClick={remove}>
+        <button type="button" className="quiet danger-text small-button" disabled={busy} onClick={remove}>
           Delete<VisuallyHidden> {p.name}</VisuallyHidden>
         </button>
       </div>

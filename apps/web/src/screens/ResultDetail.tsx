@@ -8,10 +8,11 @@ import type {
   Project,
   ResultDetail,
 } from "@dxs/domain/Records"
+import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useState } from "react"
 import { API_BASE, api, errorMessage, seg } from "../api.ts"
 import { ConfidenceMark, ErrorAlert, formatDate, formatValue, Loading, StatusBadge } from "../components.tsx"
-import { useResource } from "../hooks.ts"
+import { useApiQuery } from "../query.ts"
 import { Link, useTitle } from "../router.tsx"
 import { overrideValue } from "../values.ts"
 
@@ -32,12 +33,12 @@ export function ResultDetailScreen({
 }) {
   const base = `/projects/${seg(projectId)}`
   const projectHref = base
-  const project = useResource<Project>(`${base}/`)
-  const result = useResource<ResultDetail>(`${base}/results/${seg(resultId)}/`)
-  const extractions = useResource<ExtractionsPage>(
+  const project = useApiQuery<Project>(`${base}/`)
+  const result = useApiQuery<ResultDetail>(`${base}/results/${seg(resultId)}/`)
+  const extractions = useApiQuery<ExtractionsPage>(
     `${base}/results/${seg(resultId)}/extractions/?limit=${EXTRACTIONS_LIMIT}`,
   )
-  const documents = useResource<ReadonlyArray<DocumentRecord>>(`${base}/documents/`)
+  const documents = useApiQuery<ReadonlyArray<DocumentRecord>>(`${base}/documents/`)
   const [selectedId, setSelectedId] = useState<string | undefined>(undefined)
   useTitle(result.data?.agent_name ?? "Result")
 
@@ -227,25 +228,23 @@ function OverrideForm({
   readonly onSaved: (detail: ResultDetail) => void
 }) {
   const [value, setValue] = useState(current)
-  const [error, setError] = useState<string | undefined>(undefined)
   const [saved, setSaved] = useState(false)
-  const [busy, setBusy] = useState(false)
-
-  const save = async (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault()
-    setBusy(true)
-    setError(undefined)
-    setSaved(false)
-    try {
-      const detail = await api.patch<ResultDetail>(path, { value: overrideValue(value, valueType) })
+  const override = useMutation({
+    mutationFn: async (text: string) =>
+      api.patch<ResultDetail>(path, { value: overrideValue(text, valueType) }),
+    onSuccess: (detail) => {
       onSaved(detail)
       setValue(detail.value === null ? "" : String(detail.value))
       setSaved(true)
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
+    },
+  })
+  const busy = override.isPending
+  const error = override.error ? errorMessage(override.error) : undefined
+
+  const save = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    setSaved(false)
+    override.mutate(value)
   }
 
   return (
@@ -285,20 +284,15 @@ function ReviewForm({
   readonly onSaved: (detail: ResultDetail) => void
 }) {
   const [comment, setComment] = useState(detail.latest_review_comment ?? "")
-  const [error, setError] = useState<string | undefined>(undefined)
-  const [busy, setBusy] = useState(false)
-
-  const review = async (status: "positive" | "negative" | "none") => {
-    setBusy(true)
-    setError(undefined)
-    try {
-      onSaved(await api.post<ResultDetail>(path, { status, comment }))
-    } catch (err) {
-      setError(errorMessage(err))
-    } finally {
-      setBusy(false)
-    }
-  }
+  const reviewMutation = useMutation({
+    mutationFn: (status: "positive" | "negative" | "none") =>
+      api.post<ResultDetail>(path, { status, comment }),
+    onSuccess: onSaved,
+  })
+  const busy = reviewMutation.isPending
+  const error = reviewMutation.error ? errorMessage(reviewMutation.error) : undefined
+  const review = (status: "positive" | "negative" | "none") =>
+    reviewMutation.mutateAsync(status).catch(() => undefined)
 
   const current = detail.latest_review_status
   return (
@@ -375,7 +369,7 @@ interface PageProps {
 /** The page as an image with the passage's bounding boxes over it; the page's text when it has no image. */
 function PageImage({ extractionId, ...page }: PageProps & { readonly extractionId: string }) {
   const { base, documentId, documentName, pageNumber } = page
-  const boxes = useResource<BoundingBoxes>(`${base}/extractions/${seg(extractionId)}/bounding-boxes/`)
+  const boxes = useApiQuery<BoundingBoxes>(`${base}/extractions/${seg(extractionId)}/bounding-boxes/`)
   const [natural, setNatural] = useState<{ readonly width: number; readonly height: number } | undefined>(
     undefined,
   )
@@ -445,7 +439,7 @@ function PageImage({ extractionId, ...page }: PageProps & { readonly extractionI
 
 /** The page's text with the passage marked (documents without page images). */
 function PageText({ base, documentId, documentName, pageNumber, passage }: PageProps) {
-  const page = useResource<DocumentPage>(`${base}/documents/${seg(documentId)}/pages/${pageNumber}/`)
+  const page = useApiQuery<DocumentPage>(`${base}/documents/${seg(documentId)}/pages/${pageNumber}/`)
   if (page.data === undefined)
     return page.error ? <ErrorAlert message={page.error} /> : <Loading what="the page" />
   const text = page.data.text

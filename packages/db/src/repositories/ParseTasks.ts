@@ -6,7 +6,7 @@ import { DocumentEvent, transitionDocument, uploadedDocument } from "@dxs/domain
 import { Effect, Either } from "effect"
 import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
-import { enqueue } from "../TaskQueue.ts"
+import { enqueue, hasUnfinishedTask } from "../TaskQueue.ts"
 import { PARSE_TASK, parseTaskKey } from "./TaskKinds.ts"
 
 /**
@@ -42,17 +42,7 @@ export const enqueueParse = (
 
 /** True when a parse task of the project other than `taskId` is pending or running. */
 export const parseInFlight = (trx: Conn, projectId: string, taskId: string): Effect.Effect<boolean> =>
-  Effect.promise(
-    async () =>
-      (await trx
-        .selectFrom("tasks")
-        .select("id")
-        .where("kind", "=", PARSE_TASK)
-        .where("project_id", "=", projectId)
-        .where("status", "in", ["pending", "running"])
-        .where("id", "<>", taskId)
-        .executeTakeFirst()) !== undefined,
-  )
+  Effect.promise(() => hasUnfinishedTask(trx, projectId, PARSE_TASK, taskId))
 
 /** Moves the unfinished parse task of a document to the project the document is now in. */
 export const moveParseTasks = (trx: Conn, documentId: string, projectId: string): Effect.Effect<void> =>

@@ -7,7 +7,7 @@ import { byDocument, type ExtractionPair } from "@dxs/domain/LaunchPlanner"
 import { Effect } from "effect"
 import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
-import { enqueueMany, TASKS_CHANNEL } from "../TaskQueue.ts"
+import { enqueueMany, hasUnfinishedTask, TASKS_CHANNEL } from "../TaskQueue.ts"
 import {
   agentTaskKey,
   type DERIVE_TASK,
@@ -211,13 +211,4 @@ export const wakeQueuedRun = (conn: Conn, projectId: string): Effect.Effect<bool
 
 /** True when the project has a run-start task not yet done (a queued run waits, maybe for parsing). */
 export const hasQueuedRunStart = (conn: Conn, projectId: string): Effect.Effect<boolean> =>
-  run(
-    async () =>
-      (await conn
-        .selectFrom("tasks")
-        .select("id")
-        .where("kind", "=", RUN_START_TASK)
-        .where("project_id", "=", projectId)
-        .where("status", "in", ["pending", "running"])
-        .executeTakeFirst()) !== undefined,
-  )
+  run(() => hasUnfinishedTask(conn, projectId, RUN_START_TASK))

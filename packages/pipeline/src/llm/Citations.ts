@@ -3,7 +3,7 @@
  * model was given and its value is stated in that passage. Every extraction answer, from any provider,
  * goes through `groundCitation` before it is kept; an ungrounded one is never cited as if it were.
  */
-import { type Grounding, groundAnswer, valueInPassage } from "@dxs/domain/Grounding"
+import { findPassageOnPage, type Grounding, groundAnswer, valueInPassage } from "@dxs/domain/Grounding"
 import { parseNumber } from "@dxs/domain/Values"
 import type { PageText, ValueType } from "./LanguageModel.ts"
 
@@ -18,32 +18,6 @@ const tokens = (text: string): Array<string> =>
     (t) => (t.length > 2 || /\d/.test(t)) && !STOP_WORDS.has(t),
   )
 
-const SIMILAR: Record<string, string> = {
-  "'": "['‘’`´]",
-  "‘": "['‘’`´]",
-  "’": "['‘’`´]",
-  '"': '["“”„]',
-  "“": '["“”„]',
-  "”": '["“”„]',
-  "-": "[-‐‑‒–—−]",
-  "–": "[-‐‑‒–—−]",
-  "—": "[-‐‑‒–—−]",
-}
-
-/** The page's own text for a passage that differs only in spacing, line breaks, quote or dash style, or case. */
-const findLoosely = (pageText: string, passage: string): string | undefined => {
-  const words = passage.split(/\s+/).filter((w) => w !== "")
-  if (words.length === 0 || passage.length > 4000) return undefined
-  const pattern = words
-    .map((w) => [...w].map((ch) => SIMILAR[ch] ?? ch.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join(""))
-    .join("\\s+")
-  for (const flags of ["u", "iu"]) {
-    const match = new RegExp(pattern, flags).exec(pageText)
-    if (match) return match[0]
-  }
-  return undefined
-}
-
 /** Lines of a page, long lines split into sentences; each a verbatim (trimmed) piece of the page text. */
 const segments = (pageText: string): Array<string> =>
   pageText
@@ -54,7 +28,9 @@ const segments = (pageText: string): Array<string> =>
 
 /**
  * Whether a line states the value literally: a number equal to it, a date's year, or the text itself. A
- * line cited in place of a passage not found must do that and satisfy the domain's rule as well.
+ * line cited in place of a passage not found must do that and satisfy the domain's rule as well. Stricter
+ * than the domain's `valueInPassage` on purpose (which lets a line without any date through for a date
+ * value): here it picks a line out of a whole page, not checks a passage the answer quoted.
  */
 const statesValue = (segment: string, value: string, valueType: ValueType): boolean => {
   if (valueType === "number") {
@@ -86,13 +62,16 @@ const citedFirst = (pages: ReadonlyArray<PageText>, pageNumber: number | undefin
 
 type Located = { readonly pageNumber: number; readonly passage: string }
 
-/** The passage as the page text has it: verbatim, else loosely (spacing, quotes, dashes, case); cited page first. */
+/**
+ * The passage as the page text has it: verbatim, else as the domain's grounding finds it (spacing, quotes,
+ * dashes, case, small slips, ellipses); cited page first.
+ */
 const findPassage = (ordered: ReadonlyArray<PageText>, passage: string): Located | undefined => {
   const quoted = passage.trim()
   if (quoted === "") return undefined
   for (const p of ordered) if (p.text.includes(quoted)) return { pageNumber: p.pageNumber, passage: quoted }
   for (const p of ordered) {
-    const found = findLoosely(p.text, quoted)
+    const found = findPassageOnPage(p.text, quoted)
     if (found !== undefined) return { pageNumber: p.pageNumber, passage: found }
   }
   return undefined

@@ -139,6 +139,7 @@ const toValue = ({ answer, citation }: Checked): ExtractedValue => ({
   reasoning: answer.reasoning,
   pageNumber: citation.pageNumber,
   ...(answer.modelConfidence === undefined ? {} : { modelConfidence: answer.modelConfidence }),
+  citation,
 })
 
 /** An agent can be asked when each of its varying dimensions has a value to ask for. */

@@ -5,6 +5,7 @@
  * already normalised (numbers as canonical decimals) and report the calls they cost in `usage`.
  */
 import { Context, Data, type Effect } from "effect"
+import type { Citation } from "./Citations.ts"
 
 export type ValueType = "string" | "number" | "bool" | "date" | "datetime"
 export type ResolutionStatus = "Not resolved" | "Requires attention" | "Resolved" | "Ignored" | "No result"
@@ -108,6 +109,11 @@ export interface ExtractedValue {
    * server returns them, or the local extractor's score. Undefined when unknown.
    */
   readonly modelConfidence?: number | undefined
+  /**
+   * The citation as the provider already checked it against the request's pages (`groundCitation`), so the
+   * stage does not check it again; undefined when the provider did not (the stage then checks it).
+   */
+  readonly citation?: Citation | undefined
 }
 
 export interface ExtractResponse {

@@ -8,7 +8,7 @@ import { pageTexts, pageTotals } from "@dxs/db/repositories/Pages"
 import { estimateTokens, pageTokens, pageWindows } from "@dxs/domain/ModelRequests"
 import { Effect } from "effect"
 import type { PageText } from "../llm/LanguageModel.ts"
-import { pagesForExtraction, type RetrievalAgent } from "./Retrieval.ts"
+import { pageNumbersForExtraction, type RetrievalAgent } from "./Retrieval.ts"
 
 export const documentWindows = (
   db: Conn,
@@ -23,26 +23,23 @@ export const documentWindows = (
   Effect.gen(function* () {
     const size = yield* pageTotals(db, input.documentId)
     if (size.pages === 0) return []
-    let pages: Array<PageText>
-    if (estimateTokens(Number(size.chars)) + pageTokens(0) * size.pages <= input.tokenBudget) {
-      const all = yield* pageTexts(db, input.documentId)
-      pages = all.map((p) => ({
-        documentId: input.documentId,
-        documentName: input.documentName,
-        pageNumber: p.number,
-        text: p.text,
-      }))
-    } else {
-      const chosen = new Map<number, PageText>()
+    // A document that fits goes whole; else the pages retrieval picks for any of the request's agents,
+    // read once (the size is known here, so no agent's pick reads it again).
+    const fits = estimateTokens(Number(size.chars)) + pageTokens(0) * size.pages <= input.tokenBudget
+    let numbers: Array<number> | undefined
+    if (!fits) {
+      const chosen = new Set<number>()
       for (const agent of input.agents)
-        for (const page of yield* pagesForExtraction(db, {
-          agent,
-          documentId: input.documentId,
-          documentName: input.documentName,
-        }))
-          chosen.set(page.pageNumber, page)
-      pages = [...chosen.values()].sort((a, b) => a.pageNumber - b.pageNumber)
+        for (const n of yield* pageNumbersForExtraction(db, { agent, documentId: input.documentId, size }))
+          chosen.add(n)
+      numbers = [...chosen]
     }
+    const pages: Array<PageText> = (yield* pageTexts(db, input.documentId, numbers)).map((p) => ({
+      documentId: input.documentId,
+      documentName: input.documentName,
+      pageNumber: p.number,
+      text: p.text,
+    }))
     return pageWindows(
       pages.map((page) => ({ page, tokens: pageTokens(page.text.length) })),
       input.tokenBudget,

@@ -128,28 +128,18 @@ export const relevantPages = (
   )
 }
 
+export type DocumentSize = Effect.Effect.Success<ReturnType<typeof pageTotals>>
+
 /**
- * The pages of one document to give the extractor for an agent, in page order with their full text: all
- * of a small document (≤ 12 pages and ≤ 60,000 characters), else the 8 best ranked pages (topped up with
- * the leading pages when fewer match) plus page 1 and the last page, where totals and signatures often are.
+ * The numbers of the pages of a large document to give the extractor for an agent: the 8 best ranked pages
+ * (topped up with the leading pages when fewer match) plus page 1 and the last page, where totals and
+ * signatures often are.
  */
-export const pagesForExtraction = (
+export const pageNumbersForExtraction = (
   db: Conn,
-  input: { readonly agent: RetrievalAgent; readonly documentId: string; readonly documentName: string },
-): Effect.Effect<Array<PageText>> =>
+  input: { readonly agent: RetrievalAgent; readonly documentId: string; readonly size: DocumentSize },
+): Effect.Effect<Set<number>> =>
   Effect.gen(function* () {
-    const size = yield* pageTotals(db, input.documentId)
-    const toPageText = (p: { number: number; text: string }): PageText => ({
-      documentId: input.documentId,
-      documentName: input.documentName,
-      pageNumber: p.number,
-      text: p.text,
-    })
-    if (size.pages === 0) return []
-    if (size.pages <= WHOLE_DOCUMENT_MAX_PAGES && Number(size.chars) <= WHOLE_DOCUMENT_MAX_CHARS) {
-      const all = yield* pageTexts(db, input.documentId)
-      return all.map(toPageText)
-    }
     const query = keyTermsQuery(input.agent)
     const ranked = query === "" ? [] : yield* rankedPageNumbers(db, input.documentId, query, RANKED_PAGES)
     const chosen = new Set<number>(ranked)
@@ -158,7 +148,28 @@ export const pagesForExtraction = (
       for (const n of leading) chosen.add(n)
     }
     chosen.add(1)
-    if (size.last !== null) chosen.add(size.last)
-    const pages = yield* pageTexts(db, input.documentId, [...chosen])
-    return pages.map(toPageText)
+    if (input.size.last !== null) chosen.add(input.size.last)
+    return chosen
+  })
+
+/**
+ * The pages of one document to give the extractor for an agent, in page order with their full text: all
+ * of a small document (≤ 12 pages and ≤ 60,000 characters), else the pages `pageNumbersForExtraction` picks.
+ */
+export const pagesForExtraction = (
+  db: Conn,
+  input: { readonly agent: RetrievalAgent; readonly documentId: string; readonly documentName: string },
+): Effect.Effect<Array<PageText>> =>
+  Effect.gen(function* () {
+    const size = yield* pageTotals(db, input.documentId)
+    if (size.pages === 0) return []
+    const whole = size.pages <= WHOLE_DOCUMENT_MAX_PAGES && Number(size.chars) <= WHOLE_DOCUMENT_MAX_CHARS
+    const numbers = whole ? undefined : yield* pageNumbersForExtraction(db, { ...input, size })
+    const pages = yield* pageTexts(db, input.documentId, numbers === undefined ? undefined : [...numbers])
+    return pages.map((p) => ({
+      documentId: input.documentId,
+      documentName: input.documentName,
+      pageNumber: p.number,
+      text: p.text,
+    }))
   })

@@ -8,7 +8,7 @@ import {
   type ChatCompletionRequestBody,
   documentRequest,
   type FakeOpenAiServer,
-  type FakeValue,
+  labelledLines,
   startFakeOpenAiServer,
 } from "@dxs/testing/FakeOpenAiServer"
 import { Effect } from "effect"
@@ -47,21 +47,7 @@ const request = (names: ReadonlyArray<string>, overrides: Partial<DocumentExtrac
 const readLabels = (body: ChatCompletionRequestBody) => {
   const asked = documentRequest(body)
   if (asked === undefined) return {}
-  return answerDocument(asked, (a): ReadonlyArray<FakeValue> => {
-    for (const p of asked.pages) {
-      const line = p.text.split("\n").find((l) => l.startsWith(`${a.name}:`))
-      if (line)
-        return [
-          {
-            value: line.slice(a.name.length + 1).trim(),
-            relevant_passage: line,
-            page_number: p.pageNumber,
-            reasoning: "The labelled line.",
-          },
-        ]
-    }
-    return []
-  })
+  return answerDocument(asked, (a) => labelledLines(asked, a, { firstOnly: true }))
 }
 
 describe("extractDocument", () => {

@@ -3,6 +3,8 @@
  * common countries, currencies and month names.
  */
 
+import { NUMBER_WORDS } from "@dxs/domain/Grounding"
+
 export const STOP_WORDS: ReadonlySet<string> = new Set(
   (
     "a an the of in on at to for from by with and or nor but as is are was were be been being this that these " +
@@ -16,38 +18,6 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
 
 /** Words that survive the stop-word filter even though they look like function words. */
 export const KEEP_WORDS: ReadonlySet<string> = new Set(["between", "due", "no", "term"])
-
-export const NUMBER_WORDS: Readonly<Record<string, number>> = {
-  zero: 0,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  eleven: 11,
-  twelve: 12,
-  thirteen: 13,
-  fourteen: 14,
-  fifteen: 15,
-  sixteen: 16,
-  seventeen: 17,
-  eighteen: 18,
-  nineteen: 19,
-  twenty: 20,
-  thirty: 30,
-  forty: 40,
-  fifty: 50,
-  sixty: 60,
-  seventy: 70,
-  eighty: 80,
-  ninety: 90,
-  hundred: 100,
-}
 
 /** `two`, `twenty-four`, `thirty six` → number; undefined when not a number word. */
 export const numberWord = (text: string): number | undefined => {

@@ -270,9 +270,13 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
   }),
 }) {}
 
-/** The value's citation checked against the window's pages, whichever provider answered. */
+/**
+ * The value's citation checked against the window's pages, whichever provider answered: the provider's own
+ * check when it made one (the `openai` provider's, which decided its retry), else checked here.
+ */
 const checkCitation = (
   pages: ReadonlyArray<PageText>,
   value: ExtractedValue,
   valueType: ValueType,
-): Citation => groundCitation(pages, value.pageNumber, value.relevantPassage, value.value, valueType)
+): Citation =>
+  value.citation ?? groundCitation(pages, value.pageNumber, value.relevantPassage, value.value, valueType)
