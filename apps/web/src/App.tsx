@@ -19,6 +19,7 @@ import { ErrorAlert } from "./components.tsx"
 import { queryClient } from "./query.ts"
 import { bindRouter, Link, navigate, usePath, useTitle } from "./router.tsx"
 import { DeveloperScreen } from "./screens/Developer.tsx"
+import { DocumentViewerScreen } from "./screens/DocumentViewer.tsx"
 import { OutputSchemaScreen } from "./screens/OutputSchema.tsx"
 import { ProjectScreen } from "./screens/Project.tsx"
 import { ProjectsScreen } from "./screens/Projects.tsx"
@@ -116,6 +117,16 @@ function SchemaRoute() {
   return <OutputSchemaScreen key={projectId} projectId={projectId} />
 }
 
+function DocumentRoute() {
+  const { projectId, documentId } = useParams({ strict: false }) as {
+    projectId: string
+    documentId: string
+  }
+  return (
+    <DocumentViewerScreen key={`${projectId}/${documentId}`} projectId={projectId} documentId={documentId} />
+  )
+}
+
 function ResultRoute() {
   const { projectId, agentId, resultId } = useParams({ strict: false }) as {
     projectId: string
@@ -143,6 +154,11 @@ export const routeTree = rootRoute.addChildren([
     getParentRoute: () => rootRoute,
     path: "/projects/$projectId/schema",
     component: SchemaRoute,
+  }),
+  createRoute({
+    getParentRoute: () => rootRoute,
+    path: "/projects/$projectId/documents/$documentId",
+    component: DocumentRoute,
   }),
   createRoute({
     getParentRoute: () => rootRoute,

@@ -158,7 +158,7 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
       mimeType: "application/pdf",
       buffer: Buffer.from(pdf),
     })
-    await page.getByRole("cell", { name: "invoice.pdf" }).waitFor()
+    await page.getByRole("cell", { name: "invoice.pdf", exact: true }).waitFor()
     await page.getByRole("cell", { name: "Processed" }).waitFor({ timeout: 60_000 })
     expect(await seriousViolations()).toEqual([])
 
@@ -428,7 +428,14 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
       .poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.documentId))
       .toBe(brokenId)
 
-    // From the row, the keyboard reaches Replace; its file picker takes a good PDF.
+    // From the row, the keyboard reaches its selection box, its name (a link to the viewer), then Replace;
+    // Replace's file picker takes a good PDF.
+    await page.keyboard.press("Tab")
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe(
+      "Select broken.pdf",
+    )
+    await page.keyboard.press("Tab")
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("broken.pdf")
     await page.keyboard.press("Tab")
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Replace broken.pdf")
     await page.keyboard.press("Enter")

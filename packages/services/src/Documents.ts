@@ -16,7 +16,15 @@ import {
 import * as Repo from "@dxs/db/repositories/Documents"
 import { enqueueParse } from "@dxs/db/repositories/ParseTasks"
 import { lockProject } from "@dxs/db/repositories/Projects"
-import type { DocumentCopyRequest, TagsValue } from "@dxs/domain/contract/Document"
+import {
+  DOCUMENT_BULK_MAX,
+  type DocumentBulkFailure,
+  type DocumentBulkRequest,
+  type DocumentBulkResponse,
+  type DocumentCopyRequest,
+  type DocumentsPage,
+  type TagsValue,
+} from "@dxs/domain/contract/Document"
 import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
 import { documentTypeFromFileName, mimeTypeOfFileName, supportedExtensions } from "@dxs/domain/DocumentType"
 import type { DocumentStatus, DocumentType } from "@dxs/domain/Enums"
@@ -94,6 +102,41 @@ export interface DocumentFilter {
   readonly tagValue?: string | undefined
 }
 
+/** The documents panel's page: paging and filters (`page`). */
+export interface DocumentPageQuery {
+  readonly limit?: number | undefined
+  readonly offset?: number | undefined
+  /** A case-insensitive substring of the name, 1 to 200 characters. */
+  readonly search?: string | undefined
+  readonly status?: DocumentStatus | undefined
+  readonly tag_key?: string | undefined
+  readonly tag_value?: string | undefined
+  /** That message's attachments; without it, documents without a parent. */
+  readonly parent_document_id?: string | undefined
+}
+
+export const DOCUMENTS_PAGE_DEFAULT_LIMIT = 50
+export const DOCUMENTS_PAGE_MAX_LIMIT = 500
+export const DOCUMENT_SEARCH_MAX_LENGTH = 200
+
+/** `?…&limit=…&offset=…`, keeping the filters, for the page's next/previous links. */
+const documentPageLink = (query: DocumentPageQuery, limit: number, offset: number) => {
+  const params: Array<[string, string]> = []
+  if (query.search !== undefined) params.push(["search", query.search])
+  if (query.status !== undefined) params.push(["status", query.status])
+  if (query.tag_key !== undefined) params.push(["tag_key", query.tag_key])
+  if (query.tag_value !== undefined) params.push(["tag_value", query.tag_value])
+  if (query.parent_document_id !== undefined) params.push(["parent_document_id", query.parent_document_id])
+  params.push(["limit", String(limit)], ["offset", String(offset)])
+  return `?${params.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join("&")}`
+}
+
+/** What a refused action on one document says (every problem error has these). */
+interface ProblemError {
+  readonly status: number
+  readonly detail: string
+}
+
 /** Tags as the API accepts them: a list of `{key, value}` or an object of key to value. */
 export type TagsInput = TagsValue
 
@@ -113,6 +156,16 @@ export interface DocumentFile {
   readonly fileName: string
   readonly contentType: string
   readonly size: number
+}
+
+/** The file of a new version of a document, and how to store its bytes under the version's key. */
+interface VersionSource {
+  readonly file_name: string
+  readonly type: DocumentType
+  readonly content_type: string
+  readonly size_bytes: number
+  readonly sha256: string
+  readonly store: (blobs: BlobStoreShape, key: string) => Effect.Effect<void>
 }
 
 export const MAX_TAG_KEY_LENGTH = 100
@@ -422,6 +475,119 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
         )
       })
 
+    /**
+     * A new version of a document from `source` (checked once the document is known to accept one): the
+     * bytes are stored under the new version's key first, then in one transaction the version is
+     * incremented, the status goes back to Pending, pages, summary, metadata and the documents extracted
+     * from the previous file (e-mail attachments) are removed, and the new version's parse task is
+     * enqueued. The previous file is removed after the commit. A document still being parsed (Pending)
+     * gets no new version yet (409).
+     */
+    const newVersion = <E>(
+      projectId: string,
+      documentId: string,
+      what: string,
+      source: (current: DocumentRow) => Effect.Effect<VersionSource, E>,
+    ) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        const blobs = yield* BlobStore
+        const current = yield* withDb((db) =>
+          Effect.zipRight(
+            checkLiveProject(db, org.id, projectId),
+            findDocument(db, org.id, projectId, documentId),
+          ),
+        )
+        const stillParsing = Conflict.of(
+          `Document ${documentId} is still being parsed (status Pending); ${what} once it is Processed or Failed`,
+        )
+        const next = transitionDocument(
+          { status: current.status as DocumentStatus, version: current.version },
+          DocumentEvent.Reprocess(),
+        )
+        if (Either.isLeft(next)) return yield* stillParsing
+        const { store, ...file } = yield* source(current)
+        const version = next.right.version
+        const key = documentBlobKey(projectId, documentId, version, file.file_name)
+        const { row, obsolete } = yield* undoUnlessCommitted(
+          Effect.zipRight(
+            store(blobs, key),
+            transaction((trx) =>
+              Effect.gen(function* () {
+                yield* lockLiveProject(trx, org.id, projectId)
+                const locked = yield* Repo.lockDocumentInProject(trx, projectId, documentId)
+                if (!locked) return yield* NotFound.of("Document", documentId)
+                if (locked.version !== current.version || locked.status === "Pending")
+                  return yield* stillParsing
+                const extracted = yield* Repo.documentsExtractedFrom(trx, projectId, documentId)
+                if (extracted.length > 0) {
+                  yield* Repo.deleteDocuments(
+                    trx,
+                    extracted.map((d) => d.id),
+                  )
+                  yield* documentsLeftProject(trx, projectId)
+                }
+                const row = yield* Repo.startNewVersion(trx, documentId, {
+                  ...file,
+                  version,
+                  status: next.right.status,
+                  blob_key: key,
+                })
+                if (extracted.length > 0) yield* syncTagDimensions(trx, projectId)
+                yield* enqueueParse(trx, documentId, version, projectId)
+                return { row, obsolete: [locked, ...extracted].flatMap(documentVersionFiles) }
+              }),
+            ),
+          ),
+          blobs.remove(key),
+        )
+        // After the commit: a crash here leaves orphan files, never a row pointing at a missing file.
+        yield* Effect.forEach(obsolete, (k) => blobs.remove(k), { concurrency: 4, discard: true })
+        return yield* withDb((db) => toDocument(db, row))
+      })
+
+    /**
+     * Requests archival: sets `archive_requested_at` (once) and enqueues the archive task, which moves the
+     * document into the project's archive project.
+     */
+    const requestArchive = (projectId: string, documentId: string) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        const row = yield* transaction((trx) =>
+          Effect.gen(function* () {
+            yield* lockLiveProject(trx, org.id, projectId)
+            const row = yield* findDocument(trx, org.id, projectId, documentId)
+            if (row.archive_requested_at !== null) return row
+            const updated = yield* Repo.requestDocumentArchive(trx, documentId)
+            yield* Effect.promise(() => enqueueArchive(trx, documentId, projectId))
+            return updated
+          }),
+        )
+        return yield* withDb((db) => toDocument(db, row))
+      })
+
+    /**
+     * Deletes the document with its tags and pages, re-syncs TAG dimensions, then removes the stored file
+     * and page images.
+     */
+    const remove = (projectId: string, documentId: string) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        const blobs = yield* BlobStore
+        const files = yield* transaction((trx) =>
+          Effect.gen(function* () {
+            yield* lockProject(trx, projectId)
+            const row = yield* findDocument(trx, org.id, projectId, documentId)
+            yield* Repo.deleteDocuments(trx, [documentId])
+            yield* documentsLeftProject(trx, projectId)
+            yield* syncTagDimensions(trx, projectId)
+            return documentVersionFiles(row)
+          }),
+        )
+        // After the commit: a crash here leaves an orphan file, never a row pointing at a missing file.
+        yield* Effect.forEach(files, (k) => blobs.remove(k), { concurrency: 4, discard: true })
+      })
+
     return over(storage, {
       /** The largest file an upload may carry, in bytes. */
       maxUploadBytes: maxFileBytes,
@@ -429,6 +595,65 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
       /** Most recently uploaded first; optionally only documents whose tag `tagKey` has value `tagValue`. */
       list: (projectId: string, filter: DocumentFilter) =>
         Effect.flatMap(listForProjects([projectId], filter), (lists) => oneProject(projectId, lists)),
+
+      /**
+       * A page of the project's documents for the documents panel (beyond the contract): most recently
+       * uploaded first, filtered by name, status, tag and parent (default: top-level documents only), with
+       * each one's number of attachments; `next`/`previous` are relative links that keep the filters.
+       */
+      page: (projectId: string, query: DocumentPageQuery) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const limit = query.limit ?? DOCUMENTS_PAGE_DEFAULT_LIMIT
+          const offset = query.offset ?? 0
+          if (!Number.isInteger(limit) || limit < 1 || limit > DOCUMENTS_PAGE_MAX_LIMIT)
+            return yield* BadRequest.of(
+              `limit must be a whole number from 1 to ${DOCUMENTS_PAGE_MAX_LIMIT}`,
+              [{ path: "limit", message: `must be a whole number from 1 to ${DOCUMENTS_PAGE_MAX_LIMIT}` }],
+            )
+          if (!Number.isInteger(offset) || offset < 0)
+            return yield* BadRequest.of("offset must be a whole number of at least 0", [
+              { path: "offset", message: "must be a whole number of at least 0" },
+            ])
+          const search = query.search
+          if (search !== undefined && (search.length < 1 || search.length > DOCUMENT_SEARCH_MAX_LENGTH))
+            return yield* BadRequest.of(`search must be 1 to ${DOCUMENT_SEARCH_MAX_LENGTH} characters`, [
+              { path: "search", message: `must be 1 to ${DOCUMENT_SEARCH_MAX_LENGTH} characters` },
+            ])
+          if ((query.tag_key === undefined) !== (query.tag_value === undefined))
+            return yield* BadRequest.of("tag_key and tag_value filter together: supply both or neither", [
+              {
+                path: query.tag_key === undefined ? "tag_key" : "tag_value",
+                message: "required with the other",
+              },
+            ])
+          return yield* withDb((db) =>
+            Effect.gen(function* () {
+              yield* checkProject(db, org.id, projectId)
+              const { count, rows } = yield* Repo.pageOfDocuments(db, projectId, {
+                search,
+                status: query.status,
+                tag:
+                  query.tag_key !== undefined && query.tag_value !== undefined
+                    ? { key: query.tag_key, value: query.tag_value }
+                    : undefined,
+                parentDocumentId: query.parent_document_id,
+                limit,
+                offset,
+              })
+              const documents = yield* toDocuments(db, rows)
+              return {
+                count,
+                next: offset + limit < count ? documentPageLink(query, limit, offset + limit) : null,
+                previous:
+                  offset > 0
+                    ? documentPageLink(query, limit, Math.max(0, Math.min(offset, count) - limit))
+                    : null,
+                results: documents.map((d, i) => ({ ...d, attachment_count: rows[i]!.attachment_count })),
+              } satisfies DocumentsPage
+            }),
+          )
+        }),
 
       /** For each of the projects that is the organisation's (the others are absent), its `list`. */
       listForProjects,
@@ -546,113 +771,87 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
        */
       replaceFile: (projectId: string, documentId: string, file: UploadedFile) =>
         Effect.gen(function* () {
-          const org = yield* CurrentOrganization
-          const blobs = yield* BlobStore
           const fileName = yield* documentFileName(file.name)
           const type = documentTypeFromFileName(fileName)
           if (type === undefined) return yield* unsupportedType(fileName)
-          const current = yield* withDb((db) =>
-            Effect.zipRight(
-              checkLiveProject(db, org.id, projectId),
-              findDocument(db, org.id, projectId, documentId),
-            ),
+          return yield* newVersion(projectId, documentId, "replace its file", () =>
+            Effect.gen(function* () {
+              const { sha256, size } = yield* digestFile(file.path)
+              if (size > maxFileBytes)
+                return yield* PayloadTooLarge.of(`The file is larger than the limit of ${maxFileBytes} bytes`)
+              if (size === 0)
+                return yield* BadRequest.of(`"${fileName}" is empty`, [{ path: "file", message: "is empty" }])
+              return {
+                file_name: fileName,
+                type,
+                content_type: contentTypeOf(fileName, file.contentType),
+                size_bytes: size,
+                sha256,
+                store: (blobs: BlobStoreShape, key: string) => blobs.putFile(key, file.path),
+              } satisfies VersionSource
+            }),
           )
-          const stillParsing = Conflict.of(
-            `Document ${documentId} is still being parsed (status Pending); replace its file once it is Processed or Failed`,
-          )
-          const next = transitionDocument(
-            { status: current.status as DocumentStatus, version: current.version },
-            DocumentEvent.Reprocess(),
-          )
-          if (Either.isLeft(next)) return yield* stillParsing
-          const { sha256, size } = yield* digestFile(file.path)
-          if (size > maxFileBytes)
-            return yield* PayloadTooLarge.of(`The file is larger than the limit of ${maxFileBytes} bytes`)
-          if (size === 0)
-            return yield* BadRequest.of(`"${fileName}" is empty`, [{ path: "file", message: "is empty" }])
-          const version = next.right.version
-          const key = documentBlobKey(projectId, documentId, version, fileName)
-          const { row, obsolete } = yield* undoUnlessCommitted(
-            Effect.zipRight(
-              blobs.putFile(key, file.path),
-              transaction((trx) =>
-                Effect.gen(function* () {
-                  yield* lockLiveProject(trx, org.id, projectId)
-                  const locked = yield* Repo.lockDocumentInProject(trx, projectId, documentId)
-                  if (!locked) return yield* NotFound.of("Document", documentId)
-                  if (locked.version !== current.version || locked.status === "Pending")
-                    return yield* stillParsing
-                  const extracted = yield* Repo.documentsExtractedFrom(trx, projectId, documentId)
-                  if (extracted.length > 0) {
-                    yield* Repo.deleteDocuments(
-                      trx,
-                      extracted.map((d) => d.id),
-                    )
-                    yield* documentsLeftProject(trx, projectId)
-                  }
-                  const row = yield* Repo.startNewVersion(trx, documentId, {
-                    file_name: fileName,
-                    type,
-                    version,
-                    status: next.right.status,
-                    blob_key: key,
-                    content_type: contentTypeOf(fileName, file.contentType),
-                    size_bytes: size,
-                    sha256,
-                  })
-                  if (extracted.length > 0) yield* syncTagDimensions(trx, projectId)
-                  yield* enqueueParse(trx, documentId, version, projectId)
-                  return { row, obsolete: [locked, ...extracted].flatMap(documentVersionFiles) }
-                }),
+        }),
+
+      /**
+       * Parses the stored file again as a new version, as if the file were replaced by its own bytes
+       * (`replaceFile`'s rule: version + 1, Pending, pages and attachments of the previous version removed,
+       * its extractions no longer current). The bytes are copied inside the store under the new version's
+       * key. 409 while the document is Pending. Beyond the contract.
+       */
+      reparse: (projectId: string, documentId: string) =>
+        newVersion(projectId, documentId, "parse it again", (current) =>
+          Effect.succeed({
+            file_name: current.file_name,
+            type: current.type as DocumentType,
+            content_type: current.content_type,
+            size_bytes: Number(current.size_bytes),
+            sha256: current.sha256,
+            store: (blobs: BlobStoreShape, key: string) => blobs.copy(current.blob_key, key),
+          } satisfies VersionSource),
+        ),
+
+      /**
+       * Deletes or archives many documents (beyond the contract), each through the same use-case as its
+       * single endpoint (`remove`, `requestArchive`), one after the other: one refused (unknown, or in a
+       * project that is no longer live) is listed with the status and detail its own request would get,
+       * and the others go on. 404 for an unknown project; 400 for an empty, too long or repeating list.
+       */
+      requestArchive,
+
+      remove,
+
+      bulk: (projectId: string, input: DocumentBulkRequest) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const ids = input.document_ids
+          if (ids.length === 0 || ids.length > DOCUMENT_BULK_MAX)
+            return yield* BadRequest.of(`document_ids must list 1 to ${DOCUMENT_BULK_MAX} documents`, [
+              { path: "document_ids", message: `must list 1 to ${DOCUMENT_BULK_MAX} ids` },
+            ])
+          const duplicates = ids.filter((id, i) => ids.indexOf(id) !== i)
+          if (duplicates.length > 0)
+            return yield* BadRequest.of(
+              `document_ids lists ${[...new Set(duplicates)].join(", ")} more than once`,
+              [{ path: "document_ids", message: "must not repeat an id" }],
+            )
+          yield* withDb((db) => checkProject(db, org.id, projectId))
+          const one = (
+            id: string,
+          ): Effect.Effect<void, ProblemError, Db | BlobStore | CurrentOrganization> =>
+            input.action === "delete" ? remove(projectId, id) : Effect.asVoid(requestArchive(projectId, id))
+          const outcomes = yield* Effect.forEach(ids, (id) =>
+            one(id).pipe(
+              Effect.as({ id, failure: undefined as DocumentBulkFailure | undefined }),
+              Effect.catchAll((e) =>
+                Effect.succeed({ id, failure: { document_id: id, status: e.status, detail: e.detail } }),
               ),
             ),
-            blobs.remove(key),
           )
-          // After the commit: a crash here leaves orphan files, never a row pointing at a missing file.
-          yield* Effect.forEach(obsolete, (k) => blobs.remove(k), { concurrency: 4, discard: true })
-          return yield* withDb((db) => toDocument(db, row))
-        }),
-
-      /**
-       * Requests archival: sets `archive_requested_at` (once) and enqueues the archive task, which moves the
-       * document into the project's archive project.
-       */
-      requestArchive: (projectId: string, documentId: string) =>
-        Effect.gen(function* () {
-          const org = yield* CurrentOrganization
-          const row = yield* transaction((trx) =>
-            Effect.gen(function* () {
-              yield* lockLiveProject(trx, org.id, projectId)
-              const row = yield* findDocument(trx, org.id, projectId, documentId)
-              if (row.archive_requested_at !== null) return row
-              const updated = yield* Repo.requestDocumentArchive(trx, documentId)
-              yield* Effect.promise(() => enqueueArchive(trx, documentId, projectId))
-              return updated
-            }),
-          )
-          return yield* withDb((db) => toDocument(db, row))
-        }),
-
-      /**
-       * Deletes the document with its tags and pages, re-syncs TAG dimensions, then removes the stored file
-       * and page images.
-       */
-      remove: (projectId: string, documentId: string) =>
-        Effect.gen(function* () {
-          const org = yield* CurrentOrganization
-          const blobs = yield* BlobStore
-          const files = yield* transaction((trx) =>
-            Effect.gen(function* () {
-              yield* lockProject(trx, projectId)
-              const row = yield* findDocument(trx, org.id, projectId, documentId)
-              yield* Repo.deleteDocuments(trx, [documentId])
-              yield* documentsLeftProject(trx, projectId)
-              yield* syncTagDimensions(trx, projectId)
-              return documentVersionFiles(row)
-            }),
-          )
-          // After the commit: a crash here leaves an orphan file, never a row pointing at a missing file.
-          yield* Effect.forEach(files, (k) => blobs.remove(k), { concurrency: 4, discard: true })
+          return {
+            succeeded: outcomes.flatMap((o) => (o.failure === undefined ? [o.id] : [])),
+            failed: outcomes.flatMap((o) => (o.failure === undefined ? [] : [o.failure])),
+          } satisfies DocumentBulkResponse
         }),
 
       /**

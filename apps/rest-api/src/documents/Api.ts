@@ -1,11 +1,20 @@
 import {
   Document,
+  DocumentBulkRequest,
+  DocumentBulkResponse,
   DocumentCopyRequest,
   DocumentCopyResponse,
   DocumentPage,
+  DocumentsPage,
   DocumentTagsRequest,
 } from "@dxs/domain/contract/Document"
-import { downloadForbiddenResponse } from "@dxs/services"
+import { DocumentStatuses } from "@dxs/domain/Enums"
+import {
+  DOCUMENT_SEARCH_MAX_LENGTH,
+  DOCUMENTS_PAGE_DEFAULT_LIMIT,
+  DOCUMENTS_PAGE_MAX_LIMIT,
+  downloadForbiddenResponse,
+} from "@dxs/services"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
@@ -56,6 +65,44 @@ const FileBytes = HttpApiSchema.Uint8Array({ contentType: "*/*" }).annotations({
   description: "the original file, with its own Content-Type and a Content-Disposition attachment header",
 })
 
+const searchText = Schema.String.pipe(
+  Schema.minLength(1, { message: () => `must be 1 to ${DOCUMENT_SEARCH_MAX_LENGTH} characters` }),
+  Schema.maxLength(DOCUMENT_SEARCH_MAX_LENGTH, {
+    message: () => `must be 1 to ${DOCUMENT_SEARCH_MAX_LENGTH} characters`,
+  }),
+).annotations({
+  jsonSchema: {
+    type: "string",
+    minLength: 1,
+    maxLength: DOCUMENT_SEARCH_MAX_LENGTH,
+    description: "only documents whose file name contains this, ignoring case",
+  },
+})
+
+export const DocumentsPageParams = Schema.Struct({
+  limit: Schema.optional(
+    wholeNumber(1, DOCUMENTS_PAGE_MAX_LIMIT).annotations({
+      description: `page size, default ${DOCUMENTS_PAGE_DEFAULT_LIMIT}, at most ${DOCUMENTS_PAGE_MAX_LIMIT}`,
+    }),
+  ),
+  offset: Schema.optional(wholeNumber(0).annotations({ description: "documents to skip, default 0" })),
+  search: Schema.optional(searchText),
+  status: Schema.optional(
+    Schema.Literal(...DocumentStatuses).annotations({
+      description: `only documents with this status: ${DocumentStatuses.join(", ")}`,
+    }),
+  ),
+  tag_key: Schema.optional(
+    Schema.String.annotations({ description: "with tag_value: only documents with this tag" }),
+  ),
+  tag_value: Schema.optional(Schema.String.annotations({ description: "the value of tag tag_key" })),
+  parent_document_id: Schema.optional(
+    Uuid.annotations({
+      description: "only this message's attachments; without it, only documents that are no attachment",
+    }),
+  ),
+})
+
 export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
     HttpApiEndpoint.get("list", "/projects/:project_id/documents/")
@@ -68,6 +115,31 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       )
       .addSuccess(Schema.Array(Document))
       .annotate(OpenApi.Summary, "List a project's documents, most recently uploaded first"),
+  )
+  .add(
+    HttpApiEndpoint.get("listPage", "/projects/:project_id/documents/page/")
+      .setPath(ProjectPath)
+      .setUrlParams(DocumentsPageParams)
+      .addSuccess(DocumentsPage)
+      .annotate(
+        OpenApi.Summary,
+        "A page of a project's documents, most recently uploaded first, with filters (beyond the contract)",
+      )
+      .annotate(
+        OpenApi.Description,
+        "Beyond the contract (the documents panel's list; the contract's list endpoint is unchanged). Only documents without a parent unless `parent_document_id` names a message, whose attachments are then listed; each document comes with its `attachment_count`. `next` and `previous` are relative links that keep the filters.",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.post("bulk", "/projects/:project_id/documents/bulk/")
+      .setPath(ProjectPath)
+      .setPayload(flexibleBody(DocumentBulkRequest))
+      .addSuccess(DocumentBulkResponse)
+      .annotate(OpenApi.Summary, "Delete or archive many documents at once (beyond the contract)")
+      .annotate(
+        OpenApi.Description,
+        "Beyond the contract. Each document is deleted or archived as its own DELETE or POST …/archive/ would; one that is refused (unknown, say) is listed in `failed` with the status and detail its own request would get, and the others go on. 404 for an unknown project; 400 for an empty list, more than 500 ids or an id given twice.",
+      ),
   )
   .add(
     HttpApiEndpoint.post("upload", "/projects/:project_id/documents/")
@@ -127,6 +199,19 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .annotate(
         OpenApi.Description,
         "The previous pages, summary and metadata, and documents extracted from the previous file (e-mail attachments), are removed. 409 while the document is still Pending.",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.post("reparse", "/projects/:project_id/documents/:document_id/reparse/")
+      .setPath(DocumentPath)
+      .addSuccess(Document, { status: 202 })
+      .annotate(
+        OpenApi.Summary,
+        "Parse the stored file again as a new version: version + 1, Pending (beyond the contract)",
+      )
+      .annotate(
+        OpenApi.Description,
+        "Beyond the contract. As a replacement of the file by its own bytes: the previous pages, summary, metadata and attachments are removed and the previous version's extractions are no longer current. For a parse that failed for a passing reason, or after a parser upgrade. 409 while the document is still Pending.",
       ),
   )
   .add(

@@ -100,6 +100,9 @@ export const DocumentsHttp = HttpApiBuilder.group(Api, "documents", (handlers) =
             return HttpServerResponse.unsafeJson(document)
           }).pipe(Effect.scoped),
         )
+        .handle("listPage", ({ path, urlParams }) => documents.page(path.project_id, urlParams))
+        .handle("reparse", ({ path }) => documents.reparse(path.project_id, path.document_id))
+        .handle("bulk", ({ path, payload }) => documents.bulk(path.project_id, payload))
         .handle("archive", ({ path }) => documents.requestArchive(path.project_id, path.document_id))
         .handle("page", ({ path }) => pages.get(path.project_id, path.document_id, path.page_number))
         .handle("pageImage", ({ path, urlParams, request }) =>

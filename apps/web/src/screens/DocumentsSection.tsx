@@ -1,32 +1,33 @@
 /**
- * The documents of a project: upload (file picker or drag and drop) with progress, the list with parsing
- * state and e-mail attachments under their message, and per document a replacement file or deletion.
+ * The documents panel of a project: upload (file picker or drag and drop) with progress; a page of
+ * documents at a time (`GET …/documents/page/`) with a name search, a status filter and the failure
+ * reason of failed ones; e-mail attachments listed under their message on demand; per document open
+ * (the viewer), replace the file, re-parse, archive and delete (confirmed); bulk delete and archive of
+ * the selected documents with a summary of those refused. While a listed document is being parsed, the
+ * page is asked for again until none is.
  */
 
-import type { Document as DocumentRecord } from "@dxs/domain/Records"
+import type { DocumentStatus } from "@dxs/domain/Enums"
+import type { DocumentBulkResponse } from "@dxs/domain/Records"
+import { keepPreviousData, useQuery } from "@tanstack/react-query"
 import { type DragEvent, useCallback, useEffect, useRef, useState } from "react"
 import { api, errorMessage, seg, uploadFile } from "../api.ts"
-import { ConfirmDialog, ErrorAlert, Loading, pluralize, VisuallyHidden } from "../components.tsx"
-import { type Resource, usePolling } from "../hooks.ts"
+import { ConfirmDialog, ErrorAlert, Loading, pluralize } from "../components.tsx"
+import { apiQuery, invalidateApi } from "../query.ts"
+import {
+  type ListedDocument,
+  type PageOfDocuments,
+  pageOfDocumentsPath,
+  pollWhileParsing,
+  type RowActions,
+  RowsOf,
+} from "./DocumentRows.tsx"
 
-const DOCUMENTS_POLL_MS = 2000
+export { documentRowId, focusDocumentRow } from "./DocumentRows.tsx"
 
-/** The id of a document's row in the list: the target of links to it (the launch refusal's). */
-export const documentRowId = (documentId: string): string => `document-${documentId}`
-
-/**
- * Scrolls a document's row into view and moves the focus to it (Tab then reaches its actions). The row is
- * focusable only meanwhile, so that clicking in the list does not select rows.
- */
-export const focusDocumentRow = (documentId: string): boolean => {
-  const row = document.getElementById(documentRowId(documentId))
-  if (!row) return false
-  row.tabIndex = -1
-  row.addEventListener("blur", () => row.removeAttribute("tabindex"), { once: true })
-  row.scrollIntoView({ block: "center" })
-  row.focus({ preventScroll: true })
-  return true
-}
+const PAGE_SIZES = [10, 25, 50, 100] as const
+const SEARCH_DELAY_MS = 300
+const STATUSES: ReadonlyArray<DocumentStatus> = ["Pending", "Processed", "Failed"]
 
 interface Upload {
   readonly key: number
@@ -37,18 +38,41 @@ interface Upload {
 }
 
 /** What is under way, or went wrong, for one listed document. */
-interface RowState {
+export interface RowState {
   /** The fraction of a replacement file sent so far, while it is being sent. */
   readonly replacing?: number
+  readonly busy?: string
   readonly error?: string
+}
+
+/** What a confirmation dialog is asked for: one document's deletion, or an action on the selection. */
+type Confirming =
+  | { readonly kind: "delete"; readonly document: ListedDocument }
+  | { readonly kind: "bulk"; readonly action: "delete" | "archive"; readonly ids: ReadonlyArray<string> }
+
+/** A bulk action's outcome, named for the user. */
+interface BulkSummary {
+  readonly text: string
+  readonly failures: ReadonlyArray<string>
+}
+
+/** `value`, once it has stayed the same for `delay` ms. */
+function useDebounced<T>(value: T, delay: number): T {
+  const [settled, setSettled] = useState(value)
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), delay)
+    return () => clearTimeout(timer)
+  }, [value, delay])
+  return settled
 }
 
 export function DocumentsSection({
   base,
-  documents,
+  onChanged,
 }: {
   readonly base: string
-  readonly documents: Resource<ReadonlyArray<DocumentRecord>>
+  /** The project's documents changed (an upload, a parse that ended, an action): other lists may follow. */
+  readonly onChanged?: () => void
 }) {
   const [uploads, setUploads] = useState<ReadonlyArray<Upload>>([])
   const [dragging, setDragging] = useState(false)
@@ -57,16 +81,74 @@ export function DocumentsSection({
   const input = useRef<HTMLInputElement>(null)
   const heading = useRef<HTMLHeadingElement>(null)
   const replaceInput = useRef<HTMLInputElement>(null)
-  const replaceTarget = useRef<DocumentRecord | null>(null)
+  const replaceTarget = useRef<ListedDocument | null>(null)
   const [rows, setRows] = useState<Readonly<Record<string, RowState>>>({})
   const [announcement, setAnnouncement] = useState("")
-  const [confirming, setConfirming] = useState<DocumentRecord | null>(null)
-  const [deleting, setDeleting] = useState(false)
-  const [deleteError, setDeleteError] = useState<string | undefined>(undefined)
-  const [deletedCount, setDeletedCount] = useState(0)
+  const [confirming, setConfirming] = useState<Confirming | null>(null)
+  const [confirmBusy, setConfirmBusy] = useState(false)
+  const [confirmError, setConfirmError] = useState<string | undefined>(undefined)
+  const [focusHeading, setFocusHeading] = useState(0)
+  const [search, setSearch] = useState("")
+  const [status, setStatus] = useState<DocumentStatus | "">("")
+  const [pageSize, setPageSize] = useState<number>(25)
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set())
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set())
+  const [bulkSummary, setBulkSummary] = useState<BulkSummary | null>(null)
+  const changed = useRef(onChanged)
+  changed.current = onChanged
 
-  const anyPending = documents.data?.some((d) => d.status === "Pending") ?? false
-  usePolling(anyPending, DOCUMENTS_POLL_MS, documents.reload)
+  const searched = useDebounced(search.trim(), SEARCH_DELAY_MS)
+  // Another filter or page size starts again at the first page.
+  const filters = `${pageSize}|${status}|${searched}`
+  const [paging, setPaging] = useState({ filters, offset: 0 })
+  const offset = paging.filters === filters ? paging.offset : 0
+  const setOffset = (n: number) => setPaging({ filters, offset: n })
+
+  const path = pageOfDocumentsPath(base, {
+    limit: pageSize,
+    offset,
+    search: searched === "" ? undefined : searched.slice(0, 200),
+    status: status === "" ? undefined : status,
+  })
+  const documents = useQuery({
+    ...apiQuery<PageOfDocuments>(path),
+    placeholderData: keepPreviousData,
+    refetchInterval: pollWhileParsing,
+  })
+  const page = documents.data
+
+  // Every new answer may change what other sections show (the launch refusal's failed documents).
+  useEffect(() => {
+    if (documents.dataUpdatedAt > 0) changed.current?.()
+  }, [documents.dataUpdatedAt])
+
+  // A page emptied by deletions: back to the last page that has documents.
+  useEffect(() => {
+    if (
+      page !== undefined &&
+      !documents.isPlaceholderData &&
+      page.results.length === 0 &&
+      page.count > 0 &&
+      offset > 0
+    )
+      setPaging({ filters, offset: Math.max(0, Math.floor((page.count - 1) / pageSize) * pageSize) })
+  }, [page, documents.isPlaceholderData, offset, pageSize, filters])
+
+  // The selection holds only documents still listed on the page.
+  useEffect(() => {
+    if (page === undefined) return
+    setSelected((all) => {
+      const listed = new Set(page.results.map((d) => d.id))
+      const kept = [...all].filter((id) => listed.has(id))
+      return kept.length === all.size ? all : new Set(kept)
+    })
+  }, [page])
+
+  useEffect(() => {
+    if (focusHeading > 0) heading.current?.focus()
+  }, [focusHeading])
+
+  const refresh = useCallback(() => invalidateApi(`${base}/documents/`), [base])
 
   const update = useCallback((key: number, patch: Partial<Upload>) => {
     setUploads((all) => all.map((u) => (u.key === key ? { ...u, ...patch } : u)))
@@ -84,11 +166,9 @@ export function DocumentsSection({
       queue.current = queue.current.then(async () => {
         update(key, { state: "uploading" })
         try {
-          await uploadFile<DocumentRecord>(`${base}/documents/`, file, (fraction) =>
-            update(key, { fraction }),
-          )
+          await uploadFile(`${base}/documents/`, file, (fraction) => update(key, { fraction }))
           update(key, { state: "done", fraction: 1 })
-          await documents.reload()
+          await refresh()
         } catch (e) {
           update(key, { state: "failed", error: errorMessage(e) })
         }
@@ -100,72 +180,109 @@ export function DocumentsSection({
     setRows((all) => ({ ...all, [id]: state }))
   }, [])
 
-  const pickReplacement = (d: DocumentRecord) => {
-    // The API refuses a replacement while the current file is being parsed: said before a file is picked.
-    if (d.status === "Pending") {
-      setRow(d.id, {
-        error: `${d.file_name} is still being parsed: replace its file once it is Processed or Failed.`,
-      })
-      return
-    }
-    setRow(d.id, {})
-    replaceTarget.current = d
-    replaceInput.current?.click()
+  const stillParsing = (d: ListedDocument, what: string) => {
+    if (d.status !== "Pending") return false
+    setRow(d.id, { error: `${d.file_name} is still being parsed: ${what} once it is Processed or Failed.` })
+    return true
   }
 
-  const replace = async (d: DocumentRecord, file: File) => {
+  const actions: RowActions = {
+    replace: (d) => {
+      // The API refuses a replacement while the current file is being parsed: said before a file is picked.
+      if (stillParsing(d, "replace its file")) return
+      setRow(d.id, {})
+      replaceTarget.current = d
+      replaceInput.current?.click()
+    },
+    reparse: async (d) => {
+      if (stillParsing(d, "parse it again")) return
+      setRow(d.id, { busy: "Re-parsing…" })
+      try {
+        await api.post(`${base}/documents/${seg(d.id)}/reparse/`)
+        setRow(d.id, {})
+        setAnnouncement(`${d.file_name} is being parsed again.`)
+      } catch (e) {
+        setRow(d.id, { error: errorMessage(e) })
+      }
+      await refresh()
+    },
+    archive: async (d) => {
+      setRow(d.id, { busy: "Archiving…" })
+      try {
+        await api.post(`${base}/documents/${seg(d.id)}/archive/`)
+        setRow(d.id, {})
+        setAnnouncement(`${d.file_name} is being moved to the archive.`)
+      } catch (e) {
+        setRow(d.id, { error: errorMessage(e) })
+      }
+      await refresh()
+    },
+    remove: (d) => {
+      setConfirmError(undefined)
+      setConfirming({ kind: "delete", document: d })
+    },
+    toggleAttachments: (d) =>
+      setExpanded((all) => {
+        const next = new Set(all)
+        if (next.has(d.id)) next.delete(d.id)
+        else next.add(d.id)
+        return next
+      }),
+    toggleSelected: (d, on) =>
+      setSelected((all) => {
+        const next = new Set(all)
+        if (on) next.add(d.id)
+        else next.delete(d.id)
+        return next
+      }),
+  }
+
+  const replace = async (d: ListedDocument, file: File) => {
     setRow(d.id, { replacing: 0 })
     setAnnouncement(`Replacing ${d.file_name} with ${file.name}…`)
     try {
-      const updated = await uploadFile<DocumentRecord | undefined>(
+      await uploadFile(
         `${base}/documents/${seg(d.id)}/file/`,
         file,
         (fraction) => setRow(d.id, { replacing: fraction }),
         "PUT",
       )
       setRow(d.id, {})
-      if (updated) documents.setData((all) => all?.map((x) => (x.id === updated.id ? updated : x)))
       setAnnouncement(`${d.file_name} replaced by ${file.name}.`)
     } catch (e) {
       setRow(d.id, { error: errorMessage(e) })
       setAnnouncement("")
     }
-    await documents.reload()
+    await refresh()
   }
 
-  const askDelete = (d: DocumentRecord) => {
-    setDeleteError(undefined)
-    setConfirming(d)
-  }
-
-  const confirmDelete = async () => {
-    const d = confirming
-    if (d === null) return
-    setDeleting(true)
-    setDeleteError(undefined)
+  const confirm = async () => {
+    const c = confirming
+    if (c === null) return
+    setConfirmBusy(true)
+    setConfirmError(undefined)
     try {
-      await api.del(`${base}/documents/${seg(d.id)}/`)
-      // Attachments of a deleted e-mail stay, as documents of their own.
-      documents.setData((all) =>
-        all
-          ?.filter((x) => x.id !== d.id)
-          .map((x) => (x.parent_document_id === d.id ? { ...x, parent_document_id: null } : x)),
-      )
+      if (c.kind === "delete") {
+        await api.del(`${base}/documents/${seg(c.document.id)}/`)
+        setAnnouncement(`${c.document.file_name} deleted.`)
+      } else {
+        const answer = await api.post<DocumentBulkResponse>(`${base}/documents/bulk/`, {
+          action: c.action,
+          document_ids: c.ids,
+        })
+        setBulkSummary(bulkSummaryOf(c.action, answer, page?.results ?? []))
+        setSelected(new Set())
+      }
       setConfirming(null)
-      setAnnouncement(`${d.file_name} deleted.`)
-      setDeletedCount((n) => n + 1)
-      void documents.reload()
+      // The row or button that held the focus may be gone: it goes to the panel's heading.
+      setFocusHeading((n) => n + 1)
+      await refresh()
     } catch (e) {
-      setDeleteError(errorMessage(e))
+      setConfirmError(errorMessage(e))
     } finally {
-      setDeleting(false)
+      setConfirmBusy(false)
     }
   }
-
-  // The deleted row held the focus (its Delete button): it goes to the list's heading.
-  useEffect(() => {
-    if (deletedCount > 0) heading.current?.focus()
-  }, [deletedCount])
 
   const onDrop = (e: DragEvent<HTMLDivElement>) => {
     e.preventDefault()
@@ -174,9 +291,13 @@ export function DocumentsSection({
   }
 
   const finished = uploads.some((u) => u.state === "done" || u.state === "failed")
+  const listed = page?.results ?? []
+  const allSelected = listed.length > 0 && listed.every((d) => selected.has(d.id))
+  const filtering = searched !== "" || status !== ""
+  const last = page === undefined ? 0 : Math.min(offset + listed.length, page.count)
 
   return (
-    <section aria-labelledby="documents-heading" className="section">
+    <section aria-labelledby="documents-heading" className="section" data-testid="documents-panel">
       <h2 id="documents-heading" ref={heading} tabIndex={-1}>
         Documents
       </h2>
@@ -257,24 +378,127 @@ export function DocumentsSection({
         </div>
       )}
 
-      <ErrorAlert message={documents.error} />
+      <search className="document-filters" aria-label="Filter documents">
+        <div className="field">
+          <label htmlFor="documents-search">Search documents</label>
+          <input
+            id="documents-search"
+            type="search"
+            value={search}
+            maxLength={200}
+            placeholder="Part of a file name"
+            onChange={(e) => setSearch(e.target.value)}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor="documents-status">Status</label>
+          <select
+            id="documents-status"
+            value={status}
+            onChange={(e) => setStatus(e.target.value as DocumentStatus | "")}
+          >
+            <option value="">Any status</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="documents-page-size">Per page</label>
+          <select
+            id="documents-page-size"
+            value={pageSize}
+            onChange={(e) => setPageSize(Number(e.target.value))}
+          >
+            {PAGE_SIZES.map((n) => (
+              <option key={n} value={n}>
+                {n}
+              </option>
+            ))}
+          </select>
+        </div>
+      </search>
+
+      <ErrorAlert message={documents.error ? errorMessage(documents.error) : undefined} />
       <p role="status" className="muted small doc-announcement">
         {announcement}
       </p>
-      {documents.data === undefined ? (
+      {bulkSummary && (
+        <div
+          className={bulkSummary.failures.length > 0 ? "alert bulk-summary" : "bulk-summary"}
+          role={bulkSummary.failures.length > 0 ? "alert" : "status"}
+          data-testid="bulk-summary"
+        >
+          <p>{bulkSummary.text}</p>
+          {bulkSummary.failures.length > 0 && (
+            <ul>
+              {bulkSummary.failures.map((f) => (
+                <li key={f}>{f}</li>
+              ))}
+            </ul>
+          )}
+          <button type="button" className="link-button" onClick={() => setBulkSummary(null)}>
+            Dismiss
+          </button>
+        </div>
+      )}
+
+      {page === undefined ? (
         documents.error ? null : (
           <Loading what="documents" />
         )
-      ) : documents.data.length === 0 ? (
+      ) : page.count === 0 && !filtering ? (
         <p className="muted">No documents yet.</p>
       ) : (
         <>
-          <p className="muted small">{documentSummary(documents.data)}</p>
+          <div className="bulk-bar">
+            <span className="muted small" data-testid="documents-range">
+              {page.count === 0
+                ? "No document matches the filters."
+                : `${offset + 1}–${last} of ${pluralize(page.count, "document")}`}
+            </span>
+            <span className="small">{selected.size > 0 ? `${selected.size} selected` : ""}</span>
+            <button
+              type="button"
+              className="secondary compact"
+              disabled={selected.size === 0}
+              onClick={() => {
+                setConfirmError(undefined)
+                setConfirming({ kind: "bulk", action: "archive", ids: [...selected] })
+              }}
+            >
+              Archive selected
+            </button>
+            <button
+              type="button"
+              className="danger"
+              disabled={selected.size === 0}
+              onClick={() => {
+                setConfirmError(undefined)
+                setConfirming({ kind: "bulk", action: "delete", ids: [...selected] })
+              }}
+            >
+              Delete selected
+            </button>
+          </div>
           <div className="table-wrap">
             <table className="data-table" data-testid="documents-table">
               <caption className="visually-hidden">Documents</caption>
               <thead>
                 <tr>
+                  <th scope="col" className="select-cell">
+                    <input
+                      type="checkbox"
+                      aria-label="Select all documents on this page"
+                      checked={allSelected}
+                      disabled={listed.length === 0}
+                      onChange={(e) =>
+                        setSelected(e.target.checked ? new Set(listed.map((d) => d.id)) : new Set())
+                      }
+                    />
+                  </th>
                   <th scope="col">Name</th>
                   <th scope="col">Type</th>
                   <th scope="col" className="num">
@@ -285,80 +509,39 @@ export function DocumentsSection({
                 </tr>
               </thead>
               <tbody>
-                {withAttachments(documents.data).map(({ document: d, parent }) => {
-                  const row = rows[d.id] ?? {}
-                  const reasonId = `failure-reason-${d.id}`
-                  const reason = d.status === "Failed" && d.failure_reason ? d.failure_reason : null
-                  return (
-                    <tr
-                      key={d.id}
-                      id={documentRowId(d.id)}
-                      data-document-id={d.id}
-                      data-status={d.status}
-                      data-parent-document-id={parent?.id}
-                      className={parent ? "attachment-row" : undefined}
-                    >
-                      <td>
-                        {parent ? (
-                          <span className="attachment-name">
-                            <span aria-hidden="true" className="attachment-mark">
-                              ↳
-                            </span>
-                            <VisuallyHidden>Attachment of {parent.file_name}: </VisuallyHidden>
-                            {d.file_name}
-                          </span>
-                        ) : (
-                          d.file_name
-                        )}
-                      </td>
-                      <td>{d.type}</td>
-                      <td className="num">{d.status === "Processed" ? d.page_count : "—"}</td>
-                      <td>
-                        <span className={`doc-status doc-${d.status.toLowerCase()}`}>{d.status}</span>
-                        {reason && (
-                          <span id={reasonId} className="failure-reason">
-                            {reason}
-                          </span>
-                        )}
-                      </td>
-                      <td>
-                        {/* The group's legend keeps the cell's name short: each button names its document. */}
-                        <fieldset className="row-actions">
-                          <legend className="visually-hidden">Actions</legend>
-                          <button
-                            type="button"
-                            className="secondary compact"
-                            aria-describedby={reason ? reasonId : undefined}
-                            onClick={() => pickReplacement(d)}
-                          >
-                            Replace<VisuallyHidden> {d.file_name}</VisuallyHidden>
-                          </button>
-                          <button type="button" className="danger" onClick={() => askDelete(d)}>
-                            Delete<VisuallyHidden> {d.file_name}</VisuallyHidden>
-                          </button>
-                        </fieldset>
-                        {row.replacing !== undefined && (
-                          <span className="row-progress">
-                            <progress
-                              max={100}
-                              value={Math.round(row.replacing * 100)}
-                              aria-label={`Replacement of ${d.file_name}`}
-                            />
-                            <span className="small">Uploading… {Math.round(row.replacing * 100)}%</span>
-                          </span>
-                        )}
-                        {row.error && (
-                          <span role="alert" className="alert inline row-error">
-                            {row.error}
-                          </span>
-                        )}
-                      </td>
-                    </tr>
-                  )
-                })}
+                <RowsOf
+                  base={base}
+                  documents={listed}
+                  parent={undefined}
+                  rows={rows}
+                  selected={selected}
+                  expanded={expanded}
+                  actions={actions}
+                />
               </tbody>
             </table>
           </div>
+          <nav className="pager" aria-label="Pages of documents">
+            <button
+              type="button"
+              className="secondary compact"
+              disabled={offset === 0}
+              onClick={() => setOffset(Math.max(0, offset - pageSize))}
+            >
+              Previous page
+            </button>
+            <span className="small">
+              Page {Math.floor(offset / pageSize) + 1} of {Math.max(1, Math.ceil(page.count / pageSize))}
+            </span>
+            <button
+              type="button"
+              className="secondary compact"
+              disabled={page.next === null}
+              onClick={() => setOffset(offset + pageSize)}
+            >
+              Next page
+            </button>
+          </nav>
         </>
       )}
 
@@ -378,22 +561,53 @@ export function DocumentsSection({
         }}
       />
 
-      {confirming && (
+      {confirming?.kind === "delete" && (
         <ConfirmDialog
-          title={`Delete ${confirming.file_name}?`}
+          title={`Delete ${confirming.document.file_name}?`}
           confirmLabel="Delete document"
           busyLabel="Deleting…"
-          busy={deleting}
-          error={deleteError}
-          onConfirm={() => void confirmDelete()}
+          busy={confirmBusy}
+          error={confirmError}
+          onConfirm={() => void confirm()}
           onCancel={() => setConfirming(null)}
         >
           <p>The document, its file and its pages are removed from the project. This cannot be undone.</p>
-          <AttachmentsNote count={attachmentCount(documents.data ?? [], confirming.id)} />
+          <AttachmentsNote count={confirming.document.attachment_count} />
+        </ConfirmDialog>
+      )}
+      {confirming?.kind === "bulk" && (
+        <ConfirmDialog
+          title={`${confirming.action === "delete" ? "Delete" : "Archive"} ${pluralize(confirming.ids.length, "document")}?`}
+          confirmLabel={confirming.action === "delete" ? "Delete documents" : "Archive documents"}
+          busyLabel={confirming.action === "delete" ? "Deleting…" : "Archiving…"}
+          busy={confirmBusy}
+          error={confirmError}
+          onConfirm={() => void confirm()}
+          onCancel={() => setConfirming(null)}
+        >
+          {confirming.action === "delete" ? (
+            <p>The selected documents, their files and their pages are removed. This cannot be undone.</p>
+          ) : (
+            <p>The selected documents move into the project's archive project.</p>
+          )}
         </ConfirmDialog>
       )}
     </section>
   )
+}
+
+const bulkSummaryOf = (
+  action: "delete" | "archive",
+  answer: DocumentBulkResponse,
+  listed: ReadonlyArray<ListedDocument>,
+): BulkSummary => {
+  const nameOf = (id: string) => listed.find((d) => d.id === id)?.file_name ?? id
+  const done = action === "delete" ? "Deleted" : "Archived"
+  const text =
+    answer.failed.length === 0
+      ? `${done} ${pluralize(answer.succeeded.length, "document")}.`
+      : `${done} ${pluralize(answer.succeeded.length, "document")}; ${answer.failed.length} could not be ${action === "delete" ? "deleted" : "archived"}:`
+  return { text, failures: answer.failed.map((f) => `${nameOf(f.document_id)}: ${f.detail}`) }
 }
 
 /** What a deletion leaves of an e-mail's attachments. */
@@ -406,45 +620,6 @@ function AttachmentsNote({ count }: { readonly count: number }) {
         : `Its ${count} attachments stay in the project as documents of their own.`}
     </p>
   )
-}
-
-const attachmentCount = (docs: ReadonlyArray<DocumentRecord>, documentId: string): number =>
-  docs.filter((d) => d.parent_document_id === documentId && d.id !== documentId).length
-
-/**
- * The documents in list order, each e-mail followed by its attachments (documents whose
- * `parent_document_id` names it); an attachment whose e-mail is not listed stands on its own.
- */
-const withAttachments = (
-  docs: ReadonlyArray<DocumentRecord>,
-): ReadonlyArray<{ readonly document: DocumentRecord; readonly parent: DocumentRecord | undefined }> => {
-  const byId = new Map(docs.map((d) => [d.id, d]))
-  const children = new Map<string, Array<DocumentRecord>>()
-  for (const d of docs)
-    if (d.parent_document_id !== null && d.parent_document_id !== d.id && byId.has(d.parent_document_id)) {
-      const list = children.get(d.parent_document_id) ?? []
-      list.push(d)
-      children.set(d.parent_document_id, list)
-    }
-  const out: Array<{ document: DocumentRecord; parent: DocumentRecord | undefined }> = []
-  const placed = new Set<string>()
-  const place = (d: DocumentRecord, parent: DocumentRecord | undefined) => {
-    if (placed.has(d.id)) return
-    placed.add(d.id)
-    out.push({ document: d, parent })
-    for (const c of children.get(d.id) ?? []) place(c, d)
-  }
-  for (const d of docs)
-    if (d.parent_document_id === null || !byId.has(d.parent_document_id) || d.parent_document_id === d.id)
-      place(d, undefined)
-  // attachments caught in a cycle of parents (not expected): listed at the end
-  for (const d of docs) place(d, byId.get(d.parent_document_id ?? ""))
-  return out
-}
-
-const documentSummary = (docs: ReadonlyArray<DocumentRecord>): string => {
-  const count = (s: DocumentRecord["status"]) => docs.filter((d) => d.status === s).length
-  return `${pluralize(docs.length, "document")}: ${count("Processed")} processed, ${count("Pending")} pending, ${count("Failed")} failed`
 }
 
 function UploadIcon() {

@@ -13,7 +13,7 @@ import { type FormEvent, type MouseEvent, useMemo, useRef, useState } from "reac
 import { ApiError, api, errorMessage, seg } from "../api.ts"
 import { ConfidenceMark, ErrorAlert, formatValue, Loading, pluralize, statusClass } from "../components.tsx"
 import { type Resource, useResource } from "../hooks.ts"
-import { useApiQuery } from "../query.ts"
+import { invalidateApi, useApiQuery } from "../query.ts"
 import { Link, useTitle } from "../router.tsx"
 import { runProgressOf } from "../runState.ts"
 import { AgentEditor } from "./AgentEditor.tsx"
@@ -59,7 +59,7 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
         </Link>
       </div>
       {project.data.description && <p className="lead">{project.data.description}</p>}
-      <DocumentsSection base={base} documents={documents} />
+      <DocumentsSection base={base} onChanged={() => void documents.reload()} />
       <DimensionsSection base={base} dimensions={dimensions} />
       <AgentsSection
         base={base}
@@ -71,7 +71,7 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
         onRunEnded={() => {
           void results.reload()
           void agents.reload()
-          void documents.reload()
+          void invalidateApi(`${base}/documents/`)
         }}
         onAgentsChanged={() => void results.reload()}
       />

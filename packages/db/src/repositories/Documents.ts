@@ -110,6 +110,77 @@ export const listDocuments = (
     return q.orderBy("d.uploaded_at", "desc").orderBy("d.id", "desc").execute()
   })
 
+/** What a page of a project's documents keeps (all given filters at once). */
+export interface DocumentPageFilter {
+  /** A case-insensitive substring of the file name. */
+  readonly search?: string | undefined
+  readonly status?: string | undefined
+  readonly tag?: { readonly key: string; readonly value: string } | undefined
+  /** That message's attachments; without it, the documents without a parent. */
+  readonly parentDocumentId?: string | undefined
+  readonly limit: number
+  readonly offset: number
+}
+
+/** `%`, `_` and the escape character itself taken literally in a LIKE pattern (escape `\`). */
+export const likeLiteral = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+/**
+ * A page of the project's documents, most recently uploaded first, with how many there are in all and each
+ * one's number of attachments. The name search is a plain ILIKE over the project's rows (found through
+ * `documents_project`): no trigram index, as pg_trgm may not be installed; a project holds few enough
+ * documents for that scan.
+ */
+export const pageOfDocuments = (
+  db: Conn,
+  projectId: string,
+  filter: DocumentPageFilter,
+): Effect.Effect<{
+  readonly count: number
+  readonly rows: ReadonlyArray<DocumentRow & { readonly attachment_count: number }>
+}> =>
+  Effect.promise(async () => {
+    let q = db.selectFrom("documents as d").where("d.project_id", "=", projectId)
+    q =
+      filter.parentDocumentId === undefined
+        ? q.where("d.parent_document_id", "is", null)
+        : q.where("d.parent_document_id", "=", filter.parentDocumentId)
+    if (filter.search !== undefined)
+      q = q.where(sql<boolean>`d.file_name ilike ${`%${likeLiteral(filter.search)}%`} escape '\\'`)
+    if (filter.status !== undefined) q = q.where("d.status", "=", filter.status)
+    const tag = filter.tag
+    if (tag !== undefined)
+      q = q.where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom("document_tags as t")
+            .select("t.document_id")
+            .whereRef("t.document_id", "=", "d.id")
+            .where("t.key", "=", tag.key)
+            .where("t.value", "=", tag.value),
+        ),
+      )
+    const total = await q.select(sql<number>`count(*)::int`.as("count")).executeTakeFirstOrThrow()
+    const rows = await q
+      .selectAll("d")
+      .select((eb) =>
+        eb
+          .selectFrom("documents as a")
+          .whereRef("a.parent_document_id", "=", "d.id")
+          .select(sql<number>`count(*)::int`.as("n"))
+          .as("attachment_count"),
+      )
+      .orderBy("d.uploaded_at", "desc")
+      .orderBy("d.id", "desc")
+      .limit(filter.limit)
+      .offset(filter.offset)
+      .execute()
+    return {
+      count: total.count,
+      rows: rows.map((r) => ({ ...r, attachment_count: Number(r.attachment_count ?? 0) })),
+    }
+  })
+
 /** Where the document's current version is stored, if the document still exists. */
 export const currentBlobKey = (db: Conn, documentId: string): Effect.Effect<string | undefined> =>
   Effect.promise(async () => {

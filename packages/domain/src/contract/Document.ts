@@ -104,3 +104,70 @@ export const DocumentTagsRequest = Schema.Struct({ tags: TagsValue }).annotation
   identifier: "V1DocumentTagsRequest",
 })
 export type DocumentTagsRequest = typeof DocumentTagsRequest.Type
+
+// Beyond the contract: the documents panel's page, and actions on many documents at once.
+
+/** A document as a page of the panel lists it: with the number of its e-mail attachments. */
+export const DocumentListItem = Schema.Struct({
+  ...Document.fields,
+  attachment_count: Schema.Int.annotations({
+    description: "documents whose parent_document_id is this one (an e-mail's attachments)",
+  }),
+}).annotations({ identifier: "V1DocumentListItem" })
+export type DocumentListItem = typeof DocumentListItem.Type
+
+export const DocumentsPage = Schema.Struct({
+  count: Schema.Int.annotations({ description: "documents matching the filters, across all pages" }),
+  next: Schema.NullOr(Schema.String).annotations({ description: "relative URL of the next page, or null" }),
+  previous: Schema.NullOr(Schema.String).annotations({
+    description: "relative URL of the previous page, or null",
+  }),
+  results: Schema.Array(DocumentListItem),
+}).annotations({ identifier: "V1DocumentsPage" })
+export type DocumentsPage = typeof DocumentsPage.Type
+
+export const DOCUMENT_BULK_MAX = 500
+export const DocumentBulkActions = ["delete", "archive"] as const
+
+const uuidItem = {
+  type: "string",
+  description: "UUID",
+  format: "uuid",
+  pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+} as const
+
+export const DocumentBulkRequest = Schema.Struct({
+  action: Schema.Literal(...DocumentBulkActions).annotations({
+    description: "`delete` or `archive`, as the single-document endpoints do",
+  }),
+  // Described by hand: the filters' generated description would carry their names as titles.
+  document_ids: Schema.Array(Uuid)
+    .pipe(
+      Schema.minItems(1, { message: () => "must not be empty" }),
+      Schema.maxItems(DOCUMENT_BULK_MAX, { message: () => `must list at most ${DOCUMENT_BULK_MAX} ids` }),
+    )
+    .annotations({
+      jsonSchema: {
+        type: "array",
+        items: uuidItem,
+        minItems: 1,
+        maxItems: DOCUMENT_BULK_MAX,
+        uniqueItems: true,
+        description: `the documents to act on: 1 to ${DOCUMENT_BULK_MAX} ids, each once`,
+      },
+    }),
+}).annotations({ identifier: "V1DocumentBulkRequest" })
+export type DocumentBulkRequest = typeof DocumentBulkRequest.Type
+
+export const DocumentBulkFailure = Schema.Struct({
+  document_id: RecordId,
+  status: Schema.Int.annotations({ description: "the status the single-document endpoint answers" }),
+  detail: Schema.String,
+}).annotations({ identifier: "V1DocumentBulkFailure" })
+export type DocumentBulkFailure = typeof DocumentBulkFailure.Type
+
+export const DocumentBulkResponse = Schema.Struct({
+  succeeded: Schema.Array(RecordId),
+  failed: Schema.Array(DocumentBulkFailure),
+}).annotations({ identifier: "V1DocumentBulkResponse" })
+export type DocumentBulkResponse = typeof DocumentBulkResponse.Type

@@ -1,0 +1,374 @@
+/**
+ * The documents panel and the document viewer end to end in a real headless Chromium (as e2e.test.ts:
+ * Debian's `chromium` driven by playwright-core, against the all-in-one `dxs start` process on loopback
+ * over a fresh test database): a document that failed parsing is shown with its reason, re-parsed,
+ * replaced, another deleted through the confirmation dialog, and the launch then succeeds; a PDF is opened
+ * in the viewer, paged and zoomed; e-mail attachments are listed under their message; documents are
+ * deleted in bulk; the list is searched, filtered and paged. The panel and the viewer are checked with
+ * axe-core for serious or critical violations.
+ *
+ * Without a Chromium (CHROMIUM_PATH, or /usr/bin/chromium) the suite is skipped and says so.
+ */
+import { spawnSync } from "node:child_process"
+import { existsSync, promises as fs } from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
+import { type Browser, chromium, type FileChooser, type Page } from "playwright-core"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { Dxs, killSpawned } from "../../cli/test/dxsProcess.ts"
+import { invoice } from "../../rest-api/test/documents.ts"
+
+const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
+  (p): p is string => p !== undefined && p !== "" && existsSync(p),
+)
+if (CHROMIUM === undefined)
+  console.warn(
+    "documents end-to-end tests skipped: no Chromium (set CHROMIUM_PATH or apt-get install chromium)",
+  )
+
+const webRoot = fileURLToPath(new URL("..", import.meta.url))
+const require = createRequire(import.meta.url)
+const axeSource = require.resolve("axe-core/axe.min.js")
+const repoRoot = path.resolve(webRoot, "../..")
+const buildScript = path.join(repoRoot, "tooling/build/build.mjs")
+const EMAIL = "grace@example.com"
+const PASSWORD = "correct horse battery staple"
+const KEY = /dxs_live_[0-9A-Za-z]{32}/
+
+let tmp: string
+let env: NodeJS.ProcessEnv
+let server: Dxs
+let origin: string
+let browser: Browser
+let page: Page
+
+const dxs = async (args: ReadonlyArray<string>, input?: string) => {
+  const p = new Dxs(args, env, input)
+  const exit = await p.waitForExit()
+  if (exit.code !== 0) throw new Error(`dxs ${args.join(" ")} failed\n${p.output}`)
+  return p.stdout
+}
+
+/** The REST API with a new key of the organisation. */
+const rest = async () => {
+  const key = KEY.exec(await dxs(["keys", "create", "--org", "docs"]))![0]
+  return {
+    get: async (p: string) => {
+      const response = await fetch(`${origin}/api/v1${p}`, { headers: { "x-api-key": key } })
+      return { status: response.status, body: (await response.json()) as any }
+    },
+  }
+}
+
+const seriousViolations = async () => {
+  await page.addScriptTag({ content: await fs.readFile(axeSource, "utf8") })
+  const result = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document) => Promise<any> } }).axe
+    return axe.run(document)
+  })
+  return (result.violations as Array<{ id: string; impact: string; help: string; nodes: Array<unknown> }>)
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id}: ${v.help} (${v.nodes.length})`)
+}
+
+const goodPdf = async (number: string, total: string) =>
+  Buffer.from(
+    await invoice({
+      number,
+      date: "May 5, 2024",
+      seller: "Acme Supplies Inc.",
+      currency: "USD",
+      subtotal: total,
+      tax: "$0.00",
+      total,
+    }),
+  )
+
+const notAPdf = (name: string) => ({
+  name,
+  mimeType: "application/pdf",
+  buffer: Buffer.from("these bytes are not a PDF\n"),
+})
+
+const textFile = (name: string, text: string) => ({ name, mimeType: "text/plain", buffer: Buffer.from(text) })
+
+/** A multipart/mixed e-mail with a text body and these text attachments. */
+const emailWith = (attachments: ReadonlyArray<{ name: string; body: string }>) => {
+  const boundary = "b-1234567890"
+  const parts = [
+    `--${boundary}\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nPlease find the files attached.\r\n`,
+    ...attachments.map(
+      (att) =>
+        `--${boundary}\r\nContent-Type: text/plain; name="${att.name}"\r\nContent-Disposition: attachment; filename="${att.name}"\r\nContent-Transfer-Encoding: base64\r\n\r\n${Buffer.from(att.body).toString("base64")}\r\n`,
+    ),
+  ]
+  return [
+    "From: Alice <alice@example.com>",
+    "To: Bob <bob@example.com>",
+    "Subject: Board papers",
+    "Date: Mon, 4 May 2026 10:00:00 +0000",
+    "MIME-Version: 1.0",
+    `Content-Type: multipart/mixed; boundary="${boundary}"`,
+    "",
+    `${parts.join("")}--${boundary}--\r\n`,
+  ].join("\r\n")
+}
+
+describe.skipIf(CHROMIUM === undefined)("the documents panel and viewer in Chromium", () => {
+  beforeAll(async () => {
+    const built = spawnSync(process.execPath, [buildScript, "--web-only"], {
+      cwd: repoRoot,
+      encoding: "utf8",
+    })
+    if (built.status !== 0) throw new Error(`the web build failed\n${built.stdout}\n${built.stderr}`)
+    tmp = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-web-docs-"))
+    env = {
+      ...process.env,
+      DATABASE_URL: await useTestDatabase(),
+      DATA_DIR: tmp,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      LOG_LEVEL: "info",
+    }
+    for (const name of ["BLOB_DIR", "PUBLIC_URL", "APP_URL", "INIT_CWD"]) delete env[name]
+    server = new Dxs(["start", "all"], env)
+    const [, port] = await server.waitFor(/REST API listening on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1/)
+    origin = `http://localhost:${port}`
+    await dxs(["users", "create", "--org", "docs", "--email", EMAIL], `${PASSWORD}\n`)
+    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ["--no-sandbox", "--disable-gpu"] })
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })
+    page = await context.newPage()
+    page.setDefaultTimeout(30_000)
+  }, 600_000)
+
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state !== "fail" || page === undefined) return
+    const text = await page.evaluate(() => document.body.textContent ?? "").catch(() => "")
+    console.error(`the browser was at ${page.url()}, showing:\n${text.slice(0, 3000)}`)
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    if (server !== undefined && server.exit === undefined) {
+      server.child.kill("SIGTERM")
+      await server.waitForExit(60_000).catch(() => undefined)
+    }
+    killSpawned()
+    if (tmp) await fs.rm(tmp, { recursive: true, force: true })
+  })
+
+  it("fixes failed documents from the panel, opens a PDF in the viewer, acts in bulk, searches and pages", async () => {
+    const choosers: Array<FileChooser> = []
+    page.on("filechooser", (chooser) => choosers.push(chooser))
+
+    await page.goto(`${origin}/sign-in`)
+    await page.getByLabel("E-mail").fill(EMAIL)
+    await page.getByLabel("Password").fill(PASSWORD)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("heading", { name: "Projects", level: 1 }).waitFor()
+    await page.getByLabel("New project name").fill("Paperwork")
+    await page.getByRole("button", { name: "Create project" }).click()
+    await page.getByRole("heading", { name: "Paperwork", level: 1 }).waitFor()
+    const projectUrl = page.url()
+    const projectId = /projects\/([0-9a-f-]{36})$/.exec(projectUrl)![1]!
+    const api = await rest()
+
+    const documents = page.getByTestId("documents-table")
+    const row = (name: string, status?: string) =>
+      documents.locator(status === undefined ? "tbody tr" : `tbody tr[data-status="${status}"]`, {
+        has: page.getByRole("link", { name, exact: true }),
+      })
+    const range = page.getByTestId("documents-range")
+
+    // A document that fails parsing, and a good PDF; the failure's reason is shown in its row.
+    await page
+      .getByLabel("Upload documents")
+      .setInputFiles([
+        notAPdf("broken.pdf"),
+        { name: "good.pdf", mimeType: "application/pdf", buffer: await goodPdf("INV-3001", "$500.00") },
+      ])
+    await row("broken.pdf", "Failed").waitFor({ timeout: 60_000 })
+    await row("good.pdf", "Processed").waitFor({ timeout: 60_000 })
+    await row("broken.pdf")
+      .getByText(/no %PDF header/)
+      .waitFor()
+    const brokenId = (await row("broken.pdf").getAttribute("data-document-id"))!
+    expect(await seriousViolations()).toEqual([])
+
+    // Re-parse: a new version of the same file, which fails again with its reason.
+    await row("broken.pdf").getByRole("button", { name: "Re-parse broken.pdf", exact: true }).click()
+    await page.getByRole("status").filter({ hasText: "broken.pdf is being parsed again." }).waitFor()
+    await expect
+      .poll(async () => (await api.get(`/projects/${projectId}/documents/${brokenId}/`)).body, {
+        timeout: 60_000,
+      })
+      .toMatchObject({ version: 2, status: "Failed" })
+    await row("broken.pdf", "Failed").waitFor({ timeout: 60_000 })
+
+    // Replace: the file picker of its Replace button takes a good PDF; the same document is then processed.
+    await row("broken.pdf").getByRole("button", { name: "Replace broken.pdf", exact: true }).click()
+    await expect.poll(() => choosers.length, { timeout: 30_000 }).toBe(1)
+    await choosers[0]!.setFiles({
+      name: "fixed.pdf",
+      mimeType: "application/pdf",
+      buffer: await goodPdf("INV-3002", "$700.00"),
+    })
+    await row("fixed.pdf", "Processed").waitFor({ timeout: 60_000 })
+    expect(await row("fixed.pdf").getAttribute("data-document-id")).toBe(brokenId)
+
+    // Another failed one is deleted through the confirmation dialog.
+    await page.getByLabel("Upload documents").setInputFiles([notAPdf("scan.pdf")])
+    await row("scan.pdf", "Failed").waitFor({ timeout: 60_000 })
+    await row("scan.pdf").getByRole("button", { name: "Delete scan.pdf", exact: true }).click()
+    const dialog = page.getByRole("dialog", { name: "Delete scan.pdf?" })
+    await dialog.waitFor()
+    expect(await seriousViolations()).toEqual([])
+    await dialog.getByRole("button", { name: "Delete document" }).click()
+    await row("scan.pdf").waitFor({ state: "detached" })
+    await page.getByRole("status").filter({ hasText: "scan.pdf deleted." }).waitFor()
+
+    // Nothing failed is left: the launch goes through.
+    await page.getByLabel("Agent name").fill("Total due")
+    await page.getByLabel("What to extract").fill("The total amount due")
+    await page.getByLabel("Value type").selectOption("number")
+    await page.getByRole("button", { name: "Create agent" }).click()
+    await page.getByTestId("agents-table").getByRole("button", { name: "Total due" }).waitFor()
+    await page.getByRole("button", { name: "Launch" }).click()
+    await page.getByTestId("run-status").filter({ hasText: "Done" }).waitFor({ timeout: 90_000 })
+    expect(await page.getByTestId("launch-refusal").count()).toBe(0)
+
+    // The viewer: the name links to it; page images, page navigation and zoom.
+    const goodId = (await row("good.pdf").getAttribute("data-document-id"))!
+    await row("good.pdf").getByRole("link", { name: "good.pdf", exact: true }).click()
+    await page.waitForURL(`${projectUrl}/documents/${goodId}`)
+    await page.getByRole("heading", { name: "good.pdf", level: 1 }).waitFor()
+    const image = (n: number) => page.getByRole("img", { name: `Page ${n} of good.pdf` })
+    await image(1).waitFor()
+    await expect
+      .poll(() => image(1).evaluate((img: HTMLImageElement) => img.naturalWidth), { timeout: 30_000 })
+      .toBeGreaterThan(0)
+    expect(await page.getByRole("button", { name: "Previous page" }).isDisabled()).toBe(true)
+    expect(await seriousViolations()).toEqual([])
+    await page.getByRole("button", { name: "Next page" }).click()
+    await image(2).waitFor()
+    await expect
+      .poll(() => image(2).evaluate((img: HTMLImageElement) => img.naturalWidth), { timeout: 30_000 })
+      .toBeGreaterThan(0)
+    expect(await page.getByLabel("Page", { exact: true }).inputValue()).toBe("2")
+    expect(await page.getByRole("button", { name: "Next page" }).isDisabled()).toBe(true)
+    const width = () => image(2).evaluate((img: HTMLImageElement) => img.getBoundingClientRect().width)
+    const before = await width()
+    await page.getByRole("button", { name: "Zoom in" }).click()
+    await page.getByTestId("zoom-level").filter({ hasText: "125 %" }).waitFor()
+    await expect.poll(width).toBeCloseTo(before * 1.25, 0)
+    for (const level of ["100 %", "75 %", "50 %"]) {
+      await page.getByRole("button", { name: "Zoom out" }).click()
+      await page.getByTestId("zoom-level").filter({ hasText: level }).waitFor()
+    }
+    expect(await page.getByRole("button", { name: "Zoom out" }).isDisabled()).toBe(true)
+    // The page number field: typed, then Enter.
+    await page.getByLabel("Page", { exact: true }).fill("1")
+    await page.getByLabel("Page", { exact: true }).press("Enter")
+    await image(1).waitFor()
+    expect(await seriousViolations()).toEqual([])
+
+    // A text document has no page image: its text is laid out, or shown as text.
+    await page.getByRole("link", { name: "Back to the project" }).click()
+    await page.getByRole("heading", { name: "Paperwork", level: 1 }).waitFor()
+    await page.getByLabel("Upload documents").setInputFiles([
+      textFile("notes.txt", "Meeting notes: the budget is approved."),
+      {
+        name: "mail.eml",
+        mimeType: "message/rfc822",
+        buffer: Buffer.from(
+          emailWith([
+            { name: "minutes.txt", body: "Minutes of the board meeting." },
+            { name: "agenda.txt", body: "Agenda of the next meeting." },
+          ]),
+        ),
+      },
+    ])
+    await row("notes.txt", "Processed").waitFor({ timeout: 60_000 })
+    await row("notes.txt").getByRole("link", { name: "notes.txt", exact: true }).click()
+    await page.getByRole("heading", { name: "notes.txt", level: 1 }).waitFor()
+    await page.getByTestId("viewer-page").filter({ hasText: "the budget is approved" }).waitFor()
+    await page.goBack()
+
+    // E-mail attachments: listed under their message on demand.
+    await row("mail.eml", "Processed").waitFor({ timeout: 60_000 })
+    const toggle = page.getByRole("button", { name: "Show 2 attachments of mail.eml" })
+    await toggle.waitFor({ timeout: 60_000 })
+    expect(await row("minutes.txt").count()).toBe(0)
+    await toggle.click()
+    await row("minutes.txt").waitFor()
+    await row("agenda.txt").waitFor()
+    const mailId = await row("mail.eml").getAttribute("data-document-id")
+    expect(await row("minutes.txt").getAttribute("data-parent-document-id")).toBe(mailId)
+    expect(
+      await page
+        .getByRole("button", { name: "Hide 2 attachments of mail.eml" })
+        .getAttribute("aria-expanded"),
+    ).toBe("true")
+    expect(await seriousViolations()).toEqual([])
+    await page.getByRole("button", { name: "Hide 2 attachments of mail.eml" }).click()
+    await row("minutes.txt").waitFor({ state: "detached" })
+
+    // Bulk: two selected documents deleted at once, with a summary.
+    await page
+      .getByLabel("Upload documents")
+      .setInputFiles([textFile("draft-1.txt", "Draft one."), textFile("draft-2.txt", "Draft two.")])
+    await row("draft-1.txt").waitFor({ timeout: 60_000 })
+    await row("draft-2.txt").waitFor({ timeout: 60_000 })
+    await page.getByLabel("Select draft-1.txt").check()
+    await page.getByLabel("Select draft-2.txt").check()
+    await page.getByText("2 selected").waitFor()
+    await page.getByRole("button", { name: "Delete selected" }).click()
+    const bulkDialog = page.getByRole("dialog", { name: "Delete 2 documents?" })
+    await bulkDialog.waitFor()
+    expect(await seriousViolations()).toEqual([])
+    await bulkDialog.getByRole("button", { name: "Delete documents" }).click()
+    await page.getByTestId("bulk-summary").filter({ hasText: "Deleted 2 documents." }).waitFor()
+    await row("draft-1.txt").waitFor({ state: "detached" })
+    await row("draft-2.txt").waitFor({ state: "detached" })
+    const listed = (await api.get(`/projects/${projectId}/documents/`)).body as Array<any>
+    expect(listed.map((d) => d.file_name)).not.toContain("draft-1.txt")
+    expect(listed.map((d) => d.file_name)).not.toContain("draft-2.txt")
+
+    // Search (debounced) and the status filter.
+    await page.getByLabel("Search documents").fill("FIX")
+    await expect.poll(() => documents.locator("tbody tr").count()).toBe(1)
+    await row("fixed.pdf").waitFor()
+    await page.getByLabel("Status", { exact: true }).selectOption("Failed")
+    await range.filter({ hasText: "No document matches the filters." }).waitFor()
+    await page.getByLabel("Status", { exact: true }).selectOption("")
+    await page.getByLabel("Search documents").fill("")
+    await row("good.pdf").waitFor()
+
+    // Paging: 10 a page over the project's top-level documents (4 so far, 8 more uploaded).
+    await page
+      .getByLabel("Upload documents")
+      .setInputFiles(
+        Array.from({ length: 8 }, (_, i) => textFile(`page-${i + 1}.txt`, `Page document ${i + 1}.`)),
+      )
+    await row("page-8.txt").waitFor({ timeout: 60_000 })
+    await page.getByLabel("Per page").selectOption("10")
+    await range.filter({ hasText: "1–10 of 12 documents" }).waitFor()
+    expect(await documents.locator("tbody tr").count()).toBe(10)
+    await page.getByRole("button", { name: "Next page" }).click()
+    await range.filter({ hasText: "11–12 of 12 documents" }).waitFor()
+    // The oldest uploads are last: the first two.
+    await row("fixed.pdf").waitFor()
+    await row("good.pdf").waitFor()
+    expect(await page.getByRole("button", { name: "Next page" }).isDisabled()).toBe(true)
+    // Select all on this page selects this page's documents only.
+    await page.getByLabel("Select all documents on this page").check()
+    await page.getByText("2 selected").waitFor()
+    await page.getByLabel("Select all documents on this page").uncheck()
+    await page.getByRole("button", { name: "Previous page" }).click()
+    await range.filter({ hasText: "1–10 of 12 documents" }).waitFor()
+    expect(await seriousViolations()).toEqual([])
+  })
+})
