@@ -12,6 +12,7 @@ import * as m0010 from "./migrations/2026_11_25_0002_progress_notifications.ts"
 import * as m0011 from "./migrations/2026_11_25_0003_output_schema_key_order.ts"
 import * as m0012 from "./migrations/2026_11_25_0004_mapping_generated_by.ts"
 import * as m0013 from "./migrations/2026_11_25_0005_grounding_confidence.ts"
+import * as m0014 from "./migrations/2026_11_26_0001_results_grid.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ export const migrations: Record<string, Migration> = {
   "2026_11_25_0003_output_schema_key_order": m0011,
   "2026_11_25_0004_mapping_generated_by": m0012,
   "2026_11_25_0005_grounding_confidence": m0013,
+  "2026_11_26_0001_results_grid": m0014,
 }
 
 export interface MigrationOutcome {
