@@ -45,6 +45,7 @@ export interface GridCursor {
   readonly rank: number
   readonly num: string
   readonly text: string
+  readonly name: string
   readonly key: string
 }
 
@@ -116,14 +117,14 @@ const rowsWith = (projectId: string, filter: GridFilter, sort: GridSort) => {
 /**
  * The sort key of a row, every part not null: `missing` (1 when the row has no value to sort by), `rank`
  * (what kind of value: 0 a number, 1 a date, 2 text; by name, 0 for "All documents" so it comes first),
- * `num`, `text` (lower case) and the row's key.
+ * `num`, `text` (lower case), then the row's name in lower case and as it is.
  */
 const keyed = (sort: GridSort) => {
   if (sort.by === "name")
     return sql`keyed as (
       select g.row_key, g.dimension_values, 0 as missing,
              case when g.row_key = ${ALL_DOCUMENTS} then 0 else 1 end as rank,
-             0::numeric as num, lower(g.row_key) as text
+             0::numeric as num, lower(g.row_key) as text, lower(g.row_key) as name
       from grouped g
     )`
   const dates = sort.valueType === "date" || sort.valueType === "datetime"
@@ -134,23 +135,27 @@ const keyed = (sort: GridSort) => {
                 when ${sql.raw(dates ? "true" : "false")} and (g.sort_value #>> '{}') ~ '^\\d{4}-\\d{2}-\\d{2}' then 1
                 else 2 end as rank,
            case when jsonb_typeof(g.sort_value) = 'number' then (g.sort_value #>> '{}')::numeric else 0 end as num,
-           lower(coalesce(g.sort_value #>> '{}', '')) as text
+           lower(coalesce(g.sort_value #>> '{}', '')) as text,
+           lower(g.row_key) as name
     from grouped g
   )`
 }
 
-/** The order: missing and rank ascending, then the value in the sort's direction, then the key. */
+/**
+ * The order: rows without a value last, then the kind of value, the value in the sort's direction, the
+ * key; by name, all in the sort's direction ("All documents" first ascending, last descending).
+ */
 const ordering = (sort: GridSort) => {
   const dir = sql.raw(sort.descending ? "desc" : "asc")
-  const keyDir = sql.raw(sort.by === "name" && sort.descending ? "desc" : "asc")
-  return sql`k.missing asc, k.rank asc, k.num ${dir}, k.text ${dir}, k.row_key ${keyDir}`
+  const byName = sql.raw(sort.by === "name" && sort.descending ? "desc" : "asc")
+  return sql`k.missing asc, k.rank ${byName}, k.num ${dir}, k.text ${dir}, k.name ${byName}, k.row_key ${byName}`
 }
 
 /** Rows strictly after `c` in the order (every part of the key is not null, so plain comparisons hold). */
 const after = (sort: GridSort, c: GridCursor) => {
   const cmp = sql.raw(sort.descending ? "<" : ">")
-  const keyCmp = sql.raw(sort.by === "name" && sort.descending ? "<" : ">")
-  return sql<boolean>`(k.missing > ${c.missing} or (k.missing = ${c.missing} and (k.rank > ${c.rank} or (k.rank = ${c.rank} and (k.num ${cmp} ${c.num}::numeric or (k.num = ${c.num}::numeric and (k.text ${cmp} ${c.text} or (k.text = ${c.text} and k.row_key ${keyCmp} ${c.key}))))))))`
+  const byName = sql.raw(sort.by === "name" && sort.descending ? "<" : ">")
+  return sql<boolean>`(k.missing > ${c.missing} or (k.missing = ${c.missing} and (k.rank ${byName} ${c.rank} or (k.rank = ${c.rank} and (k.num ${cmp} ${c.num}::numeric or (k.num = ${c.num}::numeric and (k.text ${cmp} ${c.text} or (k.text = ${c.text} and (k.name ${byName} ${c.name} or (k.name = ${c.name} and k.row_key ${byName} ${c.key}))))))))))`
 }
 
 interface RawCellRow {
@@ -160,6 +165,7 @@ interface RawCellRow {
   rank: number
   num: string
   text: string
+  name: string
   id: string
   agent_id: string
   value: unknown
@@ -187,7 +193,7 @@ const readRows = async (
       order by ${ordering(sort)}
       limit ${page.limit} offset ${page.offset}
     )
-    select p.row_key, p.dimension_values, p.missing, p.rank, p.num::text as num, p.text,
+    select p.row_key, p.dimension_values, p.missing, p.rank, p.num::text as num, p.text, p.name,
            cur.id, cur.agent_id, cur.value, cur.resolution_status, cur.confidence, cur.is_overridden,
            ${withSources ? sql`cur.sources` : sql`null::jsonb`} as sources
     from page p
@@ -202,7 +208,7 @@ const readRows = async (
         key: r.row_key,
         dimension_values: r.dimension_values ?? [],
         cells: new Map(),
-        cursor: { missing: r.missing, rank: r.rank, num: r.num, text: r.text, key: r.row_key },
+        cursor: { missing: r.missing, rank: r.rank, num: r.num, text: r.text, name: r.name, key: r.row_key },
       }
       out.push(row)
     }
