@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto"
 import { makeKysely } from "@dxs/db"
 import ExcelJS from "exceljs"
+import { sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compileDescription, type Description, errorsText } from "./description.ts"
 import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
@@ -362,5 +363,56 @@ describe("GET /projects/{id}/results/export/", () => {
       "contract.pdf p.1; contract.pdf p.2",
       TRICKY,
     ])
+  })
+})
+
+describe("an export of more rows than one batch", () => {
+  it("walks every row once, in the grid's order, for each sort", async () => {
+    const project = await createProject(a)
+    const region = await a.post(`/projects/${project}/dimensions/`, { name: "Region" })
+    const agent = await createAgent(project, {
+      name: "Amount",
+      extraction_instructions: "An amount",
+      value_type: "number",
+    })
+    const rows = 2_600
+    // Values repeat (ties broken by name) and every seventh row has none.
+    await sql`
+      with v as (
+        select i, 'R' || lpad(i::text, 5, '0') as name from generate_series(1, ${rows}) i
+      ), inst as (
+        insert into dimension_instances (dimension_id, value, document_id)
+        select ${region.body.id}::uuid, v.name, null from v returning id, value
+      ), av as (
+        insert into atomic_values (project_id, agent_id, dimension_key, dimension_values)
+        select ${project}::uuid, ${agent.id}::uuid, inst.id::text,
+               jsonb_build_array(jsonb_build_object('id', inst.id, 'dimension_id', ${region.body.id}::uuid,
+                 'name', 'Region', 'dimension_value', inst.value, 'document_id', null))
+        from inst returning id, dimension_values->0->>'dimension_value' as name
+      )
+      insert into resolution_results (project_id, agent_id, agent_config_version, atomic_value_id,
+        result_name, value, resolution_status, "references", sources, justification)
+      select ${project}::uuid, ${agent.id}::uuid, ${agent.version}, av.id, av.name,
+             case when substr(av.name, 2)::int % 7 = 0 then null else to_jsonb(substr(av.name, 2)::int % 50) end,
+             'Resolved', '{}'::jsonb, '[]'::jsonb, null
+      from av
+    `.execute(db)
+    for (const sort of ["name", "-name", `agent:${agent.id}`, `-agent:${agent.id}`]) {
+      const paged: Array<string> = []
+      for (let offset = 0; offset < rows; offset += 500) {
+        const r = await a.get(`/projects/${project}/results/grid/?sort=${sort}&limit=500&offset=${offset}`)
+        expect(r.status).toBe(200)
+        expect(r.body.count).toBe(rows)
+        paged.push(...(r.body.rows as Array<any>).map((row) => row.name as string))
+      }
+      const csv = await a.get(`/projects/${project}/results/export/?sort=${sort}`)
+      expect(csv.status).toBe(200)
+      const exported = parseCsv(csv.text.replace(/^\uFEFF/, ""))
+        .slice(1)
+        .map((row) => row[0])
+      expect(exported.length).toBe(rows)
+      expect(new Set(exported).size).toBe(rows)
+      expect(exported, sort).toEqual(paged)
+    }
   })
 })
