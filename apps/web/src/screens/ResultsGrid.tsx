@@ -7,7 +7,7 @@ import { ConfidenceMark, ErrorAlert, formatValue, Loading, statusClass } from ".
 import { apiQuery } from "../query.ts"
 import { Link, navigate } from "../router.tsx"
 
-const PAGE_ROWS = 50
+const PAGE_SIZES = [5, 10, 25, 50, 100] as const
 const SEARCH_DEBOUNCE_MS = 300
 
 const STATUSES: ReadonlyArray<ResolutionStatus> = [
@@ -57,6 +57,7 @@ const withUnit = (text: string, column: ResultsGridColumn) =>
 export function ResultsGrid({ projectId }: { readonly projectId: string }) {
   const base = `/projects/${seg(projectId)}`
   const [offset, setOffset] = useState(0)
+  const [pageRows, setPageRows] = useState(50)
   const [sort, setSort] = useState("name")
   const [filters, setFilters] = useState<Filters>(NO_FILTERS)
   const [searchText, setSearchText] = useState("")
@@ -74,7 +75,7 @@ export function ResultsGrid({ projectId }: { readonly projectId: string }) {
 
   const params = filterParams(filters, sort)
   const pageParams = new URLSearchParams(params)
-  pageParams.set("limit", String(PAGE_ROWS))
+  pageParams.set("limit", String(pageRows))
   if (offset > 0) pageParams.set("offset", String(offset))
   const grid = useQuery({
     ...apiQuery<Grid>(`${base}/results/grid/?${pageParams.toString()}`),
@@ -307,7 +308,7 @@ export function ResultsGrid({ projectId }: { readonly projectId: string }) {
           <div className="grid-paging">
             <button
               type="button"
-              onClick={() => setOffset(Math.max(0, offset - PAGE_ROWS))}
+              onClick={() => setOffset(Math.max(0, offset - pageRows))}
               disabled={data.previous === null}
             >
               Previous
@@ -315,9 +316,25 @@ export function ResultsGrid({ projectId }: { readonly projectId: string }) {
             <span data-testid="grid-range" aria-live="polite">
               Rows {from}–{to} of {data.count}
             </span>
-            <button type="button" onClick={() => setOffset(offset + PAGE_ROWS)} disabled={data.next === null}>
+            <button type="button" onClick={() => setOffset(offset + pageRows)} disabled={data.next === null}>
               Next
             </button>
+            <label className="page-size">
+              Rows per page{" "}
+              <select
+                value={pageRows}
+                onChange={(e) => {
+                  setPageRows(Number(e.target.value))
+                  setOffset(0)
+                }}
+              >
+                {PAGE_SIZES.map((n) => (
+                  <option key={n} value={n}>
+                    {n}
+                  </option>
+                ))}
+              </select>
+            </label>
             <a className="button-link" href={exportHref("csv")} download data-testid="export-csv">
               Export CSV
             </a>
