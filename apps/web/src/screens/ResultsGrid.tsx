@@ -319,22 +319,21 @@ export function ResultsGrid({ projectId }: { readonly projectId: string }) {
             <button type="button" onClick={() => setOffset(offset + pageRows)} disabled={data.next === null}>
               Next
             </button>
-            <label className="page-size">
-              Rows per page{" "}
-              <select
-                value={pageRows}
-                onChange={(e) => {
-                  setPageRows(Number(e.target.value))
-                  setOffset(0)
-                }}
-              >
-                {PAGE_SIZES.map((n) => (
-                  <option key={n} value={n}>
-                    {n}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <label htmlFor="grid-page-size">Rows per page</label>
+            <select
+              id="grid-page-size"
+              value={pageRows}
+              onChange={(e) => {
+                setPageRows(Number(e.target.value))
+                setOffset(0)
+              }}
+            >
+              {PAGE_SIZES.map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>
             <a className="button-link" href={exportHref("csv")} download data-testid="export-csv">
               Export CSV
             </a>
