@@ -91,23 +91,28 @@ const rowsWith = (projectId: string, filter: GridFilter, sort: GridSort) => {
       sql<boolean>`(cur.row_key ilike ${pattern} or bool_or(cur.value #>> '{}' ilike ${pattern}) or bool_or(exists (select 1 from jsonb_array_elements(cur.dimension_values) dv where dv->>'dimension_value' ilike ${pattern})))`,
     )
   }
+  // Dimension values are carried through the grouping only when a filter reads them.
+  const dimensionValues =
+    filter.dimensionValue !== undefined || filter.search !== undefined
+      ? sql`av.dimension_values`
+      : sql`null::jsonb`
+  // So are values, when the search or the sort reads them.
+  const value = filter.search !== undefined || sort.by === "agent" ? sql`rr.value` : sql`null::jsonb`
   const sortValue =
     sort.by === "agent"
       ? sql`(array_agg(cur.value) filter (where cur.agent_id = ${sort.agentId}::uuid))[1]`
       : sql`null::jsonb`
   return sql`
     with cur as (
-      select rr.id, rr.agent_id, rr.value, rr.resolution_status, rr.confidence, rr.is_overridden, rr.sources,
-             av.dimension_values, a.created_at as agent_created_at, ${ROW_KEY} as row_key
+      select rr.id, rr.agent_id, ${value} as value, rr.resolution_status, rr.confidence,
+             ${dimensionValues} as dimension_values, a.created_at as agent_created_at, ${ROW_KEY} as row_key
       from resolution_results rr
       join agents a on a.id = rr.agent_id and a.config_version = rr.agent_config_version
       join atomic_values av on av.id = rr.atomic_value_id
       where rr.project_id = ${projectId}::uuid and a.project_id = ${projectId}::uuid and a.is_draft = false
     ),
     grouped as (
-      select cur.row_key,
-             (array_agg(cur.dimension_values order by cur.agent_created_at, cur.agent_id))[1] as dimension_values,
-             ${sortValue} as sort_value
+      select cur.row_key, ${sortValue} as sort_value
       from cur
       group by cur.row_key
       ${having.length > 0 ? sql`having ${sql.join(having, sql` and `)}` : sql``}
@@ -122,14 +127,14 @@ const rowsWith = (projectId: string, filter: GridFilter, sort: GridSort) => {
 const keyed = (sort: GridSort) => {
   if (sort.by === "name")
     return sql`keyed as (
-      select g.row_key, g.dimension_values, 0 as missing,
+      select g.row_key, 0 as missing,
              case when g.row_key = ${ALL_DOCUMENTS} then 0 else 1 end as rank,
              0::numeric as num, lower(g.row_key) as text, lower(g.row_key) as name
       from grouped g
     )`
   const dates = sort.valueType === "date" || sort.valueType === "datetime"
   return sql`keyed as (
-    select g.row_key, g.dimension_values,
+    select g.row_key,
            case when g.sort_value is null or jsonb_typeof(g.sort_value) = 'null' then 1 else 0 end as missing,
            case when jsonb_typeof(g.sort_value) = 'number' then 0
                 when ${sql.raw(dates ? "true" : "false")} and (g.sort_value #>> '{}') ~ '^\\d{4}-\\d{2}-\\d{2}' then 1
@@ -193,11 +198,13 @@ const readRows = async (
       order by ${ordering(sort)}
       limit ${page.limit} offset ${page.offset}
     )
-    select p.row_key, p.dimension_values, p.missing, p.rank, p.num::text as num, p.text, p.name,
-           cur.id, cur.agent_id, cur.value, cur.resolution_status, cur.confidence, cur.is_overridden,
-           ${withSources ? sql`cur.sources` : sql`null::jsonb`} as sources
+    select p.row_key, av.dimension_values, p.missing, p.rank, p.num::text as num, p.text, p.name,
+           rr.id, rr.agent_id, rr.value, rr.resolution_status, rr.confidence, rr.is_overridden,
+           ${withSources ? sql`rr.sources` : sql`null::jsonb`} as sources
     from page p
     join cur on cur.row_key = p.row_key
+    join resolution_results rr on rr.id = cur.id
+    join atomic_values av on av.id = rr.atomic_value_id
     order by p.position, cur.agent_created_at, cur.agent_id
   `.execute(conn)
   const out: Array<GridRow & { cells: Map<string, GridCell> }> = []
