@@ -105,14 +105,14 @@ const rowsWith = (projectId: string, filter: GridFilter, sort: GridSort) => {
   return sql`
     with cur as (
       select rr.id, rr.agent_id, ${value} as value, rr.resolution_status, rr.confidence,
-             ${dimensionValues} as dimension_values, a.created_at as agent_created_at, ${ROW_KEY} as row_key
+             ${dimensionValues} as dimension_values, ${ROW_KEY} as row_key
       from resolution_results rr
       join agents a on a.id = rr.agent_id and a.config_version = rr.agent_config_version
       join atomic_values av on av.id = rr.atomic_value_id
       where rr.project_id = ${projectId}::uuid and a.project_id = ${projectId}::uuid and a.is_draft = false
     ),
     grouped as (
-      select cur.row_key, ${sortValue} as sort_value
+      select cur.row_key, array_agg(cur.id) as cell_ids, ${sortValue} as sort_value
       from cur
       group by cur.row_key
       ${having.length > 0 ? sql`having ${sql.join(having, sql` and `)}` : sql``}
@@ -127,14 +127,14 @@ const rowsWith = (projectId: string, filter: GridFilter, sort: GridSort) => {
 const keyed = (sort: GridSort) => {
   if (sort.by === "name")
     return sql`keyed as (
-      select g.row_key, 0 as missing,
+      select g.row_key, g.cell_ids, 0 as missing,
              case when g.row_key = ${ALL_DOCUMENTS} then 0 else 1 end as rank,
              0::numeric as num, lower(g.row_key) as text, lower(g.row_key) as name
       from grouped g
     )`
   const dates = sort.valueType === "date" || sort.valueType === "datetime"
   return sql`keyed as (
-    select g.row_key,
+    select g.row_key, g.cell_ids,
            case when g.sort_value is null or jsonb_typeof(g.sort_value) = 'null' then 1 else 0 end as missing,
            case when jsonb_typeof(g.sort_value) = 'number' then 0
                 when ${sql.raw(dates ? "true" : "false")} and (g.sort_value #>> '{}') ~ '^\\d{4}-\\d{2}-\\d{2}' then 1
@@ -202,10 +202,11 @@ const readRows = async (
            rr.id, rr.agent_id, rr.value, rr.resolution_status, rr.confidence, rr.is_overridden,
            ${withSources ? sql`rr.sources` : sql`null::jsonb`} as sources
     from page p
-    join cur on cur.row_key = p.row_key
-    join resolution_results rr on rr.id = cur.id
+    cross join lateral unnest(p.cell_ids) as cell(id)
+    join resolution_results rr on rr.id = cell.id
+    join agents a on a.id = rr.agent_id
     join atomic_values av on av.id = rr.atomic_value_id
-    order by p.position, cur.agent_created_at, cur.agent_id
+    order by p.position, a.created_at, a.id
   `.execute(conn)
   const out: Array<GridRow & { cells: Map<string, GridCell> }> = []
   for (const r of rows) {
