@@ -120,7 +120,8 @@ const rowsWith = (projectId: string, filter: GridFilter, sort: GridSort) => {
 }
 
 /**
- * The sort key of a row, every part not null: `missing` (1 when the row has no value to sort by), `rank`
+ * The sort key of a row, every part not null: `missing` (1 when the row has no value to sort by, or an
+ * empty text), `rank`
  * (what kind of value: 0 a number, 1 a date, 2 text; by name, 0 for "All documents" so it comes first),
  * `num`, `text` (lower case), then the row's name in lower case and as it is.
  */
@@ -135,7 +136,7 @@ const keyed = (sort: GridSort) => {
   const dates = sort.valueType === "date" || sort.valueType === "datetime"
   return sql`keyed as (
     select g.row_key, g.cell_ids,
-           case when g.sort_value is null or jsonb_typeof(g.sort_value) = 'null' then 1 else 0 end as missing,
+           case when g.sort_value is null or jsonb_typeof(g.sort_value) = 'null' or g.sort_value = '""'::jsonb then 1 else 0 end as missing,
            case when jsonb_typeof(g.sort_value) = 'number' then 0
                 when ${sql.raw(dates ? "true" : "false")} and (g.sort_value #>> '{}') ~ '^\\d{4}-\\d{2}-\\d{2}' then 1
                 else 2 end as rank,
