@@ -14,6 +14,7 @@ import * as m0012 from "./migrations/2026_11_25_0004_mapping_generated_by.ts"
 import * as m0013 from "./migrations/2026_11_25_0005_grounding_confidence.ts"
 import * as m0014 from "./migrations/2026_11_26_0001_file_edit_jobs.ts"
 import * as m0015 from "./migrations/2026_11_26_0002_document_attachments_index.ts"
+import * as m0016 from "./migrations/2026_11_26_0003_results_grid.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -32,6 +33,7 @@ export const migrations: Record<string, Migration> = {
   "2026_11_25_0005_grounding_confidence": m0013,
   "2026_11_26_0001_file_edit_jobs": m0014,
   "2026_11_26_0002_document_attachments_index": m0015,
+  "2026_11_26_0003_results_grid": m0016,
 }
 
 export interface MigrationOutcome {

@@ -48,6 +48,14 @@ import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { loadAgentStates } from "./PipelineState.ts"
 import { checkProject } from "./Projects.ts"
+import {
+  exportOf,
+  GRID_DEFAULT_LIMIT,
+  GRID_MAX_LIMIT,
+  gridOf,
+  type ResultsExportQuery,
+  type ResultsGridQuery,
+} from "./ResultsGrid.ts"
 import { iso, isoOrNull } from "./Time.ts"
 
 // ---------------------------------------------------------------------------------------------------------
@@ -452,6 +460,30 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
               } satisfies ResultsPage
             }),
           )
+        }),
+
+      /**
+       * The results grid (beyond the contract): one row per combination of dimension values, one column
+       * per agent (oldest first), sorted, filtered and paged in the database.
+       */
+      grid: (projectId: string, query: ResultsGridQuery) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          const page = yield* checkPage(query.limit, query.offset, {
+            limit: GRID_DEFAULT_LIMIT,
+            max: GRID_MAX_LIMIT,
+          })
+          return yield* withDb((db) => gridOf(db, org.id, projectId, query, presentValue, page))
+        }),
+
+      /**
+       * The grid as a CSV or XLSX file (beyond the contract), with the grid's filters and sort: its name,
+       * type and a stream of its bytes, read from the database batch by batch as the stream is pulled.
+       */
+      export: (projectId: string, query: ResultsExportQuery) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          return yield* withDb((db) => exportOf(db, org.id, projectId, query, presentValue))
         }),
 
       /** One current result of the project, with its sources, web supplement and review. */

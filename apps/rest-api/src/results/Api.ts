@@ -6,11 +6,19 @@ import {
   ResultDetail,
   ResultOverrideRequest,
   ResultReviewRequest,
+  ResultsExportFormats,
+  ResultsGrid,
   ResultsPage,
 } from "@dxs/domain/contract/Result"
 import { ResolutionStatuses } from "@dxs/domain/Enums"
-import { RELEVANT_PAGES_MAX_LIMIT, RESULTS_MAX_LIMIT } from "@dxs/services"
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import {
+  GRID_DEFAULT_LIMIT,
+  GRID_MAX_LIMIT,
+  GRID_SEARCH_MAX_LENGTH,
+  RELEVANT_PAGES_MAX_LIMIT,
+  RESULTS_MAX_LIMIT,
+} from "@dxs/services"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
@@ -58,6 +66,66 @@ export const ResultsListParams = Schema.Struct({
   offset: Schema.optional(wholeNumber(0).annotations({ description: "rows to skip, default 0" })),
 })
 
+/** The grid's and the export's filters and sort (beyond the contract). */
+const gridFilters = {
+  agent_id: Schema.optional(
+    Uuid.annotations({
+      description: "only rows with a cell of this agent that matches the other cell filters",
+    }),
+  ),
+  resolution_status: Schema.optional(
+    ResolutionStatusInput.annotations({
+      description: `only rows with a cell of this status: ${ResolutionStatuses.join(", ")}`,
+    }),
+  ),
+  dimension_value: Schema.optional(
+    Schema.String.annotations({
+      description: "only rows with a cell whose result has a dimension instance of exactly this value",
+    }),
+  ),
+  max_confidence: Schema.optional(
+    confidenceText.annotations({
+      description: "only rows with a cell whose confidence is at or below this (0 to 1)",
+    }),
+  ),
+  search: Schema.optional(
+    Schema.String.annotations({
+      description: `1 to ${GRID_SEARCH_MAX_LENGTH} characters: only rows whose name, dimension values or a cell's value contain this, case-insensitively`,
+    }),
+  ),
+  sort: Schema.optional(
+    Schema.String.annotations({
+      description:
+        "`name` (default) or `-name`; `agent:<agent id>` or `-agent:<agent id>` sorts by that agent's value (numbers numerically, ISO dates of date agents as dates, else text case-insensitively; rows without a value last in both directions; ties by name)",
+    }),
+  ),
+}
+
+export const ResultsGridParams = Schema.Struct({
+  ...gridFilters,
+  limit: Schema.optional(
+    wholeNumber(1, GRID_MAX_LIMIT).annotations({
+      description: `rows per page, default ${GRID_DEFAULT_LIMIT}, at most ${GRID_MAX_LIMIT}`,
+    }),
+  ),
+  offset: Schema.optional(wholeNumber(0).annotations({ description: "rows to skip, default 0" })),
+})
+
+export const ResultsExportParams = Schema.Struct({
+  ...gridFilters,
+  format: Schema.optional(
+    Schema.String.annotations({
+      description: `${ResultsExportFormats.join(" or ")}; default csv`,
+    }),
+  ),
+})
+
+/** Described as any media type: text/csv or the XLSX type, by `format`. */
+const ExportBytes = HttpApiSchema.Uint8Array({ contentType: "*/*" }).annotations({
+  description:
+    "a CSV file (text/csv; charset=utf-8, with a UTF-8 byte order mark) or an XLSX workbook, sent as an attachment",
+})
+
 export const ExtractionsParams = Schema.Struct({
   limit: Schema.optional(wholeNumber(1, 500).annotations({ description: "page size, default 10" })),
   offset: Schema.optional(wholeNumber(0).annotations({ description: "zero-indexed, default 0" })),
@@ -90,6 +158,31 @@ export class ResultsApi extends HttpApiGroup.make("results")
       .annotate(
         OpenApi.Description,
         "In a row, `id` is the atomic value; links to a result use `resolution_result.id`. `next` and `previous` are relative links that keep the filters. With `max_confidence` (beyond the contract), only the results at or below that confidence, least confident first.",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.get("grid", "/projects/:project_id/results/grid/")
+      .setPath(ProjectPath)
+      .setUrlParams(ResultsGridParams)
+      .addSuccess(ResultsGrid)
+      .annotate(
+        OpenApi.Summary,
+        "The results as a matrix: one row per combination of dimension values, one column per agent (beyond the contract)",
+      )
+      .annotate(
+        OpenApi.Description,
+        'Beyond the contract. A row is a combination of dimension values ("All documents" for results no dimension splits, else the result name); the columns are every agent of the project, oldest first; a cell missing from `cells` has no result yet. Cell filters (`agent_id`, `resolution_status`, `dimension_value`, `max_confidence`) list a row when one of its cells matches all of them. Paged by rows; `next` and `previous` are relative links that keep the filters and the sort.',
+      ),
+  )
+  .add(
+    HttpApiEndpoint.get("export", "/projects/:project_id/results/export/")
+      .setPath(ProjectPath)
+      .setUrlParams(ResultsExportParams)
+      .addSuccess(ExportBytes)
+      .annotate(OpenApi.Summary, "Export the results grid as CSV or XLSX (beyond the contract)")
+      .annotate(
+        OpenApi.Description,
+        "Beyond the contract. The grid's rows with its filters and sort, streamed: columns `Row`, one per dimension, then per agent (oldest first) `<agent name>` (the value, with the agent's unit), `<agent name> status` and `<agent name> citations` (`<document name> p.<page>` joined by `; `). Sent as an attachment named `<project name>-results.csv` or `.xlsx`.",
       ),
   )
   .add(

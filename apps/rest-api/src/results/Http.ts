@@ -1,13 +1,27 @@
 import { Results } from "@dxs/services"
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
+import { contentDisposition } from "../documents/Http.ts"
 
 export const ResultsHttp = HttpApiBuilder.group(Api, "results", (handlers) =>
   Effect.gen(function* () {
     const results = yield* Results
     return handlers
       .handle("list", ({ path, urlParams }) => results.list(path.project_id, urlParams))
+      .handle("grid", ({ path, urlParams }) => results.grid(path.project_id, urlParams))
+      .handle("export", ({ path, urlParams }) =>
+        Effect.map(results.export(path.project_id, urlParams), (file) =>
+          HttpServerResponse.stream(file.body, {
+            contentType: file.contentType,
+            headers: {
+              "content-disposition": contentDisposition(file.fileName),
+              "x-content-type-options": "nosniff",
+              "cache-control": "private, no-store",
+            },
+          }),
+        ),
+      )
       .handle("get", ({ path }) => results.detail(path.project_id, path.resolution_result_id))
       .handle("extractions", ({ path, urlParams }) =>
         results.extractions(path.project_id, path.resolution_result_id, urlParams),

@@ -1,17 +1,14 @@
-import type { ResolutionStatus } from "@dxs/domain/Enums"
 import type {
   Agent,
   AgentStatus as AgentsStatus,
   Dimension,
   Document as DocumentRecord,
   Project,
-  ResultRow,
-  ResultsPage,
 } from "@dxs/domain/Records"
 import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, type MouseEvent, useMemo, useRef, useState } from "react"
 import { ApiError, api, errorMessage, seg } from "../api.ts"
-import { ConfidenceMark, ErrorAlert, formatValue, Loading, pluralize, statusClass } from "../components.tsx"
+import { ErrorAlert, Loading, pluralize } from "../components.tsx"
 import { type Resource, useResource } from "../hooks.ts"
 import { invalidateApi, useApiQuery } from "../query.ts"
 import { Link, useTitle } from "../router.tsx"
@@ -20,13 +17,12 @@ import { AgentEditor } from "./AgentEditor.tsx"
 import { DimensionsSection } from "./DimensionsSection.tsx"
 import { DocumentsSection, documentRowId, focusDocumentRow } from "./DocumentsSection.tsx"
 import { FileEditPanel } from "./FileEditPanel.tsx"
+import { ResultsGrid } from "./ResultsGrid.tsx"
 import { RunHistory, useRunTracker } from "./Runs.tsx"
-
-const RESULTS_LIMIT = 500
 
 /**
  * `/projects/:id`: documents (upload, parsing state, e-mail attachments under their message), dimensions,
- * agents (create, edit, launch, progress) and the results matrix.
+ * agents (create, edit, launch, progress) and the results grid.
  */
 export function ProjectScreen({ projectId }: { readonly projectId: string }) {
   const base = `/projects/${seg(projectId)}`
@@ -34,7 +30,7 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
   const documents = useResource<ReadonlyArray<DocumentRecord>>(`${base}/documents/`)
   const agents = useApiQuery<ReadonlyArray<Agent>>(`${base}/agents/`)
   const dimensions = useApiQuery<ReadonlyArray<Dimension>>(`${base}/dimensions/`)
-  const results = useResource<ResultsPage>(`${base}/results/?limit=${RESULTS_LIMIT}`)
+  const refreshResults = () => void invalidateApi(`${base}/results/`)
   useTitle(project.data?.name ?? "Project")
 
   if (project.data === undefined)
@@ -69,13 +65,13 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
         documents={documents.data}
         onRefused={() => void documents.reload()}
         onRunEnded={() => {
-          void results.reload()
+          refreshResults()
           void agents.reload()
           void invalidateApi(`${base}/documents/`)
         }}
-        onAgentsChanged={() => void results.reload()}
+        onAgentsChanged={refreshResults}
       />
-      <ResultsSection projectId={projectId} agents={agents.data} results={results} />
+      <ResultsGrid projectId={projectId} />
       <FileEditPanel base={base} />
     </>
   )
@@ -369,7 +365,7 @@ function LaunchRefusal({
   )
 }
 
-/** Oldest first: the order of the matrix's columns. */
+/** Oldest first: the order of the results grid's columns. */
 const sortAgents = <A extends Agent>(agents: ReadonlyArray<A>): ReadonlyArray<A> =>
   [...agents].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.name.localeCompare(b.name))
 
@@ -378,140 +374,4 @@ const agentProgressText = (agent: Agent, status: AgentsStatus | undefined): stri
   if (p?.is_running) return `Running (${p.extraction.completed} of ${p.extraction.total})`
   if (p?.is_pending) return "Pending"
   return agent.extraction_status
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Results matrix
-
-const ALL_DOCUMENTS = "All documents"
-
-const STATUSES: ReadonlyArray<ResolutionStatus> = [
-  "Resolved",
-  "Requires attention",
-  "Not resolved",
-  "No result",
-  "Ignored",
-]
-
-interface Column {
-  readonly id: string
-  readonly name: string
-}
-
-function ResultsSection({
-  projectId,
-  agents,
-  results,
-}: {
-  readonly projectId: string
-  readonly agents: ReadonlyArray<Agent> | undefined
-  readonly results: Resource<ResultsPage>
-}) {
-  const matrix = useMemo(() => buildMatrix(agents ?? [], results.data?.results ?? []), [agents, results.data])
-
-  return (
-    <section aria-labelledby="results-heading" className="section">
-      <h2 id="results-heading">Results</h2>
-      <ErrorAlert message={results.error} />
-      {results.data === undefined || agents === undefined ? (
-        results.error ? null : (
-          <Loading what="results" />
-        )
-      ) : matrix.columns.length === 0 ? (
-        <p className="muted">Create an agent and launch the pipeline to see results here.</p>
-      ) : (
-        <>
-          {matrix.rows.length === 0 && <p className="muted">No results yet: launch the pipeline.</p>}
-          <div className="table-wrap">
-            <table className="data-table matrix" data-testid="results-matrix">
-              <caption className="visually-hidden">Results</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Dimension</th>
-                  {matrix.columns.map((c) => (
-                    <th scope="col" key={c.id} data-agent-id={c.id}>
-                      {c.name}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {matrix.rows.map((row) => (
-                  <tr key={row} data-row={row}>
-                    <th scope="row">{row}</th>
-                    {matrix.columns.map((c) => {
-                      const r = matrix.cells.get(row)?.get(c.id)
-                      if (!r)
-                        return (
-                          <td key={c.id} data-agent-id={c.id} className="empty-cell">
-                            <span aria-hidden="true">·</span>
-                            <span className="visually-hidden">No result yet</span>
-                          </td>
-                        )
-                      const status = r.resolution_result.resolution_status
-                      return (
-                        <td
-                          key={c.id}
-                          data-agent-id={c.id}
-                          data-status={status}
-                          title={status}
-                          className={`result-cell ${statusClass(status)}`}
-                        >
-                          <Link
-                            href={`/projects/${seg(projectId)}/agents/${seg(r.agent_id)}/${seg(r.resolution_result.id)}`}
-                          >
-                            {formatValue(r.resolution_result.value)}
-                          </Link>
-                          <ConfidenceMark confidence={r.resolution_result.confidence} />
-                        </td>
-                      )
-                    })}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          {results.data.count > results.data.results.length && (
-            <p className="muted small">
-              Showing the first {results.data.results.length} of {results.data.count} results.
-            </p>
-          )}
-          <ul className="legend" aria-label="Status colours">
-            {STATUSES.map((s) => (
-              <li key={s}>
-                <span className={`swatch ${statusClass(s)}`} aria-hidden="true" />
-                {s}
-              </li>
-            ))}
-          </ul>
-        </>
-      )}
-    </section>
-  )
-}
-
-const rowKey = (r: ResultRow): string => (r.dimension_instances.length === 0 ? ALL_DOCUMENTS : r.result_name)
-
-const buildMatrix = (agents: ReadonlyArray<Agent>, rows: ReadonlyArray<ResultRow>) => {
-  const columns: Array<Column> = sortAgents(agents).map((a) => ({ id: a.id, name: a.name }))
-  const known = new Set(columns.map((c) => c.id))
-  const cells = new Map<string, Map<string, ResultRow>>()
-  for (const r of rows) {
-    if (!known.has(r.agent_id)) {
-      known.add(r.agent_id)
-      columns.push({ id: r.agent_id, name: r.agent_name })
-    }
-    const key = rowKey(r)
-    let row = cells.get(key)
-    if (!row) {
-      row = new Map()
-      cells.set(key, row)
-    }
-    if (!row.has(r.agent_id)) row.set(r.agent_id, r)
-  }
-  const collator = new Intl.Collator("en", { numeric: true, sensitivity: "base" })
-  const rowKeys = [...cells.keys()].sort((a, b) =>
-    a === ALL_DOCUMENTS ? -1 : b === ALL_DOCUMENTS ? 1 : collator.compare(a, b),
-  )
-  return { columns, rows: rowKeys, cells }
 }

@@ -84,6 +84,19 @@ export const agentNamesOfProject = (db: Conn, projectId: string) =>
       .execute(),
   )
 
+/** Every agent of the project, oldest first, with what a column of the results grid shows of it. */
+export const gridColumnsOfProject = (db: Conn, projectId: string) =>
+  run(() =>
+    db
+      .selectFrom("agents")
+      .select(["id", "name", "value_type", "unit"])
+      .where("project_id", "=", projectId)
+      .orderBy("created_at")
+      .orderBy("name")
+      .orderBy("id")
+      .execute(),
+  )
+
 /** The project's agents that are not drafts, oldest first, with what an output mapping needs of them. */
 export const publishedAgentsOfProject = (db: Conn, projectId: string) =>
   run(() =>

@@ -13,6 +13,7 @@ import type { StoredDimensionValue } from "../Schema.ts"
 export * from "./results/AtomicValues.ts"
 export * from "./results/CurrentResults.ts"
 export * from "./results/Extractions.ts"
+export * from "./results/Grid.ts"
 
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 

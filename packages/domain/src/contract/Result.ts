@@ -236,3 +236,57 @@ export const ResultReviewRequest = Schema.Struct({
   ),
 }).annotations({ identifier: "V1ResultReviewRequest" })
 export type ResultReviewRequest = typeof ResultReviewRequest.Type
+
+// ---------------------------------------------------------------------------------------------------------
+// The results grid (beyond the contract): the matrix of a project's results, one row per combination of
+// dimension values and one column per agent.
+
+export const ResultsGridColumn = Schema.Struct({
+  agent_id: Uuid,
+  agent_name: Schema.String,
+  value_type: AgentValueType,
+  unit: Schema.NullOr(Schema.String).annotations({ description: "the agent's unit, or null" }),
+}).annotations({ identifier: "V1ResultsGridColumn" })
+export type ResultsGridColumn = typeof ResultsGridColumn.Type
+
+export const ResultsGridCell = Schema.Struct({
+  resolution_result_id: Uuid.annotations({ description: "use it in /results/{resolution_result_id}/" }),
+  value: ResultValue,
+  resolution_status: ResolutionStatus,
+  confidence: Schema.NullOr(Schema.Number).annotations({
+    description: "0 to 1; null when there is no value",
+  }),
+  is_overridden: Schema.Boolean.annotations({ description: "the value was set by hand" }),
+}).annotations({ identifier: "V1ResultsGridCell" })
+export type ResultsGridCell = typeof ResultsGridCell.Type
+
+export const ResultsGridRow = Schema.Struct({
+  key: Schema.String.annotations({
+    description: 'the row\'s identity: "All documents" for results no dimension splits, else the result name',
+  }),
+  name: Schema.String.annotations({ description: "the row's name as shown" }),
+  dimension_values: Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
+    description: "dimension name → value; {} for the All documents row",
+  }),
+  cells: Schema.Record({ key: Schema.String, value: ResultsGridCell }).annotations({
+    description: "agent id → cell; an agent without a key here has no result in this row yet",
+  }),
+}).annotations({ identifier: "V1ResultsGridRow" })
+export type ResultsGridRow = typeof ResultsGridRow.Type
+
+export const ResultsGrid = Schema.Struct({
+  count: Schema.Int.annotations({ description: "rows matching the filters, across all pages" }),
+  next: Schema.NullOr(Schema.String).annotations({ description: "relative URL of the next page, or null" }),
+  previous: Schema.NullOr(Schema.String).annotations({
+    description: "relative URL of the previous page, or null",
+  }),
+  columns: Schema.Array(ResultsGridColumn).annotations({
+    description: "every agent of the project, oldest first",
+  }),
+  rows: Schema.Array(ResultsGridRow),
+}).annotations({ identifier: "V1ResultsGrid" })
+export type ResultsGrid = typeof ResultsGrid.Type
+
+/** The formats of `GET …/results/export/`. */
+export const ResultsExportFormats = ["csv", "xlsx"] as const
+export type ResultsExportFormat = (typeof ResultsExportFormats)[number]

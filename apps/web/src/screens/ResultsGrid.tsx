@@ -1,0 +1,356 @@
+import type { ResolutionStatus } from "@dxs/domain/Enums"
+import type { ResultsGrid as Grid, ResultsGridColumn } from "@dxs/domain/Records"
+import { keepPreviousData, useQuery } from "@tanstack/react-query"
+import { type KeyboardEvent, useEffect, useRef, useState } from "react"
+import { API_BASE, errorMessage, seg } from "../api.ts"
+import { ConfidenceMark, ErrorAlert, formatValue, Loading, statusClass } from "../components.tsx"
+import { apiQuery } from "../query.ts"
+import { Link, navigate } from "../router.tsx"
+
+const PAGE_SIZES = [5, 10, 25, 50, 100] as const
+const SEARCH_DEBOUNCE_MS = 300
+
+const STATUSES: ReadonlyArray<ResolutionStatus> = [
+  "Resolved",
+  "Requires attention",
+  "Not resolved",
+  "No result",
+  "Ignored",
+]
+
+interface Filters {
+  readonly agentId: string
+  readonly status: string
+  readonly dimensionValue: string
+  readonly maxConfidence: string
+  readonly search: string
+}
+
+const NO_FILTERS: Filters = { agentId: "", status: "", dimensionValue: "", maxConfidence: "", search: "" }
+
+/** The query string of the filters and sort (without paging): shared by the grid and its export links. */
+const filterParams = (filters: Filters, sort: string): URLSearchParams => {
+  const params = new URLSearchParams()
+  if (filters.agentId) params.set("agent_id", filters.agentId)
+  if (filters.status) params.set("resolution_status", filters.status)
+  if (filters.dimensionValue.trim()) params.set("dimension_value", filters.dimensionValue.trim())
+  if (filters.maxConfidence) params.set("max_confidence", filters.maxConfidence)
+  if (filters.search.trim()) params.set("search", filters.search.trim().slice(0, 200))
+  if (sort !== "name") params.set("sort", sort)
+  return params
+}
+
+/** `sort` for a click on a column's header: ascending first, then descending. */
+const nextSort = (current: string, column: string): string => (current === column ? `-${column}` : column)
+
+const ariaSort = (current: string, column: string): "ascending" | "descending" | "none" =>
+  current === column ? "ascending" : current === `-${column}` ? "descending" : "none"
+
+const withUnit = (text: string, column: ResultsGridColumn) =>
+  column.unit && text !== "—" ? `${text} ${column.unit}` : text
+
+/**
+ * The project's results as a grid computed by the server (`GET …/results/grid/`): one row per combination
+ * of dimension values, one column per agent; paged, sorted by a click on a header, filtered, and exported
+ * with the same filters. Arrow keys move between cells; Enter opens a cell's result.
+ */
+export function ResultsGrid({ projectId }: { readonly projectId: string }) {
+  const base = `/projects/${seg(projectId)}`
+  const [offset, setOffset] = useState(0)
+  const [pageRows, setPageRows] = useState(50)
+  const [sort, setSort] = useState("name")
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS)
+  const [searchText, setSearchText] = useState("")
+  const [active, setActive] = useState<{ readonly row: number; readonly col: number }>({ row: 0, col: 0 })
+  const table = useRef<HTMLTableElement>(null)
+
+  // the search box asks the server once typing pauses
+  useEffect(() => {
+    const t = setTimeout(() => {
+      setFilters((f) => (f.search === searchText ? f : { ...f, search: searchText }))
+      setOffset(0)
+    }, SEARCH_DEBOUNCE_MS)
+    return () => clearTimeout(t)
+  }, [searchText])
+
+  const params = filterParams(filters, sort)
+  const pageParams = new URLSearchParams(params)
+  pageParams.set("limit", String(pageRows))
+  if (offset > 0) pageParams.set("offset", String(offset))
+  const grid = useQuery({
+    ...apiQuery<Grid>(`${base}/results/grid/?${pageParams.toString()}`),
+    placeholderData: keepPreviousData,
+  })
+
+  const setFilter = (change: Partial<Filters>) => {
+    setFilters((f) => ({ ...f, ...change }))
+    setOffset(0)
+  }
+  const sortBy = (column: string) => {
+    setSort((s) => nextSort(s, column))
+    setOffset(0)
+  }
+
+  const data = grid.data
+  const exportQuery = params.toString()
+  const exportHref = (format: "csv" | "xlsx") =>
+    `${API_BASE}${base}/results/export/?format=${format}${exportQuery ? `&${exportQuery}` : ""}`
+
+  const focusCell = (row: number, col: number) => {
+    const cell = table.current?.querySelector<HTMLElement>(`[data-cell="${row}:${col}"]`)
+    if (cell) {
+      setActive({ row, col })
+      cell.focus()
+    }
+  }
+
+  const onCellKey = (
+    e: KeyboardEvent<HTMLTableCellElement>,
+    row: number,
+    col: number,
+    href: string | null,
+  ) => {
+    if (!data) return
+    const rows = data.rows.length
+    const cols = data.columns.length
+    const moves: Record<string, readonly [number, number]> = {
+      ArrowUp: [Math.max(0, row - 1), col],
+      ArrowDown: [Math.min(rows - 1, row + 1), col],
+      ArrowLeft: [row, Math.max(0, col - 1)],
+      ArrowRight: [row, Math.min(cols - 1, col + 1)],
+      Home: [row, 0],
+      End: [row, cols - 1],
+    }
+    const to = moves[e.key]
+    if (to) {
+      e.preventDefault()
+      focusCell(to[0], to[1])
+    } else if (e.key === "Enter" && href !== null) {
+      e.preventDefault()
+      navigate(href)
+    }
+  }
+
+  // the one cell reached by Tab (roving focus), kept on the page when it gets shorter
+  const current = data
+    ? {
+        row: Math.max(0, Math.min(active.row, data.rows.length - 1)),
+        col: Math.max(0, Math.min(active.col, data.columns.length - 1)),
+      }
+    : active
+  const from = data && data.rows.length > 0 ? offset + 1 : 0
+  const to = data ? offset + data.rows.length : 0
+
+  return (
+    <section aria-labelledby="results-heading" className="section">
+      <h2 id="results-heading">Results</h2>
+      <form className="grid-filters" aria-label="Filter results" onSubmit={(e) => e.preventDefault()}>
+        <div className="field">
+          <label htmlFor="grid-search">Search</label>
+          <input
+            id="grid-search"
+            type="search"
+            maxLength={200}
+            value={searchText}
+            onChange={(e) => setSearchText(e.target.value)}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor="grid-agent">Agent</label>
+          <select
+            id="grid-agent"
+            value={filters.agentId}
+            onChange={(e) => setFilter({ agentId: e.target.value })}
+          >
+            <option value="">Any agent</option>
+            {(data?.columns ?? []).map((c) => (
+              <option key={c.agent_id} value={c.agent_id}>
+                {c.agent_name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="grid-status">Status</label>
+          <select
+            id="grid-status"
+            value={filters.status}
+            onChange={(e) => setFilter({ status: e.target.value })}
+          >
+            <option value="">Any status</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="grid-dimension-value">Dimension value</label>
+          <input
+            id="grid-dimension-value"
+            value={filters.dimensionValue}
+            onChange={(e) => setFilter({ dimensionValue: e.target.value })}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor="grid-confidence">Confidence at most</label>
+          <select
+            id="grid-confidence"
+            value={filters.maxConfidence}
+            onChange={(e) => setFilter({ maxConfidence: e.target.value })}
+          >
+            <option value="">Any confidence</option>
+            <option value="0.25">25 %</option>
+            <option value="0.5">50 %</option>
+            <option value="0.75">75 %</option>
+          </select>
+        </div>
+      </form>
+
+      <ErrorAlert message={grid.error ? errorMessage(grid.error) : undefined} />
+      {data === undefined ? (
+        grid.error ? null : (
+          <Loading what="results" />
+        )
+      ) : data.columns.length === 0 ? (
+        <p className="muted">Create an agent and launch the pipeline to see results here.</p>
+      ) : (
+        <>
+          {data.rows.length === 0 && (
+            <p className="muted">
+              {filterParams(filters, "name").toString() !== ""
+                ? "No results match these filters."
+                : "No results yet: launch the pipeline."}
+            </p>
+          )}
+          <div className="table-wrap">
+            <table
+              className="data-table matrix"
+              data-testid="results-grid"
+              ref={table}
+              aria-busy={grid.isFetching}
+            >
+              <caption className="visually-hidden">Results</caption>
+              <thead>
+                <tr>
+                  <th scope="col" aria-sort={ariaSort(sort, "name")}>
+                    <button type="button" className="link-button sort-button" onClick={() => sortBy("name")}>
+                      Row
+                    </button>
+                  </th>
+                  {data.columns.map((c) => (
+                    <th
+                      scope="col"
+                      key={c.agent_id}
+                      data-agent-id={c.agent_id}
+                      aria-sort={ariaSort(sort, `agent:${c.agent_id}`)}
+                    >
+                      <button
+                        type="button"
+                        className="link-button sort-button"
+                        onClick={() => sortBy(`agent:${c.agent_id}`)}
+                      >
+                        {c.agent_name}
+                        {c.unit && <span className="muted small"> ({c.unit})</span>}
+                      </button>
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {data.rows.map((row, r) => (
+                  <tr key={row.key} data-row={row.key}>
+                    <th scope="row">{row.name}</th>
+                    {data.columns.map((c, col) => {
+                      const cell = row.cells[c.agent_id]
+                      const focus = current.row === r && current.col === col ? 0 : -1
+                      const common = {
+                        "data-cell": `${r}:${col}`,
+                        "data-agent-id": c.agent_id,
+                        tabIndex: focus,
+                        onFocus: () => setActive({ row: r, col }),
+                      }
+                      if (!cell)
+                        return (
+                          <td
+                            key={c.agent_id}
+                            {...common}
+                            className="empty-cell"
+                            onKeyDown={(e) => onCellKey(e, r, col, null)}
+                          >
+                            <span aria-hidden="true">·</span>
+                            <span className="visually-hidden">No result yet</span>
+                          </td>
+                        )
+                      const href = `${base}/agents/${seg(c.agent_id)}/${seg(cell.resolution_result_id)}`
+                      return (
+                        <td
+                          key={c.agent_id}
+                          {...common}
+                          data-status={cell.resolution_status}
+                          title={cell.resolution_status}
+                          className={`result-cell ${statusClass(cell.resolution_status)}`}
+                          onKeyDown={(e) => onCellKey(e, r, col, href)}
+                        >
+                          <Link href={href} tabIndex={-1}>
+                            {withUnit(formatValue(cell.value), c)}
+                          </Link>
+                          <ConfidenceMark confidence={cell.confidence} />
+                        </td>
+                      )
+                    })}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <div className="grid-paging">
+            <button
+              type="button"
+              onClick={() => setOffset(Math.max(0, offset - pageRows))}
+              disabled={data.previous === null}
+            >
+              Previous
+            </button>
+            <span data-testid="grid-range" aria-live="polite">
+              Rows {from}–{to} of {data.count}
+            </span>
+            <button type="button" onClick={() => setOffset(offset + pageRows)} disabled={data.next === null}>
+              Next
+            </button>
+            <label htmlFor="grid-page-size">Rows per page</label>
+            <select
+              id="grid-page-size"
+              value={pageRows}
+              onChange={(e) => {
+                setPageRows(Number(e.target.value))
+                setOffset(0)
+              }}
+            >
+              {PAGE_SIZES.map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>
+            <a className="button-link" href={exportHref("csv")} download data-testid="export-csv">
+              Export CSV
+            </a>
+            <a className="button-link" href={exportHref("xlsx")} download data-testid="export-xlsx">
+              Export XLSX
+            </a>
+          </div>
+          <ul className="legend" aria-label="Status colours">
+            {STATUSES.map((s) => (
+              <li key={s}>
+                <span className={`swatch ${statusClass(s)}`} aria-hidden="true" />
+                {s}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  )
+}

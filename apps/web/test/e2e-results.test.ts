@@ -1,0 +1,304 @@
+/**
+ * The results grid end to end in a real headless Chromium against the all-in-one `dxs start` process on
+ * loopback (as e2e.test.ts): a project of six invoices and two agents split by Document, launched from the
+ * project screen; then the grid sorted by a column, filtered, paged, a cell opened with the keyboard, and
+ * the CSV export downloaded and parsed. axe-core on the grid: no serious or critical violation.
+ *
+ * Without a Chromium (CHROMIUM_PATH, or /usr/bin/chromium) the suite is skipped and says so.
+ */
+import { spawnSync } from "node:child_process"
+import { existsSync, promises as fs } from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
+import { type Browser, chromium, type Page } from "playwright-core"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { Dxs, killSpawned } from "../../cli/test/dxsProcess.ts"
+import { invoice } from "../../rest-api/test/documents.ts"
+
+const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
+  (p): p is string => p !== undefined && p !== "" && existsSync(p),
+)
+if (CHROMIUM === undefined)
+  console.warn("web end-to-end tests skipped: no Chromium (set CHROMIUM_PATH or apt-get install chromium)")
+
+const webRoot = fileURLToPath(new URL("..", import.meta.url))
+const require = createRequire(import.meta.url)
+const axeSource = require.resolve("axe-core/axe.min.js")
+const repoRoot = path.resolve(webRoot, "../..")
+const buildScript = path.join(repoRoot, "tooling/build/build.mjs")
+const EMAIL = "grace@example.com"
+const PASSWORD = "correct horse battery staple"
+const KEY = /dxs_live_[0-9A-Za-z]{32}/
+
+/** The invoices' totals by file name; the local extractor reads them back. */
+const TOTALS: Record<string, number> = {
+  "a.pdf": 1200,
+  "b.pdf": 950,
+  "c.pdf": 3100,
+  "d.pdf": 480,
+  "e.pdf": 2250,
+  "f.pdf": 1775,
+}
+
+let tmp: string
+let env: NodeJS.ProcessEnv
+let server: Dxs
+let origin: string
+let browser: Browser
+let page: Page
+let key: string
+let projectId: string
+
+const dxs = async (args: ReadonlyArray<string>, input?: string) => {
+  const p = new Dxs(args, env, input)
+  const exit = await p.waitForExit()
+  if (exit.code !== 0) throw new Error(`dxs ${args.join(" ")} failed\n${p.output}`)
+  return p.stdout
+}
+
+const rest = async (method: string, p: string, body?: unknown) => {
+  const response = await fetch(`${origin}/api/v1${p}`, {
+    method,
+    headers: {
+      "x-api-key": key,
+      ...(body === undefined || body instanceof FormData ? {} : { "content-type": "application/json" }),
+    },
+    ...(body === undefined ? {} : { body: body instanceof FormData ? body : JSON.stringify(body) }),
+  })
+  const text = await response.text()
+  return { status: response.status, body: text === "" ? undefined : (JSON.parse(text) as any) }
+}
+
+const seriousViolations = async () => {
+  await page.addScriptTag({ content: await fs.readFile(axeSource, "utf8") })
+  const result = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document) => Promise<any> } }).axe
+    return axe.run(document)
+  })
+  return (result.violations as Array<{ id: string; impact: string; help: string; nodes: Array<unknown> }>)
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id}: ${v.help} (${v.nodes.length})`)
+}
+
+/** RFC 4180 CSV into rows of fields. */
+const parseCsv = (text: string): Array<Array<string>> => {
+  const rows: Array<Array<string>> = []
+  let row: Array<string> = []
+  let field = ""
+  let quoted = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"'
+        i++
+      } else if (c === '"') quoted = false
+      else field += c
+    } else if (c === '"') quoted = true
+    else if (c === ",") {
+      row.push(field)
+      field = ""
+    } else if (c === "\r" && text[i + 1] === "\n") {
+      row.push(field)
+      rows.push(row)
+      row = []
+      field = ""
+      i++
+    } else field += c
+  }
+  if (field !== "" || row.length > 0) rows.push([...row, field])
+  return rows
+}
+
+/** The row names of the grid, top to bottom. */
+const rowNames = () => page.getByTestId("results-grid").locator("tbody th[scope=row]").allTextContents()
+
+const range = () => page.getByTestId("grid-range")
+
+describe.skipIf(CHROMIUM === undefined)("the results grid in Chromium", () => {
+  beforeAll(async () => {
+    const built = spawnSync(process.execPath, [buildScript, "--web-only"], {
+      cwd: repoRoot,
+      encoding: "utf8",
+    })
+    if (built.status !== 0) throw new Error(`the web build failed\n${built.stdout}\n${built.stderr}`)
+    tmp = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-web-results-"))
+    env = {
+      ...process.env,
+      DATABASE_URL: await useTestDatabase(),
+      DATA_DIR: tmp,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      LOG_LEVEL: "info",
+    }
+    for (const name of ["BLOB_DIR", "PUBLIC_URL", "APP_URL", "INIT_CWD"]) delete env[name]
+    server = new Dxs(["start", "all"], env)
+    const [, port] = await server.waitFor(/REST API listening on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1/)
+    origin = `http://localhost:${port}`
+    await dxs(["users", "create", "--org", "acme", "--email", EMAIL], `${PASSWORD}\n`)
+    key = KEY.exec(await dxs(["keys", "create", "--org", "acme"]))![0]
+
+    // The project: six invoices and two agents split by the Document dimension.
+    const project = await rest("POST", "/projects/", { name: "Grid invoices" })
+    expect(project.status).toBe(201)
+    projectId = project.body.id
+    for (const [name, total] of Object.entries(TOTALS)) {
+      const money = `$${total.toLocaleString("en-US")}.00`
+      const form = new FormData()
+      const pdf = await invoice({
+        number: `INV-${name[0]}`,
+        date: "March 3, 2024",
+        seller: "Acme Supplies Inc.",
+        currency: "USD",
+        subtotal: money,
+        tax: "$0.00",
+        total: money,
+      })
+      form.set("file", new Blob([Buffer.from(pdf)]), name)
+      expect((await rest("POST", `/projects/${projectId}/documents/`, form)).status).toBe(201)
+    }
+    for (const deadline = Date.now() + 180_000; ; ) {
+      const documents = (await rest("GET", `/projects/${projectId}/documents/`)).body as Array<any>
+      if (documents.every((d) => d.status === "Processed")) break
+      if (documents.some((d) => d.status === "Failed") || Date.now() > deadline)
+        throw new Error(`documents not processed: ${JSON.stringify(documents.map((d) => d.status))}`)
+      await new Promise((r) => setTimeout(r, 250))
+    }
+    const dimensions = (await rest("GET", `/projects/${projectId}/dimensions/`)).body as Array<any>
+    const documentDimension = dimensions.find((d) => d.source === "DOCUMENT").id
+    for (const agent of [
+      {
+        name: "Total due",
+        extraction_instructions: "The total amount due on the invoice",
+        value_type: "number",
+        unit: "USD",
+      },
+      { name: "Invoice number", extraction_instructions: "The invoice number" },
+    ])
+      expect(
+        (
+          await rest("POST", `/projects/${projectId}/agents/`, {
+            ...agent,
+            dimensions: [{ dimension_id: documentDimension }],
+          })
+        ).status,
+      ).toBe(201)
+
+    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ["--no-sandbox", "--disable-gpu"] })
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      bypassCSP: true,
+      acceptDownloads: true,
+    })
+    page = await context.newPage()
+    page.setDefaultTimeout(30_000)
+  }, 600_000)
+
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state !== "fail" || page === undefined) return
+    const text = await page.evaluate(() => document.body.textContent ?? "").catch(() => "")
+    console.error(`the browser was at ${page.url()}, showing:\n${text.slice(0, 3000)}`)
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    if (server !== undefined && server.exit === undefined) {
+      server.child.kill("SIGTERM")
+      await server.waitForExit(60_000).catch(() => undefined)
+    }
+    killSpawned()
+    if (tmp) await fs.rm(tmp, { recursive: true, force: true })
+  })
+
+  it("launches, then sorts, filters, pages, opens a cell by keyboard and exports the grid", async () => {
+    await page.goto(`${origin}/sign-in`)
+    await page.getByLabel("E-mail").fill(EMAIL)
+    await page.getByLabel("Password").fill(PASSWORD)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.waitForURL(`${origin}/`)
+    await page.goto(`${origin}/projects/${projectId}`)
+    await page.getByRole("heading", { name: "Grid invoices", level: 1 }).waitFor()
+
+    // The grid refreshes when the run ends.
+    await page.getByRole("button", { name: "Launch" }).click()
+    await page.getByTestId("run-status").filter({ hasText: "Done" }).waitFor({ timeout: 120_000 })
+    await range().filter({ hasText: "Rows 1–6 of 6" }).waitFor()
+    const grid = page.getByTestId("results-grid")
+    await grid.getByRole("link", { name: "1200 USD" }).waitFor()
+    expect(await rowNames()).toEqual(["a.pdf", "b.pdf", "c.pdf", "d.pdf", "e.pdf", "f.pdf"])
+    await grid.getByRole("columnheader", { name: /Total due \(USD\)/ }).waitFor()
+    expect(await seriousViolations()).toEqual([])
+
+    // Sort by the total: ascending, then descending, said by aria-sort.
+    const totalHeader = grid.getByRole("columnheader", { name: /Total due/ })
+    await totalHeader.getByRole("button").click()
+    await expect.poll(() => totalHeader.getAttribute("aria-sort")).toBe("ascending")
+    await expect.poll(rowNames).toEqual(["d.pdf", "b.pdf", "a.pdf", "f.pdf", "e.pdf", "c.pdf"])
+    await totalHeader.getByRole("button").click()
+    await expect.poll(() => totalHeader.getAttribute("aria-sort")).toBe("descending")
+    await expect.poll(rowNames).toEqual(["c.pdf", "e.pdf", "f.pdf", "a.pdf", "b.pdf", "d.pdf"])
+
+    // Filter with the search box (debounced), then clear it.
+    await page.getByLabel("Search", { exact: true }).fill("2250")
+    await expect.poll(rowNames).toEqual(["e.pdf"])
+    await range().filter({ hasText: "Rows 1–1 of 1" }).waitFor()
+    await page.getByLabel("Search", { exact: true }).fill("")
+    await range().filter({ hasText: "Rows 1–6 of 6" }).waitFor()
+    await page.getByLabel("Status", { exact: true }).selectOption("Ignored")
+    await page.getByText("No results match these filters.").waitFor()
+    await page.getByLabel("Status", { exact: true }).selectOption("")
+    await range().filter({ hasText: "of 6" }).waitFor()
+
+    // Page by five rows.
+    await page.getByLabel("Rows per page", { exact: true }).selectOption("5")
+    await range().filter({ hasText: "Rows 1–5 of 6" }).waitFor()
+    await page.getByRole("button", { name: "Next" }).click()
+    await range().filter({ hasText: "Rows 6–6 of 6" }).waitFor()
+    await expect.poll(rowNames).toEqual(["d.pdf"])
+    await page.getByRole("button", { name: "Previous" }).click()
+    await range().filter({ hasText: "Rows 1–5 of 6" }).waitFor()
+    expect(await seriousViolations()).toEqual([])
+
+    // The CSV export with the current sort: every row, values with their unit, statuses, citations.
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("link", { name: "Export CSV" }).click(),
+    ])
+    expect(download.suggestedFilename()).toBe("Grid invoices-results.csv")
+    const text = await fs.readFile((await download.path())!, "utf8")
+    expect(text.startsWith("\uFEFF")).toBe(true)
+    const rows = parseCsv(text.slice(1))
+    expect(rows[0]).toEqual([
+      "Row",
+      "Document",
+      "Total due",
+      "Total due status",
+      "Total due citations",
+      "Invoice number",
+      "Invoice number status",
+      "Invoice number citations",
+    ])
+    expect(rows.slice(1).map((r) => r[0])).toEqual(["c.pdf", "e.pdf", "f.pdf", "a.pdf", "b.pdf", "d.pdf"])
+    for (const r of rows.slice(1)) {
+      expect(r[1]).toBe(r[0])
+      expect(r[2]).toBe(`${TOTALS[r[0]!]} USD`)
+      expect(r[3]).toBe("Resolved")
+      expect(r[4]).toMatch(new RegExp(`^${r[0]!.replace(".", "\\.")} p\\.\\d+`))
+      expect(r[6]).toMatch(/^(Resolved|Requires attention|Not resolved|No result)$/)
+    }
+
+    // The keyboard: arrows move between cells, Enter opens the result.
+    await grid.locator('[data-cell="0:0"]').focus()
+    await page.keyboard.press("ArrowDown")
+    await page.keyboard.press("ArrowRight")
+    await page.keyboard.press("ArrowLeft")
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("data-cell"))).toBe("1:0")
+    await page.keyboard.press("Enter")
+    await page.waitForURL(/\/projects\/[0-9a-f-]{36}\/agents\/[0-9a-f-]{36}\/[0-9a-f-]{36}$/)
+    await page.getByRole("heading", { name: "Total due", level: 1 }).waitFor()
+    expect(await page.getByTestId("result-value").textContent()).toContain("2250")
+  })
+})

@@ -1,0 +1,265 @@
+/**
+ * The results grid and its export (beyond the contract): the project's current results as a matrix, one
+ * row per combination of dimension values (`@dxs/db`'s `ALL_DOCUMENTS` or the result name) and one column
+ * per agent, oldest first. The rows are sorted, filtered and paged in the database; an export walks them
+ * batch by batch (a keyset cursor) into a CSV or XLSX writer, so a project is never held in memory.
+ */
+import type { Conn } from "@dxs/db"
+import * as AgentsRepo from "@dxs/db/repositories/Agents"
+import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
+import * as ProjectsRepo from "@dxs/db/repositories/Projects"
+import * as ResultsRepo from "@dxs/db/repositories/Results"
+import type {
+  ResultsExportFormat,
+  ResultsGrid,
+  ResultsGridCell,
+  ResultsGridColumn,
+  ResultsGridRow,
+} from "@dxs/domain/contract/Result"
+import { ResultsExportFormats } from "@dxs/domain/contract/Result"
+import { type AgentValueType, type ResolutionStatus, ResolutionStatuses } from "@dxs/domain/Enums"
+import { csvBytes, TABLE_FORMATS, type TableRow, xlsxBytes } from "@dxs/pipeline/export/Table"
+import { Effect, Option, Stream } from "effect"
+import { BadRequest, NotFound } from "./Errors.ts"
+import { checkProject } from "./Projects.ts"
+
+export const GRID_DEFAULT_LIMIT = 50
+export const GRID_MAX_LIMIT = 500
+export const GRID_SEARCH_MAX_LENGTH = 200
+/** Rows read from the database at a time by an export. */
+export const EXPORT_BATCH_ROWS = 1000
+
+export interface ResultsGridFilters {
+  readonly agent_id?: string | undefined
+  readonly resolution_status?: ResolutionStatus | undefined
+  readonly dimension_value?: string | undefined
+  readonly max_confidence?: number | undefined
+  readonly search?: string | undefined
+  /** `name` (default), `-name`, `agent:<agent id>`, `-agent:<agent id>`. */
+  readonly sort?: string | undefined
+}
+
+export interface ResultsGridQuery extends ResultsGridFilters {
+  readonly limit?: number | undefined
+  readonly offset?: number | undefined
+}
+
+export interface ResultsExportQuery extends ResultsGridFilters {
+  readonly format?: string | undefined
+}
+
+/** A file being written: its name, type and bytes as they are made. */
+export interface ResultsExport {
+  readonly fileName: string
+  readonly contentType: string
+  readonly body: Stream.Stream<Uint8Array>
+}
+
+const invalid = (path: string, message: string) => BadRequest.of(`${path} ${message}`, [{ path, message }])
+
+const SORT =
+  /^(-?)(name|agent:([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}))$/
+
+/** The filters checked (400 naming the bad one), with the sort's agent still to be found. */
+const checkFilters = (q: ResultsGridFilters) =>
+  Effect.gen(function* () {
+    if (
+      q.resolution_status !== undefined &&
+      !(ResolutionStatuses as ReadonlyArray<string>).includes(q.resolution_status)
+    )
+      return yield* invalid("resolution_status", `must be one of ${ResolutionStatuses.join(", ")}`)
+    if (
+      q.max_confidence !== undefined &&
+      !(Number.isFinite(q.max_confidence) && q.max_confidence >= 0 && q.max_confidence <= 1)
+    )
+      return yield* invalid("max_confidence", "must be a number from 0 to 1")
+    if (q.search !== undefined && (q.search.length < 1 || q.search.length > GRID_SEARCH_MAX_LENGTH))
+      return yield* invalid("search", `must be 1 to ${GRID_SEARCH_MAX_LENGTH} characters`)
+    if (q.search?.includes("\u0000")) return yield* invalid("search", "must not contain NUL")
+    if (q.dimension_value?.includes("\u0000"))
+      return yield* invalid("dimension_value", "must not contain NUL")
+    const sort = q.sort ?? "name"
+    const m = SORT.exec(sort)
+    if (m === null)
+      return yield* invalid("sort", "must be name, -name, agent:<agent id> or -agent:<agent id>")
+    return {
+      filter: {
+        agentId: q.agent_id,
+        resolutionStatus: q.resolution_status,
+        dimensionValue: q.dimension_value,
+        maxConfidence: q.max_confidence,
+        search: q.search,
+      } satisfies ResultsRepo.GridFilter,
+      descending: m[1] === "-",
+      sortAgentId: m[3]?.toLowerCase(),
+    }
+  })
+
+type Columns = ReadonlyArray<{ id: string; name: string; value_type: string; unit: string }>
+
+/** The grid's columns, its sort (400 when the sort names no agent of the project) and dimension names. */
+const setting = (db: Conn, projectId: string, q: ResultsGridFilters) =>
+  Effect.gen(function* () {
+    const { filter, descending, sortAgentId } = yield* checkFilters(q)
+    const [columns, dimensions] = yield* Effect.all(
+      [AgentsRepo.gridColumnsOfProject(db, projectId), DimensionsRepo.dimensionsOfProject(db, projectId)],
+      { concurrency: "unbounded" },
+    )
+    let sort: ResultsRepo.GridSort = { by: "name", descending }
+    if (sortAgentId !== undefined) {
+      const agent = columns.find((c) => c.id === sortAgentId)
+      if (agent === undefined) return yield* invalid("sort", "names no agent of the project")
+      sort = { by: "agent", agentId: agent.id, valueType: agent.value_type, descending }
+    }
+    const names: ReadonlyMap<string, string> = new Map(dimensions.map((d) => [d.id, d.name]))
+    return { filter, sort, columns: columns as Columns, names }
+  })
+
+/** The stored value as the API shows it: a number for `number` agents, a string for `string` ones. */
+type Present = (valueType: string, stored: unknown) => ResultsGridCell["value"]
+
+const dimensionValuesOf = (row: ResultsRepo.GridRow, names: ReadonlyMap<string, string>) =>
+  Object.fromEntries(
+    row.dimension_values.map((d) => [names.get(d.dimension_id) ?? d.name, d.dimension_value]),
+  )
+
+/** `?…&limit=…&offset=…` of the grid, keeping the filters and the sort. */
+const gridLink = (q: ResultsGridQuery, limit: number, offset: number) => {
+  const params = new URLSearchParams()
+  for (const key of [
+    "agent_id",
+    "resolution_status",
+    "dimension_value",
+    "max_confidence",
+    "search",
+    "sort",
+  ] as const) {
+    const v = q[key]
+    if (v !== undefined) params.set(key, String(v))
+  }
+  params.set("limit", String(limit))
+  params.set("offset", String(offset))
+  return `?${params.toString()}`
+}
+
+/** One page of the project's results grid. */
+export const gridOf = (
+  db: Conn,
+  orgId: string,
+  projectId: string,
+  q: ResultsGridQuery,
+  present: Present,
+  page: { readonly limit: number; readonly offset: number },
+) =>
+  Effect.gen(function* () {
+    yield* checkProject(db, orgId, projectId)
+    const { filter, sort, columns, names } = yield* setting(db, projectId, q)
+    const valueTypes = new Map(columns.map((c) => [c.id, c.value_type]))
+    const { count, rows } = yield* ResultsRepo.gridPage(db, projectId, filter, sort, page)
+    const { limit, offset } = page
+    return {
+      count,
+      next: offset + limit < count ? gridLink(q, limit, offset + limit) : null,
+      previous: offset > 0 ? gridLink(q, limit, Math.max(0, Math.min(offset, count) - limit)) : null,
+      columns: columns.map(
+        (c): ResultsGridColumn => ({
+          agent_id: c.id,
+          agent_name: c.name,
+          value_type: c.value_type as AgentValueType,
+          unit: c.unit === "" ? null : c.unit,
+        }),
+      ),
+      rows: rows.map(
+        (r): ResultsGridRow => ({
+          key: r.key,
+          name: r.key,
+          dimension_values: dimensionValuesOf(r, names),
+          cells: Object.fromEntries(
+            [...r.cells.values()].map((c): [string, ResultsGridCell] => [
+              c.agent_id,
+              {
+                resolution_result_id: c.resolution_result_id,
+                value: present(valueTypes.get(c.agent_id) ?? "string", c.value),
+                resolution_status: c.resolution_status as ResolutionStatus,
+                confidence: c.confidence,
+                is_overridden: c.is_overridden,
+              },
+            ]),
+          ),
+        }),
+      ),
+    } satisfies ResultsGrid
+  })
+
+/** A value as a person reads it, with the agent's unit after it when it has one; empty for none. */
+const displayed = (value: ResultsGridCell["value"], unit: string) => {
+  if (value === null || value === "") return ""
+  const text = typeof value === "boolean" ? (value ? "true" : "false") : String(value)
+  return unit === "" ? text : `${text} ${unit}`
+}
+
+/** The export's format (csv by default), or 400. */
+export const checkExportFormat = (format: string | undefined) =>
+  (ResultsExportFormats as ReadonlyArray<string>).includes(format ?? "csv")
+    ? Effect.succeed((format ?? "csv") as ResultsExportFormat)
+    : invalid("format", `must be one of ${ResultsExportFormats.join(", ")}`)
+
+/**
+ * The project's grid as a file: `Row`, one column per dimension, then per agent its value (with its
+ * unit), status and citations (`<document> p.<page>`, joined by `; `). The header is known before the
+ * first row is read (the dimensions and agents of the project); the rows are read in batches as the
+ * writer asks for them.
+ */
+export const exportOf = (
+  db: Conn,
+  orgId: string,
+  projectId: string,
+  q: ResultsExportQuery,
+  present: Present,
+) =>
+  Effect.gen(function* () {
+    const format = yield* checkExportFormat(q.format)
+    const project = yield* ProjectsRepo.findProject(db, orgId, projectId)
+    if (project === undefined) return yield* NotFound.of("Project", projectId)
+    const { filter, sort, columns, names } = yield* setting(db, projectId, q)
+    const dimensionNames = [...new Set(names.values())]
+    const header: TableRow = [
+      "Row",
+      ...dimensionNames,
+      ...columns.flatMap((c) => [c.name, `${c.name} status`, `${c.name} citations`]),
+    ]
+    const toLine = (r: ResultsRepo.GridRow): TableRow => {
+      const dims = dimensionValuesOf(r, names)
+      return [
+        r.key,
+        ...dimensionNames.map((d) => dims[d] ?? ""),
+        ...columns.flatMap((c) => {
+          const cell = r.cells.get(c.id)
+          if (cell === undefined) return ["", "", ""]
+          return [
+            displayed(present(c.value_type, cell.value), c.unit),
+            cell.resolution_status,
+            cell.sources.map((s) => `${s.document_name} p.${s.page_number}`).join("; "),
+          ]
+        }),
+      ]
+    }
+    const batches: Stream.Stream<ReadonlyArray<TableRow>> = Stream.paginateEffect(
+      undefined as ResultsRepo.GridCursor | undefined,
+      (cursor) =>
+        Effect.map(
+          ResultsRepo.gridBatch(db, projectId, filter, sort, EXPORT_BATCH_ROWS, cursor),
+          (rows) =>
+            [
+              rows.map(toLine),
+              rows.length < EXPORT_BATCH_ROWS ? Option.none() : Option.some(rows[rows.length - 1]!.cursor),
+            ] as const,
+        ),
+    )
+    const kind = TABLE_FORMATS[format]
+    return {
+      fileName: `${project.name}-results.${kind.extension}`,
+      contentType: kind.contentType,
+      body: format === "csv" ? csvBytes(header, batches) : xlsxBytes("Results", header, batches),
+    } satisfies ResultsExport
+  })
