@@ -1,4 +1,4 @@
-import { Context, Effect, type Exit, Layer, Runtime } from "effect"
+import { Context, Effect, type Exit, Layer, Runtime, type Scope } from "effect"
 import { Kysely, PostgresDialect, type Transaction } from "kysely"
 import pg from "pg"
 import type { Database } from "./Schema.ts"
@@ -100,3 +100,32 @@ export const undoUnlessCommitted = <A, E, R, R2>(
 export const withDb = <A, E, R>(
   f: (db: Kysely<Database>) => Effect.Effect<A, E, R>,
 ): Effect.Effect<A, E, Db | R> => Effect.flatMap(Db, ({ kysely }) => f(kysely))
+
+/**
+ * One connection of the pool held for the scope (for work that spans many statements on one session, such
+ * as reading through a server-side cursor); given back when the scope closes.
+ */
+export const scopedConnection = (
+  kysely: Kysely<Database>,
+): Effect.Effect<Kysely<Database>, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.async<{ conn: Kysely<Database>; release: () => void; finished: Promise<void> }>((resume) => {
+        let release: () => void = () => undefined
+        const held = new Promise<void>((r) => {
+          release = r
+        })
+        const finished: Promise<void> = kysely.connection().execute(async (conn) => {
+          resume(Effect.succeed({ conn, release, finished }))
+          await held
+        })
+        finished.catch((e) => resume(Effect.die(e)))
+      }),
+      ({ release, finished }) =>
+        Effect.promise(() => {
+          release()
+          return finished.catch(() => undefined)
+        }),
+    ),
+    ({ conn }) => conn,
+  )

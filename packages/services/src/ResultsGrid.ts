@@ -4,7 +4,7 @@
  * per agent, oldest first. The rows are sorted, filtered and paged in the database; an export walks them
  * batch by batch (a keyset cursor) into a CSV or XLSX writer, so a project is never held in memory.
  */
-import type { Conn } from "@dxs/db"
+import type { Conn, Database } from "@dxs/db"
 import * as AgentsRepo from "@dxs/db/repositories/Agents"
 import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
 import * as ProjectsRepo from "@dxs/db/repositories/Projects"
@@ -19,15 +19,16 @@ import type {
 import { ResultsExportFormats } from "@dxs/domain/contract/Result"
 import { type AgentValueType, type ResolutionStatus, ResolutionStatuses } from "@dxs/domain/Enums"
 import { csvBytes, TABLE_FORMATS, type TableRow, xlsxBytes } from "@dxs/pipeline/export/Table"
-import { Effect, Option, Stream } from "effect"
+import { Effect, Stream } from "effect"
+import type { Kysely } from "kysely"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { checkProject } from "./Projects.ts"
 
 export const GRID_DEFAULT_LIMIT = 50
 export const GRID_MAX_LIMIT = 500
 export const GRID_SEARCH_MAX_LENGTH = 200
-/** Rows read from the database at a time by an export. */
-export const EXPORT_BATCH_ROWS = 1000
+/** Cells (results) an export fetches from the database at a time. */
+export const EXPORT_FETCH_CELLS = 5000
 
 export interface ResultsGridFilters {
   readonly agent_id?: string | undefined
@@ -211,7 +212,7 @@ export const checkExportFormat = (format: string | undefined) =>
  * writer asks for them.
  */
 export const exportOf = (
-  db: Conn,
+  db: Kysely<Database>,
   orgId: string,
   projectId: string,
   q: ResultsExportQuery,
@@ -244,17 +245,9 @@ export const exportOf = (
         }),
       ]
     }
-    const batches: Stream.Stream<ReadonlyArray<TableRow>> = Stream.paginateEffect(
-      undefined as ResultsRepo.GridCursor | undefined,
-      (cursor) =>
-        Effect.map(
-          ResultsRepo.gridBatch(db, projectId, filter, sort, EXPORT_BATCH_ROWS, cursor),
-          (rows) =>
-            [
-              rows.map(toLine),
-              rows.length < EXPORT_BATCH_ROWS ? Option.none() : Option.some(rows[rows.length - 1]!.cursor),
-            ] as const,
-        ),
+    const batches: Stream.Stream<ReadonlyArray<TableRow>> = Stream.map(
+      ResultsRepo.gridRows(db, projectId, filter, sort, EXPORT_FETCH_CELLS),
+      (rows) => rows.map(toLine),
     )
     const kind = TABLE_FORMATS[format]
     return {

@@ -2,13 +2,13 @@
  * The results grid (part of the results aggregate, see `../Results.ts`): the project's current results as
  * a matrix, one row per combination of dimension values and one cell per agent, sorted, filtered and paged
  * in SQL. What a row is lives here (`ROW_KEY`): "All documents" for a result without dimension instances,
- * else its result name. Pages are read by offset (`gridPage`) or by a keyset cursor (`gridBatch`), so a
- * whole project is never held in memory.
+ * else its result name. Pages are read by offset (`gridPage`), a whole grid through a server-side cursor
+ * (`gridRows`), so a whole project is never held in memory.
  */
-import { Effect } from "effect"
-import { type RawBuilder, sql } from "kysely"
-import type { Conn } from "../../Db.ts"
-import type { ResultSource, StoredDimensionValue } from "../../Schema.ts"
+import { Effect, Option, Stream } from "effect"
+import { type Kysely, type RawBuilder, sql } from "kysely"
+import { type Conn, scopedConnection } from "../../Db.ts"
+import type { Database, ResultSource, StoredDimensionValue } from "../../Schema.ts"
 import type { CurrentResultsFilter } from "./CurrentResults.ts"
 
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
@@ -39,16 +39,6 @@ export interface GridFilter extends CurrentResultsFilter {
   readonly search?: string | undefined
 }
 
-/** Where a row stands in the order: its sort key (see `sortKey`), the cursor of a keyset read. */
-export interface GridCursor {
-  readonly missing: number
-  readonly rank: number
-  readonly num: string
-  readonly text: string
-  readonly name: string
-  readonly key: string
-}
-
 export interface GridCell {
   readonly resolution_result_id: string
   readonly agent_id: string
@@ -66,7 +56,6 @@ export interface GridRow {
   readonly dimension_values: ReadonlyArray<StoredDimensionValue>
   /** The row's cells, by agent id. */
   readonly cells: ReadonlyMap<string, GridCell>
-  readonly cursor: GridCursor
 }
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
@@ -157,21 +146,9 @@ const ordering = (sort: GridSort) => {
   return sql`k.missing asc, k.rank ${byName}, k.num ${dir}, k.text ${dir}, k.name ${byName}, k.row_key ${byName}`
 }
 
-/** Rows strictly after `c` in the order (every part of the key is not null, so plain comparisons hold). */
-const after = (sort: GridSort, c: GridCursor) => {
-  const cmp = sql.raw(sort.descending ? "<" : ">")
-  const byName = sql.raw(sort.by === "name" && sort.descending ? "<" : ">")
-  return sql<boolean>`(k.missing > ${c.missing} or (k.missing = ${c.missing} and (k.rank ${byName} ${c.rank} or (k.rank = ${c.rank} and (k.num ${cmp} ${c.num}::numeric or (k.num = ${c.num}::numeric and (k.text ${cmp} ${c.text} or (k.text = ${c.text} and (k.name ${byName} ${c.name} or (k.name = ${c.name} and k.row_key ${byName} ${c.key}))))))))))`
-}
-
 interface RawCellRow {
   row_key: string
   dimension_values: ReadonlyArray<StoredDimensionValue> | null
-  missing: number
-  rank: number
-  num: string
-  text: string
-  name: string
   id: string
   agent_id: string
   value: unknown
@@ -181,26 +158,23 @@ interface RawCellRow {
   sources: ReadonlyArray<ResultSource> | null
 }
 
-const readRows = async (
-  conn: Conn,
+/** The grid's cells in the order of its rows (then by agent, oldest first). */
+const cellsQuery = (
   projectId: string,
   filter: GridFilter,
   sort: GridSort,
-  page: { readonly limit: number; readonly offset: number; readonly after?: GridCursor | undefined },
+  page: { readonly limit: number; readonly offset: number } | undefined,
   withSources: boolean,
-): Promise<ReadonlyArray<GridRow>> => {
-  const { rows } = await sql<RawCellRow>`
+) => sql<RawCellRow>`
     ${rowsWith(projectId, filter, sort)},
     ${keyed(sort)},
     page as (
       select k.*, row_number() over (order by ${ordering(sort)}) as position
       from keyed k
-      ${page.after === undefined ? sql`` : sql`where ${after(sort, page.after)}`}
       order by ${ordering(sort)}
-      limit ${page.limit} offset ${page.offset}
+      ${page === undefined ? sql`` : sql`limit ${page.limit} offset ${page.offset}`}
     )
-    select p.row_key, av.dimension_values, p.missing, p.rank, p.num::text as num, p.text, p.name,
-           rr.id, rr.agent_id, rr.value, rr.resolution_status, rr.confidence, rr.is_overridden,
+    select p.row_key, av.dimension_values, rr.id, rr.agent_id, rr.value, rr.resolution_status, rr.confidence, rr.is_overridden,
            ${withSources ? sql`rr.sources` : sql`null::jsonb`} as sources
     from page p
     cross join lateral unnest(p.cell_ids) as cell(id)
@@ -208,8 +182,12 @@ const readRows = async (
     join agents a on a.id = rr.agent_id
     join atomic_values av on av.id = rr.atomic_value_id
     order by p.position, a.created_at, a.id
-  `.execute(conn)
-  const out: Array<GridRow & { cells: Map<string, GridCell> }> = []
+  `
+
+type MutableRow = GridRow & { cells: Map<string, GridCell> }
+
+/** Adds cell rows (in the query's order) to `out`, the last row of which may take more of its cells. */
+const addCells = (out: Array<MutableRow>, rows: ReadonlyArray<RawCellRow>): Array<MutableRow> => {
   for (const r of rows) {
     let row = out[out.length - 1]
     if (row === undefined || row.key !== r.row_key) {
@@ -217,7 +195,6 @@ const readRows = async (
         key: r.row_key,
         dimension_values: r.dimension_values ?? [],
         cells: new Map(),
-        cursor: { missing: r.missing, rank: r.rank, num: r.num, text: r.text, name: r.name, key: r.row_key },
       }
       out.push(row)
     }
@@ -234,6 +211,18 @@ const readRows = async (
       })
   }
   return out
+}
+
+const readRows = async (
+  conn: Conn,
+  projectId: string,
+  filter: GridFilter,
+  sort: GridSort,
+  page: { readonly limit: number; readonly offset: number },
+  withSources: boolean,
+): Promise<ReadonlyArray<GridRow>> => {
+  const { rows } = await cellsQuery(projectId, filter, sort, page, withSources).execute(conn)
+  return addCells([], rows)
 }
 
 /** One page of the grid's rows (by offset), with how many rows pass the filter in all. */
@@ -255,15 +244,46 @@ export const gridPage = (
   })
 
 /**
- * The next `size` rows of the grid after `cursor` (from the first without one), with each cell's citations:
- * a keyset read, so an export walks the whole grid batch by batch.
+ * Every row of the grid, with each cell's citations, in batches as they are asked for: one query read
+ * through a server-side cursor on a connection of its own (in one read-only snapshot, so the rows are of
+ * one moment), `cellsPerFetch` cells at a time. The sorting and grouping are done once by the database;
+ * what is in memory here is one fetch.
  */
-export const gridBatch = (
-  conn: Conn,
+export const gridRows = (
+  kysely: Kysely<Database>,
   projectId: string,
   filter: GridFilter,
   sort: GridSort,
-  size: number,
-  cursor: GridCursor | undefined,
-): Effect.Effect<ReadonlyArray<GridRow>> =>
-  run(() => readRows(conn, projectId, filter, sort, { limit: size, offset: 0, after: cursor }, true))
+  cellsPerFetch: number,
+): Stream.Stream<ReadonlyArray<GridRow>> =>
+  Stream.unwrapScoped(
+    Effect.gen(function* () {
+      const conn = yield* scopedConnection(kysely)
+      yield* Effect.acquireRelease(
+        run(() => sql`begin isolation level repeatable read read only`.execute(conn)),
+        () => Effect.ignore(run(() => sql`rollback`.execute(conn))),
+      )
+      const query = cellsQuery(projectId, filter, sort, undefined, true)
+      yield* run(() => sql`declare grid_rows no scroll cursor for ${query}`.execute(conn))
+      const size = Math.max(1, Math.floor(cellsPerFetch))
+      // The last row of a fetch may have more cells in the next one: it is held back until then.
+      let held: Array<MutableRow> = []
+      let done = false
+      return Stream.repeatEffectOption(
+        Effect.gen(function* () {
+          if (done) return yield* Effect.fail(Option.none())
+          const { rows } = yield* run(() =>
+            sql<RawCellRow>`fetch forward ${sql.raw(String(size))} from grid_rows`.execute(conn),
+          )
+          const grouped = addCells(held, rows)
+          if (rows.length < size) {
+            done = true
+            held = []
+            return grouped as ReadonlyArray<GridRow>
+          }
+          held = grouped.splice(grouped.length - 1, 1)
+          return grouped as ReadonlyArray<GridRow>
+        }),
+      )
+    }),
+  )
