@@ -47,6 +47,7 @@ import {
 import { loadFileUrlSigningKey } from "./FileUrlKey.ts"
 import { type Answer, claimKey, earlierAnswer, idempotentRequest, rememberKey } from "./Idempotency.ts"
 import { documentVersionFiles } from "./PageImageFiles.ts"
+import { pageLinks } from "./Paging.ts"
 import {
   byProject,
   checkLiveProject,
@@ -118,18 +119,6 @@ export interface DocumentPageQuery {
 export const DOCUMENTS_PAGE_DEFAULT_LIMIT = 50
 export const DOCUMENTS_PAGE_MAX_LIMIT = 500
 export const DOCUMENT_SEARCH_MAX_LENGTH = 200
-
-/** `?…&limit=…&offset=…`, keeping the filters, for the page's next/previous links. */
-const documentPageLink = (query: DocumentPageQuery, limit: number, offset: number) => {
-  const params: Array<[string, string]> = []
-  if (query.search !== undefined) params.push(["search", query.search])
-  if (query.status !== undefined) params.push(["status", query.status])
-  if (query.tag_key !== undefined) params.push(["tag_key", query.tag_key])
-  if (query.tag_value !== undefined) params.push(["tag_value", query.tag_value])
-  if (query.parent_document_id !== undefined) params.push(["parent_document_id", query.parent_document_id])
-  params.push(["limit", String(limit)], ["offset", String(offset)])
-  return `?${params.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join("&")}`
-}
 
 /** What a refused action on one document says (every problem error has these). */
 interface ProblemError {
@@ -644,11 +633,16 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
               const documents = yield* toDocuments(db, rows)
               return {
                 count,
-                next: offset + limit < count ? documentPageLink(query, limit, offset + limit) : null,
-                previous:
-                  offset > 0
-                    ? documentPageLink(query, limit, Math.max(0, Math.min(offset, count) - limit))
-                    : null,
+                ...pageLinks(
+                  [
+                    ["search", query.search],
+                    ["status", query.status],
+                    ["tag_key", query.tag_key],
+                    ["tag_value", query.tag_value],
+                    ["parent_document_id", query.parent_document_id],
+                  ],
+                  { count, limit, offset },
+                ),
                 results: documents.map((d, i) => ({ ...d, attachment_count: rows[i]!.attachment_count })),
               } satisfies DocumentsPage
             }),

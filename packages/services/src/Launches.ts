@@ -15,6 +15,7 @@ import { Context, Effect } from "effect"
 import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Conflict } from "./Errors.ts"
+import { pageLinks } from "./Paging.ts"
 import type { AgentProgress, ConsistencyCounts } from "./PipelineState.ts"
 import { checkLiveProject, checkProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 import { checkPage } from "./Results.ts"
@@ -170,11 +171,9 @@ export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches
           const rows = yield* withDb((db) =>
             RunsRepository.listRunsOfProject(db, projectId, { limit, offset }),
           )
-          const link = (o: number) => `?limit=${limit}&offset=${o}`
           return {
             count,
-            next: offset + limit < count ? link(offset + limit) : null,
-            previous: offset > 0 ? link(Math.max(0, Math.min(offset, count) - limit)) : null,
+            ...pageLinks([], { count, limit, offset }),
             results: rows.map(runRecord),
           } satisfies RunsPage
         }),

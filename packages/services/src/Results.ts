@@ -46,6 +46,7 @@ import { Effect } from "effect"
 import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
+import { pageLinks } from "./Paging.ts"
 import { loadAgentStates } from "./PipelineState.ts"
 import { checkProject } from "./Projects.ts"
 import {
@@ -228,17 +229,6 @@ export const checkPage = (
 
 const checkEmail = (path: string, email: string | null | undefined) =>
   email == null || isEmail(email) ? Effect.void : invalid(path, "must be an e-mail address")
-
-/** `?…&limit=…&offset=…`, keeping the filters, for the envelope's next/previous links. */
-const pageLink = (filters: ResultsQuery, limit: number, offset: number) => {
-  const params: Array<[string, string]> = []
-  if (filters.agent_id !== undefined) params.push(["agent_id", filters.agent_id])
-  if (filters.resolution_status !== undefined) params.push(["resolution_status", filters.resolution_status])
-  if (filters.dimension_value !== undefined) params.push(["dimension_value", filters.dimension_value])
-  if (filters.max_confidence !== undefined) params.push(["max_confidence", String(filters.max_confidence)])
-  params.push(["limit", String(limit)], ["offset", String(offset)])
-  return `?${params.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join("&")}`
-}
 
 /** The value an override stores, typed for the agent: a JSON number for `number` agents. */
 const storedOverride = (valueType: string, value: string | number | null) =>
@@ -432,9 +422,15 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
               )
               return {
                 count,
-                next: offset + limit < count ? pageLink(filters, limit, offset + limit) : null,
-                previous:
-                  offset > 0 ? pageLink(filters, limit, Math.max(0, Math.min(offset, count) - limit)) : null,
+                ...pageLinks(
+                  [
+                    ["agent_id", filters.agent_id],
+                    ["resolution_status", filters.resolution_status],
+                    ["dimension_value", filters.dimension_value],
+                    ["max_confidence", filters.max_confidence],
+                  ],
+                  { count, limit, offset },
+                ),
                 results: rows.map(
                   (r): ResultRow => ({
                     id: r.atomic_value_id,

@@ -22,6 +22,7 @@ import { csvBytes, TABLE_FORMATS, type TableRow, xlsxBytes } from "@dxs/pipeline
 import { Effect, Stream } from "effect"
 import type { Kysely } from "kysely"
 import { BadRequest, NotFound } from "./Errors.ts"
+import { pageLinks } from "./Paging.ts"
 import { checkProject } from "./Projects.ts"
 
 export const GRID_DEFAULT_LIMIT = 50
@@ -124,25 +125,6 @@ const dimensionValuesOf = (row: ResultsRepo.GridRow, names: ReadonlyMap<string, 
     row.dimension_values.map((d) => [names.get(d.dimension_id) ?? d.name, d.dimension_value]),
   )
 
-/** `?…&limit=…&offset=…` of the grid, keeping the filters and the sort. */
-const gridLink = (q: ResultsGridQuery, limit: number, offset: number) => {
-  const params = new URLSearchParams()
-  for (const key of [
-    "agent_id",
-    "resolution_status",
-    "dimension_value",
-    "max_confidence",
-    "search",
-    "sort",
-  ] as const) {
-    const v = q[key]
-    if (v !== undefined) params.set(key, String(v))
-  }
-  params.set("limit", String(limit))
-  params.set("offset", String(offset))
-  return `?${params.toString()}`
-}
-
 /** One page of the project's results grid. */
 export const gridOf = (
   db: Conn,
@@ -160,8 +142,12 @@ export const gridOf = (
     const { limit, offset } = page
     return {
       count,
-      next: offset + limit < count ? gridLink(q, limit, offset + limit) : null,
-      previous: offset > 0 ? gridLink(q, limit, Math.max(0, Math.min(offset, count) - limit)) : null,
+      ...pageLinks(
+        (
+          ["agent_id", "resolution_status", "dimension_value", "max_confidence", "search", "sort"] as const
+        ).map((name) => [name, q[name]] as const),
+        { count, limit, offset },
+      ),
       columns: columns.map(
         (c): ResultsGridColumn => ({
           agent_id: c.id,
