@@ -5,12 +5,12 @@ import type {
   Document as DocumentRecord,
   Project,
 } from "@dxs/domain/Records"
-import { useMutation } from "@tanstack/react-query"
+import { useMutation, useQueries } from "@tanstack/react-query"
 import { type FormEvent, type MouseEvent, useMemo, useRef, useState } from "react"
 import { ApiError, api, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, Loading, pluralize } from "../components.tsx"
-import { type Resource, useResource } from "../hooks.ts"
-import { invalidateApi, useApiQuery } from "../query.ts"
+import type { Resource } from "../hooks.ts"
+import { invalidateApi, queryClient, useApiQuery } from "../query.ts"
 import { Link, useTitle } from "../router.tsx"
 import { runProgressOf } from "../runState.ts"
 import { AgentEditor } from "./AgentEditor.tsx"
@@ -27,10 +27,10 @@ import { RunHistory, useRunTracker } from "./Runs.tsx"
 export function ProjectScreen({ projectId }: { readonly projectId: string }) {
   const base = `/projects/${seg(projectId)}`
   const project = useApiQuery<Project>(`${base}/`)
-  const documents = useResource<ReadonlyArray<DocumentRecord>>(`${base}/documents/`)
   const agents = useApiQuery<ReadonlyArray<Agent>>(`${base}/agents/`)
   const dimensions = useApiQuery<ReadonlyArray<Dimension>>(`${base}/dimensions/`)
   const refreshResults = () => void invalidateApi(`${base}/results/`)
+  const refreshRefusal = () => void queryClient.invalidateQueries({ queryKey: [REFUSAL] })
   useTitle(project.data?.name ?? "Project")
 
   if (project.data === undefined)
@@ -55,15 +55,14 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
         </Link>
       </div>
       {project.data.description && <p className="lead">{project.data.description}</p>}
-      <DocumentsSection base={base} onChanged={() => void documents.reload()} />
+      <DocumentsSection base={base} onChanged={refreshRefusal} />
       <DimensionsSection base={base} dimensions={dimensions} />
       <AgentsSection
         base={base}
         projectId={projectId}
         agents={agents}
         dimensions={dimensions.data}
-        documents={documents.data}
-        onRefused={() => void documents.reload()}
+        onRefused={refreshRefusal}
         onRunEnded={() => {
           refreshResults()
           void agents.reload()
@@ -85,7 +84,6 @@ function AgentsSection({
   projectId,
   agents,
   dimensions,
-  documents,
   onRefused,
   onRunEnded,
   onAgentsChanged,
@@ -94,9 +92,7 @@ function AgentsSection({
   readonly projectId: string
   readonly agents: Resource<ReadonlyArray<Agent>>
   readonly dimensions: ReadonlyArray<Dimension> | undefined
-  /** The project's documents, to say which of those a refused launch names are still failed. */
-  readonly documents: ReadonlyArray<DocumentRecord> | undefined
-  /** A launch was refused because documents failed: the list of documents may be out of date. */
+  /** A launch was refused because documents failed: what is known of them may be out of date. */
   readonly onRefused: () => void
   readonly onRunEnded: () => void
   /** An agent was created, changed or deleted: its results may have changed. */
@@ -256,7 +252,7 @@ function AgentsSection({
         </p>
       </div>
       <ErrorAlert message={runError} />
-      {refused && <LaunchRefusal refused={refused} documents={documents} />}
+      {refused && <LaunchRefusal base={base} refused={refused} />}
       <RunHistory runs={tracker.runs} count={tracker.runCount} error={tracker.runsError} agents={list} />
 
       <h3>New agent</h3>
@@ -320,25 +316,41 @@ const failedDocumentsOf = (e: unknown): ReadonlyArray<FailedDocument> | null => 
   return failed.length > 0 ? failed : null
 }
 
+/** The query key of the refused documents' states (read again when the documents change). */
+const REFUSAL = "launch-refusal"
+/** The refused documents read again, at most: the rest are named as the refusal gave them. */
+const REFUSAL_CHECKED = 50
+
 /**
  * Why the launch was refused, naming each failed document with a link to its row in the list (where it
- * can be replaced or deleted). A document since replaced or deleted drops out; once none is left, so does
- * the message.
+ * can be replaced or deleted). Each named document is read again (not the whole list): one since replaced
+ * or deleted drops out; once none is left, so does the message.
  */
 function LaunchRefusal({
+  base,
   refused,
-  documents,
 }: {
+  readonly base: string
   readonly refused: ReadonlyArray<FailedDocument>
-  readonly documents: ReadonlyArray<DocumentRecord> | undefined
 }) {
-  const still =
-    documents === undefined
-      ? refused
-      : refused.flatMap((f) => {
-          const d = documents.find((x) => x.id === f.id)
-          return d?.status === "Failed" ? [{ id: d.id, name: d.file_name }] : []
-        })
+  const states = useQueries({
+    queries: refused.slice(0, REFUSAL_CHECKED).map((f) => ({
+      queryKey: [REFUSAL, f.id],
+      queryFn: async ({ signal }: { readonly signal: AbortSignal }) => {
+        try {
+          return await api.get<DocumentRecord>(`${base}/documents/${seg(f.id)}/`, { signal })
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 404) return null
+          throw e
+        }
+      },
+    })),
+  })
+  const still = refused.flatMap((f, i) => {
+    const d = states[i]?.data
+    if (d === undefined) return [f]
+    return d?.status === "Failed" ? [{ id: d.id, name: d.file_name }] : []
+  })
   if (still.length === 0) return null
   const go = (e: MouseEvent<HTMLAnchorElement>, id: string) => {
     if (focusDocumentRow(id)) e.preventDefault()
