@@ -168,3 +168,43 @@ export function ConfidenceMark({ confidence }: { readonly confidence: number | n
     </span>
   )
 }
+
+/** An option of a `SelectField`: a value shown as itself, or with a label of its own. */
+export type SelectOption = string | number | { readonly value: string; readonly label: string }
+
+/**
+ * A labelled select of the filters and page sizes: `any` adds a first option with the empty value (no
+ * filter), shown as that text.
+ */
+export function SelectField({
+  id,
+  label,
+  value,
+  options,
+  any,
+  onChange,
+}: {
+  readonly id: string
+  readonly label: string
+  readonly value: string | number
+  readonly options: ReadonlyArray<SelectOption>
+  readonly any?: string
+  readonly onChange: (value: string) => void
+}) {
+  return (
+    <>
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
+        {any !== undefined && <option value="">{any}</option>}
+        {options.map((o) => {
+          const { value: v, label: text } = typeof o === "object" ? o : { value: String(o), label: String(o) }
+          return (
+            <option key={v} value={v}>
+              {text}
+            </option>
+          )
+        })}
+      </select>
+    </>
+  )
+}

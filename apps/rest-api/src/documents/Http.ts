@@ -1,7 +1,8 @@
-import { BadRequest, type DocumentFile, Documents, Pages } from "@dxs/services"
+import { BadRequest, Documents, Pages } from "@dxs/services"
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { Api } from "../Api.ts"
+import { fileDownload } from "../Download.ts"
 import {
   answerResponse,
   readUploadForm,
@@ -11,27 +12,6 @@ import {
 } from "../UploadForm.ts"
 import { TagsValue } from "./Api.ts"
 import { matchesIfNoneMatch, pageImageResponse } from "./PageImage.ts"
-
-/** `attachment` with the name in RFC 5987 form (any characters) and an ASCII fallback for old clients. */
-export const contentDisposition = (fileName: string) => {
-  const fallback = fileName.replace(/[^\x20-\x7e]|["\\]/g, "_")
-  const encoded = encodeURIComponent(fileName).replace(
-    /['()*]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
-  )
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`
-}
-
-const fileResponse = (file: DocumentFile) =>
-  HttpServerResponse.raw(file.stream, {
-    contentType: file.contentType,
-    contentLength: file.size,
-    headers: {
-      "content-disposition": contentDisposition(file.fileName),
-      "x-content-type-options": "nosniff",
-      "cache-control": "private, no-store",
-    },
-  })
 
 const decodeTags = Schema.decodeUnknown(Schema.parseJson(TagsValue))
 
@@ -121,7 +101,7 @@ export const DocumentsHttp = HttpApiBuilder.group(Api, "documents", (handlers) =
           documents.setTags(path.project_id, path.document_id, payload.tags),
         )
         .handle("file", ({ path }) =>
-          Effect.map(documents.open(path.project_id, path.document_id), fileResponse),
+          Effect.map(documents.open(path.project_id, path.document_id), fileDownload),
         )
     )
   }),
@@ -133,7 +113,7 @@ export const FilesHttp = HttpApiBuilder.group(Api, "files", (handlers) =>
     return handlers.handle("download", ({ path, urlParams }) =>
       Effect.map(
         documents.openSigned(path.document_id, urlParams.expires, urlParams.signature),
-        fileResponse,
+        fileDownload,
       ),
     )
   }),

@@ -1,20 +1,9 @@
-import { BadRequest, FileEdit, type FilledFile } from "@dxs/services"
+import { BadRequest, FileEdit } from "@dxs/services"
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
-import { contentDisposition } from "../documents/Http.ts"
+import { fileDownload } from "../Download.ts"
 import { readUploadForm, UPLOAD_FIELD_MAX_BYTES } from "../UploadForm.ts"
-
-const filledResponse = (file: FilledFile) =>
-  HttpServerResponse.raw(file.stream, {
-    contentType: file.contentType,
-    contentLength: file.size,
-    headers: {
-      "content-disposition": contentDisposition(file.fileName),
-      "x-content-type-options": "nosniff",
-      "cache-control": "private, no-store",
-    },
-  })
 
 export const FileEditHttp = HttpApiBuilder.group(Api, "fileEdit", (handlers) =>
   Effect.gen(function* () {
@@ -48,7 +37,7 @@ export const FileEditHttp = HttpApiBuilder.group(Api, "fileEdit", (handlers) =>
         )
         .handle("status", ({ path }) => fileEdit.status(path.project_id))
         .handle("clear", ({ path }) => fileEdit.clear(path.project_id))
-        .handle("download", ({ path }) => Effect.map(fileEdit.download(path.project_id), filledResponse))
+        .handle("download", ({ path }) => Effect.map(fileEdit.download(path.project_id), fileDownload))
     )
   }),
 )

@@ -1,8 +1,8 @@
 import { Results } from "@dxs/services"
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
-import { contentDisposition } from "../documents/Http.ts"
+import { streamedDownload } from "../Download.ts"
 
 export const ResultsHttp = HttpApiBuilder.group(Api, "results", (handlers) =>
   Effect.gen(function* () {
@@ -11,16 +11,7 @@ export const ResultsHttp = HttpApiBuilder.group(Api, "results", (handlers) =>
       .handle("list", ({ path, urlParams }) => results.list(path.project_id, urlParams))
       .handle("grid", ({ path, urlParams }) => results.grid(path.project_id, urlParams))
       .handle("export", ({ path, urlParams }) =>
-        Effect.map(results.export(path.project_id, urlParams), (file) =>
-          HttpServerResponse.stream(file.body, {
-            contentType: file.contentType,
-            headers: {
-              "content-disposition": contentDisposition(file.fileName),
-              "x-content-type-options": "nosniff",
-              "cache-control": "private, no-store",
-            },
-          }),
-        ),
+        Effect.map(results.export(path.project_id, urlParams), streamedDownload),
       )
       .handle("get", ({ path }) => results.detail(path.project_id, path.resolution_result_id))
       .handle("extractions", ({ path, urlParams }) =>

@@ -7,12 +7,12 @@
  * page is asked for again until none is.
  */
 
-import type { DocumentStatus } from "@dxs/domain/Enums"
+import { type DocumentStatus, DocumentStatuses } from "@dxs/domain/Enums"
 import type { DocumentBulkResponse } from "@dxs/domain/Records"
 import { keepPreviousData, useQuery } from "@tanstack/react-query"
 import { type DragEvent, useCallback, useEffect, useRef, useState } from "react"
 import { api, errorMessage, seg, uploadFile } from "../api.ts"
-import { ConfirmDialog, ErrorAlert, Loading, pluralize } from "../components.tsx"
+import { ConfirmDialog, ErrorAlert, Loading, pluralize, SelectField } from "../components.tsx"
 import { apiQuery, invalidateApi } from "../query.ts"
 import {
   type ListedDocument,
@@ -27,7 +27,6 @@ export { documentRowId, focusDocumentRow } from "./DocumentRows.tsx"
 
 const PAGE_SIZES = [10, 25, 50, 100] as const
 const SEARCH_DELAY_MS = 300
-const STATUSES: ReadonlyArray<DocumentStatus> = ["Pending", "Processed", "Failed"]
 
 interface Upload {
   readonly key: number
@@ -391,33 +390,23 @@ export function DocumentsSection({
           />
         </div>
         <div className="field">
-          <label htmlFor="documents-status">Status</label>
-          <select
+          <SelectField
             id="documents-status"
+            label="Status"
             value={status}
-            onChange={(e) => setStatus(e.target.value as DocumentStatus | "")}
-          >
-            <option value="">Any status</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
+            any="Any status"
+            options={DocumentStatuses}
+            onChange={(v) => setStatus(v as DocumentStatus | "")}
+          />
         </div>
         <div className="field">
-          <label htmlFor="documents-page-size">Per page</label>
-          <select
+          <SelectField
             id="documents-page-size"
+            label="Per page"
             value={pageSize}
-            onChange={(e) => setPageSize(Number(e.target.value))}
-          >
-            {PAGE_SIZES.map((n) => (
-              <option key={n} value={n}>
-                {n}
-              </option>
-            ))}
-          </select>
+            options={PAGE_SIZES}
+            onChange={(v) => setPageSize(Number(v))}
+          />
         </div>
       </search>
 

@@ -3,7 +3,7 @@ import type { ResultsGrid as Grid, ResultsGridColumn } from "@dxs/domain/Records
 import { keepPreviousData, useQuery } from "@tanstack/react-query"
 import { type KeyboardEvent, useEffect, useRef, useState } from "react"
 import { API_BASE, errorMessage, seg } from "../api.ts"
-import { ConfidenceMark, ErrorAlert, formatValue, Loading, statusClass } from "../components.tsx"
+import { ConfidenceMark, ErrorAlert, formatValue, Loading, SelectField, statusClass } from "../components.tsx"
 import { apiQuery } from "../query.ts"
 import { Link, navigate } from "../router.tsx"
 
@@ -156,34 +156,24 @@ export function ResultsGrid({ projectId }: { readonly projectId: string }) {
           />
         </div>
         <div className="field">
-          <label htmlFor="grid-agent">Agent</label>
-          <select
+          <SelectField
             id="grid-agent"
+            label="Agent"
             value={filters.agentId}
-            onChange={(e) => setFilter({ agentId: e.target.value })}
-          >
-            <option value="">Any agent</option>
-            {(data?.columns ?? []).map((c) => (
-              <option key={c.agent_id} value={c.agent_id}>
-                {c.agent_name}
-              </option>
-            ))}
-          </select>
+            any="Any agent"
+            options={(data?.columns ?? []).map((c) => ({ value: c.agent_id, label: c.agent_name }))}
+            onChange={(agentId) => setFilter({ agentId })}
+          />
         </div>
         <div className="field">
-          <label htmlFor="grid-status">Status</label>
-          <select
+          <SelectField
             id="grid-status"
+            label="Status"
             value={filters.status}
-            onChange={(e) => setFilter({ status: e.target.value })}
-          >
-            <option value="">Any status</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
+            any="Any status"
+            options={STATUSES}
+            onChange={(status) => setFilter({ status })}
+          />
         </div>
         <div className="field">
           <label htmlFor="grid-dimension-value">Dimension value</label>
@@ -194,17 +184,18 @@ export function ResultsGrid({ projectId }: { readonly projectId: string }) {
           />
         </div>
         <div className="field">
-          <label htmlFor="grid-confidence">Confidence at most</label>
-          <select
+          <SelectField
             id="grid-confidence"
+            label="Confidence at most"
             value={filters.maxConfidence}
-            onChange={(e) => setFilter({ maxConfidence: e.target.value })}
-          >
-            <option value="">Any confidence</option>
-            <option value="0.25">25 %</option>
-            <option value="0.5">50 %</option>
-            <option value="0.75">75 %</option>
-          </select>
+            any="Any confidence"
+            options={[
+              { value: "0.25", label: "25 %" },
+              { value: "0.5", label: "50 %" },
+              { value: "0.75", label: "75 %" },
+            ]}
+            onChange={(maxConfidence) => setFilter({ maxConfidence })}
+          />
         </div>
       </form>
 
@@ -319,21 +310,16 @@ export function ResultsGrid({ projectId }: { readonly projectId: string }) {
             <button type="button" onClick={() => setOffset(offset + pageRows)} disabled={data.next === null}>
               Next
             </button>
-            <label htmlFor="grid-page-size">Rows per page</label>
-            <select
+            <SelectField
               id="grid-page-size"
+              label="Rows per page"
               value={pageRows}
-              onChange={(e) => {
-                setPageRows(Number(e.target.value))
+              options={PAGE_SIZES}
+              onChange={(v) => {
+                setPageRows(Number(v))
                 setOffset(0)
               }}
-            >
-              {PAGE_SIZES.map((n) => (
-                <option key={n} value={n}>
-                  {n}
-                </option>
-              ))}
-            </select>
+            />
             <a className="button-link" href={exportHref("csv")} download data-testid="export-csv">
               Export CSV
             </a>
