@@ -341,9 +341,9 @@ describe.skipIf(CHROMIUM === undefined)("the documents panel and viewer in Chrom
     await page.getByLabel("Search documents").fill("FIX")
     await expect.poll(() => documents.locator("tbody tr").count()).toBe(1)
     await row("fixed.pdf").waitFor()
-    await page.getByLabel("Status", { exact: true }).selectOption("Failed")
+    await page.getByLabel("Document status", { exact: true }).selectOption("Failed")
     await range.filter({ hasText: "No document matches the filters." }).waitFor()
-    await page.getByLabel("Status", { exact: true }).selectOption("")
+    await page.getByLabel("Document status", { exact: true }).selectOption("")
     await page.getByLabel("Search documents").fill("")
     await row("good.pdf").waitFor()
 
@@ -354,7 +354,7 @@ describe.skipIf(CHROMIUM === undefined)("the documents panel and viewer in Chrom
         Array.from({ length: 8 }, (_, i) => textFile(`page-${i + 1}.txt`, `Page document ${i + 1}.`)),
       )
     await row("page-8.txt").waitFor({ timeout: 60_000 })
-    await page.getByLabel("Per page").selectOption("10")
+    await page.getByLabel("Documents per page", { exact: true }).selectOption("10")
     await range.filter({ hasText: "1–10 of 12 documents" }).waitFor()
     expect(await documents.locator("tbody tr").count()).toBe(10)
     await page.getByRole("button", { name: "Next page" }).click()

@@ -392,7 +392,7 @@ export function DocumentsSection({
         <div className="field">
           <SelectField
             id="documents-status"
-            label="Status"
+            label="Document status"
             value={status}
             any="Any status"
             options={DocumentStatuses}
@@ -402,7 +402,7 @@ export function DocumentsSection({
         <div className="field">
           <SelectField
             id="documents-page-size"
-            label="Per page"
+            label="Documents per page"
             value={pageSize}
             options={PAGE_SIZES}
             onChange={(v) => setPageSize(Number(v))}
