@@ -32,26 +32,6 @@ export function usePath(): string {
   return path.length > 1 ? path.replace(/\/+$/, "") : path
 }
 
-/** The parameters of `pattern` (`/projects/:id`) in `path`, or null when it does not match. */
-export function matchPath(pattern: string, path: string): Record<string, string> | null {
-  const want = pattern.split("/").filter(Boolean)
-  const have = path.split("/").filter(Boolean)
-  if (want.length !== have.length) return null
-  const params: Record<string, string> = {}
-  for (let i = 0; i < want.length; i++) {
-    const w = want[i]!
-    const h = have[i]!
-    if (w.startsWith(":")) {
-      try {
-        params[w.slice(1)] = decodeURIComponent(h)
-      } catch {
-        return null
-      }
-    } else if (w !== h) return null
-  }
-  return params
-}
-
 export type LinkProps = AnchorHTMLAttributes<HTMLAnchorElement> & { readonly href: string }
 
 /** An <a href> that navigates on the client for plain left clicks (new tabs etc. keep working). */
