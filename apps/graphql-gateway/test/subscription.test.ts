@@ -17,7 +17,14 @@ let a: Client
 beforeAll(async () => {
   // Extraction takes a while, as with a real model, so the run is seen while it runs.
   gql = await startGateway({
-    worker: { model: { ...localModel, extract: (r) => Effect.delay(localModel.extract(r), "1500 millis") } },
+    worker: {
+      model: {
+        ...localModel,
+        extract: (r) => Effect.delay(localModel.extract(r), "1500 millis"),
+        // A run's extraction asks once per document.
+        extractDocument: (r) => Effect.delay(localModel.extractDocument(r), "1500 millis"),
+      },
+    },
   })
   api = gql.api
   key = await api.newKey("acme")

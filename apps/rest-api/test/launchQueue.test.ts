@@ -20,7 +20,10 @@ beforeAll(async () => {
     worker: {
       model: {
         ...localModel,
+        // Extraction asks once per document (`extractDocument`); `extract` is slowed as well for any
+        // single-agent request.
         extract: (request) => Effect.delay(localModel.extract(request), Duration.millis(400)),
+        extractDocument: (request) => Effect.delay(localModel.extractDocument(request), Duration.millis(400)),
       },
     },
   })
