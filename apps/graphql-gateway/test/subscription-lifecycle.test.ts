@@ -118,8 +118,8 @@ describe.each([
     try {
       const key = await stack.newKey("acme")
       const project = await createProject(stack, key)
-      // The first read waits on a lock; the client goes meanwhile.
-      const release = await holdLock(stack.dbUrl, "documents")
+      // The first read waits on a lock (of the documents' counts it reads); the client goes meanwhile.
+      const release = await holdLock(stack.dbUrl, "document_tallies")
       try {
         const abort = new AbortController()
         const answer = fetch(stack.url, {

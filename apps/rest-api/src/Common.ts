@@ -31,6 +31,19 @@ export const wholeNumber = (min: number, max: number = MAX_INT) => {
   )
 }
 
+/**
+ * Beyond the contract: where a page starts, as a `next` or `previous` link of the same list carries it (an
+ * opaque token; not with `offset`).
+ */
+export const cursorParam = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9_-]{1,4096}$/, {
+    message: () => "must be a cursor from this list's next or previous link",
+  }),
+).annotations({
+  description:
+    "beyond the contract: where the page starts, from a `next` or `previous` link of this list (opaque; not with `offset`). A page read by cursor costs the same at any depth.",
+})
+
 /** Any whole number in a query string (a Unix time, say), described as an integer. */
 export const integerFromString = Schema.compose(integerText({}), Schema.NumberFromString.pipe(Schema.int()))
 

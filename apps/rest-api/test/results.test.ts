@@ -303,21 +303,41 @@ describe("GET results/", () => {
     expect(none.body).toEqual({ count: 0, next: null, previous: null, results: [] })
   })
 
-  it("paginates with limit and offset; next and previous are relative links keeping the filters", async () => {
+  it("paginates with limit and offset or a cursor; next and previous are relative links keeping the filters", async () => {
     const first = await results("?limit=1")
-    expect(first.body).toMatchObject({ count: 4, next: "?limit=1&offset=1", previous: null })
+    expect(first.body).toMatchObject({ count: 4, previous: null })
+    expect(first.body.next).toMatch(/^\?limit=1&cursor=[A-Za-z0-9_-]+$/)
     expect(names(first.body)).toEqual(["Total amount/EU"])
+    // Following `next` walks the whole list once, in order, and ends with null.
+    const walked: Array<string> = [...names(first.body)]
+    let page = first.body
+    while (page.next !== null) {
+      page = (await results(page.next)).body
+      expect(page.count).toBe(4)
+      walked.push(...names(page))
+    }
+    expect(walked).toEqual([
+      "Total amount/EU",
+      "Total amount/US",
+      "Governing law/contract.pdf",
+      "Governing law/invoice.pdf",
+    ])
     const third = await results("?limit=1&offset=2")
-    expect(third.body).toMatchObject({ next: "?limit=1&offset=3", previous: "?limit=1&offset=1" })
     expect(names(third.body)).toEqual(["Governing law/contract.pdf"])
+    expect(names((await results(third.body.next)).body)).toEqual(["Governing law/invoice.pdf"])
+    // `previous` ends before the page's first row (a cursor), or is the first page.
+    expect(third.body.previous).toMatch(/^\?limit=1&cursor=/)
+    const second = await results(third.body.previous)
+    expect(names(second.body)).toEqual(["Total amount/US"])
+    expect(second.body.previous).toBe("?limit=1&offset=0")
+    expect(names((await results(second.body.next)).body)).toEqual(["Governing law/contract.pdf"])
     const last = await results(third.body.next)
-    expect(last.body).toMatchObject({ next: null, previous: "?limit=1&offset=2" })
-    expect(names(last.body)).toEqual(["Governing law/invoice.pdf"])
+    expect(last.body.next).toBeNull()
 
     const filtered = await results(`?agent_id=${s.law.id}&resolution_status=Requires%20attention&limit=1`)
     expect(filtered.body.next).toBeNull()
     const byLaw = await results(`?agent_id=${s.law.id}&limit=1`)
-    expect(byLaw.body.next).toBe(`?agent_id=${s.law.id}&limit=1&offset=1`)
+    expect(byLaw.body.next).toMatch(new RegExp(`^\\?agent_id=${s.law.id}&limit=1&cursor=`))
     const followed = await results(byLaw.body.next)
     expect(names(followed.body)).toEqual(["Governing law/invoice.pdf"])
     expect(followed.body.previous).toBe(`?agent_id=${s.law.id}&limit=1&offset=0`)
@@ -326,6 +346,10 @@ describe("GET results/", () => {
     expect((await results(status.body.previous)).body.count).toBe(1)
     const past = await results("?offset=10")
     expect(past.body).toMatchObject({ count: 4, next: null, results: [] })
+    // A cursor is this list's own, and names the start alone.
+    expectProblem(await results(`${first.body.next}&offset=1`), 400)
+    expectProblem(await results("?cursor=bm90LWEtY3Vyc29y"), 400)
+    expectProblem(await results("?cursor=%3Cnot%3E"), 400)
   })
 
   it("answers 400 problems for invalid parameters", async () => {

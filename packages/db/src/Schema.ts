@@ -252,6 +252,8 @@ export interface ExtractionPairsTable {
   dimensions_key: string
   value_count: Generated<number>
   extracted_at: Generated<Date>
+  /** Counts for the agent's progress (set by the database: the document processed, live, at this version). */
+  counted: Generated<boolean>
 }
 
 export interface WebCitation {
@@ -329,6 +331,100 @@ export interface ResolutionResultsTable {
   updated_at: Generated<Date>
   /** 0 to 1 (`domain/Confidence`); null when there is no value or it was never computed. */
   confidence: number | null
+  // Set by the database from the result's agent and atomic value (a BEFORE trigger), for its reads:
+  /** The agent is published and at the config version the result was resolved for. */
+  is_current: Generated<boolean>
+  agent_created_at: Generated<Date | null>
+  value_type: Generated<string>
+  /** The atomic value's combination (JSON of the dimension instance ids): the results grid's row. */
+  dimension_key: Generated<string>
+  dimension_values: Generated<ReadonlyArray<string>>
+  /** The grid row's name: `All documents` when no dimension splits the result, else the result name. */
+  row_name: Generated<string>
+  search_text: Generated<string>
+  // Generated columns (sort keys).
+  list_name: GeneratedAlways<string>
+  row_hash: GeneratedAlways<string>
+  row_rank: GeneratedAlways<number>
+  row_sort: GeneratedAlways<string>
+  row_exact: GeneratedAlways<string>
+  value_missing: GeneratedAlways<number>
+  value_rank: GeneratedAlways<number>
+  value_num: GeneratedAlways<string>
+  value_text: GeneratedAlways<string>
+}
+
+/** Current results per agent and resolution status, kept by the results' writes. */
+export interface ResultTalliesTable {
+  agent_id: string
+  resolution_status: string
+  n: number
+}
+
+/** The results grid's rows (combinations with at least one current result), their cells counted by status. */
+export interface ResultRowsTable {
+  project_id: string
+  row_hash: string
+  row_name: string
+  dimension_key: string
+  cells: number
+  resolved: number
+  requires_attention: number
+  not_resolved: number
+  ignored: number
+  no_result: number
+  row_rank: GeneratedAlways<number>
+  row_sort: GeneratedAlways<string>
+  row_exact: GeneratedAlways<string>
+}
+
+/** Per project: the grid's rows, and rows with a cell of each status. */
+export interface ResultRowTalliesTable {
+  project_id: string
+  rows: number
+  resolved: number
+  requires_attention: number
+  not_resolved: number
+  ignored: number
+  no_result: number
+}
+
+/** Extraction pairs that count for progress, per agent, config version, dimensions key and slot. */
+export interface PairTalliesTable {
+  agent_id: string
+  agent_config_version: number
+  dimensions_key: string
+  slot: number
+  n: number
+}
+
+/** Documents per project, status, attachment or not, live or not, and slot. */
+export interface DocumentTalliesTable {
+  project_id: string
+  status: string
+  is_attachment: boolean
+  is_live: boolean
+  slot: number
+  n: number
+}
+
+/** Web searches per agent and config version: recorded, and done. */
+export interface WebSearchTalliesTable {
+  agent_id: string
+  agent_config_version: number
+  total: number
+  done: number
+}
+
+/** The model usage of a run, summed per slot as its tasks record it. */
+export interface RunUsageTable {
+  run_id: string
+  slot: number
+  requests: ColumnType<string, number | string, number | string>
+  cache_hits: ColumnType<string, number | string, number | string>
+  input_tokens: ColumnType<string, number | string, number | string>
+  cached_input_tokens: ColumnType<string, number | string, number | string>
+  output_tokens: ColumnType<string, number | string, number | string>
 }
 
 export interface AgentResolutionsTable {
@@ -501,6 +597,13 @@ export interface Database {
   extraction_pairs: ExtractionPairsTable
   extractions: ExtractionsTable
   resolution_results: ResolutionResultsTable
+  result_tallies: ResultTalliesTable
+  result_rows: ResultRowsTable
+  result_row_tallies: ResultRowTalliesTable
+  pair_tallies: PairTalliesTable
+  document_tallies: DocumentTalliesTable
+  web_search_tallies: WebSearchTalliesTable
+  run_usage: RunUsageTable
   agent_resolutions: AgentResolutionsTable
   web_searches: WebSearchesTable
   events: EventsTable

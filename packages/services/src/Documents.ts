@@ -47,7 +47,7 @@ import {
 import { loadFileUrlSigningKey } from "./FileUrlKey.ts"
 import { type Answer, claimKey, earlierAnswer, idempotentRequest, rememberKey } from "./Idempotency.ts"
 import { documentVersionFiles } from "./PageImageFiles.ts"
-import { pageLinks } from "./Paging.ts"
+import { pageLinks, pageStart } from "./Paging.ts"
 import {
   byProject,
   checkLiveProject,
@@ -114,7 +114,12 @@ export interface DocumentPageQuery {
   readonly tag_value?: string | undefined
   /** That message's attachments; without it, documents without a parent. */
   readonly parent_document_id?: string | undefined
+  /** Where the page starts, from a `next` or `previous` link. */
+  readonly cursor?: string | undefined
 }
+
+/** The key of a document of the page, as a cursor carries it (`Repo.DocumentKey`). */
+const DocumentCursorKey = Schema.Tuple(Schema.String.pipe(Schema.pattern(/^-?\d{1,20}$/)), Schema.UUID)
 
 export const DOCUMENTS_PAGE_DEFAULT_LIMIT = 50
 export const DOCUMENTS_PAGE_MAX_LIMIT = 500
@@ -616,20 +621,25 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
                 message: "required with the other",
               },
             ])
+          const start = yield* pageStart(DocumentCursorKey, query)
           return yield* withDb((db) =>
             Effect.gen(function* () {
               yield* checkProject(db, org.id, projectId)
-              const { count, rows } = yield* Repo.pageOfDocuments(db, projectId, {
-                search,
-                status: query.status,
-                tag:
-                  query.tag_key !== undefined && query.tag_value !== undefined
-                    ? { key: query.tag_key, value: query.tag_value }
-                    : undefined,
-                parentDocumentId: query.parent_document_id,
-                limit,
-                offset,
-              })
+              const page = yield* Repo.pageOfDocuments(
+                db,
+                projectId,
+                {
+                  search,
+                  status: query.status,
+                  tag:
+                    query.tag_key !== undefined && query.tag_value !== undefined
+                      ? { key: query.tag_key, value: query.tag_value }
+                      : undefined,
+                  parentDocumentId: query.parent_document_id,
+                },
+                start === undefined ? { limit, offset } : { limit, ...start },
+              )
+              const { count, rows } = page
               const documents = yield* toDocuments(db, rows)
               return {
                 count,
@@ -641,7 +651,14 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
                     ["tag_value", query.tag_value],
                     ["parent_document_id", query.parent_document_id],
                   ],
-                  { count, limit, offset },
+                  {
+                    count,
+                    limit,
+                    offset: page.offset,
+                    rows: rows.length,
+                    first: rows[0]?.key,
+                    last: rows[rows.length - 1]?.key,
+                  },
                 ),
                 results: documents.map((d, i) => ({ ...d, attachment_count: rows[i]!.attachment_count })),
               } satisfies DocumentsPage

@@ -11,11 +11,11 @@ import { RequestBudget } from "@dxs/pipeline/llm/RequestBudget"
 import { loadAgentStatesOfProjects, runningPipelines } from "@dxs/pipeline/run/AgentStates"
 import { previewLaunch } from "@dxs/pipeline/run/LaunchPreview"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
-import { Context, Effect } from "effect"
+import { Context, Effect, Schema } from "effect"
 import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Conflict } from "./Errors.ts"
-import { pageLinks } from "./Paging.ts"
+import { pageLinks, pageStart } from "./Paging.ts"
 import type { AgentProgress, ConsistencyCounts } from "./PipelineState.ts"
 import { checkLiveProject, checkProject, oneProject, projectsOfOrganization } from "./Projects.ts"
 import { checkPage } from "./Results.ts"
@@ -83,6 +83,9 @@ const statusForProjects = (projectIds: ReadonlyArray<string>) =>
       }),
     )
   })
+
+/** The key of a run of the list, as a cursor carries it: its number. */
+const RunCursorKey = Schema.Int.pipe(Schema.between(1, 2_147_483_647))
 
 export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches", {
   accessors: true,
@@ -158,24 +161,55 @@ export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches
       /** The project's runs, newest first, with the model usage their tasks recorded. */
       runs: (
         projectId: string,
-        page: { readonly limit?: number | undefined; readonly offset?: number | undefined },
+        page: {
+          readonly limit?: number | undefined
+          readonly offset?: number | undefined
+          readonly cursor?: string | undefined
+        },
       ) =>
         Effect.gen(function* () {
           const { limit, offset } = yield* checkPage(page.limit, page.offset, {
             limit: RUNS_DEFAULT_LIMIT,
             max: RUNS_MAX_LIMIT,
           })
+          const start = yield* pageStart(RunCursorKey, page)
           const org = yield* CurrentOrganization
-          yield* withDb((db) => checkProject(db, org.id, projectId))
-          const count = yield* withDb((db) => RunsRepository.countRunsOfProject(db, projectId))
-          const rows = yield* withDb((db) =>
-            RunsRepository.listRunsOfProject(db, projectId, { limit, offset }),
+          return yield* withDb((db) =>
+            Effect.gen(function* () {
+              yield* checkProject(db, org.id, projectId)
+              const [count, rows] = yield* Effect.all(
+                [
+                  RunsRepository.countRunsOfProject(db, projectId),
+                  RunsRepository.listRunsOfProject(
+                    db,
+                    projectId,
+                    start === undefined
+                      ? { limit, offset }
+                      : { limit, after: start.after, before: start.before },
+                  ),
+                ],
+                { concurrency: "unbounded" },
+              )
+              const at =
+                start === undefined
+                  ? offset
+                  : start.before !== undefined
+                    ? Math.max(0, start.position - rows.length)
+                    : start.position
+              return {
+                count,
+                ...pageLinks([], {
+                  count,
+                  limit,
+                  offset: at,
+                  rows: rows.length,
+                  first: rows[0]?.run_number,
+                  last: rows[rows.length - 1]?.run_number,
+                }),
+                results: rows.map(runRecord),
+              } satisfies RunsPage
+            }),
           )
-          return {
-            count,
-            ...pageLinks([], { count, limit, offset }),
-            results: rows.map(runRecord),
-          } satisfies RunsPage
         }),
     })
   }),

@@ -42,11 +42,11 @@ import {
 } from "@dxs/domain/Enums"
 import { collapseWhitespace, normalizeValue, parseNumber } from "@dxs/domain/Values"
 import { relevantPages as rankPages } from "@dxs/pipeline/retrieval/Retrieval"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
-import { pageLinks } from "./Paging.ts"
+import { pageLinks, pageStart } from "./Paging.ts"
 import { loadAgentStates } from "./PipelineState.ts"
 import { checkProject } from "./Projects.ts"
 import {
@@ -101,6 +101,15 @@ export interface ResultsQuery {
   readonly limit?: number | undefined
   readonly offset?: number | undefined
 }
+
+/** The key of a row of the results list, as a cursor carries it. */
+const ResultCursorKey = Schema.Struct({
+  created: Schema.String.pipe(Schema.pattern(/^-?\d{1,20}$/)),
+  agentId: Schema.UUID,
+  name: Schema.String.pipe(Schema.maxLength(200)),
+  id: Schema.UUID,
+  confidence: Schema.optional(Schema.Number),
+})
 
 export type ResultOverride = ResultOverrideRequest
 
@@ -380,6 +389,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
             limit: RESULTS_DEFAULT_LIMIT,
             max: RESULTS_MAX_LIMIT,
           })
+          const start = yield* pageStart(ResultCursorKey, filters)
           if (
             filters.resolution_status !== undefined &&
             !(ResolutionStatuses as ReadonlyArray<string>).includes(filters.resolution_status)
@@ -397,23 +407,25 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
           return yield* withDb((db) =>
             Effect.gen(function* () {
               yield* checkProject(db, org.id, projectId)
-              const [{ count, rows }, names] = yield* Effect.all(
+              const filter: ResultsRepo.CurrentResultsFilter = {
+                agentId: filters.agent_id,
+                resolutionStatus: filters.resolution_status,
+                dimensionValue: filters.dimension_value,
+                maxConfidence: filters.max_confidence,
+              }
+              const [page, names] = yield* Effect.all(
                 [
                   ResultsRepo.listCurrentResults(
                     db,
                     projectId,
-                    {
-                      agentId: filters.agent_id,
-                      resolutionStatus: filters.resolution_status,
-                      dimensionValue: filters.dimension_value,
-                      maxConfidence: filters.max_confidence,
-                    },
-                    { limit, offset },
+                    filter,
+                    start === undefined ? { limit, offset } : { limit, ...start },
                   ),
                   dimensionNames(db, projectId),
                 ],
                 { concurrency: "unbounded" },
               )
+              const { count, rows } = page
               // The states of the page's agents only (a page ordered by agent holds few of them).
               const states = yield* loadAgentStates(
                 db,
@@ -429,7 +441,13 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
                     ["dimension_value", filters.dimension_value],
                     ["max_confidence", filters.max_confidence],
                   ],
-                  { count, limit, offset },
+                  {
+                    count,
+                    limit,
+                    offset: page.offset,
+                    rows: rows.length,
+                    ...ResultsRepo.pageEdges(rows, filter),
+                  },
                 ),
                 results: rows.map(
                   (r): ResultRow => ({

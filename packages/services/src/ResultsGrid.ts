@@ -19,17 +19,17 @@ import type {
 import { ResultsExportFormats } from "@dxs/domain/contract/Result"
 import { type AgentValueType, type ResolutionStatus, ResolutionStatuses } from "@dxs/domain/Enums"
 import { csvBytes, TABLE_FORMATS, type TableRow, xlsxBytes } from "@dxs/pipeline/export/Table"
-import { Effect, Stream } from "effect"
+import { Effect, Schema, Stream } from "effect"
 import type { Kysely } from "kysely"
 import { BadRequest, NotFound } from "./Errors.ts"
-import { pageLinks } from "./Paging.ts"
+import { pageLinks, pageStart } from "./Paging.ts"
 import { checkProject } from "./Projects.ts"
 
 export const GRID_DEFAULT_LIMIT = 50
 export const GRID_MAX_LIMIT = 500
 export const GRID_SEARCH_MAX_LENGTH = 200
-/** Cells (results) an export fetches from the database at a time. */
-export const EXPORT_FETCH_CELLS = 5000
+/** Rows an export reads from the database at a time. */
+export const EXPORT_FETCH_ROWS = 500
 
 export interface ResultsGridFilters {
   readonly agent_id?: string | undefined
@@ -44,7 +44,21 @@ export interface ResultsGridFilters {
 export interface ResultsGridQuery extends ResultsGridFilters {
   readonly limit?: number | undefined
   readonly offset?: number | undefined
+  /** Beyond the contract: where the page starts, from a `next` or `previous` link. */
+  readonly cursor?: string | undefined
 }
+
+/** The key of a grid row, as a cursor carries it (see the repository's `GridKey`). */
+const GridCursorKey = Schema.Tuple(
+  Schema.Literal(0, 1),
+  Schema.Int,
+  Schema.String.pipe(Schema.pattern(/^-?\d+(\.\d+)?$/), Schema.maxLength(200)),
+  Schema.String.pipe(Schema.maxLength(200)),
+  Schema.Int,
+  Schema.String.pipe(Schema.maxLength(200)),
+  Schema.String.pipe(Schema.maxLength(200)),
+  Schema.UUID,
+)
 
 export interface ResultsExportQuery extends ResultsGridFilters {
   readonly format?: string | undefined
@@ -135,18 +149,32 @@ export const gridOf = (
   page: { readonly limit: number; readonly offset: number },
 ) =>
   Effect.gen(function* () {
+    const start = yield* pageStart(GridCursorKey, q)
     yield* checkProject(db, orgId, projectId)
     const { filter, sort, columns, names } = yield* setting(db, projectId, q)
     const valueTypes = new Map(columns.map((c) => [c.id, c.value_type]))
-    const { count, rows } = yield* ResultsRepo.gridPage(db, projectId, filter, sort, page)
-    const { limit, offset } = page
+    const { limit } = page
+    const { count, offset, rows } = yield* ResultsRepo.gridPage(
+      db,
+      projectId,
+      filter,
+      sort,
+      start === undefined ? page : { limit, ...start },
+    )
     return {
       count,
       ...pageLinks(
         (
           ["agent_id", "resolution_status", "dimension_value", "max_confidence", "search", "sort"] as const
         ).map((name) => [name, q[name]] as const),
-        { count, limit, offset },
+        {
+          count,
+          limit,
+          offset,
+          rows: rows.length,
+          first: rows[0]?.position,
+          last: rows[rows.length - 1]?.position,
+        },
       ),
       columns: columns.map(
         (c): ResultsGridColumn => ({
@@ -159,7 +187,7 @@ export const gridOf = (
       rows: rows.map(
         (r): ResultsGridRow => ({
           key: r.key,
-          name: r.key,
+          name: r.name,
           dimension_values: dimensionValuesOf(r, names),
           cells: Object.fromEntries(
             [...r.cells.values()].map((c): [string, ResultsGridCell] => [
@@ -218,7 +246,7 @@ export const exportOf = (
     const toLine = (r: ResultsRepo.GridRow): TableRow => {
       const dims = dimensionValuesOf(r, names)
       return [
-        r.key,
+        r.name,
         ...dimensionNames.map((d) => dims[d] ?? ""),
         ...columns.flatMap((c) => {
           const cell = r.cells.get(c.id)
@@ -232,7 +260,7 @@ export const exportOf = (
       ]
     }
     const batches: Stream.Stream<ReadonlyArray<TableRow>> = Stream.map(
-      ResultsRepo.gridRows(db, projectId, filter, sort, EXPORT_FETCH_CELLS),
+      ResultsRepo.gridRows(db, projectId, filter, sort, EXPORT_FETCH_ROWS),
       (rows) => rows.map(toLine),
     )
     const kind = TABLE_FORMATS[format]

@@ -22,6 +22,7 @@ import { flexibleBody } from "../Body.ts"
 import {
   BadRequest,
   Conflict,
+  cursorParam,
   IdempotencyHeaders,
   integerFromString,
   NotFound,
@@ -86,6 +87,7 @@ export const DocumentsPageParams = Schema.Struct({
     }),
   ),
   offset: Schema.optional(wholeNumber(0).annotations({ description: "documents to skip, default 0" })),
+  cursor: Schema.optional(cursorParam),
   search: Schema.optional(searchText),
   status: Schema.optional(
     Schema.Literal(...DocumentStatuses).annotations({

@@ -22,7 +22,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
-import { BadRequest, NotFound, Uuid, wholeNumber } from "../Common.ts"
+import { BadRequest, cursorParam, NotFound, Uuid, wholeNumber } from "../Common.ts"
 
 /**
  * A confidence in a query string: a number from 0 to 1, described as such (see `wholeNumber` for why the
@@ -64,6 +64,7 @@ export const ResultsListParams = Schema.Struct({
     }),
   ),
   offset: Schema.optional(wholeNumber(0).annotations({ description: "rows to skip, default 0" })),
+  cursor: Schema.optional(cursorParam),
 })
 
 /** The grid's and the export's filters and sort (beyond the contract). */
@@ -109,6 +110,7 @@ export const ResultsGridParams = Schema.Struct({
     }),
   ),
   offset: Schema.optional(wholeNumber(0).annotations({ description: "rows to skip, default 0" })),
+  cursor: Schema.optional(cursorParam),
 })
 
 export const ResultsExportParams = Schema.Struct({

@@ -3,7 +3,7 @@ import { RUNS_MAX_LIMIT } from "@dxs/services"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
-import { BadRequest, NotFound, Uuid, wholeNumber } from "../Common.ts"
+import { BadRequest, cursorParam, NotFound, Uuid, wholeNumber } from "../Common.ts"
 
 const RunsParams = Schema.Struct({
   limit: Schema.optional(
@@ -12,6 +12,7 @@ const RunsParams = Schema.Struct({
     }),
   ),
   offset: Schema.optional(wholeNumber(0).annotations({ description: "rows to skip, default 0" })),
+  cursor: Schema.optional(cursorParam),
 })
 
 export class RunsApi extends HttpApiGroup.make("runs")

@@ -118,67 +118,105 @@ export interface DocumentPageFilter {
   readonly tag?: { readonly key: string; readonly value: string } | undefined
   /** That message's attachments; without it, the documents without a parent. */
   readonly parentDocumentId?: string | undefined
-  readonly limit: number
-  readonly offset: number
 }
+
+/** Where a document stands in the page's order (newest first): its upload time (microseconds) and id. */
+export type DocumentKey = readonly [uploaded: string, id: string]
+
+/** A page from a position: an offset, or the documents after (or before) a document's key at a known offset. */
+export type DocumentWindow =
+  | { readonly limit: number; readonly offset: number }
+  | {
+      readonly limit: number
+      readonly after?: DocumentKey | undefined
+      readonly before?: DocumentKey | undefined
+      readonly position: number
+    }
 
 /** `%`, `_` and the escape character itself taken literally in a LIKE pattern (escape `\`). */
 export const likeLiteral = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`)
 
+/** The page's documents: the filter's conditions on `d` (each matched by an index). */
+const pageConditions = (projectId: string, filter: DocumentPageFilter) => {
+  const where = [sql`d.project_id = ${projectId}::uuid`]
+  where.push(
+    filter.parentDocumentId === undefined
+      ? sql`d.parent_document_id is null`
+      : sql`d.parent_document_id = ${filter.parentDocumentId}::uuid`,
+  )
+  if (filter.search !== undefined)
+    where.push(sql`d.file_name ilike ${`%${likeLiteral(filter.search)}%`} escape '\\'`)
+  if (filter.status !== undefined) where.push(sql`d.status = ${filter.status}`)
+  const tag = filter.tag
+  if (tag !== undefined)
+    where.push(sql`exists (select 1 from document_tags t where t.document_id = d.id
+      and t.key = ${tag.key} and t.value = ${tag.value})`)
+  return sql.join(where, sql` and `)
+}
+
+/** How many documents pass the filter: from the tallies for none or a status, else counted. */
+const countPage = async (db: Conn, projectId: string, filter: DocumentPageFilter) => {
+  if (filter.parentDocumentId === undefined && filter.search === undefined && filter.tag === undefined) {
+    const { rows } = await sql<{ n: number }>`select coalesce(sum(n), 0)::int as n from document_tallies
+      where project_id = ${projectId}::uuid and not is_attachment
+        ${filter.status === undefined ? sql`` : sql`and status = ${filter.status}`}`.execute(db)
+    return rows[0]?.n ?? 0
+  }
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from documents d
+    where ${pageConditions(projectId, filter)}`.execute(db)
+  return rows[0]?.n ?? 0
+}
+
 /**
- * A page of the project's documents, most recently uploaded first, with how many there are in all and each
- * one's number of attachments. The name search is a plain ILIKE over the project's rows (found through
- * `documents_project`): no trigram index, as pg_trgm may not be installed; a project holds few enough
- * documents for that scan.
+ * A page of the project's documents, most recently uploaded first (by offset or by key), with how many
+ * there are in all (from the tallies the documents' writes keep, unless a search, a tag or a parent
+ * narrows them), each one's number of attachments and its key. A name search is indexed by trigrams where
+ * the server has pg_trgm.
  */
 export const pageOfDocuments = (
   db: Conn,
   projectId: string,
   filter: DocumentPageFilter,
+  window: DocumentWindow,
 ): Effect.Effect<{
   readonly count: number
-  readonly rows: ReadonlyArray<DocumentRow & { readonly attachment_count: number }>
+  readonly offset: number
+  readonly rows: ReadonlyArray<DocumentRow & { readonly attachment_count: number; readonly key: DocumentKey }>
 }> =>
   Effect.promise(async () => {
-    let q = db.selectFrom("documents as d").where("d.project_id", "=", projectId)
-    q =
-      filter.parentDocumentId === undefined
-        ? q.where("d.parent_document_id", "is", null)
-        : q.where("d.parent_document_id", "=", filter.parentDocumentId)
-    if (filter.search !== undefined)
-      q = q.where(sql<boolean>`d.file_name ilike ${`%${likeLiteral(filter.search)}%`} escape '\\'`)
-    if (filter.status !== undefined) q = q.where("d.status", "=", filter.status)
-    const tag = filter.tag
-    if (tag !== undefined)
-      q = q.where((eb) =>
-        eb.exists(
-          eb
-            .selectFrom("document_tags as t")
-            .select("t.document_id")
-            .whereRef("t.document_id", "=", "d.id")
-            .where("t.key", "=", tag.key)
-            .where("t.value", "=", tag.value),
-        ),
-      )
-    const total = await q.select(sql<number>`count(*)::int`.as("count")).executeTakeFirstOrThrow()
-    const rows = await q
-      .selectAll("d")
-      .select((eb) =>
-        eb
-          .selectFrom("documents as a")
-          .whereRef("a.parent_document_id", "=", "d.id")
-          .select(sql<number>`count(*)::int`.as("n"))
-          .as("attachment_count"),
-      )
-      .orderBy("d.uploaded_at", "desc")
-      .orderBy("d.id", "desc")
-      .limit(filter.limit)
-      .offset(filter.offset)
-      .execute()
-    return {
-      count: total.count,
-      rows: rows.map((r) => ({ ...r, attachment_count: Number(r.attachment_count ?? 0) })),
-    }
+    const byKey = "offset" in window ? undefined : window
+    const edge = byKey?.after ?? byKey?.before
+    const backwards = byKey?.before !== undefined
+    const at = (key: DocumentKey) =>
+      sql`(timestamptz 'epoch' + ${key[0]}::bigint * interval '1 microsecond', ${key[1]}::uuid)`
+    const past =
+      edge === undefined
+        ? sql``
+        : sql`and (d.uploaded_at, d.id) ${sql.raw(backwards ? ">" : "<")} ${at(edge)}`
+    const dir = sql.raw(backwards ? "asc" : "desc")
+    const [count, found] = await Promise.all([
+      countPage(db, projectId, filter),
+      sql<DocumentRow & { attachment_count: number; key_uploaded: string }>`
+        select d.*, (select count(*)::int from documents a where a.parent_document_id = d.id) as attachment_count,
+               (extract(epoch from d.uploaded_at) * 1000000)::bigint::text as key_uploaded
+        from documents d
+        where ${pageConditions(projectId, filter)} ${past}
+        order by d.uploaded_at ${dir}, d.id ${dir}
+        limit ${window.limit} offset ${"offset" in window ? window.offset : 0}`.execute(db),
+    ])
+    const rows = found.rows.map(({ key_uploaded, ...r }) => ({
+      ...r,
+      attachment_count: Number(r.attachment_count ?? 0),
+      key: [key_uploaded, r.id] as DocumentKey,
+    }))
+    if (backwards) rows.reverse()
+    const offset =
+      "offset" in window
+        ? window.offset
+        : backwards
+          ? Math.max(0, window.position - rows.length)
+          : window.position
+    return { count, offset, rows }
   })
 
 /** Where the document's current version is stored, if the document still exists. */

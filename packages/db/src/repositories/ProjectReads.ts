@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
 import type { AgentRow } from "../Schema.ts"
-import { PARSE_TASK } from "./TaskKinds.ts"
+import { DERIVE_TASK, PARSE_TASK, RESOLVE_TASK } from "./TaskKinds.ts"
 
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 
@@ -73,23 +73,27 @@ export interface DocumentCountsRow {
   readonly parsed_or_failed: number
 }
 
-/** The projects' live document counts (projects without live documents have no row). */
+/**
+ * The projects' live document counts (projects without live documents have no row), from the tallies the
+ * documents' writes keep: a few rows per project, whatever its size.
+ */
 export const liveDocumentCountsOfProjects = (
   conn: Conn,
   projectIds: ReadonlyArray<string>,
 ): Effect.Effect<ReadonlyArray<DocumentCountsRow>> =>
   run(() =>
     conn
-      .selectFrom("documents")
+      .selectFrom("document_tallies")
       .select([
         "project_id",
-        sql<number>`count(*)::int`.as("total"),
-        sql<number>`count(*) filter (where status = 'Processed')::int`.as("processed"),
-        sql<number>`count(*) filter (where status <> 'Pending')::int`.as("parsed_or_failed"),
+        sql<number>`sum(n)::int`.as("total"),
+        sql<number>`coalesce(sum(n) filter (where status = 'Processed'), 0)::int`.as("processed"),
+        sql<number>`coalesce(sum(n) filter (where status <> 'Pending'), 0)::int`.as("parsed_or_failed"),
       ])
       .where("project_id", "in", projectIds)
-      .where("archive_requested_at", "is", null)
+      .where("is_live", "=", true)
       .groupBy("project_id")
+      .having(sql<boolean>`sum(n) > 0`)
       .execute(),
   )
 
@@ -172,7 +176,7 @@ export const resolutionsOfProjects = (
 // ---------------------------------------------------------------------------------------------------------
 // Records counted per agent (agentIds, when given, is non-empty)
 
-/** Each agent's current results (at its config version) counted by resolution status. */
+/** Each agent's current results counted by resolution status (from the tallies its results' writes keep). */
 export const resultCountsByStatus = (
   conn: Conn,
   projectIds: ReadonlyArray<string>,
@@ -182,14 +186,12 @@ export const resultCountsByStatus = (
 > =>
   run(() =>
     conn
-      .selectFrom("resolution_results as r")
-      .innerJoin("agents as a", (j) =>
-        j.onRef("a.id", "=", "r.agent_id").onRef("a.config_version", "=", "r.agent_config_version"),
-      )
-      .select(["r.agent_id", "r.resolution_status", sql<number>`count(*)::int`.as("n")])
-      .where("r.project_id", "in", projectIds)
-      .$if(agentIds !== undefined, (q) => q.where("r.agent_id", "in", agentIds!))
-      .groupBy(["r.agent_id", "r.resolution_status"])
+      .selectFrom("result_tallies as t")
+      .innerJoin("agents as a", "a.id", "t.agent_id")
+      .select(["t.agent_id", "t.resolution_status", "t.n"])
+      .where("a.project_id", "in", projectIds)
+      .where("t.n", ">", 0)
+      .$if(agentIds !== undefined, (q) => q.where("t.agent_id", "in", agentIds!))
       .execute(),
   )
 
@@ -203,23 +205,22 @@ export const webSearchCounts = (
 > =>
   run(() =>
     conn
-      .selectFrom("web_searches as w")
+      .selectFrom("web_search_tallies as w")
       .innerJoin("agents as a", (j) =>
         j.onRef("a.id", "=", "w.agent_id").onRef("a.config_version", "=", "w.agent_config_version"),
       )
-      .select([
-        "w.agent_id",
-        sql<number>`count(*)::int`.as("total"),
-        sql<number>`count(w.searched_at)::int`.as("done"),
-      ])
+      .select(["w.agent_id", "w.total", "w.done"])
       .where("a.project_id", "in", projectIds)
       .where("a.enable_web_search", "=", true)
+      .where("w.total", ">", 0)
       .$if(agentIds !== undefined, (q) => q.where("w.agent_id", "in", agentIds!))
-      .groupBy("w.agent_id")
       .execute(),
   )
 
-/** The agents with unfinished tasks in their project's running run. */
+/**
+ * The agents with unfinished resolution or derivation tasks in their project's running run (an extraction
+ * task holds several agents and names none). Read through the index of unfinished tasks by project and kind.
+ */
 export const agentsWithUnfinishedTasks = (
   conn: Conn,
   projectIds: ReadonlyArray<string>,
@@ -229,16 +230,17 @@ export const agentsWithUnfinishedTasks = (
       .selectFrom("tasks as t")
       .innerJoin("runs as r", "r.id", "t.run_id")
       .select(sql<string | null>`distinct t.payload->>'agentId'`.as("agent_id"))
-      .where("r.project_id", "in", projectIds)
-      .where("r.status", "=", "running")
+      .where("t.project_id", "in", projectIds)
+      .where("t.kind", "in", [RESOLVE_TASK, DERIVE_TASK])
       .where("t.status", "in", ["pending", "running"])
+      .where("r.status", "=", "running")
       .execute(),
   ).pipe(Effect.map((rows) => new Set(rows.map((r) => r.agent_id).filter((id): id is string => id != null))))
 
 /**
  * Per agent and dimensions key: how many of the project's processed documents have a pair at the agent's
- * current config version and the document's current version (`done`), and the agent's latest extraction
- * under that key. Counted in PostgreSQL instead of reading every pair (one per agent and document).
+ * current config version and the document's current version (`done`, from the tallies the pairs' writes
+ * keep), and the agent's latest extraction (one index probe per agent).
  */
 export const extractionPairSummaries = (
   conn: Conn,
@@ -253,20 +255,19 @@ export const extractionPairSummaries = (
   }>
 > =>
   run(() =>
-    conn
-      .selectFrom("extraction_pairs as p")
-      .innerJoin("agents as a", "a.id", "p.agent_id")
-      .innerJoin("documents as d", "d.id", "p.document_id")
-      .select([
-        "p.agent_id",
-        "p.dimensions_key",
-        sql<number>`count(*) filter (where a.config_version = p.agent_config_version
-        and d.version = p.document_version and d.status = 'Processed' and d.project_id = a.project_id
-        and d.archive_requested_at is null)::int`.as("done"),
-        sql<Date>`max(p.extracted_at)`.as("latest"),
-      ])
-      .where("a.project_id", "in", projectIds)
-      .$if(agentIds !== undefined, (q) => q.where("p.agent_id", "in", agentIds!))
-      .groupBy(["p.agent_id", "p.dimensions_key"])
-      .execute(),
+    sql<{ agent_id: string; dimensions_key: string; done: number; latest: Date }>`
+      select a.id as agent_id, coalesce(t.dimensions_key, '') as dimensions_key, coalesce(t.done, 0)::int as done,
+             l.latest
+      from agents a
+      cross join lateral (select max(p.extracted_at) as latest from extraction_pairs p where p.agent_id = a.id) l
+      left join lateral (
+        select t.dimensions_key, sum(t.n) as done from pair_tallies t
+        where t.agent_id = a.id and t.agent_config_version = a.config_version
+        group by t.dimensions_key having sum(t.n) > 0
+      ) t on true
+      where a.project_id in (${sql.join(projectIds)})
+        ${agentIds === undefined ? sql`` : sql`and a.id in (${sql.join(agentIds)})`}
+        and l.latest is not null`
+      .execute(conn)
+      .then((r) => r.rows),
   )

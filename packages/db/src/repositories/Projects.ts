@@ -15,10 +15,11 @@ const selectProjects = (db: Conn, orgId: string) =>
     .selectFrom("projects as p")
     .selectAll("p")
     .select((eb) => [
+      // From the tallies the documents' writes keep: a project page costs the same with 10 or 100,000.
       eb
-        .selectFrom("documents as d")
-        .whereRef("d.project_id", "=", "p.id")
-        .select(sql<number>`count(*)::int`.as("n"))
+        .selectFrom("document_tallies as t")
+        .whereRef("t.project_id", "=", "p.id")
+        .select(sql<number>`coalesce(sum(t.n), 0)::int`.as("n"))
         .as("document_count"),
       eb
         .selectFrom("agents as a")
@@ -272,23 +273,24 @@ export const projectStatusCounts = (
         ])
         .where("id", "in", ids)
         .execute(),
+      // Counted by the tallies the documents' writes keep, not per request.
       db
-        .selectFrom("documents")
-        .select(["project_id", "status", sql<number>`count(*)::int`.as("n")])
+        .selectFrom("document_tallies")
+        .select(["project_id", "status", sql<number>`sum(n)::int`.as("n")])
         .where("project_id", "in", ids)
         .groupBy(["project_id", "status"])
         .execute(),
+      // Unfinished parses only, through the index of unfinished tasks (finished ones stay in the table).
       db
         .selectFrom("tasks")
         .select([
           "project_id",
-          sql<number>`count(*) filter (where status in ('pending','running'))::int`.as("active"),
-          sql<number>`count(*) filter (where status in ('pending','running') and lease_expirations >= 2)::int`.as(
-            "stuck",
-          ),
+          sql<number>`count(*)::int`.as("active"),
+          sql<number>`count(*) filter (where lease_expirations >= 2)::int`.as("stuck"),
         ])
         .where("project_id", "in", ids)
         .where("kind", "=", "parse")
+        .where("status", "in", ["pending", "running"])
         .groupBy("project_id")
         .execute(),
     ])

@@ -43,19 +43,38 @@ export const findRunningRun = (conn: Conn, runId: string): Effect.Effect<Running
     ),
   )
 
-/** The model usage a task cost (calls, cache hits, tokens), recorded on the task. */
+/**
+ * The model usage a task cost (calls, cache hits, tokens), recorded on the task and added to its run's usage
+ * (what it adds to what the task had recorded, in one statement; per slot of the task, so tasks of one run
+ * committing together do not queue for one row).
+ */
 export const recordTaskUsage = (
   conn: Conn,
   taskId: string,
   usage: Readonly<Record<string, number>>,
 ): Effect.Effect<void> =>
   run(() =>
-    conn
-      .updateTable("tasks")
-      .set({ usage: JSON.stringify(usage) })
-      .where("id", "=", taskId)
-      .execute(),
-  )
+    sql`
+      with before as (select id, run_id, usage from tasks where id = ${taskId}::uuid for update),
+      after as (
+        update tasks t set usage = ${JSON.stringify(usage)}::jsonb from before b where t.id = b.id
+        returning t.run_id, t.usage, b.usage as previous
+      )
+      insert into run_usage as u (run_id, slot, requests, cache_hits, input_tokens, cached_input_tokens, output_tokens)
+        select a.run_id, get_byte(uuid_send(${taskId}::uuid), 15) % 16,
+               ${sql.join(
+                 ["calls", "cacheHits", "promptTokens", "cachedTokens", "completionTokens"].map(
+                   (k) =>
+                     sql`coalesce((a.usage->>${k})::bigint, 0) - coalesce((a.previous->>${k})::bigint, 0)`,
+                 ),
+               )}
+        from after a where a.run_id is not null
+        on conflict (run_id, slot) do update set
+          requests = u.requests + excluded.requests, cache_hits = u.cache_hits + excluded.cache_hits,
+          input_tokens = u.input_tokens + excluded.input_tokens,
+          cached_input_tokens = u.cached_input_tokens + excluded.cached_input_tokens,
+          output_tokens = u.output_tokens + excluded.output_tokens`.execute(conn),
+  ).pipe(Effect.asVoid)
 
 // ---------------------------------------------------------------------------------------------------------
 // Launch requests
@@ -212,16 +231,16 @@ export interface RunUsage {
   readonly completion_tokens: number
 }
 
-/** Writes on the ended run the sum of its tasks' usage; returns it with the run's duration. */
+/** Writes on the ended run the sum of its tasks' usage (its tallies); returns it with the run's duration. */
 export const totalRunUsage = (conn: Conn, runId: string): Effect.Effect<RunUsage> =>
   run(() =>
     conn
       .updateTable("runs")
       .set({
-        model_calls: sql`(select coalesce(sum((usage->>'calls')::int), 0) from tasks where run_id = ${runId})`,
-        cache_hits: sql`(select coalesce(sum((usage->>'cacheHits')::int), 0) from tasks where run_id = ${runId})`,
-        prompt_tokens: sql`(select coalesce(sum((usage->>'promptTokens')::bigint), 0) from tasks where run_id = ${runId})`,
-        completion_tokens: sql`(select coalesce(sum((usage->>'completionTokens')::bigint), 0) from tasks where run_id = ${runId})`,
+        model_calls: sql`(select coalesce(sum(requests), 0) from run_usage where run_id = ${runId})`,
+        cache_hits: sql`(select coalesce(sum(cache_hits), 0) from run_usage where run_id = ${runId})`,
+        prompt_tokens: sql`(select coalesce(sum(input_tokens), 0) from run_usage where run_id = ${runId})`,
+        completion_tokens: sql`(select coalesce(sum(output_tokens), 0) from run_usage where run_id = ${runId})`,
       })
       .where("id", "=", runId)
       .returning([
@@ -303,31 +322,36 @@ export const countRunsOfProject = (conn: Conn, projectId: string): Effect.Effect
       .executeTakeFirstOrThrow(),
   ).pipe(Effect.map((r) => Number(r.n)))
 
+/** A page of runs: from an offset, or after (before) a run number, newest first. */
+export type RunsWindow =
+  | { readonly limit: number; readonly offset: number }
+  | { readonly limit: number; readonly after?: number | undefined; readonly before?: number | undefined }
+
 /**
- * The project's runs, newest first, each with the sum of its tasks' `usage` (requests, cache hits, prompt,
- * cached prompt and completion tokens; a member a task's usage lacks counts as 0), live while it runs.
+ * The project's runs, newest first, each with the model usage its tasks recorded (requests, cache hits,
+ * prompt, cached prompt and completion tokens), live while it runs: summed from the run's usage tallies.
  */
 export const listRunsOfProject = (
   conn: Conn,
   projectId: string,
-  page: { readonly limit: number; readonly offset: number },
+  page: RunsWindow,
 ): Effect.Effect<ReadonlyArray<RunWithUsage>> =>
   run(async () => {
-    const rows = await conn
+    const backwards = "before" in page && page.before !== undefined
+    let q = conn
       .selectFrom("runs as r")
       .leftJoinLateral(
         (eb) =>
           eb
-            .selectFrom("tasks as t")
+            .selectFrom("run_usage as t")
             .select([
-              sql<string>`coalesce(sum((t.usage->>'calls')::bigint), 0)`.as("requests"),
-              sql<string>`coalesce(sum((t.usage->>'cacheHits')::bigint), 0)`.as("cache_hits"),
-              sql<string>`coalesce(sum((t.usage->>'promptTokens')::bigint), 0)`.as("input_tokens"),
-              sql<string>`coalesce(sum((t.usage->>'cachedTokens')::bigint), 0)`.as("cached_input_tokens"),
-              sql<string>`coalesce(sum((t.usage->>'completionTokens')::bigint), 0)`.as("output_tokens"),
+              sql<string>`coalesce(sum(t.requests), 0)`.as("requests"),
+              sql<string>`coalesce(sum(t.cache_hits), 0)`.as("cache_hits"),
+              sql<string>`coalesce(sum(t.input_tokens), 0)`.as("input_tokens"),
+              sql<string>`coalesce(sum(t.cached_input_tokens), 0)`.as("cached_input_tokens"),
+              sql<string>`coalesce(sum(t.output_tokens), 0)`.as("output_tokens"),
             ])
             .whereRef("t.run_id", "=", "r.id")
-            .where("t.usage", "is not", null)
             .as("u"),
         (join) => join.onTrue(),
       )
@@ -347,10 +371,13 @@ export const listRunsOfProject = (
         "u.output_tokens",
       ])
       .where("r.project_id", "=", projectId)
-      .orderBy("r.run_number", "desc")
+      .orderBy("r.run_number", backwards ? "asc" : "desc")
       .limit(page.limit)
-      .offset(page.offset)
-      .execute()
+    if ("offset" in page) q = q.offset(page.offset)
+    else if (page.after !== undefined) q = q.where("r.run_number", "<", page.after)
+    else if (page.before !== undefined) q = q.where("r.run_number", ">", page.before)
+    const rows = await q.execute()
+    if (backwards) rows.reverse()
     return rows.map((r) => ({
       ...r,
       plan: (r.plan ?? {}) as Record<string, unknown>,

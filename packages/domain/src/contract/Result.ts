@@ -262,9 +262,13 @@ export type ResultsGridCell = typeof ResultsGridCell.Type
 
 export const ResultsGridRow = Schema.Struct({
   key: Schema.String.annotations({
-    description: 'the row\'s identity: "All documents" for results no dimension splits, else the result name',
+    description:
+      "the row's identity (opaque): one per combination of dimension values; two combinations may share a name",
   }),
-  name: Schema.String.annotations({ description: "the row's name as shown" }),
+  name: Schema.String.annotations({
+    description:
+      'the row\'s name as shown: "All documents" for results no dimension splits, else the result name',
+  }),
   dimension_values: Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
     description: "dimension name → value; {} for the All documents row",
   }),

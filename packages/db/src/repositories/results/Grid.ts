@@ -1,9 +1,15 @@
 /**
  * The results grid (part of the results aggregate, see `../Results.ts`): the project's current results as
- * a matrix, one row per combination of dimension values and one cell per agent, sorted, filtered and paged
- * in SQL. What a row is lives here (`ROW_KEY`): "All documents" for a result without dimension instances,
- * else its result name. Pages are read by offset (`gridPage`), a whole grid through a server-side cursor
- * (`gridRows`), so a whole project is never held in memory.
+ * a matrix, one row per combination of dimension instances (`result_rows`, kept by the database as results
+ * are written) and one cell per agent, sorted, filtered and paged in SQL. A row's name is "All documents"
+ * for results no dimension splits, else the result name; two combinations may share a name (two documents
+ * of one file name) and are two rows.
+ *
+ * A page is read in the order of an index: by name through `result_rows`, by an agent's value through that
+ * agent's current results (rows with a value first, then rows without one by name), from an offset or from
+ * the key of a row (keyset), so a page deep in a project costs what the first does; its cells are then read
+ * by the rows' keys. Counts come from the tallies when the filter is a resolution status or an agent (or
+ * none), else from the matching rows.
  */
 import { Effect, Option, Stream } from "effect"
 import { type Kysely, type RawBuilder, sql } from "kysely"
@@ -16,20 +22,17 @@ const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 /** The name of the one row of results that no dimension splits. */
 export const ALL_DOCUMENTS = "All documents"
 
-/** A result's row: its combination of dimension values (see the module's comment). */
-const ROW_KEY = sql<string>`case when jsonb_array_length(av.dimension_values) = 0 then ${ALL_DOCUMENTS}::text else rr.result_name end`
-
 /**
  * The order of the rows: by name, or by one agent's value (numbers numerically, ISO dates of date agents
- * chronologically, other values as text case-insensitively; rows without a value last either way; ties by
- * name).
+ * chronologically, other values as text case-insensitively, by their first 200 characters; rows without
+ * a value last either way; ties by name).
  */
 export type GridSort =
   | { readonly by: "name"; readonly descending: boolean }
   | {
       readonly by: "agent"
       readonly agentId: string
-      /** The agent's value type: `date` and `datetime` values in ISO form sort as dates. */
+      /** The agent's value type (informative: the database keeps each result's own). */
       readonly valueType: string
       readonly descending: boolean
     }
@@ -51,103 +54,351 @@ export interface GridCell {
 }
 
 export interface GridRow {
+  /** The row's identity (its combination of dimension instances). */
   readonly key: string
+  /** "All documents", or the result name. */
+  readonly name: string
   /** The dimension instances of the row (of its oldest agent's result). */
   readonly dimension_values: ReadonlyArray<StoredDimensionValue>
   /** The row's cells, by agent id. */
   readonly cells: ReadonlyMap<string, GridCell>
+  /** Where the row stands in the grid's order (for a cursor). */
+  readonly position: GridKey
+}
+
+/** A row's place in the grid's order: its section (0 with a value to sort by, 1 without), value keys, name keys. */
+export type GridKey = readonly [
+  section: number,
+  rank: number,
+  num: string,
+  text: string,
+  rowRank: number,
+  rowSort: string,
+  rowExact: string,
+  rowHash: string,
+]
+
+/** A page from a position: an offset, or the rows after (or before) a row's key at a known offset. */
+export type GridWindow =
+  | { readonly limit: number; readonly offset: number }
+  | {
+      readonly limit: number
+      readonly after?: GridKey | undefined
+      readonly before?: GridKey | undefined
+      readonly position: number
+    }
+
+const STATUS_COLUMNS: Readonly<Record<string, string>> = {
+  Resolved: "resolved",
+  "Requires attention": "requires_attention",
+  "Not resolved": "not_resolved",
+  Ignored: "ignored",
+  "No result": "no_result",
 }
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
 
-/** The current results of the project with their row key (`cur`) and the rows that pass the filter (`grouped`). */
-const rowsWith = (projectId: string, filter: GridFilter, sort: GridSort) => {
-  const cellConditions: Array<RawBuilder<boolean>> = []
-  if (filter.agentId !== undefined) cellConditions.push(sql<boolean>`cur.agent_id = ${filter.agentId}::uuid`)
-  if (filter.resolutionStatus !== undefined)
-    cellConditions.push(sql<boolean>`cur.resolution_status = ${filter.resolutionStatus}`)
+/** The cell conditions of the filter ("one of its cells matches all of them"), on results `c`. */
+const cellConditions = (filter: GridFilter): Array<RawBuilder<unknown>> => {
+  const where: Array<RawBuilder<unknown>> = []
+  if (filter.agentId !== undefined) where.push(sql`c.agent_id = ${filter.agentId}::uuid`)
+  if (filter.resolutionStatus !== undefined) where.push(sql`c.resolution_status = ${filter.resolutionStatus}`)
   if (filter.dimensionValue !== undefined)
-    cellConditions.push(
-      sql<boolean>`cur.dimension_values @> ${JSON.stringify([{ dimension_value: filter.dimensionValue }])}::jsonb`,
-    )
-  if (filter.maxConfidence !== undefined)
-    cellConditions.push(sql<boolean>`cur.confidence <= ${filter.maxConfidence}::real`)
-  const having: Array<RawBuilder<boolean>> = []
-  if (cellConditions.length > 0) having.push(sql<boolean>`bool_or(${sql.join(cellConditions, sql` and `)})`)
-  if (filter.search !== undefined) {
-    const pattern = `%${escapeLike(filter.search)}%`
-    having.push(
-      sql<boolean>`(cur.row_key ilike ${pattern} or bool_or(cur.value #>> '{}' ilike ${pattern}) or bool_or(exists (select 1 from jsonb_array_elements(cur.dimension_values) dv where dv->>'dimension_value' ilike ${pattern})))`,
-    )
+    where.push(sql`c.dimension_values @> array[${filter.dimensionValue}::text]`)
+  if (filter.maxConfidence !== undefined) where.push(sql`c.confidence <= ${filter.maxConfidence}::real`)
+  return where
+}
+
+/** Only a resolution status: the rows that have a cell of it are read through their own index. */
+const statusOnly = (filter: GridFilter) =>
+  filter.resolutionStatus !== undefined &&
+  filter.agentId === undefined &&
+  filter.dimensionValue === undefined &&
+  filter.maxConfidence === undefined &&
+  filter.search === undefined
+
+/** What a row (with its key `r.row_hash`) must satisfy under the filter. */
+const rowConditions = (projectId: string, filter: GridFilter, alias: string): Array<RawBuilder<unknown>> => {
+  const hash = sql.ref(`${alias}.row_hash`)
+  const where: Array<RawBuilder<unknown>> = []
+  const cells = cellConditions(filter)
+  if (statusOnly(filter) && alias === "r")
+    where.push(sql`${sql.ref(`r.${STATUS_COLUMNS[filter.resolutionStatus!] ?? "resolved"}`)} > 0`)
+  else if (cells.length > 0)
+    where.push(sql`${hash} in (select c.row_hash from resolution_results c
+      where c.project_id = ${projectId}::uuid and c.is_current and ${sql.join(cells, sql` and `)})`)
+  if (filter.search !== undefined)
+    where.push(sql`${hash} in (select c.row_hash from resolution_results c
+      where c.project_id = ${projectId}::uuid and c.is_current
+        and c.search_text like ${`%${escapeLike(filter.search.toLowerCase())}%`})`)
+  return where
+}
+
+const and = (parts: ReadonlyArray<RawBuilder<unknown>>) =>
+  parts.length === 0 ? sql`true` : sql.join(parts, sql` and `)
+
+/** The name keys of a row as a row value, and the same of a key. */
+const NAME_COLUMNS = (alias: string) =>
+  sql.raw(`${alias}.row_rank, ${alias}.row_sort, ${alias}.row_exact, ${alias}.row_hash`)
+const nameKey = (key: GridKey) =>
+  sql`(${key[4]}::smallint, ${key[5]}::text, ${key[6]}::text, ${key[7]}::uuid)`
+
+interface KeyRow {
+  row_hash: string
+  section: number
+  rank: number
+  num: string
+  text: string
+  row_rank: number
+  row_sort: string
+  row_exact: string
+}
+
+const toKey = (r: KeyRow): GridKey => [
+  r.section,
+  r.rank,
+  r.num,
+  r.text,
+  r.row_rank,
+  r.row_sort,
+  r.row_exact,
+  r.row_hash,
+]
+
+/** From where a page is read: after a key (or from the start), or before a key (or from the end) backwards. */
+interface Walk {
+  readonly edge?: GridKey | undefined
+  readonly backwards: boolean
+}
+
+const FORWARD: Walk = { backwards: false }
+
+/** Rows by name (either direction), from a key or an offset. */
+const byName = (
+  conn: Conn,
+  projectId: string,
+  filter: GridFilter,
+  descending: boolean,
+  { edge, backwards }: Walk,
+  limit: number,
+  offset: number,
+) => {
+  // Reading backwards (before a key) reverses the direction; the caller reverses the rows.
+  const dir = sql.raw(descending !== backwards ? "desc" : "asc")
+  const where = [sql`r.project_id = ${projectId}::uuid`, ...rowConditions(projectId, filter, "r")]
+  if (edge !== undefined)
+    where.push(sql`(${NAME_COLUMNS("r")}) ${sql.raw(descending !== backwards ? "<" : ">")} ${nameKey(edge)}`)
+  return sql<KeyRow>`
+    select r.row_hash, 0 as section, 0 as rank, '0' as num, '' as text, r.row_rank, r.row_sort, r.row_exact
+    from result_rows r where ${and(where)}
+    order by r.row_rank ${dir}, r.row_sort ${dir}, r.row_exact ${dir}, r.row_hash ${dir}
+    limit ${limit} offset ${offset}`
+    .execute(conn)
+    .then((r) => r.rows)
+}
+
+/** The value keys of an agent's results with a value, in the sort's direction. */
+const valueOrder = (descending: boolean, backwards: boolean) => {
+  const v = sql.raw(descending !== backwards ? "desc" : "asc")
+  const n = sql.raw(backwards ? "desc" : "asc")
+  return sql`rr.value_rank ${n}, rr.value_num ${v}, rr.value_text ${v}, rr.row_rank ${n}, rr.row_sort ${n}, rr.row_exact ${n}, rr.row_hash ${n}`
+}
+
+/**
+ * The rows with a value of the agent, in the sort's order, from an offset or after (before) a key of that
+ * section. The order mixes directions (the value one way, the name always ascending), which one row
+ * comparison cannot express over an index, so past a key the rows are read as up to four index ranges in
+ * turn: the same value with a later name, the same number and a later text, a later number, a later kind.
+ */
+const withValue = async (
+  conn: Conn,
+  projectId: string,
+  filter: GridFilter,
+  sort: Extract<GridSort, { by: "agent" }>,
+  { edge, backwards }: Walk,
+  limit: number,
+  offset: number,
+): Promise<Array<KeyRow>> => {
+  const base = [
+    sql`rr.agent_id = ${sort.agentId}::uuid`,
+    sql`rr.is_current`,
+    sql`rr.value_missing = 0`,
+    ...rowConditions(projectId, filter, "rr"),
+  ]
+  const read = (where: ReadonlyArray<RawBuilder<unknown>>, n: number, skip: number) =>
+    sql<KeyRow>`
+      select rr.row_hash, 0 as section, rr.value_rank as rank, rr.value_num::text as num, rr.value_text as text,
+             rr.row_rank, rr.row_sort, rr.row_exact
+      from resolution_results rr where ${and([...base, ...where])}
+      order by ${valueOrder(sort.descending, backwards)}
+      limit ${n} offset ${skip}`
+      .execute(conn)
+      .then((r) => r.rows)
+  if (edge === undefined) return read([], limit, offset)
+  const later = (descending: boolean) => sql.raw(descending !== backwards ? "<" : ">")
+  const [, rank, num, text] = edge
+  const ranges = [
+    [
+      sql`rr.value_rank = ${rank}::smallint`,
+      sql`rr.value_num = ${num}::numeric`,
+      sql`rr.value_text = ${text}::text`,
+      sql`(${NAME_COLUMNS("rr")}) ${later(false)} ${nameKey(edge)}`,
+    ],
+    [
+      sql`rr.value_rank = ${rank}::smallint`,
+      sql`rr.value_num = ${num}::numeric`,
+      sql`rr.value_text ${later(sort.descending)} ${text}::text`,
+    ],
+    [sql`rr.value_rank = ${rank}::smallint`, sql`rr.value_num ${later(sort.descending)} ${num}::numeric`],
+    [sql`rr.value_rank ${later(false)} ${rank}::smallint`],
+  ]
+  const rows: Array<KeyRow> = []
+  for (const range of ranges) {
+    if (rows.length >= limit) break
+    rows.push(...(await read(range, limit - rows.length, 0)))
   }
-  // Dimension values are carried through the grouping only when a filter reads them.
-  const dimensionValues =
-    filter.dimensionValue !== undefined || filter.search !== undefined
-      ? sql`av.dimension_values`
-      : sql`null::jsonb`
-  // So are values, when the search or the sort reads them.
-  const value = filter.search !== undefined || sort.by === "agent" ? sql`rr.value` : sql`null::jsonb`
-  const sortValue =
-    sort.by === "agent"
-      ? sql`(array_agg(cur.value) filter (where cur.agent_id = ${sort.agentId}::uuid))[1]`
-      : sql`null::jsonb`
-  return sql`
-    with cur as (
-      select rr.id, rr.agent_id, ${value} as value, rr.resolution_status, rr.confidence,
-             ${dimensionValues} as dimension_values, ${ROW_KEY} as row_key
-      from resolution_results rr
-      join agents a on a.id = rr.agent_id and a.config_version = rr.agent_config_version
-      join atomic_values av on av.id = rr.atomic_value_id
-      where rr.project_id = ${projectId}::uuid and a.project_id = ${projectId}::uuid and a.is_draft = false
-    ),
-    grouped as (
-      select cur.row_key, array_agg(cur.id) as cell_ids, ${sortValue} as sort_value
-      from cur
-      group by cur.row_key
-      ${having.length > 0 ? sql`having ${sql.join(having, sql` and `)}` : sql``}
-    )`
+  return rows
 }
 
-/**
- * The sort key of a row, every part not null: `missing` (1 when the row has no value to sort by, or an
- * empty text), `rank`
- * (what kind of value: 0 a number, 1 a date, 2 text; by name, 0 for "All documents" so it comes first),
- * `num`, `text` (lower case), then the row's name in lower case and as it is.
- */
-const keyed = (sort: GridSort) => {
-  if (sort.by === "name")
-    return sql`keyed as (
-      select g.row_key, g.cell_ids, 0 as missing,
-             case when g.row_key = ${ALL_DOCUMENTS} then 0 else 1 end as rank,
-             0::numeric as num, lower(g.row_key) as text, lower(g.row_key) as name
-      from grouped g
-    )`
-  const dates = sort.valueType === "date" || sort.valueType === "datetime"
-  return sql`keyed as (
-    select g.row_key, g.cell_ids,
-           case when g.sort_value is null or jsonb_typeof(g.sort_value) = 'null' or g.sort_value = '""'::jsonb then 1 else 0 end as missing,
-           case when jsonb_typeof(g.sort_value) = 'number' then 0
-                when ${sql.raw(dates ? "true" : "false")} and (g.sort_value #>> '{}') ~ '^\\d{4}-\\d{2}-\\d{2}' then 1
-                else 2 end as rank,
-           case when jsonb_typeof(g.sort_value) = 'number' then (g.sort_value #>> '{}')::numeric else 0 end as num,
-           lower(coalesce(g.sort_value #>> '{}', '')) as text,
-           lower(g.row_key) as name
-    from grouped g
-  )`
+/** The rows without a value of the agent (an empty one, or no cell of it), by name. */
+const withoutValue = (
+  conn: Conn,
+  projectId: string,
+  filter: GridFilter,
+  sort: Extract<GridSort, { by: "agent" }>,
+  { edge, backwards }: Walk,
+  limit: number,
+  offset: number,
+) => {
+  const dir = sql.raw(backwards ? "desc" : "asc")
+  const past = (alias: string) =>
+    edge === undefined
+      ? []
+      : [sql`(${NAME_COLUMNS(alias)}) ${sql.raw(backwards ? "<" : ">")} ${nameKey(edge)}`]
+  const empty = [
+    sql`rr.agent_id = ${sort.agentId}::uuid`,
+    sql`rr.is_current`,
+    sql`rr.value_missing = 1`,
+    sql`rr.value_rank = 2`,
+    sql`rr.value_num = 0`,
+    sql`rr.value_text = ''`,
+    ...rowConditions(projectId, filter, "rr"),
+    ...past("rr"),
+  ]
+  const absent = [
+    sql`r.project_id = ${projectId}::uuid`,
+    sql`not exists (select 1 from resolution_results c where c.project_id = ${projectId}::uuid
+      and c.row_hash = r.row_hash and c.agent_id = ${sort.agentId}::uuid and c.is_current)`,
+    ...rowConditions(projectId, filter, "r"),
+    ...past("r"),
+  ]
+  return sql<KeyRow>`
+    select k.row_hash, 1 as section, 2 as rank, '0' as num, '' as text, k.row_rank, k.row_sort, k.row_exact
+    from (
+      (select rr.row_hash, rr.row_rank, rr.row_sort, rr.row_exact from resolution_results rr where ${and(empty)}
+       order by rr.row_rank ${dir}, rr.row_sort ${dir}, rr.row_exact ${dir}, rr.row_hash ${dir})
+      union all
+      (select r.row_hash, r.row_rank, r.row_sort, r.row_exact from result_rows r where ${and(absent)}
+       order by r.row_rank ${dir}, r.row_sort ${dir}, r.row_exact ${dir}, r.row_hash ${dir})
+    ) k
+    order by k.row_rank ${dir}, k.row_sort ${dir}, k.row_exact ${dir}, k.row_hash ${dir}
+    limit ${limit} offset ${offset}`
+    .execute(conn)
+    .then((r) => r.rows)
 }
 
-/**
- * The order: rows without a value last, then the kind of value, the value in the sort's direction, the
- * key; by name, all in the sort's direction ("All documents" first ascending, last descending).
- */
-const ordering = (sort: GridSort) => {
-  const dir = sql.raw(sort.descending ? "desc" : "asc")
-  const byName = sql.raw(sort.by === "name" && sort.descending ? "desc" : "asc")
-  return sql`k.missing asc, k.rank ${byName}, k.num ${dir}, k.text ${dir}, k.name ${byName}, k.row_key ${byName}`
+/** How many rows have a value of the agent under the filter (for an offset past them). */
+const countWithValue = (conn: Conn, projectId: string, filter: GridFilter, agentId: string) =>
+  sql<{ n: number }>`select count(*)::int as n from resolution_results rr
+    where rr.agent_id = ${agentId}::uuid and rr.is_current and rr.value_missing = 0
+      and ${and(rowConditions(projectId, filter, "rr"))}`
+    .execute(conn)
+    .then((r) => r.rows[0]?.n ?? 0)
+
+/** How many rows pass the filter: from the tallies for none, a status, an agent or both; else counted. */
+const countRows = async (conn: Conn, projectId: string, filter: GridFilter): Promise<number> => {
+  const { agentId, resolutionStatus, dimensionValue, maxConfidence, search } = filter
+  const untallied = dimensionValue !== undefined || maxConfidence !== undefined || search !== undefined
+  if (!untallied && agentId !== undefined) {
+    // One current result per agent and row: the agent's rows are its results.
+    const { rows } = await sql<{ n: number }>`select coalesce(sum(n), 0)::int as n from result_tallies
+      where agent_id = ${agentId}::uuid
+        ${resolutionStatus === undefined ? sql`` : sql`and resolution_status = ${resolutionStatus}`}
+        and agent_id in (select id from agents where project_id = ${projectId}::uuid)`.execute(conn)
+    return rows[0]?.n ?? 0
+  }
+  if (!untallied) {
+    const column = resolutionStatus === undefined ? "rows" : (STATUS_COLUMNS[resolutionStatus] ?? "rows")
+    const { rows } = await sql<{
+      n: number
+    }>`select ${sql.ref(`t.${column}`)}::int as n from result_row_tallies t
+      where t.project_id = ${projectId}::uuid`.execute(conn)
+    return rows[0]?.n ?? 0
+  }
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from result_rows r
+    where r.project_id = ${projectId}::uuid and ${and(rowConditions(projectId, filter, "r"))}`.execute(conn)
+  return rows[0]?.n ?? 0
+}
+
+/** The keys of a page of rows, in the grid's order. */
+const pageKeys = async (
+  conn: Conn,
+  projectId: string,
+  filter: GridFilter,
+  sort: GridSort,
+  window: GridWindow,
+): Promise<ReadonlyArray<KeyRow>> => {
+  const offset = "offset" in window ? window.offset : 0
+  const edge = "offset" in window ? undefined : (window.after ?? window.before)
+  const backwards = !("offset" in window) && window.before !== undefined
+  const walk: Walk = { edge, backwards }
+  if (sort.by === "name") {
+    const rows = await byName(conn, projectId, filter, sort.descending, walk, window.limit, offset)
+    return backwards ? rows.reverse() : rows
+  }
+  // By an agent: the rows with a value (section 0), then those without (section 1); a key names its section.
+  if (backwards) {
+    const rows =
+      edge![0] === 1 ? await withoutValue(conn, projectId, filter, sort, walk, window.limit, 0) : []
+    if (rows.length < window.limit)
+      rows.push(
+        ...(await withValue(
+          conn,
+          projectId,
+          filter,
+          sort,
+          edge![0] === 1 ? { backwards: true } : walk,
+          window.limit - rows.length,
+          0,
+        )),
+      )
+    return rows.reverse()
+  }
+  if (edge !== undefined && edge[0] === 1)
+    return withoutValue(conn, projectId, filter, sort, walk, window.limit, 0)
+  const valued = await withValue(conn, projectId, filter, sort, walk, window.limit, offset)
+  if (valued.length === window.limit) return valued
+  // Past the rows with a value: an offset beyond them continues among the rows without one.
+  const skip =
+    edge !== undefined || valued.length > 0
+      ? 0
+      : offset - (await countWithValue(conn, projectId, filter, sort.agentId))
+  const rest = await withoutValue(
+    conn,
+    projectId,
+    filter,
+    sort,
+    FORWARD,
+    window.limit - valued.length,
+    Math.max(0, skip),
+  )
+  return [...valued, ...rest]
 }
 
 interface RawCellRow {
-  row_key: string
+  position: number
+  row_hash: string
+  row_name: string
   dimension_values: ReadonlyArray<StoredDimensionValue> | null
   id: string
   agent_id: string
@@ -158,103 +409,86 @@ interface RawCellRow {
   sources: ReadonlyArray<ResultSource> | null
 }
 
-/** The grid's cells in the order of its rows (then by agent, oldest first). */
-const cellsQuery = (
+/** The cells of the rows (in the rows' order, then by agent, oldest first), by the rows' keys. */
+const cellsOf = async (
+  conn: Conn,
   projectId: string,
-  filter: GridFilter,
-  sort: GridSort,
-  page: { readonly limit: number; readonly offset: number } | undefined,
+  keys: ReadonlyArray<KeyRow>,
   withSources: boolean,
-) => sql<RawCellRow>`
-    ${rowsWith(projectId, filter, sort)},
-    ${keyed(sort)},
-    page as (
-      select k.*, row_number() over (order by ${ordering(sort)}) as position
-      from keyed k
-      order by ${ordering(sort)}
-      ${page === undefined ? sql`` : sql`limit ${page.limit} offset ${page.offset}`}
-    )
-    select p.row_key, av.dimension_values, rr.id, rr.agent_id, rr.value, rr.resolution_status, rr.confidence, rr.is_overridden,
+): Promise<Array<GridRow>> => {
+  if (keys.length === 0) return []
+  const { rows } = await sql<RawCellRow>`
+    select p.position, rr.row_hash, rr.row_name, av.dimension_values, rr.id, rr.agent_id, rr.value,
+           rr.resolution_status, rr.confidence, rr.is_overridden,
            ${withSources ? sql`rr.sources` : sql`null::jsonb`} as sources
-    from page p
-    cross join lateral unnest(p.cell_ids) as cell(id)
-    join resolution_results rr on rr.id = cell.id
-    join agents a on a.id = rr.agent_id
+    from unnest(${sql.val(keys.map((k) => k.row_hash))}::uuid[]) with ordinality as p(row_hash, position)
+    join resolution_results rr on rr.project_id = ${projectId}::uuid and rr.row_hash = p.row_hash and rr.is_current
     join atomic_values av on av.id = rr.atomic_value_id
-    order by p.position, a.created_at, a.id
-  `
-
-type MutableRow = GridRow & { cells: Map<string, GridCell> }
-
-/** Adds cell rows (in the query's order) to `out`, the last row of which may take more of its cells. */
-const addCells = (out: Array<MutableRow>, rows: ReadonlyArray<RawCellRow>): Array<MutableRow> => {
+    order by p.position, rr.agent_created_at, rr.agent_id`.execute(conn)
+  const out: Array<GridRow & { cells: Map<string, GridCell> }> = []
   for (const r of rows) {
     let row = out[out.length - 1]
-    if (row === undefined || row.key !== r.row_key) {
+    if (row === undefined || row.key !== r.row_hash) {
       row = {
-        key: r.row_key,
+        key: r.row_hash,
+        name: r.row_name,
         dimension_values: r.dimension_values ?? [],
         cells: new Map(),
+        position: toKey(keys[Number(r.position) - 1]!),
       }
       out.push(row)
     }
-    // One cell per agent: the first result of the agent in the row.
-    if (!row.cells.has(r.agent_id))
-      row.cells.set(r.agent_id, {
-        resolution_result_id: r.id,
-        agent_id: r.agent_id,
-        value: r.value,
-        resolution_status: r.resolution_status,
-        confidence: r.confidence,
-        is_overridden: r.is_overridden,
-        sources: r.sources ?? [],
-      })
+    row.cells.set(r.agent_id, {
+      resolution_result_id: r.id,
+      agent_id: r.agent_id,
+      value: r.value,
+      resolution_status: r.resolution_status,
+      confidence: r.confidence,
+      is_overridden: r.is_overridden,
+      sources: r.sources ?? [],
+    })
   }
   return out
 }
 
-const readRows = async (
-  conn: Conn,
-  projectId: string,
-  filter: GridFilter,
-  sort: GridSort,
-  page: { readonly limit: number; readonly offset: number },
-  withSources: boolean,
-): Promise<ReadonlyArray<GridRow>> => {
-  const { rows } = await cellsQuery(projectId, filter, sort, page, withSources).execute(conn)
-  return addCells([], rows)
-}
-
-/** One page of the grid's rows (by offset), with how many rows pass the filter in all. */
+/** One page of the grid's rows, with how many rows pass the filter in all and the offset of its first row. */
 export const gridPage = (
   conn: Conn,
   projectId: string,
   filter: GridFilter,
   sort: GridSort,
-  window: { readonly limit: number; readonly offset: number },
-): Effect.Effect<{ readonly count: number; readonly rows: ReadonlyArray<GridRow> }> =>
+  window: GridWindow,
+): Effect.Effect<{
+  readonly count: number
+  readonly offset: number
+  readonly rows: ReadonlyArray<GridRow>
+}> =>
   run(async () => {
-    const [total, rows] = await Promise.all([
-      sql<{ n: number }>`${rowsWith(projectId, filter, sort)} select count(*)::int as n from grouped`.execute(
-        conn,
-      ),
-      readRows(conn, projectId, filter, sort, window, false),
+    const [count, keys] = await Promise.all([
+      countRows(conn, projectId, filter),
+      pageKeys(conn, projectId, filter, sort, window),
     ])
-    return { count: total.rows[0]?.n ?? 0, rows }
+    const rows = await cellsOf(conn, projectId, keys, false)
+    const offset =
+      "offset" in window
+        ? window.offset
+        : window.before !== undefined
+          ? Math.max(0, window.position - rows.length)
+          : window.position
+    return { count, offset, rows }
   })
 
 /**
- * Every row of the grid, with each cell's citations, in batches as they are asked for: one query read
- * through a server-side cursor on a connection of its own (in one read-only snapshot, so the rows are of
- * one moment), `cellsPerFetch` cells at a time. The sorting and grouping are done once by the database;
- * what is in memory here is one fetch.
+ * Every row of the grid, with each cell's citations, in batches as they are asked for: pages read by key
+ * on a connection of its own in one read-only snapshot (so the rows are of one moment), `rowsPerFetch` rows
+ * at a time; what is in memory here is one batch.
  */
 export const gridRows = (
   kysely: Kysely<Database>,
   projectId: string,
   filter: GridFilter,
   sort: GridSort,
-  cellsPerFetch: number,
+  rowsPerFetch: number,
 ): Stream.Stream<ReadonlyArray<GridRow>> =>
   Stream.unwrapScoped(
     Effect.gen(function* () {
@@ -263,26 +497,19 @@ export const gridRows = (
         run(() => sql`begin isolation level repeatable read read only`.execute(conn)),
         () => Effect.ignore(run(() => sql`rollback`.execute(conn))),
       )
-      const query = cellsQuery(projectId, filter, sort, undefined, true)
-      yield* run(() => sql`declare grid_rows no scroll cursor for ${query}`.execute(conn))
-      const size = Math.max(1, Math.floor(cellsPerFetch))
-      // The last row of a fetch may have more cells in the next one: it is held back until then.
-      let held: Array<MutableRow> = []
+      const size = Math.max(1, Math.floor(rowsPerFetch))
+      let after: GridKey | undefined
       let done = false
       return Stream.repeatEffectOption(
         Effect.gen(function* () {
           if (done) return yield* Effect.fail(Option.none())
-          const { rows } = yield* run(() =>
-            sql<RawCellRow>`fetch forward ${sql.raw(String(size))} from grid_rows`.execute(conn),
+          const keys = yield* run(() =>
+            pageKeys(conn, projectId, filter, sort, { limit: size, after, position: 0 }),
           )
-          const grouped = addCells(held, rows)
-          if (rows.length < size) {
-            done = true
-            held = []
-            return grouped as ReadonlyArray<GridRow>
-          }
-          held = grouped.splice(grouped.length - 1, 1)
-          return grouped as ReadonlyArray<GridRow>
+          if (keys.length < size) done = true
+          const last = keys[keys.length - 1]
+          if (last !== undefined) after = toKey(last)
+          return yield* run(() => cellsOf(conn, projectId, keys, true))
         }),
       )
     }),

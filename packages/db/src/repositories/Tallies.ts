@@ -1,0 +1,123 @@
+/**
+ * The tallies the writes keep (see migration `2026_11_29_0001_result_tallies`), checked against a recount
+ * from the rows they count: every difference, by tally and key. An empty answer means every count the
+ * reads use is exact. It reads whole tables: for tests and for an operator's check, never for a request.
+ */
+import { Effect } from "effect"
+import { sql } from "kysely"
+import type { Conn } from "../Db.ts"
+
+const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
+
+/** A tally that differs from its recount: which, for which key, what it says and what the rows say. */
+export interface TallyDifference {
+  readonly tally: string
+  readonly key: string
+  readonly kept: number
+  readonly counted: number
+}
+
+const STATUS_COLUMNS = ["resolved", "requires_attention", "not_resolved", "ignored", "no_result"] as const
+const STATUSES = ["Resolved", "Requires attention", "Not resolved", "Ignored", "No result"] as const
+
+/** Rows of (key, kept, counted) where the kept count differs from the recount (missing rows count 0). */
+const differences = (tally: string, kept: ReturnType<typeof sql>, counted: ReturnType<typeof sql>) =>
+  sql<TallyDifference>`
+    select ${tally} as tally, coalesce(k.key, c.key) as key, coalesce(k.n, 0)::int as kept, coalesce(c.n, 0)::int as counted
+    from (${kept}) k full join (${counted}) c on c.key = k.key
+    where coalesce(k.n, 0) <> coalesce(c.n, 0)`
+
+export const tallyDifferences = (conn: Conn): Effect.Effect<ReadonlyArray<TallyDifference>> =>
+  run(async () => {
+    const checks = [
+      differences(
+        "result_tallies",
+        sql`select agent_id || '/' || resolution_status as key, n from result_tallies`,
+        sql`select agent_id || '/' || resolution_status as key, count(*) as n from resolution_results
+            where is_current group by agent_id, resolution_status`,
+      ),
+      // Each result is current exactly when its agent says so.
+      differences(
+        "resolution_results.is_current",
+        sql`select rr.id::text as key, rr.is_current::int as n from resolution_results rr`,
+        sql`select rr.id::text as key, (not a.is_draft and a.config_version = rr.agent_config_version)::int as n
+            from resolution_results rr join agents a on a.id = rr.agent_id`,
+      ),
+      differences(
+        "result_rows.cells",
+        sql`select project_id || '/' || row_hash as key, cells as n from result_rows`,
+        sql`select project_id || '/' || row_hash as key, count(*) as n from resolution_results
+            where is_current group by project_id, row_hash`,
+      ),
+      ...STATUS_COLUMNS.map((column, i) =>
+        differences(
+          `result_rows.${column}`,
+          sql`select project_id || '/' || row_hash as key, ${sql.ref(column)} as n from result_rows`,
+          sql`select project_id || '/' || row_hash as key, count(*) as n from resolution_results
+              where is_current and resolution_status = ${STATUSES[i]} group by project_id, row_hash`,
+        ),
+      ),
+      ...["rows", ...STATUS_COLUMNS].map((column) =>
+        differences(
+          `result_row_tallies.${column}`,
+          sql`select project_id::text as key, ${sql.ref(column)} as n from result_row_tallies`,
+          sql`select project_id::text as key,
+                count(*) filter (where ${sql.raw(column === "rows" ? "cells" : column)} > 0) as n
+              from result_rows group by project_id`,
+        ),
+      ),
+      differences(
+        "extraction_pairs.counted",
+        sql`select p.agent_id || '/' || p.document_id as key, p.counted::int as n from extraction_pairs p`,
+        sql`select p.agent_id || '/' || p.document_id as key,
+              (exists (select 1 from documents d join agents a on a.project_id = d.project_id
+                       where d.id = p.document_id and a.id = p.agent_id and d.version = p.document_version
+                         and d.status = 'Processed' and d.archive_requested_at is null))::int as n
+            from extraction_pairs p`,
+      ),
+      differences(
+        "pair_tallies",
+        sql`select agent_id || '/' || agent_config_version || '/' || dimensions_key as key, sum(n) as n
+            from pair_tallies group by agent_id, agent_config_version, dimensions_key`,
+        sql`select agent_id || '/' || agent_config_version || '/' || dimensions_key as key, count(*) as n
+            from extraction_pairs where counted group by agent_id, agent_config_version, dimensions_key`,
+      ),
+      differences(
+        "document_tallies",
+        sql`select project_id || '/' || status || '/' || is_attachment || '/' || is_live as key, sum(n) as n
+            from document_tallies group by project_id, status, is_attachment, is_live`,
+        sql`select project_id || '/' || status || '/' || (parent_document_id is not null) || '/'
+              || (archive_requested_at is null) as key, count(*) as n
+            from documents group by 1`,
+      ),
+      differences(
+        "web_search_tallies.total",
+        sql`select agent_id || '/' || agent_config_version as key, total as n from web_search_tallies`,
+        sql`select agent_id || '/' || agent_config_version as key, count(*) as n from web_searches group by 1`,
+      ),
+      differences(
+        "web_search_tallies.done",
+        sql`select agent_id || '/' || agent_config_version as key, done as n from web_search_tallies`,
+        sql`select agent_id || '/' || agent_config_version as key, count(searched_at) as n from web_searches group by 1`,
+      ),
+      ...(
+        [
+          ["requests", "calls"],
+          ["cache_hits", "cacheHits"],
+          ["input_tokens", "promptTokens"],
+          ["cached_input_tokens", "cachedTokens"],
+          ["output_tokens", "completionTokens"],
+        ] as const
+      ).map(([column, member]) =>
+        differences(
+          `run_usage.${column}`,
+          sql`select run_id::text as key, sum(${sql.ref(column)}) as n from run_usage group by run_id`,
+          sql`select run_id::text as key, sum(coalesce((usage->>${member})::bigint, 0)) as n from tasks
+              where run_id is not null and usage is not null group by run_id`,
+        ),
+      ),
+    ]
+    const found: Array<TallyDifference> = []
+    for (const check of checks) found.push(...(await check.execute(conn)).rows)
+    return found
+  })
