@@ -1,9 +1,10 @@
 /**
  * Candidate values of one page's text, each with its position and the pattern that found it, found by kind
  * of value (one module per kind: dates, amounts, currencies, durations, identifiers, organisations,
- * parties, jurisdictions, labelled values). Pure; the analysis of a page is cached by text and reference
+ * parties, jurisdictions, addresses, labelled values). Pure; the analysis of a page is cached by text and reference
  * date.
  */
+import { findAddresses } from "./Addresses.ts"
 import { findNumbers } from "./Amounts.ts"
 import { findCurrencies } from "./Currencies.ts"
 import { findDates } from "./Dates.ts"
@@ -50,6 +51,7 @@ export interface PageAnalysis {
   readonly jurisdictions: ReadonlyArray<Candidate>
   readonly currencies: ReadonlyArray<Candidate>
   readonly labelled: ReadonlyArray<Candidate>
+  readonly addresses: ReadonlyArray<Candidate>
 }
 
 const cache = new Map<string, PageAnalysis>()
@@ -75,6 +77,7 @@ export const analysePage = (text: string, pageIndex: number, referenceDate: stri
     jurisdictions: findJurisdictions(text),
     currencies: findCurrencies(text),
     labelled: findLabelled(text),
+    addresses: findAddresses(text),
   }
   cache.set(key, analysis)
   if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!)

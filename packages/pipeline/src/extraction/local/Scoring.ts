@@ -4,6 +4,7 @@
  * the reasoning can say what decided it.
  */
 import type { Candidate, PageAnalysis } from "./Candidates.ts"
+import { issuerCues } from "./Issuer.ts"
 import { type AgentProfile, type Kind, meaningOf, stem, terms, words } from "./KeyTerms.ts"
 import { CURRENCY_CODES, CURRENCY_SYMBOLS } from "./Lexicon.ts"
 import { cleanLabel, escapeRegExp, headerAbove, labelBefore, lineAt, sentenceAround } from "./Text.ts"
@@ -75,6 +76,7 @@ export const pool = (kind: Kind, a: PageAnalysis): ReadonlyArray<readonly [Candi
         ),
       ]
     case "address":
+      return [...all(a.addresses), ...all(a.labelled, 0.5)]
     case "text":
       return all(a.labelled)
   }
@@ -132,18 +134,6 @@ const numberQualifier = (label: string): string | undefined => {
 
 /** Words that mark a due date (label or line). */
 const DUE_WORDS = /\b(due|payable|pay by|payment by|zahlbar|fällig|échéance|vervaldatum)\b/
-
-/** Markers of the customer's address block (bill-to, attention of) in the languages supported. */
-const CUSTOMER_BLOCK =
-  /\b(bill(ed)? to|ship(ped)? to|sold to|invoice to|deliver(ed)? to|customer|buyer|attn|attention|t\.a\.v|factuuradres|afleveradres|rechnungsadresse|lieferadresse|rechnungsempfänger|kunde|klant|adresse de facturation|adresse de livraison|destinataire|facturé à|livré à)\b/i
-/** The two lines before a position, its own line and the next one. */
-const linesAround = (text: string, at: number): string => {
-  const line = lineAt(text, at)
-  let from = line.start
-  for (let k = 0; k < 2 && from > 0; k++) from = lineAt(text, from - 1).start
-  const next = text.indexOf("\n", line.end + 1)
-  return text.slice(from, next < 0 ? text.length : next)
-}
 
 const DEFINITION_WORDS = /\b(means|shall mean|defined|definition)\b/i
 
@@ -334,25 +324,10 @@ export const scoreCandidate = (
     score -= 3.5
     cues.push("not labelled as a due date")
   }
-  if (
-    profile.kind === "name" &&
-    /\b(issuer|vendor|supplier|seller|issued by|billed by)\b/.test(profile.cueText) &&
-    page.index === 0 &&
-    candidate.pattern.startsWith("organisation") &&
-    position < 0.25
-  ) {
-    score += 1.2
-    decisive = true
-    cues.push("the first organisation at the top of the document, where the issuer stands")
-  }
-  if (
-    profile.kind === "name" &&
-    /\b(issuer|vendor|supplier|seller|issued by|billed by)\b/.test(profile.cueText) &&
-    CUSTOMER_BLOCK.test(linesAround(text, candidate.valueStart))
-  ) {
-    score -= 2.5
-    cues.push("in the customer's address block")
-  }
+  const issuer = issuerCues(profile, candidate, page, position)
+  score += issuer.score
+  cues.push(...issuer.cues)
+  decisive ||= issuer.decisive
   if (profile.kind === "party" && candidate.kind === "party") {
     score += 0.8 * (1 - Math.min(1, position * 4))
     if (position < 0.1) cues.push("near the start of the contract")
