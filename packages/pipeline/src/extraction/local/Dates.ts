@@ -44,8 +44,33 @@ const dateOrder = (text: string): "dmy" | "mdy" => {
   }
   if (dmy > mdy) return "dmy"
   if (mdy > dmy) return "mdy"
-  // Dotted dates and European money formats suggest day-first.
-  return /\b\d{1,2}\.\d{1,2}\.\d{4}\b/.test(text) || /\d,\d{2}\s?€|€\s?\d+,\d{2}\b/.test(text) ? "dmy" : "mdy"
+  // Dotted dates, European money formats and the currencies and taxes of countries that write the day first
+  // suggest day-first.
+  return /\b\d{1,2}\.\d{1,2}\.\d{4}\b/.test(text) ||
+    /\d,\d{2}\s?€|€\s?\d+,\d{2}\b/.test(text) ||
+    DAY_FIRST_LOCALE.test(text)
+    ? "dmy"
+    : "mdy"
+}
+
+/** Currencies and sales taxes of countries that write the day first (the pound, the euro, the ringgit, GST, VAT). */
+const DAY_FIRST_LOCALE =
+  /(?<![A-Za-z])(?:RM|MYR|EUR|GBP|INR|SGD|AUD|NZD|GST|VAT|TVA|BTW|MwSt|IVA)(?![A-Za-z])|[€£₹]/
+
+/** Kinds of dates an agent may name that are not the date of the document itself. */
+const OTHER_DATE =
+  /\b(effective|commencement|due|expir\w*|birth|delivery|ship\w*|order|start|end|termination|payment|deadline|renewal|signature|signed|closing)\b/
+
+/** An agent that asks for the date of a document (a receipt's, a letter's), not for a due or effective date. */
+export const asksDocumentDate = (cueText: string): boolean =>
+  /\bdate\b/.test(cueText) && !OTHER_DATE.test(cueText)
+
+/** The first date a page states in full (day, month and year), which dates a receipt, a letter or a note. */
+export const firstFullDate = (dates: ReadonlyArray<Candidate>): Candidate | undefined => {
+  let first: Candidate | undefined
+  for (const d of dates)
+    if (!d.relative && d.strength >= 0.85 && (first === undefined || d.start < first.start)) first = d
+  return first
 }
 
 const DAY_OF_MONTH = new RegExp(

@@ -247,6 +247,10 @@ export const CURRENCY_CODES: ReadonlyArray<string> = [
   "ZAR",
   "SGD",
   "HKD",
+  "MYR",
+  "IDR",
+  "THB",
+  "PHP",
 ]
 
 /** Currency symbols and local words → ISO code. */
@@ -255,6 +259,9 @@ export const CURRENCY_SYMBOLS: ReadonlyArray<readonly [string, string]> = [
   ["CA$", "CAD"],
   ["C$", "CAD"],
   ["A$", "AUD"],
+  ["S$", "SGD"],
+  ["RM", "MYR"],
+  ["Rp", "IDR"],
   ["$", "USD"],
   ["€", "EUR"],
   ["£", "GBP"],

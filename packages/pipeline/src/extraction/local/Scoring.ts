@@ -4,10 +4,12 @@
  * the reasoning can say what decided it.
  */
 import type { Candidate, PageAnalysis } from "./Candidates.ts"
+import { asksDocumentDate, firstFullDate } from "./Dates.ts"
 import { issuerCues } from "./Issuer.ts"
 import { type AgentProfile, type Kind, meaningOf, stem, terms, words } from "./KeyTerms.ts"
 import { CURRENCY_CODES, CURRENCY_SYMBOLS } from "./Lexicon.ts"
 import { cleanLabel, escapeRegExp, headerAbove, labelBefore, lineAt, sentenceAround } from "./Text.ts"
+import { documentTotal } from "./Totals.ts"
 
 export interface PageContext {
   readonly text: string
@@ -280,7 +282,7 @@ export const scoreCandidate = (
     if (
       /\b(vat|tax|gst|tva|btw|mwst)\b/.test(lowerLabel) &&
       !profile.asksForTax &&
-      !/\b(incl|including|with)\b/.test(lowerLabel)
+      !/\b(incl\w*|with)\b/.test(lowerLabel)
     ) {
       score -= 1
       cues.push("a tax line")
@@ -288,6 +290,16 @@ export const scoreCandidate = (
     if (TOTAL_LINE.test(where) && profile.terms.has("total")) {
       score += 0.6 * position
       if (position > 0.5) cues.push("a total line late in the document")
+    }
+    if (
+      profile.terms.has("total") &&
+      !profile.asksForSubtotal &&
+      !profile.asksForTax &&
+      documentTotal(text, page.analysis) === candidate
+    ) {
+      score += 1.5
+      decisive = true
+      cues.push("the document's total: the amount of the strongest total label, the largest of its rank")
     }
   }
   if (
@@ -314,6 +326,16 @@ export const scoreCandidate = (
       // Dates in definitions, signatures and notice clauses rarely date the agreement.
       if (DEFINITION_WORDS.test(context)) score -= 0.3
     }
+  }
+  if (
+    profile.kind === "date" &&
+    page.index === 0 &&
+    asksDocumentDate(profile.cueText) &&
+    firstFullDate(page.analysis.dates) === candidate
+  ) {
+    score += 1
+    decisive = true
+    cues.push("the first full date of the document")
   }
   // A due date asked for: a date whose label and line say nothing of "due" or "payable" is another date.
   if (
