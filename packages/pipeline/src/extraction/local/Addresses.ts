@@ -53,8 +53,16 @@ const isPostcodeLine = (line: Line) => POSTCODE.test(line.body) && hasLetters(li
 
 const isAddressLine = (line: Line) =>
   !isStop(line) &&
+  (HOUSE_NUMBER.test(line.body) ||
+    (hasLetters(line.body) && (STREET_WORDS.test(line.body) || /,$/.test(line.body))))
+
+/** A line of letters between two address lines is one too (a district whose name OCR misread). */
+const isBetweenAddressLines = (above: Line | undefined, line: Line) =>
+  above !== undefined &&
+  !isStop(line) &&
   hasLetters(line.body) &&
-  (STREET_WORDS.test(line.body) || HOUSE_NUMBER.test(line.body) || /,$/.test(line.body))
+  isAddressLine(above) &&
+  !isOrganisation(line)
 
 /** A region or town alone on its line after the postcode: a few words of letters, nothing else. */
 const isRegionLine = (line: Line) =>
@@ -76,21 +84,19 @@ export const findAddresses = (text: string): Array<Candidate> => {
       continue
     }
     let first = i
-    while (
-      first > 0 &&
-      i - first < 4 &&
-      lines[first]!.gap <= 1 &&
-      isAddressLine(lines[first - 1]!) &&
-      !isOrganisation(lines[first - 1]!) &&
-      (out.length === 0 || lines[first - 1]!.start >= out[out.length - 1]!.end)
-    )
+    const free = (k: number) => out.length === 0 || lines[k]!.start >= out[out.length - 1]!.end
+    while (first > 0 && i - first < 4 && lines[first]!.gap <= 1 && free(first - 1)) {
+      const above = lines[first - 1]!
+      if (isOrganisation(above)) break
+      if (!isAddressLine(above) && !isBetweenAddressLines(lines[first - 2], above)) break
       first--
+    }
     let last = i
     while (
       last + 1 < lines.length &&
       last - i < 2 &&
       lines[last + 1]!.gap === 0 &&
-      isRegionLine(lines[last + 1]!)
+      (isRegionLine(lines[last + 1]!) || isPostcodeLine(lines[last + 1]!))
     )
       last++
     const block = lines.slice(first, last + 1)
