@@ -67,8 +67,17 @@ export interface Corpus {
   }
 }
 
-export const openCorpus = (useCache: boolean): Corpus => {
-  const cacheFile = path.join(os.tmpdir(), "dxs-bench-extract-text.json")
+/**
+ * Another reader of files than the service's parsers (bench:ocr reads the receipts with a second OCR engine),
+ * with a cache of its own.
+ */
+export interface Reader {
+  readonly name: string
+  readonly read: (file: string) => Promise<ReadonlyArray<string>>
+}
+
+export const openCorpus = (useCache: boolean, reader?: Reader): Corpus => {
+  const cacheFile = path.join(os.tmpdir(), `dxs-bench-extract-text${reader ? `-${reader.name}` : ""}.json`)
   const cache: TextCache =
     useCache && existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, "utf8")) : {}
   let parseMs = 0
@@ -85,6 +94,12 @@ export const openCorpus = (useCache: boolean): Corpus => {
     if (!backend) return undefined
     const t = performance.now()
     try {
+      if (reader) {
+        const pages = await reader.read(file)
+        cache[file] = { stamp, pages }
+        parsed += 1
+        return pages
+      }
       const out = await backend.parse({
         bytes: readFileSync(file),
         fileName: path.basename(file),

@@ -106,7 +106,12 @@ const report = (title: string, counts: Counts) => {
 
 export const benchReceipts = async (
   corpus: Corpus,
-  options: { readonly limit: number; readonly showErrors: string | undefined },
+  options: {
+    readonly limit: number
+    readonly showErrors: string | undefined
+    /** Only the held-back part (every fifth receipt). */
+    readonly heldBackOnly?: boolean
+  },
 ): Promise<ReadonlyArray<SetFigures> | undefined> => {
   const keyDir = path.join(receiptDir, "key")
   if (!existsSync(keyDir)) {
@@ -122,6 +127,7 @@ export const benchReceipts = async (
   let read = 0
   for (const [i, id] of ids.entries()) {
     const heldBack = i % 5 === 4
+    if (options.heldBackOnly && !heldBack) continue
     const counts = heldBack ? parts.heldBack : parts.development
     const gold = JSON.parse(readFileSync(path.join(keyDir, `${id}.json`), "utf8")) as Record<Field, string>
     const image = path.join(receiptDir, "img", `${id}.jpg`)
