@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest"
-import { findCurrencies, findDates, findOrganisations } from "../../src/extraction/local/Candidates.ts"
+import { findCurrencies } from "../../src/extraction/local/Currencies.ts"
+import { findDates } from "../../src/extraction/local/Dates.ts"
 import { localExtract } from "../../src/extraction/local/Extractor.ts"
+import { findOrganisations } from "../../src/extraction/local/Organisations.ts"
 import { headerAbove, trailingLabels } from "../../src/extraction/local/Text.ts"
 import type { AgentSpec, ExtractRequest, ValueType } from "../../src/llm/LanguageModel.ts"
 

@@ -198,12 +198,12 @@ const CUE_ORDER: ReadonlyArray<readonly [Kind, RegExp]> = [
   ["duration", /\b(term|duration|period|length|how long|months|years)\b/],
   ["identifier", /\b(number|no|nr|#|id|identifier|reference|ref|code)\b|#/],
   ["money", /\b(amount|total|price|cost|fee|fees|payment|balance|sum|revenue|salary|value|paid|payable)\b/],
+  ["address", /\baddress\b/],
   ["party", /\b(party|parties|between|counterpart(y|ies)|signator(y|ies))\b/],
   [
     "name",
     /\b(name|company|issuer|vendor|supplier|seller|customer|buyer|client|employer|employee|organi[sz]ation|entity|who|person)\b/,
   ],
-  ["address", /\baddress\b/],
   ["number", /\b(count|quantity|qty|how many|number of)\b/],
 ]
 

@@ -34,8 +34,53 @@ export const numberWord = (text: string): number | undefined => {
 export const NUMBER_WORD_PATTERN =
   "(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[\\s-](?:one|two|three|four|five|six|seven|eight|nine))?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|hundred)"
 
-export const LEGAL_SUFFIX_PATTERN =
-  "(?:Inc\\.?|Incorporated|L\\.?L\\.?C\\.?|Ltd\\.?|Limited|GmbH|AG|S\\.A\\.?|S\\.A\\.S\\.?|SAS|SARL|S\\.p\\.A\\.?|N\\.V\\.?|B\\.V\\.?|Corp\\.?|Corporation|Company|Co\\.|P\\.?L\\.?C\\.?|plc|L\\.?P\\.?|L\\.?L\\.?P\\.?|LLLP|Bancorp|Trust|Bank|Partners|Holdings?|ASA|AB|Oy|KG|Pty\\.? Ltd\\.?)"
+/**
+ * Legal-entity suffixes, as written in mixed case; their all-capital forms are accepted too (a letterhead or
+ * a receipt writes `SDN BHD`, `INC.`). Names of words that are also common nouns (Company, Trust, Bank,
+ * Partners, Holdings) count only as written here, capitalised.
+ */
+const LEGAL_SUFFIXES: ReadonlyArray<string> = [
+  "Inc\\.?",
+  "Incorporated",
+  "L\\.?L\\.?C\\.?",
+  "Ltd\\.?",
+  "Limited",
+  "GmbH",
+  "AG",
+  "S\\.A\\.?",
+  "S\\.A\\.S\\.?",
+  "SAS",
+  "SARL",
+  "S\\.?R\\.?L\\.?",
+  "S\\.p\\.A\\.?",
+  "N\\.V\\.?",
+  "B\\.V\\.?",
+  "Corp\\.?",
+  "Corporation",
+  "Co\\.",
+  "P\\.?L\\.?C\\.?",
+  "plc",
+  "L\\.?P\\.?",
+  "L\\.?L\\.?P\\.?",
+  "LLLP",
+  "ASA",
+  "AB",
+  "Oy",
+  "KG",
+  "Pty\\.? Ltd\\.?",
+  "Pte\\.? Ltd\\.?",
+  // Malaysian private and public companies (Sendirian Berhad, Berhad); `S/B` is the short form.
+  "Sdn\\.? ?Bhd\\.?",
+  "Bhd\\.?",
+  "Berhad",
+  "S/B",
+]
+const CAPITALISED_ONLY = ["Company", "Bancorp", "Trust", "Bank", "Partners", "Holdings?"]
+
+export const LEGAL_SUFFIX_PATTERN = `(?:${[
+  ...LEGAL_SUFFIXES.flatMap((s) => (s.toUpperCase() === s ? [s] : [s, s.toUpperCase()])),
+  ...CAPITALISED_ONLY,
+].join("|")})`
 
 export const US_STATES: ReadonlyArray<string> = [
   "Alabama",
@@ -202,6 +247,10 @@ export const CURRENCY_CODES: ReadonlyArray<string> = [
   "ZAR",
   "SGD",
   "HKD",
+  "MYR",
+  "IDR",
+  "THB",
+  "PHP",
 ]
 
 /** Currency symbols and local words → ISO code. */
@@ -210,6 +259,9 @@ export const CURRENCY_SYMBOLS: ReadonlyArray<readonly [string, string]> = [
   ["CA$", "CAD"],
   ["C$", "CAD"],
   ["A$", "AUD"],
+  ["S$", "SGD"],
+  ["RM", "MYR"],
+  ["Rp", "IDR"],
   ["$", "USD"],
   ["€", "EUR"],
   ["£", "GBP"],
@@ -334,3 +386,11 @@ export const FOREIGN_MEANING: Readonly<Record<string, string>> = {
   fournisseur: "supplier",
   lieferant: "supplier",
 }
+
+/** Words of street addresses (English, Malay, German, French, Dutch): a line with one reads as an address line. */
+export const STREET_WORDS =
+  /\b(street|st|road|rd|avenue|ave|lane|drive|boulevard|blvd|highway|hwy|square|floor|flr|level|suite|unit|block|blk|blok|building|bldg|tower|plaza|centre|center|mall|complex|park|estate|industrial|lot|p\.?o\.? box|jalan|jln|lorong|lrg|taman|tmn|bandar|kampung|kg|persiaran|lebuh|lebuhraya|wisma|bangunan|kawasan|mukim|batu|pusat|straße|strasse|str|platz|weg|allee|gasse|rue|chemin|straat|laan|plein|gracht|kade|postfach)\b\.?/i
+
+/** Labels of the lines that follow an address and are no part of it (telephone, tax and company numbers). */
+export const NOT_ADDRESS =
+  /\b(tel|telephone|phone|fax|mobile|hp|gst|vat|sst|tax|reg|registration|co\.? ?no|company no|roc|brn|invoice|receipt|bill|cashier|date|time|e-?mail|www|http|website|order|table|counter|pos)\b|@/i

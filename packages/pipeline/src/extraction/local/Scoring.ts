@@ -4,9 +4,12 @@
  * the reasoning can say what decided it.
  */
 import type { Candidate, PageAnalysis } from "./Candidates.ts"
+import { asksDocumentDate, firstFullDate } from "./Dates.ts"
+import { issuerCues } from "./Issuer.ts"
 import { type AgentProfile, type Kind, meaningOf, stem, terms, words } from "./KeyTerms.ts"
 import { CURRENCY_CODES, CURRENCY_SYMBOLS } from "./Lexicon.ts"
 import { cleanLabel, escapeRegExp, headerAbove, labelBefore, lineAt, sentenceAround } from "./Text.ts"
+import { documentTotal } from "./Totals.ts"
 
 export interface PageContext {
   readonly text: string
@@ -75,6 +78,7 @@ export const pool = (kind: Kind, a: PageAnalysis): ReadonlyArray<readonly [Candi
         ),
       ]
     case "address":
+      return [...all(a.addresses), ...all(a.labelled, 0.5)]
     case "text":
       return all(a.labelled)
   }
@@ -132,18 +136,6 @@ const numberQualifier = (label: string): string | undefined => {
 
 /** Words that mark a due date (label or line). */
 const DUE_WORDS = /\b(due|payable|pay by|payment by|zahlbar|fällig|échéance|vervaldatum)\b/
-
-/** Markers of the customer's address block (bill-to, attention of) in the languages supported. */
-const CUSTOMER_BLOCK =
-  /\b(bill(ed)? to|ship(ped)? to|sold to|invoice to|deliver(ed)? to|customer|buyer|attn|attention|t\.a\.v|factuuradres|afleveradres|rechnungsadresse|lieferadresse|rechnungsempfänger|kunde|klant|adresse de facturation|adresse de livraison|destinataire|facturé à|livré à)\b/i
-/** The two lines before a position, its own line and the next one. */
-const linesAround = (text: string, at: number): string => {
-  const line = lineAt(text, at)
-  let from = line.start
-  for (let k = 0; k < 2 && from > 0; k++) from = lineAt(text, from - 1).start
-  const next = text.indexOf("\n", line.end + 1)
-  return text.slice(from, next < 0 ? text.length : next)
-}
 
 const DEFINITION_WORDS = /\b(means|shall mean|defined|definition)\b/i
 
@@ -290,7 +282,7 @@ export const scoreCandidate = (
     if (
       /\b(vat|tax|gst|tva|btw|mwst)\b/.test(lowerLabel) &&
       !profile.asksForTax &&
-      !/\b(incl|including|with)\b/.test(lowerLabel)
+      !/\b(incl\w*|with)\b/.test(lowerLabel)
     ) {
       score -= 1
       cues.push("a tax line")
@@ -298,6 +290,16 @@ export const scoreCandidate = (
     if (TOTAL_LINE.test(where) && profile.terms.has("total")) {
       score += 0.6 * position
       if (position > 0.5) cues.push("a total line late in the document")
+    }
+    if (
+      profile.terms.has("total") &&
+      !profile.asksForSubtotal &&
+      !profile.asksForTax &&
+      documentTotal(text, page.analysis) === candidate
+    ) {
+      score += 1.5
+      decisive = true
+      cues.push("the document's total: the amount of the strongest total label, the largest of its rank")
     }
   }
   if (
@@ -325,6 +327,16 @@ export const scoreCandidate = (
       if (DEFINITION_WORDS.test(context)) score -= 0.3
     }
   }
+  if (
+    profile.kind === "date" &&
+    page.index === 0 &&
+    asksDocumentDate(profile.cueText) &&
+    firstFullDate(page.analysis.dates) === candidate
+  ) {
+    score += 1
+    decisive = true
+    cues.push("the first full date of the document")
+  }
   // A due date asked for: a date whose label and line say nothing of "due" or "payable" is another date.
   if (
     profile.kind === "date" &&
@@ -334,25 +346,10 @@ export const scoreCandidate = (
     score -= 3.5
     cues.push("not labelled as a due date")
   }
-  if (
-    profile.kind === "name" &&
-    /\b(issuer|vendor|supplier|seller|issued by|billed by)\b/.test(profile.cueText) &&
-    page.index === 0 &&
-    candidate.pattern.startsWith("organisation") &&
-    position < 0.25
-  ) {
-    score += 1.2
-    decisive = true
-    cues.push("the first organisation at the top of the document, where the issuer stands")
-  }
-  if (
-    profile.kind === "name" &&
-    /\b(issuer|vendor|supplier|seller|issued by|billed by)\b/.test(profile.cueText) &&
-    CUSTOMER_BLOCK.test(linesAround(text, candidate.valueStart))
-  ) {
-    score -= 2.5
-    cues.push("in the customer's address block")
-  }
+  const issuer = issuerCues(profile, candidate, page, position)
+  score += issuer.score
+  cues.push(...issuer.cues)
+  decisive ||= issuer.decisive
   if (profile.kind === "party" && candidate.kind === "party") {
     score += 0.8 * (1 - Math.min(1, position * 4))
     if (position < 0.1) cues.push("near the start of the contract")

@@ -269,3 +269,26 @@ export const headerAbove = (text: string, at: number): { label: string; start: n
   }
   return undefined
 }
+
+/** Marks OCR reads at a line's edges: the page's border (`|`), specks, stray punctuation. */
+const EDGE_MARKS = "|:;~=_—–»«©®°¢%*\\\\[\\]{}()<>!'\"‘’“”.,-"
+const LEADING_MARKS = new RegExp(`^\\s*(?:[${EDGE_MARKS}]+\\s+)+`)
+const TRAILING_MARKS = new RegExp(`(?:\\s+[${EDGE_MARKS}]+)+\\s*$`)
+
+/**
+ * A line without what OCR reads at its edges: marks set apart by a space (`| 3RD FLR`, `LUMPUR : :`), a short
+ * lower-case speck before a capital or at the end (`oo JLN`, `Johor oo`), text beyond a border near either
+ * end (`SC | BN`, `Co | 81100`).
+ * Punctuation attached to a word stays (`JOHOR.`, `23/1,`).
+ */
+export const cleanEdges = (line: string): string =>
+  line
+    .replace(/\s+\|\s*\S{0,3}\s*$/, "")
+    .replace(/^\s*\S{0,3}\s*\|\s+/, "")
+    .replace(LEADING_MARKS, "")
+    .replace(TRAILING_MARKS, "")
+    .replace(/^[“"'‘’]?[a-z]{1,3}\s+(?=[A-Z])/, "")
+    .replace(/(?<=\S)\s+[a-z]{1,2}$/, "")
+    .replace(/^[|[\]{}]+(?=\S)/, "")
+    .replace(/(?<=\S)[|[\]{}]+$/, "")
+    .trim()

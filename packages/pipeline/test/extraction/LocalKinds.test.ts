@@ -1,0 +1,150 @@
+import { describe, expect, it } from "vitest"
+import { findAddresses } from "../../src/extraction/local/Addresses.ts"
+import { findDates } from "../../src/extraction/local/Dates.ts"
+import { localExtract } from "../../src/extraction/local/Extractor.ts"
+import { findOrganisations } from "../../src/extraction/local/Organisations.ts"
+import { cleanEdges } from "../../src/extraction/local/Text.ts"
+import type { AgentSpec, ValueType } from "../../src/llm/LanguageModel.ts"
+
+/** Golden cases of the local extractor by kind of value, on receipts and letterheads as OCR reads them. */
+
+const agent = (name: string, instructions: string, valueType: ValueType = "string"): AgentSpec => ({
+  id: name.toLowerCase(),
+  name,
+  extractionInstructions: instructions,
+  valueType,
+  unit: "",
+  examples: "",
+  inconsistencyInstructions: "",
+  resolutionInstructions: "",
+  enableComplexCalculations: false,
+  valueIfNotFound: "",
+  derivedPrompt: "",
+  isEvaluation: false,
+})
+
+const company = agent("Company", "The name of the shop or company that issued the receipt")
+const address = agent("Address", "The address of the shop or company that issued the receipt")
+const date = agent("Date", "The date of the receipt", "date")
+const total = agent("Total", "The total amount paid", "number")
+
+const extract = (spec: AgentSpec, text: string) =>
+  localExtract({
+    agent: spec,
+    document: { id: "r", name: "receipt.jpg" },
+    pages: [{ documentId: "r", documentName: "receipt.jpg", pageNumber: 1, text }],
+    dimensions: [],
+    referenceDate: "2024-05-15",
+  }).values[0]
+
+const receipt = [
+  "; lola)",
+  "Hok4p98",
+  "KEDAI MAJU (M) SDN BHD (126926-H)",
+  "| 3RD FLR, WISMA MAJU, JALAN IPOH |",
+  ": TAMAN SRI SINAR",
+  "51200 KUALA LUMPUR : :",
+  "GST ID : 002017394688",
+  "TEL 03-6243 5520",
+  "1x 000000811101 12.50SR",
+  "Sub-total 12.50",
+  "GST @6% 0.75",
+  "Total Sales Incl GST 13.25",
+  "Total Rounded 13.25",
+  "CASH 20.00",
+  "Change 6.75",
+  "GST Summary Amount Tax",
+  "Total 12.50 0.75",
+  "04/05/2018 20:27 1009 001",
+  "THANK YOU PLEASE COME AGAIN",
+].join("\n")
+
+describe("organisations", () => {
+  it.each([
+    [
+      "a Malaysian private company with its branch",
+      "MR. D.I.Y. (M) SDN BHD\nCo-REG:860671-D",
+      "MR. D.I.Y. (M) SDN BHD",
+    ],
+    ["the short form S/B", "99 SPEED MART S/B (519537-X)", "99 SPEED MART S/B"],
+    ["a public company (BHD) with a region", "AEON CO. (M) BHD (126926-H)", "AEON CO. (M) BHD"],
+    [
+      "a name wrapped over two lines",
+      "GHEE HIANG\nGH DISTRIBUTOR & MARKETING SDN BHD",
+      "GHEE HIANG GH DISTRIBUTOR & MARKETING SDN BHD",
+    ],
+    ["not an OCR speck line above it", "Hok4p98\nAEON CO. (M) BHD", "AEON CO. (M) BHD"],
+    [
+      "not a mixed-case line above a name in capitals",
+      "Welcome to the Family\nHAXINCONE RESOURCES SDN BHD",
+      "HAXINCONE RESOURCES SDN BHD",
+    ],
+    ["capitals of a US suffix", "PROMARK TECHNOLOGY INC.", "PROMARK TECHNOLOGY INC."],
+    ["not the number of a list item", "1. Acme Widgets Inc. shall", "Acme Widgets Inc."],
+  ])("%s", (_, text, name) => {
+    expect(findOrganisations(text).map((c) => c.value)).toContain(name)
+  })
+})
+
+describe("addresses", () => {
+  it("reads the block from its first street line to the region after the postcode, without OCR's edge marks", () => {
+    const text =
+      "GARDENIA BAKERIES (KL) SDN BHD (139386 X)\nLot 3, Jalan Pelabur 23/1,\n40300 Shah Alam,\nSelangor.\nTel: 03- 55423228\n"
+    expect(findAddresses(text).map((c) => c.value)).toEqual([
+      "Lot 3, Jalan Pelabur 23/1, 40300 Shah Alam, Selangor.",
+    ])
+  })
+  it("keeps a district line between two address lines, stops at a telephone line and at the name above", () => {
+    expect(findAddresses(receipt)[0]?.value).toBe(
+      "3RD FLR, WISMA MAJU, JALAN IPOH TAMAN SRI SINAR 51200 KUALA LUMPUR",
+    )
+  })
+  it("finds no address in prose without a postcode or street", () => {
+    expect(findAddresses("The parties agree as follows.\nTerm: 2 years\n")).toEqual([])
+  })
+  it.each([
+    ["| 3RD FLR, AEON TAMAN MALURI SC | BN", "3RD FLR, AEON TAMAN MALURI SC"],
+    ["oo JLN JEJAKA, TAMAN MALURI |", "JLN JEJAKA, TAMAN MALURI"],
+    ["CHERAS, 55100 KUALA LUMPUR : :", "CHERAS, 55100 KUALA LUMPUR"],
+    ["81100 Johor Bahru, Johor.", "81100 Johor Bahru, Johor."],
+    ["Co | 81100 Johor Bahru", "81100 Johor Bahru"],
+  ])("cleans the edges of %j", (line, clean) => {
+    expect(cleanEdges(line)).toBe(clean)
+  })
+})
+
+describe("a receipt read by kind of value", () => {
+  it("answers its issuer, the issuer's address, its date and its total", () => {
+    expect(extract(company, receipt)?.value).toBe("KEDAI MAJU (M) SDN BHD")
+    expect(extract(address, receipt)?.value).toBe(
+      "3RD FLR, WISMA MAJU, JALAN IPOH TAMAN SRI SINAR 51200 KUALA LUMPUR",
+    )
+    // Day first: the receipt is priced with GST, as countries that write the day first do.
+    expect(extract(date, receipt)?.value).toBe("2018-05-04")
+    // The rounded total, not the subtotal, the tax, the cash tendered or the tax summary's total.
+    expect(extract(total, receipt)?.value).toBe("13.25")
+  })
+  it("says which rule decided", () => {
+    expect(extract(total, receipt)?.reasoning).toContain("the document's total")
+    expect(extract(date, receipt)?.reasoning).toContain("the first full date of the document")
+    expect(extract(company, receipt)?.reasoning).toContain(
+      "the first organisation at the head of the document",
+    )
+  })
+  it("takes the issuer's address, not the customer's", () => {
+    const invoice =
+      "ACME SUPPLIES SDN BHD\nNo. 5, Jalan Kilang 2,\n46000 Petaling Jaya, Selangor\nTAX INVOICE\nBill To: BETA TRADING SDN BHD\n12, Jalan Besar,\n50000 Kuala Lumpur\nTotal Due: RM 80.00\n"
+    expect(extract(address, invoice)?.value).toBe("No. 5, Jalan Kilang 2, 46000 Petaling Jaya, Selangor")
+    expect(extract(company, invoice)?.value).toBe("ACME SUPPLIES SDN BHD")
+    expect(extract(total, invoice)?.value).toBe("80")
+  })
+  it("reads an ambiguous date month first without day-first evidence, day first with it", () => {
+    const us = "Corner Store\nDate 04/05/2018\nTotal $5.00\n"
+    const my = "Kedai Runcit\nDate 04/05/2018\nTotal RM5.00\n"
+    expect(findDates(us, "2024-01-01")[0]?.value).toBe("2018-04-05")
+    expect(findDates(my, "2024-01-01")[0]?.value).toBe("2018-05-04")
+  })
+  it("answers no due date from a receipt's only date", () => {
+    expect(extract(agent("Due date", "When payment is due", "date"), receipt)).toBeUndefined()
+  })
+})
