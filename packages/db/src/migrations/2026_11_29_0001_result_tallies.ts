@@ -15,9 +15,10 @@ import { type Kysely, sql } from "kysely"
 //   version, in the agent's project), per agent, config version, dimensions key and slot;
 // - `document_tallies`: documents per project, status, attachment or not, live or not, and slot;
 // - `web_search_tallies`: web searches per agent and config version, recorded and done.
-// Slots (by document) spread the counters that concurrent writers of one project share over several rows.
-// Decrements only ever update (a row being removed with its project or agent has nothing to update);
-// increments insert when the counter row is missing.
+// Slots (by the writing connection) spread the counters that concurrent writers of one project share over
+// several rows: a connection never waits on its own slot, two connections rarely share one.
+// A change is added to its counter row (made when missing), unless the project or agent it belongs to is
+// being removed in the same transaction (its counters go with it).
 
 const STATUSES = [
   ["resolved", "Resolved"],
@@ -363,7 +364,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       n integer not null default 0,
       primary key (agent_id, agent_config_version, dimensions_key, slot)
     )`.execute(db)
-  const pairSlot = ", get_byte(uuid_send(document_id), 15) % 16 as slot"
+  const pairSlot = ", pg_backend_pid() % 64 as slot"
   for (const [event, changes] of changesByEvent(
     "agent_id, agent_config_version, dimensions_key",
     "counted",
@@ -374,14 +375,10 @@ export async function up(db: Kysely<any>): Promise<void> {
       begin
         insert into pair_tallies as t (agent_id, agent_config_version, dimensions_key, slot, n)
           select agent_id, agent_config_version, dimensions_key, slot, sum(d) from (${sql.raw(changes)}) c
-          group by agent_id, agent_config_version, dimensions_key, slot having sum(d) > 0
+          where exists (select 1 from agents a where a.id = c.agent_id)
+          group by agent_id, agent_config_version, dimensions_key, slot having sum(d) <> 0
           order by agent_id, agent_config_version, dimensions_key, slot
           on conflict (agent_id, agent_config_version, dimensions_key, slot) do update set n = t.n + excluded.n;
-        update pair_tallies t set n = t.n + c.n
-          from (select agent_id, agent_config_version, dimensions_key, slot, sum(d) as n from (${sql.raw(changes)}) c
-                group by agent_id, agent_config_version, dimensions_key, slot having sum(d) < 0) c
-          where t.agent_id = c.agent_id and t.agent_config_version = c.agent_config_version
-            and t.dimensions_key = c.dimensions_key and t.slot = c.slot;
         return null;
       end $$`.execute(db)
     await sql`create trigger ${sql.id(`extraction_pairs_tally_${event}`)} after ${sql.raw(event)} on extraction_pairs
@@ -391,7 +388,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   }
   await sql`
     insert into pair_tallies (agent_id, agent_config_version, dimensions_key, slot, n)
-      select agent_id, agent_config_version, dimensions_key, get_byte(uuid_send(document_id), 15) % 16, count(*)
+      select agent_id, agent_config_version, dimensions_key, 0, count(*)
       from extraction_pairs where counted group by 1, 2, 3, 4`.execute(db)
   // An agent's latest extraction (its resolution is complete only if newer).
   await sql`create index extraction_pairs_latest on extraction_pairs (agent_id, extracted_at)`.execute(db)
@@ -410,7 +407,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     )`.execute(db)
   const documentKey =
     "project_id, status, parent_document_id is not null as is_attachment, archive_requested_at is null as is_live"
-  const documentSlot = ", get_byte(uuid_send(id), 15) % 16 as slot"
+  const documentSlot = ", pg_backend_pid() % 64 as slot"
   // Every update of a document fires it (a trigger with transition tables takes no column list); one that
   // leaves what is counted as it was changes nothing.
   for (const [event, changes] of changesByEvent(documentKey, "true", documentSlot)) {
@@ -419,13 +416,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       begin
         insert into document_tallies as t (project_id, status, is_attachment, is_live, slot, n)
           select project_id, status, is_attachment, is_live, slot, sum(d) from (${sql.raw(changes)}) c
-          group by 1, 2, 3, 4, 5 having sum(d) > 0 order by 1, 2, 3, 4, 5
+          where exists (select 1 from projects p where p.id = c.project_id)
+          group by 1, 2, 3, 4, 5 having sum(d) <> 0 order by 1, 2, 3, 4, 5
           on conflict (project_id, status, is_attachment, is_live, slot) do update set n = t.n + excluded.n;
-        update document_tallies t set n = t.n + c.n
-          from (select project_id, status, is_attachment, is_live, slot, sum(d) as n from (${sql.raw(changes)}) c
-                group by 1, 2, 3, 4, 5 having sum(d) < 0) c
-          where t.project_id = c.project_id and t.status = c.status and t.is_attachment = c.is_attachment
-            and t.is_live = c.is_live and t.slot = c.slot;
         return null;
       end $$`.execute(db)
     await sql`create trigger ${sql.id(`documents_tally_${event}`)} after ${sql.raw(event)} on documents
@@ -436,7 +429,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     insert into document_tallies (project_id, status, is_attachment, is_live, slot, n)
       select project_id, status, parent_document_id is not null, archive_requested_at is null,
-             get_byte(uuid_send(id), 15) % 16, count(*)
+             0, count(*)
       from documents group by 1, 2, 3, 4, 5`.execute(db)
   // The documents page: newest first, by status, and (with pg_trgm) a name search.
   await sql`create index documents_page on documents (project_id, uploaded_at desc, id desc) where parent_document_id is null`.execute(
@@ -466,14 +459,10 @@ export async function up(db: Kysely<any>): Promise<void> {
       begin
         insert into web_search_tallies as t (agent_id, agent_config_version, total, done)
           select agent_id, agent_config_version, sum(d), sum(d * searched) from (${sql.raw(changes)}) c
-          group by 1, 2 having sum(d) > 0 or sum(d * searched) > 0 order by 1, 2
+          where exists (select 1 from agents a where a.id = c.agent_id)
+          group by 1, 2 having sum(d) <> 0 or sum(d * searched) <> 0 order by 1, 2
           on conflict (agent_id, agent_config_version)
           do update set total = t.total + excluded.total, done = t.done + excluded.done;
-        update web_search_tallies t set total = t.total + c.total, done = t.done + c.done
-          from (select agent_id, agent_config_version, sum(d) as total, sum(d * searched) as done
-                from (${sql.raw(changes)}) c group by 1, 2
-                having not (sum(d) > 0 or sum(d * searched) > 0) and (sum(d) <> 0 or sum(d * searched) <> 0)) c
-          where t.agent_id = c.agent_id and t.agent_config_version = c.agent_config_version;
         return null;
       end $$`.execute(db)
     await sql`create trigger ${sql.id(`web_searches_tally_${event}`)} after ${sql.raw(event)} on web_searches

@@ -125,22 +125,27 @@ export const writeResults = (
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
     const { agentId, configVersion, rows } = input
-    for (const row of rows) {
-      for (const v of row.verdicts)
-        yield* run(() =>
-          conn
-            .updateTable("extractions")
-            .set({ consistent: v.consistent, justification_for_consistency: v.justification })
-            .where("id", "=", v.id)
-            .execute(),
-        )
-      yield* run(() => upsertResult(conn, input.projectId, agentId, configVersion, row))
-    }
+    // In a few set-based statements whatever the number of rows (in one order, so two writers never wait
+    // on each other in turn).
+    const verdicts = rows.flatMap((r) => r.verdicts)
+    if (verdicts.length > 0)
+      yield* run(() =>
+        sql`update extractions e set consistent = v.consistent, justification_for_consistency = v.justification
+          from unnest(${sql.val(verdicts.map((v) => v.id))}::uuid[], ${sql.val(verdicts.map((v) => v.consistent))}::boolean[],
+                      ${sql.val(verdicts.map((v) => v.justification))}::text[]) as v(id, consistent, justification)
+          where e.id = v.id`.execute(conn),
+      )
+    const ordered = [...rows].sort((x, y) =>
+      x.atomicValueId < y.atomicValueId ? -1 : x.atomicValueId > y.atomicValueId ? 1 : 0,
+    )
+    if (ordered.length > 0)
+      yield* run(() => upsertResults(conn, input.projectId, agentId, configVersion, ordered))
     // Results of combinations that no longer exist (a removed static value, a deleted document) go.
     const keep = rows.map((r) => r.atomicValueId)
-    let stale = conn.deleteFrom("resolution_results").where("agent_id", "=", agentId)
-    if (keep.length > 0) stale = stale.where("atomic_value_id", "not in", keep)
-    yield* run(() => stale.execute())
+    yield* run(() =>
+      sql`delete from resolution_results where agent_id = ${agentId}::uuid
+        and not (atomic_value_id = any(${sql.val(keep)}::uuid[]))`.execute(conn),
+    )
     const summaries = rows.map((r) => r.summary).filter((s): s is string => s !== null)
     yield* run(() =>
       conn
@@ -213,51 +218,50 @@ export const recordReview = (conn: Conn, resultId: string, review: ResultReview)
       .execute(),
   ).pipe(Effect.asVoid)
 
-const upsertResult = (
+/** The agent's results at this config version, one row each; a value set by hand at this version is kept. */
+const upsertResults = (
   conn: Conn,
   projectId: string,
   agentId: string,
   configVersion: number,
-  row: ResolvedRow,
-) =>
-  conn
-    .insertInto("resolution_results")
-    .values({
-      project_id: projectId,
-      agent_id: agentId,
-      agent_config_version: configVersion,
-      atomic_value_id: row.atomicValueId,
-      result_name: row.resultName,
-      value: JSON.stringify(row.value),
-      resolution_status: row.status,
-      justification: row.justification,
-      references: JSON.stringify(row.references),
-      sources: JSON.stringify(row.sources),
-      source_type: row.sourceType,
-      is_web_supplement: row.webSupplement !== null,
-      web_supplement: row.webSupplement === null ? null : JSON.stringify(row.webSupplement),
-      confidence: row.confidence ?? null,
-    })
-    .onConflict((oc) =>
-      oc.column("atomic_value_id").doUpdateSet((eb) => ({
-        // A value set by hand at this config version is kept; citations are refreshed.
-        result_name: row.resultName,
-        references: JSON.stringify(row.references),
-        sources: JSON.stringify(row.sources),
-        source_type: row.sourceType,
-        is_web_supplement: row.webSupplement !== null,
-        web_supplement: row.webSupplement === null ? null : JSON.stringify(row.webSupplement),
-        value: sql`case when ${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.value else ${JSON.stringify(row.value)}::jsonb end`,
-        resolution_status: sql`case when ${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.resolution_status else ${row.status} end`,
-        justification: sql`case when ${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.justification else ${row.justification} end`,
-        confidence: sql`case when ${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.confidence else ${row.confidence ?? null}::real end`,
-        is_overridden: sql`${eb.ref("resolution_results.is_overridden")} and ${eb.ref("resolution_results.agent_config_version")} = ${configVersion}`,
-        updated_by_email: sql`case when ${eb.ref("resolution_results.agent_config_version")} = ${configVersion} then resolution_results.updated_by_email else null end`,
-        agent_config_version: configVersion,
-        updated_at: sql`now()`,
-      })),
-    )
-    .execute()
+  rows: ReadonlyArray<ResolvedRow>,
+) => {
+  const column = <A>(f: (r: ResolvedRow) => A) => sql.val(rows.map(f))
+  const json = (f: (r: ResolvedRow) => unknown) => column((r) => JSON.stringify(f(r)))
+  // Kept by hand: overridden at this config version.
+  const byHand = sql`resolution_results.is_overridden and resolution_results.agent_config_version = ${configVersion}::int`
+  return sql`
+    insert into resolution_results (project_id, agent_id, agent_config_version, atomic_value_id, result_name, value,
+      resolution_status, justification, "references", sources, source_type, is_web_supplement, web_supplement, confidence)
+    select ${projectId}::uuid, ${agentId}::uuid, ${configVersion}::int, x.atomic_value_id, x.result_name, x.value,
+           x.resolution_status, x.justification, x.refs, x.sources, x.source_type, x.web_supplement is not null,
+           x.web_supplement, x.confidence
+    from unnest(${column((r) => r.atomicValueId)}::uuid[], ${column((r) => r.resultName)}::text[],
+                ${json((r) => r.value)}::jsonb[], ${column((r) => r.status)}::text[],
+                ${column((r) => r.justification)}::text[], ${json((r) => r.references)}::jsonb[],
+                ${json((r) => r.sources)}::jsonb[], ${column((r) => r.sourceType)}::text[],
+                ${column((r) => (r.webSupplement === null ? null : JSON.stringify(r.webSupplement)))}::jsonb[],
+                ${column((r) => r.confidence ?? null)}::real[])
+      with ordinality as x(atomic_value_id, result_name, value, resolution_status, justification, refs, sources,
+                           source_type, web_supplement, confidence, position)
+    order by x.position
+    on conflict (atomic_value_id) do update set
+      result_name = excluded.result_name,
+      "references" = excluded."references",
+      sources = excluded.sources,
+      source_type = excluded.source_type,
+      is_web_supplement = excluded.is_web_supplement,
+      web_supplement = excluded.web_supplement,
+      value = case when ${byHand} then resolution_results.value else excluded.value end,
+      resolution_status = case when ${byHand} then resolution_results.resolution_status else excluded.resolution_status end,
+      justification = case when ${byHand} then resolution_results.justification else excluded.justification end,
+      confidence = case when ${byHand} then resolution_results.confidence else excluded.confidence end,
+      is_overridden = ${byHand},
+      updated_by_email = case when resolution_results.agent_config_version = ${configVersion}::int
+                              then resolution_results.updated_by_email else null end,
+      agent_config_version = excluded.agent_config_version,
+      updated_at = now()`.execute(conn)
+}
 
 /**
  * Forgets every resolution of the project's agents: after documents leave the project, the next launch

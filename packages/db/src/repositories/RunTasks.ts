@@ -69,16 +69,15 @@ const enqueueRunTasks = (conn: Conn, tasks: Parameters<typeof enqueueMany>[1]): 
   run(() => enqueueMany(conn, tasks)).pipe(Effect.as(tasks.length))
 
 /** How many tasks of the run's phases (its start task aside) are pending or running. */
-export const unfinishedTaskCount = (conn: Conn, runId: string): Effect.Effect<number> =>
+/**
+ * Whether the run has an unfinished phase task (its start task aside): one index probe, however many tasks
+ * the run has (every task of a phase asks after its commit).
+ */
+export const hasUnfinishedTasks = (conn: Conn, runId: string): Effect.Effect<boolean> =>
   run(() =>
-    conn
-      .selectFrom("tasks")
-      .select(sql<number>`count(*)::int`.as("n"))
-      .where("run_id", "=", runId)
-      .where("status", "in", ["pending", "running"])
-      .where("kind", "!=", RUN_START_TASK)
-      .executeTakeFirstOrThrow(),
-  ).pipe(Effect.map((r) => r.n))
+    sql<{ found: boolean }>`select exists (select 1 from tasks where run_id = ${runId}::uuid
+      and status in ('pending', 'running') and kind <> ${RUN_START_TASK}) as found`.execute(conn),
+  ).pipe(Effect.map((r) => r.rows[0]?.found === true))
 
 /** A task of the run that failed for good (its last attempt errored or died with its worker), if any. */
 export const failedTaskOf = (

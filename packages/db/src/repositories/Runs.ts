@@ -45,7 +45,7 @@ export const findRunningRun = (conn: Conn, runId: string): Effect.Effect<Running
 
 /**
  * The model usage a task cost (calls, cache hits, tokens), recorded on the task and added to its run's usage
- * (what it adds to what the task had recorded, in one statement; per slot of the task, so tasks of one run
+ * (what it adds to what the task had recorded, in one statement; per slot of the writing connection, so tasks of one run
  * committing together do not queue for one row).
  */
 export const recordTaskUsage = (
@@ -61,7 +61,7 @@ export const recordTaskUsage = (
         returning t.run_id, t.usage, b.usage as previous
       )
       insert into run_usage as u (run_id, slot, requests, cache_hits, input_tokens, cached_input_tokens, output_tokens)
-        select a.run_id, get_byte(uuid_send(${taskId}::uuid), 15) % 16,
+        select a.run_id, pg_backend_pid() % 64,
                ${sql.join(
                  ["calls", "cacheHits", "promptTokens", "cachedTokens", "completionTokens"].map(
                    (k) =>

@@ -182,7 +182,7 @@ const advanceIfPhaseDone = (trx: TaskTrx, runId: string): Effect.Effect<void> =>
   Effect.gen(function* () {
     const runRow = yield* Runs.findRun(trx, runId, true)
     if (runRow?.status !== "running") return
-    if ((yield* RunTasks.unfinishedTaskCount(trx, runId)) > 0) return
+    if (yield* RunTasks.hasUnfinishedTasks(trx, runId)) return
     // A task of the phase that failed for good fails the run instead of letting it go on without its work.
     const failed = yield* RunTasks.failedTaskOf(trx, runId)
     if (failed) yield* endRun(trx, runId, failureOf(failed))
@@ -196,8 +196,8 @@ const advanceIfPhaseDone = (trx: TaskTrx, runId: string): Effect.Effect<void> =>
  * advances the run.)
  */
 export const advanceAfterTask = (db: TaskDb, runId: string): Effect.Effect<void> =>
-  Effect.flatMap(RunTasks.unfinishedTaskCount(db, runId), (unfinished) =>
-    unfinished > 0 ? Effect.void : transactionOn(db, (trx) => advanceIfPhaseDone(trx, runId)),
+  Effect.flatMap(RunTasks.hasUnfinishedTasks(db, runId), (unfinished) =>
+    unfinished ? Effect.void : transactionOn(db, (trx) => advanceIfPhaseDone(trx, runId)),
   )
 
 export interface RunEnd {

@@ -4,6 +4,7 @@
  */
 import { dimensionKey } from "@dxs/domain/Combinations"
 import { Effect } from "effect"
+import { sql } from "kysely"
 import type { Conn } from "../../Db.ts"
 import type { StoredDimensionValue } from "../../Schema.ts"
 
@@ -23,36 +24,124 @@ export interface AtomicValue {
   readonly dimensionValues: ReadonlyArray<StoredDimensionValue>
 }
 
-const ensureInstance = (conn: Conn, instance: InstanceInput) =>
-  run(() =>
-    conn
-      .insertInto("dimension_instances")
-      .values({ dimension_id: instance.dimensionId, value: instance.value, document_id: instance.documentId })
-      .onConflict((oc) => oc.columns(["dimension_id", "value", "document_id"]).doNothing())
-      .returning("id")
-      .executeTakeFirst()
-      .then(
-        (inserted) =>
-          inserted ??
-          conn
-            .selectFrom("dimension_instances")
-            .select("id")
-            .where("dimension_id", "=", instance.dimensionId)
-            .where("value", "=", instance.value)
-            .where((eb) =>
-              instance.documentId === null
-                ? eb("document_id", "is", null)
-                : eb("document_id", "=", instance.documentId),
-            )
-            .executeTakeFirstOrThrow(),
-      ),
+/** An instance's identity: its dimension, value and document (null for a shared one). */
+const instanceKey = (dimensionId: string, value: string, documentId: string | null) =>
+  JSON.stringify([dimensionId, value, documentId])
+
+/** Tries to make every missing row and reads back what exists, until nothing is missing (a few rounds at most). */
+const untilComplete = async <K, R>(
+  wanted: ReadonlyArray<K>,
+  keyOf: (k: K) => string,
+  round: (missing: ReadonlyArray<K>) => Promise<ReadonlyArray<R>>,
+  keyOfRow: (r: R) => string,
+): Promise<Map<string, R>> => {
+  const found = new Map<string, R>()
+  let missing = [...new Map(wanted.map((k) => [keyOf(k), k])).values()]
+  // A row another transaction inserts meanwhile is not in this statement's snapshot: the next round reads it.
+  for (let attempt = 0; missing.length > 0; attempt++) {
+    if (attempt >= 5) throw new Error(`rows still missing after ${attempt} rounds: ${missing.length}`)
+    for (const r of await round(missing)) found.set(keyOfRow(r), r)
+    missing = missing.filter((k) => !found.has(keyOf(k)))
+  }
+  return found
+}
+
+/** The ids of the instances, created when missing (one statement for all of them). */
+const ensureInstances = (conn: Conn, instances: ReadonlyArray<InstanceInput>) =>
+  untilComplete(
+    instances,
+    (i) => instanceKey(i.dimensionId, i.value, i.documentId),
+    async (missing) => {
+      const { rows } = await sql<{
+        id: string
+        dimension_id: string
+        value: string
+        document_id: string | null
+      }>`
+        with wanted as (
+          select * from unnest(${sql.val(missing.map((i) => i.dimensionId))}::uuid[],
+                               ${sql.val(missing.map((i) => i.value))}::text[],
+                               ${sql.val(missing.map((i) => i.documentId))}::uuid[]) as w(dimension_id, value, document_id)
+        ), made as (
+          insert into dimension_instances (dimension_id, value, document_id)
+            select dimension_id, value, document_id from wanted
+            -- One order for every writer: two statements making the same rows never wait on each other in turn.
+            order by dimension_id, value, document_id
+            on conflict (dimension_id, value, document_id) do nothing
+            returning id, dimension_id, value, document_id
+        )
+        select id, dimension_id, value, document_id from made
+        union all
+        select di.id, di.dimension_id, di.value, di.document_id from dimension_instances di
+          join wanted w on di.dimension_id = w.dimension_id and di.value = w.value
+            and di.document_id is not distinct from w.document_id`.execute(conn)
+      return rows
+    },
+    (r) => instanceKey(r.dimension_id, r.value, r.document_id),
   )
 
 /**
- * The atomic value of an agent for one combination of dimension instances (keyed by the instance ids),
- * created when missing: `insert … on conflict do nothing`, then a read, so callers may run
- * it outside their final transaction and hold no lock on a row that all tasks of the agent share.
+ * The atomic values of agents for combinations of dimension instances (each keyed by its instance ids),
+ * created when missing, in the order asked: two statements whatever their number (the instances, then the
+ * atomic values), each `insert … on conflict do nothing` with a read of what existed, so callers may run it
+ * outside their final transaction and hold no lock on a row that all tasks of an agent share.
  */
+export const ensureAtomicValues = (
+  conn: Conn,
+  projectId: string,
+  requests: ReadonlyArray<{ readonly agentId: string; readonly instances: ReadonlyArray<InstanceInput> }>,
+): Effect.Effect<ReadonlyArray<AtomicValue>> =>
+  requests.length === 0
+    ? Effect.succeed([])
+    : run(async () => {
+        const instances = await ensureInstances(
+          conn,
+          requests.flatMap((r) => r.instances),
+        )
+        const combinations = requests.map((r) => {
+          const stored: Array<StoredDimensionValue> = r.instances.map((i) => ({
+            id: instances.get(instanceKey(i.dimensionId, i.value, i.documentId))!.id,
+            dimension_id: i.dimensionId,
+            name: i.name,
+            dimension_value: i.value,
+            document_id: i.documentId,
+          }))
+          return { agentId: r.agentId, key: dimensionKey(stored.map((s) => s.id)), stored }
+        })
+        const atomic = await untilComplete(
+          combinations,
+          (c) => JSON.stringify([c.agentId, c.key]),
+          async (missing) => {
+            const { rows } = await sql<{ id: string; agent_id: string; dimension_key: string }>`
+              with wanted as (
+                select * from unnest(${sql.val(missing.map((c) => c.agentId))}::uuid[],
+                                     ${sql.val(missing.map((c) => c.key))}::text[],
+                                     ${sql.val(missing.map((c) => JSON.stringify(c.stored)))}::jsonb[])
+                  as w(agent_id, dimension_key, dimension_values)
+              ), made as (
+                insert into atomic_values (project_id, agent_id, dimension_key, dimension_values)
+                  select ${projectId}::uuid, agent_id, dimension_key, dimension_values from wanted
+                  order by agent_id, dimension_key
+                  on conflict (agent_id, dimension_key) do nothing
+                  returning id, agent_id, dimension_key
+              )
+              select id, agent_id, dimension_key from made
+              union all
+              select av.id, av.agent_id, av.dimension_key from atomic_values av
+                join wanted w on av.agent_id = w.agent_id and av.dimension_key = w.dimension_key`.execute(
+              conn,
+            )
+            return rows
+          },
+          (r) => JSON.stringify([r.agent_id, r.dimension_key]),
+        )
+        return combinations.map((c) => ({
+          id: atomic.get(JSON.stringify([c.agentId, c.key]))!.id,
+          dimensionValues: c.stored,
+        }))
+      })
+
+/** The atomic value of an agent for one combination of dimension instances (see `ensureAtomicValues`). */
 export const ensureAtomicValue = (
   conn: Conn,
   input: {
@@ -61,44 +150,7 @@ export const ensureAtomicValue = (
     readonly instances: ReadonlyArray<InstanceInput>
   },
 ): Effect.Effect<AtomicValue> =>
-  Effect.gen(function* () {
-    const stored: Array<StoredDimensionValue> = []
-    for (const instance of input.instances) {
-      const row = yield* ensureInstance(conn, instance)
-      stored.push({
-        id: row.id,
-        dimension_id: instance.dimensionId,
-        name: instance.name,
-        dimension_value: instance.value,
-        document_id: instance.documentId,
-      })
-    }
-    const key = dimensionKey(stored.map((s) => s.id))
-    const atomic = yield* run(() =>
-      conn
-        .insertInto("atomic_values")
-        .values({
-          project_id: input.projectId,
-          agent_id: input.agentId,
-          dimension_key: key,
-          dimension_values: JSON.stringify(stored),
-        })
-        .onConflict((oc) => oc.columns(["agent_id", "dimension_key"]).doNothing())
-        .returning("id")
-        .executeTakeFirst()
-        .then(
-          (inserted) =>
-            inserted ??
-            conn
-              .selectFrom("atomic_values")
-              .select("id")
-              .where("agent_id", "=", input.agentId)
-              .where("dimension_key", "=", key)
-              .executeTakeFirstOrThrow(),
-        ),
-    )
-    return { id: atomic.id, dimensionValues: stored }
-  })
+  Effect.map(ensureAtomicValues(conn, input.projectId, [input]), (values) => values[0]!)
 
 /** The agent's atomic values that have an extraction at this config version. */
 export const currentAtomicValues = (

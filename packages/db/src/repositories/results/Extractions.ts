@@ -49,7 +49,7 @@ export const replaceDocumentExtractions = (
 
 /**
  * One document version's extractions of several agents, each replacing what the agent had from the
- * document, with each agent's extraction record: three statements whatever the number of agents.
+ * document, with each agent's extraction record: one statement whatever the number of agents and values.
  */
 export const replaceDocumentExtractionsOfAgents = (
   conn: Conn,
@@ -64,63 +64,48 @@ export const replaceDocumentExtractionsOfAgents = (
       readonly extractions: ReadonlyArray<DocumentExtraction>
     }>
   },
-): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    if (input.agents.length === 0) return
-    yield* run(() =>
-      conn
-        .deleteFrom("extractions")
-        .where(
-          "agent_id",
-          "in",
-          input.agents.map((a) => a.agentId),
-        )
-        .where("document_id", "=", input.documentId)
-        .where("source_type", "=", "document")
-        .execute(),
-    )
-    const rows = input.agents.flatMap((agent) =>
-      agent.extractions.map((e) => ({
-        project_id: input.projectId,
-        agent_id: agent.agentId,
-        agent_config_version: agent.agentConfigVersion,
-        atomic_value_id: e.atomicValueId,
-        document_id: input.documentId,
-        value: e.value,
-        relevant_passage: e.relevantPassage,
-        reasoning: e.reasoning,
-        page_number: e.pageNumber,
-        grounded: e.grounded ?? true,
-        confidence: e.confidence ?? null,
-        source_type: "document" as const,
-      })),
-    )
-    if (rows.length > 0) yield* run(() => conn.insertInto("extractions").values(rows).execute())
-    yield* run(() =>
-      conn
-        .insertInto("extraction_pairs")
-        .values(
-          input.agents.map((agent) => ({
-            agent_id: agent.agentId,
-            document_id: input.documentId,
-            agent_config_version: agent.agentConfigVersion,
-            document_version: input.documentVersion,
-            dimensions_key: agent.dimensionsKey,
-            value_count: agent.extractions.length,
-          })),
-        )
-        .onConflict((oc) =>
-          oc.columns(["agent_id", "document_id"]).doUpdateSet({
-            agent_config_version: sql`excluded.agent_config_version`,
-            document_version: sql`excluded.document_version`,
-            dimensions_key: sql`excluded.dimensions_key`,
-            value_count: sql`excluded.value_count`,
-            extracted_at: sql`now()`,
-          }),
-        )
-        .execute(),
-    )
-  })
+): Effect.Effect<void> => {
+  if (input.agents.length === 0) return Effect.void
+  const rows = input.agents.flatMap((agent) => agent.extractions.map((e) => ({ agent, e })))
+  // Each agent's record in one order for every writer, so two tasks never wait on each other in turn.
+  const agents = [...input.agents].sort((x, y) =>
+    x.agentId < y.agentId ? -1 : x.agentId > y.agentId ? 1 : 0,
+  )
+  const column = <A>(f: (r: (typeof rows)[number]) => A) => sql.val(rows.map(f))
+  return run(() =>
+    sql`
+      with gone as (
+        delete from extractions
+        where agent_id = any(${sql.val(agents.map((a) => a.agentId))}::uuid[])
+          and document_id = ${input.documentId}::uuid and source_type = 'document'
+      ), made as (
+        insert into extractions (project_id, agent_id, agent_config_version, atomic_value_id, document_id, value,
+                                 relevant_passage, reasoning, page_number, grounded, confidence, source_type)
+        select ${input.projectId}::uuid, x.agent_id, x.agent_config_version, x.atomic_value_id, ${input.documentId}::uuid,
+               x.value, x.relevant_passage, x.reasoning, x.page_number, x.grounded, x.confidence, 'document'
+        from unnest(${column((r) => r.agent.agentId)}::uuid[], ${column((r) => r.agent.agentConfigVersion)}::int[],
+                    ${column((r) => r.e.atomicValueId)}::uuid[], ${column((r) => r.e.value)}::text[],
+                    ${column((r) => r.e.relevantPassage)}::text[], ${column((r) => r.e.reasoning)}::text[],
+                    ${column((r) => r.e.pageNumber)}::int[], ${column((r) => r.e.grounded ?? true)}::boolean[],
+                    ${column((r) => r.e.confidence ?? null)}::real[])
+          as x(agent_id, agent_config_version, atomic_value_id, value, relevant_passage, reasoning, page_number,
+               grounded, confidence)
+      )
+      insert into extraction_pairs as p (agent_id, document_id, agent_config_version, document_version, dimensions_key,
+                                         value_count)
+      select x.agent_id, ${input.documentId}::uuid, x.agent_config_version, ${input.documentVersion}::int,
+             x.dimensions_key, x.value_count
+      from unnest(${sql.val(agents.map((a) => a.agentId))}::uuid[], ${sql.val(agents.map((a) => a.agentConfigVersion))}::int[],
+                  ${sql.val(agents.map((a) => a.dimensionsKey))}::text[], ${sql.val(agents.map((a) => a.extractions.length))}::int[])
+        with ordinality as x(agent_id, agent_config_version, dimensions_key, value_count, position)
+      order by x.position
+      on conflict (agent_id, document_id) do update set
+        agent_config_version = excluded.agent_config_version, document_version = excluded.document_version,
+        dimensions_key = excluded.dimensions_key, value_count = excluded.value_count, extracted_at = now()`.execute(
+      conn,
+    ),
+  ).pipe(Effect.asVoid)
+}
 
 /** The agent's document (and derived) extractions at this config version, oldest first. */
 export const nonWebExtractions = (

@@ -6,7 +6,7 @@ import { type TaskRow, transactionOn } from "@dxs/db"
 import {
   agentStillAt,
   type DerivedExtraction,
-  ensureAtomicValue,
+  ensureAtomicValues,
   type ResolvedInput,
   type ResolvedRow,
   replaceDerivedExtractions,
@@ -59,15 +59,16 @@ export class Derivation extends Effect.Service<Derivation>()("@dxs/pipeline/Deri
         )
         const spec = agentSpec(agent.row)
         const atomics = yield* transactionOn(ctx.db, (trx) =>
-          Effect.forEach(combinations, (instances) =>
-            Effect.map(
-              ensureAtomicValue(trx, {
-                projectId: runInfo.projectId,
+          Effect.map(
+            ensureAtomicValues(
+              trx,
+              runInfo.projectId,
+              combinations.map((instances) => ({
                 agentId: agent.row.id,
                 instances: instanceInputs(instances),
-              }),
-              (atomic) => ({ id: atomic.id, instances }),
+              })),
             ),
+            (made) => combinations.map((instances, i) => ({ id: made[i]!.id, instances })),
           ),
         )
 

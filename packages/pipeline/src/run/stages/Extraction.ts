@@ -12,7 +12,7 @@ import type { TaskRow } from "@dxs/db"
 import {
   agentsStillAt,
   type DocumentExtraction,
-  ensureAtomicValue,
+  ensureAtomicValues,
   replaceDocumentExtractionsOfAgents,
 } from "@dxs/db/repositories/Results"
 import { findRunningRun } from "@dxs/db/repositories/Runs"
@@ -212,37 +212,41 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
           }
         }
 
-        // Atomic values outside the final transaction (see `ensureAtomicValue`); a value missing one of
-        // the agent's dimensions has none and is not kept.
-        const extractions = new Map<string, Array<DocumentExtraction>>()
-        for (const { agent } of agents) {
-          const list: Array<DocumentExtraction> = []
-          for (const { value, citation } of mergeAnswers(agent, answers.get(agent.row.id) ?? [])) {
+        // Atomic values outside the final transaction, all at once (see `ensureAtomicValues`); a value
+        // missing one of the agent's dimensions has none and is not kept.
+        const kept = agents.flatMap(({ agent }) =>
+          mergeAnswers(agent, answers.get(agent.row.id) ?? []).flatMap(({ value, citation }) => {
             const instances = agent.dimensions.map((d) => {
               const v = value.dimensionValues[d.dimensionId]
               return v === undefined ? undefined : instanceFor(d, v, document)
             })
-            if (instances.some((i) => i === undefined)) continue
-            const atomic = yield* ensureAtomicValue(ctx.db, {
-              projectId: runInfo.projectId,
-              agentId: agent.row.id,
-              instances: instanceInputs(instances as Array<InstanceRef>),
-            })
-            list.push({
-              atomicValueId: atomic.id,
-              value: value.value,
-              relevantPassage: citation.passage,
-              reasoning: value.reasoning,
-              pageNumber: citation.pageNumber,
+            return instances.some((i) => i === undefined)
+              ? []
+              : [{ agent, value, citation, instances: instanceInputs(instances as Array<InstanceRef>) }]
+          }),
+        )
+        const atomics = yield* ensureAtomicValues(
+          ctx.db,
+          runInfo.projectId,
+          kept.map((k) => ({ agentId: k.agent.row.id, instances: k.instances })),
+        )
+        const extractions = new Map<string, Array<DocumentExtraction>>()
+        kept.forEach(({ agent, value, citation }, i) => {
+          const list = extractions.get(agent.row.id) ?? []
+          list.push({
+            atomicValueId: atomics[i]!.id,
+            value: value.value,
+            relevantPassage: citation.passage,
+            reasoning: value.reasoning,
+            pageNumber: citation.pageNumber,
+            grounded: citation.grounded,
+            confidence: extractionConfidence({
+              modelConfidence: value.modelConfidence,
               grounded: citation.grounded,
-              confidence: extractionConfidence({
-                modelConfidence: value.modelConfidence,
-                grounded: citation.grounded,
-              }),
-            })
-          }
+            }),
+          })
           extractions.set(agent.row.id, list)
-        }
+        })
         yield* commitTask(ctx, task, p.runId, usage, (trx) =>
           Effect.gen(function* () {
             // Only the agents still at the version the task was planned for (their rows locked for share).

@@ -7,7 +7,7 @@ import { type TaskRow, transactionOn } from "@dxs/db"
 import {
   agentStillAt,
   currentAtomicValues,
-  ensureAtomicValue,
+  ensureAtomicValues,
   markWebSearched,
   nonWebExtractions,
   planWebSearches,
@@ -79,15 +79,19 @@ export class Resolution extends Effect.Service<Resolution>()("@dxs/pipeline/Reso
         // search, the searches to do are recorded unsearched (the agent's web-search progress counts them).
         const atomics = yield* transactionOn(ctx.db, (trx) =>
           Effect.gen(function* () {
-            const out: Array<{ id: string; instances: ReadonlyArray<InstanceRef>; query: string }> = []
-            for (const instances of combinations) {
-              const atomic = yield* ensureAtomicValue(trx, {
-                projectId: runInfo.projectId,
+            const made = yield* ensureAtomicValues(
+              trx,
+              runInfo.projectId,
+              combinations.map((instances) => ({
                 agentId: agent.row.id,
                 instances: instanceInputs(instances),
-              })
-              out.push({ id: atomic.id, instances, query: webQuery(agent, instances) })
-            }
+              })),
+            )
+            const out = combinations.map((instances, i) => ({
+              id: made[i]!.id,
+              instances,
+              query: webQuery(agent, instances),
+            }))
             yield* planWebSearches(trx, {
               agentId: agent.row.id,
               configVersion,
