@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto"
 import { Context, Effect, type Exit, Layer, Runtime, type Scope } from "effect"
 import { Kysely, PostgresDialect, type Transaction } from "kysely"
 import pg from "pg"
@@ -25,8 +26,60 @@ export const makePool = (url: string, max = 10): pg.Pool => {
   return pool
 }
 
+/** Distinct statements a connection prepares by name (the rest run unnamed); see `preparingPool`. */
+const STATEMENTS_PER_CONNECTION = 500
+
+/** Statements worth preparing: queries and writes (not transaction control, DDL or session settings). */
+const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i
+
+/**
+ * Kysely's pool over pg's, whose clients run each query as a named prepared statement (named by a hash of
+ * its text): PostgreSQL then parses and plans a statement once per connection instead of on every
+ * execution, which is most of the database's work for the small reads of a request. pg prepares a named
+ * statement on its first use and keeps it for the connection's life; Kysely runs statements unnamed, so
+ * the clients it gets name what they run. Bounded: a connection prepares its first
+ * `STATEMENTS_PER_CONNECTION` distinct statements (the frequent ones come early) and runs later ones
+ * unnamed; an idle connection is closed by the pool, with what it prepared. (Kept here rather than a
+ * driver with a statement cache of its own, such as `postgres`, to stay on pg, which embedded and external
+ * PostgreSQL, LISTEN and cursors already use.)
+ */
+const preparingPool = (pool: pg.Pool) => {
+  const clients = new WeakMap<pg.PoolClient, { query: (...args: Array<any>) => any; release: () => void }>()
+  const nameOf = (text: string) => `dxs_${createHash("sha1").update(text).digest("base64url")}`
+  return {
+    connect: async () => {
+      const client = await pool.connect()
+      let wrapped = clients.get(client)
+      if (wrapped === undefined) {
+        const prepared = new Set<string>()
+        wrapped = {
+          query: (config: unknown, values?: ReadonlyArray<unknown>) => {
+            if (typeof config !== "string" || values === undefined || !PREPARABLE.test(config))
+              return client.query(config as never, values as never)
+            const name = nameOf(config)
+            if (!prepared.has(name)) {
+              if (prepared.size >= STATEMENTS_PER_CONNECTION)
+                return client.query(config, values as Array<unknown>)
+              prepared.add(name)
+            }
+            return client.query({ name, text: config, values: values as Array<unknown> })
+          },
+          release: () => client.release(),
+        }
+        clients.set(client, wrapped)
+      }
+      return wrapped
+    },
+    end: () => pool.end(),
+  }
+}
+
+/** The dialect every Kysely of the application uses: pg's pool, with statements prepared per connection. */
+export const makeDialect = (url: string, max = 10): PostgresDialect =>
+  new PostgresDialect({ pool: preparingPool(makePool(url, max)) as never })
+
 export const makeKysely = (url: string, max = 10): Kysely<Database> =>
-  new Kysely<Database>({ dialect: new PostgresDialect({ pool: makePool(url, max) }) })
+  new Kysely<Database>({ dialect: makeDialect(url, max) })
 
 /** The application's database handle. Driver failures are defects: callers see domain errors only. */
 export class Db extends Context.Tag("@dxs/db/Db")<

@@ -4,11 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../src/Db.ts"
 import {
   ensureAtomicValue,
-  listCurrentResults,
   type ResolvedRow,
   replaceDocumentExtractions,
   writeResults,
 } from "../src/repositories/Results.ts"
+import { listResults } from "./fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 2)
@@ -248,11 +248,9 @@ describe("the results repository", () => {
       }),
     )
     const list = (maxConfidence: number | undefined) =>
-      Effect.runPromise(
-        listCurrentResults(db, projectId, { agentId: other, maxConfidence }, { limit: 10, offset: 0 }),
-      )
+      listResults(db, projectId, { agentId: other, maxConfidence }, { limit: 10, offset: 0 })
     const all = await list(undefined)
-    expect(all.rows.map((r) => [r.result_name, r.confidence])).toEqual([
+    expect(all.rows.map((r) => [r.result_name, r.resolution_result.confidence])).toEqual([
       ["a", expect.closeTo(0.9, 6)],
       ["b", expect.closeTo(0.3, 6)],
       ["c", expect.closeTo(0.1, 6)],

@@ -46,7 +46,7 @@ const codeOf = (e: unknown): string | undefined => {
   return /foreign key constraint|no result/.test(text) ? "23503" : undefined
 }
 
-const retried = async (f: () => Promise<unknown>, attempts = 5): Promise<void> => {
+const retried = async (f: () => Promise<unknown>, attempts = 25): Promise<void> => {
   for (let i = 1; ; i++) {
     try {
       await f()

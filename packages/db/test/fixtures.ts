@@ -1,6 +1,13 @@
 /** Rows the repository tests start from. */
 import { randomUUID } from "node:crypto"
+import { Effect } from "effect"
 import type { Kysely } from "kysely"
+import {
+  type CurrentResultsFilter,
+  type ResultsWindow,
+  resultsListContext,
+  resultsListPage,
+} from "../src/repositories/Results.ts"
 import type { Database } from "../src/Schema.ts"
 
 /** A new organisation with one project in it. */
@@ -16,4 +23,24 @@ export const newOrganizationProject = async (db: Kysely<Database>) => {
     .returning("id")
     .executeTakeFirstOrThrow()
   return { organizationId: org.id, projectId: project.id }
+}
+
+/**
+ * A page of the results list as the API reads it (the list's context, then its page as JSON), parsed: the
+ * count of results that pass the filter and the page's rows (`V1ResultRow`s, extraction status `Pending`).
+ */
+export const listResults = async (
+  db: Kysely<Database>,
+  projectId: string,
+  filter: CurrentResultsFilter,
+  window: ResultsWindow,
+) => {
+  const { organization_id } = await db
+    .selectFrom("projects")
+    .select("organization_id")
+    .where("id", "=", projectId)
+    .executeTakeFirstOrThrow()
+  const context = await Effect.runPromise(resultsListContext(db, organization_id, projectId, filter))
+  const page = await Effect.runPromise(resultsListPage(db, projectId, filter, window, context, {}))
+  return { count: context.count, offset: page.offset, rows: JSON.parse(page.json) as Array<any>, page }
 }

@@ -121,3 +121,15 @@ export const pageLinks = <K = never>(
         : link({ cursor: encodeCursor({ before: page.first, position: offset }) })
   return { next, previous }
 }
+
+/** A page envelope whose rows are already JSON text (an array), built by the database. */
+export interface JsonPage {
+  readonly count: number
+  readonly next: string | null
+  readonly previous: string | null
+  readonly resultsJson: string
+}
+
+/** The envelope's JSON text: `count`, `next`, `previous`, then the rows as they are. */
+export const jsonPageText = (page: JsonPage): string =>
+  `{"count":${page.count},"next":${JSON.stringify(page.next)},"previous":${JSON.stringify(page.previous)},"results":${page.resultsJson}}`

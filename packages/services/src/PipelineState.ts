@@ -3,6 +3,7 @@ export {
   type AgentProgress,
   type AgentState,
   type ConsistencyCounts,
+  deriveAgentStates,
   isPipelineRunning,
   loadAgentStates,
 } from "@dxs/pipeline/run/AgentStates"

@@ -46,8 +46,8 @@ import { Effect, Schema } from "effect"
 import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
-import { pageLinks, pageStart } from "./Paging.ts"
-import { loadAgentStates } from "./PipelineState.ts"
+import { type JsonPage, pageLinks, pageStart } from "./Paging.ts"
+import { deriveAgentStates, loadAgentStates } from "./PipelineState.ts"
 import { checkProject } from "./Projects.ts"
 import {
   exportOf,
@@ -376,105 +376,84 @@ const boxesOf = (db: Conn, rows: ReadonlyArray<ResultsRepo.ExtractionPassage>) =
 export class Results extends Effect.Service<Results>()("@dxs/services/Results", {
   effect: Effect.gen(function* () {
     const storage = yield* capture(Db)
+    const listPage = (projectId: string, filters: ResultsQuery) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        const { limit, offset } = yield* checkPage(filters.limit, filters.offset, {
+          limit: RESULTS_DEFAULT_LIMIT,
+          max: RESULTS_MAX_LIMIT,
+        })
+        const start = yield* pageStart(ResultCursorKey, filters)
+        if (
+          filters.resolution_status !== undefined &&
+          !(ResolutionStatuses as ReadonlyArray<string>).includes(filters.resolution_status)
+        )
+          return yield* invalid("resolution_status", `must be one of ${ResolutionStatuses.join(", ")}`)
+        if (
+          filters.max_confidence !== undefined &&
+          !(
+            Number.isFinite(filters.max_confidence) &&
+            filters.max_confidence >= 0 &&
+            filters.max_confidence <= 1
+          )
+        )
+          return yield* invalid("max_confidence", "must be a number from 0 to 1")
+        return yield* withDb((db) =>
+          Effect.gen(function* () {
+            const filter: ResultsRepo.CurrentResultsFilter = {
+              agentId: filters.agent_id,
+              resolutionStatus: filters.resolution_status,
+              dimensionValue: filters.dimension_value,
+              maxConfidence: filters.max_confidence,
+            }
+            // Two statements whatever the page's size: the project's counts and agents' states, then the
+            // page itself, built as JSON by the database.
+            const context = yield* ResultsRepo.resultsListContext(db, org.id, projectId, filter)
+            if (!context.found) return yield* NotFound.of("Project", projectId)
+            const statuses = Object.fromEntries(
+              [...deriveAgentStates(context.states)].map(([id, state]) => [id, state.extractionStatus]),
+            )
+            const page = yield* ResultsRepo.resultsListPage(
+              db,
+              projectId,
+              filter,
+              start === undefined ? { limit, offset } : { limit, ...start },
+              context,
+              statuses,
+            )
+            const count = context.count
+            return {
+              count,
+              ...pageLinks(
+                [
+                  ["agent_id", filters.agent_id],
+                  ["resolution_status", filters.resolution_status],
+                  ["dimension_value", filters.dimension_value],
+                  ["max_confidence", filters.max_confidence],
+                ],
+                { count, limit, offset: page.offset, rows: page.rows, first: page.first, last: page.last },
+              ),
+              resultsJson: page.json,
+            } satisfies JsonPage
+          }),
+        )
+      })
+
     return over(storage, {
       /**
        * The project's current results, by agent (oldest first) then result name, filtered and paginated
        * (with `max_confidence`, those at or below it, least confident first); `next`/`previous` are relative
-       * links keeping the filters.
+       * links keeping the filters. The rows come as the API's JSON, built by the database (`jsonPageText`
+       * makes the envelope's text).
        */
+      listPage,
+
+      /** `listPage`, its rows as records. */
       list: (projectId: string, filters: ResultsQuery) =>
-        Effect.gen(function* () {
-          const org = yield* CurrentOrganization
-          const { limit, offset } = yield* checkPage(filters.limit, filters.offset, {
-            limit: RESULTS_DEFAULT_LIMIT,
-            max: RESULTS_MAX_LIMIT,
-          })
-          const start = yield* pageStart(ResultCursorKey, filters)
-          if (
-            filters.resolution_status !== undefined &&
-            !(ResolutionStatuses as ReadonlyArray<string>).includes(filters.resolution_status)
-          )
-            return yield* invalid("resolution_status", `must be one of ${ResolutionStatuses.join(", ")}`)
-          if (
-            filters.max_confidence !== undefined &&
-            !(
-              Number.isFinite(filters.max_confidence) &&
-              filters.max_confidence >= 0 &&
-              filters.max_confidence <= 1
-            )
-          )
-            return yield* invalid("max_confidence", "must be a number from 0 to 1")
-          return yield* withDb((db) =>
-            Effect.gen(function* () {
-              yield* checkProject(db, org.id, projectId)
-              const filter: ResultsRepo.CurrentResultsFilter = {
-                agentId: filters.agent_id,
-                resolutionStatus: filters.resolution_status,
-                dimensionValue: filters.dimension_value,
-                maxConfidence: filters.max_confidence,
-              }
-              const [page, names] = yield* Effect.all(
-                [
-                  ResultsRepo.listCurrentResults(
-                    db,
-                    projectId,
-                    filter,
-                    start === undefined ? { limit, offset } : { limit, ...start },
-                  ),
-                  dimensionNames(db, projectId),
-                ],
-                { concurrency: "unbounded" },
-              )
-              const { count, rows } = page
-              // The states of the page's agents only (a page ordered by agent holds few of them).
-              const states = yield* loadAgentStates(
-                db,
-                projectId,
-                rows.map((r) => r.agent_id),
-              )
-              return {
-                count,
-                ...pageLinks(
-                  [
-                    ["agent_id", filters.agent_id],
-                    ["resolution_status", filters.resolution_status],
-                    ["dimension_value", filters.dimension_value],
-                    ["max_confidence", filters.max_confidence],
-                  ],
-                  {
-                    count,
-                    limit,
-                    offset: page.offset,
-                    rows: rows.length,
-                    ...ResultsRepo.pageEdges(rows, filter),
-                  },
-                ),
-                results: rows.map(
-                  (r): ResultRow => ({
-                    id: r.atomic_value_id,
-                    atomic_value_id: r.atomic_value_id,
-                    agent_id: r.agent_id,
-                    agent_name: r.agent_name,
-                    result_name: r.result_name,
-                    value_type: r.value_type as AgentValueType,
-                    extraction_status: stateOf(states, r.agent_id).extractionStatus,
-                    resolution_result: {
-                      id: r.id,
-                      value: presentValue(r.value_type, r.value),
-                      resolution_status: r.resolution_status as ResolutionStatus,
-                      references: (r.references ?? {}) as ResultDetail["references"],
-                      justification_for_resolution_status: r.justification,
-                      source_type: r.source_type as SourceType,
-                      updated_by_email: r.updated_by_email,
-                      confidence: r.confidence,
-                    },
-                    dimension_instances: instancesOf(r.dimension_values, names),
-                  }),
-                ),
-              } satisfies ResultsPage
-            }),
-          )
-        }),
+        Effect.map(
+          listPage(projectId, filters),
+          ({ resultsJson, ...links }): ResultsPage => ({ ...links, results: JSON.parse(resultsJson) }),
+        ),
 
       /**
        * The results grid (beyond the contract): one row per combination of dimension values, one column

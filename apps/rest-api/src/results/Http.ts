@@ -3,12 +3,15 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { streamedDownload } from "../Download.ts"
+import { jsonPageResponse } from "../JsonPage.ts"
 
 export const ResultsHttp = HttpApiBuilder.group(Api, "results", (handlers) =>
   Effect.gen(function* () {
     const results = yield* Results
     return handlers
-      .handle("list", ({ path, urlParams }) => results.list(path.project_id, urlParams))
+      .handle("list", ({ path, urlParams }) =>
+        Effect.map(results.listPage(path.project_id, urlParams), jsonPageResponse),
+      )
       .handle("grid", ({ path, urlParams }) => results.grid(path.project_id, urlParams))
       .handle("export", ({ path, urlParams }) =>
         Effect.map(results.export(path.project_id, urlParams), streamedDownload),

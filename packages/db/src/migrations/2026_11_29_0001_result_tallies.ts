@@ -71,6 +71,22 @@ export async function up(db: Kysely<any>): Promise<void> {
   ).rows[0]?.ok
 
   // ---------------------------------------------------------------------------------------------------
+  // How a value and a time are shown, where the reads build their answers (one definition for them all): a
+  // stored value as its agent's type shows it (a number for number agents, text for string agents, other
+  // values as they are, anything else as its JSON text), and a time as ISO 8601 in UTC with milliseconds.
+  await sql`
+    create function dxs_present_value(value jsonb, value_type text) returns jsonb language sql immutable as $$
+      select case
+        when value is null or jsonb_typeof(value) = 'null' then 'null'::jsonb
+        when value_type = 'number' and jsonb_typeof(value) in ('number', 'string') then value
+        when value_type = 'string' then case when jsonb_typeof(value) = 'string' then value else to_jsonb(value::text) end
+        when jsonb_typeof(value) in ('string', 'number', 'boolean') then value
+        else to_jsonb(value::text) end $$`.execute(db)
+  await sql`
+    create function dxs_iso(at timestamptz) returns text language sql immutable as $$
+      select to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $$`.execute(db)
+
+  // ---------------------------------------------------------------------------------------------------
   // Results: what their reads need, on the row.
   await sql`
     alter table resolution_results
@@ -529,6 +545,8 @@ export async function down(db: Kysely<any>): Promise<void> {
     "dxs_result_columns",
   ])
     await sql`drop function if exists ${sql.id(fn)}()`.execute(db)
+  for (const fn of ["dxs_present_value(jsonb, text)", "dxs_iso(timestamptz)"])
+    await sql`drop function if exists ${sql.raw(fn)}`.execute(db)
   for (const table of [
     "web_search_tallies",
     "document_tallies",

@@ -65,38 +65,6 @@ export const documentsBeingParsed = (
       .execute(),
   ).pipe(Effect.map((rows) => new Set(rows.map((r) => r.document_id))))
 
-/** A project's live documents counted: in all, `Processed`, and no longer `Pending`. */
-export interface DocumentCountsRow {
-  readonly project_id: string
-  readonly total: number
-  readonly processed: number
-  readonly parsed_or_failed: number
-}
-
-/**
- * The projects' live document counts (projects without live documents have no row), from the tallies the
- * documents' writes keep: a few rows per project, whatever its size.
- */
-export const liveDocumentCountsOfProjects = (
-  conn: Conn,
-  projectIds: ReadonlyArray<string>,
-): Effect.Effect<ReadonlyArray<DocumentCountsRow>> =>
-  run(() =>
-    conn
-      .selectFrom("document_tallies")
-      .select([
-        "project_id",
-        sql<number>`sum(n)::int`.as("total"),
-        sql<number>`coalesce(sum(n) filter (where status = 'Processed'), 0)::int`.as("processed"),
-        sql<number>`coalesce(sum(n) filter (where status <> 'Pending'), 0)::int`.as("parsed_or_failed"),
-      ])
-      .where("project_id", "in", projectIds)
-      .where("is_live", "=", true)
-      .groupBy("project_id")
-      .having(sql<boolean>`sum(n) > 0`)
-      .execute(),
-  )
-
 // ---------------------------------------------------------------------------------------------------------
 // Agents
 
@@ -174,100 +142,78 @@ export const resolutionsOfProjects = (
   })
 
 // ---------------------------------------------------------------------------------------------------------
-// Records counted per agent (agentIds, when given, is non-empty)
+// What agents' states are derived from, in one statement
 
-/** Each agent's current results counted by resolution status (from the tallies its results' writes keep). */
-export const resultCountsByStatus = (
-  conn: Conn,
-  projectIds: ReadonlyArray<string>,
-  agentIds?: ReadonlyArray<string>,
-): Effect.Effect<
-  ReadonlyArray<{ readonly agent_id: string; readonly resolution_status: string; readonly n: number }>
-> =>
-  run(() =>
-    conn
-      .selectFrom("result_tallies as t")
-      .innerJoin("agents as a", "a.id", "t.agent_id")
-      .select(["t.agent_id", "t.resolution_status", "t.n"])
-      .where("a.project_id", "in", projectIds)
-      .where("t.n", ">", 0)
-      .$if(agentIds !== undefined, (q) => q.where("t.agent_id", "in", agentIds!))
-      .execute(),
-  )
-
-/** Per agent with web search enabled, its web searches at its current config version: recorded, and done. */
-export const webSearchCounts = (
-  conn: Conn,
-  projectIds: ReadonlyArray<string>,
-  agentIds?: ReadonlyArray<string>,
-): Effect.Effect<
-  ReadonlyArray<{ readonly agent_id: string; readonly total: number; readonly done: number }>
-> =>
-  run(() =>
-    conn
-      .selectFrom("web_search_tallies as w")
-      .innerJoin("agents as a", (j) =>
-        j.onRef("a.id", "=", "w.agent_id").onRef("a.config_version", "=", "w.agent_config_version"),
-      )
-      .select(["w.agent_id", "w.total", "w.done"])
-      .where("a.project_id", "in", projectIds)
-      .where("a.enable_web_search", "=", true)
-      .where("w.total", ">", 0)
-      .$if(agentIds !== undefined, (q) => q.where("w.agent_id", "in", agentIds!))
-      .execute(),
-  )
+/** An agent's state inputs: its row's settings, dimensions, records and tallies (see `agentStateInputs`). */
+export interface AgentStateInputRow {
+  readonly id: string
+  readonly project_id: string
+  readonly config_version: number
+  readonly is_draft: boolean
+  readonly agent_type: string
+  readonly enable_web_search: boolean
+  /** Its dimensions in display order (ties by attachment): `[dimension id, dynamic, source, values]`. */
+  readonly dimensions: ReadonlyArray<readonly [string, boolean, string, ReadonlyArray<string>]>
+  /** Its resolution record, if any. */
+  readonly resolution: { readonly config: number; readonly complete: boolean; readonly at: string } | null
+  /** When it last extracted anything (ISO), or null. */
+  readonly latest: string | null
+  /** Processed documents with a current pair, by dimensions key, at its config version. */
+  readonly done: Readonly<Record<string, number>>
+  /** Its current results by resolution status. */
+  readonly results: Readonly<Record<string, number>>
+  /** Its web searches at its config version: `[recorded, done]`, or null. */
+  readonly searches: readonly [number, number] | null
+  /** It has a resolution or derivation task unfinished in its project's running run. */
+  readonly active: boolean
+  /** Its project's live documents: in all, `Processed`, no longer `Pending`. */
+  readonly documents: readonly [number, number, number]
+}
 
 /**
- * The agents with unfinished resolution or derivation tasks in their project's running run (an extraction
- * task holds several agents and names none). Read through the index of unfinished tasks by project and kind.
+ * Every input of the agents' states, for the agents of the projects (oldest first; `agentIds`: only
+ * these), in one statement whatever their number: each agent's settings and dimensions, its resolution
+ * record and latest extraction (an index probe), its tallies of pairs, results and web searches, whether a
+ * task of it is unfinished in a running run, and its project's document tallies.
  */
-export const agentsWithUnfinishedTasks = (
-  conn: Conn,
-  projectIds: ReadonlyArray<string>,
-): Effect.Effect<ReadonlySet<string>> =>
-  run(() =>
-    conn
-      .selectFrom("tasks as t")
-      .innerJoin("runs as r", "r.id", "t.run_id")
-      .select(sql<string | null>`distinct t.payload->>'agentId'`.as("agent_id"))
-      .where("t.project_id", "in", projectIds)
-      .where("t.kind", "in", [RESOLVE_TASK, DERIVE_TASK])
-      .where("t.status", "in", ["pending", "running"])
-      .where("r.status", "=", "running")
-      .execute(),
-  ).pipe(Effect.map((rows) => new Set(rows.map((r) => r.agent_id).filter((id): id is string => id != null))))
-
-/**
- * Per agent and dimensions key: how many of the project's processed documents have a pair at the agent's
- * current config version and the document's current version (`done`, from the tallies the pairs' writes
- * keep), and the agent's latest extraction (one index probe per agent).
- */
-export const extractionPairSummaries = (
-  conn: Conn,
-  projectIds: ReadonlyArray<string>,
-  agentIds?: ReadonlyArray<string>,
-): Effect.Effect<
-  ReadonlyArray<{
-    readonly agent_id: string
-    readonly dimensions_key: string
-    readonly done: number
-    readonly latest: Date
-  }>
-> =>
-  run(() =>
-    sql<{ agent_id: string; dimensions_key: string; done: number; latest: Date }>`
-      select a.id as agent_id, coalesce(t.dimensions_key, '') as dimensions_key, coalesce(t.done, 0)::int as done,
-             l.latest
+/** The query of `agentStateInputs`, to run alone or inside another statement. */
+export const agentStateInputsQuery = (projectIds: ReadonlyArray<string>, agentIds?: ReadonlyArray<string>) =>
+  sql<AgentStateInputRow>`
+      select a.id, a.project_id, a.config_version, a.is_draft, a.agent_type, a.enable_web_search,
+        coalesce((select jsonb_agg(jsonb_build_array(ad.dimension_id, ad.are_values_dynamic, d.source, ad.values)
+                                   order by ad.order, ad.id)
+                  from agent_dimensions ad join dimensions d on d.id = ad.dimension_id where ad.agent_id = a.id),
+                 '[]'::jsonb) as dimensions,
+        (select jsonb_build_object('config', r.agent_config_version, 'complete', r.complete, 'at', r.resolved_at)
+         from agent_resolutions r where r.agent_id = a.id) as resolution,
+        to_json((select max(p.extracted_at) from extraction_pairs p where p.agent_id = a.id)) #>> '{}' as latest,
+        coalesce((select jsonb_object_agg(t.dimensions_key, t.n) from (
+                    select dimensions_key, sum(n) as n from pair_tallies
+                    where agent_id = a.id and agent_config_version = a.config_version
+                    group by dimensions_key having sum(n) > 0) t), '{}'::jsonb) as done,
+        coalesce((select jsonb_object_agg(t.resolution_status, t.n) from result_tallies t
+                  where t.agent_id = a.id and t.n > 0), '{}'::jsonb) as results,
+        (select jsonb_build_array(w.total, w.done) from web_search_tallies w
+         where w.agent_id = a.id and w.agent_config_version = a.config_version) as searches,
+        exists (select 1 from tasks t join runs r on r.id = t.run_id
+                where t.project_id = a.project_id and t.kind in (${RESOLVE_TASK}, ${DERIVE_TASK})
+                  and t.status in ('pending', 'running') and r.status = 'running'
+                  and t.payload->>'agentId' = a.id::text) as active,
+        (select jsonb_build_array(coalesce(sum(n), 0), coalesce(sum(n) filter (where status = 'Processed'), 0),
+                                  coalesce(sum(n) filter (where status <> 'Pending'), 0))
+         from document_tallies where project_id = a.project_id and is_live) as documents
       from agents a
-      cross join lateral (select max(p.extracted_at) as latest from extraction_pairs p where p.agent_id = a.id) l
-      left join lateral (
-        select t.dimensions_key, sum(t.n) as done from pair_tallies t
-        where t.agent_id = a.id and t.agent_config_version = a.config_version
-        group by t.dimensions_key having sum(t.n) > 0
-      ) t on true
-      where a.project_id in (${sql.join(projectIds)})
-        ${agentIds === undefined ? sql`` : sql`and a.id in (${sql.join(agentIds)})`}
-        and l.latest is not null`
+      where a.project_id = any(${sql.val(projectIds)}::uuid[])
+        ${agentIds === undefined ? sql`` : sql`and a.id = any(${sql.val(agentIds)}::uuid[])`}
+      order by a.created_at, a.id`
+
+export const agentStateInputs = (
+  conn: Conn,
+  projectIds: ReadonlyArray<string>,
+  agentIds?: ReadonlyArray<string>,
+): Effect.Effect<ReadonlyArray<AgentStateInputRow>> =>
+  run(() =>
+    agentStateInputsQuery(projectIds, agentIds)
       .execute(conn)
       .then((r) => r.rows),
   )

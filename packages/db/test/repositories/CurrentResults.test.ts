@@ -8,12 +8,12 @@ import {
   extractionPassages,
   extractionsOfResult,
   findCurrentResult,
-  listCurrentResults,
   overrideResult,
   type ResolvedRow,
   recordReview,
   writeResults,
 } from "../../src/repositories/Results.ts"
+import { listResults } from "../fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)
@@ -139,26 +139,31 @@ beforeAll(async () => {
 
 describe("current results", () => {
   it("are those of published agents at their config version, by agent age then result name", async () => {
-    const all = await run(listCurrentResults(db, projectId, {}, { limit: 10, offset: 0 }))
+    const all = await listResults(db, projectId, {}, { limit: 10, offset: 0 })
     expect(all.count).toBe(3)
-    expect(all.rows.map((r) => [r.agent_name, r.result_name, r.value])).toEqual([
+    expect(all.rows.map((r) => [r.agent_name, r.result_name, r.resolution_result.value])).toEqual([
       ["First", "2025", "first 2025"],
       ["First", "2026", "first 2026"],
       ["Second", "2025", "second 2025"],
     ])
-    expect(all.rows[0]!.dimension_values).toEqual([
-      expect.objectContaining({ dimension_id: dimensionId, name: "Year", dimension_value: "2025" }),
+    expect(all.rows[0]!.dimension_instances).toEqual([
+      expect.objectContaining({
+        dimension_id: dimensionId,
+        name: "Year",
+        dimension_value: "2025",
+        document_id: null,
+      }),
     ])
-    const window = await run(listCurrentResults(db, projectId, {}, { limit: 1, offset: 1 }))
+    const window = await listResults(db, projectId, {}, { limit: 1, offset: 1 })
     expect(window.count).toBe(3)
-    expect(window.rows.map((r) => r.id)).toEqual([results.get("first/2026")])
+    expect(window.rows.map((r) => r.resolution_result.id)).toEqual([results.get("first/2026")])
   })
 
   it("are filtered by agent, resolution status and dimension value, the count with them", async () => {
-    const ids = async (filter: Parameters<typeof listCurrentResults>[2]) => {
-      const page = await run(listCurrentResults(db, projectId, filter, { limit: 10, offset: 0 }))
+    const ids = async (filter: Parameters<typeof listResults>[2]) => {
+      const page = await listResults(db, projectId, filter, { limit: 10, offset: 0 })
       expect(page.count).toBe(page.rows.length)
-      return page.rows.map((r) => r.id)
+      return page.rows.map((r) => r.resolution_result.id)
     }
     expect(await ids({ agentId: agents.second })).toEqual([results.get("second/2025")])
     expect(await ids({ resolutionStatus: "Requires attention" })).toEqual([results.get("first/2025")])

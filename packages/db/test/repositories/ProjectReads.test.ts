@@ -86,10 +86,15 @@ describe("documents", () => {
     ])
     expect((await run(ProjectReads.liveDocumentsOfProjects(db, [p], b))).map((r) => r.id)).toEqual([b])
     expect(await run(ProjectReads.documentsBeingParsed(db, [p, q]))).toEqual(new Set([b]))
-    const counts = await run(ProjectReads.liveDocumentCountsOfProjects(db, [p, q, await newProject()]))
-    expect([...counts].sort((x, y) => x.total - y.total)).toEqual([
-      { project_id: q, total: 1, processed: 0, parsed_or_failed: 1 },
-      { project_id: p, total: 2, processed: 1, parsed_or_failed: 1 },
+    // The live documents counted (by the tallies the writes keep), as an agent's state inputs carry them.
+    const [ap, aq] = [
+      await run(insertAgent(db, p, { name: "A" })),
+      await run(insertAgent(db, q, { name: "B" })),
+    ]
+    const inputs = await run(ProjectReads.agentStateInputs(db, [p, q]))
+    expect(inputs.map((i) => [i.id, i.documents])).toEqual([
+      [ap.id, [2, 1, 1]],
+      [aq.id, [1, 0, 1]],
     ])
   })
 })
@@ -224,21 +229,20 @@ describe("records of finished work", () => {
     )
     expect(await resolved([other.id])).toEqual([[other.id, false]])
 
-    const summaries = await run(ProjectReads.extractionPairSummaries(db, [p]))
-    expect(summaries.map((s) => [s.agent_id, s.dimensions_key, s.done, s.latest instanceof Date])).toEqual([
-      [agent.id, "k", 1, true],
-    ])
-    expect(await run(ProjectReads.extractionPairSummaries(db, [p], [other.id]))).toEqual([])
-    expect(
-      (await run(ProjectReads.resultCountsByStatus(db, [p]))).map((r) => [r.resolution_status, r.n]).sort(),
-    ).toEqual([
-      ["No result", 1],
-      ["Resolved", 1],
-    ])
-    expect(await run(ProjectReads.webSearchCounts(db, [p]))).toEqual([
-      { agent_id: agent.id, total: 2, done: 1 },
-    ])
-    expect(await run(ProjectReads.webSearchCounts(db, [p], [other.id]))).toEqual([])
+    // The agents' state inputs: pairs that count (the current document version, by key), results by
+    // status, web searches, the resolution record and the latest extraction, from tallies and records.
+    const [mine] = await run(ProjectReads.agentStateInputs(db, [p], [agent.id]))
+    expect(mine).toMatchObject({
+      id: agent.id,
+      done: { k: 1 },
+      results: { Resolved: 1, "No result": 1 },
+      searches: [2, 1],
+      resolution: { config: 1, complete: true },
+      active: false,
+    })
+    expect(mine!.latest).not.toBeNull()
+    const [others] = await run(ProjectReads.agentStateInputs(db, [p], [other.id]))
+    expect(others).toMatchObject({ done: {}, results: {}, searches: null, latest: null })
 
     await run(clearResolutionsOfProject(db, p))
     expect(await resolved()).toEqual([])
@@ -247,9 +251,11 @@ describe("records of finished work", () => {
   it("finds the agents with unfinished tasks in their project's running run", async () => {
     const p = await newProject()
     const queued = await run(createQueuedRun(db, p))
-    await run(enqueueAgentTasks(db, "resolve", p, queued.id, ["a1"]))
-    expect(await run(ProjectReads.agentsWithUnfinishedTasks(db, [p]))).toEqual(new Set())
+    const agent = await run(insertAgent(db, p, { name: "Resolved by a task" }))
+    await run(enqueueAgentTasks(db, "resolve", p, queued.id, [agent.id]))
+    const active = async () => (await run(ProjectReads.agentStateInputs(db, [p]))).map((i) => i.active)
+    expect(await active()).toEqual([false])
     await run(startRun(db, queued.id, {}))
-    expect(await run(ProjectReads.agentsWithUnfinishedTasks(db, [p]))).toEqual(new Set(["a1"]))
+    expect(await active()).toEqual([true])
   })
 })

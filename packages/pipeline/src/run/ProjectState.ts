@@ -103,46 +103,6 @@ export const loadDocuments = (
 ): Effect.Effect<ReadonlyArray<ProjectDocument>> =>
   Effect.map(loadDocumentsOfProjects(db, [projectId], only), (m) => m.get(projectId) ?? [])
 
-/** How many live documents a project has: in all, `Processed`, and no longer `Pending`. */
-export interface DocumentCounts {
-  readonly total: number
-  readonly processed: number
-  readonly parsedOrFailed: number
-}
-
-export const countDocuments = (documents: ReadonlyArray<ProjectDocument>): DocumentCounts => ({
-  total: documents.length,
-  processed: documents.filter((d) => d.status === "Processed").length,
-  parsedOrFailed: documents.filter((d) => d.status !== "Pending").length,
-})
-
-/**
- * Each project's document counts (live documents, as `loadDocumentsOfProjects` reads them), counted in
- * PostgreSQL: readers that need only the numbers do not read every document with its tags.
- */
-export const loadDocumentCountsOfProjects = (
-  db: Conn,
-  projectIds: ReadonlyArray<string>,
-): Effect.Effect<ReadonlyMap<string, DocumentCounts>> =>
-  projectIds.length === 0
-    ? Effect.succeed(new Map())
-    : Effect.map(ProjectReads.liveDocumentCountsOfProjects(db, projectIds), (rows) => {
-        const found = new Map(rows.map((r) => [r.project_id, r]))
-        return new Map(
-          projectIds.map((id) => {
-            const r = found.get(id)
-            return [
-              id,
-              {
-                total: r?.total ?? 0,
-                processed: r?.processed ?? 0,
-                parsedOrFailed: r?.parsed_or_failed ?? 0,
-              },
-            ]
-          }),
-        )
-      })
-
 /**
  * Each project's agents (drafts included), oldest first, with dimensions and references; `only`: just
  * this agent, or just these.

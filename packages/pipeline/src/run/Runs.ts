@@ -19,8 +19,8 @@ import { reschedule, type TaskDb, type TaskTrx } from "@dxs/db/TaskQueue"
 import { type ExtractionPair, type LaunchDecision, planLaunch } from "@dxs/domain/LaunchPlanner"
 import { Cause, Effect } from "effect"
 import { enqueueFanout } from "../webhooks/Queue.ts"
-import { computeAgentStates } from "./AgentStates.ts"
-import { loadProjectState, toSnapshot } from "./ProjectState.ts"
+import { loadAgentStates } from "./AgentStates.ts"
+import { loadAgents, loadProjectState, toSnapshot } from "./ProjectState.ts"
 import { wakeQueuedRun } from "./Wake.ts"
 
 export {
@@ -249,12 +249,11 @@ export const endRun = (trx: TaskTrx, runId: string, end: RunEnd): Effect.Effect<
 
 const succeededData = (trx: TaskTrx, projectId: string, runNumber: number) =>
   Effect.gen(function* () {
-    const state = yield* loadProjectState(trx, projectId)
-    const states = yield* computeAgentStates(trx, projectId, state)
+    const [agents, states] = yield* Effect.all([loadAgents(trx, projectId), loadAgentStates(trx, projectId)])
     return {
       project_id: projectId,
       run_number: runNumber,
-      agents: state.agents
+      agents: agents
         .filter((a) => !a.row.is_draft)
         .map((a) => ({
           id: a.row.id,

@@ -11,12 +11,12 @@
 import { AsyncLocalStorage } from "node:async_hooks"
 import * as os from "node:os"
 import * as path from "node:path"
-import { type Database, fileBlobStore, makePool } from "@dxs/db"
+import { type Database, fileBlobStore, makeDialect } from "@dxs/db"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
 import { postgresResponseCache, type ResponseCache } from "@dxs/pipeline/llm/ResponseCache"
 import { backgroundTaskHandlers, runWorker, type TaskHandler } from "@dxs/worker"
 import { Effect, Fiber } from "effect"
-import { Kysely, PostgresDialect } from "kysely"
+import { Kysely } from "kysely"
 
 const env = (name: string): string => {
   const value = process.env[name]
@@ -78,7 +78,7 @@ let cpu = process.cpuUsage()
 const statementOf = (sql: string) => sql.replace(/\s+/g, " ").trim().slice(0, 110)
 
 const db = new Kysely<Database>({
-  dialect: new PostgresDialect({ pool: makePool(url, workerConcurrency * 2 + 2) }),
+  dialect: makeDialect(url, workerConcurrency * 2 + 2),
   log: (event) => {
     const key = statementOf(event.query.sql)
     const entry = statements.get(key) ?? { count: 0, ms: 0 }

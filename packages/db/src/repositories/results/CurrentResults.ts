@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { type RawBuilder, sql } from "kysely"
 import type { Conn } from "../../Db.ts"
 import type { ExtractionRow } from "../../Schema.ts"
+import { type AgentStateInputRow, agentStateInputsQuery } from "../ProjectReads.ts"
 
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 
@@ -106,35 +107,6 @@ export type ResultsWindow =
       readonly position: number
     }
 
-export interface ResultsPageRows {
-  readonly count: number
-  /** The offset of the page's first row. */
-  readonly offset: number
-  readonly rows: ReadonlyArray<CurrentResultRow>
-}
-
-const keyOf = (row: CurrentResultRow, byConfidence: boolean): ResultKey => ({
-  created: row.key_created,
-  agentId: row.agent_id,
-  name: row.key_name,
-  id: row.id,
-  ...(byConfidence && row.confidence !== null ? { confidence: row.confidence } : {}),
-})
-
-/** The key of a page's first and last rows (undefined for an empty page). */
-export const pageEdges = (
-  rows: ReadonlyArray<CurrentResultRow>,
-  filter: CurrentResultsFilter,
-): { readonly first?: ResultKey; readonly last?: ResultKey } => {
-  const byConfidence = filter.maxConfidence !== undefined
-  const first = rows[0]
-  const last = rows[rows.length - 1]
-  return {
-    ...(first ? { first: keyOf(first, byConfidence) } : {}),
-    ...(last ? { last: keyOf(last, byConfidence) } : {}),
-  }
-}
-
 const micros = (created: string) => sql`(timestamptz 'epoch' + ${created}::bigint * interval '1 microsecond')`
 
 /** The list's order as a row value (the confidence first when filtering by it). */
@@ -168,28 +140,102 @@ const conditions = (projectId: string, filter: CurrentResultsFilter): Array<RawB
 const tallied = (filter: CurrentResultsFilter) =>
   filter.dimensionValue === undefined && filter.maxConfidence === undefined
 
-/** Per agent of the project (oldest first), its current results that pass an agent/status filter. */
-const agentCounts = (conn: Conn, projectId: string, filter: CurrentResultsFilter) =>
-  sql<{ agent_id: string; n: number }>`
-    select a.id as agent_id, coalesce(sum(t.n), 0)::int as n
-    from agents a join result_tallies t on t.agent_id = a.id
-    where a.project_id = ${projectId}::uuid
-      ${filter.agentId === undefined ? sql`` : sql`and a.id = ${filter.agentId}::uuid`}
-      ${filter.resolutionStatus === undefined ? sql`` : sql`and t.resolution_status = ${filter.resolutionStatus}`}
-    group by a.id, a.created_at
-    having sum(t.n) > 0
-    order by a.created_at, a.id`
-    .execute(conn)
-    .then((r) => r.rows)
+/** A result as a row of the results list's JSON (`V1ResultRow`); its extraction status comes from `statuses`. */
+const resultRowJson = (statuses: string) => sql`json_build_object(
+    'id', rr.atomic_value_id, 'atomic_value_id', rr.atomic_value_id, 'agent_id', rr.agent_id, 'agent_name', a.name,
+    'result_name', rr.result_name, 'value_type', a.value_type,
+    'extraction_status', coalesce(${statuses}::jsonb ->> rr.agent_id::text, 'Pending'),
+    'resolution_result', json_build_object(
+      'id', rr.id, 'value', dxs_present_value(rr.value, a.value_type), 'resolution_status', rr.resolution_status,
+      'references', coalesce(rr."references", '{}'::jsonb),
+      'justification_for_resolution_status', rr.justification, 'source_type', rr.source_type,
+      'updated_by_email', rr.updated_by_email, 'confidence', rr.confidence),
+    'dimension_instances', ${instancesJson})`
 
-const countMatching = (conn: Conn, projectId: string, filter: CurrentResultsFilter) =>
-  sql<{ n: number }>`select count(*)::int as n from resolution_results rr
-    where ${sql.join(conditions(projectId, filter), sql` and `)}`
-    .execute(conn)
-    .then((r) => r.rows[0]?.n ?? 0)
+/** The atomic value's dimension instances (`V1ResultDimensionInstance`s), named as their dimensions are now. */
+const instancesJson = sql`(select coalesce(json_agg(json_build_object(
+      'id', x.e->'id', 'dimension_id', x.e->'dimension_id', 'dimension_value', x.e->'dimension_value',
+      'name', coalesce(to_jsonb(d.name), x.e->'name'), 'document_id', coalesce(x.e->'document_id', 'null'::jsonb))
+    order by x.o), '[]'::json)
+  from jsonb_array_elements(av.dimension_values) with ordinality as x(e, o)
+  left join dimensions d on d.id = (x.e->>'dimension_id')::uuid)`
 
-const pageQuery = (
+/** A row's key in the list's order, as JSON (see `ResultKey`). */
+const keyJson = sql`json_build_array((extract(epoch from rr.agent_created_at) * 1000000)::bigint::text, rr.agent_id,
+  rr.list_name, rr.id, rr.confidence)`
+
+const keyOf = (json: unknown, byConfidence: boolean): ResultKey | undefined => {
+  if (!Array.isArray(json)) return undefined
+  const [created, agentId, name, id, confidence] = json as [string, string, string, string, number | null]
+  return { created, agentId, name, id, ...(byConfidence && confidence !== null ? { confidence } : {}) }
+}
+
+/** What a page of the results list starts from: the project's ownership, its counts, its agents' state inputs. */
+export interface ResultsListContext {
+  readonly found: boolean
+  /** How many current results pass the filter in all. */
+  readonly count: number
+  /** With an agent/status filter (or none): per agent (oldest first), how many pass it. */
+  readonly perAgent: ReadonlyArray<readonly [agentId: string, n: number]> | null
+  readonly states: ReadonlyArray<AgentStateInputRow>
+}
+
+/**
+ * In one statement: whether the project is the organisation's, how many of its current results pass the
+ * filter (from the tallies when it is an agent, a status or none: per agent; else counted through an
+ * index), and its agents' state inputs.
+ */
+export const resultsListContext = (
   conn: Conn,
+  organizationId: string,
+  projectId: string,
+  filter: CurrentResultsFilter,
+): Effect.Effect<ResultsListContext> =>
+  run(async () => {
+    const perAgent = tallied(filter)
+      ? sql`(select coalesce(json_agg(json_build_array(c.agent_id, c.n) order by c.created_at, c.agent_id), '[]'::json)
+          from (select a.id as agent_id, a.created_at, sum(t.n)::int as n
+                from agents a join result_tallies t on t.agent_id = a.id
+                where a.project_id = ${projectId}::uuid
+                  ${filter.agentId === undefined ? sql`` : sql`and a.id = ${filter.agentId}::uuid`}
+                  ${filter.resolutionStatus === undefined ? sql`` : sql`and t.resolution_status = ${filter.resolutionStatus}`}
+                group by a.id, a.created_at having sum(t.n) > 0) c)`
+      : sql`null::json`
+    const matching = tallied(filter)
+      ? sql`null::int`
+      : sql`(select count(*)::int from resolution_results rr where ${sql.join(conditions(projectId, filter), sql` and `)})`
+    const { rows } = await sql<{
+      found: boolean
+      per_agent: ReadonlyArray<readonly [string, number]> | null
+      matching: number | null
+      states: ReadonlyArray<AgentStateInputRow>
+    }>`select exists (select 1 from projects where id = ${projectId}::uuid and organization_id = ${organizationId}::uuid) as found,
+        ${perAgent} as per_agent, ${matching} as matching,
+        (select coalesce(json_agg(s), '[]'::json) from (${agentStateInputsQuery([projectId])}) s) as states`.execute(
+      conn,
+    )
+    const row = rows[0]!
+    return {
+      found: row.found,
+      perAgent: row.per_agent,
+      count: row.per_agent ? row.per_agent.reduce((n, [, k]) => n + k, 0) : (row.matching ?? 0),
+      states: row.states,
+    }
+  })
+
+/** A page of the results list, its rows already the API's JSON. */
+export interface ResultsListPage {
+  /** The offset of the page's first row. */
+  readonly offset: number
+  readonly rows: number
+  /** The rows as a JSON array of `V1ResultRow`s. */
+  readonly json: string
+  readonly first?: ResultKey | undefined
+  readonly last?: ResultKey | undefined
+}
+
+/** The ids of a page of current results in the list's order, from the index alone (skipped rows are never fetched). */
+const pageIds = (
   projectId: string,
   filter: CurrentResultsFilter,
   extra: ReadonlyArray<RawBuilder<unknown>>,
@@ -197,72 +243,82 @@ const pageQuery = (
   limit: number,
   offset: number,
 ) => {
-  const byConfidence = filter.maxConfidence !== undefined
-  const direction = sql.raw(descending ? "desc" : "asc")
-  const order = byConfidence
-    ? sql`rr.confidence ${direction}, rr.agent_created_at ${direction}, rr.agent_id ${direction}, rr.list_name ${direction}, rr.id ${direction}`
-    : sql`rr.agent_created_at ${direction}, rr.agent_id ${direction}, rr.list_name ${direction}, rr.id ${direction}`
-  // The page's ids from the index alone (the rows skipped by an offset are never fetched), in order, then
-  // its rows by id.
-  const ids = sql`select rr.id from resolution_results rr
+  const dir = sql.raw(descending ? "desc" : "asc")
+  const order =
+    filter.maxConfidence !== undefined
+      ? sql`rr.confidence ${dir}, rr.agent_created_at ${dir}, rr.agent_id ${dir}, rr.list_name ${dir}, rr.id ${dir}`
+      : sql`rr.agent_created_at ${dir}, rr.agent_id ${dir}, rr.list_name ${dir}, rr.id ${dir}`
+  return sql`select rr.id from resolution_results rr
     where ${sql.join([...conditions(projectId, filter), ...extra], sql` and `)}
     order by ${order} limit ${limit} offset ${offset}`
-  return selectCurrent(conn)
-    .innerJoin(
-      sql<{
-        id: string
-        position: number
-      }>`(select u.id, u.position from unnest(array(${ids})) with ordinality as u(id, position))`.as("p"),
-      (join) => join.onRef("p.id", "=", "rr.id"),
-    )
-    .orderBy("p.position")
-    .execute()
 }
 
 /**
- * The project's current results that pass `filter`, by agent (oldest first) then result name (with
- * `maxConfidence`, least confident first, then so), one window of them, with how many pass in all and the
- * offset of the window's first row.
+ * The current results that pass `filter`, by agent (oldest first) then result name (with `maxConfidence`,
+ * least confident first, then so), one window of them, as the list's JSON built by the database (one
+ * statement). An offset is stepped agent by agent with the context's counts; the rows skipped inside an
+ * agent are read from the index alone.
  */
-export const listCurrentResults = (
+export const resultsListPage = (
   conn: Conn,
   projectId: string,
   filter: CurrentResultsFilter,
   window: ResultsWindow,
-): Effect.Effect<ResultsPageRows> =>
+  context: Pick<ResultsListContext, "count" | "perAgent">,
+  statuses: Readonly<Record<string, string>>,
+): Effect.Effect<ResultsListPage> =>
   run(async () => {
     const byConfidence = filter.maxConfidence !== undefined
-    const perAgent = tallied(filter) ? await agentCounts(conn, projectId, filter) : undefined
-    const count = perAgent
-      ? perAgent.reduce((n, a) => n + a.n, 0)
-      : await countMatching(conn, projectId, filter)
+    const read = async (extra: ReadonlyArray<RawBuilder<unknown>>, descending: boolean, skip: number) => {
+      // Read backwards (before a key), the ids come last first: the JSON and the edges follow the list's order.
+      const order = sql.raw(descending ? "desc" : "asc")
+      const { rows } = await sql<{ rows: number; json: string; first: unknown; last: unknown }>`
+        select count(*)::int as rows,
+               coalesce(json_agg(${resultRowJson(JSON.stringify(statuses))} order by p.position ${order}), '[]'::json)::text as json,
+               (array_agg(${keyJson} order by p.position ${order}))[1] as first,
+               (array_agg(${keyJson} order by p.position ${sql.raw(descending ? "asc" : "desc")}))[1] as last
+        from unnest(array(${pageIds(projectId, filter, extra, descending, window.limit, skip)})) with ordinality as p(id, position)
+        join resolution_results rr on rr.id = p.id
+        join agents a on a.id = rr.agent_id
+        join atomic_values av on av.id = rr.atomic_value_id`.execute(conn)
+      const r = rows[0]!
+      return {
+        rows: r.rows,
+        json: r.json,
+        first: keyOf(r.first, byConfidence),
+        last: keyOf(r.last, byConfidence),
+      }
+    }
     if ("offset" in window) {
       let skip = window.offset
       const extra: Array<RawBuilder<unknown>> = []
+      const perAgent = context.perAgent
       if (perAgent) {
         // Whole agents before the offset are stepped over by their counts; the rest by the index.
         let i = 0
-        while (i < perAgent.length - 1 && skip >= perAgent[i]!.n) skip -= perAgent[i++]!.n
+        while (i < perAgent.length - 1 && skip >= perAgent[i]![1]) skip -= perAgent[i++]![1]
         const from = perAgent[i]
-        if (from === undefined || window.offset >= count) return { count, offset: window.offset, rows: [] }
+        if (from === undefined || window.offset >= context.count)
+          return { offset: window.offset, rows: 0, json: "[]" }
         extra.push(
-          sql`(rr.agent_created_at, rr.agent_id) >= ((select created_at from agents where id = ${from.agent_id}::uuid), ${from.agent_id}::uuid)`,
+          sql`(rr.agent_created_at, rr.agent_id) >= ((select created_at from agents where id = ${from[0]}::uuid), ${from[0]}::uuid)`,
         )
       }
-      const rows = await pageQuery(conn, projectId, filter, extra, false, window.limit, skip)
-      return { count, offset: window.offset, rows }
+      return { offset: window.offset, ...(await read(extra, false, skip)) }
     }
     if (window.before !== undefined) {
-      const extra = [sql`(${orderColumns(byConfidence)}) < ${keyValue(window.before, byConfidence)}`]
-      const rows = (await pageQuery(conn, projectId, filter, extra, true, window.limit, 0)).reverse()
-      return { count, offset: Math.max(0, window.position - rows.length), rows }
+      const page = await read(
+        [sql`(${orderColumns(byConfidence)}) < ${keyValue(window.before, byConfidence)}`],
+        true,
+        0,
+      )
+      return { ...page, offset: Math.max(0, window.position - page.rows) }
     }
     const extra =
       window.after === undefined
         ? []
         : [sql`(${orderColumns(byConfidence)}) > ${keyValue(window.after, byConfidence)}`]
-    const rows = await pageQuery(conn, projectId, filter, extra, false, window.limit, 0)
-    return { count, offset: window.position, rows }
+    return { offset: window.position, ...(await read(extra, false, 0)) }
   })
 
 /** An extraction behind a result, with the name of its document (null for a web or derived one). */

@@ -25,7 +25,6 @@ import {
   type AgentPayload,
   commitTask,
   expectedCombinations,
-  type InstanceRef,
   instanceInputs,
   notFoundText,
   resultName,
