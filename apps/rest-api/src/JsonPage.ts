@@ -1,9 +1,7 @@
 /**
- * A page whose rows the database built as JSON (see services' `JsonPage`), sent as it is: the envelope's text
- * around the rows, never parsed and encoded again. Its shape is the endpoint's described success schema.
+ * An answer whose JSON the database built (a page of results or of the grid, see services' `JsonPage`), sent
+ * as it is, never parsed and encoded again. Its shape is the endpoint's described success schema.
  */
-import { type JsonPage, jsonPageText } from "@dxs/services"
 import { HttpServerResponse } from "@effect/platform"
 
-export const jsonPageResponse = (page: JsonPage) =>
-  HttpServerResponse.text(jsonPageText(page), { contentType: "application/json" })
+export const jsonText = (text: string) => HttpServerResponse.text(text, { contentType: "application/json" })

@@ -387,37 +387,44 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
         return `${publicUrl}/api/v1/files/${row.id}?expires=${expires}&signature=${signature}`
       })
 
+    /** The documents' records, their tags given (by document id). */
+    const documentsWithTags = (
+      rows: ReadonlyArray<DocumentRow>,
+      tags: ReadonlyMap<string, ReadonlyArray<DocumentTag>>,
+    ) =>
+      Effect.forEach(rows, (row) =>
+        Effect.map(
+          fileUrl(row),
+          (file_url): Document => ({
+            id: row.id,
+            project_id: row.project_id,
+            file_url,
+            uploaded_at: iso(row.uploaded_at),
+            type: row.type as DocumentType,
+            page_count: row.page_count,
+            version: row.version,
+            summary: row.summary,
+            metadata: row.metadata,
+            status: row.status as DocumentStatus,
+            uses_agentic_extraction: row.uses_agentic_extraction,
+            last_parsed_at: isoOrNull(row.last_parsed_at),
+            archive_requested_at: isoOrNull(row.archive_requested_at),
+            tags: tags.get(row.id) ?? [],
+            file_name: row.file_name,
+            failure_reason: row.failure_reason,
+            parent_document_id: row.parent_document_id,
+          }),
+        ),
+      )
+
     const toDocuments = (db: Conn, rows: ReadonlyArray<DocumentRow>) =>
-      Effect.gen(function* () {
-        const tags = yield* tagsOf(
+      Effect.flatMap(
+        tagsOf(
           db,
           rows.map((r) => r.id),
-        )
-        return yield* Effect.forEach(rows, (row) =>
-          Effect.map(
-            fileUrl(row),
-            (file_url): Document => ({
-              id: row.id,
-              project_id: row.project_id,
-              file_url,
-              uploaded_at: iso(row.uploaded_at),
-              type: row.type as DocumentType,
-              page_count: row.page_count,
-              version: row.version,
-              summary: row.summary,
-              metadata: row.metadata,
-              status: row.status as DocumentStatus,
-              uses_agentic_extraction: row.uses_agentic_extraction,
-              last_parsed_at: isoOrNull(row.last_parsed_at),
-              archive_requested_at: isoOrNull(row.archive_requested_at),
-              tags: tags.get(row.id) ?? [],
-              file_name: row.file_name,
-              failure_reason: row.failure_reason,
-              parent_document_id: row.parent_document_id,
-            }),
-          ),
-        )
-      })
+        ),
+        (tags) => documentsWithTags(rows, tags),
+      )
 
     const toDocument = (db: Conn, row: DocumentRow) => Effect.map(toDocuments(db, [row]), (docs) => docs[0]!)
 
@@ -624,9 +631,10 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           const start = yield* pageStart(DocumentCursorKey, query)
           return yield* withDb((db) =>
             Effect.gen(function* () {
-              yield* checkProject(db, org.id, projectId)
+              // One statement: the project's ownership, the count and the page with its tags.
               const page = yield* Repo.pageOfDocuments(
                 db,
+                org.id,
                 projectId,
                 {
                   search,
@@ -639,8 +647,12 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
                 },
                 start === undefined ? { limit, offset } : { limit, ...start },
               )
+              if (!page.found) return yield* NotFound.of("Project", projectId)
               const { count, rows } = page
-              const documents = yield* toDocuments(db, rows)
+              const documents = yield* documentsWithTags(
+                rows,
+                new Map(rows.map((r) => [r.id, [...r.tags].sort(byKey)])),
+              )
               return {
                 count,
                 ...pageLinks(

@@ -4,11 +4,12 @@
  * their model usage (`GET …/runs/`).
  */
 import { Db, transaction, withDb } from "@dxs/db"
+import { projectAgentStates } from "@dxs/db/repositories/ProjectReads"
 import * as RunsRepository from "@dxs/db/repositories/Runs"
 import type { AgentStatus } from "@dxs/domain/contract/Agent"
 import type { LaunchPreview, RunRecord, RunsPage } from "@dxs/domain/contract/Run"
 import { RequestBudget } from "@dxs/pipeline/llm/RequestBudget"
-import { loadAgentStatesOfProjects, runningPipelines } from "@dxs/pipeline/run/AgentStates"
+import { deriveAgentStates } from "@dxs/pipeline/run/AgentStates"
 import { previewLaunch } from "@dxs/pipeline/run/LaunchPreview"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import { Context, Effect, Schema } from "effect"
@@ -17,7 +18,7 @@ import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Conflict } from "./Errors.ts"
 import { pageLinks, pageStart } from "./Paging.ts"
 import type { AgentProgress, ConsistencyCounts } from "./PipelineState.ts"
-import { checkLiveProject, checkProject, oneProject, projectsOfOrganization } from "./Projects.ts"
+import { checkLiveProject, checkProject, oneProject } from "./Projects.ts"
 import { checkPage } from "./Results.ts"
 import { iso, isoOrNull } from "./Time.ts"
 
@@ -64,22 +65,20 @@ export type AgentsStatus = AgentStatus
 const statusForProjects = (projectIds: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const org = yield* CurrentOrganization
-    const ids = yield* withDb((db) => projectsOfOrganization(db, org.id, projectIds))
-    if (ids.length === 0) return new Map<string, AgentsStatus>()
-    const [states, running] = yield* withDb((db) =>
-      Effect.all([loadAgentStatesOfProjects(db, ids), runningPipelines(db, ids)], {
-        concurrency: "unbounded",
-      }),
-    )
+    // One statement whatever the number of projects, agents, documents and results.
+    const rows = yield* withDb((db) => projectAgentStates(db, org.id, [...new Set(projectIds)]))
     return new Map(
-      ids.map((id) => {
+      rows.map((row) => {
         const progress: Record<string, AgentProgress> = {}
         const consistency: Record<string, ConsistencyCounts> = {}
-        for (const [agentId, state] of states.get(id) ?? []) {
+        for (const [agentId, state] of deriveAgentStates(row.states)) {
           progress[agentId] = state.progress
           consistency[agentId] = state.consistency
         }
-        return [id, { progress, consistency, pipeline_running: running.has(id) } satisfies AgentsStatus]
+        return [
+          row.id,
+          { progress, consistency, pipeline_running: row.pipeline_running } satisfies AgentsStatus,
+        ]
       }),
     )
   })

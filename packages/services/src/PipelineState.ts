@@ -4,6 +4,5 @@ export {
   type AgentState,
   type ConsistencyCounts,
   deriveAgentStates,
-  isPipelineRunning,
   loadAgentStates,
 } from "@dxs/pipeline/run/AgentStates"

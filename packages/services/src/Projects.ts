@@ -3,7 +3,6 @@ import * as FileEdits from "@dxs/db/repositories/FileEdits"
 import * as Repo from "@dxs/db/repositories/Projects"
 import type { ProjectCreate, ProjectPatch } from "@dxs/domain/contract/Project"
 import type { Project, ProjectStatus } from "@dxs/domain/Records"
-import { runningPipelines } from "@dxs/pipeline/run/AgentStates"
 import { byProject } from "@dxs/pipeline/run/ProjectState"
 
 export { byProject }
@@ -138,43 +137,33 @@ export const insertProject = (trx: Conn, orgId: string, input: ProjectCreate, id
     })
   })
 
-/** The project status record of each project of the organisation among `ids`. */
+/** The project status record of each project of the organisation among `ids` (one statement for them all). */
 const statusForProjects = (ids: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const org = yield* CurrentOrganization
-    return yield* withDb((db) =>
-      Effect.gen(function* () {
-        const own = yield* projectsOfOrganization(db, org.id, ids)
-        if (own.length === 0) return new Map<string, ProjectStatus>()
-        const [{ projects, documents: counts, parseTasks }, running] = yield* Effect.all(
-          [Repo.projectStatusCounts(db, own), runningPipelines(db, own)],
-          { concurrency: "unbounded" },
-        )
-        const statuses = new Map<string, ProjectStatus>()
-        for (const project of projects) {
-          const by = { Pending: 0, Processed: 0, Failed: 0 }
-          for (const c of counts)
-            if (c.project_id === project.id && c.status in by) by[c.status as keyof typeof by] = c.n
-          const tasks = parseTasks.find((t) => t.project_id === project.id) ?? { active: 0, stuck: 0 }
-          const parsing_state: ProjectStatus["parsing_state"] =
-            tasks.stuck > 0
-              ? "stuck"
-              : tasks.active > 0 || by.Pending > 0
-                ? "parsing"
-                : by.Failed > 0
-                  ? "failed"
-                  : "idle"
-          statuses.set(project.id, {
-            pipeline_running: running.has(project.id),
-            schema_status: mappingStatus(project.has_schema, project.output_mapping_status),
-            parsing_state,
-            document_count: by.Pending + by.Processed + by.Failed,
-            documents_by_status: by,
-          })
-        }
-        return statuses
-      }),
-    )
+    const rows = yield* withDb((db) => Repo.projectStatusRows(db, org.id, [...new Set(ids)]))
+    const statuses = new Map<string, ProjectStatus>()
+    for (const project of rows) {
+      const by = { Pending: 0, Processed: 0, Failed: 0 }
+      for (const [status, n] of Object.entries(project.documents))
+        if (status in by) by[status as keyof typeof by] = n
+      const parsing_state: ProjectStatus["parsing_state"] =
+        project.stuck_parses > 0
+          ? "stuck"
+          : project.active_parses > 0 || by.Pending > 0
+            ? "parsing"
+            : by.Failed > 0
+              ? "failed"
+              : "idle"
+      statuses.set(project.id, {
+        pipeline_running: project.pipeline_running,
+        schema_status: mappingStatus(project.has_schema, project.output_mapping_status),
+        parsing_state,
+        document_count: by.Pending + by.Processed + by.Failed,
+        documents_by_status: by,
+      })
+    }
+    return statuses
   })
 
 export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects", {

@@ -27,6 +27,7 @@ import {
   ResultRow,
   ResultSource,
   ResultSummary,
+  type ResultsGrid,
   ResultsPage,
   ResultValue,
   WebCitation,
@@ -128,18 +129,6 @@ const stateOf = (
 ): { readonly extractionStatus: ExtractionStatus; readonly requiresAttention: boolean } =>
   states.get(agentId) ?? { extractionStatus: "Pending", requiresAttention: false }
 
-/** The stored value as the API shows it: a number for `number` agents, a string for `string` ones. */
-export const presentValue = (valueType: string, stored: unknown): ResultValue => {
-  if (stored === null || stored === undefined) return null
-  if (valueType === "number") {
-    if (typeof stored === "number") return stored
-    if (typeof stored === "string") return parseNumber(stored) ?? stored
-  }
-  if (valueType === "string") return typeof stored === "string" ? stored : JSON.stringify(stored)
-  if (typeof stored === "string" || typeof stored === "number" || typeof stored === "boolean") return stored
-  return JSON.stringify(stored)
-}
-
 /** The dimension names of the project now (a dimension may have been renamed since it was resolved). */
 const dimensionNames = (db: Conn, projectId: string) =>
   Effect.map(
@@ -184,7 +173,7 @@ const toDetail = (
   unit: r.unit,
   extraction_status: state.extractionStatus,
   requires_attention: state.requiresAttention,
-  value: presentValue(r.value_type, r.value),
+  value: r.presented as ResultValue,
   resolution_status: r.resolution_status as ResolutionStatus,
   justification_for_resolution_status: r.justification,
   references: (r.references ?? {}) as ResultDetail["references"],
@@ -439,6 +428,21 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
         )
       })
 
+    /**
+     * The results grid (beyond the contract): one row per combination of dimension values, one column per
+     * agent (oldest first), sorted, filtered and paged in the database, its rows built as JSON there
+     * (`gridPageText` makes the envelope's text).
+     */
+    const gridPage = (projectId: string, query: ResultsGridQuery) =>
+      Effect.gen(function* () {
+        const org = yield* CurrentOrganization
+        const page = yield* checkPage(query.limit, query.offset, {
+          limit: GRID_DEFAULT_LIMIT,
+          max: GRID_MAX_LIMIT,
+        })
+        return yield* withDb((db) => gridOf(db, org.id, projectId, query, page))
+      })
+
     return over(storage, {
       /**
        * The project's current results, by agent (oldest first) then result name, filtered and paginated
@@ -455,19 +459,14 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
           ({ resultsJson, ...links }): ResultsPage => ({ ...links, results: JSON.parse(resultsJson) }),
         ),
 
-      /**
-       * The results grid (beyond the contract): one row per combination of dimension values, one column
-       * per agent (oldest first), sorted, filtered and paged in the database.
-       */
+      gridPage,
+
+      /** `gridPage`, its rows as records. */
       grid: (projectId: string, query: ResultsGridQuery) =>
-        Effect.gen(function* () {
-          const org = yield* CurrentOrganization
-          const page = yield* checkPage(query.limit, query.offset, {
-            limit: GRID_DEFAULT_LIMIT,
-            max: GRID_MAX_LIMIT,
-          })
-          return yield* withDb((db) => gridOf(db, org.id, projectId, query, presentValue, page))
-        }),
+        Effect.map(
+          gridPage(projectId, query),
+          ({ rowsJson, ...rest }): ResultsGrid => ({ ...rest, rows: JSON.parse(rowsJson) }),
+        ),
 
       /**
        * The grid as a CSV or XLSX file (beyond the contract), with the grid's filters and sort: its name,
@@ -476,7 +475,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
       export: (projectId: string, query: ResultsExportQuery) =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
-          return yield* withDb((db) => exportOf(db, org.id, projectId, query, presentValue))
+          return yield* withDb((db) => exportOf(db, org.id, projectId, query))
         }),
 
       /** One current result of the project, with its sources, web supplement and review. */

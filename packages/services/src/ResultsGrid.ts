@@ -5,17 +5,9 @@
  * batch by batch (a keyset cursor) into a CSV or XLSX writer, so a project is never held in memory.
  */
 import type { Conn, Database } from "@dxs/db"
-import * as AgentsRepo from "@dxs/db/repositories/Agents"
-import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
 import * as ProjectsRepo from "@dxs/db/repositories/Projects"
 import * as ResultsRepo from "@dxs/db/repositories/Results"
-import type {
-  ResultsExportFormat,
-  ResultsGrid,
-  ResultsGridCell,
-  ResultsGridColumn,
-  ResultsGridRow,
-} from "@dxs/domain/contract/Result"
+import type { ResultsExportFormat, ResultsGridCell, ResultsGridColumn } from "@dxs/domain/contract/Result"
 import { ResultsExportFormats } from "@dxs/domain/contract/Result"
 import { type AgentValueType, type ResolutionStatus, ResolutionStatuses } from "@dxs/domain/Enums"
 import { csvBytes, TABLE_FORMATS, type TableRow, xlsxBytes } from "@dxs/pipeline/export/Table"
@@ -23,7 +15,6 @@ import { Effect, Schema, Stream } from "effect"
 import type { Kysely } from "kysely"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { pageLinks, pageStart } from "./Paging.ts"
-import { checkProject } from "./Projects.ts"
 
 export const GRID_DEFAULT_LIMIT = 50
 export const GRID_MAX_LIMIT = 500
@@ -111,70 +102,78 @@ const checkFilters = (q: ResultsGridFilters) =>
     }
   })
 
-type Columns = ReadonlyArray<{ id: string; name: string; value_type: string; unit: string }>
+type Columns = ResultsRepo.GridContext["columns"]
 
-/** The grid's columns, its sort (400 when the sort names no agent of the project) and dimension names. */
-const setting = (db: Conn, projectId: string, q: ResultsGridFilters) =>
+/** The grid's sort, from the checked query and the project's columns: 400 when it names no agent of the project. */
+const sortOf = (columns: Columns, descending: boolean, sortAgentId: string | undefined) => {
+  if (sortAgentId === undefined) return Effect.succeed<ResultsRepo.GridSort>({ by: "name", descending })
+  const agent = columns.find((c) => c.id === sortAgentId)
+  return agent === undefined
+    ? invalid("sort", "names no agent of the project")
+    : Effect.succeed<ResultsRepo.GridSort>({
+        by: "agent",
+        agentId: agent.id,
+        valueType: agent.value_type,
+        descending,
+      })
+}
+
+/** The grid's filter, sort, columns and dimension names (the project's context in one statement; 404 if not the organisation's). */
+const setting = (db: Conn, orgId: string, projectId: string, q: ResultsGridFilters) =>
   Effect.gen(function* () {
     const { filter, descending, sortAgentId } = yield* checkFilters(q)
-    const [columns, dimensions] = yield* Effect.all(
-      [AgentsRepo.gridColumnsOfProject(db, projectId), DimensionsRepo.dimensionsOfProject(db, projectId)],
-      { concurrency: "unbounded" },
-    )
-    let sort: ResultsRepo.GridSort = { by: "name", descending }
-    if (sortAgentId !== undefined) {
-      const agent = columns.find((c) => c.id === sortAgentId)
-      if (agent === undefined) return yield* invalid("sort", "names no agent of the project")
-      sort = { by: "agent", agentId: agent.id, valueType: agent.value_type, descending }
-    }
-    const names: ReadonlyMap<string, string> = new Map(dimensions.map((d) => [d.id, d.name]))
-    return { filter, sort, columns: columns as Columns, names }
+    const context = yield* ResultsRepo.gridContext(db, orgId, projectId)
+    if (!context.found) return yield* NotFound.of("Project", projectId)
+    const sort = yield* sortOf(context.columns, descending, sortAgentId)
+    const names: ReadonlyMap<string, string> = new Map(Object.entries(context.names))
+    return { filter, sort, columns: context.columns, names }
   })
-
-/** The stored value as the API shows it: a number for `number` agents, a string for `string` ones. */
-type Present = (valueType: string, stored: unknown) => ResultsGridCell["value"]
 
 const dimensionValuesOf = (row: ResultsRepo.GridRow, names: ReadonlyMap<string, string>) =>
   Object.fromEntries(
     row.dimension_values.map((d) => [names.get(d.dimension_id) ?? d.name, d.dimension_value]),
   )
 
-/** One page of the project's results grid. */
+/** A grid page whose rows the database built as JSON, with its links and columns. */
+export interface GridJsonPage {
+  readonly count: number
+  readonly next: string | null
+  readonly previous: string | null
+  readonly columns: ReadonlyArray<ResultsGridColumn>
+  readonly rowsJson: string
+}
+
+/** The grid envelope's JSON text: `count`, `next`, `previous`, `columns`, then the rows as they are. */
+export const gridPageText = (page: GridJsonPage): string =>
+  `{"count":${page.count},"next":${JSON.stringify(page.next)},"previous":${JSON.stringify(page.previous)},"columns":${JSON.stringify(page.columns)},"rows":${page.rowsJson}}`
+
+/** One page of the project's results grid, its rows built as JSON by the database. */
 export const gridOf = (
   db: Conn,
   orgId: string,
   projectId: string,
   q: ResultsGridQuery,
-  present: Present,
   page: { readonly limit: number; readonly offset: number },
 ) =>
   Effect.gen(function* () {
     const start = yield* pageStart(GridCursorKey, q)
-    yield* checkProject(db, orgId, projectId)
-    const { filter, sort, columns, names } = yield* setting(db, projectId, q)
-    const valueTypes = new Map(columns.map((c) => [c.id, c.value_type]))
+    const { filter, sort, columns } = yield* setting(db, orgId, projectId, q)
     const { limit } = page
-    const { count, offset, rows } = yield* ResultsRepo.gridPage(
+    const found = yield* ResultsRepo.gridPageJson(
       db,
       projectId,
       filter,
       sort,
       start === undefined ? page : { limit, ...start },
     )
+    const { count, offset } = found
     return {
       count,
       ...pageLinks(
         (
           ["agent_id", "resolution_status", "dimension_value", "max_confidence", "search", "sort"] as const
         ).map((name) => [name, q[name]] as const),
-        {
-          count,
-          limit,
-          offset,
-          rows: rows.length,
-          first: rows[0]?.position,
-          last: rows[rows.length - 1]?.position,
-        },
+        { count, limit, offset, rows: found.rows, first: found.first, last: found.last },
       ),
       columns: columns.map(
         (c): ResultsGridColumn => ({
@@ -184,26 +183,8 @@ export const gridOf = (
           unit: c.unit === "" ? null : c.unit,
         }),
       ),
-      rows: rows.map(
-        (r): ResultsGridRow => ({
-          key: r.key,
-          name: r.name,
-          dimension_values: dimensionValuesOf(r, names),
-          cells: Object.fromEntries(
-            [...r.cells.values()].map((c): [string, ResultsGridCell] => [
-              c.agent_id,
-              {
-                resolution_result_id: c.resolution_result_id,
-                value: present(valueTypes.get(c.agent_id) ?? "string", c.value),
-                resolution_status: c.resolution_status as ResolutionStatus,
-                confidence: c.confidence,
-                is_overridden: c.is_overridden,
-              },
-            ]),
-          ),
-        }),
-      ),
-    } satisfies ResultsGrid
+      rowsJson: found.json,
+    } satisfies GridJsonPage
   })
 
 /** A value as a person reads it, with the agent's unit after it when it has one; empty for none. */
@@ -225,18 +206,12 @@ export const checkExportFormat = (format: string | undefined) =>
  * first row is read (the dimensions and agents of the project); the rows are read in batches as the
  * writer asks for them.
  */
-export const exportOf = (
-  db: Kysely<Database>,
-  orgId: string,
-  projectId: string,
-  q: ResultsExportQuery,
-  present: Present,
-) =>
+export const exportOf = (db: Kysely<Database>, orgId: string, projectId: string, q: ResultsExportQuery) =>
   Effect.gen(function* () {
     const format = yield* checkExportFormat(q.format)
     const project = yield* ProjectsRepo.findProject(db, orgId, projectId)
     if (project === undefined) return yield* NotFound.of("Project", projectId)
-    const { filter, sort, columns, names } = yield* setting(db, projectId, q)
+    const { filter, sort, columns, names } = yield* setting(db, orgId, projectId, q)
     const dimensionNames = [...new Set(names.values())]
     const header: TableRow = [
       "Row",
@@ -252,7 +227,7 @@ export const exportOf = (
           const cell = r.cells.get(c.id)
           if (cell === undefined) return ["", "", ""]
           return [
-            displayed(present(c.value_type, cell.value), c.unit),
+            displayed(cell.value as ResultsGridCell["value"], c.unit),
             cell.resolution_status,
             cell.sources.map((s) => `${s.document_name} p.${s.page_number}`).join("; "),
           ]

@@ -1,18 +1,20 @@
-import { Results } from "@dxs/services"
+import { gridPageText, jsonPageText, Results } from "@dxs/services"
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { streamedDownload } from "../Download.ts"
-import { jsonPageResponse } from "../JsonPage.ts"
+import { jsonText } from "../JsonPage.ts"
 
 export const ResultsHttp = HttpApiBuilder.group(Api, "results", (handlers) =>
   Effect.gen(function* () {
     const results = yield* Results
     return handlers
       .handle("list", ({ path, urlParams }) =>
-        Effect.map(results.listPage(path.project_id, urlParams), jsonPageResponse),
+        Effect.map(results.listPage(path.project_id, urlParams), (page) => jsonText(jsonPageText(page))),
       )
-      .handle("grid", ({ path, urlParams }) => results.grid(path.project_id, urlParams))
+      .handle("grid", ({ path, urlParams }) =>
+        Effect.map(results.gridPage(path.project_id, urlParams), (page) => jsonText(gridPageText(page))),
+      )
       .handle("export", ({ path, urlParams }) =>
         Effect.map(results.export(path.project_id, urlParams), streamedDownload),
       )

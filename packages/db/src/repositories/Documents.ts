@@ -154,34 +154,38 @@ const pageConditions = (projectId: string, filter: DocumentPageFilter) => {
   return sql.join(where, sql` and `)
 }
 
-/** How many documents pass the filter: from the tallies for none or a status, else counted. */
-const countPage = async (db: Conn, projectId: string, filter: DocumentPageFilter) => {
-  if (filter.parentDocumentId === undefined && filter.search === undefined && filter.tag === undefined) {
-    const { rows } = await sql<{ n: number }>`select coalesce(sum(n), 0)::int as n from document_tallies
-      where project_id = ${projectId}::uuid and not is_attachment
-        ${filter.status === undefined ? sql`` : sql`and status = ${filter.status}`}`.execute(db)
-    return rows[0]?.n ?? 0
-  }
-  const { rows } = await sql<{ n: number }>`select count(*)::int as n from documents d
-    where ${pageConditions(projectId, filter)}`.execute(db)
-  return rows[0]?.n ?? 0
+/** How many documents pass the filter: from the tallies for none or a status, else counted (an expression). */
+const pageCount = (projectId: string, filter: DocumentPageFilter) =>
+  filter.parentDocumentId === undefined && filter.search === undefined && filter.tag === undefined
+    ? sql`(select coalesce(sum(n), 0)::int from document_tallies
+        where project_id = ${projectId}::uuid and not is_attachment
+          ${filter.status === undefined ? sql`` : sql`and status = ${filter.status}`})`
+    : sql`(select count(*)::int from documents d where ${pageConditions(projectId, filter)})`
+
+/** A document of a page, with its number of attachments, its tags and its key in the page's order. */
+export type PageDocumentRow = DocumentRow & {
+  readonly attachment_count: number
+  readonly tags: ReadonlyArray<TagRow>
+  readonly key: DocumentKey
 }
 
 /**
- * A page of the project's documents, most recently uploaded first (by offset or by key), with how many
- * there are in all (from the tallies the documents' writes keep, unless a search, a tag or a parent
- * narrows them), each one's number of attachments and its key. A name search is indexed by trigrams where
- * the server has pg_trgm.
+ * In one statement: whether the project is the organisation's, how many of its documents pass the filter
+ * (from the tallies the documents' writes keep, unless a search, a tag or a parent narrows them), and a page
+ * of them, most recently uploaded first (by offset or by key), each with its number of attachments, its
+ * tags and its key. A name search is indexed by trigrams where the server has pg_trgm.
  */
 export const pageOfDocuments = (
   db: Conn,
+  organizationId: string,
   projectId: string,
   filter: DocumentPageFilter,
   window: DocumentWindow,
 ): Effect.Effect<{
+  readonly found: boolean
   readonly count: number
   readonly offset: number
-  readonly rows: ReadonlyArray<DocumentRow & { readonly attachment_count: number; readonly key: DocumentKey }>
+  readonly rows: ReadonlyArray<PageDocumentRow>
 }> =>
   Effect.promise(async () => {
     const byKey = "offset" in window ? undefined : window
@@ -194,29 +198,42 @@ export const pageOfDocuments = (
         ? sql``
         : sql`and (d.uploaded_at, d.id) ${sql.raw(backwards ? ">" : "<")} ${at(edge)}`
     const dir = sql.raw(backwards ? "asc" : "desc")
-    const [count, found] = await Promise.all([
-      countPage(db, projectId, filter),
-      sql<DocumentRow & { attachment_count: number; key_uploaded: string }>`
+    const { rows } = await sql<{
+      found: boolean
+      count: number
+      rows: ReadonlyArray<
+        DocumentRow & { attachment_count: number; tags: ReadonlyArray<TagRow>; key_uploaded: string }
+      >
+    }>`
+      with page as (
         select d.*, (select count(*)::int from documents a where a.parent_document_id = d.id) as attachment_count,
+               (select coalesce(json_agg(json_build_object('key', t.key, 'value', t.value)), '[]'::json)
+                from document_tags t where t.document_id = d.id) as tags,
                (extract(epoch from d.uploaded_at) * 1000000)::bigint::text as key_uploaded
         from documents d
         where ${pageConditions(projectId, filter)} ${past}
         order by d.uploaded_at ${dir}, d.id ${dir}
-        limit ${window.limit} offset ${"offset" in window ? window.offset : 0}`.execute(db),
-    ])
-    const rows = found.rows.map(({ key_uploaded, ...r }) => ({
-      ...r,
-      attachment_count: Number(r.attachment_count ?? 0),
-      key: [key_uploaded, r.id] as DocumentKey,
+        limit ${window.limit} offset ${"offset" in window ? window.offset : 0}
+      )
+      select exists (select 1 from projects where id = ${projectId}::uuid and organization_id = ${organizationId}::uuid) as found,
+             ${pageCount(projectId, filter)} as count,
+             (select coalesce(json_agg(page), '[]'::json) from page) as rows`.execute(db)
+    const r = rows[0]!
+    const found = r.rows.map(({ key_uploaded, ...row }) => ({
+      ...row,
+      uploaded_at: new Date(row.uploaded_at),
+      last_parsed_at: row.last_parsed_at === null ? null : new Date(row.last_parsed_at),
+      archive_requested_at: row.archive_requested_at === null ? null : new Date(row.archive_requested_at),
+      key: [key_uploaded, row.id] as DocumentKey,
     }))
-    if (backwards) rows.reverse()
+    if (backwards) found.reverse()
     const offset =
       "offset" in window
         ? window.offset
         : backwards
-          ? Math.max(0, window.position - rows.length)
+          ? Math.max(0, window.position - found.length)
           : window.position
-    return { count, offset, rows }
+    return { found: r.found, count: r.count, offset, rows: found }
   })
 
 /** Where the document's current version is stored, if the document still exists. */

@@ -5,7 +5,7 @@
  * Driver errors are defects.
  */
 import { Effect } from "effect"
-import { sql } from "kysely"
+import { type RawBuilder, sql } from "kysely"
 import type { Conn } from "../Db.ts"
 import type { AgentRow } from "../Schema.ts"
 import { DERIVE_TASK, PARSE_TASK, RESOLVE_TASK } from "./TaskKinds.ts"
@@ -176,8 +176,14 @@ export interface AgentStateInputRow {
  * record and latest extraction (an index probe), its tallies of pairs, results and web searches, whether a
  * task of it is unfinished in a running run, and its project's document tallies.
  */
-/** The query of `agentStateInputs`, to run alone or inside another statement. */
-export const agentStateInputsQuery = (projectIds: ReadonlyArray<string>, agentIds?: ReadonlyArray<string>) =>
+/**
+ * The query of `agentStateInputs`, to run alone or inside another statement: the agents of the projects
+ * given as ids, or as an expression of the enclosing query (a project's id column).
+ */
+export const agentStateInputsQuery = (
+  projects: ReadonlyArray<string> | RawBuilder<string>,
+  agentIds?: ReadonlyArray<string>,
+) =>
   sql<AgentStateInputRow>`
       select a.id, a.project_id, a.config_version, a.is_draft, a.agent_type, a.enable_web_search,
         coalesce((select jsonb_agg(jsonb_build_array(ad.dimension_id, ad.are_values_dynamic, d.source, ad.values)
@@ -203,7 +209,7 @@ export const agentStateInputsQuery = (projectIds: ReadonlyArray<string>, agentId
                                   coalesce(sum(n) filter (where status <> 'Pending'), 0))
          from document_tallies where project_id = a.project_id and is_live) as documents
       from agents a
-      where a.project_id = any(${sql.val(projectIds)}::uuid[])
+      where ${Array.isArray(projects) ? sql`a.project_id = any(${sql.val(projects)}::uuid[])` : sql`a.project_id = ${projects}`}
         ${agentIds === undefined ? sql`` : sql`and a.id = any(${sql.val(agentIds)}::uuid[])`}
       order by a.created_at, a.id`
 
@@ -214,6 +220,33 @@ export const agentStateInputs = (
 ): Effect.Effect<ReadonlyArray<AgentStateInputRow>> =>
   run(() =>
     agentStateInputsQuery(projectIds, agentIds)
+      .execute(conn)
+      .then((r) => r.rows),
+  )
+
+/** A project of the organisation with whether a run of it is queued or running and its agents' state inputs. */
+export interface ProjectAgentStatesRow {
+  readonly id: string
+  readonly pipeline_running: boolean
+  readonly states: ReadonlyArray<AgentStateInputRow>
+}
+
+/**
+ * In one statement, for each of the projects that is the organisation's (the others are absent): whether
+ * a run of it is queued or running, and its agents' state inputs (`agentStateInputs`).
+ */
+export const projectAgentStates = (
+  conn: Conn,
+  organizationId: string,
+  projectIds: ReadonlyArray<string>,
+): Effect.Effect<ReadonlyArray<ProjectAgentStatesRow>> =>
+  run(() =>
+    sql<ProjectAgentStatesRow>`
+      select p.id,
+        exists (select 1 from runs r where r.project_id = p.id and r.status in ('queued', 'running')) as pipeline_running,
+        (select coalesce(json_agg(s), '[]'::json) from (${agentStateInputsQuery(sql<string>`p.id`)}) s) as states
+      from projects p
+      where p.id = any(${sql.val(projectIds)}::uuid[]) and p.organization_id = ${organizationId}::uuid`
       .execute(conn)
       .then((r) => r.rows),
   )

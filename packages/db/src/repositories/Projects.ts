@@ -239,63 +239,45 @@ export const documentVersionsOfProject = (
 export const deleteProject = (trx: Conn, id: string): Effect.Effect<void> =>
   Effect.promise(() => trx.deleteFrom("projects").where("id", "=", id).execute())
 
-/** What a project's status record is computed from, for each of `ids`. */
-export interface ProjectStatusCounts {
-  readonly projects: ReadonlyArray<{
-    readonly id: string
-    readonly output_mapping_status: string
-    readonly has_schema: boolean
-  }>
-  readonly documents: ReadonlyArray<{
-    readonly project_id: string
-    readonly status: string
-    readonly n: number
-  }>
-  readonly parseTasks: ReadonlyArray<{
-    readonly project_id: string | null
-    readonly active: number
-    readonly stuck: number
-  }>
+/** What a project's status record is computed from (`projectStatusRows`). */
+export interface ProjectStatusRow {
+  readonly id: string
+  readonly output_mapping_status: string
+  readonly has_schema: boolean
+  /** Its documents by status (from the tallies the documents' writes keep). */
+  readonly documents: Readonly<Record<string, number>>
+  /** Its unfinished parses, and those that have lost their lease twice or more. */
+  readonly active_parses: number
+  readonly stuck_parses: number
+  /** A run of it is queued or running. */
+  readonly pipeline_running: boolean
 }
 
-export const projectStatusCounts = (
+/**
+ * In one statement, for each of the projects that is the organisation's (the others are absent), what its
+ * status record is computed from: its mapping state, its document tallies, its unfinished parses (through
+ * the index of unfinished tasks; finished ones stay in the table) and whether a run is queued or running.
+ */
+export const projectStatusRows = (
   db: Conn,
+  organizationId: string,
   ids: ReadonlyArray<string>,
-): Effect.Effect<ProjectStatusCounts> =>
-  Effect.promise(async () => {
-    const [projects, documents, parseTasks] = await Promise.all([
-      db
-        .selectFrom("projects")
-        .select([
-          "id",
-          "output_mapping_status",
-          sql<boolean>`target_output_schema is not null`.as("has_schema"),
-        ])
-        .where("id", "in", ids)
-        .execute(),
-      // Counted by the tallies the documents' writes keep, not per request.
-      db
-        .selectFrom("document_tallies")
-        .select(["project_id", "status", sql<number>`sum(n)::int`.as("n")])
-        .where("project_id", "in", ids)
-        .groupBy(["project_id", "status"])
-        .execute(),
-      // Unfinished parses only, through the index of unfinished tasks (finished ones stay in the table).
-      db
-        .selectFrom("tasks")
-        .select([
-          "project_id",
-          sql<number>`count(*)::int`.as("active"),
-          sql<number>`count(*) filter (where lease_expirations >= 2)::int`.as("stuck"),
-        ])
-        .where("project_id", "in", ids)
-        .where("kind", "=", "parse")
-        .where("status", "in", ["pending", "running"])
-        .groupBy("project_id")
-        .execute(),
-    ])
-    return { projects, documents, parseTasks }
-  })
+): Effect.Effect<ReadonlyArray<ProjectStatusRow>> =>
+  Effect.promise(() =>
+    sql<ProjectStatusRow>`
+      select p.id, p.output_mapping_status, p.target_output_schema is not null as has_schema,
+        (select coalesce(json_object_agg(t.status, t.n), '{}'::json)
+         from (select status, sum(n)::int as n from document_tallies where project_id = p.id group by status) t) as documents,
+        (select count(*)::int from tasks t where t.project_id = p.id and t.kind = 'parse'
+           and t.status in ('pending', 'running')) as active_parses,
+        (select count(*)::int from tasks t where t.project_id = p.id and t.kind = 'parse'
+           and t.status in ('pending', 'running') and t.lease_expirations >= 2) as stuck_parses,
+        exists (select 1 from runs r where r.project_id = p.id and r.status in ('queued', 'running')) as pipeline_running
+      from projects p
+      where p.id = any(${sql.val([...ids])}::uuid[]) and p.organization_id = ${organizationId}::uuid`
+      .execute(db)
+      .then((r) => r.rows),
+  )
 
 /** The archive project of a project (the first created), if it has one. */
 export const findArchiveProject = (trx: Conn, sourceId: string): Effect.Effect<string | undefined> =>

@@ -160,23 +160,6 @@ export const activeRunsOfProjects = (
           .execute(),
       )
 
-/** The projects among `projectIds` with a run queued or running. */
-export const projectsWithActiveRuns = (
-  conn: Conn,
-  projectIds: ReadonlyArray<string>,
-): Effect.Effect<ReadonlySet<string>> =>
-  projectIds.length === 0
-    ? Effect.succeed(new Set())
-    : run(() =>
-        conn
-          .selectFrom("runs")
-          .select("project_id")
-          .distinct()
-          .where("project_id", "in", projectIds)
-          .where("status", "in", ["queued", "running"])
-          .execute(),
-      ).pipe(Effect.map((rows) => new Set(rows.map((r) => r.project_id))))
-
 /** Sets the queued run running with its plan. */
 export const startRun = (conn: Conn, runId: string, plan: object): Effect.Effect<RunRow> =>
   run(() =>

@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import { sql, type UpdateObject } from "kysely"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../../src/Db.ts"
+import { projectStatusRows } from "../../src/repositories/Projects.ts"
 import * as Runs from "../../src/repositories/Runs.ts"
 import * as RunTasks from "../../src/repositories/RunTasks.ts"
 import type { Database } from "../../src/Schema.ts"
@@ -70,10 +71,22 @@ describe("runs through their phases", () => {
     expect((await run(Runs.findRun(db, queued.id, true)))?.phase).toBe("resolve")
     expect(await run(Runs.findRun(db, randomUUID()))).toBeUndefined()
     expect(await run(Runs.hasRunningRun(db, projectId))).toBe(true)
-    expect(await run(Runs.projectsWithActiveRuns(db, [projectId, other.projectId]))).toEqual(
-      new Set([projectId]),
-    )
-    expect(await run(Runs.projectsWithActiveRuns(db, []))).toEqual(new Set())
+    // A project's status says whether a run of it is queued or running.
+    const organizationOf = async (id: string) =>
+      (
+        await db
+          .selectFrom("projects")
+          .select("organization_id")
+          .where("id", "=", id)
+          .executeTakeFirstOrThrow()
+      ).organization_id
+    for (const [id, running] of [
+      [projectId, true],
+      [other.projectId, false],
+    ] as const)
+      expect(await run(projectStatusRows(db, await organizationOf(id), [id]))).toEqual([
+        expect.objectContaining({ id, pipeline_running: running }),
+      ])
     expect(await run(Runs.activeRunsOfProjects(db, []))).toEqual([])
   })
 

@@ -11,7 +11,6 @@
  */
 import type { Conn } from "@dxs/db"
 import * as ProjectReads from "@dxs/db/repositories/ProjectReads"
-import { projectsWithActiveRuns } from "@dxs/db/repositories/Runs"
 import type { ExtractionStatus } from "@dxs/domain/Enums"
 import { dimensionsKey, type SnapshotDimension } from "@dxs/domain/LaunchPlanner"
 import { Effect } from "effect"
@@ -132,13 +131,3 @@ export const loadAgentStates = (
   agentIds?: ReadonlyArray<string>,
 ): Effect.Effect<ReadonlyMap<string, AgentState>> =>
   Effect.map(loadAgentStatesOfProjects(db, [projectId], agentIds), (m) => m.get(projectId)!)
-
-/** The projects among `projectIds` with a run queued or running. */
-export const runningPipelines = (
-  db: Conn,
-  projectIds: ReadonlyArray<string>,
-): Effect.Effect<ReadonlySet<string>> => projectsWithActiveRuns(db, projectIds)
-
-/** True while a run of the project is queued or running. */
-export const isPipelineRunning = (db: Conn, projectId: string): Effect.Effect<boolean> =>
-  Effect.map(runningPipelines(db, [projectId]), (running) => running.has(projectId))

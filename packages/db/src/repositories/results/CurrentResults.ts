@@ -26,6 +26,8 @@ const selectCurrent = (conn: Conn) =>
       "rr.agent_config_version",
       "rr.result_name",
       "rr.value",
+      // As the API shows it (see the `dxs_present_value` function).
+      sql<unknown>`dxs_present_value(rr.value, a.value_type)`.as("presented"),
       "rr.resolution_status",
       "rr.justification",
       "rr.references",

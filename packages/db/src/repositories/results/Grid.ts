@@ -418,7 +418,8 @@ const cellsOf = async (
 ): Promise<Array<GridRow>> => {
   if (keys.length === 0) return []
   const { rows } = await sql<RawCellRow>`
-    select p.position, rr.row_hash, rr.row_name, av.dimension_values, rr.id, rr.agent_id, rr.value,
+    select p.position, rr.row_hash, rr.row_name, av.dimension_values, rr.id, rr.agent_id,
+           dxs_present_value(rr.value, rr.value_type) as value,
            rr.resolution_status, rr.confidence, rr.is_overridden,
            ${withSources ? sql`rr.sources` : sql`null::jsonb`} as sources
     from unnest(${sql.val(keys.map((k) => k.row_hash))}::uuid[]) with ordinality as p(row_hash, position)
@@ -451,31 +452,112 @@ const cellsOf = async (
   return out
 }
 
-/** One page of the grid's rows, with how many rows pass the filter in all and the offset of its first row. */
-export const gridPage = (
+/** What a page of the grid starts from: whether the project is the organisation's, its columns and its row count. */
+export interface GridContext {
+  readonly found: boolean
+  /** Every agent of the project, oldest first. */
+  readonly columns: ReadonlyArray<{
+    readonly id: string
+    readonly name: string
+    readonly value_type: string
+    readonly unit: string
+  }>
+  /** The project's dimension names by id (a dimension may have been renamed since its results were resolved). */
+  readonly names: Readonly<Record<string, string>>
+}
+
+/** In one statement: the project's ownership, its agents (the grid's columns) and its dimensions' names. */
+export const gridContext = (
+  conn: Conn,
+  organizationId: string,
+  projectId: string,
+): Effect.Effect<GridContext> =>
+  run(async () => {
+    const { rows } = await sql<GridContext>`
+      select exists (select 1 from projects where id = ${projectId}::uuid and organization_id = ${organizationId}::uuid) as found,
+        (select coalesce(json_agg(json_build_object('id', a.id, 'name', a.name, 'value_type', a.value_type, 'unit', a.unit)
+                                  order by a.created_at, a.name, a.id), '[]'::json)
+         from agents a where a.project_id = ${projectId}::uuid) as columns,
+        (select coalesce(json_object_agg(d.id, d.name), '{}'::json) from dimensions d where d.project_id = ${projectId}::uuid) as names`.execute(
+      conn,
+    )
+    return rows[0]!
+  })
+
+/** A page of the grid, its rows already the API's JSON. */
+export interface GridPageJson {
+  readonly count: number
+  /** The offset of the page's first row. */
+  readonly offset: number
+  readonly rows: number
+  /** The rows as a JSON array of `V1ResultsGridRow`s. */
+  readonly json: string
+  readonly first?: GridKey | undefined
+  readonly last?: GridKey | undefined
+}
+
+/**
+ * The rows of a page as the grid's JSON, built by the database from their keys: per row its key, name,
+ * dimension values (of its oldest agent's result, named as the dimensions are now) and cells by agent.
+ */
+const rowsJson = async (conn: Conn, projectId: string, keys: ReadonlyArray<KeyRow>): Promise<string> => {
+  if (keys.length === 0) return "[]"
+  const { rows } = await sql<{ json: string }>`
+    select coalesce(json_agg(json_build_object('key', r.row_hash, 'name', r.row_name,
+             'dimension_values', (select coalesce(json_object_agg(coalesce(d.name, x.e->>'name'), x.e->>'dimension_value'
+                                                                  order by x.o), '{}'::json)
+                                  from atomic_values av, jsonb_array_elements(av.dimension_values) with ordinality as x(e, o)
+                                  left join dimensions d on d.id = (x.e->>'dimension_id')::uuid
+                                  where av.id = r.first_atomic),
+             'cells', r.cells) order by r.position), '[]'::json)::text as json
+    from (
+      select p.position, p.row_hash, min(rr.row_name) as row_name,
+             (array_agg(rr.atomic_value_id order by rr.agent_created_at, rr.agent_id))[1] as first_atomic,
+             json_object_agg(rr.agent_id, json_build_object(
+               'resolution_result_id', rr.id, 'value', dxs_present_value(rr.value, rr.value_type),
+               'resolution_status', rr.resolution_status, 'confidence', rr.confidence, 'is_overridden', rr.is_overridden)
+               order by rr.agent_created_at, rr.agent_id) as cells
+      from unnest(${sql.val(keys.map((k) => k.row_hash))}::uuid[]) with ordinality as p(row_hash, position)
+      join resolution_results rr on rr.project_id = ${projectId}::uuid and rr.row_hash = p.row_hash and rr.is_current
+      group by p.position, p.row_hash
+    ) r`.execute(conn)
+  return rows[0]?.json ?? "[]"
+}
+
+/**
+ * One page of the grid's rows as its JSON, with how many rows pass the filter in all and the offset of its
+ * first row: the count (from the tallies when it can), the keys of the page's rows in the order of an
+ * index, then their cells.
+ */
+export const gridPageJson = (
   conn: Conn,
   projectId: string,
   filter: GridFilter,
   sort: GridSort,
   window: GridWindow,
-): Effect.Effect<{
-  readonly count: number
-  readonly offset: number
-  readonly rows: ReadonlyArray<GridRow>
-}> =>
+): Effect.Effect<GridPageJson> =>
   run(async () => {
     const [count, keys] = await Promise.all([
       countRows(conn, projectId, filter),
       pageKeys(conn, projectId, filter, sort, window),
     ])
-    const rows = await cellsOf(conn, projectId, keys, false)
+    const json = await rowsJson(conn, projectId, keys)
     const offset =
       "offset" in window
         ? window.offset
         : window.before !== undefined
-          ? Math.max(0, window.position - rows.length)
+          ? Math.max(0, window.position - keys.length)
           : window.position
-    return { count, offset, rows }
+    const first = keys[0]
+    const last = keys[keys.length - 1]
+    return {
+      count,
+      offset,
+      rows: keys.length,
+      json,
+      ...(first ? { first: toKey(first) } : {}),
+      ...(last ? { last: toKey(last) } : {}),
+    }
   })
 
 /**
