@@ -308,6 +308,17 @@ describe("agents: dimensions", () => {
     for (const d of agent.dimensions)
       expect(mappings.find((m) => m.dimension_id === d.dimension_id)?.id).toBe(d.dimension_mapping_id)
     expect((await a.get(`/projects/${p}/agents/${agent.id}/`)).body).toEqual(agent)
+    // Beyond the contract: the list without the values of system-managed dimensions, which a project of many
+    // documents would make long; custom dimensions keep theirs.
+    const light = (await a.get(`/projects/${p}/agents/?dimension_values=custom`)).body
+    expect(light[0].dimensions.map((d: any) => [d.name, d.values, d.value_count])).toEqual([
+      ["Product", [], 0],
+      ["Region", ["EU", "US", "APAC"], 3],
+      ["Document", [], 0],
+      ["Segment", [], 0],
+    ])
+    expect((await a.get(`/projects/${p}/agents/?dimension_values=all`)).body[0]).toEqual(agent)
+    expectProblem(await a.get(`/projects/${p}/agents/?dimension_values=some`), 400)
   })
 
   it("updates the dimension for every agent from description and value_type", async () => {

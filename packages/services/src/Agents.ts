@@ -106,17 +106,19 @@ const bad = (path: string, message: string, detail?: string) =>
  * Response records for agent rows (in the given order), with their dimensions and references; the rows
  * may belong to several projects, read together with as many statements as for one.
  */
-const toAgents = (db: Conn, rows: ReadonlyArray<AgentRow>) =>
+const toAgents = (db: Conn, rows: ReadonlyArray<AgentRow>, withSystemValues = true) =>
   Effect.gen(function* () {
     if (rows.length === 0) return []
     const ids = rows.map((r) => r.id)
     const attachments = yield* AgentsRepo.attachmentsOf(db, { agentIds: ids })
     const references = yield* AgentsRepo.referencesOf(db, ids)
-    const systemValues = yield* DimensionsRepo.systemDimensionValues(db, [
-      ...new Map(
-        attachments.filter((a) => isSystemDimension(a.source)).map((a) => [a.dimension_id, a]),
-      ).values(),
-    ])
+    const systemValues = withSystemValues
+      ? yield* DimensionsRepo.systemDimensionValues(db, [
+          ...new Map(
+            attachments.filter((a) => isSystemDimension(a.source)).map((a) => [a.dimension_id, a]),
+          ).values(),
+        ])
+      : new Map<string, ReadonlyArray<string>>()
     const projectStates = yield* loadAgentStatesOfProjects(
       db,
       rows.map((r) => r.project_id),
@@ -443,6 +445,11 @@ export const writeAgent = (
 
 export interface AgentFilter {
   readonly isEvaluation?: boolean | undefined
+  /**
+   * Beyond the contract: `custom` lists the values of custom dimensions only; system-managed ones (the
+   * Document dimension, tags) come with no values (a list as long as the project's documents otherwise).
+   */
+  readonly dimensionValues?: "all" | "custom" | undefined
 }
 
 /**
@@ -457,7 +464,11 @@ const listForProjects = (projectIds: ReadonlyArray<string>, filter: AgentFilter 
         const ids = yield* projectsOfOrganization(db, org.id, projectIds)
         if (ids.length === 0) return new Map<string, ReadonlyArray<Agent>>()
         const rows = yield* AgentsRepo.agentsOfProjects(db, ids, filter)
-        return byProject(ids, yield* toAgents(db, rows), (a) => a.project_id)
+        return byProject(
+          ids,
+          yield* toAgents(db, rows, filter.dimensionValues !== "custom"),
+          (a) => a.project_id,
+        )
       }),
     )
   })

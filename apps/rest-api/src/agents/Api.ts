@@ -55,6 +55,12 @@ export class AgentsApi extends HttpApiGroup.make("agents")
               description: "true: only evaluation agents (the evaluation page); false: only the others",
             }),
           ),
+          dimension_values: Schema.optional(
+            Schema.Literal("all", "custom").annotations({
+              description:
+                "beyond the contract: `all` (default) lists every dimension's values; `custom` lists those of custom dimensions only, and system-managed ones (the Document dimension, tags) come with `values: []` and `value_count: 0`, so a project of many documents is read at the cost of its agents",
+            }),
+          ),
         }),
       )
       .addSuccess(Schema.Array(Agent))

@@ -12,7 +12,10 @@ export const AgentsHttp = HttpApiBuilder.group(Api, "agents", (handlers) =>
       .handle("launch", ({ path }) => Effect.asVoid(launches.launch(path.project_id)))
       .handle("launchPreview", ({ path }) => launches.preview(path.project_id))
       .handle("list", ({ path, urlParams }) =>
-        agents.list(path.project_id, { isEvaluation: urlParams.is_evaluation }),
+        agents.list(path.project_id, {
+          isEvaluation: urlParams.is_evaluation,
+          dimensionValues: urlParams.dimension_values,
+        }),
       )
       .handle("create", ({ path, payload }) => agents.create(path.project_id, payload))
       .handle("get", ({ path }) => agents.get(path.project_id, path.agent_id))

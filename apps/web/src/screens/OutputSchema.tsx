@@ -73,7 +73,8 @@ const refusalDiagnostics = (e: unknown): ReadonlyArray<MappingDiagnostic> => {
 export function OutputSchemaScreen({ projectId }: { readonly projectId: string }) {
   const base = `/projects/${seg(projectId)}`
   const project = useApiQuery<Project>(`${base}/`)
-  const agents = useApiQuery<ReadonlyArray<Agent>>(`${base}/agents/`)
+  // The Document dimension's values (every document's name) are not needed here: a page of agents, not of documents.
+  const agents = useApiQuery<ReadonlyArray<Agent>>(`${base}/agents/?dimension_values=custom`)
   const dimensions = useApiQuery<ReadonlyArray<Dimension>>(`${base}/dimensions/`)
   useTitle(project.data ? `Output schema · ${project.data.name}` : "Output schema")
 

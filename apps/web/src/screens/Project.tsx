@@ -27,7 +27,8 @@ import { RunHistory, useRunTracker } from "./Runs.tsx"
 export function ProjectScreen({ projectId }: { readonly projectId: string }) {
   const base = `/projects/${seg(projectId)}`
   const project = useApiQuery<Project>(`${base}/`)
-  const agents = useApiQuery<ReadonlyArray<Agent>>(`${base}/agents/`)
+  // The Document dimension's values (every document's name) are not needed here: a page of agents, not of documents.
+  const agents = useApiQuery<ReadonlyArray<Agent>>(`${base}/agents/?dimension_values=custom`)
   const dimensions = useApiQuery<ReadonlyArray<Dimension>>(`${base}/dimensions/`)
   const refreshResults = () => void invalidateApi(`${base}/results/`)
   const refreshRefusal = () => void queryClient.invalidateQueries({ queryKey: [REFUSAL] })

@@ -38,7 +38,6 @@ export function ResultDetailScreen({
   const extractions = useApiQuery<ExtractionsPage>(
     `${base}/results/${seg(resultId)}/extractions/?limit=${EXTRACTIONS_LIMIT}`,
   )
-  const documents = useApiQuery<ReadonlyArray<DocumentRecord>>(`${base}/documents/`)
   const [selectedId, setSelectedId] = useState<string | undefined>(undefined)
   useTitle(result.data?.agent_name ?? "Result")
 
@@ -47,6 +46,10 @@ export function ResultDetailScreen({
     list.find((x) => x.id === selectedId) ??
     list.find((x) => x.document_id !== null && x.page_number !== null) ??
     list[0]
+  // The cited document alone (its type decides how its page is shown), not the project's every document.
+  const citedDocument = useApiQuery<DocumentRecord>(
+    selected?.document_id ? `${base}/documents/${seg(selected.document_id)}/` : null,
+  )
 
   const breadcrumb = (
     <nav aria-label="Breadcrumb" className="breadcrumb">
@@ -190,14 +193,14 @@ export function ResultDetailScreen({
         <section aria-labelledby="page-heading" className="section detail-page">
           <h2 id="page-heading">Cited page</h2>
           {selected ? (
-            documents.data === undefined && documents.loading ? (
+            citedDocument.data === undefined && citedDocument.loading ? (
               <Loading what="the page" />
             ) : (
               <PageViewer
                 key={selected.id}
                 base={base}
                 extraction={selected}
-                documentType={documents.data?.find((d) => d.id === selected.document_id)?.type}
+                documentType={citedDocument.data?.type}
               />
             )
           ) : (
