@@ -423,7 +423,8 @@ const cellsOf = async (
            rr.resolution_status, rr.confidence, rr.is_overridden,
            ${withSources ? sql`rr.sources` : sql`null::jsonb`} as sources
     from unnest(${sql.val(keys.map((k) => k.row_hash))}::uuid[]) with ordinality as p(row_hash, position)
-    join resolution_results rr on rr.project_id = ${projectId}::uuid and rr.row_hash = p.row_hash and rr.is_current
+    cross join lateral (select * from resolution_results rr
+                        where rr.project_id = ${projectId}::uuid and rr.row_hash = p.row_hash and rr.is_current) rr
     join atomic_values av on av.id = rr.atomic_value_id
     order by p.position, rr.agent_created_at, rr.agent_id`.execute(conn)
   const out: Array<GridRow & { cells: Map<string, GridCell> }> = []
@@ -511,15 +512,20 @@ const rowsJson = async (conn: Conn, projectId: string, keys: ReadonlyArray<KeyRo
                                   where av.id = r.first_atomic),
              'cells', r.cells) order by r.position), '[]'::json)::text as json
     from (
-      select p.position, p.row_hash, min(rr.row_name) as row_name,
-             (array_agg(rr.atomic_value_id order by rr.agent_created_at, rr.agent_id))[1] as first_atomic,
-             json_object_agg(rr.agent_id, json_build_object(
-               'resolution_result_id', rr.id, 'value', dxs_present_value(rr.value, rr.value_type),
-               'resolution_status', rr.resolution_status, 'confidence', rr.confidence, 'is_overridden', rr.is_overridden)
-               order by rr.agent_created_at, rr.agent_id) as cells
+      -- Each row's cells read by its key (one index probe per row, never the project's results whole).
+      select p.position, p.row_hash, c.row_name, c.first_atomic, c.cells
       from unnest(${sql.val(keys.map((k) => k.row_hash))}::uuid[]) with ordinality as p(row_hash, position)
-      join resolution_results rr on rr.project_id = ${projectId}::uuid and rr.row_hash = p.row_hash and rr.is_current
-      group by p.position, p.row_hash
+      cross join lateral (
+        select min(rr.row_name) as row_name,
+               (array_agg(rr.atomic_value_id order by rr.agent_created_at, rr.agent_id))[1] as first_atomic,
+               json_object_agg(rr.agent_id, json_build_object(
+                 'resolution_result_id', rr.id, 'value', dxs_present_value(rr.value, rr.value_type),
+                 'resolution_status', rr.resolution_status, 'confidence', rr.confidence, 'is_overridden', rr.is_overridden)
+                 order by rr.agent_created_at, rr.agent_id) as cells
+        from resolution_results rr
+        where rr.project_id = ${projectId}::uuid and rr.row_hash = p.row_hash and rr.is_current
+      ) c
+      where c.cells is not null
     ) r`.execute(conn)
   return rows[0]?.json ?? "[]"
 }

@@ -1,0 +1,287 @@
+/**
+ * Every page the API reads of a project costs what the page costs: each statement of the results list (with
+ * each filter, an offset and a cursor), the grid (by name, by an agent's value both ways, with a status, a
+ * search, a dimension value), the documents page and the agents' states is run under EXPLAIN ANALYZE with
+ * sequential scans made as costly as the planner allows (`enable_seqscan = off`). No statement may scan a
+ * large table (results, grid rows, documents, extraction records) whole, and together they may read only a
+ * page's worth of its rows: a project of 1,200 results is read 20 rows at a time, so a statement that reads
+ * them all (a sequential scan, or an index walked in full to be sorted) is caught.
+ */
+import { randomUUID } from "node:crypto"
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
+import { Effect } from "effect"
+import { Kysely, sql } from "kysely"
+import pg from "pg"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeDialect, makeKysely } from "../src/Db.ts"
+import { pageOfDocuments } from "../src/repositories/Documents.ts"
+import { agentStateInputs } from "../src/repositories/ProjectReads.ts"
+import { projectStatusRows } from "../src/repositories/Projects.ts"
+import {
+  ensureAtomicValues,
+  type GridSort,
+  gridContext,
+  gridPageJson,
+  replaceDocumentExtractionsOfAgents,
+  resultsListContext,
+  resultsListPage,
+  writeResults,
+} from "../src/repositories/Results.ts"
+import type { Database } from "../src/Schema.ts"
+import { newOrganizationProject } from "./fixtures.ts"
+
+const url = await useTestDatabase()
+const db = makeKysely(url, 4)
+/** The same database, every statement it runs recorded with its parameters. */
+const statements: Array<{ readonly sql: string; readonly parameters: ReadonlyArray<unknown> }> = []
+const recorded = new Kysely<Database>({
+  dialect: makeDialect(url, 2),
+  log: (event) => {
+    statements.push({ sql: event.query.sql, parameters: event.query.parameters })
+  },
+})
+const explainer = new pg.Client({ connectionString: url })
+afterAll(async () => {
+  await explainer.end()
+  await recorded.destroy()
+  await db.destroy()
+})
+
+const run = Effect.runPromise
+/** Tables a page must never read whole. */
+const LARGE = [
+  "resolution_results",
+  "result_rows",
+  "documents",
+  "extraction_pairs",
+  "atomic_values",
+  "extractions",
+]
+/** The project: enough rows for the planner to choose as it would on a large one. */
+const DOCUMENTS = 300
+const AGENTS = 4
+/** Rows of large tables a read of one page (of 10 or 20) may touch: well under the project's 1,200 results. */
+const PAGE_ROWS = 150
+
+let organizationId = ""
+let projectId = ""
+let agentIds: Array<string> = []
+
+beforeAll(async () => {
+  await explainer.connect()
+  ;({ organizationId, projectId } = await newOrganizationProject(db))
+  const dimension = await db
+    .insertInto("dimensions")
+    .values({ project_id: projectId, name: "Document", source: "DOCUMENT" })
+    .returning("id")
+    .executeTakeFirstOrThrow()
+  const documents = await db
+    .insertInto("documents")
+    .values(
+      Array.from({ length: DOCUMENTS }, (_, i) => ({
+        project_id: projectId,
+        file_name: `invoice-${i}.pdf`,
+        type: "PDF",
+        status: "Processed",
+        blob_key: randomUUID(),
+        content_type: "application/pdf",
+        size_bytes: 1,
+        sha256: "0",
+      })),
+    )
+    .returning(["id", "file_name"])
+    .execute()
+  for (let k = 0; k < AGENTS; k++)
+    agentIds.push(
+      (
+        await db
+          .insertInto("agents")
+          .values({ project_id: projectId, name: `Field ${k}`, value_type: k === 0 ? "number" : "string" })
+          .returning("id")
+          .executeTakeFirstOrThrow()
+      ).id,
+    )
+  const atomics = await run(
+    ensureAtomicValues(
+      db,
+      projectId,
+      documents.flatMap((d) =>
+        agentIds.map((agentId) => ({
+          agentId,
+          instances: [{ dimensionId: dimension.id, name: "Document", value: d.file_name, documentId: d.id }],
+        })),
+      ),
+    ),
+  )
+  for (const [j, d] of documents.entries())
+    await run(
+      replaceDocumentExtractionsOfAgents(db, {
+        projectId,
+        documentId: d.id,
+        documentVersion: 1,
+        agents: agentIds.map((agentId, k) => ({
+          agentId,
+          agentConfigVersion: 1,
+          dimensionsKey: "k",
+          extractions: [
+            {
+              atomicValueId: atomics[j * AGENTS + k]!.id,
+              value: `${j}`,
+              relevantPassage: `${j}`,
+              reasoning: "",
+              pageNumber: 1,
+            },
+          ],
+        })),
+      }),
+    )
+  for (const [k, agentId] of agentIds.entries())
+    await run(
+      writeResults(db, {
+        projectId,
+        agentId,
+        configVersion: 1,
+        rows: documents.map((d, j) => ({
+          atomicValueId: atomics[j * AGENTS + k]!.id,
+          resultName: d.file_name,
+          value: k === 0 ? j * 10 : `Supplier ${j % 97}`,
+          status: j % 40 === 0 ? "Requires attention" : "Resolved",
+          justification: "",
+          references: {},
+          sources: [],
+          sourceType: "document",
+          webSupplement: null,
+          verdicts: [],
+          summary: null,
+          confidence: (j % 100) / 100,
+        })),
+      }),
+    )
+  await sql`analyze`.execute(db)
+})
+
+/** What every statement of `read` scans of the large tables: sequential scans, and rows touched. */
+const plansOf = async (read: () => Promise<unknown>) => {
+  statements.length = 0
+  await read()
+  const found: Array<{ readonly sql: string; readonly seq: ReadonlyArray<string>; readonly rows: number }> =
+    []
+  await explainer.query("set enable_seqscan = off")
+  for (const s of statements) {
+    const { rows } = await explainer.query(`explain (analyze, format json) ${s.sql}`, [...s.parameters])
+    const seq: Array<string> = []
+    let touched = 0
+    const walk = (node: any) => {
+      const relation = node["Relation Name"]
+      if (LARGE.includes(relation)) {
+        if (node["Node Type"] === "Seq Scan") seq.push(relation)
+        touched +=
+          ((node["Actual Rows"] ?? 0) +
+            (node["Rows Removed by Filter"] ?? 0) +
+            (node["Rows Removed by Index Recheck"] ?? 0)) *
+          (node["Actual Loops"] ?? 1)
+      }
+      for (const child of node.Plans ?? []) walk(child)
+    }
+    walk(rows[0]["QUERY PLAN"][0].Plan)
+    if (touched > PAGE_ROWS && process.env.SHOW_PLANS)
+      console.log(
+        (await explainer.query(`explain (analyze, costs off) ${s.sql}`, [...s.parameters])).rows
+          .map((r: any) => r["QUERY PLAN"])
+          .join("\n"),
+      )
+    found.push({ sql: s.sql.replace(/\s+/g, " ").slice(0, 160), seq, rows: touched })
+  }
+  expect(found.length).toBeGreaterThan(0)
+  return found
+}
+
+/**
+ * No statement of the read scans a large table whole, and (unless `rowsOf: "matches"`, for a search whose
+ * index the planner weighs against the project's own on a table this small) each touches a page's worth of
+ * its rows.
+ */
+const expectIndexed = async (read: () => Promise<unknown>, rowsOf: "page" | "matches" = "page") => {
+  const plans = await plansOf(read)
+  expect(plans.filter((p) => p.seq.length > 0)).toEqual([])
+  if (rowsOf === "page") expect(plans.filter((p) => p.rows > PAGE_ROWS)).toEqual([])
+}
+
+const listPage = async (
+  filter: Parameters<typeof resultsListContext>[3],
+  window: Parameters<typeof resultsListPage>[3],
+) => {
+  const context = await run(resultsListContext(recorded, organizationId, projectId, filter))
+  return run(resultsListPage(recorded, projectId, filter, window, context, {}))
+}
+
+const gridRead = (
+  filter: Parameters<typeof gridPageJson>[2],
+  sort: GridSort,
+  window: Parameters<typeof gridPageJson>[4],
+) => run(gridPageJson(recorded, projectId, filter, sort, window))
+
+describe("pages of a project are read through indexes", () => {
+  it("the results list, with each filter, an offset and a cursor", async () => {
+    await expectIndexed(() => listPage({}, { limit: 20, offset: 0 }))
+    // Deep: three agents stepped over by their tallies, a few rows skipped in the fourth's index.
+    await expectIndexed(() => listPage({}, { limit: 20, offset: 910 }))
+    await expectIndexed(() => listPage({ agentId: agentIds[1] }, { limit: 20, offset: 5 }))
+    await expectIndexed(() => listPage({ resolutionStatus: "Requires attention" }, { limit: 20, offset: 0 }))
+    await expectIndexed(() => listPage({ dimensionValue: "invoice-7.pdf" }, { limit: 20, offset: 0 }))
+    await expectIndexed(() => listPage({ maxConfidence: 0.05 }, { limit: 20, offset: 0 }))
+    const first = await listPage({}, { limit: 20, offset: 0 })
+    await expectIndexed(() => listPage({}, { limit: 20, after: first.last, position: 20 }))
+    await expectIndexed(() => listPage({}, { limit: 20, before: first.last, position: 19 }))
+  })
+
+  it("the grid, by name and by an agent's value both ways, filtered, searched, from an offset and a cursor", async () => {
+    const byName: GridSort = { by: "name", descending: false }
+    const byValue = (descending: boolean): GridSort => ({
+      by: "agent",
+      agentId: agentIds[0]!,
+      valueType: "number",
+      descending,
+    })
+    await expectIndexed(() => run(gridContext(recorded, organizationId, projectId)))
+    await expectIndexed(() => gridRead({}, byName, { limit: 10, offset: 0 }))
+    await expectIndexed(() => gridRead({}, { by: "name", descending: true }, { limit: 10, offset: 100 }))
+    await expectIndexed(() => gridRead({}, byValue(false), { limit: 10, offset: 0 }))
+    await expectIndexed(() => gridRead({}, byValue(true), { limit: 10, offset: 0 }))
+    await expectIndexed(() =>
+      gridRead({ resolutionStatus: "Requires attention" }, byName, { limit: 10, offset: 0 }),
+    )
+    await expectIndexed(() => gridRead({ dimensionValue: "invoice-7.pdf" }, byName, { limit: 10, offset: 0 }))
+    const trigram = (
+      await sql<{
+        ok: boolean
+      }>`select exists (select 1 from pg_extension where extname = 'pg_trgm') as ok`.execute(db)
+    ).rows[0]?.ok
+    if (trigram)
+      await expectIndexed(
+        () => gridRead({ search: "supplier 42" }, byName, { limit: 10, offset: 0 }),
+        "matches",
+      )
+    const first = await gridRead({}, byValue(false), { limit: 10, offset: 0 })
+    await expectIndexed(() => gridRead({}, byValue(false), { limit: 10, after: first.last, position: 10 }))
+    await expectIndexed(() => gridRead({}, byValue(true), { limit: 10, before: first.last, position: 9 }))
+  })
+
+  it("the documents page, the agents' states and the project's status", async () => {
+    const documentsPage = (filter: Parameters<typeof pageOfDocuments>[3]) =>
+      run(pageOfDocuments(recorded, organizationId, projectId, filter, { limit: 10, offset: 20 }))
+    await expectIndexed(() => documentsPage({}))
+    await expectIndexed(() => documentsPage({ status: "Processed" }))
+    await expectIndexed(() => run(agentStateInputs(recorded, [projectId])))
+    await expectIndexed(() => run(projectStatusRows(recorded, organizationId, [projectId])))
+  })
+
+  it("catches a page that no index serves", async () => {
+    // A filter on a column no index leads with: the check sees the whole table read.
+    const plans = await plansOf(() =>
+      sql`select id from resolution_results where project_id = ${projectId}::uuid and is_current
+        order by justification limit 10`.execute(recorded),
+    )
+    expect(plans.reduce((n, p) => n + p.rows, 0)).toBeGreaterThan(PAGE_ROWS)
+  })
+})
