@@ -65,7 +65,7 @@ const PAGE_ROWS = 150
 
 let organizationId = ""
 let projectId = ""
-let agentIds: Array<string> = []
+const agentIds: Array<string> = []
 
 beforeAll(async () => {
   await explainer.connect()
