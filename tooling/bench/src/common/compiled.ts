@@ -11,14 +11,14 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../.
 /** The compiled CLI's entry. */
 export const compiledDxs = path.join(root, "apps/cli/dist/main.js")
 
-let built = false
+let built: "server" | "web" | undefined
 
-/** Builds the packages and apps once per benchmark process. */
-export const buildDxs = () => {
-  if (built) return
-  execFileSync(process.execPath, [path.join(root, "tooling/build/build.mjs"), "--no-web"], {
+/** Builds the packages and apps once per benchmark process (the web application too with `web`). */
+export const buildDxs = (options: { readonly web?: boolean } = {}) => {
+  if (built === "web" || (built === "server" && !options.web)) return
+  execFileSync(process.execPath, [path.join(root, "tooling/build/build.mjs"), ...(options.web ? [] : ["--no-web"])], {
     cwd: root,
     stdio: ["ignore", "ignore", "inherit"],
   })
-  built = true
+  built = options.web ? "web" : "server"
 }

@@ -132,7 +132,7 @@ export const seedProject = async (db: Db, options: SeedOptions) => {
 }
 
 /** The compiled `dxs` over the database, as `./dx start` runs it; `waitFor` resolves once its output matches. */
-export const dxs = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) => {
+export const dxs = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, input?: string) => {
   buildDxs()
   const child = spawn(
     process.execPath,
@@ -143,14 +143,15 @@ export const dxs = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) => {
       compiledDxs,
       ...args,
     ],
-    { cwd: path.join(repoRoot, "apps/cli"), env, stdio: ["ignore", "pipe", "pipe"] },
+    { cwd: path.join(repoRoot, "apps/cli"), env, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] },
   )
+  if (input !== undefined) child.stdin?.end(input)
   let output = ""
   const keep = (b: Buffer) => {
     output = (output + b.toString()).slice(-200_000)
   }
-  child.stdout.on("data", keep)
-  child.stderr.on("data", keep)
+  child.stdout?.on("data", keep)
+  child.stderr?.on("data", keep)
   const waitFor = async (pattern: RegExp, ms = 120_000) => {
     const deadline = Date.now() + ms
     for (;;) {
