@@ -23,7 +23,6 @@ import {
   gridContext,
   gridPageJson,
   replaceDocumentExtractionsOfAgents,
-  resultsListContext,
   resultsListPage,
   writeResults,
 } from "../src/repositories/Results.ts"
@@ -207,13 +206,10 @@ const expectIndexed = async (read: () => Promise<unknown>, rowsOf: "page" | "mat
   if (rowsOf === "page") expect(plans.filter((p) => p.rows > PAGE_ROWS)).toEqual([])
 }
 
-const listPage = async (
-  filter: Parameters<typeof resultsListContext>[3],
-  window: Parameters<typeof resultsListPage>[3],
-) => {
-  const context = await run(resultsListContext(recorded, organizationId, projectId, filter))
-  return run(resultsListPage(recorded, projectId, filter, window, context, {}))
-}
+const listPage = (
+  filter: Parameters<typeof resultsListPage>[3],
+  window: Parameters<typeof resultsListPage>[4],
+) => run(resultsListPage(recorded, organizationId, projectId, filter, window))
 
 const gridRead = (
   filter: Parameters<typeof gridPageJson>[2],

@@ -4,8 +4,8 @@ import { Effect } from "effect"
 import type { Kysely } from "kysely"
 import {
   type CurrentResultsFilter,
+  EXTRACTION_STATUS_SLOT,
   type ResultsWindow,
-  resultsListContext,
   resultsListPage,
 } from "../src/repositories/Results.ts"
 import type { Database } from "../src/Schema.ts"
@@ -40,7 +40,7 @@ export const listResults = async (
     .select("organization_id")
     .where("id", "=", projectId)
     .executeTakeFirstOrThrow()
-  const context = await Effect.runPromise(resultsListContext(db, organization_id, projectId, filter))
-  const page = await Effect.runPromise(resultsListPage(db, projectId, filter, window, context, {}))
-  return { count: context.count, offset: page.offset, rows: JSON.parse(page.json) as Array<any>, page }
+  const page = await Effect.runPromise(resultsListPage(db, organization_id, projectId, filter, window))
+  const json = page.json.replace(EXTRACTION_STATUS_SLOT, '"extraction_status" : "Pending"')
+  return { count: page.count, offset: page.offset, rows: JSON.parse(json) as Array<any>, page }
 }

@@ -395,22 +395,23 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
               dimensionValue: filters.dimension_value,
               maxConfidence: filters.max_confidence,
             }
-            // Two statements whatever the page's size: the project's counts and agents' states, then the
-            // page itself, built as JSON by the database.
-            const context = yield* ResultsRepo.resultsListContext(db, org.id, projectId, filter)
-            if (!context.found) return yield* NotFound.of("Project", projectId)
-            const statuses = Object.fromEntries(
-              [...deriveAgentStates(context.states)].map(([id, state]) => [id, state.extractionStatus]),
-            )
+            // One statement whatever the page's size: the project's ownership, the count, the page built as
+            // JSON by the database, and the state inputs of the page's agents, whose statuses go in its slots.
             const page = yield* ResultsRepo.resultsListPage(
               db,
+              org.id,
               projectId,
               filter,
               start === undefined ? { limit, offset } : { limit, ...start },
-              context,
-              statuses,
             )
-            const count = context.count
+            if (!page.found) return yield* NotFound.of("Project", projectId)
+            const states = deriveAgentStates(page.states)
+            const json = page.json.replace(
+              ResultsRepo.EXTRACTION_STATUS_SLOT,
+              (_, agentId: string) =>
+                `"extraction_status" : "${states.get(agentId)?.extractionStatus ?? "Pending"}"`,
+            )
+            const count = page.count
             return {
               count,
               ...pageLinks(
@@ -422,7 +423,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
                 ],
                 { count, limit, offset: page.offset, rows: page.rows, first: page.first, last: page.last },
               ),
-              resultsJson: page.json,
+              resultsJson: json,
             } satisfies JsonPage
           }),
         )

@@ -24,7 +24,17 @@ import { makeKysely } from "@dxs/db"
 import autocannon from "autocannon"
 import { CHROMIUM, projectScreenRequests } from "./api/screen.ts"
 import { buildDxs } from "./common/compiled.ts"
-import { createKey, dxs, dxsEnv, option, peakRssMb, printRows, repoRoot, startAll, startDatabase } from "./common/project.ts"
+import {
+  createKey,
+  dxs,
+  dxsEnv,
+  option,
+  peakRssMb,
+  printRows,
+  repoRoot,
+  startAll,
+  startDatabase,
+} from "./common/project.ts"
 import { seedResults, supplierOf } from "./common/results.ts"
 
 const RESULTS = option("results", 100_000)
@@ -47,7 +57,12 @@ interface Figure {
   readonly errors: number
 }
 
-const load = async (label: string, url: string, headers: Record<string, string>, target = 25): Promise<Figure> => {
+const load = async (
+  label: string,
+  url: string,
+  headers: Record<string, string>,
+  target = 25,
+): Promise<Figure> => {
   const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS })
   return {
     label,
@@ -86,17 +101,39 @@ const measure = async (
   figures.push(await load("results, offset 0", page(""), headers))
   figures.push(await load(`results, offset ${middle}`, page(`&offset=${middle}`), headers, 100))
   figures.push(await load(`results, offset ${last}`, page(`&offset=${last}`), headers, 100))
-  figures.push(await load("results, next cursor from the middle", `${base}/results/${fromMiddle.next}`, headers))
+  figures.push(
+    await load("results, next cursor from the middle", `${base}/results/${fromMiddle.next}`, headers),
+  )
   figures.push(await load("results, agent_id=…", page(`&agent_id=${agentId}`), headers))
-  figures.push(await load("results, resolution_status=Requires attention", page("&resolution_status=Requires%20attention"), headers))
-  figures.push(await load("results, dimension_value=document-77.txt", page("&dimension_value=document-77.txt"), headers))
+  figures.push(
+    await load(
+      "results, resolution_status=Requires attention",
+      page("&resolution_status=Requires%20attention"),
+      headers,
+    ),
+  )
+  figures.push(
+    await load("results, dimension_value=document-77.txt", page("&dimension_value=document-77.txt"), headers),
+  )
   figures.push(await load("results, max_confidence=0.55", page("&max_confidence=0.55"), headers))
   const grid = (query: string) => `${base}/results/grid/?limit=25${query}`
   figures.push(await load("grid, page 1", grid(""), headers))
   figures.push(await load("grid, sorted by an agent", grid(`&sort=agent:${agentId}`), headers))
   figures.push(await load("grid, sorted by an agent, descending", grid(`&sort=-agent:${agentId}`), headers))
-  figures.push(await load(`grid, searched "${supplierOf(42)}"`, grid(`&search=${encodeURIComponent(supplierOf(42))}`), headers))
-  figures.push(await load("grid, resolution_status=Requires attention", grid("&resolution_status=Requires%20attention"), headers))
+  figures.push(
+    await load(
+      `grid, searched "${supplierOf(42)}"`,
+      grid(`&search=${encodeURIComponent(supplierOf(42))}`),
+      headers,
+    ),
+  )
+  figures.push(
+    await load(
+      "grid, resolution_status=Requires attention",
+      grid("&resolution_status=Requires%20attention"),
+      headers,
+    ),
+  )
   figures.push(await load("documents page", `${base}/documents/page/?limit=25`, headers))
   figures.push(await load("agents/status/", `${base}/agents/status/`, headers))
   figures.push(await load("status/", `${base}/status/`, headers))
@@ -109,7 +146,9 @@ const measure = async (
 const row = (f: Figure, against?: Figure): readonly [string, string] => [
   f.label,
   `${f.rps.toFixed(0).padStart(10)} ${`${f.p50} ms`.padStart(8)} ${`${f.p99} ms`.padStart(8)} ${String(f.errors).padStart(7)}${
-    against ? `   ${(f.p99 / Math.max(1, against.p99)).toFixed(2)}× the ${REFERENCE.toLocaleString("en-US")} figure` : ""
+    against
+      ? `   ${(f.p99 / Math.max(1, against.p99)).toFixed(2)}× the ${REFERENCE.toLocaleString("en-US")} figure`
+      : ""
   }`,
 ]
 
@@ -144,7 +183,11 @@ const main = async () => {
     const headers = { "x-api-key": key }
     const origin = new URL(server.api).origin
     bare = spawn(process.execPath, ["--import", "tsx", bareScript], {
-      env: { ...process.env, DATABASE_URL: database.url, PROJECT_ID: projects[projects.length - 1]!.projectId },
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url,
+        PROJECT_ID: projects[projects.length - 1]!.projectId,
+      },
       stdio: ["ignore", "pipe", "inherit"],
       cwd: path.join(repoRoot, "tooling/bench"),
     })
@@ -159,7 +202,11 @@ const main = async () => {
     await load("warm-up", bareUrl, {})
     const baseline = await load("bare node:http + pg, keyset page of 100", bareUrl, {})
 
-    const measured: Array<{ readonly results: number; readonly figures: Array<Figure>; readonly screen: number }> = []
+    const measured: Array<{
+      readonly results: number
+      readonly figures: Array<Figure>
+      readonly screen: number
+    }> = []
     for (const { results, projectId } of projects) {
       const screen = await projectScreenRequests({ origin, email: EMAIL, password: PASSWORD, projectId })
       measured.push({
@@ -177,7 +224,9 @@ const main = async () => {
         `\n${results.toLocaleString("en-US")} results${screen > 0 ? ` (the project screen made ${screen} requests)` : " (no Chromium: the project screen not recorded)"}:`,
       )
       const against = (f: Figure) =>
-        reference && reference.results !== results ? reference.figures.find((r) => r.label === f.label) : undefined
+        reference && reference.results !== results
+          ? reference.figures.find((r) => r.label === f.label)
+          : undefined
       printRows([
         ["", "requests/s      p50      p99  errors"],
         row(baseline),
@@ -191,15 +240,22 @@ const main = async () => {
       for (const f of figures) {
         if (f.errors > 0) failures.push(`${at}: ${f.label} answered ${f.errors} errors`)
         if (f.p99 > f.target) failures.push(`${at}: ${f.label} p99 ${f.p99} ms (target <= ${f.target} ms)`)
-        const ref = reference && reference.results !== results ? reference.figures.find((r) => r.label === f.label) : undefined
+        const ref =
+          reference && reference.results !== results
+            ? reference.figures.find((r) => r.label === f.label)
+            : undefined
         // Within 2× of the smaller project's figure (a millisecond or two of noise is not growth).
         if (ref && f.p99 > Math.max(2 * ref.p99, ref.p99 + 2))
-          failures.push(`${at}: ${f.label} p99 ${f.p99} ms, more than 2× the ${ref.p99} ms at ${REFERENCE.toLocaleString("en-US")}`)
+          failures.push(
+            `${at}: ${f.label} p99 ${f.p99} ms, more than 2× the ${ref.p99} ms at ${REFERENCE.toLocaleString("en-US")}`,
+          )
       }
       const page = figures[0]!
-      if (page.rps < 500) failures.push(`${at}: results page ${page.rps.toFixed(0)} requests/s (target >= 500)`)
+      if (page.rps < 500)
+        failures.push(`${at}: results page ${page.rps.toFixed(0)} requests/s (target >= 500)`)
       const ratio = page.rps / baseline.rps
-      if (ratio < 0.7) failures.push(`${at}: results page at ${ratio.toFixed(2)}× the bare handler (target >= 0.7)`)
+      if (ratio < 0.7)
+        failures.push(`${at}: results page at ${ratio.toFixed(2)}× the bare handler (target >= 0.7)`)
       console.log(`${at}: results page at ${ratio.toFixed(2)}× the bare handler`)
     }
     if (rss > 600) failures.push(`dxs peak resident memory ${rss.toFixed(0)} MB (target <= 600 MB)`)

@@ -182,7 +182,7 @@ export interface AgentStateInputRow {
  */
 export const agentStateInputsQuery = (
   projects: ReadonlyArray<string> | RawBuilder<string>,
-  agentIds?: ReadonlyArray<string>,
+  agentIds?: ReadonlyArray<string> | RawBuilder<ReadonlyArray<string>>,
 ) =>
   sql<AgentStateInputRow>`
       select a.id, a.project_id, a.config_version, a.is_draft, a.agent_type, a.enable_web_search,
@@ -210,7 +210,13 @@ export const agentStateInputsQuery = (
          from document_tallies where project_id = a.project_id and is_live) as documents
       from agents a
       where ${Array.isArray(projects) ? sql`a.project_id = any(${sql.val(projects)}::uuid[])` : sql`a.project_id = ${projects}`}
-        ${agentIds === undefined ? sql`` : sql`and a.id = any(${sql.val(agentIds)}::uuid[])`}
+        ${
+          agentIds === undefined
+            ? sql``
+            : Array.isArray(agentIds)
+              ? sql`and a.id = any(${sql.val(agentIds)}::uuid[])`
+              : sql`and a.id = any(${agentIds})`
+        }
       order by a.created_at, a.id`
 
 export const agentStateInputs = (

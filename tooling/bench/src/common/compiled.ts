@@ -16,9 +16,13 @@ let built: "server" | "web" | undefined
 /** Builds the packages and apps once per benchmark process (the web application too with `web`). */
 export const buildDxs = (options: { readonly web?: boolean } = {}) => {
   if (built === "web" || (built === "server" && !options.web)) return
-  execFileSync(process.execPath, [path.join(root, "tooling/build/build.mjs"), ...(options.web ? [] : ["--no-web"])], {
-    cwd: root,
-    stdio: ["ignore", "ignore", "inherit"],
-  })
+  execFileSync(
+    process.execPath,
+    [path.join(root, "tooling/build/build.mjs"), ...(options.web ? [] : ["--no-web"])],
+    {
+      cwd: root,
+      stdio: ["ignore", "ignore", "inherit"],
+    },
+  )
   built = options.web ? "web" : "server"
 }

@@ -143,7 +143,11 @@ export const dxs = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, input?:
       compiledDxs,
       ...args,
     ],
-    { cwd: path.join(repoRoot, "apps/cli"), env, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] },
+    {
+      cwd: path.join(repoRoot, "apps/cli"),
+      env,
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    },
   )
   if (input !== undefined) child.stdin?.end(input)
   let output = ""

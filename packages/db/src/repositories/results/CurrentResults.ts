@@ -142,25 +142,29 @@ const conditions = (projectId: string, filter: CurrentResultsFilter): Array<RawB
 const tallied = (filter: CurrentResultsFilter) =>
   filter.dimensionValue === undefined && filter.maxConfidence === undefined
 
-/** A result as a row of the results list's JSON (`V1ResultRow`); its extraction status comes from `statuses`. */
-const resultRowJson = (statuses: string) => sql`json_build_object(
+/**
+ * Where a row's extraction status goes in the list's JSON: its agent's id after U+0001 (written by JSON as
+ * `\u0001`, which no value's text can put after this member's name), for the caller to put the agent's status
+ * in its place (`EXTRACTION_STATUS_SLOT`), since the status is derived from the agents' records in code.
+ */
+export const EXTRACTION_STATUS_SLOT = /"extraction_status" : "\\u0001([0-9a-f-]{36})"/g
+
+/** A result as a row of the results list's JSON (`V1ResultRow`), its extraction status a slot (see above). */
+const resultRowJson = sql`json_build_object(
     'id', rr.atomic_value_id, 'atomic_value_id', rr.atomic_value_id, 'agent_id', rr.agent_id, 'agent_name', a.name,
     'result_name', rr.result_name, 'value_type', a.value_type,
-    'extraction_status', coalesce(${statuses}::jsonb ->> rr.agent_id::text, 'Pending'),
+    'extraction_status', chr(1) || rr.agent_id::text,
     'resolution_result', json_build_object(
       'id', rr.id, 'value', dxs_present_value(rr.value, a.value_type), 'resolution_status', rr.resolution_status,
       'references', coalesce(rr."references", '{}'::jsonb),
       'justification_for_resolution_status', rr.justification, 'source_type', rr.source_type,
       'updated_by_email', rr.updated_by_email, 'confidence', rr.confidence),
-    'dimension_instances', ${instancesJson})`
-
-/** The atomic value's dimension instances (`V1ResultDimensionInstance`s), named as their dimensions are now. */
-const instancesJson = sql`(select coalesce(json_agg(json_build_object(
-      'id', x.e->'id', 'dimension_id', x.e->'dimension_id', 'dimension_value', x.e->'dimension_value',
-      'name', coalesce(to_jsonb(d.name), x.e->'name'), 'document_id', coalesce(x.e->'document_id', 'null'::jsonb))
-    order by x.o), '[]'::json)
-  from jsonb_array_elements(av.dimension_values) with ordinality as x(e, o)
-  left join dimensions d on d.id = (x.e->>'dimension_id')::uuid)`
+    'dimension_instances', (select coalesce(json_agg(json_build_object(
+        'id', x.e->'id', 'dimension_id', x.e->'dimension_id', 'dimension_value', x.e->'dimension_value',
+        'name', coalesce(to_jsonb(d.name), x.e->'name'), 'document_id', coalesce(x.e->'document_id', 'null'::jsonb))
+      order by x.o), '[]'::json)
+      from jsonb_array_elements(av.dimension_values) with ordinality as x(e, o)
+      left join dimensions d on d.id = (x.e->>'dimension_id')::uuid))`
 
 /** A row's key in the list's order, as JSON (see `ResultKey`). */
 const keyJson = sql`json_build_array((extract(epoch from rr.agent_created_at) * 1000000)::bigint::text, rr.agent_id,
@@ -172,155 +176,117 @@ const keyOf = (json: unknown, byConfidence: boolean): ResultKey | undefined => {
   return { created, agentId, name, id, ...(byConfidence && confidence !== null ? { confidence } : {}) }
 }
 
-/** What a page of the results list starts from: the project's ownership, its counts, its agents' state inputs. */
-export interface ResultsListContext {
+/** A page of the results list: the project's ownership, the count, the rows as the API's JSON. */
+export interface ResultsListPage {
   readonly found: boolean
   /** How many current results pass the filter in all. */
   readonly count: number
-  /** With an agent/status filter (or none): per agent (oldest first), how many pass it. */
-  readonly perAgent: ReadonlyArray<readonly [agentId: string, n: number]> | null
+  /** The offset of the page's first row. */
+  readonly offset: number
+  readonly rows: number
+  /** The rows as a JSON array of `V1ResultRow`s, their extraction statuses slots (`EXTRACTION_STATUS_SLOT`). */
+  readonly json: string
+  readonly first?: ResultKey | undefined
+  readonly last?: ResultKey | undefined
+  /** The state inputs of the agents of the page's rows. */
   readonly states: ReadonlyArray<AgentStateInputRow>
 }
 
 /**
- * In one statement: whether the project is the organisation's, how many of its current results pass the
- * filter (from the tallies when it is an agent, a status or none: per agent; else counted through an
- * index), and its agents' state inputs.
+ * The current results that pass `filter`, by agent (oldest first) then result name (with `maxConfidence`,
+ * least confident first, then so), one window of them, in one statement: whether the project is the
+ * organisation's, how many pass (from the tallies when the filter is an agent, a status or none; else
+ * counted through an index), the page as the list's JSON built by the database, and the state inputs of
+ * the page's agents. An offset is stepped agent by agent with the tallies; the rows skipped inside an agent
+ * are read from the index alone.
  */
-export const resultsListContext = (
+export const resultsListPage = (
   conn: Conn,
   organizationId: string,
   projectId: string,
   filter: CurrentResultsFilter,
-): Effect.Effect<ResultsListContext> =>
-  run(async () => {
-    const perAgent = tallied(filter)
-      ? sql`(select coalesce(json_agg(json_build_array(c.agent_id, c.n) order by c.created_at, c.agent_id), '[]'::json)
-          from (select a.id as agent_id, a.created_at, sum(t.n)::int as n
-                from agents a join result_tallies t on t.agent_id = a.id
-                where a.project_id = ${projectId}::uuid
-                  ${filter.agentId === undefined ? sql`` : sql`and a.id = ${filter.agentId}::uuid`}
-                  ${filter.resolutionStatus === undefined ? sql`` : sql`and t.resolution_status = ${filter.resolutionStatus}`}
-                group by a.id, a.created_at having sum(t.n) > 0) c)`
-      : sql`null::json`
-    const matching = tallied(filter)
-      ? sql`null::int`
-      : sql`(select count(*)::int from resolution_results rr where ${sql.join(conditions(projectId, filter), sql` and `)})`
-    const { rows } = await sql<{
-      found: boolean
-      per_agent: ReadonlyArray<readonly [string, number]> | null
-      matching: number | null
-      states: ReadonlyArray<AgentStateInputRow>
-    }>`select exists (select 1 from projects where id = ${projectId}::uuid and organization_id = ${organizationId}::uuid) as found,
-        ${perAgent} as per_agent, ${matching} as matching,
-        (select coalesce(json_agg(s), '[]'::json) from (${agentStateInputsQuery([projectId])}) s) as states`.execute(
-      conn,
-    )
-    const row = rows[0]!
-    return {
-      found: row.found,
-      perAgent: row.per_agent,
-      count: row.per_agent ? row.per_agent.reduce((n, [, k]) => n + k, 0) : (row.matching ?? 0),
-      states: row.states,
-    }
-  })
-
-/** A page of the results list, its rows already the API's JSON. */
-export interface ResultsListPage {
-  /** The offset of the page's first row. */
-  readonly offset: number
-  readonly rows: number
-  /** The rows as a JSON array of `V1ResultRow`s. */
-  readonly json: string
-  readonly first?: ResultKey | undefined
-  readonly last?: ResultKey | undefined
-}
-
-/** The ids of a page of current results in the list's order, from the index alone (skipped rows are never fetched). */
-const pageIds = (
-  projectId: string,
-  filter: CurrentResultsFilter,
-  extra: ReadonlyArray<RawBuilder<unknown>>,
-  descending: boolean,
-  limit: number,
-  offset: number,
-) => {
-  const dir = sql.raw(descending ? "desc" : "asc")
-  const order =
-    filter.maxConfidence !== undefined
-      ? sql`rr.confidence ${dir}, rr.agent_created_at ${dir}, rr.agent_id ${dir}, rr.list_name ${dir}, rr.id ${dir}`
-      : sql`rr.agent_created_at ${dir}, rr.agent_id ${dir}, rr.list_name ${dir}, rr.id ${dir}`
-  return sql`select rr.id from resolution_results rr
-    where ${sql.join([...conditions(projectId, filter), ...extra], sql` and `)}
-    order by ${order} limit ${limit} offset ${offset}`
-}
-
-/**
- * The current results that pass `filter`, by agent (oldest first) then result name (with `maxConfidence`,
- * least confident first, then so), one window of them, as the list's JSON built by the database (one
- * statement). An offset is stepped agent by agent with the context's counts; the rows skipped inside an
- * agent are read from the index alone.
- */
-export const resultsListPage = (
-  conn: Conn,
-  projectId: string,
-  filter: CurrentResultsFilter,
   window: ResultsWindow,
-  context: Pick<ResultsListContext, "count" | "perAgent">,
-  statuses: Readonly<Record<string, string>>,
 ): Effect.Effect<ResultsListPage> =>
   run(async () => {
     const byConfidence = filter.maxConfidence !== undefined
-    const read = async (extra: ReadonlyArray<RawBuilder<unknown>>, descending: boolean, skip: number) => {
-      // Read backwards (before a key), the ids come last first: the JSON and the edges follow the list's order.
-      const order = sql.raw(descending ? "desc" : "asc")
-      const { rows } = await sql<{ rows: number; json: string; first: unknown; last: unknown }>`
+    const perAgent = tallied(filter)
+    const byOffset = "offset" in window
+    const descending = !byOffset && window.before !== undefined
+    const dir = sql.raw(descending ? "desc" : "asc")
+    const order = byConfidence
+      ? sql`rr.confidence ${dir}, rr.agent_created_at ${dir}, rr.agent_id ${dir}, rr.list_name ${dir}, rr.id ${dir}`
+      : sql`rr.agent_created_at ${dir}, rr.agent_id ${dir}, rr.list_name ${dir}, rr.id ${dir}`
+    const where = [...conditions(projectId, filter)]
+    let skip: RawBuilder<unknown> = sql`0`
+    if (byOffset && perAgent) {
+      // Whole agents before the offset are stepped over by their counts; the rest by the index.
+      where.push(sql`(rr.agent_created_at, rr.agent_id) >= (select s.created_at, s.id from start s)`)
+      skip = sql`(select s.skip from start s)`
+    } else if (byOffset) skip = sql`${window.offset}::int`
+    else if (window.before !== undefined)
+      where.push(sql`(${orderColumns(byConfidence)}) < ${keyValue(window.before, byConfidence)}`)
+    else if (window.after !== undefined)
+      where.push(sql`(${orderColumns(byConfidence)}) > ${keyValue(window.after, byConfidence)}`)
+    const counts = perAgent
+      ? sql`select a.id, a.created_at, sum(t.n)::int as n
+          from agents a join result_tallies t on t.agent_id = a.id
+          where a.project_id = ${projectId}::uuid
+            ${filter.agentId === undefined ? sql`` : sql`and a.id = ${filter.agentId}::uuid`}
+            ${filter.resolutionStatus === undefined ? sql`` : sql`and t.resolution_status = ${filter.resolutionStatus}`}
+          group by a.id, a.created_at having sum(t.n) > 0`
+      : sql`select null::uuid as id, null::timestamptz as created_at,
+          (select count(*)::int from resolution_results rr where ${sql.join(conditions(projectId, filter), sql` and `)}) as n`
+    const offset = byOffset ? window.offset : 0
+    const pageOrder = sql.raw(descending ? "desc" : "asc")
+    const { rows } = await sql<{
+      found: boolean
+      count: number
+      rows: number
+      json: string
+      first: unknown
+      last: unknown
+      states: ReadonlyArray<AgentStateInputRow>
+    }>`
+      with counts as (${counts}),
+      start as (
+        select c.id, c.created_at, ${offset}::int - c.before as skip
+        from (select id, created_at, n, coalesce(sum(n) over (order by created_at, id
+                rows between unbounded preceding and 1 preceding), 0) as before from counts) c
+        where c.before <= ${offset}::int and c.before + c.n > ${offset}::int
+      ),
+      page as (
+        select p.id, p.position
+        from unnest(array(select rr.id from resolution_results rr where ${sql.join(where, sql` and `)}
+                          order by ${order} limit ${window.limit} offset ${skip})) with ordinality as p(id, position)
+      ),
+      built as (
         select count(*)::int as rows,
-               coalesce(json_agg(${resultRowJson(JSON.stringify(statuses))} order by p.position ${order}), '[]'::json)::text as json,
-               (array_agg(${keyJson} order by p.position ${order}))[1] as first,
-               (array_agg(${keyJson} order by p.position ${sql.raw(descending ? "asc" : "desc")}))[1] as last
-        from unnest(array(${pageIds(projectId, filter, extra, descending, window.limit, skip)})) with ordinality as p(id, position)
+               coalesce(json_agg(${resultRowJson} order by p.position ${pageOrder}), '[]'::json)::text as json,
+               (array_agg(${keyJson} order by p.position ${pageOrder}))[1] as first,
+               (array_agg(${keyJson} order by p.position ${sql.raw(descending ? "asc" : "desc")}))[1] as last,
+               array_agg(distinct rr.agent_id) as agents
+        from page p
         join resolution_results rr on rr.id = p.id
         join agents a on a.id = rr.agent_id
-        join atomic_values av on av.id = rr.atomic_value_id`.execute(conn)
-      const r = rows[0]!
-      return {
-        rows: r.rows,
-        json: r.json,
-        first: keyOf(r.first, byConfidence),
-        last: keyOf(r.last, byConfidence),
-      }
-    }
-    if ("offset" in window) {
-      let skip = window.offset
-      const extra: Array<RawBuilder<unknown>> = []
-      const perAgent = context.perAgent
-      if (perAgent) {
-        // Whole agents before the offset are stepped over by their counts; the rest by the index.
-        let i = 0
-        while (i < perAgent.length - 1 && skip >= perAgent[i]![1]) skip -= perAgent[i++]![1]
-        const from = perAgent[i]
-        if (from === undefined || window.offset >= context.count)
-          return { offset: window.offset, rows: 0, json: "[]" }
-        extra.push(
-          sql`(rr.agent_created_at, rr.agent_id) >= ((select created_at from agents where id = ${from[0]}::uuid), ${from[0]}::uuid)`,
-        )
-      }
-      return { offset: window.offset, ...(await read(extra, false, skip)) }
-    }
-    if (window.before !== undefined) {
-      const page = await read(
-        [sql`(${orderColumns(byConfidence)}) < ${keyValue(window.before, byConfidence)}`],
-        true,
-        0,
+        join atomic_values av on av.id = rr.atomic_value_id
       )
-      return { ...page, offset: Math.max(0, window.position - page.rows) }
+      select exists (select 1 from projects where id = ${projectId}::uuid and organization_id = ${organizationId}::uuid) as found,
+             (select coalesce(sum(n), 0)::int from counts) as count, b.rows, b.json, b.first, b.last,
+             (select coalesce(json_agg(s), '[]'::json)
+              from (${agentStateInputsQuery([projectId], sql`b.agents`)}) s) as states
+      from built b`.execute(conn)
+    const r = rows[0]!
+    const page = {
+      found: r.found,
+      count: r.count,
+      rows: r.rows,
+      json: r.json,
+      first: keyOf(r.first, byConfidence),
+      last: keyOf(r.last, byConfidence),
+      states: r.states,
     }
-    const extra =
-      window.after === undefined
-        ? []
-        : [sql`(${orderColumns(byConfidence)}) > ${keyValue(window.after, byConfidence)}`]
-    return { offset: window.position, ...(await read(extra, false, 0)) }
+    if (byOffset) return { ...page, offset: window.offset }
+    return { ...page, offset: descending ? Math.max(0, window.position - r.rows) : window.position }
   })
 
 /** An extraction behind a result, with the name of its document (null for a web or derived one). */
