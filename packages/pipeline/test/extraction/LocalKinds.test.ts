@@ -144,6 +144,22 @@ describe("a receipt read by kind of value", () => {
     expect(findDates(us, "2024-01-01")[0]?.value).toBe("2018-04-05")
     expect(findDates(my, "2024-01-01")[0]?.value).toBe("2018-05-04")
   })
+  it("reads no date in opening hours or article codes", () => {
+    const text = "SUN-THU: 1000 HRS - 2230 HRS\nWG12/3-32/ - 36/3460\nMC22-32 - 10/120\n"
+    expect(findDates(text, "2024-01-01")).toEqual([])
+  })
+  it("takes the date printed with the time of the sale over an earlier date", () => {
+    const text = "KEDAI MAJU SDN BHD\nOrderNo#1106368 06/07/18\nTotal RM 5.00\n06/07/16 13:54 i~11056244\n"
+    expect(extract(date, text)?.value).toBe("2016-07-06")
+  })
+  it("reads a date run into the next word and a label OCR misread by a letter", () => {
+    expect(extract(date, "Kedai\nDate: 21/05/2018Time: 11:12:56AM\nTotal RM 8.00\n")?.value).toBe("2018-05-21")
+    expect(extract(date, "Kedai\nData : 25/09/2017 01:48:57 PM\nTotal RM 8.00\n")?.value).toBe("2017-09-25")
+  })
+  it("puts a date written over several words under no column of the line above", () => {
+    const text = "UNIHAKKA INTERNATIONAL SDN BHD\n22 May 2018 18:51\nTotal RM 11.40\n"
+    expect(extract(date, text)?.value).toBe("2018-05-22")
+  })
   it("answers no due date from a receipt's only date", () => {
     expect(extract(agent("Due date", "When payment is due", "date"), receipt)).toBeUndefined()
   })

@@ -3,6 +3,7 @@
  * them, kind match, position cues and agreement with the examples. Every score keeps its reasons so
  * the reasoning can say what decided it.
  */
+import { editDistance } from "@dxs/domain/Grounding"
 import type { Candidate, PageAnalysis } from "./Candidates.ts"
 import { asksDocumentDate, firstFullDate } from "./Dates.ts"
 import { issuerCues } from "./Issuer.ts"
@@ -88,6 +89,10 @@ const overlap = (a: ReadonlyArray<string>, set: ReadonlySet<string>) => [
   ...new Set(a.filter((t) => set.has(t))),
 ]
 
+/** A label's term is one of the key terms, or one OCR misread by a letter (`Data` for `Date`). */
+const nearTerm = (t: string, set: ReadonlySet<string>): boolean =>
+  set.has(t) || (t.length >= 4 && [...set].some((k) => k.length >= 3 && editDistance(t, k, 1) <= 1))
+
 /** A sentence that says how long an agreement or its obligations last. */
 const AGREEMENT_TERM =
   /\b(this|the)\s+(letter\s+)?(agreement|undertaking)\b[^.]{0,120}\b(remain|continue|terminat|expir|valid|effective|in (full )?force|be bound|term\b)|\bterm of (this|the)\b|\bobligations?\b[^.]{0,160}\b(remain|continue|surviv|terminat|expir|bound|in effect)|\b(remain|continue) in (full )?(force|effect)\b/
@@ -144,7 +149,7 @@ const DEFINITION_WORDS = /\b(means|shall mean|defined|definition)\b/i
  * line (the last cell of the line when it has several). Undefined for a value in prose.
  */
 const explicitLabel = (text: string, candidate: Candidate): string | undefined => {
-  const header = headerAbove(text, candidate.valueStart)
+  const header = headerAbove(text, candidate.valueStart, candidate.valueEnd)
   if (header) return header.label
   const before = text.slice(lineAt(text, candidate.start).start, candidate.start)
   const cell = before.split(/\t|\s{2,}|\|/).pop() ?? ""
@@ -229,7 +234,9 @@ export const scoreCandidate = (
   // A clause pattern that decides on its own (a term clause, "dated as of", a governing-law clause).
   let decisive = false
   const found =
-    candidate.label !== undefined ? { label: candidate.label } : labelBefore(text, candidate.valueStart)
+    candidate.label !== undefined
+      ? { label: candidate.label }
+      : labelBefore(text, candidate.valueStart, candidate.valueEnd)
   const label = found.label
   const labelTerms = overlap(terms(label), profile.terms)
   const nameHits = new Set(labelTerms.flatMap(meaningOf).filter((t) => profile.nameTerms.has(t))).size
@@ -331,7 +338,7 @@ export const scoreCandidate = (
     profile.kind === "date" &&
     page.index === 0 &&
     asksDocumentDate(profile.cueText) &&
-    firstFullDate(page.analysis.dates) === candidate
+    firstFullDate(text, page.analysis.dates) === candidate
   ) {
     score += 1
     decisive = true
@@ -417,7 +424,7 @@ export const scoreCandidate = (
   const explicit = LABELLED_KINDS.has(profile.kind) ? explicitLabel(text, candidate) : undefined
   const explicitTerms = explicit === undefined ? [] : terms(cleanLabel(explicit))
   const labelledOtherwise =
-    explicitTerms.length > 0 && overlap(explicitTerms, profile.terms).length === 0
+    explicitTerms.length > 0 && !explicitTerms.some((t) => nearTerm(t, profile.terms))
       ? `labelled "${cleanLabel(explicit!)}", which is not what is asked for`
       : undefined
   const conflict = unitConflict(profile, text, candidate, explicit)

@@ -83,11 +83,12 @@ const isProseLine = (text: string, line: Span): boolean => {
 export const labelBefore = (
   text: string,
   start: number,
+  end = start + 1,
 ): { readonly label: string; readonly start: number } => {
   const line = lineAt(text, start)
   const before = text.slice(line.start, start)
   const cleaned = cleanLabel(before)
-  const header = headerAbove(text, start)
+  const header = headerAbove(text, start, end)
   if (header) return header
   if (cleaned === "") {
     const trailing = trailingLabels(text).get(line.start)
@@ -245,10 +246,17 @@ const cellsOf = (line: string, offset: number, wide: boolean): Array<Span> => {
 }
 
 /**
- * The header cell above a value in a table: the previous line has as many cells as the value's row, the
- * header's cells carry no digits and most of the row's cells do.
+ * The header cell above a value at `[at, end)` in a table: the previous line has as many cells as the value's
+ * row, the header's cells carry no digits and most of the row's cells do. A header of more words than the row
+ * has cells (a header of several words, or a column empty in this row) still has its first and last words
+ * above the row's first and last cells. A value that spans several cells (a date and its time) is in no
+ * column.
  */
-export const headerAbove = (text: string, at: number): { label: string; start: number } | undefined => {
+export const headerAbove = (
+  text: string,
+  at: number,
+  end = at + 1,
+): { label: string; start: number } | undefined => {
   const line = lineAt(text, at)
   if (line.start < 2) return undefined
   const prev = lineAt(text, line.start - 1)
@@ -258,14 +266,16 @@ export const headerAbove = (text: string, at: number): { label: string; start: n
     if (wide && !/\S(?:\t|[ ]{2,})\S/.test(rowText)) continue
     const row = cellsOf(rowText, line.start, wide)
     const head = cellsOf(headText, prev.start, wide)
-    if (row.length < 2 || row.length !== head.length) continue
+    if (row.length < 2 || row.length > head.length || (wide && row.length !== head.length)) continue
     const heads = head.map((c) => text.slice(c.start, c.end))
     if (heads.some((h) => /\d/.test(h) || !/\p{L}/u.test(h))) continue
     const cells = row.map((c) => text.slice(c.start, c.end))
     if (cells.filter((c) => /\d/.test(c)).length * 2 < cells.length) continue
     const k = row.findIndex((c) => at >= c.start && at < c.end)
-    if (k < 0) continue
-    return { label: cleanLabel(heads[k]!), start: head[k]!.start }
+    if (k < 0 || end > row[k]!.end) continue
+    const h = row.length === head.length || k === 0 ? k : k === row.length - 1 ? head.length - 1 : -1
+    if (h < 0) continue
+    return { label: cleanLabel(heads[h]!), start: head[h]!.start }
   }
   return undefined
 }
