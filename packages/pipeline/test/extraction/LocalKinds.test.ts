@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest"
 import { findAddresses } from "../../src/extraction/local/Addresses.ts"
 import { findDates } from "../../src/extraction/local/Dates.ts"
 import { localExtract } from "../../src/extraction/local/Extractor.ts"
-import { findOrganisations } from "../../src/extraction/local/Organisations.ts"
+import { findHeadingNames } from "../../src/extraction/local/Headings.ts"
+import { findOrganisations, readLegalSuffixes } from "../../src/extraction/local/Organisations.ts"
 import { cleanEdges } from "../../src/extraction/local/Text.ts"
 import type { AgentSpec, ValueType } from "../../src/llm/LanguageModel.ts"
 
@@ -81,8 +82,57 @@ describe("organisations", () => {
     ],
     ["capitals of a US suffix", "PROMARK TECHNOLOGY INC.", "PROMARK TECHNOLOGY INC."],
     ["not the number of a list item", "1. Acme Widgets Inc. shall", "Acme Widgets Inc."],
+    [
+      "a name wrapped from the end of a line of running text",
+      "options granted pursuant to the plan of Boston Private\nFinancial Holdings, Inc. (the Plan)",
+      "Boston Private Financial Holdings, Inc.",
+    ],
   ])("%s", (_, text, name) => {
     expect(findOrganisations(text).map((c) => c.value)).toContain(name)
+  })
+  it.each([
+    [
+      "specks before it on a short line",
+      "10 &f 4\nTHE TOAST F&B SDN BHD (965752-T)",
+      "THE TOAST F&B SDN BHD",
+    ],
+    ["the document's title above it", "TAX INVOICE\nKHIAM AIK CHAN SDN BHD", "KHIAM AIK CHAN SDN BHD"],
+    ["a lone letter above it", "A\nUNIHAKKA INTERNATIONAL SDN BHD", "UNIHAKKA INTERNATIONAL SDN BHD"],
+  ])("leaves out %s", (_, text, name) => {
+    expect(findOrganisations(text).map((c) => c.value)).toEqual([name])
+  })
+  it.each([
+    ["R&C VENTURE SON BHD (1191015-W)", "R&C VENTURE SDN BHD"],
+    ["MR. D.I.Y. (KUCHAI) SDN EHD", "MR. D.I.Y. (KUCHAI) SDN BHD"],
+    ["Guardian Health And Beauty Stn Bhd", "Guardian Health And Beauty Sdn Bhd"],
+    ["99 SPEED MART 5/B (519537-X)", "99 SPEED MART S/B"],
+  ])("reads back the legal suffix OCR misread in %j", (line, name) => {
+    expect(findOrganisations(readLegalSuffixes(line)).map((c) => c.value)).toEqual([name])
+  })
+  it("keeps words that are two letters from a suffix, and reads no name in a suffix after a letter or two", () => {
+    expect(readLegalSuffixes("KEDAI BAN BHD")).toBe("KEDAI BAN BHD")
+    expect(findOrganisations("KI SDN BHD (139386 X)")).toEqual([])
+  })
+})
+
+describe("the issuer's name", () => {
+  it("is the name line above the shop's registration number or address when no name has a legal suffix", () => {
+    const pizza =
+      "TAX INVOICE\nDOMINO'S PIZZA\nGST REF NO : 001694261248\n30, Jln Kebudayaan 7\n81300 Skudai, Johor\nTotal 6.70\n"
+    expect(extract(company, pizza)?.value).toBe("DOMINO'S PIZZA")
+    const denki = "Best Denki Malaysia (308282-4)\nLot LG 26, Subang Parade\n47500 Subang Jaya, Selangor\n"
+    expect(extract(company, denki)?.value).toBe("Best Denki Malaysia")
+  })
+  it("is the organisation with a legal suffix rather than a name line above it", () => {
+    const text =
+      "CITY MILK\nR&C VENTURE SDN BHD (1191015-W)\nLOT-18A-2, BERJAYA TIMES SQUARE,\n50250 KUALA LUMPUR.\n"
+    expect(extract(company, text)?.value).toContain("R&C VENTURE SDN BHD")
+    expect(findHeadingNames(text)).toEqual([])
+  })
+  it("is never a name after the transaction's first detail (a customer's on a delivery note)", () => {
+    const text =
+      "KI SDN BHD (139386 X)\nLot 3, Jalan Pelabur 23/1,\n40300 Shah Alam, Selangor.\nCash Inv No.: 7721711\nMAKASSAR FRESH MARKET SDN BHD\nGROUND FLOOR, NO. 4 & 6,\nTotal 5.90\n"
+    expect(extract(company, text)).toBeUndefined()
   })
 })
 
@@ -153,7 +203,9 @@ describe("a receipt read by kind of value", () => {
     expect(extract(date, text)?.value).toBe("2016-07-06")
   })
   it("reads a date run into the next word and a label OCR misread by a letter", () => {
-    expect(extract(date, "Kedai\nDate: 21/05/2018Time: 11:12:56AM\nTotal RM 8.00\n")?.value).toBe("2018-05-21")
+    expect(extract(date, "Kedai\nDate: 21/05/2018Time: 11:12:56AM\nTotal RM 8.00\n")?.value).toBe(
+      "2018-05-21",
+    )
     expect(extract(date, "Kedai\nData : 25/09/2017 01:48:57 PM\nTotal RM 8.00\n")?.value).toBe("2017-09-25")
   })
   it("puts a date written over several words under no column of the line above", () => {

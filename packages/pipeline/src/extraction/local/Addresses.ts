@@ -9,7 +9,7 @@ import { NOT_ADDRESS, STREET_WORDS } from "./Lexicon.ts"
 import { findOrganisations } from "./Organisations.ts"
 import { cleanEdges } from "./Text.ts"
 
-interface Line {
+export interface Line {
   readonly start: number
   readonly end: number
   /** The line without what OCR reads at its edges. */
@@ -18,7 +18,7 @@ interface Line {
   readonly gap: number
 }
 
-const linesOf = (text: string, limit: number): Array<Line> => {
+export const linesOf = (text: string, limit: number): Array<Line> => {
   const out: Array<Line> = []
   let offset = 0
   let gap = 0
@@ -49,9 +49,10 @@ const hasLetters = (s: string) => (s.match(/[A-Za-z]/g)?.length ?? 0) >= Math.mi
 
 const isStop = (line: Line) => NOT_ADDRESS.test(line.body) || PHONE.test(line.body) || line.body.length > 70
 
-const isPostcodeLine = (line: Line) => POSTCODE.test(line.body) && hasLetters(line.body) && !isStop(line)
+export const isPostcodeLine = (line: Line) =>
+  POSTCODE.test(line.body) && hasLetters(line.body) && !isStop(line)
 
-const isAddressLine = (line: Line) =>
+export const isAddressLine = (line: Line) =>
   !isStop(line) &&
   (HOUSE_NUMBER.test(line.body) ||
     (hasLetters(line.body) && (STREET_WORDS.test(line.body) || /,$/.test(line.body))))

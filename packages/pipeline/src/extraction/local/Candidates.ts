@@ -9,11 +9,12 @@ import { findNumbers } from "./Amounts.ts"
 import { findCurrencies } from "./Currencies.ts"
 import { findDates } from "./Dates.ts"
 import { findDurations } from "./Durations.ts"
+import { findHeadingNames } from "./Headings.ts"
 import { findIdentifiers } from "./Identifiers.ts"
 import { findJurisdictions } from "./Jurisdictions.ts"
 import type { Kind } from "./KeyTerms.ts"
 import { findLabelled } from "./Labelled.ts"
-import { findOrganisations } from "./Organisations.ts"
+import { findOrganisations, readLegalSuffixes } from "./Organisations.ts"
 import { findParties } from "./Parties.ts"
 
 export interface Candidate {
@@ -52,6 +53,8 @@ export interface PageAnalysis {
   readonly currencies: ReadonlyArray<Candidate>
   readonly labelled: ReadonlyArray<Candidate>
   readonly addresses: ReadonlyArray<Candidate>
+  /** Names without a legal suffix at the head of the page (first page only). */
+  readonly headings: ReadonlyArray<Candidate>
 }
 
 const cache = new Map<string, PageAnalysis>()
@@ -72,12 +75,13 @@ export const analysePage = (text: string, pageIndex: number, referenceDate: stri
     numbers: findNumbers(text, dates),
     durations: findDurations(text),
     identifiers: findIdentifiers(text, dates),
-    organisations: findOrganisations(text),
+    organisations: findOrganisations(readLegalSuffixes(text)),
     parties: findParties(text, pageIndex),
     jurisdictions: findJurisdictions(text),
     currencies: findCurrencies(text),
     labelled: findLabelled(text),
     addresses: findAddresses(text),
+    headings: pageIndex === 0 ? findHeadingNames(text) : [],
   }
   cache.set(key, analysis)
   if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!)

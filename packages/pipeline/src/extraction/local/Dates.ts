@@ -80,7 +80,8 @@ export const firstFullDate = (text: string, dates: ReadonlyArray<Candidate>): Ca
   for (const d of dates) {
     if (d.relative || d.strength < 0.85) continue
     if (first === undefined || d.start < first.start) first = d
-    const withTime = TIME_AFTER.test(text.slice(d.valueStart, d.valueEnd)) || TIME_AFTER.test(text.slice(d.end))
+    const withTime =
+      TIME_AFTER.test(text.slice(d.valueStart, d.valueEnd)) || TIME_AFTER.test(text.slice(d.end))
     if (withTime && (timed === undefined || d.start < timed.start)) timed = d
   }
   documentDates.set(dates, timed ?? first)
@@ -111,7 +112,10 @@ const writtenAsDate = (text: string, start: number, end: number): boolean => {
 }
 
 /** Numeric dates chrono does not see, such as one run into the next word (`21/05/2018Time: 11:12`). */
-const numericDates = (line: string, order: "dmy" | "mdy"): Array<{ index: number; text: string; iso: string }> => {
+const numericDates = (
+  line: string,
+  order: "dmy" | "mdy",
+): Array<{ index: number; text: string; iso: string }> => {
   const out: Array<{ index: number; text: string; iso: string }> = []
   for (const m of line.matchAll(NUMERIC_DATE)) {
     const year = (y: string) => (y.length === 2 ? 2000 + Number(y) : Number(y))

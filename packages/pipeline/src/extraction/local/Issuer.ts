@@ -29,6 +29,20 @@ const linesAround = (text: string, at: number): string => {
 /** How far into the page the head reaches (a share of its text). */
 const HEAD = 0.35
 
+/** A label of the transaction's details (`Date:`, `Cash Inv No.:`, `Cashier:`), near the start of its line. */
+const DETAIL_LABEL =
+  /^[^\n]{0,20}?\b(date|inv(oice)?\.?\s*no|receipt\s*no|bill\s*no|cashier|order\s*no)\b\.?\s*[:#]/im
+
+/**
+ * Where the head of a page ends for the issuer's name: the issuer is named before the transaction, so a
+ * name after its first date or detail label (a customer's on a delivery note) is no longer at the head.
+ */
+const nameHeadEnd = (page: PageContext): number => {
+  const { text } = page
+  const detail = DETAIL_LABEL.exec(text)?.index ?? text.length
+  return Math.min(HEAD * text.length, detail, ...page.analysis.dates.map((d) => d.start))
+}
+
 export interface IssuerCues {
   readonly score: number
   readonly cues: ReadonlyArray<string>
@@ -52,12 +66,19 @@ export const issuerCues = (
   const { text } = page
   const customer = (c: Candidate) => CUSTOMER_BLOCK.test(linesAround(text, c.valueStart))
   if (customer(candidate)) return { score: -2.5, cues: ["in the customer's address block"], decisive: false }
+  const heading = profile.kind === "name" && page.analysis.headings.includes(candidate)
   const own =
-    profile.kind === "address" ? candidate.kind === "address" : candidate.pattern.startsWith("organisation")
-  if (!own || page.index !== 0 || position >= HEAD) return none
+    profile.kind === "address"
+      ? candidate.kind === "address"
+      : candidate.pattern.startsWith("organisation") || heading
+  const headEnd = profile.kind === "name" ? nameHeadEnd(page) : HEAD * text.length
+  if (!own || page.index !== 0 || position >= HEAD || candidate.start >= headEnd) return none
+  const atHead = (c: Candidate) => c.start < headEnd && !customer(c)
+  // A name without a legal suffix stands for the issuer only where the head names no organisation.
+  if (heading && rivals(profile, page).some(atHead)) return none
   const before = rivals(profile, page).filter((c) => c.start < candidate.start && !customer(c)).length
   if (before > 0) return { score: 0.3, cues: [], decisive: false }
-  const what = profile.kind === "address" ? "address block" : "organisation"
+  const what = profile.kind === "address" ? "address block" : heading ? "name" : "organisation"
   return {
     score: 1.2,
     cues: [`the first ${what} at the head of the document, where the issuer stands`],

@@ -73,6 +73,7 @@ export const pool = (kind: Kind, a: PageAnalysis): ReadonlyArray<readonly [Candi
     case "name":
       return [
         ...all(a.organisations),
+        ...all(a.headings),
         ...all(
           a.labelled.filter((c) => /^[A-Z]/.test(c.value) && c.value.length <= 80),
           0.8,
