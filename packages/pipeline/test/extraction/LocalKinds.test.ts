@@ -149,6 +149,53 @@ describe("addresses", () => {
       "3RD FLR, WISMA MAJU, JALAN IPOH TAMAN SRI SINAR 51200 KUALA LUMPUR",
     )
   })
+  it.each([
+    [
+      "JUN JEJAKA, TAMAN MALURI\nCHERAS, 55100 KUALA LUMPUR",
+      "JLN JEJAKA, TAMAN MALURI CHERAS, 55100 KUALA LUMPUR",
+    ],
+    ["Jin Puteri 1/6,\n47100 Puchong,\nSelangor", "Jln Puteri 1/6, 47100 Puchong, Selangor"],
+    [
+      "JALAN ANGSA,\nTANAN BERKELEY\n41150 KLANG, SELANGOR",
+      "JALAN ANGSA, TAMAN BERKELEY 41150 KLANG, SELANGOR",
+    ],
+    ["Jalan Raja Chulan,\n50200 Kuala Lumpur, Malaysla.", "Jalan Raja Chulan, 50200 Kuala Lumpur, Malaysia."],
+    ["L.ot 3, Jalan Pelabur 23/1,\n40300 Shah Alam", "Lot 3, Jalan Pelabur 23/1, 40300 Shah Alam"],
+    [
+      "CLOT 2110&2111 JALAN PERMAS UTARA\n81750 JOHOR BAHRU",
+      "LOT 2110&2111 JALAN PERMAS UTARA 81750 JOHOR BAHRU",
+    ],
+    ["NO .2, JALAN METRO PERDANA,\n52100 KUALA LUMPUR", "NO.2, JALAN METRO PERDANA, 52100 KUALA LUMPUR"],
+    [
+      "Lot 3, Jalan Pelabur 23/1,\n40300 Shah Alam, *Selangor.",
+      "Lot 3, Jalan Pelabur 23/1, 40300 Shah Alam, Selangor.",
+    ],
+  ])("reads back what OCR misread in the words of an address: %j", (text, value) => {
+    expect(findAddresses(text)[0]?.value).toBe(value)
+  })
+  it("keeps the words of places that are a letter from an address word of another shape", () => {
+    const text = "No.145G, Jalan Rimbunan Raya 1,\nLaman Rimbunan Kepong,\n52100 Kuala Lumpur\n"
+    expect(findAddresses(text)[0]?.value).toBe(
+      "No.145G, Jalan Rimbunan Raya 1, Laman Rimbunan Kepong, 52100 Kuala Lumpur",
+    )
+  })
+  it("takes a street line after the postcode into the block, never the document's title", () => {
+    const branch =
+      "LOT P.T. 2811, JALAN ANGSA,\n41150 KLANG, SELANGOR\n1320~-THN BATU\nGST ID. NO : 000181747712\n"
+    expect(findAddresses(branch)[0]?.value).toBe(
+      "LOT P.T. 2811, JALAN ANGSA, 41150 KLANG, SELANGOR 1320-TMN BATU",
+    )
+    const title = "12, Jalan Tampoi 7/4,\nTampoi,81200 Johor Bahru,Johor\nTAXINVOICE\nInvoice # : OR1805\n"
+    expect(findAddresses(title)[0]?.value).toBe("12, Jalan Tampoi 7/4, Tampoi,81200 Johor Bahru,Johor")
+  })
+  it("reads an address printed without a postcode under the name at the head, and no postcode in a registration number", () => {
+    const text =
+      "R&C VENTURE SDN BHD (1191015-W)\nLOT-18A-2, BERJAYA TIMES SQUARE,\nKUALA LUMPUR.\n(GST NO: 001557721088)\nTax Invoice\n"
+    expect(findAddresses(text).map((c) => c.value)).toEqual([
+      "LOT-18A-2, BERJAYA TIMES SQUARE, KUALA LUMPUR.",
+    ])
+    expect(findAddresses("FOUR QUARTERS SUN BHD (10753G9-P)\nTAX INVOICE\n")).toEqual([])
+  })
   it("finds no address in prose without a postcode or street", () => {
     expect(findAddresses("The parties agree as follows.\nTerm: 2 years\n")).toEqual([])
   })
@@ -187,6 +234,15 @@ describe("a receipt read by kind of value", () => {
     expect(extract(address, invoice)?.value).toBe("No. 5, Jalan Kilang 2, 46000 Petaling Jaya, Selangor")
     expect(extract(company, invoice)?.value).toBe("ACME SUPPLIES SDN BHD")
     expect(extract(total, invoice)?.value).toBe("80")
+  })
+  it("answers no customer's address after the transaction's first detail label", () => {
+    const note =
+      "GARDENIA BAKERIES (KL) SDN BHD\nLot 3, Jalan Pelabur 23/1,\n40.300 Shah Alam\nCash Inv No.: 7721711\nMAKASSAR FRESH MARKET SDN BHD\nGROUND FLOOR, NO. 4 & 6,\nJALAN SS 15/48,\n47500 SUBANG JAYA, SELANGOR\n" +
+      "Description U.P Iss Exc D Sale Amt(RM)\nO.C. WHITE 2.13 2 0 0 -4.26\nWW MEAL 2.78 4 3 0 -2.78\n".repeat(
+        4,
+      ) +
+      "Total 5.90\n"
+    expect(extract(address, note)?.value ?? "").not.toContain("SUBANG JAYA")
   })
   it("reads an ambiguous date month first without day-first evidence, day first with it", () => {
     const us = "Corner Store\nDate 04/05/2018\nTotal $5.00\n"

@@ -34,13 +34,16 @@ const DETAIL_LABEL =
   /^[^\n]{0,20}?\b(date|inv(oice)?\.?\s*no|receipt\s*no|bill\s*no|cashier|order\s*no)\b\.?\s*[:#]/im
 
 /**
- * Where the head of a page ends for the issuer's name: the issuer is named before the transaction, so a
- * name after its first date or detail label (a customer's on a delivery note) is no longer at the head.
+ * Where the head of a page ends for the issuer: the issuer is named, and its address given, before the
+ * transaction's details, so a name or an address after the first detail label (a customer's on a delivery
+ * note) is no longer at the head; nor is a name after the first date (a receipt may print the date of the
+ * sale between the shop's name and its address).
  */
-const nameHeadEnd = (page: PageContext): number => {
+const headEndFor = (kind: AgentProfile["kind"], page: PageContext): number => {
   const { text } = page
   const detail = DETAIL_LABEL.exec(text)?.index ?? text.length
-  return Math.min(HEAD * text.length, detail, ...page.analysis.dates.map((d) => d.start))
+  const dates = kind === "name" ? page.analysis.dates.map((d) => d.start) : []
+  return Math.min(HEAD * text.length, detail, ...dates)
 }
 
 export interface IssuerCues {
@@ -71,7 +74,7 @@ export const issuerCues = (
     profile.kind === "address"
       ? candidate.kind === "address"
       : candidate.pattern.startsWith("organisation") || heading
-  const headEnd = profile.kind === "name" ? nameHeadEnd(page) : HEAD * text.length
+  const headEnd = headEndFor(profile.kind, page)
   if (!own || page.index !== 0 || position >= HEAD || candidate.start >= headEnd) return none
   const atHead = (c: Candidate) => c.start < headEnd && !customer(c)
   // A name without a legal suffix stands for the issuer only where the head names no organisation.

@@ -5,8 +5,6 @@
  * vocabulary and stands one letter from exactly one of them is read back: a name or a place the vocabulary
  * does not know stays as printed.
  */
-import { editDistance } from "@dxs/domain/Grounding"
-
 /** Digits OCR reads for letters of the same shape. */
 const LETTER_OF_DIGIT: Readonly<Record<string, string>> = { "0": "O", "1": "L", "5": "S", "8": "B" }
 
@@ -18,30 +16,48 @@ export const inCaseOf = (word: string, printed: string): string => {
   return word.charAt(0).toUpperCase() + word.slice(1).toLowerCase()
 }
 
-/** Letters that differ between two words of one length (more than one: Infinity). */
-const substitutions = (a: string, b: string): number => {
-  if (a.length !== b.length) return Number.POSITIVE_INFINITY
-  let n = 0
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) n++
-  return n
+/**
+ * Letters (and digits) of like shapes, in capitals or in lower case (`u` and `n`, `a` and `o`, `f` and `t`),
+ * which OCR reads one for another.
+ */
+const LOOK_ALIKE: ReadonlyArray<string> = [
+  ...["IL1TJ", "O0DQCU", "UL", "UN", "MNHW", "S5", "B8EPR", "G6C", "A4", "Z2", "EF", "PF", "KX", "VY"],
+  ...["AO", "AD", "CE", "FT", "GQ", "NR"],
+]
+
+const lookAlike = (a: string, b: string): boolean => LOOK_ALIKE.some((g) => g.includes(a) && g.includes(b))
+
+/** Whether two words of one length differ in exactly one letter (one OCR may misread for the other). */
+const oneLetterOff = (a: string, b: string, likeShapes: boolean): boolean => {
+  if (a.length !== b.length) return false
+  let off = -1
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] === b[i]) continue
+    if (off >= 0) return false
+    off = i
+  }
+  return off >= 0 && (!likeShapes || lookAlike(a[off]!, b[off]!))
 }
 
 export interface Vocabulary {
   /** The words, upper case. */
   readonly words: ReadonlySet<string>
-  /** Words of at least this many letters may also have lost or gained a letter (`Jalaa`, `CLOT`). */
-  readonly editsFrom: number
+  /**
+   * Only a letter of like shape stands for another (`JUN` for `JLN`, never `RAYA` for `JAYA`): for words
+   * read anywhere in a block, where real words one letter from the vocabulary's occur.
+   */
+  readonly likeShapes: boolean
 }
 
-export const vocabulary = (words: ReadonlyArray<string>, editsFrom = 6): Vocabulary => ({
+export const vocabulary = (words: ReadonlyArray<string>, likeShapes = true): Vocabulary => ({
   words: new Set(words.map((w) => w.toUpperCase())),
-  editsFrom,
+  likeShapes,
 })
 
 /**
- * The vocabulary's word a printed word stands for: itself when it is one, else the only word of the
- * vocabulary one letter away (a substitution; a letter more or less from `editsFrom` letters on); undefined
- * when there is none or more than one. Digits inside letters are read as the letters they look like.
+ * The vocabulary's word a printed word of three letters or more stands for: itself when it is one, else the
+ * only word of the vocabulary one letter off (of like shape, when the vocabulary says so); undefined when
+ * there is none or more than one. Digits inside letters are read as the letters they look like.
  */
 export const vocabularyWord = (printed: string, v: Vocabulary): string | undefined => {
   const upper = printed.toUpperCase()
@@ -51,10 +67,7 @@ export const vocabularyWord = (printed: string, v: Vocabulary): string | undefin
   if (read.length < 3 || /[^A-Z]/.test(read)) return undefined
   let found: string | undefined
   for (const w of v.words) {
-    const near =
-      substitutions(read, w) === 1 ||
-      (read.length >= v.editsFrom && w.length >= v.editsFrom && editDistance(read, w, 1) === 1)
-    if (!near) continue
+    if (!oneLetterOff(read, w, v.likeShapes)) continue
     if (found !== undefined) return undefined
     found = w
   }

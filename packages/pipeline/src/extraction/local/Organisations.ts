@@ -46,7 +46,8 @@ const ownLines = (raw: string, wholeFirstLine: boolean): string => {
   return lines.slice(first).join("\n")
 }
 
-const SUFFIX_WORDS = vocabulary(["SDN", "BHD"])
+/** Any letter may be misread in a pair this particular. */
+const SUFFIX_WORDS = vocabulary(["SDN", "BHD"], false)
 
 /**
  * The text with OCR's misreadings of the Malaysian suffixes read back letter for letter, so offsets stay:

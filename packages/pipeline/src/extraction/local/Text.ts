@@ -281,7 +281,7 @@ export const headerAbove = (
 }
 
 /** Marks OCR reads at a line's edges: the page's border (`|`), specks, stray punctuation. */
-const EDGE_MARKS = "|:;~=_—–»«©®°¢%*\\\\[\\]{}()<>!'\"‘’“”.,-"
+const EDGE_MARKS = "|:;~=_—–»«©®°¢%*\\\\[\\]{}()<>!'\"‘’“”.,/-"
 const LEADING_MARKS = new RegExp(`^\\s*(?:[${EDGE_MARKS}]+\\s+)+`)
 const TRAILING_MARKS = new RegExp(`(?:\\s+[${EDGE_MARKS}]+)+\\s*$`)
 
@@ -297,7 +297,7 @@ export const cleanEdges = (line: string): string =>
     .replace(/^\s*\S{0,3}\s*\|\s+/, "")
     .replace(LEADING_MARKS, "")
     .replace(TRAILING_MARKS, "")
-    .replace(/^[“"'‘’]?[a-z]{1,3}\s+(?=[A-Z])/, "")
+    .replace(/^[“"'‘’]?[a-z]{1,3}\s+(?=[A-Z]|\d+[A-Z]{2})/, "")
     .replace(/(?<=\S)\s+[a-z]{1,2}$/, "")
     .replace(/^[|[\]{}]+(?=\S)/, "")
     .replace(/(?<=\S)[|[\]{}]+$/, "")
