@@ -235,6 +235,25 @@ describe("a receipt read by kind of value", () => {
     expect(extract(company, invoice)?.value).toBe("ACME SUPPLIES SDN BHD")
     expect(extract(total, invoice)?.value).toBe("80")
   })
+  it.each([
+    [
+      "a dash between the label and the amount is no minus sign",
+      "Sub-Total : 15.80\nGrand Total - 6.70\nChange Due - 43.30\n",
+      "6.7",
+    ],
+    [
+      "an amount run into its currency by OCR",
+      "Total Incl. GST <RM_34.80\nCASH RM 100.00\nGST @6% included in total RM 1.97\n",
+      "34.8",
+    ],
+    [
+      "a total with tax in parentheses over a larger total OCR misread",
+      "Eat-In Total (inci GST) 11.10\nTotal Founded 13.10\nCash Tendered 21.10\n",
+      "11.1",
+    ],
+  ])("reads the total: %s", (_, lines, value) => {
+    expect(extract(total, `KEDAI MAJU SDN BHD\n${lines}THANK YOU\n`)?.value).toBe(value)
+  })
   it("answers no customer's address after the transaction's first detail label", () => {
     const note =
       "GARDENIA BAKERIES (KL) SDN BHD\nLot 3, Jalan Pelabur 23/1,\n40.300 Shah Alam\nCash Inv No.: 7721711\nMAKASSAR FRESH MARKET SDN BHD\nGROUND FLOOR, NO. 4 & 6,\nJALAN SS 15/48,\n47500 SUBANG JAYA, SELANGOR\n" +
