@@ -6,6 +6,7 @@
  */
 import { findAddresses } from "./Addresses.ts"
 import { findNumbers } from "./Amounts.ts"
+import { findBrands, findPayees } from "./Brands.ts"
 import { findCurrencies } from "./Currencies.ts"
 import { findDates } from "./Dates.ts"
 import { findDurations } from "./Durations.ts"
@@ -55,6 +56,9 @@ export interface PageAnalysis {
   readonly addresses: ReadonlyArray<Candidate>
   /** Names without a legal suffix at the head of the page (first page only). */
   readonly headings: ReadonlyArray<Candidate>
+  /** Brands the page's web addresses spell, and payees of its bank details. */
+  readonly brands: ReadonlyArray<Candidate>
+  readonly payees: ReadonlyArray<Candidate>
 }
 
 const cache = new Map<string, PageAnalysis>()
@@ -70,18 +74,21 @@ export const analysePage = (text: string, pageIndex: number, referenceDate: stri
     return hit
   }
   const dates = findDates(text, referenceDate)
+  const organisations = findOrganisations(readLegalSuffixes(text))
   const analysis: PageAnalysis = {
     dates,
     numbers: findNumbers(text, dates),
     durations: findDurations(text),
     identifiers: findIdentifiers(text, dates),
-    organisations: findOrganisations(readLegalSuffixes(text)),
+    organisations,
     parties: findParties(text, pageIndex),
     jurisdictions: findJurisdictions(text),
     currencies: findCurrencies(text),
     labelled: findLabelled(text),
     addresses: findAddresses(text),
     headings: pageIndex === 0 ? findHeadingNames(text) : [],
+    brands: findBrands(text, organisations),
+    payees: findPayees(text),
   }
   cache.set(key, analysis)
   if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!)

@@ -49,7 +49,8 @@ export const findHeadingNames = (text: string): Array<Candidate> => {
     const body = line.body.replace(TRAILING_REGISTRATION, "")
     const numbered = body !== line.body
     // A line with a legal suffix is an organisation's, read or rejected as one.
-    if (!readsAsName(body) || isAddressLine(line) || ENDS_WITH_SUFFIX.test(body)) continue
+    if (!readsAsName(body) || isAddressLine(line) || isPostcodeLine(line) || ENDS_WITH_SUFFIX.test(body))
+      continue
     if (!numbered && !introducesName(lines[i + 1])) continue
     const start = line.start + text.slice(line.start, line.end).indexOf(body)
     return [

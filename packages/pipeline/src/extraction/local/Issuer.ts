@@ -68,7 +68,14 @@ export const issuerCues = (
   if (!ISSUER_CUE.test(profile.cueText) || CUSTOMER_CUE.test(profile.cueText)) return none
   const { text } = page
   const customer = (c: Candidate) => CUSTOMER_BLOCK.test(linesAround(text, c.valueStart))
+  // The document's own web address and bank details name who issued it wherever they stand.
+  if (profile.kind === "name" && page.analysis.brands.includes(candidate))
+    return { score: 3, cues: ["the brand of the document's own web address, the issuer's"], decisive: true }
   if (customer(candidate)) return { score: -2.5, cues: ["in the customer's address block"], decisive: false }
+  if (profile.kind === "name" && page.analysis.brands.length > 0)
+    return { score: -1, cues: ["not the brand of the document's own web address"], decisive: false }
+  if (profile.kind === "name" && page.analysis.payees.includes(candidate))
+    return { score: 1.6, cues: ["the payee of the document's bank details, who issued it"], decisive: true }
   const heading = profile.kind === "name" && page.analysis.headings.includes(candidate)
   const own =
     profile.kind === "address"

@@ -74,6 +74,8 @@ export const pool = (kind: Kind, a: PageAnalysis): ReadonlyArray<readonly [Candi
       return [
         ...all(a.organisations),
         ...all(a.headings),
+        ...all(a.brands),
+        ...all(a.payees),
         ...all(
           a.labelled.filter((c) => /^[A-Z]/.test(c.value) && c.value.length <= 80),
           0.8,
