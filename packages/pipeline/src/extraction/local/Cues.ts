@@ -12,6 +12,8 @@ export interface Cues {
   readonly cues: ReadonlyArray<string>
   /** `true`: decides on its own; `false`: never decides, whatever else said so; undefined: says nothing. */
   readonly decisive?: boolean
+  /** Why the candidate does not answer the agent at all, when a rule says so. */
+  readonly refused?: string
 }
 
 export const noCues: Cues = { score: 0, cues: [] }
@@ -37,13 +39,17 @@ export class CueSum {
   score = 0
   readonly cues: Array<string> = []
   decisive: boolean | undefined = undefined
+  refused: string | undefined = undefined
   add(score: number, cue?: string): void {
     this.score += score
     if (cue !== undefined) this.cues.push(cue)
   }
   result(): Cues {
-    return this.decisive === undefined
-      ? { score: this.score, cues: this.cues }
-      : { score: this.score, cues: this.cues, decisive: this.decisive }
+    return {
+      score: this.score,
+      cues: this.cues,
+      ...(this.decisive === undefined ? {} : { decisive: this.decisive }),
+      ...(this.refused === undefined ? {} : { refused: this.refused }),
+    }
   }
 }

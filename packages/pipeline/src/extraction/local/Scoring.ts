@@ -254,10 +254,12 @@ export const scoreCandidate = (
     .slice(lineAt(text, candidate.valueStart).start, lineAt(text, candidate.valueStart).end)
     .toLowerCase()
   const cue: CueContext = { profile, candidate, page, label: lowerLabel, line, context, position, labelScore }
+  let refusedByRule: string | undefined
   for (const more of [moneyCues(cue), dateCues(cue), termCues(cue)]) {
     score += more.score
     cues.push(...more.cues)
     decisive = more.decisive ?? decisive
+    refusedByRule ??= more.refused
   }
   const issuer = issuerCues(profile, candidate, page, position)
   score += issuer.score
@@ -305,8 +307,9 @@ export const scoreCandidate = (
       ? `labelled "${cleanLabel(explicit!)}", which is not what is asked for`
       : undefined
   const conflict = unitConflict(profile, text, candidate, explicit)
-  const refused = labelledOtherwise ?? (conflict ? `${conflict}, not the agent's unit` : undefined)
+  let refused = labelledOtherwise ?? (conflict ? `${conflict}, not the agent's unit` : undefined)
   if (refused) cues.push(refused)
+  if (refusedByRule !== undefined && refused === undefined) refused = refusedByRule
   const evidence =
     refused !== undefined ||
     (candidate.relative === true && labelTerms.length === 0 && proximityHit === false)
