@@ -16,7 +16,7 @@ export const lineAt = (text: string, index: number): Span => {
 }
 
 const ABBREVIATIONS =
-  /(?:\b(?:Inc|Co|Corp|Ltd|No|Nos|Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|Sec|Art|approx|U\.S|e\.g|i\.e|N\.A|L\.P|S\.A|N\.V|B\.V|P\.C)|\b[A-Z]|\d)$/
+  /(?:\b(?:Inc|INC|Co|CO|Corp|CORP|Ltd|LTD|No|Nos|Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|Sec|Art|approx|U\.S|e\.g|i\.e|N\.A|L\.P|S\.A|N\.V|B\.V|P\.C)|\b[A-Z]|\d)$/
 
 /** Whether a sentence ends at `text[i]` (a `.`, `!`, `?` or `;` followed by a break). */
 const endsSentence = (text: string, i: number): boolean => {
