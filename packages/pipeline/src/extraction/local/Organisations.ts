@@ -7,7 +7,7 @@ import { cleanEdges } from "./Text.ts"
 /** A short qualifier in parentheses inside a name: a region or a branch (`(M)`, `(KL)`, `(KUCHAI)`). */
 const QUALIFIER = "\\([A-Z]{1,8}\\)"
 export const SUFFIXES = `${LEGAL_SUFFIX_PATTERN}(?:,?\\s(?:${QUALIFIER}\\s)?(?:${LEGAL_SUFFIX_PATTERN}))*(?![A-Za-z])`
-const TRAILING_SUFFIXES = new RegExp(`[\\s,]*(?:${QUALIFIER}\\s)?${SUFFIXES}$`)
+export const TRAILING_SUFFIXES = new RegExp(`[\\s,]*(?:${QUALIFIER}\\s)?${SUFFIXES}$`)
 /** Space between the words of a name: a name may wrap onto the next line but never spans a blank line. */
 const NAME_SPACE = "(?:[ \\t\\u00a0]*\\n[ \\t\\u00a0]*|[ \\t\\u00a0]+)"
 const ORGANISATION = new RegExp(
@@ -22,6 +22,12 @@ const ORGANISATION = new RegExp(
 const SPECK = /^(?=.*\d)(?=.*[a-z])[A-Za-z0-9]+$|^(?=.*\d)(?=[A-Z0-9]*[A-Z]\d)[A-Z0-9]{5,}$/
 /** The title of a document or a greeting above the name of its issuer: never part of the name. */
 const TITLE = /\b(invoice|receipt|bill|welcome|simplified|tax|cash|sales|order|tel|gst|date)\b/i
+
+/** A person or a person's office above a company's name in an address block (`Mr. Thomas Hook`, `President and CEO`). */
+const PERSON_OR_ROLE =
+  /^(?:(?:Mr|Mrs|Ms|Dr)\.?\s|(?:Attn|Attention)\b)|\b(?:President|CEO|Chief|Director|Directors|Officer|Vice|Manager|Secretary|Treasurer|Counsel|Chairman)\b/i
+/** A line that ends with a legal suffix is another organisation's name. */
+const ENDS_WITH_SUFFIX = new RegExp(`(?<![A-Za-z])${LEGAL_SUFFIX_PATTERN}\\W*$`)
 
 /**
  * The lines of a name that wraps: from the line of its legal suffix, the whole lines above it that read as
@@ -38,6 +44,8 @@ const ownLines = (raw: string, wholeFirstLine: boolean): string => {
     const words = line.split(/\s+/)
     const fits =
       !TITLE.test(line) &&
+      !PERSON_OR_ROLE.test(line) &&
+      !ENDS_WITH_SUFFIX.test(line) &&
       line.replace(/[^A-Za-z]/g, "").length > 2 &&
       words.every((w) => !SPECK.test(w) && (!allCaps || !/[a-z]/.test(w)))
     if (!fits) break
@@ -65,6 +73,8 @@ export const readLegalSuffixes = (text: string): string =>
 /** Trims a matched organisation name to its first capitalised word and a trailing legal suffix. */
 const cleanOrganisation = (raw: string, wholeFirstLine: boolean): string => {
   let s = ownLines(raw, wholeFirstLine).replace(/\s+/g, " ").trim()
+  // A sentence that ends before the name ("… Confidential Information. The Company") is not part of it.
+  s = s.replace(/^.*\b[A-Za-z][a-z]{3,}\.\s+(?=[A-Z])/, "")
   s = s.replace(
     /^(?:The\s+)?(?:(?:This|That|Such|Each|Any|Said|Our|Its|Their|Whereas|Between|And|By|Of)\s+)+/i,
     "",

@@ -4,7 +4,7 @@
  */
 import { collapseWhitespace } from "@dxs/domain/Values"
 import type { Candidate } from "./Candidates.ts"
-import { findOrganisations, SUFFIXES } from "./Organisations.ts"
+import { findOrganisations, SUFFIXES, TRAILING_SUFFIXES } from "./Organisations.ts"
 import { definedOrganisations, withPersons } from "./Persons.ts"
 import { sentenceAround } from "./Text.ts"
 
@@ -68,6 +68,18 @@ const leadingName = (clause: string): { readonly name: string; readonly offset: 
   name = collapseWhitespace(name)
     .replace(/[,;:”"]+$/, "")
     .trim()
+  // "X and Y" is two parties, not one name, when what follows "and" is a name of two words or more
+  // ("Yu Zhou and Genexosome Technologies, Inc."; "Sears, Roebuck and Co." stays one).
+  const and = /\s+and\s+/.exec(name)
+  if (
+    and &&
+    name
+      .slice(and.index + and[0].length)
+      .replace(TRAILING_SUFFIXES, "")
+      .trim()
+      .split(/\s+/).length >= 2
+  )
+    name = name.slice(0, and.index).replace(/,$/, "")
   if (name.length < 2 || name.length > 80 || !/^(?:[A-Z0-9]|[a-z]+[A-Z])/.test(name)) return undefined
   name = name.replace(/,?\s+(?:M\.D|Ph\.D|Esq|J\.D)\.?$/, "")
   if (ROLE_WORDS.test(name.replace(/^the\s+/i, "")) || notAName(name)) return undefined
