@@ -11,9 +11,9 @@ import type { Candidate } from "./Candidates.ts"
 const PERSON =
   "(?:(?:Mr|Mrs|Ms|Dr)\\.\\s+)?(?:(?:[A-Z]\\.\\s?){1,2}[A-Z][a-z’'-]+|[A-Z][a-z’'-]+(?:\\s+[A-Z]\\.)?(?:\\s+[A-Z][a-z’'-]+){1,2}|[A-Z][A-Z’'-]+(?:\\s+[A-Z]\\.)?(?:\\s+[A-Z][A-Z’'-]+){1,2})(?:,?\\s+(?:Jr|Sr|III|II|IV)\\b\\.?)?"
 const SPACE = "[ \\t]*\\n?[ \\t]*"
-/** "I, NAME," and "NAME (the “Employee”)" after "and", "by", "between" or "with". */
+/** "I, NAME," and "NAME (the “Employee”)" after "and", "by", "between", "with" or a comma. */
 const DECLARED = new RegExp(
-  `\\bI,\\s+(${PERSON}),|\\b(?:and|by|between|with)\\s+(${PERSON})(?:,\\s+an individual[^(“"\\n]{0,60})?${SPACE}\\((?:the\\s+|hereinafter\\s+(?:referred\\s+to\\s+as\\s+)?(?:the\\s+)?)?[“"]`,
+  `\\bI,\\s+(${PERSON}),|(?:\\b(?:and|by|between|with)|,)\\s+(${PERSON})(?:,\\s+an individual[^(“"\\n]{0,60})?${SPACE}\\((?:the\\s+|hereinafter\\s+(?:referred\\s+to\\s+as\\s+)?(?:the\\s+)?)?[“"]`,
   "g",
 )
 /** Words that capitalised in a contract are no names. */
