@@ -170,6 +170,10 @@ describe("addresses", () => {
       "Lot 3, Jalan Pelabur 23/1,\n40300 Shah Alam, *Selangor.",
       "Lot 3, Jalan Pelabur 23/1, 40300 Shah Alam, Selangor.",
     ],
+    [
+      "2nd Floor, Wisma Cosway,\n50200 Kuala Lumpur, Malaysia,",
+      "2nd Floor, Wisma Cosway, 50200 Kuala Lumpur, Malaysia.",
+    ],
   ])("reads back what OCR misread in the words of an address: %j", (text, value) => {
     expect(findAddresses(text)[0]?.value).toBe(value)
   })

@@ -108,8 +108,8 @@ const readOpener = (line: string): string => {
 
 /**
  * An address block's lines as one value: each line's opener and its words of the address vocabulary read
- * back from OCR's misreadings, marks glued to the start of a word (`*Selangor`) dropped, and no space
- * before a comma or a full stop (`NO .2`), which print never has.
+ * back from OCR's misreadings, marks glued to the start of a word (`*Selangor`) dropped, no space before a
+ * comma or a full stop (`NO .2`), which print never has, and no comma at its end.
  */
 const blockValue = (block: ReadonlyArray<Line>): string =>
   block
@@ -118,6 +118,8 @@ const blockValue = (block: ReadonlyArray<Line>): string =>
     .replace(/(^|\s)[*«»~|]+(?=[A-Za-z])/g, "$1")
     .replace(/~/g, "")
     .replace(/\s+([,.])(?=[\s\d]|$)/g, "$1")
+    // An address ends with a full stop or nothing: a comma at its end is OCR's reading of a full stop.
+    .replace(/,$/, ".")
 
 const isOrganisation = (line: Line) => findOrganisations(line.body).length > 0
 
