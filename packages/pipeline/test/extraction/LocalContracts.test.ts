@@ -1,51 +1,20 @@
 import { describe, expect, it } from "vitest"
 import { findDurations } from "../../src/extraction/local/Durations.ts"
-import { localExtract } from "../../src/extraction/local/Extractor.ts"
 import { findIdentifiers } from "../../src/extraction/local/Identifiers.ts"
 import { findJurisdictions } from "../../src/extraction/local/Jurisdictions.ts"
 import { declaredPersons, signingPersons } from "../../src/extraction/local/Persons.ts"
-import type { AgentSpec, ValueType } from "../../src/llm/LanguageModel.ts"
+import { agentSpec, extractFirst } from "./agents.ts"
 
 /** Golden cases of the local extractor by kind of value, on contracts: durations, jurisdictions, persons, dates. */
 
-const agent = (
-  name: string,
-  instructions: string,
-  valueType: ValueType = "string",
-  examples = "",
-): AgentSpec => ({
-  id: name.toLowerCase(),
-  name,
-  extractionInstructions: instructions,
-  valueType,
-  unit: "",
-  examples,
-  inconsistencyInstructions: "",
-  resolutionInstructions: "",
-  enableComplexCalculations: false,
-  valueIfNotFound: "",
-  derivedPrompt: "",
-  isEvaluation: false,
+const term = agentSpec("Term", "How long the agreement lasts (its term or duration)", "string", {
+  examples: "2 years",
 })
+const law = agentSpec("Jurisdiction", "The state or country whose laws govern the agreement")
+const parties = agentSpec("Parties", "The parties between whom the agreement is made (companies or persons)")
+const effective = agentSpec("Effective date", "The date the agreement is dated or takes effect", "date")
 
-const term = agent("Term", "How long the agreement lasts (its term or duration)", "string", "2 years")
-const law = agent("Jurisdiction", "The state or country whose laws govern the agreement")
-const parties = agent("Parties", "The parties between whom the agreement is made (companies or persons)")
-const effective = agent("Effective date", "The date the agreement is dated or takes effect", "date")
-
-const extract = (spec: AgentSpec, ...pages: ReadonlyArray<string>) =>
-  localExtract({
-    agent: spec,
-    document: { id: "c", name: "contract.pdf" },
-    pages: pages.map((text, i) => ({
-      documentId: "c",
-      documentName: "contract.pdf",
-      pageNumber: i + 1,
-      text,
-    })),
-    dimensions: [],
-    referenceDate: "2024-05-15",
-  }).values[0]
+const extract = extractFirst
 
 describe("durations", () => {
   it.each([

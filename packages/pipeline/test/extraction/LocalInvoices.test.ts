@@ -4,22 +4,8 @@ import { findDates } from "../../src/extraction/local/Dates.ts"
 import { localExtract } from "../../src/extraction/local/Extractor.ts"
 import { findOrganisations } from "../../src/extraction/local/Organisations.ts"
 import { headerAbove, trailingLabels } from "../../src/extraction/local/Text.ts"
-import type { AgentSpec, ExtractRequest, ValueType } from "../../src/llm/LanguageModel.ts"
-
-const agent = (name: string, valueType: ValueType = "string", instructions = ""): AgentSpec => ({
-  id: name.toLowerCase().replace(/\s+/g, "-"),
-  name,
-  extractionInstructions: instructions,
-  valueType,
-  unit: "",
-  examples: "",
-  inconsistencyInstructions: "",
-  resolutionInstructions: "",
-  enableComplexCalculations: false,
-  valueIfNotFound: "",
-  derivedPrompt: "",
-  isEvaluation: false,
-})
+import type { AgentSpec, ExtractRequest } from "../../src/llm/LanguageModel.ts"
+import { agentSpec } from "./agents.ts"
 
 const request = (spec: AgentSpec, text: string): ExtractRequest => ({
   agent: spec,
@@ -31,11 +17,11 @@ const request = (spec: AgentSpec, text: string): ExtractRequest => ({
 
 const extract = (spec: AgentSpec, text: string) => localExtract(request(spec, text)).values[0]?.value
 
-const total = agent("Amount", "number", "The total amount of the invoice (amount due, including tax)")
-const date = agent("Invoice date", "date", "The date the invoice was issued")
-const number = agent("Invoice number", "string", "The invoice number")
-const issuer = agent("Issuer", "string", "The company that issued the invoice (the seller)")
-const currency = agent("Currency", "string", "The currency of the invoice total as an ISO code")
+const total = agentSpec("Amount", "The total amount of the invoice (amount due, including tax)", "number")
+const date = agentSpec("Invoice date", "The date the invoice was issued", "date")
+const number = agentSpec("Invoice number", "The invoice number", "string")
+const issuer = agentSpec("Issuer", "The company that issued the invoice (the seller)", "string")
+const currency = agentSpec("Currency", "The currency of the invoice total as an ISO code", "string")
 
 describe("invoice labels in Dutch, French and German", () => {
   it.each([

@@ -1,42 +1,20 @@
 import { describe, expect, it } from "vitest"
 import { findAddresses } from "../../src/extraction/local/Addresses.ts"
 import { findDates } from "../../src/extraction/local/Dates.ts"
-import { localExtract } from "../../src/extraction/local/Extractor.ts"
 import { findHeadingNames } from "../../src/extraction/local/Headings.ts"
 import { findOrganisations, readLegalSuffixes } from "../../src/extraction/local/Organisations.ts"
 import { cleanEdges } from "../../src/extraction/local/Text.ts"
-import type { AgentSpec, ValueType } from "../../src/llm/LanguageModel.ts"
+import type { AgentSpec } from "../../src/llm/LanguageModel.ts"
+import { agentSpec, extractFirst } from "./agents.ts"
 
 /** Golden cases of the local extractor by kind of value, on receipts and letterheads as OCR reads them. */
 
-const agent = (name: string, instructions: string, valueType: ValueType = "string"): AgentSpec => ({
-  id: name.toLowerCase(),
-  name,
-  extractionInstructions: instructions,
-  valueType,
-  unit: "",
-  examples: "",
-  inconsistencyInstructions: "",
-  resolutionInstructions: "",
-  enableComplexCalculations: false,
-  valueIfNotFound: "",
-  derivedPrompt: "",
-  isEvaluation: false,
-})
+const company = agentSpec("Company", "The name of the shop or company that issued the receipt")
+const address = agentSpec("Address", "The address of the shop or company that issued the receipt")
+const date = agentSpec("Date", "The date of the receipt", "date")
+const total = agentSpec("Total", "The total amount paid", "number")
 
-const company = agent("Company", "The name of the shop or company that issued the receipt")
-const address = agent("Address", "The address of the shop or company that issued the receipt")
-const date = agent("Date", "The date of the receipt", "date")
-const total = agent("Total", "The total amount paid", "number")
-
-const extract = (spec: AgentSpec, text: string) =>
-  localExtract({
-    agent: spec,
-    document: { id: "r", name: "receipt.jpg" },
-    pages: [{ documentId: "r", documentName: "receipt.jpg", pageNumber: 1, text }],
-    dimensions: [],
-    referenceDate: "2024-05-15",
-  }).values[0]
+const extract = (spec: AgentSpec, text: string) => extractFirst(spec, text)
 
 const receipt = [
   "; lola)",
@@ -292,6 +270,6 @@ describe("a receipt read by kind of value", () => {
     expect(extract(date, text)?.value).toBe("2018-05-22")
   })
   it("answers no due date from a receipt's only date", () => {
-    expect(extract(agent("Due date", "When payment is due", "date"), receipt)).toBeUndefined()
+    expect(extract(agentSpec("Due date", "When payment is due", "date"), receipt)).toBeUndefined()
   })
 })

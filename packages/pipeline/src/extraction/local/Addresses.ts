@@ -8,7 +8,7 @@ import type { Candidate } from "./Candidates.ts"
 import { ADDRESS_WORDS, NOT_ADDRESS, STREET_WORDS } from "./Lexicon.ts"
 import { inCaseOf, readWords, vocabulary } from "./OcrWords.ts"
 import { findOrganisations } from "./Organisations.ts"
-import { cleanEdges } from "./Text.ts"
+import { cleanEdges, spanCandidate } from "./Text.ts"
 
 export interface Line {
   readonly start: number
@@ -163,16 +163,16 @@ const addressBlock = (block: ReadonlyArray<Line>, how: string): Candidate => {
   const streets = block.some((l) => STREET_WORDS.test(l.body) || HOUSE_NUMBER.test(l.body))
   const start = block[0]!.start
   const end = block[block.length - 1]!.end
-  return {
-    kind: "address",
-    value: blockValue(block),
+  const lines = `${block.length} line${block.length === 1 ? "" : "s"}`
+  const pattern = `address block of ${lines} (${streets ? "street words and " : ""}${how})`
+  return spanCandidate(
+    "address",
+    blockValue(block),
     start,
     end,
-    valueStart: start,
-    valueEnd: end,
-    pattern: `address block of ${block.length} line${block.length === 1 ? "" : "s"} (${streets ? "street words and " : ""}${how})`,
-    strength: streets && how === "a postcode" ? 0.9 : 0.6,
-  }
+    pattern,
+    streets && how === "a postcode" ? 0.9 : 0.6,
+  )
 }
 
 /** How many lines of a page's head an address without a postcode is looked for in. */

@@ -10,7 +10,7 @@
  */
 import type { Candidate } from "./Candidates.ts"
 import { SUFFIXES } from "./Organisations.ts"
-import { cleanEdges, escapeRegExp, lineAt } from "./Text.ts"
+import { cleanEdges, escapeRegExp, lineAt, spanCandidate } from "./Text.ts"
 
 const HOST =
   /(?<![\w@.-])(?:https?:\/\/)?((?:[a-z0-9-]+\.)+(?:com|net|org|info|biz|io|co|fr|de|nl|be|uk|my|sg|in|au|ca|us|eu|it|es|ch|at|pl|se|no|dk|fi|jp|cn|hk|tk))(?![\w-])|@((?:[a-z0-9-]+\.)+[a-z]{2,})/gi
@@ -98,16 +98,15 @@ const nameGoneBy = (text: string, organisation: string): string => {
   return alone.test(text) ? bare : organisation
 }
 
-const brandCandidate = (value: string, start: number, end: number, web: string): Candidate => ({
-  kind: "name",
-  value,
-  start,
-  end,
-  valueStart: start,
-  valueEnd: end,
-  pattern: `brand "${value}", which the document's own web address (${web}) spells`,
-  strength: 0.8,
-})
+const brandCandidate = (value: string, start: number, end: number, web: string): Candidate =>
+  spanCandidate(
+    "name",
+    value,
+    start,
+    end,
+    `brand "${value}", which the document's own web address (${web}) spells`,
+    0.8,
+  )
 
 /** The brands a page's web addresses spell: organisations first, else runs of capitalised words. */
 export const findBrands = (text: string, organisations: ReadonlyArray<Candidate>): Array<Candidate> => {
@@ -150,16 +149,16 @@ export const findPayees = (text: string): Array<Candidate> => {
     const run = NAME_RUN.exec(text.slice(start, start + 80))
     if (!run) continue
     const value = run[0].replace(/[.,]$/, "")
-    out.push({
-      kind: "name",
-      value,
-      start,
-      end: start + value.length,
-      valueStart: start,
-      valueEnd: start + value.length,
-      pattern: `payee "${value}" of the bank details ("${m[1]}")`,
-      strength: 0.7,
-    })
+    out.push(
+      spanCandidate(
+        "name",
+        value,
+        start,
+        start + value.length,
+        `payee "${value}" of the bank details ("${m[1]}")`,
+        0.7,
+      ),
+    )
   }
   return out
 }

@@ -7,6 +7,7 @@ import { isAddressLine, isPostcodeLine, type Line, linesOf } from "./Addresses.t
 import type { Candidate } from "./Candidates.ts"
 import { NOT_ADDRESS } from "./Lexicon.ts"
 import { SUFFIXES } from "./Organisations.ts"
+import { spanCandidate } from "./Text.ts"
 
 /** A company's registration or tax number on its own line: `(Co No. 315481-T)`, `REG. NO:00148397-H`, `(002049088-U)`. */
 const REGISTRATION_LINE =
@@ -53,17 +54,16 @@ export const findHeadingNames = (text: string): Array<Candidate> => {
       continue
     if (!numbered && !introducesName(lines[i + 1])) continue
     const start = line.start + text.slice(line.start, line.end).indexOf(body)
+    const above = numbered || REGISTRATION_LINE.test(lines[i + 1]!.body) ? "registration number" : "address"
     return [
-      {
-        kind: "name",
-        value: body,
+      spanCandidate(
+        "name",
+        body,
         start,
-        end: start + body.length,
-        valueStart: start,
-        valueEnd: start + body.length,
-        pattern: `heading name "${body}" (above its ${numbered || REGISTRATION_LINE.test(lines[i + 1]!.body) ? "registration number" : "address"})`,
-        strength: 0.5,
-      },
+        start + body.length,
+        `heading name "${body}" (above its ${above})`,
+        0.5,
+      ),
     ]
   }
   return []

@@ -2,7 +2,7 @@
 import type { Candidate } from "./Candidates.ts"
 import { LEGAL_SUFFIX_PATTERN } from "./Lexicon.ts"
 import { inCaseOf, vocabulary, vocabularyWord } from "./OcrWords.ts"
-import { cleanEdges } from "./Text.ts"
+import { cleanEdges, spanCandidate } from "./Text.ts"
 
 /** A short qualifier in parentheses inside a name: a region or a branch (`(M)`, `(KL)`, `(KUCHAI)`). */
 const QUALIFIER = "\\([A-Z]{1,8}\\)"
@@ -104,16 +104,7 @@ export const findOrganisations = (text: string): Array<Candidate> => {
     const offset = raw.indexOf(value.slice(0, 8))
     const start = m.index + Math.max(0, offset)
     const end = m.index + raw.length
-    out.push({
-      kind: "name",
-      value,
-      start,
-      end,
-      valueStart: start,
-      valueEnd: end,
-      pattern: `organisation name "${value}" (legal suffix)`,
-      strength: 0.7,
-    })
+    out.push(spanCandidate("name", value, start, end, `organisation name "${value}" (legal suffix)`, 0.7))
   }
   return out
 }

@@ -1,8 +1,20 @@
 /**
  * Positions in page text: lines, sentences, labels and the verbatim passage around a value.
  */
+import type { Candidate } from "./Candidates.ts"
+import type { Kind } from "./KeyTerms.ts"
 
 export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** A candidate whose value is the whole of the text it was found in, `[start, end)`. */
+export const spanCandidate = (
+  kind: Kind,
+  value: string,
+  start: number,
+  end: number,
+  pattern: string,
+  strength: number,
+): Candidate => ({ kind, value, start, end, valueStart: start, valueEnd: end, pattern, strength })
 
 export interface Span {
   readonly start: number
