@@ -314,7 +314,7 @@ const STOP_WORDS = new Set([
 const wordsOf = (text: string): Array<string> => normalise(text, true).text.match(/[\p{L}\p{N}]+/gu) ?? []
 
 /** Edit distance of two short words, or more than `limit` (computed no further). */
-const editDistance = (a: string, b: string, limit: number): number => {
+export const editDistance = (a: string, b: string, limit: number): number => {
   if (Math.abs(a.length - b.length) > limit) return limit + 1
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
   for (let i = 1; i <= a.length; i++) {

@@ -6,6 +6,8 @@
  *     PDF backend; whitespace collapsed), and pages per second;
  * (b) scanned receipts read by each engine and extracted by the local extractor: SROIE F1 per field (the
  *     held-back fifth by default; tesseract's texts come from bench:extract's cache when it has them).
+ * PaddleOCR's packages (about 320 MB) are installed apart from the workspace, by `pnpm bench:ocr:install`;
+ * without them only tesseract.js is measured, and the script says how to install them.
  * Usage: pnpm bench:ocr [--pages N] [--all-receipts]
  */
 import { execFileSync } from "node:child_process"
@@ -16,7 +18,7 @@ import { backendFor, defaultLimits } from "@dxs/pipeline"
 import { ocrPng, terminateOcr } from "@dxs/pipeline/parsing/Ocr"
 import { labelled, openCorpus } from "./extract/Corpus.ts"
 import { benchReceipts } from "./extract/Receipts.ts"
-import { paddleOcr } from "./ocr/Paddle.ts"
+import { paddleInstalled, paddleOcr } from "./ocr/Paddle.ts"
 
 const args = process.argv.slice(2)
 const pageCount = Number(args[args.indexOf("--pages") + 1] ?? 6) || 6
@@ -49,9 +51,11 @@ const truthOf = async (file: string): Promise<string> => {
   return out.pages[0]?.text ?? ""
 }
 
-const engines = {
+const withPaddle = paddleInstalled()
+
+const engines: Record<string, (image: Uint8Array) => Promise<string>> = {
   "tesseract.js": async (png: Uint8Array) => (await ocrPng(png)).text,
-  paddleocr: paddleOcr,
+  ...(withPaddle ? { paddleocr: paddleOcr } : {}),
 }
 
 const pdfPages = async () => {
@@ -91,13 +95,18 @@ const pdfPages = async () => {
 
 const receipts = async () => {
   const options = { limit: Number.POSITIVE_INFINITY, showErrors: undefined, heldBackOnly: !allReceipts }
-  for (const [name, corpus] of [
+  const corpora = [
     ["tesseract.js", openCorpus(true)],
-    [
-      "paddleocr",
-      openCorpus(true, { name: "paddleocr", read: async (f) => [await paddleOcr(readFileSync(f))] }),
-    ],
-  ] as const) {
+    ...(withPaddle
+      ? [
+          [
+            "paddleocr",
+            openCorpus(true, { name: "paddleocr", read: async (f) => [await paddleOcr(readFileSync(f))] }),
+          ] as const,
+        ]
+      : []),
+  ] as const
+  for (const [name, corpus] of corpora) {
     console.log(`\nreceipts read by ${name}:`)
     await benchReceipts(corpus, options)
     const { parsed, parseMs } = corpus.stats()
@@ -110,6 +119,10 @@ const receipts = async () => {
 }
 
 const main = async () => {
+  if (!withPaddle)
+    console.log(
+      "PaddleOCR is not installed (about 320 MB, apart from the workspace): `pnpm bench:ocr:install` installs it; tesseract.js alone is measured.\n",
+    )
   console.log("text PDF pages as images (truth: the PDF's text layer):")
   try {
     await pdfPages()

@@ -1,7 +1,7 @@
 import { createCanvas, loadImage } from "@napi-rs/canvas"
 import sharp, { type Metadata } from "sharp"
 import { type Backend, type ParsedPage, ParseFailure, type ParseInput, type ParseOutput } from "./Backend.ts"
-import { ocrPng } from "./Ocr.ts"
+import { type OcrResult, ocrPng } from "./Ocr.ts"
 
 /**
  * Images: every frame of a TIFF is a page (animated GIF/WebP: the first frame only, animation frames are
@@ -170,6 +170,67 @@ const ocrScale = (frame: Frame, dpi: number | undefined): number => {
 
 const round2 = (n: number): number => Math.round(n * 100) / 100
 
+/** How far into a page a dark band along an edge may reach, as a share of the page. */
+const edgeBand = 0.15
+
+/**
+ * The page without the dark bands along its edges (a scanner's lid, the torn black edge of a receipt's
+ * photocopy): the rows and columns from each edge inwards, within `edgeBand`, up to the last one that is
+ * at least a tenth dark, and a little margin. Undefined when no edge has such a band.
+ */
+const withoutDarkEdges = async (
+  png: Uint8Array,
+): Promise<{ png: Uint8Array; left: number; top: number } | undefined> => {
+  const { data, info } = await sharp(png).grayscale().raw().toBuffer({ resolveWithObject: true })
+  const { width, height } = info
+  const darkRow = (y: number) => {
+    let n = 0
+    for (let x = 0; x < width; x++) if (data[y * width + x]! < 100) n++
+    return n >= width / 10
+  }
+  const darkColumn = (x: number) => {
+    let n = 0
+    for (let y = 0; y < height; y++) if (data[y * width + x]! < 100) n++
+    return n >= height / 10
+  }
+  const band = (size: number, dark: (i: number) => boolean, from: (k: number) => number) => {
+    let last = -1
+    for (let k = 0; k < Math.floor(size * edgeBand); k++) if (dark(from(k))) last = k
+    return last < 0 ? 0 : last + 1 + Math.ceil(size * 0.005)
+  }
+  const top = band(height, darkRow, (k) => k)
+  const bottom = band(height, darkRow, (k) => height - 1 - k)
+  const left = band(width, darkColumn, (k) => k)
+  const right = band(width, darkColumn, (k) => width - 1 - k)
+  if (top + bottom + left + right === 0) return undefined
+  const cropped = await sharp(png)
+    .extract({ left, top, width: width - left - right, height: height - top - bottom })
+    .png({ compressionLevel: 1 })
+    .toBuffer()
+  return { png: cropped, left, top }
+}
+
+/**
+ * The page's OCR. A page where nothing was read is read again without the dark bands along its edges:
+ * tesseract finds no text at all on some scans framed by black edges, and reads them well once cropped.
+ */
+const ocrPage = async (png: Uint8Array, scale: number): Promise<OcrResult> => {
+  const first = await ocrPng(png, { scale })
+  if (first.words.length > 0) return first
+  const cropped = await withoutDarkEdges(png)
+  if (cropped === undefined) return first
+  const again = await ocrPng(cropped.png, { scale })
+  if (again.words.length === 0) return first
+  const dx = cropped.left / scale
+  const dy = cropped.top / scale
+  return {
+    ...again,
+    words: again.words.map((w) => ({ ...w, x: round2(w.x + dx), y: round2(w.y + dy) })),
+    width: first.width,
+    height: first.height,
+  }
+}
+
 const parse = async (input: ParseInput): Promise<ParseOutput> => {
   const decoded = await decode(input)
   const pages: Array<ParsedPage> = []
@@ -181,7 +242,7 @@ const parse = async (input: ParseInput): Promise<ParseOutput> => {
     const { png, damaged: isDamaged } = await framePng(decoded, frame, scale, 1)
     if (isDamaged) damaged.push(frame.index + 1)
     if (scale < 1) downscaled.push({ page: frame.index + 1, ...scaledSize(frame, scale) })
-    const ocr = await ocrPng(png, { scale })
+    const ocr = await ocrPage(png, scale)
     if (ocr.words.length > 0) confidences.push(ocr.confidence)
     pages.push({
       number: frame.index + 1,

@@ -1,21 +1,9 @@
 import { describe, expect, it } from "vitest"
 import { localDiscover } from "../../src/extraction/local/Extractor.ts"
-import type { AgentSpec, DimensionQuery } from "../../src/llm/LanguageModel.ts"
+import type { DimensionQuery } from "../../src/llm/LanguageModel.ts"
+import { agentSpec } from "./agents.ts"
 
-const agent: AgentSpec = {
-  id: "revenue",
-  name: "Revenue",
-  extractionInstructions: "",
-  valueType: "number",
-  unit: "",
-  examples: "",
-  inconsistencyInstructions: "",
-  resolutionInstructions: "",
-  enableComplexCalculations: false,
-  valueIfNotFound: "",
-  derivedPrompt: "",
-  isEvaluation: false,
-}
+const agent = agentSpec("Revenue", "", "number")
 
 const dimension = (name: string, exampleValues: string, description = ""): DimensionQuery => ({
   dimensionId: name.toLowerCase(),

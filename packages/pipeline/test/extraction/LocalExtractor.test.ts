@@ -1,22 +1,10 @@
 import { describe, expect, it } from "vitest"
 import { localExtract } from "../../src/extraction/local/Extractor.ts"
 import type { AgentSpec, DimensionQuery, ExtractRequest, ValueType } from "../../src/llm/LanguageModel.ts"
+import { agentSpec } from "./agents.ts"
 
-const agent = (name: string, valueType: ValueType = "string", extra: Partial<AgentSpec> = {}): AgentSpec => ({
-  id: name.toLowerCase().replace(/\s+/g, "-"),
-  name,
-  extractionInstructions: "",
-  valueType,
-  unit: "",
-  examples: "",
-  inconsistencyInstructions: "",
-  resolutionInstructions: "",
-  enableComplexCalculations: false,
-  valueIfNotFound: "",
-  derivedPrompt: "",
-  isEvaluation: false,
-  ...extra,
-})
+const agent = (name: string, valueType: ValueType = "string", extra: Partial<AgentSpec> = {}): AgentSpec =>
+  agentSpec(name, "", valueType, extra)
 
 const request = (
   spec: AgentSpec,

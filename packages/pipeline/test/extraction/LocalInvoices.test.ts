@@ -4,22 +4,8 @@ import { findDates } from "../../src/extraction/local/Dates.ts"
 import { localExtract } from "../../src/extraction/local/Extractor.ts"
 import { findOrganisations } from "../../src/extraction/local/Organisations.ts"
 import { headerAbove, trailingLabels } from "../../src/extraction/local/Text.ts"
-import type { AgentSpec, ExtractRequest, ValueType } from "../../src/llm/LanguageModel.ts"
-
-const agent = (name: string, valueType: ValueType = "string", instructions = ""): AgentSpec => ({
-  id: name.toLowerCase().replace(/\s+/g, "-"),
-  name,
-  extractionInstructions: instructions,
-  valueType,
-  unit: "",
-  examples: "",
-  inconsistencyInstructions: "",
-  resolutionInstructions: "",
-  enableComplexCalculations: false,
-  valueIfNotFound: "",
-  derivedPrompt: "",
-  isEvaluation: false,
-})
+import type { AgentSpec, ExtractRequest } from "../../src/llm/LanguageModel.ts"
+import { agentSpec } from "./agents.ts"
 
 const request = (spec: AgentSpec, text: string): ExtractRequest => ({
   agent: spec,
@@ -31,11 +17,11 @@ const request = (spec: AgentSpec, text: string): ExtractRequest => ({
 
 const extract = (spec: AgentSpec, text: string) => localExtract(request(spec, text)).values[0]?.value
 
-const total = agent("Amount", "number", "The total amount of the invoice (amount due, including tax)")
-const date = agent("Invoice date", "date", "The date the invoice was issued")
-const number = agent("Invoice number", "string", "The invoice number")
-const issuer = agent("Issuer", "string", "The company that issued the invoice (the seller)")
-const currency = agent("Currency", "string", "The currency of the invoice total as an ISO code")
+const total = agentSpec("Amount", "The total amount of the invoice (amount due, including tax)", "number")
+const date = agentSpec("Invoice date", "The date the invoice was issued", "date")
+const number = agentSpec("Invoice number", "The invoice number", "string")
+const issuer = agentSpec("Issuer", "The company that issued the invoice (the seller)", "string")
+const currency = agentSpec("Currency", "The currency of the invoice total as an ISO code", "string")
 
 describe("invoice labels in Dutch, French and German", () => {
   it.each([
@@ -156,6 +142,18 @@ describe("labels after their values and table headers above them", () => {
       text: "Customer Invoice Date\nC-5521 F-2024-118 12/03/2024\n",
       value: "F-2024-118",
     },
+    {
+      title: "the last cell under the last word of a header of more words than cells",
+      spec: number,
+      text: "Klant Order Factuur datum Factuur\nSCONL0303 SCONL0004 VF1005193039\n",
+      value: "VF1005193039",
+    },
+    {
+      title: "a number after a label that says number, with its own # sign",
+      spec: number,
+      text: "Order ID: OD3041750\nInvoice No : # BLR_WFLD2015100\nInvoice Date: 20-10-2015\n",
+      value: "#BLR_WFLD2015100",
+    },
   ])("$title", ({ spec, text, value }) => {
     expect(extract(spec, text)).toBe(value)
   })
@@ -190,6 +188,42 @@ describe("the issuer", () => {
     },
   ])("$title", ({ text, value }) => {
     expect(extract(issuer, text)).toBe(value)
+  })
+
+  it.each([
+    {
+      title: "the brand its web address spells, over the seller it names",
+      text: "Sold By : Northwind Retail Pvt. Ltd.,\nInvoice No: 77\nTotal 319.00\nFastkart.com Customer Care || www.fastkart.com/support\nAt Fastkart we deliver.\n",
+      value: "Fastkart",
+    },
+    {
+      title: "the organisation its web address spells, by the name it goes by without its legal suffix",
+      text: "Invoice\nContoso Cloud Services, Inc.\n1 Main Street\nGreetings from Contoso Cloud Services, we bill you.\nvisit cloud.contoso.com/contact\n",
+      value: "Contoso Cloud Services",
+    },
+    {
+      title: "the organisation its web address spells, with its suffix when never written without",
+      text: "Rechnung\niViveLabs Ltd.\nGlobex Hosting AG - Ufer 4 - 63571 Gelnhausen\nIm Internet: www.globexhosting.de\n",
+      value: "Globex Hosting AG",
+    },
+    {
+      title: "the name that begins its e-mail address",
+      text: "PAYMENT RECEIPT\nZENTRO 4189 Resort Chennai\nPayment received by ZENTRO\nEmail: contactus@zentrorooms.com\n",
+      value: "ZENTRO",
+    },
+    {
+      title: "the payee of its bank details",
+      text: "ALEXINUX\n27 rue Henri Rolland\n\nFacture n° 2022089083\nTotal TTC : 56,02 €\nVirement – Titulaire du compte : NORDPRESSE\n",
+      value: "NORDPRESSE",
+    },
+  ])("is $title", ({ text, value }) => {
+    expect(extract(issuer, text)).toBe(value)
+  })
+
+  it("is no brand of a mail provider, a social network or the software that made the document", () => {
+    const text =
+      "Globex Trading Ltd\n5 High Street\nLike us on Facebook.com/GlobexShop\nPowered by Genius POS\nwww.geniuspos.com\nmail: globex@gmail.com\nGenius Gmail Facebook\n"
+    expect(extract(issuer, text)).toBe("Globex Trading Ltd")
   })
 
   it("does not run a name across a blank line or start it inside a word", () => {

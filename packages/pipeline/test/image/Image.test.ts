@@ -2,7 +2,7 @@ import sharp from "sharp"
 import { afterAll, describe, expect, it } from "vitest"
 import { ParseFailure, type ParseInput, type ParseOutput } from "../../src/parsing/Backend.ts"
 import { imageBackend, maxPixels } from "../../src/parsing/Image.ts"
-import { terminateOcr } from "../../src/parsing/Ocr.ts"
+import { ocrPng, terminateOcr } from "../../src/parsing/Ocr.ts"
 import { backendFor } from "../../src/parsing/Registry.ts"
 import { bmp, expectGolden, expectWordNear, input, type TextImage, textImage, wordsOf } from "./fixtures.ts"
 
@@ -205,6 +205,26 @@ describe("image backend", () => {
     const rendered = await sharp(png).metadata()
     expect(rendered.width * rendered.height).toBeLessThanOrEqual(maxPixels)
     await expectGolden("big.png", output)
+  })
+
+  it("reads a faint page framed by black bands again without them when nothing was read", async () => {
+    const framed = textImage(["SPEED MART (519537-X)", "JALAN KAPAR, MUKIM KAPAR", "Total Sales RM 82.80"], {
+      width: 880,
+      height: 1600,
+      fontSize: 28,
+      left: 180,
+      top: 300,
+      ink: "#aaaaaa",
+      darkBands: 40,
+    })
+    // As it is, tesseract finds no text on it at all.
+    expect((await ocrPng(framed.png)).words).toEqual([])
+    const output = await parse(input("framed.png", framed.png))
+    expect(output.pages[0]).toMatchObject({ width: 880, height: 1600 })
+    expect(wordsOf(output.pages[0]!.text)).toEqual(expect.arrayContaining(["speed", "mart", "kapar", "82"]))
+    // Boxes are in the page's own pixels, not in the cropped image's.
+    for (const word of framed.words.filter((w) => ["SPEED", "JALAN", "MUKIM", "Sales"].includes(w.text)))
+      expectWordNear(output.pages[0]!.layout, word, 6)
   })
 
   it("gives a page with no text for a blank image", async () => {

@@ -31,13 +31,26 @@ export interface TextImage {
 /** Black lines of text on white (or on transparency), one word drawn at a time so each ink box is known. */
 export const textImage = (
   lines: ReadonlyArray<string>,
-  options: { width?: number; height?: number; fontSize?: number; transparent?: boolean; left?: number } = {},
+  options: {
+    width?: number
+    height?: number
+    fontSize?: number
+    transparent?: boolean
+    left?: number
+    /** Colour of the text (black by default). */
+    ink?: string
+    /** First line's baseline (one line height down by default). */
+    top?: number
+    /** Height of black bands drawn along the top and bottom edges, as a scanner's lid leaves them. */
+    darkBands?: number
+  } = {},
 ): TextImage => {
   const fontSize = options.fontSize ?? 40
   const width = options.width ?? 1240
   const left = options.left ?? 60
   const lineHeight = Math.round(fontSize * 1.8)
-  const height = options.height ?? lineHeight * (lines.length + 1)
+  const top = options.top ?? lineHeight
+  const height = options.height ?? top + lineHeight * lines.length
   const canvas = createCanvas(width, height)
   const g = canvas.getContext("2d")
   if (!options.transparent) {
@@ -45,11 +58,16 @@ export const textImage = (
     g.fillRect(0, 0, width, height)
   }
   g.fillStyle = "#000000"
+  if (options.darkBands !== undefined) {
+    g.fillRect(0, 0, width, options.darkBands)
+    g.fillRect(0, height - options.darkBands, width, options.darkBands)
+  }
+  g.fillStyle = options.ink ?? "#000000"
   g.font = `${fontSize}px "${family}"`
   g.textBaseline = "alphabetic"
   const words: Array<InkBox> = []
   lines.forEach((line, i) => {
-    const baseline = lineHeight * (i + 1)
+    const baseline = top + lineHeight * i
     let x = left
     for (const word of line.split(" ")) {
       const m = g.measureText(word)

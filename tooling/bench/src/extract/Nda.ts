@@ -24,13 +24,13 @@ const ndaAgents = {
   term: agent("term", "Term", "How long the agreement lasts (its term or duration)", "string", "2 years"),
 }
 
-/** A value in the Kleister format: commas dropped, spaces as `_`. */
+/** A value in the Kleister format: commas dropped, spaces as `_`, legal suffixes written as Kleister writes them. */
 const kleister = (value: string) =>
   value
     .replace(/\s*&\s*/g, " and ")
     .replace(/\bIncorporated\b/gi, "Inc.")
     .replace(/\bLimited\b/gi, "Ltd.")
-    .replace(/\bCorp\b(?!\.)/g, "Corp.")
+    .replace(/\b(Corp|Inc|Ltd)\b(?!\.)/gi, "$1.")
     .replace(/\bL\.P\.?(?=\s|$)/g, "LP")
     .replace(/\bL\.L\.C\.?(?=\s|$)/g, "LLC")
     .replace(/,/g, "")

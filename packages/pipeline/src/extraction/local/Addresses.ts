@@ -5,11 +5,12 @@
  * the specks and borders that OCR reads at a line's edges.
  */
 import type { Candidate } from "./Candidates.ts"
-import { NOT_ADDRESS, STREET_WORDS } from "./Lexicon.ts"
+import { ADDRESS_WORDS, NOT_ADDRESS, STREET_WORDS } from "./Lexicon.ts"
+import { inCaseOf, readWords, vocabulary } from "./OcrWords.ts"
 import { findOrganisations } from "./Organisations.ts"
-import { cleanEdges } from "./Text.ts"
+import { cleanEdges, spanCandidate } from "./Text.ts"
 
-interface Line {
+export interface Line {
   readonly start: number
   readonly end: number
   /** The line without what OCR reads at its edges. */
@@ -18,7 +19,7 @@ interface Line {
   readonly gap: number
 }
 
-const linesOf = (text: string, limit: number): Array<Line> => {
+export const linesOf = (text: string, limit: number): Array<Line> => {
   const out: Array<Line> = []
   let offset = 0
   let gap = 0
@@ -39,7 +40,7 @@ const linesOf = (text: string, limit: number): Array<Line> => {
 
 /** Postcodes: five digits (Malaysia, the US, Germany, France…), a UK postcode, or four digits before a town. */
 const POSTCODE =
-  /(?<![\d\-/.:])\d{5}(?![\d\-/.:])|\b[A-Z]{1,2}\d[A-Z\d]? \d[A-Z]{2}\b|(?<![\d\-/.:])\d{4}(?: [A-Z]{2})? (?=[A-Z][a-zA-Z]{2,})/
+  /(?<![\w\-/.:(])\d{5}(?![\w\-/.:)])|\b[A-Z]{1,2}\d[A-Z\d]? \d[A-Z]{2}\b|(?<![\d\-/.:])\d{4}(?: [A-Z]{2})? (?=[A-Z][a-zA-Z]{2,})/
 /** A house number that opens a line: `30,`, `42-46,`, `No.12,`, `Lot 3,`. */
 const HOUSE_NUMBER = /^(?:(?:no|lot)\.?\s*)?\d+[A-Z]?(?:[-/]\d+[A-Z]?)*\s*,/i
 /** Five or more digits run together with dashes or spaces: a telephone number. */
@@ -49,9 +50,10 @@ const hasLetters = (s: string) => (s.match(/[A-Za-z]/g)?.length ?? 0) >= Math.mi
 
 const isStop = (line: Line) => NOT_ADDRESS.test(line.body) || PHONE.test(line.body) || line.body.length > 70
 
-const isPostcodeLine = (line: Line) => POSTCODE.test(line.body) && hasLetters(line.body) && !isStop(line)
+export const isPostcodeLine = (line: Line) =>
+  POSTCODE.test(line.body) && hasLetters(line.body) && !isStop(line) && !isOrganisation(line)
 
-const isAddressLine = (line: Line) =>
+export const isAddressLine = (line: Line) =>
   !isStop(line) &&
   (HOUSE_NUMBER.test(line.body) ||
     (hasLetters(line.body) && (STREET_WORDS.test(line.body) || /,$/.test(line.body))))
@@ -69,7 +71,55 @@ const isRegionLine = (line: Line) =>
   !isStop(line) &&
   line.body.length <= 32 &&
   /^[A-Za-z][A-Za-z .,'-]*$/.test(line.body) &&
+  /[A-Za-z]{3}/.test(line.body) &&
+  !/invoice|receipt/i.test(line.body) &&
   line.body.split(/\s+/).length <= 4
+
+/** A line of street words after the postcode (a branch's own street or district: `1320-TMN BATU`). */
+const isStreetLine = (line: Line) =>
+  !isStop(line) &&
+  !isOrganisation(line) &&
+  hasLetters(line.body) &&
+  STREET_WORDS.test(readStreetWords(line.body))
+
+const ADDRESS_VOCABULARY = vocabulary(ADDRESS_WORDS)
+const readStreetWords = (body: string) => readWords(body, ADDRESS_VOCABULARY)
+const OPENERS = ["LOT", "NO"]
+
+/**
+ * The word that opens an address line before its number, `Lot` or `No`, as OCR misreads it (`L.ot`, `1.ot`,
+ * `Loi`, `CLOT`, `Na.`): dots dropped, `1` and `0` read as `L` and `O`, a letter off or one more in front.
+ */
+const readOpener = (line: string): string => {
+  const m =
+    /^([A-Za-z0-9][A-Za-z0-9.]{0,4}?)(\.?)(?=\s+\d)/.exec(line) ?? /^([A-Za-z]{2,3})(\.)(?=\d)/.exec(line)
+  if (!m || !/[A-Za-z]/.test(m[1]!)) return line
+  const read = m[1]!.replace(/\./g, "").toUpperCase().replace(/0/g, "O").replace(/1/g, "L")
+  const word = OPENERS.find(
+    (w) =>
+      read === w ||
+      read.slice(1) === w ||
+      (read.length === w.length && [...read].filter((c, k) => c !== w[k]).length === 1),
+  )
+  return word === undefined
+    ? line
+    : `${inCaseOf(word, m[1]!)}${m[2]}${line.slice(m[1]!.length + m[2]!.length)}`
+}
+
+/**
+ * An address block's lines as one value: each line's opener and its words of the address vocabulary read
+ * back from OCR's misreadings, marks glued to the start of a word (`*Selangor`) dropped, no space before a
+ * comma or a full stop (`NO .2`), which print never has, and no comma at its end.
+ */
+const blockValue = (block: ReadonlyArray<Line>): string =>
+  block
+    .map((l) => readStreetWords(readOpener(l.body)))
+    .join(" ")
+    .replace(/(^|\s)[*«»~|]+(?=[A-Za-z])/g, "$1")
+    .replace(/~/g, "")
+    .replace(/\s+([,.])(?=[\s\d]|$)/g, "$1")
+    // An address ends with a full stop or nothing: a comma at its end is OCR's reading of a full stop.
+    .replace(/,$/, ".")
 
 const isOrganisation = (line: Line) => findOrganisations(line.body).length > 0
 
@@ -94,27 +144,54 @@ export const findAddresses = (text: string): Array<Candidate> => {
     let last = i
     while (
       last + 1 < lines.length &&
-      last - i < 2 &&
+      last - i < 3 &&
       lines[last + 1]!.gap === 0 &&
-      (isRegionLine(lines[last + 1]!) || isPostcodeLine(lines[last + 1]!))
+      (isRegionLine(lines[last + 1]!) || isPostcodeLine(lines[last + 1]!) || isStreetLine(lines[last + 1]!))
     )
       last++
-    const block = lines.slice(first, last + 1)
-    const value = block.map((l) => l.body).join(" ")
-    const streets = block.some((l) => STREET_WORDS.test(l.body) || HOUSE_NUMBER.test(l.body))
-    const start = block[0]!.start
-    const end = block[block.length - 1]!.end
-    out.push({
-      kind: "address",
-      value,
-      start,
-      end,
-      valueStart: start,
-      valueEnd: end,
-      pattern: `address block of ${block.length} line${block.length === 1 ? "" : "s"} (${streets ? "street words and a postcode" : "a postcode"})`,
-      strength: streets ? 0.9 : 0.6,
-    })
+    out.push(addressBlock(lines.slice(first, last + 1), "a postcode"))
     i = last + 1
   }
+  if (!out.some((c) => c.start < (lines[HEAD_LINES]?.start ?? text.length))) {
+    const under = blockUnderName(lines)
+    if (under) out.unshift(addressBlock(under, "under the name at the head"))
+  }
   return out
+}
+
+const addressBlock = (block: ReadonlyArray<Line>, how: string): Candidate => {
+  const streets = block.some((l) => STREET_WORDS.test(l.body) || HOUSE_NUMBER.test(l.body))
+  const start = block[0]!.start
+  const end = block[block.length - 1]!.end
+  const lines = `${block.length} line${block.length === 1 ? "" : "s"}`
+  const pattern = `address block of ${lines} (${streets ? "street words and " : ""}${how})`
+  return spanCandidate(
+    "address",
+    blockValue(block),
+    start,
+    end,
+    pattern,
+    streets && how === "a postcode" ? 0.9 : 0.6,
+  )
+}
+
+/** How many lines of a page's head an address without a postcode is looked for in. */
+const HEAD_LINES = 12
+
+/**
+ * An address printed without a postcode (`LOT-18A-2, BERJAYA TIMES SQUARE,` / `KUALA LUMPUR.`): the lines
+ * right under the first organisation's name at the head, up to a telephone, tax or registration line, when
+ * they have street words or a house number.
+ */
+const blockUnderName = (lines: ReadonlyArray<Line>): ReadonlyArray<Line> | undefined => {
+  const name = lines.slice(0, HEAD_LINES).findIndex(isOrganisation)
+  if (name < 0) return undefined
+  const block: Array<Line> = []
+  for (const line of lines.slice(name + 1, name + 5)) {
+    if (line.gap > 1 || isStop(line) || isOrganisation(line)) break
+    if (!isAddressLine(line) && !isRegionLine(line)) break
+    block.push(line)
+  }
+  const streets = block.some((l) => STREET_WORDS.test(l.body) || HOUSE_NUMBER.test(l.body))
+  return streets ? block : undefined
 }

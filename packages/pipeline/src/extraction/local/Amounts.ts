@@ -10,7 +10,7 @@ const CURRENCY_TOKEN = `(?:${[...SYMBOLS.map(escapeRegExp), ...CURRENCY_CODES].j
 const NUMBER_TOKEN =
   "(?:\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?|\\d{1,3}(?:\\.\\d{3})+(?:,\\d+)?|\\d{1,3}(?:[ \\u00a0\\u202f']\\d{3})+(?:[.,]\\d{1,2})?|\\d+(?:[.,]\\d+)?)"
 const MONEY_OR_NUMBER = new RegExp(
-  `(?<cur1>${CURRENCY_TOKEN})?\\s?(?<neg>[-−])?\\s?(?<num>${NUMBER_TOKEN})(?![\\d/])(?:\\s?(?<pct>%|percent\\b|per cent\\b)|\\s?(?<cur2>${CURRENCY_TOKEN})(?![A-Za-z])|\\s?(?<unit>thousand|million|billion|k|m|bn)\\b)?`,
+  `(?<cur1>${CURRENCY_TOKEN})?[\\s_]?(?<neg>[-−](?=\\d))?(?<num>${NUMBER_TOKEN})(?![\\d/])(?:\\s?(?<pct>%|percent\\b|per cent\\b)|\\s?(?<cur2>${CURRENCY_TOKEN})(?![A-Za-z])|\\s?(?<unit>thousand|million|billion|k|m|bn)\\b)?`,
   "g",
 )
 

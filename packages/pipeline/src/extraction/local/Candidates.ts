@@ -6,14 +6,16 @@
  */
 import { findAddresses } from "./Addresses.ts"
 import { findNumbers } from "./Amounts.ts"
+import { findBrands, findPayees } from "./Brands.ts"
 import { findCurrencies } from "./Currencies.ts"
 import { findDates } from "./Dates.ts"
 import { findDurations } from "./Durations.ts"
+import { findHeadingNames } from "./Headings.ts"
 import { findIdentifiers } from "./Identifiers.ts"
 import { findJurisdictions } from "./Jurisdictions.ts"
 import type { Kind } from "./KeyTerms.ts"
 import { findLabelled } from "./Labelled.ts"
-import { findOrganisations } from "./Organisations.ts"
+import { findOrganisations, readLegalSuffixes } from "./Organisations.ts"
 import { findParties } from "./Parties.ts"
 
 export interface Candidate {
@@ -52,6 +54,11 @@ export interface PageAnalysis {
   readonly currencies: ReadonlyArray<Candidate>
   readonly labelled: ReadonlyArray<Candidate>
   readonly addresses: ReadonlyArray<Candidate>
+  /** Names without a legal suffix at the head of the page (first page only). */
+  readonly headings: ReadonlyArray<Candidate>
+  /** Brands the page's web addresses spell, and payees of its bank details. */
+  readonly brands: ReadonlyArray<Candidate>
+  readonly payees: ReadonlyArray<Candidate>
 }
 
 const cache = new Map<string, PageAnalysis>()
@@ -67,17 +74,21 @@ export const analysePage = (text: string, pageIndex: number, referenceDate: stri
     return hit
   }
   const dates = findDates(text, referenceDate)
+  const organisations = findOrganisations(readLegalSuffixes(text))
   const analysis: PageAnalysis = {
     dates,
     numbers: findNumbers(text, dates),
     durations: findDurations(text),
     identifiers: findIdentifiers(text, dates),
-    organisations: findOrganisations(text),
+    organisations,
     parties: findParties(text, pageIndex),
     jurisdictions: findJurisdictions(text),
     currencies: findCurrencies(text),
     labelled: findLabelled(text),
     addresses: findAddresses(text),
+    headings: pageIndex === 0 ? findHeadingNames(text) : [],
+    brands: findBrands(text, organisations),
+    payees: findPayees(text),
   }
   cache.set(key, analysis)
   if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!)

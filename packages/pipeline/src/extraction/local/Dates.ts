@@ -65,18 +65,70 @@ const OTHER_DATE =
 export const asksDocumentDate = (cueText: string): boolean =>
   /\bdate\b/.test(cueText) && !OTHER_DATE.test(cueText)
 
-/** The first date a page states in full (day, month and year), which dates a receipt, a letter or a note. */
-export const firstFullDate = (dates: ReadonlyArray<Candidate>): Candidate | undefined => {
+/** A time of day after a date on its line (`19:29`, `Time: 11:12:56AM`): the moment a receipt was printed. */
+const TIME_AFTER = /^[^\n]{0,12}?\b\d{1,2}:\d{2}\b/
+
+/**
+ * The date of a page: its first date stated in full (day, month and year) with a time of day after it — a
+ * receipt prints its transaction's date and time on one line, its other dates (opening hours, validity,
+ * order dates) without — else its first date stated in full, which dates a letter or a note.
+ */
+export const firstFullDate = (text: string, dates: ReadonlyArray<Candidate>): Candidate | undefined => {
+  if (documentDates.has(dates)) return documentDates.get(dates)
   let first: Candidate | undefined
-  for (const d of dates)
-    if (!d.relative && d.strength >= 0.85 && (first === undefined || d.start < first.start)) first = d
-  return first
+  let timed: Candidate | undefined
+  for (const d of dates) {
+    if (d.relative || d.strength < 0.85) continue
+    if (first === undefined || d.start < first.start) first = d
+    const withTime =
+      TIME_AFTER.test(text.slice(d.valueStart, d.valueEnd)) || TIME_AFTER.test(text.slice(d.end))
+    if (withTime && (timed === undefined || d.start < timed.start)) timed = d
+  }
+  documentDates.set(dates, timed ?? first)
+  return timed ?? first
 }
+
+const documentDates = new WeakMap<ReadonlyArray<Candidate>, Candidate | undefined>()
 
 const DAY_OF_MONTH = new RegExp(
   `\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+day\\s+of\\s+(${MONTH_PATTERN})\\s*,?\\s*(?:in\\s+the\\s+year\\s+)?(\\d{4})\\b`,
   "gi",
 )
+
+/** Day, month and year in figures with one separator (`22/04/2018`, `24-01-16`, `2016-07-31`), not inside a code. */
+const NUMERIC_DATE =
+  /(?<![\dA-Za-z])(?:(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})|(\d{4})([/.-])(\d{1,2})\6(\d{1,2}))(?!\d)/g
+const MONTH_NAME = new RegExp(`\\b${MONTH_PATTERN}`, "i")
+
+/**
+ * Whether what chrono read at `[start, end)` is written as a date: a month's name, or figures in one of the
+ * numeric forms. Chrono also reads opening hours (`- 2230 HRS`) and parts of article codes (`12/3-32`).
+ */
+const writtenAsDate = (text: string, start: number, end: number): boolean => {
+  const written = text.slice(start, end)
+  if (MONTH_NAME.test(written)) return true
+  for (const m of text.slice(Math.max(0, start - 1), end).matchAll(NUMERIC_DATE)) if (m[0] !== "") return true
+  return false
+}
+
+/** Numeric dates chrono does not see, such as one run into the next word (`21/05/2018Time: 11:12`). */
+const numericDates = (
+  line: string,
+  order: "dmy" | "mdy",
+): Array<{ index: number; text: string; iso: string }> => {
+  const out: Array<{ index: number; text: string; iso: string }> = []
+  for (const m of line.matchAll(NUMERIC_DATE)) {
+    const year = (y: string) => (y.length === 2 ? 2000 + Number(y) : Number(y))
+    const [y, mo, d] =
+      m[5] !== undefined
+        ? [Number(m[5]), Number(m[7]), Number(m[8])]
+        : order === "dmy"
+          ? [year(m[4]!), Number(m[3]), Number(m[1])]
+          : [year(m[4]!), Number(m[1]), Number(m[3])]
+    if (validDate(y, mo, d)) out.push({ index: m.index, text: m[0], iso: isoDate(y, mo, d) })
+  }
+  return out
+}
 
 const RELATIVE_DATE = /\b(today|tomorrow|yesterday|now|ago|next|last|this|in\s+\d+|within)\b/i
 
@@ -102,7 +154,8 @@ export const findDates = (text: string, referenceDate: string): Array<Candidate>
     })
     taken.push([m.index, end])
   }
-  const parser = dateOrder(text) === "dmy" ? chrono().en.GB : chrono().casual
+  const order = dateOrder(text)
+  const parser = order === "dmy" ? chrono().en.GB : chrono().casual
   const results = parser.parse(text, { instant: parseReference(referenceDate), timezone: 0 })
   for (const r of results) {
     const s = r.index
@@ -118,6 +171,7 @@ export const findDates = (text: string, referenceDate: string): Array<Candidate>
     if (relative && /^(this|last)\s+day\b/i.test(r.text)) continue
     if (!relative) {
       if (!c.isCertain("month") || !c.isCertain("day") || !hasDigitsOrMonth) continue
+      if (!writtenAsDate(text, s, e)) continue
       // Bare numbers chrono reads as dates ("3/4" of a section, "10.2") are noise.
       if (!c.isCertain("year") && !new RegExp(MONTH_PATTERN, "i").test(r.text)) continue
     } else if (/^(this|next|last|now)\b/i.test(r.text) && !/\b(day|week|month|year)\b/i.test(r.text)) continue
@@ -144,6 +198,21 @@ export const findDates = (text: string, referenceDate: string): Array<Candidate>
     const lineStart = offset
     offset += line.length + 1
     if (!/\d/.test(line) || overlaps(lineStart, lineStart + line.length)) continue
+    for (const d of numericDates(line, order)) {
+      const s = lineStart + d.index
+      const e = s + d.text.length
+      out.push({
+        kind: "date",
+        value: d.iso,
+        start: s,
+        end: e,
+        valueStart: s,
+        valueEnd: e,
+        pattern: `date "${d.text}"`,
+        strength: 0.85,
+      })
+      taken.push([s, e])
+    }
     for (const [locale, months] of LOCALE_MONTHS) {
       if (!months.test(line)) continue
       const found = localeParsers()[locale].parse(line, {

@@ -7,6 +7,8 @@ const IDENTIFIER =
 const ID_CUE =
   /(?:\b(no|nr|num|number|nummer|numéro|numero|id|ref|reference|code)\b|n°|nº|#)\.?\s*[:.#]?\s*$|(?:nummer|nr)\.?\s*[:.#]?\s*$/i
 
+const OWN_HASH = /\b(no|nr|number|id)\.?\s*:\s*#[ \t]?$/i
+
 /** Alphanumeric tokens with digits (invoice numbers, references), stronger after "no."/"#"/"ID". */
 export const findIdentifiers = (text: string, dates: ReadonlyArray<Candidate>): Array<Candidate> => {
   const out: Array<Candidate> = []
@@ -28,16 +30,19 @@ export const findIdentifiers = (text: string, dates: ReadonlyArray<Candidate>): 
       continue
     const before = text.slice(Math.max(lineAt(text, start).start, start - 30), start)
     const cued = ID_CUE.test(before)
+    // `No : # BLR-77`: after a label that already says "number", a `#` set before the value is its own prefix.
+    const hash = OWN_HASH.test(before) ? before.length - before.lastIndexOf("#") : 0
+    const value = hash > 0 ? `#${token}` : token
     out.push({
       kind: "identifier",
-      value: token,
-      start,
+      value,
+      start: start - hash,
       end: start + token.length,
-      valueStart: start,
+      valueStart: start - hash,
       valueEnd: start + token.length,
       pattern: cued
-        ? `identifier "${token}" after "${before.trim().split(/\s+/).slice(-2).join(" ")}"`
-        : `identifier "${token}"`,
+        ? `identifier "${value}" after "${before.trim().split(/\s+/).slice(-2).join(" ")}"`
+        : `identifier "${value}"`,
       strength: cued ? 0.85 : /[A-Za-z]/.test(token) && /\d/.test(token) ? 0.5 : 0.35,
     })
   }

@@ -29,6 +29,23 @@ const linesAround = (text: string, at: number): string => {
 /** How far into the page the head reaches (a share of its text). */
 const HEAD = 0.35
 
+/** A label of the transaction's details (`Date:`, `Cash Inv No.:`, `Cashier:`), near the start of its line. */
+const DETAIL_LABEL =
+  /^[^\n]{0,20}?\b(date|inv(oice)?\.?\s*no|receipt\s*no|bill\s*no|cashier|order\s*no)\b\.?\s*[:#]/im
+
+/**
+ * Where the head of a page ends for the issuer: the issuer is named, and its address given, before the
+ * transaction's details, so a name or an address after the first detail label (a customer's on a delivery
+ * note) is no longer at the head; nor is a name after the first date (a receipt may print the date of the
+ * sale between the shop's name and its address).
+ */
+const headEndFor = (kind: AgentProfile["kind"], page: PageContext): number => {
+  const { text } = page
+  const detail = DETAIL_LABEL.exec(text)?.index ?? text.length
+  const dates = kind === "name" ? page.analysis.dates.map((d) => d.start) : []
+  return Math.min(HEAD * text.length, detail, ...dates)
+}
+
 export interface IssuerCues {
   readonly score: number
   readonly cues: ReadonlyArray<string>
@@ -51,13 +68,27 @@ export const issuerCues = (
   if (!ISSUER_CUE.test(profile.cueText) || CUSTOMER_CUE.test(profile.cueText)) return none
   const { text } = page
   const customer = (c: Candidate) => CUSTOMER_BLOCK.test(linesAround(text, c.valueStart))
+  // The document's own web address and bank details name who issued it wherever they stand.
+  if (profile.kind === "name" && page.analysis.brands.includes(candidate))
+    return { score: 3, cues: ["the brand of the document's own web address, the issuer's"], decisive: true }
   if (customer(candidate)) return { score: -2.5, cues: ["in the customer's address block"], decisive: false }
+  if (profile.kind === "name" && page.analysis.brands.length > 0)
+    return { score: -1, cues: ["not the brand of the document's own web address"], decisive: false }
+  if (profile.kind === "name" && page.analysis.payees.includes(candidate))
+    return { score: 1.6, cues: ["the payee of the document's bank details, who issued it"], decisive: true }
+  const heading = profile.kind === "name" && page.analysis.headings.includes(candidate)
   const own =
-    profile.kind === "address" ? candidate.kind === "address" : candidate.pattern.startsWith("organisation")
-  if (!own || page.index !== 0 || position >= HEAD) return none
+    profile.kind === "address"
+      ? candidate.kind === "address"
+      : candidate.pattern.startsWith("organisation") || heading
+  const headEnd = headEndFor(profile.kind, page)
+  if (!own || page.index !== 0 || position >= HEAD || candidate.start >= headEnd) return none
+  const atHead = (c: Candidate) => c.start < headEnd && !customer(c)
+  // A name without a legal suffix stands for the issuer only where the head names no organisation.
+  if (heading && rivals(profile, page).some(atHead)) return none
   const before = rivals(profile, page).filter((c) => c.start < candidate.start && !customer(c)).length
   if (before > 0) return { score: 0.3, cues: [], decisive: false }
-  const what = profile.kind === "address" ? "address block" : "organisation"
+  const what = profile.kind === "address" ? "address block" : heading ? "name" : "organisation"
   return {
     score: 1.2,
     cues: [`the first ${what} at the head of the document, where the issuer stands`],

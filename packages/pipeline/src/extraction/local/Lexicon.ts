@@ -391,6 +391,26 @@ export const FOREIGN_MEANING: Readonly<Record<string, string>> = {
 export const STREET_WORDS =
   /\b(street|st|road|rd|avenue|ave|lane|drive|boulevard|blvd|highway|hwy|square|floor|flr|level|suite|unit|block|blk|blok|building|bldg|tower|plaza|centre|center|mall|complex|park|estate|industrial|lot|p\.?o\.? box|jalan|jln|lorong|lrg|taman|tmn|bandar|kampung|kg|persiaran|lebuh|lebuhraya|wisma|bangunan|kawasan|mukim|batu|pusat|straße|strasse|str|platz|weg|allee|gasse|rue|chemin|straat|laan|plein|gracht|kade|postfach)\b\.?/i
 
+/**
+ * The words of addresses OCR is corrected to when it misreads them by a letter (`JUN` for `JLN`, `TANAN` for
+ * `TAMAN`, `Malaysla` for `Malaysia`): street words and their short forms, the words of floors and buildings,
+ * points of the compass, and the names of states, regions and countries (Malaysian, Singaporean and English
+ * ones, as receipts print them), and words of place names one letter from them (`RAYA`, `LAMAN`), which stay.
+ * Place names that are no such word are never corrected.
+ */
+export const ADDRESS_WORDS: ReadonlyArray<string> = [
+  ...["street", "road", "avenue", "drive", "boulevard", "highway", "square", "floor", "level", "suite"],
+  ...["block", "building", "plaza", "centre", "center", "complex", "estate", "industrial", "shopping"],
+  ...["ground", "first", "second", "third", "basement", "lot", "no", "flr", "blk", "jln", "tmn", "lrg"],
+  ...["jalan", "lorong", "taman", "bandar", "kampung", "persiaran", "lebuh", "lebuhraya", "wisma"],
+  ...["bangunan", "kawasan", "perindustrian", "mukim", "batu", "pusat", "seksyen", "medan", "baru"],
+  ...["jaya", "seri", "sri", "utama", "indah", "utara", "selatan", "timur", "barat", "tengah", "darul"],
+  ...["ehsan", "takzim", "makmur", "ridzuan", "selangor", "johor", "kedah", "kelantan", "melaka"],
+  ...["negeri", "sembilan", "pahang", "perak", "perlis", "penang", "pulau", "pinang", "sabah", "sarawak"],
+  ...["terengganu", "kuala", "lumpur", "putrajaya", "labuan", "wilayah", "persekutuan", "malaysia"],
+  ...["singapore", "raya", "laman"],
+]
+
 /** Labels of the lines that follow an address and are no part of it (telephone, tax and company numbers). */
 export const NOT_ADDRESS =
   /\b(tel|telephone|phone|fax|mobile|hp|gst|vat|sst|tax|reg|registration|co\.? ?no|company no|roc|brn|invoice|receipt|bill|cashier|date|time|e-?mail|www|http|website|order|table|counter|pos)\b|@/i

@@ -4,7 +4,8 @@
  */
 import { collapseWhitespace } from "@dxs/domain/Values"
 import type { Candidate } from "./Candidates.ts"
-import { findOrganisations, SUFFIXES } from "./Organisations.ts"
+import { findOrganisations, SUFFIXES, TRAILING_SUFFIXES } from "./Organisations.ts"
+import { definedOrganisations, withPersons } from "./Persons.ts"
 import { sentenceAround } from "./Text.ts"
 
 const PARTY_STOP =
@@ -56,7 +57,7 @@ const leadingName = (clause: string): { readonly name: string; readonly offset: 
   const restTrimmed = withoutLogo(rest.replace(/^[\s“"]+/, ""))
   const skip = lead + rest.length - restTrimmed.length
   const suffixed = new RegExp(
-    `^(?:[A-Z][A-Za-z0-9&'’.\\-]*,?\\s+(?:(?:of|and|&|de|the|for)\\s+)?){0,7}?${SUFFIXES}`,
+    `^(?:(?:[A-Z]|[a-z]+[A-Z])[A-Za-z0-9&'’.\\-]*,?\\s+(?:(?:of|and|&|de|the|for)\\s+)?){0,7}?${SUFFIXES}`,
   ).exec(restTrimmed)
   let name: string
   if (suffixed) name = suffixed[0]
@@ -67,7 +68,19 @@ const leadingName = (clause: string): { readonly name: string; readonly offset: 
   name = collapseWhitespace(name)
     .replace(/[,;:”"]+$/, "")
     .trim()
-  if (name.length < 2 || name.length > 80 || !/^[A-Z0-9]/.test(name)) return undefined
+  // "X and Y" is two parties, not one name, when what follows "and" is a name of two words or more
+  // ("Yu Zhou and Genexosome Technologies, Inc."; "Sears, Roebuck and Co." stays one).
+  const and = /\s+and\s+/.exec(name)
+  if (
+    and &&
+    name
+      .slice(and.index + and[0].length)
+      .replace(TRAILING_SUFFIXES, "")
+      .trim()
+      .split(/\s+/).length >= 2
+  )
+    name = name.slice(0, and.index).replace(/,$/, "")
+  if (name.length < 2 || name.length > 80 || !/^(?:[A-Z0-9]|[a-z]+[A-Z])/.test(name)) return undefined
   name = name.replace(/,?\s+(?:M\.D|Ph\.D|Esq|J\.D)\.?$/, "")
   if (ROLE_WORDS.test(name.replace(/^the\s+/i, "")) || notAName(name)) return undefined
   const words = name.split(/\s+/)
@@ -181,5 +194,23 @@ export const findParties = (text: string, pageIndex: number): Array<Candidate> =
       })
     }
   }
-  return out
+  if (pageIndex === 0 && out.length === 0) {
+    // A contract in the first person ("As a condition of my employment with Acme, Inc. (the “Company”)").
+    const defined = definedOrganisations(text, findOrganisations(text.slice(0, 3000)))
+    const names = [...new Set(defined.map((o) => o.value))].slice(0, 2)
+    const first = defined[0]
+    if (first)
+      out.push({
+        kind: "party",
+        value: names.join(", "),
+        start: first.start,
+        end: first.end,
+        valueStart: first.start,
+        valueEnd: first.end,
+        pattern: "the organisation the contract defines by a party's role",
+        strength: 0.7,
+        label: "parties",
+      })
+  }
+  return withPersons(out, pageIndex === 0 ? text : window)
 }

@@ -3,13 +3,16 @@
  * them, kind match, position cues and agreement with the examples. Every score keeps its reasons so
  * the reasoning can say what decided it.
  */
+import { editDistance } from "@dxs/domain/Grounding"
 import type { Candidate, PageAnalysis } from "./Candidates.ts"
-import { asksDocumentDate, firstFullDate } from "./Dates.ts"
+import type { CueContext } from "./Cues.ts"
+import { dateCues } from "./DateCues.ts"
 import { issuerCues } from "./Issuer.ts"
 import { type AgentProfile, type Kind, meaningOf, stem, terms, words } from "./KeyTerms.ts"
 import { CURRENCY_CODES, CURRENCY_SYMBOLS } from "./Lexicon.ts"
+import { moneyCues } from "./MoneyCues.ts"
+import { termCues } from "./TermCues.ts"
 import { cleanLabel, escapeRegExp, headerAbove, labelBefore, lineAt, sentenceAround } from "./Text.ts"
-import { documentTotal } from "./Totals.ts"
 
 export interface PageContext {
   readonly text: string
@@ -72,6 +75,9 @@ export const pool = (kind: Kind, a: PageAnalysis): ReadonlyArray<readonly [Candi
     case "name":
       return [
         ...all(a.organisations),
+        ...all(a.headings),
+        ...all(a.brands),
+        ...all(a.payees),
         ...all(
           a.labelled.filter((c) => /^[A-Z]/.test(c.value) && c.value.length <= 80),
           0.8,
@@ -88,30 +94,10 @@ const overlap = (a: ReadonlyArray<string>, set: ReadonlySet<string>) => [
   ...new Set(a.filter((t) => set.has(t))),
 ]
 
-/** A sentence that says how long an agreement or its obligations last. */
-const AGREEMENT_TERM =
-  /\b(this|the)\s+(letter\s+)?(agreement|undertaking)\b[^.]{0,120}\b(remain|continue|terminat|expir|valid|effective|in (full )?force|be bound|term\b)|\bterm of (this|the)\b|\bobligations?\b[^.]{0,160}\b(remain|continue|surviv|terminat|expir|bound|in effect)|\b(remain|continue) in (full )?(force|effect)\b/
-const TERM_HEADING =
-  /(?:^|\n)\s*(?:\d+(?:\.\d+)*\.?\s*)?(?:term|duration|term and termination)\.?\s*(?:\n|\.|:)[^\n]{0,300}$/i
-/** Words that make a period a deadline: "within …", "… prior to", "… after signing it". */
-const DEADLINE_BEFORE = /\b(within|no later than|not later than|at least|have|has)\s+$/i
-const DEADLINE_AFTER =
-  /^\s*(prior to|before|after (signing|executing|execution|receipt|receiving)|of (joining|receipt))\b/i
-/** The agreement's term in so many words: "the term of this Agreement", "this Agreement shall terminate". */
-const STATED_TERM =
-  /\bterm of (this|the) (letter )?agreement\b|\b(this|the) (letter )?agreement (shall|will) (terminate|expire|remain|continue)\b/
-/** Periods of covenants, notices and options, which are not the agreement's term. */
-const OTHER_PERIOD =
-  /\b(solicit|hire|employ(?!ee|er)|recruit|standstill|acquire|purchase|tender offer|proxy|compet|notice|vest|exercisable|option|retention|severance|salary|thereafter|revoke|revocation|following (the |any )?termination|after (the |any )?termination)/
+/** A label's term is one of the key terms, or one OCR misread by a letter (`Data` for `Date`). */
+const nearTerm = (t: string, set: ReadonlySet<string>): boolean =>
+  set.has(t) || (t.length >= 4 && [...set].some((k) => k.length >= 3 && editDistance(t, k, 1) <= 1))
 
-const SUBTOTAL = /\b(sub-?\s?total|subtotaal|sous-total|zwischensumme)\b/
-/** Amounts before tax: "Exclusief BTW", "Total HT", "Netto", "ohne MwSt." */
-const UNTAXED =
-  /\b(excl|excluding|exclusief|exkl|before tax|pre-tax|net amount|untaxed|hors taxes?|ht|netto|nettobetrag|ohne mwst)\b/
-const TOTAL_LINE =
-  /\b(total|totaal|totaalbedrag|gesamtbetrag|endbetrag|rechnungsbetrag|summe|te betalen|zu zahlen|ttc)\b|à payer/
-const DUE_DATE =
-  /\b(due|vervaldatum|verval|uiterste|échéance|echeance|limite|fällig|fälligkeit|zahlungsziel|expir|delivery|shipping|order date|orderdatum|bestelldatum|date de commande|lieferdatum|leverdatum)/
 /** The word that a "number" label qualifies: "order" of "Order No.", "klant" of "Klantnummer". */
 const NUMBER_WORDS: ReadonlySet<string> = new Set([
   "number",
@@ -134,17 +120,12 @@ const numberQualifier = (label: string): string | undefined => {
   return m?.[1]
 }
 
-/** Words that mark a due date (label or line). */
-const DUE_WORDS = /\b(due|payable|pay by|payment by|zahlbar|fällig|échéance|vervaldatum)\b/
-
-const DEFINITION_WORDS = /\b(means|shall mean|defined|definition)\b/i
-
 /**
  * The label a value is given in so many words: its column's header, or `Label:` right before it on its
  * line (the last cell of the line when it has several). Undefined for a value in prose.
  */
 const explicitLabel = (text: string, candidate: Candidate): string | undefined => {
-  const header = headerAbove(text, candidate.valueStart)
+  const header = headerAbove(text, candidate.valueStart, candidate.valueEnd)
   if (header) return header.label
   const before = text.slice(lineAt(text, candidate.start).start, candidate.start)
   const cell = before.split(/\t|\s{2,}|\|/).pop() ?? ""
@@ -229,7 +210,9 @@ export const scoreCandidate = (
   // A clause pattern that decides on its own (a term clause, "dated as of", a governing-law clause).
   let decisive = false
   const found =
-    candidate.label !== undefined ? { label: candidate.label } : labelBefore(text, candidate.valueStart)
+    candidate.label !== undefined
+      ? { label: candidate.label }
+      : labelBefore(text, candidate.valueStart, candidate.valueEnd)
   const label = found.label
   const labelTerms = overlap(terms(label), profile.terms)
   const nameHits = new Set(labelTerms.flatMap(meaningOf).filter((t) => profile.nameTerms.has(t))).size
@@ -270,81 +253,13 @@ export const scoreCandidate = (
   const line = text
     .slice(lineAt(text, candidate.valueStart).start, lineAt(text, candidate.valueStart).end)
     .toLowerCase()
-  if (profile.kind === "money") {
-    const where = `${lowerLabel} ${line}`
-    if (SUBTOTAL.test(where) && !profile.asksForSubtotal) {
-      score -= 1.5
-      cues.push("a subtotal, not the total")
-    } else if (UNTAXED.test(lowerLabel) && !profile.asksForSubtotal && !profile.asksForTax) {
-      score -= 1
-      cues.push("an amount before tax")
-    }
-    if (
-      /\b(vat|tax|gst|tva|btw|mwst)\b/.test(lowerLabel) &&
-      !profile.asksForTax &&
-      !/\b(incl\w*|with)\b/.test(lowerLabel)
-    ) {
-      score -= 1
-      cues.push("a tax line")
-    }
-    if (TOTAL_LINE.test(where) && profile.terms.has("total")) {
-      score += 0.6 * position
-      if (position > 0.5) cues.push("a total line late in the document")
-    }
-    if (
-      profile.terms.has("total") &&
-      !profile.asksForSubtotal &&
-      !profile.asksForTax &&
-      documentTotal(text, page.analysis) === candidate
-    ) {
-      score += 1.5
-      decisive = true
-      cues.push("the document's total: the amount of the strongest total label, the largest of its rank")
-    }
-  }
-  if (
-    profile.kind === "date" &&
-    /\b(effectiv|commencement|agreement|dat)\b/.test([...profile.terms].join(" "))
-  ) {
-    if (candidate.relative) score -= 1
-    if (DUE_DATE.test(lowerLabel) && !DUE_DATE.test(profile.cueText)) {
-      score -= 1
-      cues.push("another date (due, order or delivery date) than the one asked for")
-    }
-    if (/effectiv|commenc/.test(profile.cueText)) {
-      score += 0.8 * (1 - Math.min(1, position * 3))
-      if (position < 0.1) cues.push("near the start of the document")
-      if (
-        /\b(dated|as of|made|entered into|effective|executed)\b[^.]{0,40}$/i.test(
-          text.slice(Math.max(0, candidate.start - 60), candidate.start),
-        )
-      ) {
-        score += 0.7
-        cues.push('after "dated/as of/entered into"')
-        decisive = true
-      }
-      // Dates in definitions, signatures and notice clauses rarely date the agreement.
-      if (DEFINITION_WORDS.test(context)) score -= 0.3
-    }
-  }
-  if (
-    profile.kind === "date" &&
-    page.index === 0 &&
-    asksDocumentDate(profile.cueText) &&
-    firstFullDate(page.analysis.dates) === candidate
-  ) {
-    score += 1
-    decisive = true
-    cues.push("the first full date of the document")
-  }
-  // A due date asked for: a date whose label and line say nothing of "due" or "payable" is another date.
-  if (
-    profile.kind === "date" &&
-    /\bdue\b/.test(profile.cueText) &&
-    !DUE_WORDS.test(`${lowerLabel} ${line}`)
-  ) {
-    score -= 3.5
-    cues.push("not labelled as a due date")
+  const cue: CueContext = { profile, candidate, page, label: lowerLabel, line, context, position, labelScore }
+  let refusedByRule: string | undefined
+  for (const more of [moneyCues(cue), dateCues(cue), termCues(cue)]) {
+    score += more.score
+    cues.push(...more.cues)
+    decisive = more.decisive ?? decisive
+    refusedByRule ??= more.refused
   }
   const issuer = issuerCues(profile, candidate, page, position)
   score += issuer.score
@@ -358,35 +273,6 @@ export const scoreCandidate = (
     score += 0.5
     cues.push("a governing-law clause")
     decisive = true
-  }
-  if (profile.kind === "duration" && /\b(term|duration|last|long|period|valid)/.test(profile.cueText)) {
-    const clause = context.toLowerCase()
-    // "For a period of" labels every covenant: the clause decides, not the label.
-    score -= labelScore / 2
-    // A clause that also speaks of a revocation, a notice or a covenant states the term only in so many words.
-    const otherPeriod = OTHER_PERIOD.test(clause) && !STATED_TERM.test(clause)
-    if (
-      TERM_HEADING.test(text.slice(Math.max(0, candidate.start - 400), candidate.start)) ||
-      (AGREEMENT_TERM.test(clause) && !otherPeriod)
-    ) {
-      score += 1.2
-      cues.push("states how long the agreement or its obligations last")
-      decisive = true
-    } else score -= 1.5
-    if (otherPeriod) {
-      score -= 1
-      cues.push("a restriction period rather than the term")
-    }
-    // "within seven days", "no later than ninety (90) days prior to": a deadline, not a duration of the agreement.
-    if (
-      DEADLINE_BEFORE.test(text.slice(Math.max(0, candidate.start - 30), candidate.start)) ||
-      DEADLINE_AFTER.test(text.slice(candidate.end, candidate.end + 30))
-    ) {
-      score -= 2
-      decisive = false
-      cues.push("a deadline rather than the term")
-    }
-    if (/\bday/.test(candidate.value)) score -= 0.6
   }
   if (profile.kind === "identifier" && candidate.kind === "identifier") {
     // "Order no." or "Klantnummer" number something else than the "invoice number" asked for.
@@ -417,12 +303,13 @@ export const scoreCandidate = (
   const explicit = LABELLED_KINDS.has(profile.kind) ? explicitLabel(text, candidate) : undefined
   const explicitTerms = explicit === undefined ? [] : terms(cleanLabel(explicit))
   const labelledOtherwise =
-    explicitTerms.length > 0 && overlap(explicitTerms, profile.terms).length === 0
+    explicitTerms.length > 0 && !explicitTerms.some((t) => nearTerm(t, profile.terms))
       ? `labelled "${cleanLabel(explicit!)}", which is not what is asked for`
       : undefined
   const conflict = unitConflict(profile, text, candidate, explicit)
-  const refused = labelledOtherwise ?? (conflict ? `${conflict}, not the agent's unit` : undefined)
+  let refused = labelledOtherwise ?? (conflict ? `${conflict}, not the agent's unit` : undefined)
   if (refused) cues.push(refused)
+  if (refusedByRule !== undefined && refused === undefined) refused = refusedByRule
   const evidence =
     refused !== undefined ||
     (candidate.relative === true && labelTerms.length === 0 && proximityHit === false)

@@ -1,8 +1,20 @@
 /**
  * Positions in page text: lines, sentences, labels and the verbatim passage around a value.
  */
+import type { Candidate } from "./Candidates.ts"
+import type { Kind } from "./KeyTerms.ts"
 
 export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** A candidate whose value is the whole of the text it was found in, `[start, end)`. */
+export const spanCandidate = (
+  kind: Kind,
+  value: string,
+  start: number,
+  end: number,
+  pattern: string,
+  strength: number,
+): Candidate => ({ kind, value, start, end, valueStart: start, valueEnd: end, pattern, strength })
 
 export interface Span {
   readonly start: number
@@ -16,7 +28,7 @@ export const lineAt = (text: string, index: number): Span => {
 }
 
 const ABBREVIATIONS =
-  /(?:\b(?:Inc|Co|Corp|Ltd|No|Nos|Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|Sec|Art|approx|U\.S|e\.g|i\.e|N\.A|L\.P|S\.A|N\.V|B\.V|P\.C)|\b[A-Z]|\d)$/
+  /(?:\b(?:Inc|INC|Co|CO|Corp|CORP|Ltd|LTD|No|Nos|Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|Sec|Art|approx|U\.S|e\.g|i\.e|N\.A|L\.P|S\.A|N\.V|B\.V|P\.C)|\b[A-Z]|\d)$/
 
 /** Whether a sentence ends at `text[i]` (a `.`, `!`, `?` or `;` followed by a break). */
 const endsSentence = (text: string, i: number): boolean => {
@@ -83,11 +95,12 @@ const isProseLine = (text: string, line: Span): boolean => {
 export const labelBefore = (
   text: string,
   start: number,
+  end = start + 1,
 ): { readonly label: string; readonly start: number } => {
   const line = lineAt(text, start)
   const before = text.slice(line.start, start)
   const cleaned = cleanLabel(before)
-  const header = headerAbove(text, start)
+  const header = headerAbove(text, start, end)
   if (header) return header
   if (cleaned === "") {
     const trailing = trailingLabels(text).get(line.start)
@@ -245,10 +258,17 @@ const cellsOf = (line: string, offset: number, wide: boolean): Array<Span> => {
 }
 
 /**
- * The header cell above a value in a table: the previous line has as many cells as the value's row, the
- * header's cells carry no digits and most of the row's cells do.
+ * The header cell above a value at `[at, end)` in a table: the previous line has as many cells as the value's
+ * row, the header's cells carry no digits and most of the row's cells do. A header of more words than the row
+ * has cells (a header of several words, or a column empty in this row) still has its first and last words
+ * above the row's first and last cells. A value that spans several cells (a date and its time) is in no
+ * column.
  */
-export const headerAbove = (text: string, at: number): { label: string; start: number } | undefined => {
+export const headerAbove = (
+  text: string,
+  at: number,
+  end = at + 1,
+): { label: string; start: number } | undefined => {
   const line = lineAt(text, at)
   if (line.start < 2) return undefined
   const prev = lineAt(text, line.start - 1)
@@ -258,20 +278,22 @@ export const headerAbove = (text: string, at: number): { label: string; start: n
     if (wide && !/\S(?:\t|[ ]{2,})\S/.test(rowText)) continue
     const row = cellsOf(rowText, line.start, wide)
     const head = cellsOf(headText, prev.start, wide)
-    if (row.length < 2 || row.length !== head.length) continue
+    if (row.length < 2 || row.length > head.length || (wide && row.length !== head.length)) continue
     const heads = head.map((c) => text.slice(c.start, c.end))
     if (heads.some((h) => /\d/.test(h) || !/\p{L}/u.test(h))) continue
     const cells = row.map((c) => text.slice(c.start, c.end))
     if (cells.filter((c) => /\d/.test(c)).length * 2 < cells.length) continue
     const k = row.findIndex((c) => at >= c.start && at < c.end)
-    if (k < 0) continue
-    return { label: cleanLabel(heads[k]!), start: head[k]!.start }
+    if (k < 0 || end > row[k]!.end) continue
+    const h = row.length === head.length || k === 0 ? k : k === row.length - 1 ? head.length - 1 : -1
+    if (h < 0) continue
+    return { label: cleanLabel(heads[h]!), start: head[h]!.start }
   }
   return undefined
 }
 
 /** Marks OCR reads at a line's edges: the page's border (`|`), specks, stray punctuation. */
-const EDGE_MARKS = "|:;~=_—–»«©®°¢%*\\\\[\\]{}()<>!'\"‘’“”.,-"
+const EDGE_MARKS = "|:;~=_—–»«©®°¢%*\\\\[\\]{}()<>!'\"‘’“”.,/-"
 const LEADING_MARKS = new RegExp(`^\\s*(?:[${EDGE_MARKS}]+\\s+)+`)
 const TRAILING_MARKS = new RegExp(`(?:\\s+[${EDGE_MARKS}]+)+\\s*$`)
 
@@ -287,7 +309,7 @@ export const cleanEdges = (line: string): string =>
     .replace(/^\s*\S{0,3}\s*\|\s+/, "")
     .replace(LEADING_MARKS, "")
     .replace(TRAILING_MARKS, "")
-    .replace(/^[“"'‘’]?[a-z]{1,3}\s+(?=[A-Z])/, "")
+    .replace(/^[“"'‘’]?[a-z]{1,3}\s+(?=[A-Z]|\d+[A-Z]{2})/, "")
     .replace(/(?<=\S)\s+[a-z]{1,2}$/, "")
     .replace(/^[|[\]{}]+(?=\S)/, "")
     .replace(/(?<=\S)[|[\]{}]+$/, "")

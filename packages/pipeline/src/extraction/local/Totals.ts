@@ -12,11 +12,11 @@ const RANKS: ReadonlyArray<readonly [number, RegExp]> = [
     3,
     /\b(grand\s*total|total\s*(rounded|after\s*(adj\w*|round\w*|disc\w*))|rounded\s*total|amount\s*due|total\s*due|balance\s*due|total\s*payable|amount\s*payable|net+\s*total|total\s*net+|amount\s*to\s*pay|total\s*to\s*pay|te\s*betalen|zu\s*zahlen|gesamtbetrag|endbetrag|net\s*à\s*payer)\b/i,
   ],
-  [2, /\b(total\s*(incl\w*|amount|sales|price|ttc|inc\w*)|totaalbedrag|rechnungsbetrag)\b/i],
+  [2, /\b(total\s*\(?\s*(incl\w*|amount|sales|price|ttc|inc\w*)|totaalbedrag|rechnungsbetrag)\b/i],
   [1, /\b(total|totaal|summe|montant)\b/i],
 ]
 const NOT_TOTAL =
-  /\b(sub-?\s?tota\w*|total\s*(items?|qty|quantity|discounts?|savings?|tax|gst|vat|sst|excl\w*|before)|item\s*count|(gst|tax|vat)\s*summary|excl\w*|before\s*(tax|gst|vat)|cash|change|tender\w*|paid|payment|rounding|qty|quantity)\b/i
+  /^\W*(gst|vat|sst|tax)\b|\b(sub-?\s?tota\w*|total\s*(items?|qty|quantity|discounts?|savings?|tax|gst|vat|sst|excl\w*|before)|item\s*count|(gst|tax|vat)\s*summary|excl\w*|before\s*(tax|gst|vat)|cash|change|tender\w*|paid|payment|rounding|qty|quantity)\b/i
 
 /** The label of a value on its line (the text before it), else the line above when the value opens its line. */
 const lineLabel = (text: string, at: number): string => {
