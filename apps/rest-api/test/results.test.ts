@@ -273,6 +273,20 @@ describe("GET results/", () => {
       resolution_status: "No result",
       references: {},
     })
+    // A renamed dimension is named as it is now, in the list, the detail and the grid.
+    expect(
+      (await a.patch(`/projects/${s.project}/dimensions/${s.region}/`, { name: "Sales region" })).status,
+    ).toBe(200)
+    try {
+      expect((await results()).body.results[0].dimension_instances[0].name).toBe("Sales region")
+      expect(
+        (await a.get(`/projects/${s.project}/results/${s.rr.eu}/`)).body.dimension_instances[0].name,
+      ).toBe("Sales region")
+      const grid = (await a.get(`/projects/${s.project}/results/grid/`)).body
+      expect(grid.rows.find((r: any) => r.name === "EU").dimension_values).toEqual({ "Sales region": "EU" })
+    } finally {
+      await a.patch(`/projects/${s.project}/dimensions/${s.region}/`, { name: "Region" })
+    }
     expect(rows[3].resolution_result).toMatchObject({ value: "New York", source_type: "document_and_web" })
     expect(rows[3].dimension_instances).toEqual([
       {

@@ -87,6 +87,29 @@ export async function up(db: Kysely<any>): Promise<void> {
       select to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $$`.execute(db)
 
   // ---------------------------------------------------------------------------------------------------
+  // An atomic value's dimension instances carry their dimension's name as it is now (a rename rewrites the
+  // project's atomic values that have the dimension), so reads show them as stored.
+  await sql`
+    update atomic_values av set dimension_values = (
+      select jsonb_agg(case when d.name is null then x.e else jsonb_set(x.e, '{name}', to_jsonb(d.name)) end order by x.o)
+      from jsonb_array_elements(av.dimension_values) with ordinality as x(e, o)
+      left join dimensions d on d.id = (x.e->>'dimension_id')::uuid)
+    where jsonb_array_length(av.dimension_values) > 0`.execute(db)
+  await sql`
+    create function dxs_dimension_renamed() returns trigger language plpgsql as $$
+    begin
+      update atomic_values av set dimension_values = (
+          select jsonb_agg(case when x.e->>'dimension_id' = new.id::text then jsonb_set(x.e, '{name}', to_jsonb(new.name))
+                                else x.e end order by x.o)
+          from jsonb_array_elements(av.dimension_values) with ordinality as x(e, o))
+        where av.agent_id in (select a.id from agents a where a.project_id = new.project_id)
+          and av.dimension_values @> jsonb_build_array(jsonb_build_object('dimension_id', new.id::text));
+      return null;
+    end $$`.execute(db)
+  await sql`create trigger dimensions_renamed after update of name on dimensions for each row
+    when (old.name is distinct from new.name) execute function dxs_dimension_renamed()`.execute(db)
+
+  // ---------------------------------------------------------------------------------------------------
   // Results: what their reads need, on the row.
   await sql`
     alter table resolution_results
@@ -533,6 +556,7 @@ export async function down(db: Kysely<any>): Promise<void> {
     ["resolution_results", "resolution_results_columns_insert"],
     ["resolution_results", "resolution_results_columns_update"],
     ["agents", "agents_results"],
+    ["dimensions", "dimensions_renamed"],
   ] as const)
     await sql`drop trigger if exists ${sql.id(trigger)} on ${sql.table(table)}`.execute(db)
   for (const fn of [
@@ -543,6 +567,7 @@ export async function down(db: Kysely<any>): Promise<void> {
     "dxs_pair_counted",
     "dxs_agent_results",
     "dxs_result_columns",
+    "dxs_dimension_renamed",
   ])
     await sql`drop function if exists ${sql.id(fn)}()`.execute(db)
   for (const fn of ["dxs_present_value(jsonb, text)", "dxs_iso(timestamptz)"])

@@ -149,7 +149,10 @@ const tallied = (filter: CurrentResultsFilter) =>
  */
 export const EXTRACTION_STATUS_SLOT = /"extraction_status" : "\\u0001([0-9a-f-]{36})"/g
 
-/** A result as a row of the results list's JSON (`V1ResultRow`), its extraction status a slot (see above). */
+/**
+ * A result as a row of the results list's JSON (`V1ResultRow`), its extraction status a slot (see above);
+ * its dimension instances as its atomic value keeps them (their dimensions' names kept current).
+ */
 const resultRowJson = sql`json_build_object(
     'id', rr.atomic_value_id, 'atomic_value_id', rr.atomic_value_id, 'agent_id', rr.agent_id, 'agent_name', a.name,
     'result_name', rr.result_name, 'value_type', a.value_type,
@@ -159,12 +162,7 @@ const resultRowJson = sql`json_build_object(
       'references', coalesce(rr."references", '{}'::jsonb),
       'justification_for_resolution_status', rr.justification, 'source_type', rr.source_type,
       'updated_by_email', rr.updated_by_email, 'confidence', rr.confidence),
-    'dimension_instances', (select coalesce(json_agg(json_build_object(
-        'id', x.e->'id', 'dimension_id', x.e->'dimension_id', 'dimension_value', x.e->'dimension_value',
-        'name', coalesce(to_jsonb(d.name), x.e->'name'), 'document_id', coalesce(x.e->'document_id', 'null'::jsonb))
-      order by x.o), '[]'::json)
-      from jsonb_array_elements(av.dimension_values) with ordinality as x(e, o)
-      left join dimensions d on d.id = (x.e->>'dimension_id')::uuid))`
+    'dimension_instances', av.dimension_values)`
 
 /** A row's key in the list's order, as JSON (see `ResultKey`). */
 const keyJson = sql`json_build_array((extract(epoch from rr.agent_created_at) * 1000000)::bigint::text, rr.agent_id,

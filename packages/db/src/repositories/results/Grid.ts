@@ -499,16 +499,14 @@ export interface GridPageJson {
 
 /**
  * The rows of a page as the grid's JSON, built by the database from their keys: per row its key, name,
- * dimension values (of its oldest agent's result, named as the dimensions are now) and cells by agent.
+ * dimension values (of its oldest agent's result, as its atomic value keeps them) and cells by agent.
  */
 const rowsJson = async (conn: Conn, projectId: string, keys: ReadonlyArray<KeyRow>): Promise<string> => {
   if (keys.length === 0) return "[]"
   const { rows } = await sql<{ json: string }>`
     select coalesce(json_agg(json_build_object('key', r.row_hash, 'name', r.row_name,
-             'dimension_values', (select coalesce(json_object_agg(coalesce(d.name, x.e->>'name'), x.e->>'dimension_value'
-                                                                  order by x.o), '{}'::json)
+             'dimension_values', (select coalesce(json_object_agg(x.e->>'name', x.e->>'dimension_value' order by x.o), '{}'::json)
                                   from atomic_values av, jsonb_array_elements(av.dimension_values) with ordinality as x(e, o)
-                                  left join dimensions d on d.id = (x.e->>'dimension_id')::uuid
                                   where av.id = r.first_atomic),
              'cells', r.cells) order by r.position), '[]'::json)::text as json
     from (
