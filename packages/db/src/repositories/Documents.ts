@@ -7,6 +7,7 @@ import { uploadedDocument } from "@dxs/domain/DocumentState"
 import { Effect } from "effect"
 import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
+import { pageWindow } from "./PageWindow.ts"
 import type { DocumentRow } from "../Schema.ts"
 import { enqueueParse } from "./ParseTasks.ts"
 
@@ -213,7 +214,7 @@ export const pageOfDocuments = (
         from documents d
         where ${pageConditions(projectId, filter)} ${past}
         order by d.uploaded_at ${dir}, d.id ${dir}
-        limit ${window.limit} offset ${"offset" in window ? window.offset : 0}
+        ${pageWindow(window.limit, "offset" in window ? window.offset : 0)}
       )
       select exists (select 1 from projects where id = ${projectId}::uuid and organization_id = ${organizationId}::uuid) as found,
              ${pageCount(projectId, filter)} as count,

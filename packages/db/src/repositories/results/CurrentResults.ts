@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { type RawBuilder, sql } from "kysely"
 import type { Conn } from "../../Db.ts"
 import type { ExtractionRow } from "../../Schema.ts"
+import { pageWindow } from "../PageWindow.ts"
 import { type AgentStateInputRow, agentStateInputsQuery } from "../ProjectReads.ts"
 
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
@@ -215,12 +216,12 @@ export const resultsListPage = (
       ? sql`rr.confidence ${dir}, rr.agent_created_at ${dir}, rr.agent_id ${dir}, rr.list_name ${dir}, rr.id ${dir}`
       : sql`rr.agent_created_at ${dir}, rr.agent_id ${dir}, rr.list_name ${dir}, rr.id ${dir}`
     const where = [...conditions(projectId, filter)]
-    let skip: RawBuilder<unknown> = sql`0`
+    let skip: RawBuilder<unknown> = pageWindow(window.limit, 0)
     if (byOffset && perAgent) {
       // Whole agents before the offset are stepped over by their counts; the rest by the index.
       where.push(sql`(rr.agent_created_at, rr.agent_id) >= (select s.created_at, s.id from start s)`)
-      skip = sql`(select s.skip from start s)`
-    } else if (byOffset) skip = sql`${window.offset}::int`
+      skip = sql`limit ${sql.lit(window.limit)} offset (select s.skip from start s)`
+    } else if (byOffset) skip = pageWindow(window.limit, window.offset)
     else if (window.before !== undefined)
       where.push(sql`(${orderColumns(byConfidence)}) < ${keyValue(window.before, byConfidence)}`)
     else if (window.after !== undefined)
@@ -255,13 +256,12 @@ export const resultsListPage = (
       page as (
         select p.id, p.position
         from unnest(array(select rr.id from resolution_results rr where ${sql.join(where, sql` and `)}
-                          order by ${order} limit ${window.limit} offset ${skip})) with ordinality as p(id, position)
+                          order by ${order} ${skip})) with ordinality as p(id, position)
       ),
       built as (
         select count(*)::int as rows,
                coalesce(json_agg(${resultRowJson} order by p.position ${pageOrder}), '[]'::json)::text as json,
-               (array_agg(${keyJson} order by p.position ${pageOrder}))[1] as first,
-               (array_agg(${keyJson} order by p.position ${sql.raw(descending ? "asc" : "desc")}))[1] as last,
+               min(p.position) as low, max(p.position) as high,
                array_agg(distinct rr.agent_id) as agents
         from page p
         join resolution_results rr on rr.id = p.id
@@ -269,7 +269,12 @@ export const resultsListPage = (
         join atomic_values av on av.id = rr.atomic_value_id
       )
       select exists (select 1 from projects where id = ${projectId}::uuid and organization_id = ${organizationId}::uuid) as found,
-             (select coalesce(sum(n), 0)::int from counts) as count, b.rows, b.json, b.first, b.last,
+             (select coalesce(sum(n), 0)::int from counts) as count, b.rows, b.json,
+             -- The keys of the page's first and last rows in the list's order (read backwards, the last read first).
+             (select ${keyJson} from page p join resolution_results rr on rr.id = p.id
+              where p.position = ${sql.raw(descending ? "b.high" : "b.low")}) as first,
+             (select ${keyJson} from page p join resolution_results rr on rr.id = p.id
+              where p.position = ${sql.raw(descending ? "b.low" : "b.high")}) as last,
              (select coalesce(json_agg(s), '[]'::json)
               from (${agentStateInputsQuery([projectId], sql`b.agents`)}) s) as states
       from built b`.execute(conn)

@@ -15,6 +15,7 @@ import { Effect, Option, Stream } from "effect"
 import { type Kysely, type RawBuilder, sql } from "kysely"
 import { type Conn, scopedConnection } from "../../Db.ts"
 import type { Database, ResultSource, StoredDimensionValue } from "../../Schema.ts"
+import { pageWindow } from "../PageWindow.ts"
 import type { CurrentResultsFilter } from "./CurrentResults.ts"
 
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
@@ -192,7 +193,7 @@ const byName = (
     select r.row_hash, 0 as section, 0 as rank, '0' as num, '' as text, r.row_rank, r.row_sort, r.row_exact
     from result_rows r where ${and(where)}
     order by r.row_rank ${dir}, r.row_sort ${dir}, r.row_exact ${dir}, r.row_hash ${dir}
-    limit ${limit} offset ${offset}`
+    ${pageWindow(limit, offset)}`
     .execute(conn)
     .then((r) => r.rows)
 }
@@ -231,7 +232,7 @@ const withValue = async (
              rr.row_rank, rr.row_sort, rr.row_exact
       from resolution_results rr where ${and([...base, ...where])}
       order by ${valueOrder(sort.descending, backwards)}
-      limit ${n} offset ${skip}`
+      ${pageWindow(n, skip)}`
       .execute(conn)
       .then((r) => r.rows)
   if (edge === undefined) return read([], limit, offset)
@@ -302,7 +303,7 @@ const withoutValue = (
        order by r.row_rank ${dir}, r.row_sort ${dir}, r.row_exact ${dir}, r.row_hash ${dir})
     ) k
     order by k.row_rank ${dir}, k.row_sort ${dir}, k.row_exact ${dir}, k.row_hash ${dir}
-    limit ${limit} offset ${offset}`
+    ${pageWindow(limit, offset)}`
     .execute(conn)
     .then((r) => r.rows)
 }
