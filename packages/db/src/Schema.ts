@@ -352,6 +352,10 @@ export interface ResolutionResultsTable {
   value_rank: GeneratedAlways<number>
   value_num: GeneratedAlways<string>
   value_text: GeneratedAlways<string>
+  /** The results list's `resolution_result` of it, as JSON text. */
+  summary_json: GeneratedAlways<string>
+  /** The grid's cell of it, as JSON text. */
+  cell_json: GeneratedAlways<string>
 }
 
 /** Current results per agent and resolution status, kept by the results' writes. */

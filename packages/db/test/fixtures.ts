@@ -41,6 +41,6 @@ export const listResults = async (
     .where("id", "=", projectId)
     .executeTakeFirstOrThrow()
   const page = await Effect.runPromise(resultsListPage(db, organization_id, projectId, filter, window))
-  const json = page.json.replace(EXTRACTION_STATUS_SLOT, '"extraction_status" : "Pending"')
+  const json = page.json.replace(EXTRACTION_STATUS_SLOT, '"extraction_status":"Pending"')
   return { count: page.count, offset: page.offset, rows: JSON.parse(json) as Array<any>, page }
 }

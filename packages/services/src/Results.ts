@@ -409,7 +409,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
             const json = page.json.replace(
               ResultsRepo.EXTRACTION_STATUS_SLOT,
               (_, agentId: string) =>
-                `"extraction_status" : "${states.get(agentId)?.extractionStatus ?? "Pending"}"`,
+                `"extraction_status":"${states.get(agentId)?.extractionStatus ?? "Pending"}"`,
             )
             const count = page.count
             return {

@@ -138,6 +138,32 @@ export async function up(db: Kysely<any>): Promise<void> {
       add column value_text text generated always as (lower(left(coalesce(value #>> '{}', ''), 200))) stored`.execute(
     db,
   )
+  // A result's parts of the answers that read it, as JSON text kept with it: the results list's
+  // `resolution_result` (`V1ResolutionResultSummary`) and the grid's cell. Reads assemble pages from them
+  // instead of building every member of every row. (Declared immutable: what they are built from, uuids,
+  // texts, booleans, JSON and reals, prints the same in every session.)
+  await sql`
+    create function dxs_summary_json(id uuid, value jsonb, value_type text, status text, refs jsonb, justification text,
+                                     source_type text, updated_by text, confidence real)
+    returns text language sql immutable as $$
+      select json_build_object('id', id, 'value', dxs_present_value(value, value_type), 'resolution_status', status,
+        'references', coalesce(refs, '{}'::jsonb), 'justification_for_resolution_status', justification,
+        'source_type', source_type, 'updated_by_email', updated_by, 'confidence', confidence)::text $$`.execute(
+    db,
+  )
+  await sql`
+    create function dxs_cell_json(id uuid, value jsonb, value_type text, status text, confidence real, overridden boolean)
+    returns text language sql immutable as $$
+      select json_build_object('resolution_result_id', id, 'value', dxs_present_value(value, value_type),
+        'resolution_status', status, 'confidence', confidence, 'is_overridden', overridden)::text $$`.execute(
+    db,
+  )
+  await sql`
+    alter table resolution_results
+      add column summary_json text generated always as (dxs_summary_json(id, value, value_type, resolution_status,
+        "references", justification, source_type, updated_by_email, confidence)) stored,
+      add column cell_json text generated always as (dxs_cell_json(id, value, value_type, resolution_status, confidence,
+        is_overridden)) stored`.execute(db)
 
   // A result's own columns from its agent (locked for share, so a concurrent change of the agent's
   // configuration waits for this transaction and then sees its rows) and its atomic value.
@@ -570,7 +596,13 @@ export async function down(db: Kysely<any>): Promise<void> {
     "dxs_dimension_renamed",
   ])
     await sql`drop function if exists ${sql.id(fn)}()`.execute(db)
-  for (const fn of ["dxs_present_value(jsonb, text)", "dxs_iso(timestamptz)"])
+  await sql`alter table resolution_results drop column cell_json, drop column summary_json`.execute(db)
+  for (const fn of [
+    "dxs_cell_json(uuid, jsonb, text, text, real, boolean)",
+    "dxs_summary_json(uuid, jsonb, text, text, jsonb, text, text, text, real)",
+    "dxs_present_value(jsonb, text)",
+    "dxs_iso(timestamptz)",
+  ])
     await sql`drop function if exists ${sql.raw(fn)}`.execute(db)
   for (const table of [
     "web_search_tallies",

@@ -7,8 +7,8 @@ import { uploadedDocument } from "@dxs/domain/DocumentState"
 import { Effect } from "effect"
 import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
-import { pageWindow } from "./PageWindow.ts"
 import type { DocumentRow } from "../Schema.ts"
+import { pageWindow } from "./PageWindow.ts"
 import { enqueueParse } from "./ParseTasks.ts"
 
 /** A new document (version 1, Pending) as an upload or an extracted attachment gives it. */

@@ -1,9 +1,9 @@
 /**
- * The baseline of `pnpm bench:api`: the cheapest SQL that returns the results page the product answers (a
- * keyset read through the same index, the page's JSON built by PostgreSQL, the count from the tallies),
- * prepared once, served by a bare `node:http` handler over `pg`: no framework, authentication, validation or
- * agents' states. Env: DATABASE_URL, PROJECT_ID. Prints `listening <port>` once it serves
- * `GET /results?limit=`.
+ * The baseline of `pnpm bench:api`: the cheapest SQL that returns the results page of 100 the product answers
+ * (a keyset read through the same index, the page's JSON assembled by PostgreSQL from the parts each result
+ * keeps, the count from the tallies), prepared once, served by a bare `node:http` handler over `pg`: no
+ * framework, authentication, validation or agents' states. Env: DATABASE_URL, PROJECT_ID. Prints
+ * `listening <port>` once it serves `GET /results`.
  */
 import * as http from "node:http"
 import pg from "pg"
@@ -12,28 +12,23 @@ const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 }
 const projectId = process.env.PROJECT_ID
 
 const PAGE = `
-  select json_build_object(
-    'count', (select coalesce(sum(t.n), 0)::int from result_tallies t join agents a on a.id = t.agent_id
-              where a.project_id = $1),
-    'next', null, 'previous', null,
-    'results', coalesce(json_agg(json_build_object(
-      'id', rr.atomic_value_id, 'atomic_value_id', rr.atomic_value_id, 'agent_id', rr.agent_id, 'agent_name', a.name,
-      'result_name', rr.result_name, 'value_type', a.value_type, 'extraction_status', 'Processed',
-      'resolution_result', json_build_object(
-        'id', rr.id, 'value', rr.value, 'resolution_status', rr.resolution_status, 'references', rr."references",
-        'justification_for_resolution_status', rr.justification, 'source_type', rr.source_type,
-        'updated_by_email', rr.updated_by_email, 'confidence', rr.confidence),
-      'dimension_instances', av.dimension_values) order by p.position), '[]'::json))::text as body
+  select '{"count":' || (select coalesce(sum(t.n), 0) from result_tallies t join agents a on a.id = t.agent_id
+                         where a.project_id = $1)
+    || ',"next":null,"previous":null,"results":[' || coalesce(string_agg('{"id":"' || rr.atomic_value_id
+    || '","atomic_value_id":"' || rr.atomic_value_id || '","agent_id":"' || rr.agent_id
+    || '","agent_name":' || to_json(a.name)::text || ',"result_name":' || to_json(rr.result_name)::text
+    || ',"value_type":' || to_json(a.value_type)::text || ',"extraction_status":"Processed","resolution_result":'
+    || rr.summary_json || ',"dimension_instances":' || av.dimension_values::text || '}', ',' order by p.position), '')
+    || ']}' as body
   from unnest(array(select rr.id from resolution_results rr where rr.project_id = $1 and rr.is_current
-                    order by rr.agent_created_at, rr.agent_id, rr.list_name, rr.id limit $2)) with ordinality as p(id, position)
+                    order by rr.agent_created_at, rr.agent_id, rr.list_name, rr.id limit 100)) with ordinality as p(id, position)
   join resolution_results rr on rr.id = p.id
   join agents a on a.id = rr.agent_id
   join atomic_values av on av.id = rr.atomic_value_id`
 
 const server = http.createServer((req, res) => {
   const url = new URL(req.url ?? "/", "http://localhost")
-  const limit = Number(url.searchParams.get("limit") ?? 50)
-  pool.query({ name: "page", text: PAGE, values: [projectId, limit] }).then(
+  pool.query({ name: "page", text: PAGE, values: [projectId] }).then(
     (r) => {
       res.writeHead(200, { "content-type": "application/json" }).end(r.rows[0].body)
     },

@@ -144,26 +144,22 @@ const tallied = (filter: CurrentResultsFilter) =>
   filter.dimensionValue === undefined && filter.maxConfidence === undefined
 
 /**
- * Where a row's extraction status goes in the list's JSON: its agent's id after U+0001 (written by JSON as
- * `\u0001`, which no value's text can put after this member's name), for the caller to put the agent's status
- * in its place (`EXTRACTION_STATUS_SLOT`), since the status is derived from the agents' records in code.
+ * Where a row's extraction status goes in the list's JSON: its agent's id after `\u0001` (which no JSON text
+ * of a value can put right after this member's name), for the caller to put the agent's status in its place,
+ * since the status is derived from the agents' records in code.
  */
-export const EXTRACTION_STATUS_SLOT = /"extraction_status" : "\\u0001([0-9a-f-]{36})"/g
+export const EXTRACTION_STATUS_SLOT = /"extraction_status":"\\u0001([0-9a-f-]{36})"/g
 
 /**
- * A result as a row of the results list's JSON (`V1ResultRow`), its extraction status a slot (see above);
- * its dimension instances as its atomic value keeps them (their dimensions' names kept current).
+ * A result as a row of the results list's JSON text (`V1ResultRow`): assembled from the parts the result
+ * keeps (its `resolution_result`), its agent's name and its atomic value's dimension instances (their
+ * dimensions' names kept current); its extraction status a slot (see above).
  */
-const resultRowJson = sql`json_build_object(
-    'id', rr.atomic_value_id, 'atomic_value_id', rr.atomic_value_id, 'agent_id', rr.agent_id, 'agent_name', a.name,
-    'result_name', rr.result_name, 'value_type', a.value_type,
-    'extraction_status', chr(1) || rr.agent_id::text,
-    'resolution_result', json_build_object(
-      'id', rr.id, 'value', dxs_present_value(rr.value, a.value_type), 'resolution_status', rr.resolution_status,
-      'references', coalesce(rr."references", '{}'::jsonb),
-      'justification_for_resolution_status', rr.justification, 'source_type', rr.source_type,
-      'updated_by_email', rr.updated_by_email, 'confidence', rr.confidence),
-    'dimension_instances', av.dimension_values)`
+const resultRowJson = sql`'{"id":"' || rr.atomic_value_id || '","atomic_value_id":"' || rr.atomic_value_id
+    || '","agent_id":"' || rr.agent_id || '","agent_name":' || to_json(a.name)::text
+    || ',"result_name":' || to_json(rr.result_name)::text || ',"value_type":' || to_json(a.value_type)::text
+    || ',"extraction_status":"\\u0001' || rr.agent_id || '","resolution_result":' || rr.summary_json
+    || ',"dimension_instances":' || av.dimension_values::text || '}'`
 
 /** A row's key in the list's order, as JSON (see `ResultKey`). */
 const keyJson = sql`json_build_array((extract(epoch from rr.agent_created_at) * 1000000)::bigint::text, rr.agent_id,
@@ -260,7 +256,7 @@ export const resultsListPage = (
       ),
       built as (
         select count(*)::int as rows,
-               coalesce(json_agg(${resultRowJson} order by p.position ${pageOrder}), '[]'::json)::text as json,
+               '[' || coalesce(string_agg(${resultRowJson}, ',' order by p.position ${pageOrder}), '') || ']' as json,
                min(p.position) as low, max(p.position) as high,
                array_agg(distinct rr.agent_id) as agents
         from page p

@@ -504,12 +504,15 @@ export interface GridPageJson {
  */
 const rowsJson = async (conn: Conn, projectId: string, keys: ReadonlyArray<KeyRow>): Promise<string> => {
   if (keys.length === 0) return "[]"
+  // Assembled as text from the parts each result keeps (its cell), never built member by member.
   const { rows } = await sql<{ json: string }>`
-    select coalesce(json_agg(json_build_object('key', r.row_hash, 'name', r.row_name,
-             'dimension_values', (select coalesce(json_object_agg(x.e->>'name', x.e->>'dimension_value' order by x.o), '{}'::json)
-                                  from atomic_values av, jsonb_array_elements(av.dimension_values) with ordinality as x(e, o)
-                                  where av.id = r.first_atomic),
-             'cells', r.cells) order by r.position), '[]'::json)::text as json
+    select '[' || coalesce(string_agg('{"key":"' || r.row_hash || '","name":' || to_json(r.row_name)::text
+             || ',"dimension_values":' || (select coalesce(json_object_agg(x.e->>'name', x.e->>'dimension_value' order by x.o),
+                                                           '{}'::json)::text
+                                           from atomic_values av, jsonb_array_elements(av.dimension_values)
+                                                with ordinality as x(e, o)
+                                           where av.id = r.first_atomic)
+             || ',"cells":{' || r.cells || '}}', ',' order by r.position), '') || ']' as json
     from (
       -- Each row's cells read by its key (one index probe per row, never the project's results whole).
       select p.position, p.row_hash, c.row_name, c.first_atomic, c.cells
@@ -517,10 +520,7 @@ const rowsJson = async (conn: Conn, projectId: string, keys: ReadonlyArray<KeyRo
       cross join lateral (
         select min(rr.row_name) as row_name,
                (array_agg(rr.atomic_value_id order by rr.agent_created_at, rr.agent_id))[1] as first_atomic,
-               json_object_agg(rr.agent_id, json_build_object(
-                 'resolution_result_id', rr.id, 'value', dxs_present_value(rr.value, rr.value_type),
-                 'resolution_status', rr.resolution_status, 'confidence', rr.confidence, 'is_overridden', rr.is_overridden)
-                 order by rr.agent_created_at, rr.agent_id) as cells
+               string_agg('"' || rr.agent_id || '":' || rr.cell_json, ',' order by rr.agent_created_at, rr.agent_id) as cells
         from resolution_results rr
         where rr.project_id = ${projectId}::uuid and rr.row_hash = p.row_hash and rr.is_current
       ) c
