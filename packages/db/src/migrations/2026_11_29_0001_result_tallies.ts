@@ -245,11 +245,19 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index resolution_results_value_desc on resolution_results
     (agent_id, value_missing, value_rank, value_num desc, value_text desc, row_rank, row_sort, row_exact, row_hash)
     where is_current`.execute(db)
+  // GIN indexes keep new entries in a pending list that every search reads in full until it is merged
+  // (at vacuum, or when it outgrows its limit, 4 MB by default): a small limit keeps a search of freshly
+  // written results as cheap as one of settled ones, at the cost of more frequent, smaller merges.
   await sql`create index resolution_results_dimension_values on resolution_results using gin (dimension_values)
-    where is_current`.execute(db)
+    with (gin_pending_list_limit = 256) where is_current`.execute(db)
   if (trigram)
     await sql`create index resolution_results_search on resolution_results using gin (search_text gin_trgm_ops)
-      where is_current`.execute(db)
+      with (gin_pending_list_limit = 256) where is_current`.execute(db)
+  // A page's plan depends on the project's share of the results (an index walk in order, or a sort of the
+  // matches): statistics follow the table's growth closely (ANALYZE samples a bounded number of rows, so a
+  // frequent one costs little), and inserted rows are vacuumed soon (index-only reads, merged GIN lists).
+  await sql`alter table resolution_results set (autovacuum_analyze_scale_factor = 0.02,
+    autovacuum_vacuum_insert_scale_factor = 0.05)`.execute(db)
 
   // ---------------------------------------------------------------------------------------------------
   // Result tallies and the grid's rows.
@@ -503,7 +511,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index documents_page_status on documents (project_id, status, uploaded_at desc, id desc)
     where parent_document_id is null`.execute(db)
   if (trigram)
-    await sql`create index documents_name_search on documents using gin (file_name gin_trgm_ops)`.execute(db)
+    await sql`create index documents_name_search on documents using gin (file_name gin_trgm_ops)
+      with (gin_pending_list_limit = 256)`.execute(db)
 
   // ---------------------------------------------------------------------------------------------------
   // Web searches counted.

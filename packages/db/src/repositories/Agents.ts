@@ -159,13 +159,12 @@ export const deleteAgent = (db: Conn, id: string) =>
 
 /**
  * The dimension attachments of the given agents, or of every agent of a project, with their dimensions'
- * fields: each agent's in its order. Ties: the older dimension first, or with `ties: "attachment"` the
- * attachment's id (the order the pipeline's stages have always seen, and the dimensions keys they record).
+ * fields: each agent's in its order, ties by the older dimension (the pipeline reads them with ties by
+ * attachment: ProjectReads.agentsWithPartsOfProjects).
  */
 export const attachmentsOf = (
   db: Conn,
   of: { readonly agentIds: ReadonlyArray<string> } | { readonly projectId: string },
-  ties: "olderDimension" | "attachment" = "olderDimension",
 ): Effect.Effect<ReadonlyArray<AgentDimensionAttachment>> =>
   "agentIds" in of && of.agentIds.length === 0
     ? Effect.succeed([])
@@ -193,9 +192,7 @@ export const attachmentsOf = (
             ? q.where("ad.agent_id", "in", of.agentIds)
             : q.innerJoin("agents as a", "a.id", "ad.agent_id").where("a.project_id", "=", of.projectId)
         ).orderBy("ad.order")
-        return (ties === "olderDimension" ? ordered.orderBy("d.created_at") : ordered)
-          .orderBy("ad.id")
-          .execute()
+        return ordered.orderBy("d.created_at").orderBy("ad.id").execute()
       })
 
 /** The attachment of the dimension most recently made to another agent than `exceptAgentId`. */

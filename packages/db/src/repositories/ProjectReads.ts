@@ -68,17 +68,54 @@ export const documentsBeingParsed = (
 // ---------------------------------------------------------------------------------------------------------
 // Agents
 
-/** The projects' agents (drafts included), oldest first; `only`: just this agent, or just these (non-empty). */
-export const agentsOfProjectsOldestFirst = (
+/** An agent with its dimension attachments (each with its dimension's fields) and its references. */
+export interface AgentWithPartsRow extends AgentRow {
+  /** In their order; ties by attachment (the order recorded dimensions keys were made in). */
+  readonly attachments: ReadonlyArray<{
+    readonly dimension_id: string
+    readonly are_values_dynamic: boolean
+    readonly values: ReadonlyArray<string>
+    readonly name: string
+    readonly description: string
+    readonly example_values: string
+    readonly source: string
+    readonly tag_key: string | null
+  }>
+  /** The referenced agents' ids, in their order. */
+  readonly references: ReadonlyArray<string>
+}
+
+/**
+ * The projects' agents (drafts included), oldest first, with each agent's attachments and references, in
+ * one statement; `only`: just this agent, or just these.
+ */
+export const agentsWithPartsOfProjects = (
   conn: Conn,
   projectIds: ReadonlyArray<string>,
   only?: string | ReadonlyArray<string>,
-): Effect.Effect<ReadonlyArray<AgentRow>> =>
+): Effect.Effect<ReadonlyArray<AgentWithPartsRow>> =>
   run(() => {
-    let q = conn.selectFrom("agents").selectAll().where("project_id", "in", projectIds)
-    if (typeof only === "string") q = q.where("id", "=", only)
-    else if (only !== undefined) q = q.where("id", "in", only)
-    return q.orderBy("created_at").orderBy("id").execute()
+    let q = conn
+      .selectFrom("agents as a")
+      .selectAll("a")
+      .select([
+        sql<AgentWithPartsRow["attachments"]>`coalesce((
+          select jsonb_agg(jsonb_build_object(
+              'dimension_id', ad.dimension_id, 'are_values_dynamic', ad.are_values_dynamic,
+              'values', ad.values, 'name', d.name, 'description', d.description,
+              'example_values', d.example_values, 'source', d.source, 'tag_key', d.tag_key)
+            order by ad."order", ad.id)
+          from agent_dimensions ad join dimensions d on d.id = ad.dimension_id
+          where ad.agent_id = a.id), '[]'::jsonb)`.as("attachments"),
+        sql<ReadonlyArray<string>>`coalesce((
+          select jsonb_agg(r.referenced_agent_id order by r.position, ra.created_at)
+          from agent_references r join agents ra on ra.id = r.referenced_agent_id
+          where r.agent_id = a.id), '[]'::jsonb)`.as("references"),
+      ])
+      .where("a.project_id", "in", projectIds)
+    if (typeof only === "string") q = q.where("a.id", "=", only)
+    else if (only !== undefined) q = q.where("a.id", "in", only)
+    return q.orderBy("a.created_at").orderBy("a.id").execute()
   })
 
 // ---------------------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { sql } from "kysely"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../../src/Db.ts"
-import { attachmentsOf, insertAgent, saveAttachment } from "../../src/repositories/Agents.ts"
+import { attachmentsOf, insertAgent, replaceReferences, saveAttachment } from "../../src/repositories/Agents.ts"
 import { insertCustomDimension } from "../../src/repositories/Dimensions.ts"
 import * as ProjectReads from "../../src/repositories/ProjectReads.ts"
 import { clearResolutionsOfProject } from "../../src/repositories/Results.ts"
@@ -105,7 +105,7 @@ describe("agents", () => {
     const first = await run(insertAgent(db, p, { name: "First" }))
     const second = await run(insertAgent(db, p, { name: "Second" }))
     const names = async (only?: string | ReadonlyArray<string>) =>
-      (await run(ProjectReads.agentsOfProjectsOldestFirst(db, [p], only))).map((r) => r.name)
+      (await run(ProjectReads.agentsWithPartsOfProjects(db, [p], only))).map((r) => r.name)
     expect(await names()).toEqual(["First", "Second"])
     expect(await names(second.id)).toEqual(["Second"])
     expect(await names([first.id])).toEqual(["First"])
@@ -136,10 +136,27 @@ describe("agents", () => {
       .where("agent_id", "=", agent.id)
       .orderBy("id")
       .execute()
-    const names = async (ties?: "olderDimension" | "attachment") =>
-      (await run(attachmentsOf(db, { agentIds: [agent.id] }, ties))).map((a) => a.dimension_id)
-    expect(await names()).toEqual([older, newer])
-    expect(await names("attachment")).toEqual(ids.map((r) => r.dimension_id))
+    expect((await run(attachmentsOf(db, { agentIds: [agent.id] }))).map((a) => a.dimension_id)).toEqual([
+      older,
+      newer,
+    ])
+    const [read] = await run(ProjectReads.agentsWithPartsOfProjects(db, [p]))
+    expect(read!.attachments.map((a) => a.dimension_id)).toEqual(ids.map((r) => r.dimension_id))
+    expect(read!.attachments[0]).toMatchObject({ are_values_dynamic: false, values: [], source: "CUSTOM" })
+  })
+
+  it("reads each agent's references in their order", async () => {
+    const p = await newProject()
+    const a = await run(insertAgent(db, p, { name: "A" }))
+    const b = await run(insertAgent(db, p, { name: "B" }))
+    const derived = await run(insertAgent(db, p, { name: "Derived" }))
+    await run(replaceReferences(db, derived.id, [b.id, a.id]))
+    const read = await run(ProjectReads.agentsWithPartsOfProjects(db, [p]))
+    expect(read.map((r) => [r.name, r.references])).toEqual([
+      ["A", []],
+      ["B", []],
+      ["Derived", [b.id, a.id]],
+    ])
   })
 })
 

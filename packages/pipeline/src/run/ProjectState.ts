@@ -4,7 +4,6 @@
  * and the agents' derived states both come from here.
  */
 import type { AgentRow, Conn } from "@dxs/db"
-import { attachmentsOf, referencesOf } from "@dxs/db/repositories/Agents"
 import * as ProjectReads from "@dxs/db/repositories/ProjectReads"
 import { activeRunsOfProjects } from "@dxs/db/repositories/Runs"
 import type { AgentType, DimensionSource, DocumentStatus } from "@dxs/domain/Enums"
@@ -116,38 +115,26 @@ export const loadAgentsOfProjects = (
     if (projectIds.length === 0) return new Map()
     if (typeof only !== "string" && only !== undefined && only.length === 0)
       return byProject(projectIds, [], () => "")
-    const rows = yield* ProjectReads.agentsOfProjectsOldestFirst(db, projectIds, only)
-    if (rows.length === 0) return byProject(projectIds, [], () => "")
-    const ids = rows.map((r) => r.id)
-    // Ties in the attachments' order go by attachment: the order the recorded dimensions keys were made in.
-    const [attachments, references] = yield* Effect.all(
-      [attachmentsOf(db, { agentIds: ids }, "attachment"), referencesOf(db, ids)],
-      { concurrency: "unbounded" },
-    )
-    return byProject(projectIds, agentsOf(rows, attachments, references), (a) => a.row.project_id)
-  })
-
-const agentsOf = (
-  rows: ReadonlyArray<AgentRow>,
-  attachments: Effect.Effect.Success<ReturnType<typeof attachmentsOf>>,
-  references: Effect.Effect.Success<ReturnType<typeof referencesOf>>,
-): Array<ProjectAgent> =>
-  rows.map((row) => ({
-    row,
-    dimensions: attachments
-      .filter((a) => a.agent_id === row.id)
-      .map((a) => ({
-        dimensionId: a.dimension_id,
-        name: a.name,
-        description: a.description,
-        exampleValues: a.example_values,
-        source: a.source as DimensionSource,
-        tagKey: a.tag_key,
-        areValuesDynamic: a.are_values_dynamic,
-        values: a.values,
+    const rows = yield* ProjectReads.agentsWithPartsOfProjects(db, projectIds, only)
+    return byProject(
+      projectIds,
+      rows.map(({ attachments, references, ...row }) => ({
+        row,
+        dimensions: attachments.map((a) => ({
+          dimensionId: a.dimension_id,
+          name: a.name,
+          description: a.description,
+          exampleValues: a.example_values,
+          source: a.source as DimensionSource,
+          tagKey: a.tag_key,
+          areValuesDynamic: a.are_values_dynamic,
+          values: a.values,
+        })),
+        references,
       })),
-    references: references.filter((r) => r.agent_id === row.id).map((r) => r.referenced_agent_id),
-  }))
+      (a) => a.row.project_id,
+    )
+  })
 
 /** The project's agents (drafts included), oldest first, with dimensions and references. */
 export const loadAgents = (

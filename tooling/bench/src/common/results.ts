@@ -13,6 +13,7 @@ import {
 } from "@dxs/db/repositories/Results"
 import { dimensionsKey as dimensionsKeyOf } from "@dxs/domain/LaunchPlanner"
 import { Effect } from "effect"
+import { sql } from "kysely"
 import { type Db, seedProject } from "./project.ts"
 
 export interface ResultsField {
@@ -66,8 +67,8 @@ const statusOf = (i: number, k: number) =>
 
 /**
  * Seeds a project of `documents` processed one-page documents and `agents` agents split by the Document
- * dimension, with every agent's extractions and resolved results: documents × agents results. Progress
- * goes to `log` every tenth of the way.
+ * dimension, with every agent's extractions and resolved results: documents × agents results, then
+ * vacuumed and analyzed. Progress goes to `log` every tenth of the way.
  */
 export const seedResults = async (
   db: Db,
@@ -203,5 +204,8 @@ export const seedResults = async (
       }),
     )
   options.log?.(`  ${agents.length} agents resolved`)
+  // Written in a minute, the rows are read as they are after autovacuum's next round (its naptime is a
+  // minute): vacuumed and analyzed, without waiting for it.
+  await sql`vacuum analyze`.execute(db)
   return { organizationId, projectId, agents: agents.map((a) => a.id) }
 }
