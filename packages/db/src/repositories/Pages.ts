@@ -10,12 +10,15 @@ import type { PageRow } from "../Schema.ts"
 /** Pages per INSERT when a parse writes them. */
 const PAGE_INSERT_BATCH = 100
 
-/** A page as the parse stage writes it (`layout` as a JSON string). */
+/** A page as the parse stage writes it (`layout`, `tables` and `blocks` as JSON strings). */
 export interface NewPage {
   readonly document_id: string
   readonly number: number
   readonly text: string
   readonly layout: string
+  /** Empty when left out. */
+  readonly tables?: string
+  readonly blocks?: string
   readonly width: number | null
   readonly height: number | null
   readonly unit: string | null
@@ -36,7 +39,10 @@ export const replacePages = (
         .execute()
   })
 
-export type PageContent = Pick<PageRow, "number" | "text" | "layout" | "width" | "height" | "unit">
+export type PageContent = Pick<
+  PageRow,
+  "number" | "text" | "layout" | "tables" | "blocks" | "width" | "height" | "unit"
+>
 
 /** Page `pageNumber` (1-based) of the document. */
 export const findPage = (
@@ -47,7 +53,7 @@ export const findPage = (
   Effect.promise(() =>
     db
       .selectFrom("pages")
-      .select(["number", "text", "layout", "width", "height", "unit"])
+      .select(["number", "text", "layout", "tables", "blocks", "width", "height", "unit"])
       .where("document_id", "=", documentId)
       .where("number", "=", pageNumber)
       .executeTakeFirst(),
@@ -64,7 +70,17 @@ export const pagesOfDocuments = (
       .selectFrom("pages as pg")
       .innerJoin("documents as d", "d.id", "pg.document_id")
       .innerJoin("projects as p", "p.id", "d.project_id")
-      .select(["pg.document_id", "pg.number", "pg.text", "pg.layout", "pg.width", "pg.height", "pg.unit"])
+      .select([
+        "pg.document_id",
+        "pg.number",
+        "pg.text",
+        "pg.layout",
+        "pg.tables",
+        "pg.blocks",
+        "pg.width",
+        "pg.height",
+        "pg.unit",
+      ])
       .where("p.organization_id", "=", orgId)
       .where("pg.document_id", "in", documentIds)
       .orderBy("pg.document_id")
