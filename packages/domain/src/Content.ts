@@ -124,8 +124,9 @@ export const blocksOfText = (text: string, tables: ReadonlyArray<Table> = []): A
 }
 
 /** The page's blocks: those its parser recorded, else blocks from its text. */
-export const blocksOfPage = (page: ContentPage): ReadonlyArray<PageBlock> =>
-  page.blocks.length > 0 ? page.blocks : blocksOfText(page.text, page.tables)
+export const blocksOfPage = (
+  page: Pick<ContentPage, "text" | "blocks" | "tables">,
+): ReadonlyArray<PageBlock> => (page.blocks.length > 0 ? page.blocks : blocksOfText(page.text, page.tables))
 
 // ---------------------------------------------------------------------------------------------------------
 // Markdown
@@ -164,12 +165,18 @@ const joinContinued = (previous: Table, next: Table): Table | undefined => {
   return { ...previous, cells: [...previous.cells, ...cells] }
 }
 
-const pageMarkdown = (page: ContentPage, out: Array<Written>, lastTable: { table?: Table; at: number }) => {
+const pageMarkdown = (
+  page: Pick<ContentPage, "text" | "blocks" | "tables">,
+  out: Array<Written>,
+  lastTable: { table?: Table; at: number },
+  furniture = false,
+) => {
   for (const block of blocksOfPage(page)) {
     switch (block.kind) {
       case "page_header":
       case "page_footer":
-        // Running headers and footers repeat on every page: not part of the body.
+        // Running headers and footers repeat on every page: not part of the body (but of a page shown alone).
+        if (furniture) out.push({ kind: block.kind, markdown: escapeParagraph(block.text) })
         continue
       case "heading": {
         const level = Math.max(1, Math.min(6, block.level ?? 1))
@@ -217,15 +224,30 @@ const pageMarkdown = (page: ContentPage, out: Array<Written>, lastTable: { table
   }
 }
 
-const documentMarkdown = (document: ContentDocument, depth: number): string => {
-  const out: Array<Written> = []
-  const lastTable: { table?: Table; at: number } = { at: -1 }
-  for (const page of document.pages) pageMarkdown(page, out, lastTable)
+const joinWritten = (out: ReadonlyArray<Written>): string => {
   let markdown = ""
   out.forEach((w, i) => {
     if (i > 0) markdown += w.kind === "list_item" && out[i - 1]!.kind === "list_item" ? "\n" : "\n\n"
     markdown += w.markdown
   })
+  return markdown
+}
+
+/**
+ * One page in Markdown, running headers and footers included (a page read on its own, as the model
+ * prompt shows it): its tables as Markdown tables where its text has them as lines or not at all.
+ */
+export const pageMarkdownText = (page: Pick<ContentPage, "text" | "blocks" | "tables">): string => {
+  const out: Array<Written> = []
+  pageMarkdown(page, out, { at: -1 }, true)
+  return joinWritten(out)
+}
+
+const documentMarkdown = (document: ContentDocument, depth: number): string => {
+  const out: Array<Written> = []
+  const lastTable: { table?: Table; at: number } = { at: -1 }
+  for (const page of document.pages) pageMarkdown(page, out, lastTable)
+  let markdown = joinWritten(out)
   for (const attachment of document.attachments) {
     const heading = `${"#".repeat(Math.min(6, depth + 2))} Attachment: ${attachment.file_name}`
     const body = documentMarkdown(attachment, depth + 1)

@@ -88,19 +88,22 @@ export const pagesOfDocuments = (
       .execute(),
   )
 
-/** The layout of each of these pages that exists (the pages extractions cite), in no particular order. */
+/**
+ * The layout and tables of each of these pages that exists (the pages extractions cite), in no particular
+ * order.
+ */
 export const pageLayouts = (
   db: Conn,
   pages: ReadonlyArray<{ readonly documentId: string; readonly pageNumber: number }>,
 ): Effect.Effect<
-  ReadonlyArray<Pick<PageRow, "document_id" | "number" | "layout" | "width" | "height" | "unit">>
+  ReadonlyArray<Pick<PageRow, "document_id" | "number" | "layout" | "tables" | "width" | "height" | "unit">>
 > =>
   pages.length === 0
     ? Effect.succeed([])
     : Effect.promise(() =>
         db
           .selectFrom("pages")
-          .select(["document_id", "number", "layout", "width", "height", "unit"])
+          .select(["document_id", "number", "layout", "tables", "width", "height", "unit"])
           .where(({ eb, refTuple, tuple }) =>
             eb(
               refTuple("document_id", "number"),
@@ -197,14 +200,25 @@ export const pageTextLengthsOfDocuments = (
           .execute(),
       ).pipe(Effect.map((rows) => new Map(rows.map((r) => [r.document_id, r.lengths.map(Number)]))))
 
-/** The text of the document's pages (all, or those numbered `numbers`), in page order. */
+/**
+ * The text of the document's pages (all, or those numbered `numbers`), in page order, with their tables,
+ * and the blocks that place them (only for pages that have tables: what the model prompt needs).
+ */
 export const pageTexts = (
   db: Conn,
   documentId: string,
   numbers?: ReadonlyArray<number>,
-): Effect.Effect<ReadonlyArray<{ readonly number: number; readonly text: string }>> =>
+): Effect.Effect<ReadonlyArray<Pick<PageRow, "number" | "text" | "tables" | "blocks">>> =>
   Effect.promise(() => {
-    let q = db.selectFrom("pages").select(["number", "text"]).where("document_id", "=", documentId)
+    let q = db
+      .selectFrom("pages")
+      .select([
+        "number",
+        "text",
+        "tables",
+        sql<PageRow["blocks"]>`case when tables = '[]'::jsonb then '[]'::jsonb else blocks end`.as("blocks"),
+      ])
+      .where("document_id", "=", documentId)
     if (numbers !== undefined) q = q.where("number", "in", numbers)
     return q.orderBy("number").execute()
   })

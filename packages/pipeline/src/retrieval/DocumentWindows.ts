@@ -39,6 +39,8 @@ export const documentWindows = (
       documentName: input.documentName,
       pageNumber: p.number,
       text: p.text,
+      tables: p.tables,
+      blocks: p.blocks,
     }))
     return pageWindows(
       pages.map((page) => ({ page, tokens: pageTokens(page.text.length) })),

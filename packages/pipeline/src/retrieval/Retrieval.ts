@@ -171,5 +171,7 @@ export const pagesForExtraction = (
       documentName: input.documentName,
       pageNumber: p.number,
       text: p.text,
+      tables: p.tables,
+      blocks: p.blocks,
     }))
   })

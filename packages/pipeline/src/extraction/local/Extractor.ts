@@ -17,6 +17,7 @@ import { analysePage } from "./Candidates.ts"
 import { associate, discoverValues, type Mention, mentions } from "./Dimensions.ts"
 import { type AgentProfile, profileAgent, stem, words } from "./KeyTerms.ts"
 import { type PageContext, pool, type Scored, scoreCandidate, termHits } from "./Scoring.ts"
+import { labelledByTable, tableLabels } from "./Tables.ts"
 import { lineAt, passageFor } from "./Text.ts"
 
 /** Below this score the extractor answers nothing: a wrong value is worse than none. */
@@ -135,9 +136,13 @@ export const localExtract = (request: ExtractRequest): ExtractResponse => {
     termHits: termHits(p.text, profile),
   }))
   const scored = withRepetition(
-    pages.flatMap((page) =>
-      pool(profile.kind, page.analysis).map(([c, f]) => scoreCandidate(profile, c, f, page)),
-    ),
+    pages.flatMap((page) => {
+      // A candidate in a table cell is labelled by its table (Tables.ts).
+      const cells = tableLabels(page.text, request.pages[page.index]!.tables ?? [])
+      return pool(profile.kind, page.analysis).map(([c, f]) =>
+        scoreCandidate(profile, labelledByTable(c, cells), f, page),
+      )
+    }),
   )
 
   const fixed: Record<string, string> = {}
