@@ -76,20 +76,19 @@ export const tableLabels = (text: string, tables: ReadonlyArray<Table>): Array<C
     const labels = new Map(labelsOf(table).map(([r, c, label, how]) => [`${r}:${c}`, { label, how }]))
     let cursor = 0
     let start: number | undefined
-    grid.forEach((row, r) =>
-      row.forEach((cell, c) => {
-        if (cell === "") return
+    for (const [r, row] of grid.entries())
+      for (const [c, cell] of row.entries()) {
+        if (cell === "") continue
         // A cell's text as the page has it: its words with any spacing between them.
         const first = cell.split(" ").slice(0, 12).join(" ")
         let at = flat.indexOf(first, cursor)
         if (at < 0 && start !== undefined) at = flat.indexOf(first, start)
-        if (at < 0) return
+        if (at < 0) continue
         start ??= at
         cursor = at + first.length
         const label = labels.get(`${r}:${c}`)
         if (label !== undefined) out.push({ start: at, end: at + first.length, ...label })
-      }),
-    )
+      }
   }
   return out
 }
