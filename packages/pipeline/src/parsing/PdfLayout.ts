@@ -105,7 +105,13 @@ export const pageBlocks = (
       if (!groups.some((g) => g.table === table)) groups.push({ lines: [], table })
       continue
     }
-    if (last === undefined || last.table !== undefined || line.startsBlock) groups.push({ lines: [line] })
+    const previous = last?.lines[last.lines.length - 1]
+    // A change of font size ends a block too (a heading set close above its text).
+    const resized =
+      previous !== undefined &&
+      Math.abs(previous.size - line.size) > 0.15 * Math.max(previous.size, line.size)
+    if (last === undefined || last.table !== undefined || line.startsBlock || resized)
+      groups.push({ lines: [line] })
     else last.lines.push(line)
   }
   const blocks: Array<PageBlock> = []
@@ -191,7 +197,15 @@ const markRunning = (pages: ReadonlyArray<ParsedPage>): Array<ParsedPage> => {
       if (!repeated && !pageNumber.test(key)) return b
       return { ...b, kind: z === "top" ? "page_header" : "page_footer" } as PageBlock
     })
-    return { ...p, blocks }
+    // Read in order: headers first, footers last, whenever the page drew them.
+    const rank = (b: PageBlock) => (b.kind === "page_header" ? 0 : b.kind === "page_footer" ? 2 : 1)
+    return {
+      ...p,
+      blocks: blocks
+        .map((b, i) => [b, i] as const)
+        .sort((a, b) => rank(a[0]) - rank(b[0]) || a[1] - b[1])
+        .map(([b]) => b),
+    }
   })
 }
 

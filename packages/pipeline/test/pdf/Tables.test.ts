@@ -1,0 +1,130 @@
+import { tableGrid } from "@dxs/domain/Tables"
+import { afterAll, describe, expect, it } from "vitest"
+import { type ParseOutput, type PdfEngine, pdfEngines } from "../../src/parsing/Backend.ts"
+import { terminateOcr } from "../../src/parsing/Ocr.ts"
+import { pdfBackend } from "../../src/parsing/Pdf.ts"
+import { goldenExpectation } from "../support.ts"
+import { input } from "./fixtures.ts"
+import { continuedPdf, rotatedPdf, ruledPdf, twoColumnPdf, unruledPdf } from "./tableFixtures.ts"
+
+afterAll(() => terminateOcr())
+
+/**
+ * Tables, spans and reading order of PDF pages: one golden record per fixture (test/pdf/golden/tables/),
+ * which both engines must give exactly (table boxes to the whole point).
+ */
+const record = (output: ParseOutput) => ({
+  pages: output.pages.map((p) => ({
+    number: p.number,
+    tables: (p.tables ?? []).map((t) => ({
+      bbox: t.bbox?.map(Math.round) ?? null,
+      continued: t.continued,
+      rows: tableGrid(t),
+      spans: t.cells
+        .filter((c) => c.row_span > 1 || c.column_span > 1)
+        .map((c) => [c.row, c.column, c.row_span, c.column_span]),
+      headers: t.cells.filter((c) => c.header).map((c) => [c.row, c.column]),
+    })),
+    blocks: (p.blocks ?? []).map((b) => ({
+      kind: b.kind,
+      text: b.text,
+      ...(b.level === undefined ? {} : { level: b.level }),
+      ...(b.table === undefined ? {} : { table: b.table }),
+    })),
+  })),
+})
+
+type Golden = ReturnType<typeof record>
+
+const parse = (name: string, bytes: Uint8Array, engine: PdfEngine) =>
+  pdfBackend.parse(
+    input(`${name}.pdf`, bytes, { tools: { libreOffice: undefined, tempDir: "/tmp", pdfEngine: engine } }),
+  )
+
+/** Parses with both engines; both must match the golden record. Returns the record. */
+const golden = async (name: string, bytes: Uint8Array): Promise<Golden> => {
+  const [pdfjs, pdfium] = await Promise.all(pdfEngines.map((e) => parse(name, bytes, e)))
+  const actual = record(pdfjs!)
+  const stored = await goldenExpectation(new URL(`golden/tables/${name}.json`, import.meta.url), actual)
+  const expected = (stored ?? actual) as Golden
+  expect(actual).toEqual(expected)
+  expect(record(pdfium!), "PDFium gives what pdf.js gives").toEqual(expected)
+  return expected
+}
+
+describe("PDF tables", () => {
+  it("reads a ruled table from its rules, with a cell spanning two rows and one spanning two columns", async () => {
+    const { pages } = await golden("ruled", await ruledPdf())
+    const [table] = pages[0]!.tables
+    expect(pages[0]!.tables).toHaveLength(1)
+    expect(table!.rows).toEqual([
+      ["Region", "Sales", "", "Share"],
+      ["", "2023", "2024", "%"],
+      ["North", "1,200", "1,344", "42"],
+      ["South", "900", "1,020", "31"],
+      ["Total", "2,100", "2,364", "73"],
+    ])
+    expect(table!.spans).toEqual([
+      [0, 0, 2, 1],
+      [0, 1, 1, 2],
+    ])
+    // The table sits between the paragraph and its caption; the heading comes first.
+    expect(pages[0]!.blocks.map((b) => b.kind)).toEqual([
+      "heading",
+      "paragraph",
+      "table",
+      "caption",
+      "page_footer",
+    ])
+  })
+
+  it("reads an unruled table from the alignment of its words, and nothing from the prose around it", async () => {
+    const { pages } = await golden("unruled", await unruledPdf())
+    expect(pages[0]!.tables).toHaveLength(1)
+    expect(pages[0]!.tables[0]!.rows).toEqual([
+      ["Item", "Quantity", "Unit price", "Amount"],
+      ["Steel bolts M8", "400", "0.12", "48.00"],
+      ["Washers", "400", "0.03", "12.00"],
+      ["Hex nuts M8", "350", "0.05", "17.50"],
+      ["Total", "", "", "77.50"],
+    ])
+    expect(pages[0]!.tables[0]!.headers).toEqual([
+      [0, 0],
+      [0, 1],
+      [0, 2],
+      [0, 3],
+    ])
+    expect(pages[0]!.blocks.map((b) => b.kind)).toEqual(["paragraph", "table", "paragraph"])
+  })
+
+  it("reads the same table on a turned page and printed sideways on an upright one", async () => {
+    const { pages } = await golden("rotated", await rotatedPdf())
+    const upright = (await golden("ruled", await ruledPdf())).pages[0]!.tables[0]!
+    for (const page of pages) {
+      expect(page.tables).toHaveLength(1)
+      expect(page.tables[0]!.rows).toEqual(upright.rows)
+      expect(page.tables[0]!.spans).toEqual(upright.spans)
+    }
+  })
+
+  it("marks a table that goes on from the previous page, and sets running headers and footers apart", async () => {
+    const { pages } = await golden("continued", await continuedPdf())
+    expect(pages.map((p) => p.tables.map((t) => t.continued))).toEqual([[false], [true]])
+    for (const page of pages) {
+      expect(page.blocks[0]!.kind).toBe("page_header")
+      expect(page.blocks[page.blocks.length - 1]!.kind).toBe("page_footer")
+    }
+  })
+
+  it("keeps the reading order of a two-column page: the title, the left column, then the right", async () => {
+    const { pages } = await golden("two-columns", await twoColumnPdf())
+    expect(pages[0]!.tables).toEqual([])
+    expect(pages[0]!.blocks.map((b) => [b.kind, b.text.split("\n")[0]])).toEqual([
+      ["heading", "Field notes"],
+      ["paragraph", "Left column, first paragraph,"],
+      ["paragraph", "Left column, second paragraph"],
+      ["paragraph", "Right column, first paragraph,"],
+      ["paragraph", "Right column, last paragraph."],
+    ])
+  })
+})
