@@ -71,7 +71,9 @@ const lines = (
   x: number,
   top: number,
   size = 11,
-) => texts.forEach((text, i) => page.drawText(text, { x, y: top - i * 14, size, font }))
+) => {
+  for (const [i, text] of texts.entries()) page.drawText(text, { x, y: top - i * 14, size, font })
+}
 
 const priceRows: ReadonlyArray<ReadonlyArray<RuledCell>> = [
   [{ text: "Region", rows: 2 }, { text: "Sales", columns: 2 }, { text: "Share" }],
