@@ -1,9 +1,8 @@
-import { tableGrid } from "@dxs/domain/Tables"
 import { afterAll, describe, expect, it } from "vitest"
-import { type ParseOutput, type PdfEngine, pdfEngines } from "../../src/parsing/Backend.ts"
+import { type PdfEngine, pdfEngines } from "../../src/parsing/Backend.ts"
 import { terminateOcr } from "../../src/parsing/Ocr.ts"
 import { pdfBackend } from "../../src/parsing/Pdf.ts"
-import { goldenExpectation } from "../support.ts"
+import { expectStructure, type StructureRecord, structureRecord } from "../support.ts"
 import { input } from "./fixtures.ts"
 import { continuedPdf, rotatedPdf, ruledPdf, twoColumnPdf, unruledPdf } from "./tableFixtures.ts"
 
@@ -13,42 +12,16 @@ afterAll(() => terminateOcr())
  * Tables, spans and reading order of PDF pages: one golden record per fixture (test/pdf/golden/tables/),
  * which both engines must give exactly (table boxes to the whole point).
  */
-const record = (output: ParseOutput) => ({
-  pages: output.pages.map((p) => ({
-    number: p.number,
-    tables: (p.tables ?? []).map((t) => ({
-      bbox: t.bbox?.map(Math.round) ?? null,
-      continued: t.continued,
-      rows: tableGrid(t),
-      spans: t.cells
-        .filter((c) => c.row_span > 1 || c.column_span > 1)
-        .map((c) => [c.row, c.column, c.row_span, c.column_span]),
-      headers: t.cells.filter((c) => c.header).map((c) => [c.row, c.column]),
-    })),
-    blocks: (p.blocks ?? []).map((b) => ({
-      kind: b.kind,
-      text: b.text,
-      ...(b.level === undefined ? {} : { level: b.level }),
-      ...(b.table === undefined ? {} : { table: b.table }),
-    })),
-  })),
-})
-
-type Golden = ReturnType<typeof record>
-
 const parse = (name: string, bytes: Uint8Array, engine: PdfEngine) =>
   pdfBackend.parse(
     input(`${name}.pdf`, bytes, { tools: { libreOffice: undefined, tempDir: "/tmp", pdfEngine: engine } }),
   )
 
 /** Parses with both engines; both must match the golden record. Returns the record. */
-const golden = async (name: string, bytes: Uint8Array): Promise<Golden> => {
+const golden = async (name: string, bytes: Uint8Array): Promise<StructureRecord> => {
   const [pdfjs, pdfium] = await Promise.all(pdfEngines.map((e) => parse(name, bytes, e)))
-  const actual = record(pdfjs!)
-  const stored = await goldenExpectation(new URL(`golden/tables/${name}.json`, import.meta.url), actual)
-  const expected = (stored ?? actual) as Golden
-  expect(actual).toEqual(expected)
-  expect(record(pdfium!), "PDFium gives what pdf.js gives").toEqual(expected)
+  const expected = await expectStructure(new URL(`golden/tables/${name}.json`, import.meta.url), pdfjs!)
+  expect(structureRecord(pdfium!), "PDFium gives what pdf.js gives").toEqual(expected)
   return expected
 }
 
