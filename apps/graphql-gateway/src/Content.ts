@@ -19,25 +19,17 @@ export const contentTypeDefs = /* GraphQL */ `
     TEXT
   }
 
-  "A cell of a table: its top-left position, the rows and columns it spans, its text and box."
-  type TableCell {
-    row: Int!
-    column: Int!
-    row_span: Int!
-    column_span: Int!
-    text: String!
-    header: Boolean!
-    "[x0, y0, x1, y1], top-left origin, in the page's unit; null for formats without coordinates."
-    bbox: [Float!]
-  }
-
   "A table of a page, as cells."
   type Table {
     "[x0, y0, x1, y1], top-left origin, in the page's unit; null for formats without coordinates."
     bbox: [Float!]
     "The full grid, top row first: a spanning cell's text at its top-left position, empty strings where it spans."
     rows: [[String!]!]!
-    cells: [TableCell!]!
+    """
+    Every cell once, by row then column, as REST gives them (JSON, as Page.layout, so that a query of many
+    documents' tables stays within the cost limit): {row, column, row_span, column_span, text, header, bbox}.
+    """
+    cells: JSON!
     "The table goes on from the previous page."
     continued: Boolean!
   }
