@@ -3,8 +3,8 @@
  * JSON or text (`…/content/`), an e-mail's attachments after it, and a value the local extractor found in a
  * table cell highlighted by that cell.
  */
-import { PDFDocument, StandardFonts } from "pdf-lib"
 import { beforeAll, describe, expect, it } from "vitest"
+import { ruledInvoice } from "./documents.ts"
 import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
 import { createAgent, launchAndWait, resultsOf, upload, waitProcessed } from "./runs.ts"
 
@@ -25,29 +25,6 @@ const pricesHtml = `<html><head><title>Prices</title></head><body>
   <tr><th>Net</th><th>Gross</th></tr>
   <tr><td>Widget</td><td>10.00</td><td>12.00</td></tr>
 </table></body></html>`
-
-/** An invoice whose totals are a ruled table: label cells beside amount cells. */
-const ruledInvoice = async (): Promise<Uint8Array> => {
-  const doc = await PDFDocument.create()
-  const font = await doc.embedFont(StandardFonts.Helvetica)
-  const page = doc.addPage([612, 792])
-  page.drawText("Fabrikam GmbH - Invoice INV-77", { x: 72, y: 720, size: 14, font })
-  const rows = [
-    ["Description", "Amount"],
-    ["Consulting", "1,000.00 EUR"],
-    ["VAT", "190.00 EUR"],
-    ["Total due", "1,190.00 EUR"],
-  ]
-  rows.forEach((row, r) => {
-    const top = 680 - r * 20
-    row.forEach((text, c) => {
-      const x = 72 + c * 200
-      page.drawRectangle({ x, y: top - 20, width: 200, height: 20, borderWidth: 0.75 })
-      page.drawText(text, { x: x + 4, y: top - 14, size: 10, font })
-    })
-  })
-  return doc.save()
-}
 
 const mailWithAttachment = [
   "From: billing@example.com",
