@@ -33,9 +33,17 @@ describe("blocksOfText", () => {
       ["Item", "Price"],
       ["Widget", "10"],
     ])
-    const text = ["Intro line one", "line two", "", "- first", "- second", "", ...tableLines(prices), "", "End."].join(
-      "\n",
-    )
+    const text = [
+      "Intro line one",
+      "line two",
+      "",
+      "- first",
+      "- second",
+      "",
+      ...tableLines(prices),
+      "",
+      "End.",
+    ].join("\n")
     const blocks = blocksOfText(text, [prices])
     expect(blocks.map((b) => [b.kind, b.text])).toEqual([
       ["paragraph", "Intro line one\nline two"],
@@ -142,15 +150,33 @@ describe("contentMarkdown", () => {
     const joined: ContentDocument = {
       ...invoice,
       pages: [
-        page(1, { tables: [table([["Item", "Amount"], ["Widget", "10"]])], blocks: [{ kind: "table", text: "", bbox: null, table: 0 }] }),
+        page(1, {
+          tables: [
+            table([
+              ["Item", "Amount"],
+              ["Widget", "10"],
+            ]),
+          ],
+          blocks: [{ kind: "table", text: "", bbox: null, table: 0 }],
+        }),
         page(2, {
-          tables: [table([["Item", "Amount"], ["Gadget", "5"]], true)],
+          tables: [
+            table(
+              [
+                ["Item", "Amount"],
+                ["Gadget", "5"],
+              ],
+              true,
+            ),
+          ],
           blocks: [{ kind: "table", text: "", bbox: null, table: 0 }],
         }),
       ],
       attachments: [],
     }
-    expect(contentMarkdown(joined)).toBe("| Item | Amount |\n| --- | --- |\n| Widget | 10 |\n| Gadget | 5 |\n")
+    expect(contentMarkdown(joined)).toBe(
+      "| Item | Amount |\n| --- | --- |\n| Widget | 10 |\n| Gadget | 5 |\n",
+    )
   })
 
   it("keeps running headers and footers when a page is shown on its own (the model prompt)", () => {

@@ -39,7 +39,10 @@ describe("layoutTable", () => {
 
   it("clips spans to the table and reads rowspan 0 as to the end", () => {
     const table = layoutTable([
-      [{ text: "A", rowSpan: 0 }, { text: "B", columnSpan: 99_999 }],
+      [
+        { text: "A", rowSpan: 0 },
+        { text: "B", columnSpan: 99_999 },
+      ],
       cells("C"),
       cells("D"),
     ])!
@@ -117,13 +120,22 @@ describe("tableLines and tableMarkdown", () => {
     const spanning = layoutTable([[{ text: "Q1 & Q2", columnSpan: 2, header: true }], cells("<1>", "2")])!
     expect(tableMarkdown(spanning)).toBe(tableHtml(spanning))
     expect(tableHtml(spanning)).toBe(
-      ["<table>", '<tr><th colspan="2">Q1 &amp; Q2</th></tr>', "<tr><td>&lt;1&gt;</td><td>2</td></tr>", "</table>"].join(
-        "\n",
-      ),
+      [
+        "<table>",
+        '<tr><th colspan="2">Q1 &amp; Q2</th></tr>',
+        "<tr><td>&lt;1&gt;</td><td>2</td></tr>",
+        "</table>",
+      ].join("\n"),
     )
     const twoHeaders = layoutTable([
-      [{ text: "a", header: true }, { text: "b", header: true }],
-      [{ text: "c", header: true }, { text: "d", header: true }],
+      [
+        { text: "a", header: true },
+        { text: "b", header: true },
+      ],
+      [
+        { text: "c", header: true },
+        { text: "d", header: true },
+      ],
       cells("1", "2"),
     ])!
     expect(headerRowCount(twoHeaders)).toBe(2)
