@@ -22,42 +22,49 @@ type Outcome =
   | { readonly _tag: "Read"; readonly file: string; readonly content: ContentDocument }
   | { readonly _tag: "Failed"; readonly file: string; readonly reason: string }
 
-const readAndConvert = (file: string, pool: ParsePool, config: Config) =>
+/** The file's bytes, or a ParseFailure saying why they cannot be read. */
+const readBytes = (file: string) =>
   Effect.tryPromise({
-    try: async (signal): Promise<Outcome> => {
-      const bytes = await fs.readFile(file).catch((e: NodeJS.ErrnoException) => {
-        throw new ParseFailure({
-          reason: e.code === "ENOENT" ? "no such file" : `cannot read it (${e.code ?? e.message})`,
-        })
+    try: () => fs.readFile(file),
+    catch: (e) => {
+      const code = (e as NodeJS.ErrnoException).code
+      return new ParseFailure({
+        reason: code === "ENOENT" ? "no such file" : `cannot read it (${code ?? String(e)})`,
       })
-      const fileName = path.basename(file)
-      const content = await convertFile(
-        {
-          bytes: new Uint8Array(bytes),
-          fileName,
-          contentType: mimeTypeOfFileName(fileName) ?? "application/octet-stream",
-        },
-        {
-          pool,
-          signal,
-          timeoutMs: config.parsing.timeoutSeconds * 1000,
-          memoryMb: config.parsing.memoryMb,
-          limits: {
-            maxPages: config.parsing.maxPages,
-            maxDecompressedBytes: config.parsing.maxDecompressedBytes,
-          },
-          libreOffice: detectLibreOffice(),
-          transcription: config.parsing.transcription,
-        },
-      )
-      return { _tag: "Read", file, content }
     },
-    catch: (e) => e,
+  })
+
+const readAndConvert = (file: string, pool: ParsePool, config: Config): Effect.Effect<Outcome> =>
+  Effect.gen(function* () {
+    const bytes = yield* readBytes(file)
+    const fileName = path.basename(file)
+    const content = yield* Effect.tryPromise({
+      try: (signal) =>
+        convertFile(
+          {
+            bytes: new Uint8Array(bytes),
+            fileName,
+            contentType: mimeTypeOfFileName(fileName) ?? "application/octet-stream",
+          },
+          {
+            pool,
+            signal,
+            timeoutMs: config.parsing.timeoutSeconds * 1000,
+            memoryMb: config.parsing.memoryMb,
+            limits: {
+              maxPages: config.parsing.maxPages,
+              maxDecompressedBytes: config.parsing.maxDecompressedBytes,
+            },
+            libreOffice: detectLibreOffice(),
+            transcription: config.parsing.transcription,
+          },
+        ),
+      catch: (e) => e,
+    }).pipe(Effect.catchAll((e) => (e instanceof ParseFailure ? Effect.fail(e) : Effect.die(e))))
+    return { _tag: "Read", file, content } satisfies Outcome
   }).pipe(
-    Effect.catchAll((e) =>
-      e instanceof ParseFailure
-        ? Effect.succeed<Outcome>({ _tag: "Failed", file, reason: e.reason })
-        : Effect.die(e),
+    Effect.catchTag("ParseFailure", (e) =>
+      Effect.succeed<Outcome>({ _tag: "Failed", file, reason: e.reason }),
     ),
   )
 

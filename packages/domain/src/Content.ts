@@ -44,6 +44,25 @@ export interface ContentPage {
   readonly tables: ReadonlyArray<Table>
 }
 
+/** A page as parsers and storage hold it (`number`, optional structure), as the renderers read it. */
+export const contentPageOf = (p: {
+  readonly number: number
+  readonly width: number | null
+  readonly height: number | null
+  readonly unit: string | null
+  readonly text: string
+  readonly blocks?: ReadonlyArray<PageBlock> | null | undefined
+  readonly tables?: ReadonlyArray<Table> | null | undefined
+}): ContentPage => ({
+  page_number: p.number,
+  width: p.width,
+  height: p.height,
+  unit: p.unit,
+  text: p.text,
+  blocks: p.blocks ?? [],
+  tables: p.tables ?? [],
+})
+
 export interface ContentDocument {
   readonly file_name: string
   readonly type: string

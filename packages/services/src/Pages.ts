@@ -6,7 +6,13 @@
 import { BlobStore, type Conn, Db, type DocumentRow, isBlobNotFound, withDb } from "@dxs/db"
 import { attachmentTree, currentBlobKey } from "@dxs/db/repositories/Documents"
 import { findPage as findPageRow, type PageContent, pagesOfDocuments } from "@dxs/db/repositories/Pages"
-import { type ContentDocument, type ContentFormat, renderContent, tableJson } from "@dxs/domain/Content"
+import {
+  type ContentDocument,
+  type ContentFormat,
+  contentPageOf,
+  renderContent,
+  tableJson,
+} from "@dxs/domain/Content"
 import { pageImagesOf } from "@dxs/domain/DocumentType"
 import type { DocumentPage, LayoutItem } from "@dxs/domain/Records"
 import { ParseFailure } from "@dxs/pipeline/parsing/Backend"
@@ -95,15 +101,7 @@ const contentOf = (
 ): ContentDocument => ({
   file_name: document.file_name,
   type: document.type,
-  pages: (pages.get(document.id) ?? []).map((p) => ({
-    page_number: p.number,
-    width: p.width,
-    height: p.height,
-    unit: p.unit,
-    text: p.text,
-    blocks: p.blocks ?? [],
-    tables: p.tables ?? [],
-  })),
+  pages: (pages.get(document.id) ?? []).map(contentPageOf),
   attachments: attached
     .filter((a) => a.parent_document_id === document.id)
     .map((a) => contentOf({ id: a.id, file_name: a.file_name, type: a.type }, attached, pages)),

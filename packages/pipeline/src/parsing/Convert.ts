@@ -3,9 +3,9 @@
  * thread of the pool under the parse limits, as an upload is, and its attachments (an e-mail's) parsed the
  * same way, nested as deep as the limits allow. A file that cannot be read is a ParseFailure with its reason.
  */
-import type { ContentDocument } from "@dxs/domain/Content"
+import { type ContentDocument, contentPageOf } from "@dxs/domain/Content"
 import { documentTypeFromFileName, extensionOfMimeType } from "@dxs/domain/DocumentType"
-import { defaultLimits, type ParsedPage, ParseFailure } from "./Backend.ts"
+import { defaultLimits, ParseFailure } from "./Backend.ts"
 import { type FileToParse, type RunOptions, runParse } from "./Runner.ts"
 
 /** An attachment read as well as it can be; one that fails says so in its place. */
@@ -27,16 +27,6 @@ const attachmentContent = async (
     }
   }
 }
-
-const contentPage = (p: ParsedPage, i: number) => ({
-  page_number: Number.isSafeInteger(p.number) && p.number >= 1 ? p.number : i + 1,
-  width: p.width,
-  height: p.height,
-  unit: p.unit,
-  text: p.text,
-  blocks: p.blocks ?? [],
-  tables: p.tables ?? [],
-})
 
 /**
  * The file's content: its pages with their blocks and tables, and its attachments' content after it (those
@@ -71,7 +61,9 @@ export const convertFile = async (
   return {
     file_name: file.fileName,
     type: documentTypeFromFileName(file.fileName) ?? "Unknown",
-    pages: output.pages.map(contentPage),
+    pages: output.pages.map((p, i) =>
+      contentPageOf({ ...p, number: Number.isSafeInteger(p.number) && p.number >= 1 ? p.number : i + 1 }),
+    ),
     attachments,
   }
 }

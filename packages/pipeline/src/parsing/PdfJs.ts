@@ -287,8 +287,10 @@ const parse = async (input: ParseInput): Promise<ParseOutput> => {
         page = loaded.page
         const viewport = page.getViewport({ scale: 1 })
         const vt = viewport.transform as unknown as Matrix
-        const graphics = await pageGraphicsOf(pdfjs, page, vt)
-        let content = pdfPageContent([...runsOfItems(loaded.content.items, vt)], graphics)
+        const shown = page
+        let content = await pdfPageContent([...runsOfItems(loaded.content.items, vt)], () =>
+          pageGraphicsOf(pdfjs, shown, vt),
+        )
         try {
           const ocr = await ocrIfScanned({ pdfjs, canvas }, page, content)
           if (ocr !== undefined) {

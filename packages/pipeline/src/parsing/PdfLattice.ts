@@ -162,6 +162,18 @@ const separated = (lines: ReadonlyArray<Line>, at: number, from: number, to: num
   )
 }
 
+/** The index i of the interval [edges[i], edges[i + 1]) holding `at` (edges ascending, `at` within them). */
+const slot = (edges: ReadonlyArray<number>, at: number): number => {
+  let lo = 0
+  let hi = edges.length - 2
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1
+    if (edges[mid]! <= at) lo = mid
+    else hi = mid - 1
+  }
+  return lo
+}
+
 const centreIn = (w: Word, x0: number, y0: number, x1: number, y1: number): boolean => {
   const cx = (w.x0 + w.x1) / 2
   const cy = (w.y0 + w.y1) / 2
@@ -211,15 +223,20 @@ const gridTable = (network: Network, words: ReadonlyArray<Word>, frame: Frame): 
         s.c1 = Math.max(s.c1, c)
       }
     }
-  const inside = words.filter((w) => centreIn(w, xs[0]!, ys[0]!, xs[columns]!, ys[rows]!))
+  // Each word to the grid position holding its centre (a binary search per axis), then to its cell.
+  const wordsOf = new Map<number, Array<Word>>()
   const held = new Set<Word>()
-  const areas = [...spans.values()].map((s) => {
-    const mine = inside.filter(
-      (w) => !held.has(w) && centreIn(w, xs[s.c0]!, ys[s.r0]!, xs[s.c1 + 1]!, ys[s.r1 + 1]!),
-    )
-    for (const w of mine) held.add(w)
-    return { ...s, words: mine }
-  })
+  for (const w of words) {
+    if (!centreIn(w, xs[0]!, ys[0]!, xs[columns]!, ys[rows]!)) continue
+    const c = slot(xs, (w.x0 + w.x1) / 2)
+    const r = slot(ys, (w.y0 + w.y1) / 2)
+    const root = sets.find(r * columns + c)
+    const list = wordsOf.get(root)
+    if (list === undefined) wordsOf.set(root, [w])
+    else list.push(w)
+    held.add(w)
+  }
+  const areas = [...spans.entries()].map(([root, s]) => ({ ...s, words: wordsOf.get(root) ?? [] }))
   const cells = placeCells(areas, xs, ys, frame)
   const filled = cells.filter((c) => c.text !== "")
   // A frame around a block of text, a form's single box, a chart's grid: not tables.
@@ -268,9 +285,9 @@ const placeCells = (
   frame: Frame,
 ): Array<TableCell> => {
   const rows = ys.length - 1
-  const split = Array.from({ length: rows }, (_, r) =>
-    linesOfRow(areas.filter((a) => a.r0 <= r && a.r1 >= r)),
-  )
+  const byRow: Array<Array<Area>> = Array.from({ length: rows }, () => [])
+  for (const a of areas) for (let r = a.r0; r <= a.r1; r++) byRow[r]!.push(a)
+  const split = byRow.map(linesOfRow)
   const start: Array<number> = []
   let next = 0
   for (let r = 0; r < rows; r++) {

@@ -1,5 +1,5 @@
 import type { PageBlock } from "@dxs/domain/Content"
-import { type Box, boxAround, tableLines } from "@dxs/domain/Tables"
+import { type Box, tableLines } from "@dxs/domain/Tables"
 import type { ParsedPage } from "./Backend.ts"
 import type { FoundTable } from "./PdfLattice.ts"
 import type { TextLine } from "./PdfText.ts"
@@ -22,8 +22,17 @@ interface Group {
   table?: FoundTable
 }
 
-const boxOfLines = (lines: ReadonlyArray<TextLine>): Box | null =>
-  boxAround(lines.map((l) => [l.x0, l.y0, l.x1, l.y1] as Box))
+const boxOfLines = (lines: ReadonlyArray<TextLine>): Box | null => {
+  if (lines.length === 0) return null
+  let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity]
+  for (const l of lines) {
+    x0 = Math.min(x0, l.x0)
+    y0 = Math.min(y0, l.y0)
+    x1 = Math.max(x1, l.x1)
+    y1 = Math.max(y1, l.y1)
+  }
+  return [x0, y0, x1, y1]
+}
 
 /** The table holding most of a line (half its width, and its middle height), if any. */
 const tableOfLine = (line: TextLine, tables: ReadonlyArray<FoundTable>): FoundTable | undefined => {

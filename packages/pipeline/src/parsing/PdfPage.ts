@@ -1,7 +1,7 @@
 import type { PageBlock } from "@dxs/domain/Content"
 import { type Table, withGuessedHeader } from "@dxs/domain/Tables"
 import type { LayoutItem } from "./Backend.ts"
-import type { PageGraphics } from "./PdfGraphics.ts"
+import { noGraphics, type PageGraphics } from "./PdfGraphics.ts"
 import { pageBlocks } from "./PdfLayout.ts"
 import { pageTables } from "./PdfTables.ts"
 import { minDrawnPaths, minTextChars, readable, type TextRun, textOfRuns } from "./PdfText.ts"
@@ -24,8 +24,21 @@ export interface PdfPageContent {
   readonly graphics: PageGraphics
 }
 
-export const pdfPageContent = (runs: ReadonlyArray<TextRun>, graphics: PageGraphics): PdfPageContent => {
+/**
+ * A page's drawing is read only where it can matter: a page with text set in columns (a table needs two
+ * columns of text), or with almost no text (a scan, for OCR). Elsewhere it is not read at all: a page of
+ * running text pays nothing for tables (nor are its figures found).
+ */
+const minDrawingEvidence = 2
+
+/** `readGraphics` is called only when the page's text shows that its drawing can matter. */
+export const pdfPageContent = async (
+  runs: ReadonlyArray<TextRun>,
+  readGraphics: () => PageGraphics | Promise<PageGraphics>,
+): Promise<PdfPageContent> => {
   const text = textOfRuns(runs)
+  const drawn = text.chars < minTextChars || text.columnEvidence >= minDrawingEvidence
+  const graphics = drawn ? await readGraphics() : noGraphics
   const found = pageTables(runs, text, graphics)
   return {
     text: text.text,

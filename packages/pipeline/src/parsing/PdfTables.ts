@@ -12,8 +12,11 @@ import { type Frame, fromFrame, type Word, wordsOfRuns } from "./PdfWords.ts"
  * `PageText.columnEvidence`) is not searched at all: it costs nothing.
  */
 
-/** At least this many lines with wide gaps or column jumps before unruled tables are looked for. */
-const minColumnEvidence = 2
+/**
+ * At least this many lines with wide gaps or column jumps before unruled tables are looked for: a table
+ * needs three rows of cells.
+ */
+const minColumnEvidence = 3
 /** A writing direction with fewer words than this holds no unruled table. */
 const minWordsPerFrame = 6
 

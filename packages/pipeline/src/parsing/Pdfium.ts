@@ -1,5 +1,6 @@
 import { type ParsedPage, ParseFailure, type ParseInput, type ParseOutput } from "./Backend.ts"
 import { ocrPng } from "./Ocr.ts"
+import { noGraphics } from "./PdfGraphics.ts"
 import { pageGraphics } from "./PdfiumGraphics.ts"
 import {
   type Doc,
@@ -165,7 +166,12 @@ const parse = (input: ParseInput): Promise<ParseOutput> =>
     for (let n = 1; n <= count; n++) {
       const parsed = await withPage(doc, n, async (page) => {
         const geometry = geometryOf(doc, page)
-        let content = pdfPageContent(runsOfTextPage(doc, page, geometry), pageGraphics(doc, page, geometry))
+        const { runs, textObjects } = runsOfTextPage(doc, page, geometry)
+        // A page of nothing but text objects draws no rules and shows no image: its objects are not walked.
+        const textOnly = textObjects > 0 && doc.m._FPDFPage_CountObjects(page) === textObjects
+        let content = await pdfPageContent(runs, () =>
+          textOnly ? noGraphics : pageGraphics(doc, page, geometry),
+        )
         try {
           const ocr = await ocrIfScanned(doc, page, geometry, content)
           if (ocr !== undefined) {

@@ -58,7 +58,13 @@ const space: Omit<TextRun, "hasEOL"> = {
  * back or a change of line starts a new run. Spaces in the file separate runs, or become one space inside a
  * run. The spaces and line ends PDFium adds itself are left out (see below).
  */
-function* runsOfPage(doc: Doc, textPage: number, vt: Geometry["vt"]): Generator<TextRun> {
+const runsOfPage = (
+  doc: Doc,
+  textPage: number,
+  vt: Geometry["vt"],
+  textObjects: Set<number>,
+): Array<TextRun> => {
+  const runs: Array<TextRun> = []
   const { m, scratch } = doc
   const [A, B, C, D, E, F] = vt
   const count = m._FPDFText_CountChars(textPage)
@@ -99,6 +105,7 @@ function* runsOfPage(doc: Doc, textPage: number, vt: Geometry["vt"]): Generator<
     if (ch === "" || (code >= 0xd800 && code <= 0xdfff)) continue
     if (charObject !== object) {
       object = charObject
+      textObjects.add(object)
       m._FPDFText_GetMatrix(textPage, i, scratch.at)
       ma = scratch.f32(0)
       mb = scratch.f32(1)
@@ -156,7 +163,7 @@ function* runsOfPage(doc: Doc, textPage: number, vt: Geometry["vt"]): Generator<
         gapSpace = false
         continue
       }
-      yield finished(run)
+      runs.push(finished(run))
       // The trailing space left out of the run still separates it from the next.
       gapSpace = gapSpace || run.str.endsWith(" ")
       run = undefined
@@ -166,7 +173,7 @@ function* runsOfPage(doc: Doc, textPage: number, vt: Geometry["vt"]): Generator<
       gapSpace = true
       continue
     }
-    if (gapSpace) yield { ...space, hasEOL: false }
+    if (gapSpace) runs.push({ ...space, hasEOL: false })
     gapSpace = false
     run = {
       str: ch,
@@ -184,15 +191,25 @@ function* runsOfPage(doc: Doc, textPage: number, vt: Geometry["vt"]): Generator<
       font,
     }
   }
-  if (run !== undefined) yield finished(run)
+  if (run !== undefined) runs.push(finished(run))
+  return runs
 }
 
-/** The page's runs of text, in content order (none when PDFium cannot load its text). */
-export const runsOfTextPage = (doc: Doc, page: number, geometry: Geometry): Array<TextRun> => {
+/**
+ * The page's runs of text, in content order (none when PDFium cannot load its text), and how many text
+ * objects drew them.
+ */
+export const runsOfTextPage = (
+  doc: Doc,
+  page: number,
+  geometry: Geometry,
+): { readonly runs: Array<TextRun>; readonly textObjects: number } => {
   const textPage = doc.m._FPDFText_LoadPage(page)
-  if (textPage === 0) return []
+  if (textPage === 0) return { runs: [], textObjects: 0 }
   try {
-    return [...runsOfPage(doc, textPage, geometry.vt)]
+    const textObjects = new Set<number>()
+    const runs = runsOfPage(doc, textPage, geometry.vt, textObjects)
+    return { runs, textObjects: textObjects.size }
   } finally {
     doc.m._FPDFText_ClosePage(textPage)
   }
