@@ -12,6 +12,7 @@ import { headerRowCount, type Table, tableGrid } from "@dxs/domain/Tables"
 import type { DimensionQuery, PageText } from "../../llm/LanguageModel.ts"
 import type { Candidate } from "./Candidates.ts"
 import { stem, terms } from "./KeyTerms.ts"
+import { escapeRegExp } from "./Text.ts"
 
 /** A span of the page text that is a table cell, with the label its table gives it. */
 export interface CellLabel {
@@ -20,6 +21,8 @@ export interface CellLabel {
   readonly label: string
   /** How the table labels it: "beside" (key–value) or "under" (a column header). */
   readonly how: "beside" | "under"
+  /** The texts of the cell's row (a line item: which dimension value the row is about). */
+  readonly row: ReadonlyArray<string>
 }
 
 const oneLine = (text: string) => text.replace(/\s+/gu, " ").trim()
@@ -36,9 +39,9 @@ const headerRows = (table: Table, grid: ReadonlyArray<ReadonlyArray<string>>): n
   if (stated > 0) return stated
   const first = grid[0]?.filter((t) => t !== "") ?? []
   const below = grid.slice(1).flat()
-  return grid.length > 1 && first.length >= 2 && first.every(isLabel) && below.some((t) => /\d/u.test(t))
-    ? 1
-    : 0
+  // Headers are words: a first row with a figure in it is a row of values (a key–value table's first pair).
+  const heads = first.length >= 2 && first.every((t) => isLabel(t) && !/\d/u.test(t))
+  return grid.length > 1 && heads && below.some((t) => /\d/u.test(t)) ? 1 : 0
 }
 
 /** What labels each cell of the table: `[row, column, label, how]`. */
@@ -87,15 +90,40 @@ export const tableLabels = (text: string, tables: ReadonlyArray<Table>): Array<C
         start ??= at
         cursor = at + first.length
         const label = labels.get(`${r}:${c}`)
-        if (label !== undefined) out.push({ start: at, end: at + first.length, ...label })
+        if (label !== undefined) out.push({ start: at, end: at + first.length, ...label, row })
       }
   }
   return out
 }
 
+const cellOf = (candidate: Candidate, cells: ReadonlyArray<CellLabel>) =>
+  cells.find((c) => candidate.valueStart >= c.start && candidate.valueEnd <= c.end)
+
+/**
+ * The dimension value a candidate's table row is about: one of `values` stated by another cell of the row
+ * (a line item's name), else undefined (a candidate outside every table, or a row naming none).
+ */
+export const rowDimensionValue = (
+  candidate: Candidate,
+  cells: ReadonlyArray<CellLabel>,
+  values: ReadonlyArray<string>,
+): { readonly value: string; readonly how: string } | undefined => {
+  const cell = cellOf(candidate, cells)
+  if (cell === undefined) return undefined
+  const texts = cell.row.map((t) => t.toLowerCase())
+  const value = values.find((v) => {
+    const wanted = v.trim().toLowerCase()
+    return (
+      wanted !== "" &&
+      texts.some((t) => t === wanted || new RegExp(`(^|\\W)${escapeRegExp(wanted)}(\\W|$)`, "u").test(t))
+    )
+  })
+  return value === undefined ? undefined : { value, how: "same table row" }
+}
+
 /** The candidate as its table cell labels it (a candidate outside every cell stays as it is). */
 export const labelledByTable = (candidate: Candidate, cells: ReadonlyArray<CellLabel>): Candidate => {
-  const cell = cells.find((c) => candidate.valueStart >= c.start && candidate.valueEnd <= c.end)
+  const cell = cellOf(candidate, cells)
   if (cell === undefined) return candidate
   return {
     ...candidate,
