@@ -76,13 +76,15 @@ const invoiceAgents = {
 // ---------------------------------------------------------------------------------------------------------
 // Parsing (cached)
 
-const cacheFile = path.join(os.tmpdir(), "dxs-bench-extract-text.json")
-type TextCache = Record<string, { readonly stamp: string; readonly pages: ReadonlyArray<string> }>
+/** The pages as the pipeline gives them to the extractor: their text and their tables. */
+type Page = Pick<PageText, "text" | "tables">
+const cacheFile = path.join(os.tmpdir(), "dxs-bench-extract-pages.json")
+type TextCache = Record<string, { readonly stamp: string; readonly pages: ReadonlyArray<Page> }>
 const cache: TextCache = useCache && existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, "utf8")) : {}
 let parseMs = 0
 let parsed = 0
 
-const pagesOf = async (file: string): Promise<ReadonlyArray<string> | undefined> => {
+const pagesOf = async (file: string): Promise<ReadonlyArray<Page> | undefined> => {
   const stat = statSync(file)
   const stamp = `${stat.size}:${stat.mtimeMs}`
   const hit = cache[file]
@@ -98,7 +100,7 @@ const pagesOf = async (file: string): Promise<ReadonlyArray<string> | undefined>
       limits: defaultLimits,
       tools: { libreOffice: undefined, tempDir: os.tmpdir() },
     })
-    const pages = out.pages.map((p) => p.text)
+    const pages = out.pages.map((p) => ({ text: p.text, tables: p.tables ?? [] }))
     cache[file] = { stamp, pages }
     return pages
   } catch (e) {
@@ -110,19 +112,17 @@ const pagesOf = async (file: string): Promise<ReadonlyArray<string> | undefined>
   }
 }
 
-const request = (spec: AgentSpec, name: string, pages: ReadonlyArray<string>): ExtractRequest => ({
+const request = (spec: AgentSpec, name: string, pages: ReadonlyArray<Page>): ExtractRequest => ({
   agent: spec,
   document: { id: name, name },
-  pages: pages.map(
-    (text, i): PageText => ({ documentId: name, documentName: name, pageNumber: i + 1, text }),
-  ),
+  pages: pages.map((p, i): PageText => ({ documentId: name, documentName: name, pageNumber: i + 1, ...p })),
   dimensions: [],
   referenceDate: REFERENCE_DATE,
 })
 
 let extractMs = 0
 let pairs = 0
-const extract = (spec: AgentSpec, name: string, pages: ReadonlyArray<string>): string | undefined => {
+const extract = (spec: AgentSpec, name: string, pages: ReadonlyArray<Page>): string | undefined => {
   const t = performance.now()
   const response = localExtract(request(spec, name, pages))
   extractMs += performance.now() - t

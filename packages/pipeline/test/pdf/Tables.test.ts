@@ -1,9 +1,11 @@
+import { tableGrid } from "@dxs/domain/Tables"
 import { afterAll, describe, expect, it } from "vitest"
 import { type PdfEngine, pdfEngines } from "../../src/parsing/Backend.ts"
 import { terminateOcr } from "../../src/parsing/Ocr.ts"
 import { pdfBackend } from "../../src/parsing/Pdf.ts"
 import { expectStructure, type StructureRecord, structureRecord } from "../support.ts"
 import { input } from "./fixtures.ts"
+import { crowdedPdf, gridPdf } from "./hostileTables.ts"
 import { continuedPdf, rotatedPdf, ruledPdf, twoColumnPdf, unruledPdf } from "./tableFixtures.ts"
 
 afterAll(() => terminateOcr())
@@ -100,4 +102,32 @@ describe("PDF tables", () => {
       ["paragraph", "Right column, last paragraph."],
     ])
   })
+})
+
+describe("PDF tables from hostile drawings", () => {
+  it("reads a grid of 60 × 60 ruled cells in full, with both engines", async () => {
+    const bytes = await gridPdf(60)
+    for (const engine of pdfEngines) {
+      const output = await parse("grid", bytes, engine)
+      const [table] = output.pages[0]!.tables ?? []
+      expect(table?.cells).toHaveLength(3600)
+      expect(table?.cells[3599]?.text).toBe("59.59")
+    }
+  }, 120_000)
+
+  it("takes a page of tens of thousands of strokes for a drawing, not rules, and still reads its text", async () => {
+    const bytes = await crowdedPdf()
+    for (const engine of pdfEngines) {
+      const output = await parse("crowded", bytes, engine)
+      // The only table is the text set in columns above the drawing, read without rules.
+      expect(output.pages[0]!.tables?.map(tableGrid)).toEqual([
+        [
+          ["Legend", "value"],
+          ["North", "12"],
+          ["South", "30"],
+          ["East", "7"],
+        ],
+      ])
+    }
+  }, 120_000)
 })

@@ -1,3 +1,4 @@
+import { maxTablePositions } from "@dxs/domain/Tables"
 import MailComposer from "nodemailer/lib/mail-composer/index.js"
 import { describe, expect, it } from "vitest"
 import { emailBackend } from "../../src/parsing/Email.ts"
@@ -74,6 +75,23 @@ describe("HTML tables", () => {
     for (const page of output.pages)
       for (const t of page.tables ?? []) expect(page.text).toContain(t.cells.find((c) => c.text !== "")!.text)
   })
+})
+
+describe("hostile HTML tables", () => {
+  it("bounds a table of huge spans: every page's tables stay within the position limit", async () => {
+    const rows = Array.from(
+      { length: 3000 },
+      (_, i) => `<tr><td rowspan="65534" colspan="1000">r${i}</td><td>x</td></tr>`,
+    )
+    const output = await htmlBackend.parse(input("spans.html", utf8(`<table>${rows.join("")}</table>`)))
+    const tables = output.pages.flatMap((p) => p.tables ?? [])
+    expect(tables.length).toBeGreaterThan(0)
+    for (const t of tables) {
+      const rowsOf = Math.max(...t.cells.map((c) => c.row + c.row_span))
+      const columns = Math.max(...t.cells.map((c) => c.column + c.column_span))
+      expect(rowsOf * columns).toBeLessThanOrEqual(maxTablePositions)
+    }
+  }, 60_000)
 })
 
 describe("E-mail and Markdown structure", () => {
