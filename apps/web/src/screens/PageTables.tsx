@@ -47,7 +47,6 @@ export function TablesOverlay({
     <div className="tables-overlay" data-testid="tables-overlay" data-tables={tables.length}>
       {tables.map((t, i) => (
         <div
-          // biome-ignore lint/suspicious/noArrayIndexKey: tables of one page, in their order
           key={i}
           className="table-box"
           role="img"
@@ -86,7 +85,6 @@ function TableView({ table, caption }: { readonly table: ContentTableJson; reado
       <caption className="visually-hidden">{caption}</caption>
       <tbody>
         {Array.from({ length: rows }, (_, r) => (
-          // biome-ignore lint/suspicious/noArrayIndexKey: the grid's rows, in order
           <tr key={r}>
             {table.cells
               .filter((c) => c.row === r)
@@ -161,7 +159,6 @@ export function PageBlocks({
     >
       {blocks.length === 0 && <p className="muted">This page has no text.</p>}
       {blocks.map((b, i) => (
-        // biome-ignore lint/suspicious/noArrayIndexKey: the page's blocks, in reading order
         <BlockView key={i} block={b} index={b.kind === "table" ? tables++ : 0} />
       ))}
     </article>
