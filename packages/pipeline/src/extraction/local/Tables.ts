@@ -27,9 +27,12 @@ export interface CellLabel {
 
 const oneLine = (text: string) => text.replace(/\s+/gu, " ").trim()
 
-/** A label cell: words, not a number or an amount. */
+/** A label cell: words, not a number, an amount or a code (letters and figures run together, `A5E3GP`). */
 const isLabel = (text: string) =>
-  /\p{L}{2}/u.test(text) && !/^[\s\d.,:%$€£¥()+-]*$/u.test(text) && text.length <= 80
+  /\p{L}{2}/u.test(text) &&
+  !/^[\s\d.,:%$€£¥()+-]*$/u.test(text) &&
+  !/(?=[\p{L}\d]*\p{L})(?=[\p{L}\d]*\d)[\p{L}\d]{5,}/u.test(text) &&
+  text.length <= 80
 
 const isValue = (text: string) => text !== "" && (/\d/u.test(text) || text.length <= 60)
 
@@ -129,7 +132,6 @@ export const labelledByTable = (candidate: Candidate, cells: ReadonlyArray<CellL
     ...candidate,
     label: cell.label,
     pattern: `${candidate.pattern} in a table cell ${cell.how === "beside" ? "beside" : "under"} "${cell.label}"`,
-    strength: Math.max(candidate.strength, 0.9),
   }
 }
 
