@@ -40,6 +40,30 @@ beforeAll(() => {
   file("people.csv", "name,city\nAda,London\nGrace,New York\n")
   file("letter.pdf", new TextEncoder().encode(onePagePdf("Dear reader, the invoice is attached.")))
   file("archive.zip", "PK\u0003\u0004 not really")
+  file(
+    "statement.eml",
+    [
+      "From: billing@example.com",
+      "To: ada@example.com",
+      "Subject: Your statement",
+      "Date: Fri, 01 Mar 2024 10:15:00 +0000",
+      "MIME-Version: 1.0",
+      'Content-Type: multipart/mixed; boundary="b1"',
+      "",
+      "--b1",
+      "Content-Type: text/plain; charset=utf-8",
+      "",
+      "Dear Ada, your statement is attached.",
+      "--b1",
+      'Content-Type: text/csv; name="balance.csv"',
+      'Content-Disposition: attachment; filename="balance.csv"',
+      "",
+      "account,balance",
+      "current,42.00",
+      "--b1--",
+      "",
+    ].join("\r\n"),
+  )
 })
 
 afterAll(() => {
@@ -53,6 +77,15 @@ describe("dxs parse", () => {
     expect(r.stderr).toBe("")
     expect(r.code).toBe(0)
     expect(r.stdout).toBe("# Rates\n\n| Currency | Rate |\n| --- | --- |\n| EUR | 1.00 |\n")
+  })
+
+  it("writes an e-mail's attachments after it, each under its file name", async () => {
+    const r = await run(["parse", path.join(dir, "statement.eml")])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toContain("Dear Ada, your statement is attached.")
+    expect(r.stdout).toContain(
+      "## Attachment: balance.csv\n\n## Sheet: balance.csv (A1:B2)\n\n| account | balance |\n| --- | --- |\n| current | 42.00 |",
+    )
   })
 
   it("writes several documents as one JSON array, in the order given", async () => {

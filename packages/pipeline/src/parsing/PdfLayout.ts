@@ -185,27 +185,31 @@ const markRunning = (pages: ReadonlyArray<ParsedPage>): Array<ParsedPage> => {
     if (b.bbox[1] >= p.height * (1 - margin)) return "bottom"
     return undefined
   }
-  const seen = { top: new Map<string, Set<number>>(), bottom: new Map<string, Set<number>>() }
-  for (const p of pages)
-    for (const b of p.blocks ?? []) {
+  // The blocks near an edge, by page: [index, zone, pattern]; the pages each pattern comes back on.
+  const edges = pages.map((p) =>
+    (p.blocks ?? []).flatMap((b, i) => {
       const z = zone(p, b)
-      if (z === undefined) continue
-      const key = pattern(b.text)
-      const where = seen[z].get(key) ?? new Set<number>()
+      return z === undefined ? [] : [[i, z, pattern(b.text)] as const]
+    }),
+  )
+  const seen = new Map<string, Set<number>>()
+  pages.forEach((p, k) => {
+    for (const [, z, key] of edges[k]!) {
+      const where = seen.get(`${z}:${key}`) ?? new Set<number>()
       where.add(p.number)
-      seen[z].set(key, where)
+      seen.set(`${z}:${key}`, where)
     }
+  })
   const withText = pages.filter((p) => (p.blocks ?? []).length > 0).length
-  return pages.map((p) => {
-    if (p.blocks === undefined || p.blocks.length === 0) return p
-    const blocks = p.blocks.map((b) => {
-      const z = zone(p, b)
-      if (z === undefined) return b
-      const key = pattern(b.text)
-      const repeated = (seen[z].get(key)?.size ?? 0) >= Math.max(2, Math.ceil(withText / 2))
-      if (!repeated && !pageNumber.test(key)) return b
-      return { ...b, kind: z === "top" ? "page_header" : "page_footer" } as PageBlock
-    })
+  const enough = Math.max(2, Math.ceil(withText / 2))
+  return pages.map((p, k) => {
+    const marked = edges[k]!.filter(
+      ([, z, key]) => (seen.get(`${z}:${key}`)?.size ?? 0) >= enough || pageNumber.test(key),
+    )
+    if (marked.length === 0) return p
+    const blocks = [...p.blocks!]
+    for (const [i, z] of marked)
+      blocks[i] = { ...blocks[i]!, kind: z === "top" ? "page_header" : "page_footer" }
     // Read in order: headers first, footers last, whenever the page drew them.
     const rank = (b: PageBlock) => (b.kind === "page_header" ? 0 : b.kind === "page_footer" ? 2 : 1)
     return {

@@ -111,8 +111,9 @@ export interface PageText {
   /** The lines of `text` with their boxes (the text's own lines, before blank lines are tidied). */
   readonly lines: Array<TextLine>
   /**
-   * Evidence of text set in columns, which unruled tables need: lines with a gap of an em or more between
-   * two runs, and jumps back up the page (text drawn column by column). Pages without are not searched.
+   * Evidence of text set in columns, which tables need: the longest stretch of lines (one line without
+   * may interrupt it) that each have a gap of about an em or more between two runs, or the number of jumps
+   * back up the page (text drawn column by column), whichever is more. Pages without are not searched.
    */
   readonly columnEvidence: number
 }
@@ -135,8 +136,19 @@ export const textOfRuns = (runs: Iterable<TextRun>): PageText => {
   let ly1 = 0
   let lsize = 0
   let lblock = false
-  let columnEvidence = 0
+  let jumps = 0
   let wideGapOnLine = false
+  // Lines with wide gaps in a row (one line without may come between), and the longest such stretch.
+  let streak = 0
+  let without = 0
+  let longest = 0
+  const countLine = () => {
+    if (wideGapOnLine) {
+      streak++
+      without = 0
+      longest = Math.max(longest, streak)
+    } else if (++without > 1) streak = 0
+  }
   const endLine = () => {
     boxes.push({
       text: line,
@@ -216,7 +228,8 @@ export const textOfRuns = (runs: Iterable<TextRun>): PageText => {
         const block =
           step < -big || (step > 1.5 * big && (pitch > 0 ? step > 1.35 * pitch : step > 2.4 * big))
         if (block) lines.push("")
-        if (step < -big) columnEvidence++
+        if (step < -big) jumps++
+        countLine()
         wideGapOnLine = false
         lblock = block
         lx0 = x
@@ -230,10 +243,7 @@ export const textOfRuns = (runs: Iterable<TextRun>): PageText => {
         line = str
       } else {
         if ((space || gap > 0.15 * big) && !line.endsWith(" ") && !str.startsWith(" ")) line += " "
-        if (gap > 0.9 * big && !wideGapOnLine) {
-          wideGapOnLine = true
-          columnEvidence++
-        }
+        if (gap > 0.9 * big) wideGapOnLine = true
         line += str
         lx0 = Math.min(lx0, x)
         ly0 = Math.min(ly0, y)
@@ -267,5 +277,6 @@ export const textOfRuns = (runs: Iterable<TextRun>): PageText => {
     lines.push(line)
     endLine()
   }
-  return { text: pageText(lines), layout, chars, lines: boxes, columnEvidence }
+  countLine()
+  return { text: pageText(lines), layout, chars, lines: boxes, columnEvidence: Math.max(longest, jumps) }
 }
