@@ -66,3 +66,13 @@ export const citedCell = (
     }
   return best === undefined || tie ? undefined : best.box
 }
+
+/** The highlight of a value cited from a table cell: its cell's box, or undefined when no one cell is it. */
+export const citedCellBoxes = (
+  passage: string,
+  value: string,
+  tables: ReadonlyArray<Table> | null | undefined,
+): Array<CellBox> | undefined => {
+  const cell = citedCell(passage, value, tables ?? [])
+  return cell === undefined ? undefined : [cell]
+}

@@ -12,7 +12,7 @@ import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
 import * as DocumentsRepo from "@dxs/db/repositories/Documents"
 import * as PagesRepo from "@dxs/db/repositories/Pages"
 import * as ResultsRepo from "@dxs/db/repositories/Results"
-import { citedCell } from "@dxs/domain/CellCitation"
+import { citedCellBoxes } from "@dxs/domain/CellCitation"
 import { isEmail } from "@dxs/domain/contract/Fields"
 import type { ResultOverrideRequest, ResultReviewRequest } from "@dxs/domain/contract/Result"
 import {
@@ -41,7 +41,6 @@ import {
   type ReviewStatus,
   type SourceType,
 } from "@dxs/domain/Enums"
-import type { Table } from "@dxs/domain/Tables"
 import { collapseWhitespace, normalizeValue, parseNumber } from "@dxs/domain/Values"
 import { relevantPages as rankPages } from "@dxs/pipeline/retrieval/Retrieval"
 import { Effect } from "effect"
@@ -322,15 +321,6 @@ export const locatePassage = (passage: string, layout: ReadonlyArray<PageLayoutI
   return boxes
 }
 
-/** The box of the table cell an extraction's value was cited from, when it was one cell's. */
-const tableCellBoxes = (
-  e: ResultsRepo.ExtractionPassage,
-  tables: ReadonlyArray<Table> | null | undefined,
-): Array<BoundingBox> | undefined => {
-  const cell = citedCell(e.relevant_passage, e.value, tables ?? [])
-  return cell === undefined ? undefined : [cell]
-}
-
 /** The bounding boxes of these extractions (their rows, then the pages they cite, at once); absent: not found. */
 const boxesOf = (db: Conn, rows: ReadonlyArray<ResultsRepo.ExtractionPassage>) =>
   Effect.map(
@@ -365,7 +355,9 @@ const boxesOf = (db: Conn, rows: ReadonlyArray<ResultsRepo.ExtractionPassage>) =
               page_height: page.height,
               unit: page.unit,
               // A value from a table cell is shown by its cell.
-              boxes: tableCellBoxes(e, page.tables) ?? locatePassage(e.relevant_passage, page.layout ?? []),
+              boxes:
+                citedCellBoxes(e.relevant_passage, e.value, page.tables) ??
+                locatePassage(e.relevant_passage, page.layout ?? []),
             },
           ]
         }),
