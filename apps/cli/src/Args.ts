@@ -4,6 +4,7 @@
 // Keeping the documented help, messages and exit code 2 would mean translating every one of its results back,
 // in more code than this parser; and loading it costs `dxs --help` about a quarter more CPU time.
 import { parseArgs } from "node:util"
+import { type ContentFormat, contentFormats } from "@dxs/domain/Content"
 
 /** What the command line asks for. Parsing is pure: main.ts does the printing and exiting. */
 export type Command =
@@ -17,6 +18,12 @@ export type Command =
   | { readonly _tag: "KeysRevoke"; readonly target: string }
   | { readonly _tag: "UsersCreate"; readonly org: string; readonly email: string }
   | { readonly _tag: "UsersList"; readonly org: string | undefined; readonly json: boolean }
+  | {
+      readonly _tag: "Parse"
+      readonly files: ReadonlyArray<string>
+      readonly format: ContentFormat
+      readonly out: string | undefined
+    }
 
 export type StartMode = "all" | "api" | "worker" | "graphql"
 
@@ -37,6 +44,8 @@ Commands:
   users create --org NAME --email ADDRESS
                                 Create a web application member (password from stdin, or generated)
   users list [--org NAME]       List members (never their passwords)
+  parse FILE… [--format F] [--out DIR]
+                                Convert documents to Markdown, JSON or text, offline (no server needed)
 
 Options:
   -h, --help                    Show help (also after any command: dxs keys create --help)
@@ -142,6 +151,23 @@ Options:
   --json       Print JSON instead of a table
   -h, --help   Show this help
 `,
+  parse: `Usage: dxs parse FILE… [--format markdown|json|text] [--out DIR]
+
+Reads each file as an upload is read (every supported format; pages, tables, reading order) and
+writes its content: Markdown (default: headings, paragraphs, lists, GitHub tables), a JSON document
+(pages → blocks with their kind, page and box) or the page text. An e-mail's attachments follow it.
+Works offline: no server, no database. Parse limits come from PARSE_TIMEOUT_SECONDS, PARSE_MEMORY_MB,
+MAX_PAGES, MAX_DECOMPRESSED_BYTES and PDF_ENGINE.
+
+Without --out the content goes to standard output (several files: each after a line "==> FILE <==",
+or for JSON one array). With --out, one file per input in DIR (created if needed): NAME.md, NAME.json
+or NAME.txt. Exit code 1 when a file could not be read (the others are still written).
+
+Options:
+  -f, --format F   markdown, json or text (default markdown)
+  -o, --out DIR    Write the results into DIR instead of standard output
+  -h, --help       Show this help
+`,
 } as const
 
 const help = { type: "boolean", short: "h" } as const
@@ -243,6 +269,20 @@ const usersCommand = (args: ReadonlyArray<string>): Command => {
   }
 }
 
+const parseFilesCommand = (args: ReadonlyArray<string>): Command => {
+  const { values, positionals } = parse(args, {
+    format: { type: "string", short: "f" },
+    out: { type: "string", short: "o" },
+  })
+  if (values.help) return { _tag: "Help", text: usage.parse }
+  if (positionals.length === 0) return bad("missing FILE", usage.parse)
+  const format = (values.format ?? "markdown").toLowerCase()
+  if (!(contentFormats as ReadonlyArray<string>).includes(format))
+    return bad(`unknown format '${values.format}' (expected ${contentFormats.join(", ")})`, usage.parse)
+  if (values.out !== undefined && values.out.trim() === "") return bad("--out needs a directory", usage.parse)
+  return { _tag: "Parse", files: positionals, format: format as ContentFormat, out: values.out }
+}
+
 /** Turns argv (without node and the script) into a Command; never throws. */
 export const parseCommand = (argv: ReadonlyArray<string>): Command => {
   const [command, ...rest] = argv
@@ -260,6 +300,8 @@ export const parseCommand = (argv: ReadonlyArray<string>): Command => {
         return usersCommand(rest)
       case "graphql":
         return graphqlCommand(rest)
+      case "parse":
+        return parseFilesCommand(rest)
       default:
         return bad(`unknown command '${command}'`, usage.main)
     }
@@ -272,21 +314,23 @@ export const parseCommand = (argv: ReadonlyArray<string>): Command => {
           ? usage.migrate
           : command === "graphql"
             ? usage.graphql
-            : command === "keys"
-              ? rest[0] === "create"
-                ? usage.keysCreate
-                : rest[0] === "list"
-                  ? usage.keysList
-                  : rest[0] === "revoke"
-                    ? usage.keysRevoke
-                    : usage.keys
-              : command === "users"
+            : command === "parse"
+              ? usage.parse
+              : command === "keys"
                 ? rest[0] === "create"
-                  ? usage.usersCreate
+                  ? usage.keysCreate
                   : rest[0] === "list"
-                    ? usage.usersList
-                    : usage.users
-                : usage.main
+                    ? usage.keysList
+                    : rest[0] === "revoke"
+                      ? usage.keysRevoke
+                      : usage.keys
+                : command === "users"
+                  ? rest[0] === "create"
+                    ? usage.usersCreate
+                    : rest[0] === "list"
+                      ? usage.usersList
+                      : usage.users
+                  : usage.main
     return bad(e instanceof Error ? e.message : String(e), text)
   }
 }

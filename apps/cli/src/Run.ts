@@ -7,6 +7,7 @@ import { CliError } from "./Database.ts"
 import { createKey, listKeys, revokeKey } from "./Keys.ts"
 import { loggingLayer } from "./Logging.ts"
 import { migrateCommand } from "./Migrate.ts"
+import { parseFiles } from "./Parse.ts"
 import { start } from "./Start.ts"
 import { createUser, listUsers } from "./Users.ts"
 
@@ -33,6 +34,8 @@ const program = (command: Runnable, config: Config) => {
       return createUser(config, command.org, command.email)
     case "UsersList":
       return listUsers(config, command.org, command.json)
+    case "Parse":
+      return parseFiles(config, command)
   }
 }
 

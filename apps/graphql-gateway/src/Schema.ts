@@ -5,6 +5,7 @@ import { Effect } from "effect"
 import { GraphQLScalarType, Kind, printSchema, type ValueNode } from "graphql"
 import { createSchema } from "graphql-yoga"
 import { resolutionStatusArgument } from "./Arguments.ts"
+import { contentResolvers, contentTypeDefs } from "./Content.ts"
 import type { GraphqlContext } from "./Context.ts"
 import { mutationResolvers, mutationTypeDefs } from "./Mutations.ts"
 import { subscriptionResolvers, subscriptionTypeDefs } from "./Subscriptions.ts"
@@ -573,8 +574,8 @@ export const resolvers = {
 
 /** The executable schema. */
 export const schema = createSchema<GraphqlContext>({
-  typeDefs: [typeDefs, mutationTypeDefs, subscriptionTypeDefs, webhookTypeDefs],
-  resolvers: [resolvers, mutationResolvers, subscriptionResolvers, webhookResolvers],
+  typeDefs: [typeDefs, mutationTypeDefs, subscriptionTypeDefs, webhookTypeDefs, contentTypeDefs],
+  resolvers: [resolvers, mutationResolvers, subscriptionResolvers, webhookResolvers, contentResolvers],
 })
 
 /** The SDL of the schema, as printed by `dxs graphql schema`. */

@@ -206,6 +206,7 @@ describe("batching across projects", () => {
       height: 792,
       unit: "pt",
       layout: [],
+      tables: [],
     })
   })
 })

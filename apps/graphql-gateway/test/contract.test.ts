@@ -4,6 +4,8 @@
  * the domain's enumeration; every input type has the fields of the request body it stands for, required
  * where the body requires them. A field added to a record and not to the SDL (or the reverse) fails here.
  */
+
+import { contentFormats } from "@dxs/domain/Content"
 import {
   Agent,
   AgentCreateRequest,
@@ -16,7 +18,13 @@ import {
   StageProgress,
 } from "@dxs/domain/contract/Agent"
 import { Dimension, DimensionCreate, DimensionPatch } from "@dxs/domain/contract/Dimension"
-import { Document, DocumentCopyResponse, DocumentPage, DocumentTag } from "@dxs/domain/contract/Document"
+import {
+  Document,
+  DocumentCopyResponse,
+  DocumentPage,
+  DocumentTag,
+  PageTable,
+} from "@dxs/domain/contract/Document"
 import { Folder, FolderCreate, FolderPatch } from "@dxs/domain/contract/Folder"
 import { Diagnostic, OutputSchemaRecord } from "@dxs/domain/contract/OutputSchema"
 import { Project, ProjectCreate, ProjectPatch, ProjectStatus } from "@dxs/domain/contract/Project"
@@ -140,8 +148,9 @@ const mirrors: Record<string, { readonly record: SchemaAST.TypeLiteral; readonly
   DocumentsByStatus: { record: structAt(ProjectStatus, "documents_by_status") },
   Folder: { record: typeLiteralOf(Folder.ast) },
   DocumentTag: { record: typeLiteralOf(DocumentTag.ast) },
-  Document: { record: typeLiteralOf(Document.ast), graphqlOnly: ["pages"] },
+  Document: { record: typeLiteralOf(Document.ast), graphqlOnly: ["pages", "content"] },
   Page: { record: typeLiteralOf(DocumentPage.ast) },
+  Table: { record: typeLiteralOf(PageTable.ast) },
   DocumentCopyResult: { record: typeLiteralOf(DocumentCopyResponse.ast) },
   DocumentIdMapping: { record: structAt(DocumentCopyResponse, "document_id_mappings") },
   Dimension: { record: typeLiteralOf(Dimension.ast) },
@@ -232,6 +241,7 @@ const enums: Record<string, ReadonlyArray<string>> = {
   AgentType: AgentType.literals,
   DimensionValueType: DimensionValueType.literals,
   ReviewStatus: ReviewStatus.literals,
+  ContentFormat: contentFormats.map((f) => f.toUpperCase()),
 }
 
 const ownTypes = Object.values(schema.getTypeMap()).filter((t) => !t.name.startsWith("__"))

@@ -208,6 +208,7 @@ const reachOf: Record<string, (selection: string) => string> = {
   Mutation: (s) => s,
   Project: (s) => `project(id: "${fx.project}") { ${s} }`,
   Agent: (s) => `project(id: "${fx.project}") { agents { ${s} } }`,
+  Document: (s) => `project(id: "${fx.project}") { documents { ${s} } }`,
   ResultDetail: (s) => `result(projectId: "${fx.project}", id: "${fx.result}") { ${s} }`,
   WebhookSubscription: (s) => `webhook(id: "${fx.webhook}") { ${s} }`,
 }
@@ -244,6 +245,7 @@ const validArguments = (t: Target): Record<string, unknown> => {
     "Query.webhook": { id: fx.webhook },
     "Project.schema_results": { enrich: false },
     "Agent.relevant_pages": { documentId: fx.document, limit: 5 },
+    "Document.content": { format: "MARKDOWN" },
     "ResultDetail.extractions": { limit: 5, offset: 0 },
     "WebhookSubscription.deliveries": { limit: 5, offset: 0 },
     "Mutation.setOutputSchema": {

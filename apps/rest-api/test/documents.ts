@@ -72,3 +72,24 @@ export const contract = (o: {
       "IN WITNESS WHEREOF, the Parties have executed this Agreement.",
     ].join("\n"),
   ])
+
+/** An invoice whose totals are a ruled table: each label cell beside its amount cell, bordered. */
+export const ruledInvoice = async (): Promise<Uint8Array> => {
+  const doc = await PDFDocument.create()
+  const font = await doc.embedFont(StandardFonts.Helvetica)
+  const page = doc.addPage([612, 792])
+  page.drawText("Fabrikam GmbH - Invoice INV-77", { x: 72, y: 720, size: 14, font })
+  const rows = [
+    ["Description", "Amount"],
+    ["Consulting", "1,000.00 EUR"],
+    ["VAT", "190.00 EUR"],
+    ["Total due", "1,190.00 EUR"],
+  ]
+  for (const [r, row] of rows.entries())
+    for (const [c, text] of row.entries()) {
+      const [x, top] = [72 + c * 200, 680 - r * 20]
+      page.drawRectangle({ x, y: top - 20, width: 200, height: 20, borderWidth: 0.75 })
+      page.drawText(text, { x: x + 4, y: top - 14, size: 10, font })
+    }
+  return doc.save()
+}

@@ -64,6 +64,30 @@ describe("OpenAPI description", () => {
     }
   })
 
+  it("describes a document's content as Markdown, JSON or text, and a page's tables as cells", () => {
+    const doc = openApiDocument() as any
+    const op = doc.paths["/api/v1/projects/{project_id}/documents/{document_id}/content/"].get
+    const format = op.parameters.find((p: any) => p.name === "format")
+    expect(format.in).toBe("query")
+    expect(format.schema.enum).toEqual(["markdown", "json", "text"])
+    expect(Object.keys(op.responses["200"].content)).toEqual(["text/markdown"])
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["400", "401", "404"]))
+    const page = doc.components.schemas.V1DocumentPage
+    expect(page.required).toContain("tables")
+    const table = doc.components.schemas.V1PageTable
+    expect(table.required).toEqual(["bbox", "rows", "cells", "continued"])
+    const cell = doc.components.schemas.V1TableCell
+    expect(Object.keys(cell.properties)).toEqual([
+      "row",
+      "column",
+      "row_span",
+      "column_span",
+      "text",
+      "header",
+      "bbox",
+    ])
+  })
+
   it("documents every operation with its errors as problem+json, and the API key scheme", () => {
     const doc = openApiDocument() as any
     expect(doc.components.securitySchemes.ApiKeyAuth).toEqual({

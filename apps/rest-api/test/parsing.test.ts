@@ -179,6 +179,7 @@ describe("parsing an upload", () => {
       height: null,
       unit: null,
       layout: [],
+      tables: [],
     })
     // The page text is indexed for retrieval.
     const hit = await db

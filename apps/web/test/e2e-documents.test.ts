@@ -4,8 +4,9 @@
  * over a fresh test database): a document that failed parsing is shown with its reason, re-parsed,
  * replaced, another deleted through the confirmation dialog, and the launch then succeeds; a PDF is opened
  * in the viewer, paged and zoomed; e-mail attachments are listed under their message; documents are
- * deleted in bulk; the list is searched, filtered and paged. The panel and the viewer are checked with
- * axe-core for serious or critical violations.
+ * deleted in bulk; the list is searched, filtered and paged; a PDF's table is drawn over its page and read
+ * as a table in the text view. The panel and the viewer are checked with axe-core for serious or critical
+ * violations.
  *
  * Without a Chromium (CHROMIUM_PATH, or /usr/bin/chromium) the suite is skipped and says so.
  */
@@ -19,7 +20,7 @@ import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { type Browser, chromium, type FileChooser, type Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { Dxs, killSpawned } from "../../cli/test/dxsProcess.ts"
-import { invoice } from "../../rest-api/test/documents.ts"
+import { invoice, ruledInvoice } from "../../rest-api/test/documents.ts"
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
   (p): p is string => p !== undefined && p !== "" && existsSync(p),
@@ -369,6 +370,61 @@ describe.skipIf(CHROMIUM === undefined)("the documents panel and viewer in Chrom
     await page.getByLabel("Select all documents on this page").uncheck()
     await page.getByRole("button", { name: "Previous page" }).click()
     await range.filter({ hasText: "1–10 of 12 documents" }).waitFor()
+    expect(await seriousViolations()).toEqual([])
+  })
+
+  it("draws a PDF's table over its page image, and reads it as a table in the text view", async () => {
+    await page.goto(`${origin}/`)
+    await page.getByRole("heading", { name: "Projects", level: 1 }).waitFor()
+    await page.getByLabel("New project name").fill("Tables")
+    await page.getByRole("button", { name: "Create project" }).click()
+    await page.getByRole("heading", { name: "Tables", level: 1 }).waitFor()
+    const projectId = /projects\/([0-9a-f-]{36})$/.exec(page.url())![1]!
+    await page
+      .getByLabel("Upload documents")
+      .setInputFiles([
+        { name: "totals.pdf", mimeType: "application/pdf", buffer: Buffer.from(await ruledInvoice()) },
+      ])
+    const row = page
+      .getByTestId("documents-table")
+      .locator('tbody tr[data-status="Processed"]', { has: page.getByRole("link", { name: "totals.pdf" }) })
+    await row.waitFor({ timeout: 60_000 })
+    const documentId = (await row.getAttribute("data-document-id"))!
+    await row.getByRole("link", { name: "totals.pdf", exact: true }).click()
+    const image = page.getByRole("img", { name: "Page 1 of totals.pdf" })
+    await expect
+      .poll(() => image.evaluate((img: HTMLImageElement) => img.naturalWidth), { timeout: 30_000 })
+      .toBeGreaterThan(0)
+
+    // Over the page: the table's box, where the page API puts it, scaled to the image.
+    expect(await page.getByTestId("tables-overlay").count()).toBe(0)
+    await page.getByLabel("Show tables").check()
+    const table = page.getByRole("img", { name: "Table 1: 4 rows × 2 columns" })
+    await table.waitFor()
+    const api = await rest()
+    const pageRecord = (await api.get(`/projects/${projectId}/documents/${documentId}/pages/1/`)).body
+    const [x0, y0, x1, y1] = pageRecord.tables[0].bbox as [number, number, number, number]
+    const imageBox = (await image.boundingBox())!
+    const scale = imageBox.width / pageRecord.width
+    const box = (await table.boundingBox())!
+    // Within a pixel or two: the image has a one-pixel border.
+    expect(Math.abs(box.x - imageBox.x - x0 * scale)).toBeLessThan(3)
+    expect(Math.abs(box.y - imageBox.y - y0 * scale)).toBeLessThan(3)
+    expect(Math.abs(box.width - (x1 - x0) * scale)).toBeLessThan(3)
+    expect(Math.abs(box.height - (y1 - y0) * scale)).toBeLessThan(3)
+    expect(await table.locator(".cell-box").count()).toBe(8)
+    expect(await seriousViolations()).toEqual([])
+
+    // The text view: the page's blocks, the table as a table with its header row.
+    await page.getByLabel("Text view").check()
+    const text = page.getByTestId("viewer-text")
+    await text.getByRole("table").waitFor()
+    expect(await text.getByRole("columnheader").allTextContents()).toEqual(["Description", "Amount"])
+    expect(await text.getByRole("row").nth(3).getByRole("cell").allTextContents()).toEqual([
+      "Total due",
+      "1,190.00 EUR",
+    ])
+    expect(await text.textContent()).toContain("Fabrikam GmbH - Invoice INV-77")
     expect(await seriousViolations()).toEqual([])
   })
 })

@@ -15,7 +15,8 @@ import * as m0013 from "./migrations/2026_11_25_0005_grounding_confidence.ts"
 import * as m0014 from "./migrations/2026_11_26_0001_file_edit_jobs.ts"
 import * as m0015 from "./migrations/2026_11_26_0002_document_attachments_index.ts"
 import * as m0016 from "./migrations/2026_11_26_0003_results_grid.ts"
-import * as m0017 from "./migrations/2026_11_29_0001_result_tallies.ts"
+import * as m0017 from "./migrations/2026_11_27_0001_page_structure.ts"
+import * as m0018 from "./migrations/2026_11_29_0001_result_tallies.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -35,7 +36,8 @@ export const migrations: Record<string, Migration> = {
   "2026_11_26_0001_file_edit_jobs": m0014,
   "2026_11_26_0002_document_attachments_index": m0015,
   "2026_11_26_0003_results_grid": m0016,
-  "2026_11_29_0001_result_tallies": m0017,
+  "2026_11_27_0001_page_structure": m0017,
+  "2026_11_29_0001_result_tallies": m0018,
 }
 
 export interface MigrationOutcome {

@@ -1,3 +1,5 @@
+import type { PageBlock } from "@dxs/domain/Content"
+import type { Table } from "@dxs/domain/Tables"
 import type { ColumnType, Generated, GeneratedAlways, Insertable, Selectable, Updateable } from "kysely"
 
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
@@ -187,6 +189,10 @@ export interface PagesTable {
   number: number
   text: string
   layout: Json<ReadonlyArray<PageLayoutItem>>
+  /** The page's tables as cells (see @dxs/domain/Tables); empty for pages parsed before tables were read. */
+  tables: Json<ReadonlyArray<Table>>
+  /** The page's blocks in reading order (see @dxs/domain/Content); empty when the parser recorded none. */
+  blocks: Json<ReadonlyArray<PageBlock>>
   width: number | null
   height: number | null
   unit: string | null

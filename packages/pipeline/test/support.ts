@@ -8,8 +8,15 @@ import { existsSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { fileURLToPath } from "node:url"
+import { tableGrid } from "@dxs/domain/Tables"
 import { expect } from "vitest"
-import { type Backend, defaultLimits, ParseFailure, type ParseInput } from "../src/parsing/Backend.ts"
+import {
+  type Backend,
+  defaultLimits,
+  ParseFailure,
+  type ParseInput,
+  type ParseOutput,
+} from "../src/parsing/Backend.ts"
 
 export const parseInput = (
   fileName: string,
@@ -57,4 +64,41 @@ export const failureReason = async (backend: Backend, input: ParseInput): Promis
   )
   expect(error).toBeInstanceOf(ParseFailure)
   return (error as ParseFailure).reason
+}
+
+/**
+ * The structure of a parse, as the table golden files hold it: per page its tables (box to the whole
+ * unit, `continued`, the full grid, the spanning cells as [row, column, rows, columns], the header cells
+ * as [row, column]) and its blocks (kind, text, level, table).
+ */
+export const structureRecord = (output: ParseOutput) => ({
+  pages: output.pages.map((p) => ({
+    number: p.number,
+    tables: (p.tables ?? []).map((t) => ({
+      bbox: t.bbox?.map(Math.round) ?? null,
+      continued: t.continued,
+      rows: tableGrid(t),
+      spans: t.cells
+        .filter((c) => c.row_span > 1 || c.column_span > 1)
+        .map((c) => [c.row, c.column, c.row_span, c.column_span]),
+      headers: t.cells.filter((c) => c.header).map((c) => [c.row, c.column]),
+    })),
+    blocks: (p.blocks ?? []).map((b) => ({
+      kind: b.kind,
+      text: b.text,
+      ...(b.level === undefined ? {} : { level: b.level }),
+      ...(b.table === undefined ? {} : { table: b.table }),
+    })),
+  })),
+})
+
+export type StructureRecord = ReturnType<typeof structureRecord>
+
+/** Compares the structure of a parse with `file` (UPDATE_GOLDEN=1 rewrites it); returns the expected record. */
+export const expectStructure = async (file: URL, output: ParseOutput): Promise<StructureRecord> => {
+  const actual = structureRecord(output)
+  const stored = await goldenExpectation(file, actual)
+  const expected = (stored ?? actual) as StructureRecord
+  expect(actual).toEqual(expected)
+  return expected
 }

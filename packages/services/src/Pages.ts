@@ -3,9 +3,16 @@
  * format's backend in a worker thread (never in the API's own thread), under the parse limits, once per
  * document version and page: the drawing is stored beside the version's file and read from there after.
  */
-import { BlobStore, Db, type DocumentRow, isBlobNotFound, withDb } from "@dxs/db"
-import { currentBlobKey } from "@dxs/db/repositories/Documents"
+import { BlobStore, type Conn, Db, type DocumentRow, isBlobNotFound, withDb } from "@dxs/db"
+import { attachmentTree, currentBlobKey } from "@dxs/db/repositories/Documents"
 import { findPage as findPageRow, type PageContent, pagesOfDocuments } from "@dxs/db/repositories/Pages"
+import {
+  type ContentDocument,
+  type ContentFormat,
+  contentPageOf,
+  renderContent,
+  tableJson,
+} from "@dxs/domain/Content"
 import { pageImagesOf } from "@dxs/domain/DocumentType"
 import type { DocumentPage, LayoutItem } from "@dxs/domain/Records"
 import { ParseFailure } from "@dxs/pipeline/parsing/Backend"
@@ -74,6 +81,30 @@ const toPage = (documentId: string, page: PageContent): DocumentPage => ({
   height: page.height,
   unit: page.unit,
   layout: page.layout as ReadonlyArray<LayoutItem>,
+  tables: (page.tables ?? []).map(tableJson),
+})
+
+/** Attached messages nest: the content of a document takes in attachments this many levels down, this many in all. */
+const CONTENT_ATTACHMENT_DEPTH = 5
+const CONTENT_ATTACHMENTS = 100
+
+/** The document and its attachments (those processed), as the content renderer reads them. */
+const contentOf = (
+  document: Pick<DocumentRow, "id" | "file_name" | "type">,
+  attached: ReadonlyArray<{
+    readonly id: string
+    readonly parent_document_id: string | null
+    readonly file_name: string
+    readonly type: string
+  }>,
+  pages: ReadonlyMap<string, ReadonlyArray<PageContent>>,
+): ContentDocument => ({
+  file_name: document.file_name,
+  type: document.type,
+  pages: (pages.get(document.id) ?? []).map(contentPageOf),
+  attachments: attached
+    .filter((a) => a.parent_document_id === document.id)
+    .map((a) => contentOf({ id: a.id, file_name: a.file_name, type: a.type }, attached, pages)),
 })
 
 export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
@@ -85,6 +116,21 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
     const drawing = yield* Effect.makeSemaphore(MAX_CONCURRENT_DRAWINGS)
     const storage = yield* capture(Db, BlobStore)
 
+    /** The document of the project when it is Processed, else a NotFound that says why it has no pages. */
+    const processedDocument = (db: Conn, orgId: string, projectId: string, documentId: string) =>
+      Effect.gen(function* () {
+        const document = yield* findDocument(db, orgId, projectId, documentId)
+        if (document.status === "Pending")
+          return yield* notFound(
+            `Document ${documentId} has no pages yet: it is Pending (parsing has not completed)`,
+          )
+        if (document.status === "Failed")
+          return yield* notFound(
+            `Document ${documentId} has no pages: parsing failed (${document.failure_reason ?? "no reason recorded"})`,
+          )
+        return document
+      })
+
     /**
      * The document (Processed, of `version` when given) and its page row, or a NotFound that says which is
      * missing.
@@ -94,19 +140,12 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
         const org = yield* CurrentOrganization
         return yield* withDb((db) =>
           Effect.gen(function* () {
-            const document = yield* findDocument(db, org.id, projectId, documentId)
-            if (version !== undefined && version !== document.version)
+            const found = yield* findDocument(db, org.id, projectId, documentId)
+            if (version !== undefined && version !== found.version)
               return yield* notFound(
-                `Version ${version} of document ${documentId} is not its current version; the current version is ${document.version}`,
+                `Version ${version} of document ${documentId} is not its current version; the current version is ${found.version}`,
               )
-            if (document.status === "Pending")
-              return yield* notFound(
-                `Document ${documentId} has no pages yet: it is Pending (parsing has not completed)`,
-              )
-            if (document.status === "Failed")
-              return yield* notFound(
-                `Document ${documentId} has no pages: parsing failed (${document.failure_reason ?? "no reason recorded"})`,
-              )
+            const document = yield* processedDocument(db, org.id, projectId, documentId)
             const page = yield* findPageRow(db, documentId, pageNumber)
             if (!page)
               return yield* notFound(
@@ -194,6 +233,31 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
       })
 
     return over(storage, {
+      /**
+       * The whole processed document in reading order, written as Markdown, JSON or text, with the content of
+       * its processed attachments (an e-mail's) after it under their file names.
+       */
+      content: (projectId: string, documentId: string, format: ContentFormat) =>
+        Effect.gen(function* () {
+          const org = yield* CurrentOrganization
+          return yield* withDb((db) =>
+            Effect.gen(function* () {
+              const document = yield* processedDocument(db, org.id, projectId, documentId)
+              const attached = (yield* attachmentTree(
+                db,
+                projectId,
+                documentId,
+                CONTENT_ATTACHMENT_DEPTH,
+                CONTENT_ATTACHMENTS,
+              )).filter((a) => a.status === "Processed")
+              const rows = yield* pagesOfDocuments(db, org.id, [document.id, ...attached.map((a) => a.id)])
+              const pages = new Map<string, Array<PageContent>>()
+              for (const row of rows) pages.set(row.document_id, [...(pages.get(row.document_id) ?? []), row])
+              return renderContent(contentOf(document, attached, pages), format)
+            }),
+          )
+        }),
+
       /** Text, size and layout of page `pageNumber` (1-based) of a processed document. */
       get: (projectId: string, documentId: string, pageNumber: number) =>
         Effect.map(findPage(projectId, documentId, pageNumber), ({ page }) => toPage(documentId, page)),

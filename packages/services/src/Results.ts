@@ -12,6 +12,7 @@ import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
 import * as DocumentsRepo from "@dxs/db/repositories/Documents"
 import * as PagesRepo from "@dxs/db/repositories/Pages"
 import * as ResultsRepo from "@dxs/db/repositories/Results"
+import { citedCellBoxes } from "@dxs/domain/CellCitation"
 import { isEmail } from "@dxs/domain/contract/Fields"
 import type { ResultOverrideRequest, ResultReviewRequest } from "@dxs/domain/contract/Result"
 import {
@@ -351,7 +352,10 @@ const boxesOf = (db: Conn, rows: ReadonlyArray<ResultsRepo.ExtractionPassage>) =
               page_width: page.width,
               page_height: page.height,
               unit: page.unit,
-              boxes: locatePassage(e.relevant_passage, page.layout ?? []),
+              // A value from a table cell is shown by its cell.
+              boxes:
+                citedCellBoxes(e.relevant_passage, e.value, page.tables) ??
+                locatePassage(e.relevant_passage, page.layout ?? []),
             },
           ]
         }),

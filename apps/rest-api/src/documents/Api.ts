@@ -1,3 +1,4 @@
+import { contentFormats } from "@dxs/domain/Content"
 import {
   Document,
   DocumentBulkRequest,
@@ -59,6 +60,20 @@ const PagePath = Schema.Struct({
 
 const PngBytes = HttpApiSchema.Uint8Array({ contentType: "image/png" }).annotations({
   description: "the page as a PNG image",
+})
+
+/** Markdown, JSON or text by `format` (each with its own Content-Type). */
+const ContentText = HttpApiSchema.Text({ contentType: "text/markdown" }).annotations({
+  description:
+    "the document in reading order: Markdown (text/markdown), a JSON document (application/json: pages → blocks) or plain text (text/plain)",
+})
+
+export const ContentParams = Schema.Struct({
+  format: Schema.optional(
+    Schema.Literal(...contentFormats).annotations({
+      description: `${contentFormats.join(", ")}; default markdown`,
+    }),
+  ),
 })
 
 /** Described as any media type: a download is served with the file's own Content-Type. */
@@ -229,7 +244,21 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
     HttpApiEndpoint.get("page", "/projects/:project_id/documents/:document_id/pages/:page_number/")
       .setPath(PagePath)
       .addSuccess(DocumentPage)
-      .annotate(OpenApi.Summary, "A parsed page of a processed document: text, size and layout"),
+      .annotate(OpenApi.Summary, "A parsed page of a processed document: text, size, layout and tables"),
+  )
+  .add(
+    HttpApiEndpoint.get("content", "/projects/:project_id/documents/:document_id/content/")
+      .setPath(DocumentPath)
+      .setUrlParams(ContentParams)
+      .addSuccess(ContentText)
+      .annotate(
+        OpenApi.Summary,
+        "Beyond the contract: the whole processed document in reading order, as Markdown, JSON or text",
+      )
+      .annotate(
+        OpenApi.Description,
+        "Markdown: headings, paragraphs, list items and tables (GitHub tables; an HTML table where spans need one), running headers and footers left out. JSON: `{file_name, type, page_count, pages: [{page_number, width, height, unit, blocks: [{kind, page, text, bbox, level?, table?}]}], attachments}`, block kinds heading, paragraph, list_item, table, figure, caption, page_header, page_footer. Text: the pages' text. An e-mail's processed attachments follow it, each under its file name. 404 while the document is Pending or when it Failed.",
+      ),
   )
   .add(
     HttpApiEndpoint.get("pageImage", "/projects/:project_id/documents/:document_id/pages/:page_number/image/")

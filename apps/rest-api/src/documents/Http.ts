@@ -1,3 +1,4 @@
+import { contentMediaTypes } from "@dxs/domain/Content"
 import { BadRequest, Documents, Pages } from "@dxs/services"
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
@@ -85,6 +86,12 @@ export const DocumentsHttp = HttpApiBuilder.group(Api, "documents", (handlers) =
         .handle("bulk", ({ path, payload }) => documents.bulk(path.project_id, payload))
         .handle("archive", ({ path }) => documents.requestArchive(path.project_id, path.document_id))
         .handle("page", ({ path }) => pages.get(path.project_id, path.document_id, path.page_number))
+        .handle("content", ({ path, urlParams }) => {
+          const format = urlParams.format ?? "markdown"
+          return Effect.map(pages.content(path.project_id, path.document_id, format), (body) =>
+            HttpServerResponse.text(body, { contentType: contentMediaTypes[format] }),
+          )
+        })
         .handle("pageImage", ({ path, urlParams, request }) =>
           Effect.map(
             pages.image(path.project_id, path.document_id, path.page_number, {

@@ -2,16 +2,18 @@
  * `/projects/:projectId/documents/:documentId`: a document's pages, one at a time, with page navigation
  * (previous, next, a page number) and zoom (50 to 200 %). PDFs and images show the page image; other
  * types, or a page whose image is refused, show the page's text laid out from its layout boxes (scaled to
- * the page's size), or as plain text when it has none.
+ * the page's size), or as plain text when it has none. "Show tables" draws the page's detected tables over
+ * it; the text view reads the page block by block, its tables as tables (PageTables.tsx).
  */
 
 import type { DocumentPage, Document as DocumentRecord } from "@dxs/domain/Records"
 import { useQuery } from "@tanstack/react-query"
-import { type FormEvent, useEffect, useState } from "react"
+import { type FormEvent, type ReactNode, useEffect, useState } from "react"
 import { API_BASE, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, Loading } from "../components.tsx"
 import { apiQuery } from "../query.ts"
 import { Link, useTitle } from "../router.tsx"
+import { documentPathOf, PageBlocks, TablesOverlay } from "./PageTables.tsx"
 
 const ZOOM_MIN = 50
 const ZOOM_MAX = 200
@@ -35,6 +37,8 @@ export function DocumentViewerScreen({
   })
   const [pageNumber, setPageNumber] = useState(1)
   const [zoom, setZoom] = useState(100)
+  const [view, setView] = useState<View>("page")
+  const [showTables, setShowTables] = useState(false)
   const d = document.data
   useTitle(d?.file_name ?? "Document")
 
@@ -99,17 +103,64 @@ export function DocumentViewerScreen({
                 Zoom in
               </button>
             </fieldset>
+            <ViewControls view={view} onView={setView} showTables={showTables} onShowTables={setShowTables} />
           </div>
-          <PageView
-            key={`${d.version}/${pageNumber}`}
-            base={base}
-            document={d}
-            pageNumber={pageNumber}
-            width={(PAGE_WIDTH_PX * zoom) / 100}
-          />
+          {view === "text" ? (
+            <PageBlocks
+              key={`${d.version}/${pageNumber}`}
+              documentPath={documentPathOf(base, d.id)}
+              pageNumber={pageNumber}
+              label={`Text of page ${pageNumber} of ${d.file_name}`}
+            />
+          ) : (
+            <PageView
+              key={`${d.version}/${pageNumber}`}
+              base={base}
+              document={d}
+              pageNumber={pageNumber}
+              width={(PAGE_WIDTH_PX * zoom) / 100}
+              showTables={showTables}
+            />
+          )}
         </>
       )}
     </>
+  )
+}
+
+type View = "page" | "text"
+
+/** The page as drawn (its image or laid-out text) or read as text; tables drawn over the page or not. */
+function ViewControls({
+  view,
+  onView,
+  showTables,
+  onShowTables,
+}: {
+  readonly view: View
+  readonly onView: (view: View) => void
+  readonly showTables: boolean
+  readonly onShowTables: (show: boolean) => void
+}) {
+  return (
+    <fieldset className="view-controls">
+      <legend className="visually-hidden">View</legend>
+      {(["page", "text"] as const).map((v) => (
+        <label key={v}>
+          <input type="radio" name="viewer-view" checked={view === v} onChange={() => onView(v)} />
+          {v === "page" ? "Page view" : "Text view"}
+        </label>
+      ))}
+      <label>
+        <input
+          type="checkbox"
+          checked={showTables}
+          disabled={view !== "page"}
+          onChange={(e) => onShowTables(e.target.checked)}
+        />
+        Show tables
+      </label>
+    </fieldset>
   )
 }
 
@@ -163,23 +214,28 @@ function PageNavigation({
   )
 }
 
-/** One page: its image when the type has images and the image loads, else its text. */
+/** One page: its image when the type has images and the image loads, else its text; its tables over it. */
 function PageView({
   base,
   document: d,
   pageNumber,
   width,
+  showTables,
 }: {
   readonly base: string
   readonly document: DocumentRecord
   readonly pageNumber: number
   readonly width: number
+  readonly showTables: boolean
 }) {
   const [imageFailed, setImageFailed] = useState(false)
   const label = `Page ${pageNumber} of ${d.file_name}`
+  const overlay = showTables ? (
+    <TablesOverlay documentPath={documentPathOf(base, d.id)} pageNumber={pageNumber} width={width} />
+  ) : null
   if (IMAGE_TYPES.has(d.type) && !imageFailed)
     return (
-      <figure className="viewer-page" data-testid="viewer-page" data-page={pageNumber}>
+      <figure className="viewer-page viewer-image" data-testid="viewer-page" data-page={pageNumber}>
         <img
           src={`${API_BASE}${base}/documents/${seg(d.id)}/pages/${pageNumber}/image/?version=${d.version}`}
           alt={label}
@@ -187,9 +243,19 @@ function PageView({
           style={{ width: `${width}px`, height: "auto" }}
           onError={() => setImageFailed(true)}
         />
+        {overlay}
       </figure>
     )
-  return <PageText base={base} document={d} pageNumber={pageNumber} width={width} label={label} />
+  return (
+    <PageText
+      base={base}
+      document={d}
+      pageNumber={pageNumber}
+      width={width}
+      label={label}
+      overlay={overlay}
+    />
+  )
 }
 
 /** A page's text: laid out from its layout boxes when it has a size and boxes, else as plain text. */
@@ -199,12 +265,14 @@ function PageText({
   pageNumber,
   width,
   label,
+  overlay,
 }: {
   readonly base: string
   readonly document: DocumentRecord
   readonly pageNumber: number
   readonly width: number
   readonly label: string
+  readonly overlay: ReactNode
 }) {
   const page = useQuery(apiQuery<DocumentPage>(`${base}/documents/${seg(d.id)}/pages/${pageNumber}/`))
   if (page.data === undefined)
@@ -239,6 +307,7 @@ function PageText({
             {item.text}
           </span>
         ))}
+        {overlay}
       </figure>
     )
   }

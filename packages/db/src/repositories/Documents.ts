@@ -266,6 +266,42 @@ export const documentsExtractedFrom = (
     return r.rows
   })
 
+/** A document of an attachment tree: what its content needs to be written out. */
+export interface AttachedDocument {
+  readonly id: string
+  readonly parent_document_id: string | null
+  readonly file_name: string
+  readonly type: string
+  readonly status: string
+}
+
+/**
+ * The documents attached to this one (e-mail attachments) and theirs, at most `maxDepth` levels down and
+ * `limit` in all, in the order they were extracted (upload time, then id).
+ */
+export const attachmentTree = (
+  db: Conn,
+  projectId: string,
+  documentId: string,
+  maxDepth: number,
+  limit: number,
+): Effect.Effect<ReadonlyArray<AttachedDocument>> =>
+  Effect.promise(async () => {
+    const r = await sql<AttachedDocument>`
+      with recursive tree(id, depth) as (
+        select id, 1 from documents where parent_document_id = ${documentId} and project_id = ${projectId}
+        union
+        select d.id, t.depth + 1 from documents d join tree t on d.parent_document_id = t.id
+        where d.project_id = ${projectId} and t.depth < ${maxDepth}
+      )
+      select d.id, d.parent_document_id, d.file_name, d.type, d.status
+      from documents d join tree using (id)
+      order by d.uploaded_at, d.id
+      limit ${limit}
+    `.execute(db)
+    return r.rows
+  })
+
 /**
  * How many attachments up a document with this parent is: 0 without a parent, 1 for an attachment of an
  * upload, 2 for an attachment of an attached message… Counted up to `limit` at most.
@@ -422,8 +458,9 @@ export const insertDocumentCopy = (
       })
       .execute()
     await sql`
-      insert into pages (document_id, number, text, layout, width, height, unit)
-      select ${copy.id}, number, text, layout, width, height, unit from pages where document_id = ${source.id}
+      insert into pages (document_id, number, text, layout, tables, blocks, width, height, unit)
+      select ${copy.id}, number, text, layout, tables, blocks, width, height, unit
+      from pages where document_id = ${source.id}
     `.execute(trx)
   })
 

@@ -10,12 +10,15 @@ import type { PageRow } from "../Schema.ts"
 /** Pages per INSERT when a parse writes them. */
 const PAGE_INSERT_BATCH = 100
 
-/** A page as the parse stage writes it (`layout` as a JSON string). */
+/** A page as the parse stage writes it (`layout`, `tables` and `blocks` as JSON strings). */
 export interface NewPage {
   readonly document_id: string
   readonly number: number
   readonly text: string
   readonly layout: string
+  /** Empty when left out. */
+  readonly tables?: string
+  readonly blocks?: string
   readonly width: number | null
   readonly height: number | null
   readonly unit: string | null
@@ -36,7 +39,10 @@ export const replacePages = (
         .execute()
   })
 
-export type PageContent = Pick<PageRow, "number" | "text" | "layout" | "width" | "height" | "unit">
+export type PageContent = Pick<
+  PageRow,
+  "number" | "text" | "layout" | "tables" | "blocks" | "width" | "height" | "unit"
+>
 
 /** Page `pageNumber` (1-based) of the document. */
 export const findPage = (
@@ -47,7 +53,7 @@ export const findPage = (
   Effect.promise(() =>
     db
       .selectFrom("pages")
-      .select(["number", "text", "layout", "width", "height", "unit"])
+      .select(["number", "text", "layout", "tables", "blocks", "width", "height", "unit"])
       .where("document_id", "=", documentId)
       .where("number", "=", pageNumber)
       .executeTakeFirst(),
@@ -64,7 +70,17 @@ export const pagesOfDocuments = (
       .selectFrom("pages as pg")
       .innerJoin("documents as d", "d.id", "pg.document_id")
       .innerJoin("projects as p", "p.id", "d.project_id")
-      .select(["pg.document_id", "pg.number", "pg.text", "pg.layout", "pg.width", "pg.height", "pg.unit"])
+      .select([
+        "pg.document_id",
+        "pg.number",
+        "pg.text",
+        "pg.layout",
+        "pg.tables",
+        "pg.blocks",
+        "pg.width",
+        "pg.height",
+        "pg.unit",
+      ])
       .where("p.organization_id", "=", orgId)
       .where("pg.document_id", "in", documentIds)
       .orderBy("pg.document_id")
@@ -72,19 +88,22 @@ export const pagesOfDocuments = (
       .execute(),
   )
 
-/** The layout of each of these pages that exists (the pages extractions cite), in no particular order. */
+/**
+ * The layout and tables of each of these pages that exists (the pages extractions cite), in no particular
+ * order.
+ */
 export const pageLayouts = (
   db: Conn,
   pages: ReadonlyArray<{ readonly documentId: string; readonly pageNumber: number }>,
 ): Effect.Effect<
-  ReadonlyArray<Pick<PageRow, "document_id" | "number" | "layout" | "width" | "height" | "unit">>
+  ReadonlyArray<Pick<PageRow, "document_id" | "number" | "layout" | "tables" | "width" | "height" | "unit">>
 > =>
   pages.length === 0
     ? Effect.succeed([])
     : Effect.promise(() =>
         db
           .selectFrom("pages")
-          .select(["document_id", "number", "layout", "width", "height", "unit"])
+          .select(["document_id", "number", "layout", "tables", "width", "height", "unit"])
           .where(({ eb, refTuple, tuple }) =>
             eb(
               refTuple("document_id", "number"),
@@ -181,14 +200,25 @@ export const pageTextLengthsOfDocuments = (
           .execute(),
       ).pipe(Effect.map((rows) => new Map(rows.map((r) => [r.document_id, r.lengths.map(Number)]))))
 
-/** The text of the document's pages (all, or those numbered `numbers`), in page order. */
+/**
+ * The text of the document's pages (all, or those numbered `numbers`), in page order, with their tables,
+ * and the blocks that place them (only for pages that have tables: what the model prompt needs).
+ */
 export const pageTexts = (
   db: Conn,
   documentId: string,
   numbers?: ReadonlyArray<number>,
-): Effect.Effect<ReadonlyArray<{ readonly number: number; readonly text: string }>> =>
+): Effect.Effect<ReadonlyArray<Pick<PageRow, "number" | "text" | "tables" | "blocks">>> =>
   Effect.promise(() => {
-    let q = db.selectFrom("pages").select(["number", "text"]).where("document_id", "=", documentId)
+    let q = db
+      .selectFrom("pages")
+      .select([
+        "number",
+        "text",
+        "tables",
+        sql<PageRow["blocks"]>`case when tables = '[]'::jsonb then '[]'::jsonb else blocks end`.as("blocks"),
+      ])
+      .where("document_id", "=", documentId)
     if (numbers !== undefined) q = q.where("number", "in", numbers)
     return q.orderBy("number").execute()
   })

@@ -283,6 +283,7 @@ describe("the extractions of a result", () => {
       document_id: documentA,
       page_number: 1,
       relevant_passage: "Total 100",
+      value: "v",
     })
     expect(await run(extractionPassages(db, wanted, { projectId: otherProjectId }))).toEqual([])
     expect((await run(extractionPassages(db, wanted, { organizationId: orgId }))).length).toBe(2)
@@ -307,7 +308,9 @@ describe("the extractions of a result", () => {
         { documentId: documentA, pageNumber: 9 },
       ]),
     )
-    expect(pages).toEqual([{ document_id: documentA, number: 1, layout, width: 10, height: 20, unit: "pt" }])
+    expect(pages).toEqual([
+      { document_id: documentA, number: 1, layout, tables: [], width: 10, height: 20, unit: "pt" },
+    ])
     expect(await run(pageLayouts(db, []))).toEqual([])
   })
 })

@@ -46,6 +46,32 @@ export const LayoutItem = Schema.Struct({
 })
 export type LayoutItem = typeof LayoutItem.Type
 
+const Box = Schema.Tuple(Schema.Number, Schema.Number, Schema.Number, Schema.Number).annotations({
+  description: "[x0, y0, x1, y1]: top-left origin, in the page's unit",
+})
+
+export const TableCell = Schema.Struct({
+  row: Schema.Int.annotations({ description: "0-based row of the cell's top-left position" }),
+  column: Schema.Int.annotations({ description: "0-based column of the cell's top-left position" }),
+  row_span: Schema.Int.annotations({ description: "rows the cell covers (1 or more)" }),
+  column_span: Schema.Int.annotations({ description: "columns the cell covers (1 or more)" }),
+  text: Schema.String,
+  header: Schema.Boolean.annotations({ description: "a header cell (a header row, <th>)" }),
+  bbox: Schema.NullOr(Box).annotations({ description: "null for formats without coordinates" }),
+}).annotations({ identifier: "V1TableCell" })
+export type TableCell = typeof TableCell.Type
+
+export const PageTable = Schema.Struct({
+  bbox: Schema.NullOr(Box).annotations({ description: "null for formats without coordinates" }),
+  rows: Schema.Array(Schema.Array(Schema.String)).annotations({
+    description:
+      'the full grid, top row first: a spanning cell\'s text at its top-left position and "" in the positions it covers',
+  }),
+  cells: Schema.Array(TableCell).annotations({ description: "every cell once, by row then column" }),
+  continued: Schema.Boolean.annotations({ description: "the table goes on from the previous page" }),
+}).annotations({ identifier: "V1PageTable", description: "a table of the page, as cells" })
+export type PageTable = typeof PageTable.Type
+
 /** One parsed page of a processed document (the spec lists the endpoint without its shape). */
 export const DocumentPage = Schema.Struct({
   document_id: RecordId,
@@ -57,6 +83,10 @@ export const DocumentPage = Schema.Struct({
     description: "`pt` (PDF points) or `px` (image pixels); null for formats without a page size",
   }),
   layout: Schema.Array(LayoutItem).annotations({ description: "empty for formats without coordinates" }),
+  tables: Schema.Array(PageTable).annotations({
+    description:
+      "beyond the contract: the page's tables, top to bottom (PDF, Word, PowerPoint, Excel, HTML, e-mail)",
+  }),
 }).annotations({ identifier: "V1DocumentPage" })
 export type DocumentPage = typeof DocumentPage.Type
 

@@ -126,6 +126,35 @@ export const locatePassage = (
   return findPassage(ordered, passage) ?? bestLine(ordered, passage, value, valueType, false)
 }
 
+const markdownRow = /^\s*\|.*\|\s*$/u
+
+/**
+ * A passage quoted from the Markdown tables of the prompt (`| a | b |` rows) as the page text holds it:
+ * its cells joined by " | " (Word, web pages, e-mail), or by spaces (PDF lines); the quote itself when
+ * neither is on a page, or when it is no table row.
+ */
+export const asPageText = (passage: string, pages: ReadonlyArray<PageText>): string => {
+  const lines = passage.split("\n").filter((l) => l.trim() !== "")
+  if (lines.length === 0 || !lines.every((l) => markdownRow.test(l))) return passage
+  const rows = lines
+    .filter((l) => !/^\s*\|?[\s:|-]*-{3,}[\s:|-]*$/u.test(l))
+    .map((l) =>
+      l
+        .trim()
+        .replace(/^\|/u, "")
+        .replace(/(?<!\\)\|$/u, "")
+        .split(/(?<!\\)\|/u)
+        .map((c) => c.replace(/\\\|/gu, "|").replace(/<br>/gu, " ").trim()),
+    )
+  const variants = [
+    rows.map((cells) => cells.join(" | ").trim()).join("\n"),
+    rows.map((cells) => cells.filter((c) => c !== "").join(" ")).join("\n"),
+  ]
+  return (
+    variants.find((v) => v !== "" && pages.some((p) => findPassageOnPage(p.text, v) !== undefined)) ?? passage
+  )
+}
+
 export type Citation =
   | { readonly grounded: true; readonly pageNumber: number; readonly passage: string }
   | {
@@ -146,10 +175,11 @@ export type Citation =
 export const groundCitation = (
   pages: ReadonlyArray<PageText>,
   pageNumber: number | undefined,
-  passage: string,
+  quoted: string,
   value: string,
   valueType: ValueType,
 ): Citation => {
+  const passage = asPageText(quoted, pages)
   const cited = pageNumber ?? pages[0]?.pageNumber ?? 1
   const ordered = pages.length === 0 ? [] : citedFirst(pages, pageNumber)
   let first: Extract<Grounding, { grounded: false }> | undefined

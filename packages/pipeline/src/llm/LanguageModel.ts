@@ -4,6 +4,8 @@
  * OpenAI-compatible Chat Completions server). Requests carry everything the model needs; responses are
  * already normalised (numbers as canonical decimals) and report the calls they cost in `usage`.
  */
+import type { PageBlock } from "@dxs/domain/Content"
+import type { Table } from "@dxs/domain/Tables"
 import { Context, Data, type Effect } from "effect"
 import type { Citation } from "./Citations.ts"
 
@@ -34,6 +36,10 @@ export interface PageText {
   /** 1-based. */
   readonly pageNumber: number
   readonly text: string
+  /** The page's tables as cells (the prompt shows them as Markdown tables, the local extractor reads them). */
+  readonly tables?: ReadonlyArray<Table> | undefined
+  /** The page's blocks, which place its tables among its text (given with the tables). */
+  readonly blocks?: ReadonlyArray<PageBlock> | undefined
 }
 
 /**

@@ -5,6 +5,7 @@
  * expected, a missing optional text). A decoder answers `undefined` when the answer is malformed.
  */
 
+import { pageMarkdownText } from "@dxs/domain/Content"
 import type { TokenLogprob } from "./ChatCompletions.ts"
 import type {
   AgentSpec,
@@ -79,8 +80,19 @@ export const agentBlock = (agent: AgentSpec): string =>
   given("Unit", agent.unit) +
   given("Examples", agent.examples)
 
+/**
+ * The pages as the model reads them: each page's text, or for a page with tables its Markdown (its tables
+ * as Markdown tables, in place; pages without tables read exactly as their text, so their prompts stay the
+ * same).
+ */
 export const pagesBlock = (pages: ReadonlyArray<PageText>): string =>
-  pages.map((p) => `--- Page ${p.pageNumber} ---\n${p.text}`).join("\n\n")
+  pages.map((p) => `--- Page ${p.pageNumber} ---\n${promptText(p)}`).join("\n\n")
+
+/** A page's text for the prompt: Markdown when it has tables, else its text. */
+export const promptText = (p: PageText): string =>
+  p.tables !== undefined && p.tables.length > 0
+    ? pageMarkdownText({ text: p.text, blocks: p.blocks ?? [], tables: p.tables })
+    : p.text
 
 export const nullableString = { type: ["string", "null"] } as const
 

@@ -1,4 +1,6 @@
 import { isMainThread, parentPort } from "node:worker_threads"
+import type { PageBlock } from "@dxs/domain/Content"
+import type { Table } from "@dxs/domain/Tables"
 import { Data } from "effect"
 
 /**
@@ -27,6 +29,13 @@ export interface ParsedPage {
   readonly unit: "pt" | "px" | null
   /** Empty for formats without coordinates (Word, e-mail, text…). */
   readonly layout: ReadonlyArray<LayoutItem>
+  /** The page's tables as cells (boxes in the page's unit when it has coordinates). */
+  readonly tables?: ReadonlyArray<Table> | undefined
+  /**
+   * The page's blocks in reading order (headings, paragraphs, list items, tables, figures, captions,
+   * running headers and footers); absent when the format records none (they are then read from the text).
+   */
+  readonly blocks?: ReadonlyArray<PageBlock> | undefined
 }
 
 /** A file found inside another (an e-mail attachment): it becomes a document of its own. */

@@ -11,7 +11,7 @@ import {
   simpleParser,
 } from "mailparser"
 import { type Backend, ParseFailure, type ParseLimits, type ParseOutput } from "./Backend.ts"
-import { htmlToText } from "./Html.ts"
+import { htmlToStructuredText } from "./Html.ts"
 import { cleanBody, type MessagePart, mailbox, messageOutput, splitParts } from "./Message.ts"
 
 const parserOptions: SimpleParserOptions & { readonly ignoreEmbedded: boolean } = {
@@ -104,6 +104,7 @@ export const parseInternetMessage = async (bytes: Uint8Array, limits: ParseLimit
   const html = typeof mail.html === "string" ? mail.html : ""
   const fromText = mail.text !== undefined && mail.text.trim() !== ""
   const { kept, skipped } = splitParts(mail.attachments.map(partOf(html)))
+  const converted = !fromText && html ? htmlToStructuredText(html) : undefined
   return messageOutput(
     {
       parser: fromText || !html ? "mailparser" : "mailparser+html-to-text",
@@ -113,7 +114,8 @@ export const parseInternetMessage = async (bytes: Uint8Array, limits: ParseLimit
       date: dateOf(mail.headerLines),
       subject: mail.subject,
       messageId: mail.messageId,
-      body: cleanBody(fromText ? mail.text! : html ? htmlToText(html) : ""),
+      body: cleanBody(fromText ? mail.text! : (converted?.text ?? "")),
+      structure: converted?.structure,
       bodyFormat: fromText ? "text" : html ? "html" : "none",
       kept,
       skipped,

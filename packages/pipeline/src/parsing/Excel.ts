@@ -1,3 +1,5 @@
+import type { PageBlock } from "@dxs/domain/Content"
+import type { Table } from "@dxs/domain/Tables"
 import ExcelJS from "exceljs"
 import { type Backend, ParseFailure, type ParseInput, type ParseOutput, pageText } from "./Backend.ts"
 import {
@@ -8,6 +10,7 @@ import {
   type OoxmlPackage,
   parseModernOrConverted,
 } from "./Ooxml.ts"
+import { type MergedRange, type SheetCell, sheetTables } from "./SheetTables.ts"
 
 /**
  * Spreadsheets: one page per sheet (hidden ones too, marked), a header line naming the sheet and its
@@ -125,6 +128,8 @@ interface SheetText {
   readonly range: string | undefined
   readonly cells: number
   readonly truncated: boolean
+  readonly tables: ReadonlyArray<Table>
+  readonly blocks: ReadonlyArray<PageBlock>
 }
 
 /**
@@ -141,6 +146,17 @@ class SheetWriter {
   private bottom = 0
   private right = 0
   private firstLeftOut = 0
+  private readonly kept: Array<SheetCell> = []
+  private readonly merges = new Map<string, { top: number; left: number; bottom: number; right: number }>()
+
+  /** A cell of the merged range whose first cell is at `top`, `left`. */
+  merged(top: number, left: number, row: number, column: number) {
+    const key = `${top}:${left}`
+    const range = this.merges.get(key) ?? { top, left, bottom: top, right: left }
+    range.bottom = Math.max(range.bottom, row)
+    range.right = Math.max(range.right, column)
+    this.merges.set(key, range)
+  }
 
   add(row: number, column: number, text: string) {
     this.count++
@@ -155,6 +171,7 @@ class SheetWriter {
     if (row !== this.rowNumber) this.endRow()
     this.rowNumber = row
     this.row.push(`${columnLetters(column)}${row}: ${text}`)
+    this.kept.push({ row, column, text })
   }
 
   private endRow() {
@@ -164,27 +181,33 @@ class SheetWriter {
 
   page(title: string): SheetText {
     this.endRow()
-    if (this.count === 0)
-      return { text: `Sheet: ${title} (empty)`, range: undefined, cells: 0, truncated: false }
+    if (this.count === 0) {
+      const text = `Sheet: ${title} (empty)`
+      const blocks: Array<PageBlock> = [{ kind: "heading", text, bbox: null, level: 2 }]
+      return { text, range: undefined, cells: 0, truncated: false, tables: [], blocks }
+    }
     const range = `${columnLetters(this.left)}${this.top}:${columnLetters(this.right)}${this.bottom}`
-    const lines = [`Sheet: ${title} (${range})`, ...this.rows]
+    const heading = `Sheet: ${title} (${range})`
+    const lines = [heading, ...this.rows]
     const truncated = this.count > maxCellsPerSheet
-    if (truncated)
-      lines.push(
-        "",
-        `[truncated: ${(this.count - maxCellsPerSheet).toLocaleString("en-US")} more non-empty cells from row ${this.firstLeftOut} to row ${this.bottom} are not shown; the first ${maxCellsPerSheet.toLocaleString("en-US")} are]`,
-      )
-    return { text: pageText(lines), range, cells: this.count, truncated }
+    const note = `[truncated: ${(this.count - maxCellsPerSheet).toLocaleString("en-US")} more non-empty cells from row ${this.firstLeftOut} to row ${this.bottom} are not shown; the first ${maxCellsPerSheet.toLocaleString("en-US")} are]`
+    if (truncated) lines.push("", note)
+    const { tables, blocks } = sheetTables(this.kept, [...this.merges.values()] satisfies Array<MergedRange>)
+    blocks.unshift({ kind: "heading", text: heading, bbox: null, level: 2 })
+    if (truncated) blocks.push({ kind: "paragraph", text: note, bbox: null })
+    return { text: pageText(lines), range, cells: this.count, truncated, tables, blocks }
   }
 }
 
-const pageOf = (number: number, text: string) => ({
+const pageOf = (number: number, page: SheetText) => ({
   number,
-  text,
+  text: page.text,
   width: null,
   height: null,
   unit: null,
   layout: [],
+  tables: page.tables,
+  blocks: page.blocks,
 })
 
 const sheetLabel = (name: string, state: string | undefined): string =>
@@ -210,8 +233,11 @@ const parseWorkbook = async (input: ParseInput, parser = "exceljs"): Promise<Par
     const writer = new SheetWriter()
     sheet.eachRow({ includeEmpty: false }, (row, rowNumber) => {
       row.eachCell({ includeEmpty: false }, (cell, columnNumber) => {
-        // The other cells of a merged range repeat the value of its first: shown once.
-        if (cell.type === ExcelJS.ValueType.Merge) return
+        // The other cells of a merged range repeat the value of its first: shown once, spanning them.
+        if (cell.type === ExcelJS.ValueType.Merge) {
+          writer.merged(Number(cell.master.row), Number(cell.master.col), rowNumber, columnNumber)
+          return
+        }
         const text = scalarText(cell.value, { numFmt: cell.numFmt, date1904 })
         if (text !== "") writer.add(rowNumber, columnNumber, text)
       })
@@ -225,7 +251,7 @@ const parseWorkbook = async (input: ParseInput, parser = "exceljs"): Promise<Par
       cells: page.cells,
       ...(page.truncated ? { truncated: true } : {}),
     })
-    return pageOf(index + 1, page.text)
+    return pageOf(index + 1, page)
   })
   return {
     parser,
@@ -292,7 +318,7 @@ const parseWithOfficeParser = async (
       cells: page.cells,
       ...(page.truncated ? { truncated: true } : {}),
     })
-    return pageOf(index + 1, page.text)
+    return pageOf(index + 1, page)
   })
   return {
     parser: "officeparser",
@@ -421,7 +447,7 @@ const parseCsv = async (input: ParseInput): Promise<ParseOutput> => {
   const page = writer.page(input.fileName)
   return {
     parser: "csv",
-    pages: [pageOf(1, page.text)],
+    pages: [pageOf(1, page)],
     metadata: {
       encoding,
       delimiter: delimiterNames[delimiter] ?? delimiter,

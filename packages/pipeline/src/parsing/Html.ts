@@ -6,6 +6,13 @@
 import { createRequire } from "node:module"
 import { type Backend, ParseFailure } from "./Backend.ts"
 import {
+  collectStructure,
+  type DomNode,
+  type Formatter,
+  headingFormatter,
+  tableFormatter,
+} from "./HtmlTables.ts"
+import {
   chunkText,
   countCharacters,
   decodeText,
@@ -14,24 +21,9 @@ import {
   pageSource,
   textPages,
 } from "./TextPages.ts"
+import { placeStructure, type TextStructure } from "./TextStructure.ts"
 
-// The subset of html-to-text 10 used here (the package ships no type declarations).
-interface DomElement {
-  readonly type: string
-  readonly attribs?: Readonly<Record<string, string>>
-  readonly children?: ReadonlyArray<DomElement>
-  readonly prev?: DomElement | null
-}
-interface TextBuilder {
-  addInline(text: string): void
-  openBlock(options: { leadingLineBreaks: number }): void
-  closeBlock(options: { trailingLineBreaks: number }): void
-}
-type Formatter = (
-  element: DomElement,
-  walk: (nodes: ReadonlyArray<DomElement> | undefined, builder: TextBuilder) => void,
-  builder: TextBuilder,
-) => void
+// html-to-text 10 ships no type declarations; its formatter API is typed in HtmlTables.ts.
 type Convert = (html: string, options: object) => string
 
 /**
@@ -49,9 +41,9 @@ const loadConvert = (): Convert => {
 
 let convert: Convert | undefined
 
-/** A table cell: the cells of a row go on one line, separated by " | ". */
+/** A layout table's cell: the cells of a row go on one line, separated by " | ". */
 const cell: Formatter = (element, walk, builder) => {
-  let previous = element.prev
+  let previous: DomNode | null | undefined = element.prev
   while (previous && previous.type !== "tag") previous = previous.prev
   if (previous) builder.addInline(" | ")
   walk(element.children, builder)
@@ -63,20 +55,20 @@ const altText: Formatter = (element, _walk, builder) => {
   if (alt) builder.addInline(alt)
 }
 
-const heading = (selector: string) => ({ selector, options: { uppercase: false } })
+const heading = (selector: string) => ({ selector, format: "heading" })
 const skip = (selector: string) => ({ selector, format: "skip" })
 
 const options = {
   wordwrap: false,
   // Input beyond html-to-text's default 16 MiB would be cut silently; the worker's limits bound it instead.
   limits: { maxInputLength: Number.MAX_SAFE_INTEGER, maxDepth: 400 },
-  formatters: { cell, altText },
+  formatters: { cell, altText, table: tableFormatter, heading: headingFormatter },
   selectors: [
     { selector: "a", options: { ignoreHref: true } },
     { selector: "img", format: "altText" },
     ...["h1", "h2", "h3", "h4", "h5", "h6"].map(heading),
     ...["noscript", "template", "svg", "canvas", "iframe", "object", "button", "select", "hr"].map(skip),
-    { selector: "table", format: "block", options: { leadingLineBreaks: 2, trailingLineBreaks: 2 } },
+    { selector: "table", format: "table" },
     { selector: "tr", format: "block", options: { leadingLineBreaks: 1, trailingLineBreaks: 1 } },
     { selector: "caption", format: "block", options: { leadingLineBreaks: 1, trailingLineBreaks: 1 } },
     { selector: "td", format: "cell" },
@@ -85,14 +77,25 @@ const options = {
 }
 
 /** The readable text of an HTML document or fragment, paragraphs separated by a blank line. */
-export const htmlToText = (html: string): string => {
+export const htmlToText = (html: string): string => htmlToStructuredText(html).text
+
+/**
+ * The readable text of an HTML document or fragment and its structure: its data tables (written in the
+ * text one line per row) and headings. Place them on pages with `placeStructure`.
+ */
+export const htmlToStructuredText = (
+  html: string,
+): { readonly text: string; readonly structure: TextStructure } => {
   convert ??= loadConvert()
-  return normaliseLineEnds(convert(html, options))
+  const run = convert
+  const { result, structure } = collectStructure(() => run(html, options))
+  const text = normaliseLineEnds(result)
     .split("\n")
     .map((line) => line.trimEnd())
     .join("\n")
     .replace(/\n{3,}/g, "\n\n")
     .trim()
+  return { text, structure }
 }
 
 /** Text with entities decoded and white space collapsed, for attribute values and the title. */
@@ -163,8 +166,8 @@ export const htmlBackend: Backend = {
     if (looksBinary(decoded.text))
       throw new ParseFailure({ reason: "the file is not an HTML page (it looks binary)" })
     const info = pageInfo(decoded.text)
-    const text = htmlToText(decoded.text)
-    const pages = textPages(chunkText(text), limits)
+    const { text, structure } = htmlToStructuredText(decoded.text)
+    const pages = placeStructure(textPages(chunkText(text), limits), structure)
     return {
       parser: "html-to-text",
       pages,

@@ -7,6 +7,7 @@
 import { extensionOfMimeType, mimeTypeOfFileName, unreadFormats } from "@dxs/domain/DocumentType"
 import type { ExtractedAttachment, ParseLimits, ParseOutput } from "./Backend.ts"
 import { chunkText, pageChars, pageSource, textPages } from "./TextPages.ts"
+import { noStructure, placeStructure, type TextStructure } from "./TextStructure.ts"
 
 export const extensionOf = (name: string): string => {
   const dot = name.lastIndexOf(".")
@@ -140,6 +141,8 @@ export interface MessageContent {
   readonly skipped: ReadonlyArray<SkippedAttachment>
   /** Further metadata of the format (the Outlook message class). */
   readonly metadata?: Readonly<Record<string, unknown>>
+  /** The tables and headings of an HTML body. */
+  readonly structure?: TextStructure | undefined
 }
 
 /** The pages and metadata of a message. */
@@ -158,7 +161,7 @@ export const messageOutput = (m: MessageContent, limits: ParseLimits): ParseOutp
     .join("\n")
   const [first = "", ...rest] = chunkText(m.body, pageChars)
   const firstPage = [headerBlock, first].filter((part) => part !== "").join("\n\n")
-  const pages = textPages([firstPage, ...rest], limits)
+  const pages = placeStructure(textPages([firstPage, ...rest], limits), m.structure ?? noStructure)
   return {
     parser: m.parser,
     pages,

@@ -10,7 +10,7 @@ import msgReaderModule, { type FieldsData } from "@kenjiuno/msgreader"
 import { type Backend, ParseFailure, type ParseLimits, type ParseOutput } from "./Backend.ts"
 import { checkCompoundFile } from "./CompoundFile.ts"
 import { isCompoundFile, parseInternetMessage } from "./Email.ts"
-import { declaredCharset, htmlToText } from "./Html.ts"
+import { declaredCharset, htmlToStructuredText } from "./Html.ts"
 import {
   cleanBody,
   type MessagePart,
@@ -250,6 +250,7 @@ export const parseOutlookMessage = async (bytes: Uint8Array, limits: ParseLimits
   const text = str(f, "body") ?? ""
   const fromText = text.trim() !== ""
   const { kept, skipped } = splitParts(parts(reading, html))
+  const converted = !fromText && html ? htmlToStructuredText(html) : undefined
   return messageOutput(
     {
       parser: fromText || !html ? "msgreader" : "msgreader+html-to-text",
@@ -259,7 +260,8 @@ export const parseOutlookMessage = async (bytes: Uint8Array, limits: ParseLimits
       date: isoDate(str(f, "clientSubmitTime") ?? str(f, "messageDeliveryTime") ?? header(f, "date")),
       subject: str(f, "subject"),
       messageId: str(f, "messageId")?.trim() || header(f, "message-id"),
-      body: cleanBody(fromText ? text : html ? htmlToText(html) : ""),
+      body: cleanBody(fromText ? text : (converted?.text ?? "")),
+      structure: converted?.structure,
       bodyFormat: fromText ? "text" : html ? "html" : "none",
       kept,
       skipped,

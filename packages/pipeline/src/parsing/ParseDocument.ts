@@ -108,6 +108,31 @@ const numbered = (pages: ReadonlyArray<ParsedPage>): ReadonlyArray<ParsedPage> =
   return valid ? pages : pages.map((p, i) => ({ ...p, number: i + 1 }))
 }
 
+/** A box with four finite numbers, else null. */
+const box = (b: unknown): [number, number, number, number] | null =>
+  Array.isArray(b) && b.length === 4 && b.every((n) => finite(n) !== null)
+    ? (b as [number, number, number, number])
+    : null
+
+/** The page's tables as stored: texts without NUL, boxes of finite numbers. */
+const tablesJson = (p: ParsedPage) =>
+  JSON.stringify(
+    (p.tables ?? []).map((t) => ({
+      bbox: box(t.bbox),
+      cells: t.cells.map((c) => ({ ...c, text: clean(c.text), bbox: box(c.bbox) })),
+      continued: t.continued === true,
+    })),
+  )
+
+const blocksJson = (p: ParsedPage) =>
+  JSON.stringify(
+    (p.blocks ?? []).map((b) => ({
+      ...b,
+      text: clean(b.text),
+      bbox: box(b.bbox),
+    })),
+  )
+
 const pageRows = (documentId: string, pages: ReadonlyArray<ParsedPage>) =>
   pages.map((p) => ({
     document_id: documentId,
@@ -123,6 +148,8 @@ const pageRows = (documentId: string, pages: ReadonlyArray<ParsedPage>) =>
         ...(finite(item.confidence) === null ? {} : { confidence: item.confidence }),
       })),
     ),
+    tables: tablesJson(p),
+    blocks: blocksJson(p),
     width: finite(p.width),
     height: finite(p.height),
     unit: p.unit ?? null,

@@ -3,21 +3,20 @@ import { dirname } from "node:path"
 import type { PDFDocumentLoadingTask, PDFDocumentProxy, PDFPageProxy } from "pdfjs-dist/legacy/build/pdf.mjs"
 import { type ParsedPage, ParseFailure, type ParseInput, type ParseOutput } from "./Backend.ts"
 import { ocrPng } from "./Ocr.ts"
+import type { Matrix } from "./PdfGraphics.ts"
+import { pageGraphicsOf } from "./PdfJsGraphics.ts"
+import { finishPdfPages, type PdfPageContent, pdfPageContent, showsScan } from "./PdfPage.ts"
 import {
   hasPdfHeader,
   infoText,
   message,
-  minDrawnPaths,
-  minTextChars,
   ocrResolution,
   type Resolution,
-  readable,
   renderResolution,
   round,
   scaleForSize,
   sentence,
   type TextRun,
-  textOfRuns,
 } from "./PdfText.ts"
 
 /**
@@ -177,27 +176,6 @@ function* runsOfItems(items: ReadonlyArray<object>, vt: ReadonlyArray<number>): 
   }
 }
 
-/**
- * Whether a page without text shows something OCR could read: a real image (not a stretched 1-pixel rule or
- * a small icon; pdfjs inlines those as small inline images anyway), or many paths (text drawn as outlines).
- */
-const looksScanned = async (pdfjs: Pdfjs, page: PDFPageProxy): Promise<boolean> => {
-  const { fnArray, argsArray } = await page.getOperatorList()
-  const { OPS } = pdfjs
-  let paths = 0
-  for (let i = 0; i < fnArray.length; i++) {
-    const op = fnArray[i]
-    const args = argsArray[i] as Array<unknown> | null
-    if (op === OPS.paintImageXObject) {
-      if (readable(Number(args?.[1]), Number(args?.[2]))) return true
-    } else if (op === OPS.paintImageMaskXObject) {
-      const mask = args?.[0] as { width?: unknown; height?: unknown } | undefined
-      if (readable(Number(mask?.width), Number(mask?.height))) return true
-    } else if (op === OPS.constructPath && ++paths >= minDrawnPaths) return true
-  }
-  return false
-}
-
 /** Pixels per point for a resolution, reduced to keep within its largest side and pixel count. */
 const scaleFor = (page: PDFPageProxy, resolution: Resolution): number => {
   const { width, height } = page.getViewport({ scale: 1 })
@@ -278,8 +256,9 @@ interface OcrContext {
 }
 
 /** The page's OCR text when it has (almost) no text layer but shows an image, else undefined. */
-const ocrIfScanned = async (ctx: OcrContext, page: PDFPageProxy, chars: number) => {
-  if (chars >= minTextChars || !(await looksScanned(ctx.pdfjs, page))) return undefined
+const ocrIfScanned = async (ctx: OcrContext, page: PDFPageProxy, content: PdfPageContent) => {
+  if (!showsScan(content)) return undefined
+  const chars = content.chars
   const scale = scaleFor(page, ocrResolution)
   const ocr = await ocrPng(await renderPng(ctx.canvas, page, scale), { scale })
   return ocr.text.replace(/\s/g, "").length > chars ? ocr : undefined
@@ -307,12 +286,15 @@ const parse = async (input: ParseInput): Promise<ParseOutput> => {
         const loaded = await current
         page = loaded.page
         const viewport = page.getViewport({ scale: 1 })
-        let { text, layout, chars } = textOfRuns(runsOfItems(loaded.content.items, viewport.transform))
+        const vt = viewport.transform as unknown as Matrix
+        const shown = page
+        let content = await pdfPageContent([...runsOfItems(loaded.content.items, vt)], () =>
+          pageGraphicsOf(pdfjs, shown, vt),
+        )
         try {
-          const ocr = await ocrIfScanned({ pdfjs, canvas }, page, chars)
+          const ocr = await ocrIfScanned({ pdfjs, canvas }, page, content)
           if (ocr !== undefined) {
-            text = ocr.text
-            layout = [...ocr.words]
+            content = { ...content, text: ocr.text, layout: [...ocr.words], tables: [], blocks: [] }
             ocrPages.push(n)
           }
         } catch (e) {
@@ -320,7 +302,8 @@ const parse = async (input: ParseInput): Promise<ParseOutput> => {
           ocrFailures.push({ page: n, reason: failure(e).reason })
         }
         const size = { width: round(viewport.width), height: round(viewport.height) }
-        pages.push({ number: n, text, ...size, unit: "pt", layout })
+        const { text, layout, tables, blocks } = content
+        pages.push({ number: n, text, ...size, unit: "pt", layout, tables, blocks })
       } catch (e) {
         // A damaged page (truncated file, broken object): keep the others.
         firstError ??= e
@@ -341,7 +324,7 @@ const parse = async (input: ParseInput): Promise<ParseOutput> => {
     const first = pages.find((p) => p.width !== null)
     return {
       parser: ocrPages.length > 0 ? "pdfjs-dist+tesseract.js" : "pdfjs-dist",
-      pages,
+      pages: finishPdfPages(pages),
       metadata: {
         ...metadata,
         page_count: count,

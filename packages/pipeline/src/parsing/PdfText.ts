@@ -89,11 +89,33 @@ export interface TextRun {
   readonly size: number
 }
 
+/** A line of the rebuilt text with where it is: what page structure (PdfLayout.ts) is read from. */
+export interface TextLine {
+  readonly text: string
+  /** Top-left page points. */
+  readonly x0: number
+  readonly y0: number
+  readonly x1: number
+  readonly y1: number
+  /** The largest font size on the line. */
+  readonly size: number
+  /** A blank line comes before it in the text: it starts a block. */
+  readonly startsBlock: boolean
+}
+
 export interface PageText {
   readonly text: string
   readonly layout: Array<LayoutItem>
   /** Characters of visible text, for "does this page have a text layer". */
   readonly chars: number
+  /** The lines of `text` with their boxes (the text's own lines, before blank lines are tidied). */
+  readonly lines: Array<TextLine>
+  /**
+   * Evidence of text set in columns, which tables need: the longest stretch of lines (one line without
+   * may interrupt it) that each have a gap of about an em or more between two runs, or the number of jumps
+   * back up the page (text drawn column by column), whichever is more. Pages without are not searched.
+   */
+  readonly columnEvidence: number
 }
 
 /**
@@ -105,7 +127,39 @@ export interface PageText {
 export const textOfRuns = (runs: Iterable<TextRun>): PageText => {
   const lines: Array<string> = []
   const layout: Array<LayoutItem> = []
+  const boxes: Array<TextLine> = []
   let line = ""
+  // The current line's box and size, and whether a blank line came before it.
+  let lx0 = 0
+  let ly0 = 0
+  let lx1 = 0
+  let ly1 = 0
+  let lsize = 0
+  let lblock = false
+  let jumps = 0
+  let wideGapOnLine = false
+  // Lines with wide gaps in a row (one line without may come between), and the longest such stretch.
+  let streak = 0
+  let without = 0
+  let longest = 0
+  const countLine = () => {
+    if (wideGapOnLine) {
+      streak++
+      without = 0
+      longest = Math.max(longest, streak)
+    } else if (++without > 1) streak = 0
+  }
+  const endLine = () => {
+    boxes.push({
+      text: line,
+      x0: round(lx0),
+      y0: round(ly0),
+      x1: round(lx1),
+      y1: round(ly1),
+      size: lsize,
+      startsBlock: lblock,
+    })
+  }
   let chars = 0
   let space = false
   let eol = false
@@ -169,22 +223,43 @@ export const textOfRuns = (runs: Iterable<TextRun>): PageText => {
         eol || dx * pdx + dy * pdy < 0.99 || Math.abs(across - pAcross) > 0.5 * big || gap < -big
       if (newLine) {
         lines.push(line)
+        endLine()
         const step = across - lineAcross
         const block =
           step < -big || (step > 1.5 * big && (pitch > 0 ? step > 1.35 * pitch : step > 2.4 * big))
         if (block) lines.push("")
+        if (step < -big) jumps++
+        countLine()
+        wideGapOnLine = false
+        lblock = block
+        lx0 = x
+        ly0 = y
+        lx1 = x + w
+        ly1 = y + h
+        lsize = size
         // The usual step between lines of a block: a block's own gap does not count.
         if (step > 0 && !block) pitch = step
         lineAcross = across
         line = str
       } else {
         if ((space || gap > 0.15 * big) && !line.endsWith(" ") && !str.startsWith(" ")) line += " "
+        if (gap > 0.9 * big) wideGapOnLine = true
         line += str
+        lx0 = Math.min(lx0, x)
+        ly0 = Math.min(ly0, y)
+        lx1 = Math.max(lx1, x + w)
+        ly1 = Math.max(ly1, y + h)
+        lsize = Math.max(lsize, size)
       }
     } else {
       open = true
       lineAcross = across
       line = str
+      lx0 = x
+      ly0 = y
+      lx1 = x + w
+      ly1 = y + h
+      lsize = size
     }
     space = false
     eol = hasEOL
@@ -198,6 +273,10 @@ export const textOfRuns = (runs: Iterable<TextRun>): PageText => {
     chars += str.length
     layout.push({ text: str, x: round(x), y: round(y), width: round(w), height: round(h) })
   }
-  if (open) lines.push(line)
-  return { text: pageText(lines), layout, chars }
+  if (open) {
+    lines.push(line)
+    endLine()
+  }
+  countLine()
+  return { text: pageText(lines), layout, chars, lines: boxes, columnEvidence: Math.max(longest, jumps) }
 }

@@ -1,6 +1,9 @@
+import type { PageBlock } from "@dxs/domain/Content"
+import { layoutTable, type Table, tableLines } from "@dxs/domain/Tables"
 import { type Backend, ParseFailure, type ParseInput, type ParseOutput, pageText } from "./Backend.ts"
 import { childElements, firstChild, ns, parseXml } from "./OfficeXml.ts"
 import { coreProperties, inspectOoxml, maxZipEntries, parseModernOrConverted } from "./Ooxml.ts"
+import { slidePartsInOrder, slideTables } from "./PowerPointTables.ts"
 
 /**
  * PowerPoint presentations: one page per slide, in the order the presentation shows them, the slide's
@@ -51,51 +54,117 @@ const chartLines = (chart: ChartData | undefined, text: string | undefined): Arr
   return ["", title === "" ? "Chart:" : `Chart: ${title}`, ...header, ...rows, ""]
 }
 
-const nodeLinesWith = (charts: ReadonlyMap<string, ChartData>) => {
-  const nodeLines = (node: AstNode): Array<string> => {
+/** A chart's data as a table: a header row of category labels, a row per series (none without data). */
+const chartTable = (chart: ChartData | undefined): Table | undefined => {
+  const sets = chart?.dataSets ?? []
+  if (sets.length === 0) return undefined
+  const labels = chart?.labels ?? []
+  const header = labels.length > 0 ? [["Series", ...labels.map(clean)]] : []
+  const rows = sets.map((set) => [clean(set.name) || "Series", ...(set.values ?? []).map(clean)])
+  return layoutTable(
+    [...header, ...rows].map((row, r) => row.map((text) => ({ text, header: r === 0 && header.length > 0 }))),
+  )
+}
+
+/** A table as officeparser reads it (no spans; a cell's paragraphs run together), when the XML has none. */
+const astTable = (node: AstNode): Table | undefined =>
+  layoutTable(
+    (node.children ?? []).map((row) => (row.children ?? []).map((cell) => ({ text: clean(cell.text) }))),
+  )
+
+/** A slide's (or its notes') text lines, blocks and tables; `xmlTables` are the slide's, in order. */
+class SlideWriter {
+  readonly lines: Array<string> = []
+  readonly blocks: Array<PageBlock> = []
+  readonly tables: Array<Table> = []
+  private nextTable = 0
+
+  constructor(
+    private readonly charts: ReadonlyMap<string, ChartData>,
+    private readonly xmlTables: ReadonlyArray<Table | undefined>,
+  ) {}
+
+  private table(table: Table, caption?: string) {
+    if (caption !== undefined) this.blocks.push({ kind: "caption", text: caption, bbox: null })
+    this.tables.push(table)
+    this.blocks.push({
+      kind: "table",
+      text: tableLines(table).join("\n"),
+      bbox: null,
+      table: this.tables.length - 1,
+    })
+  }
+
+  node(node: AstNode): void {
     switch (node.type) {
       case "paragraph":
       case "heading":
       case "text": {
         const text = clean(node.text)
-        return text === "" ? [] : [text]
+        if (text === "") return
+        this.lines.push(text)
+        this.blocks.push(
+          node.type === "heading"
+            ? { kind: "heading", text, bbox: null, level: 1 }
+            : { kind: "paragraph", text, bbox: null },
+        )
+        return
       }
       case "list": {
         const text = clean(node.text)
-        if (text === "") return []
+        if (text === "") return
         const meta = metadataOf(node)
-        const indent = "  ".repeat(Math.max(0, Math.min(8, Number(meta.indentation) || 0)))
+        const level = Math.max(0, Math.min(8, Number(meta.indentation) || 0))
         const mark = meta.listType === "ordered" ? `${(Number(meta.itemIndex) || 0) + 1}.` : "-"
-        return [`${indent}${mark} ${text}`]
+        this.lines.push(`${"  ".repeat(level)}${mark} ${text}`)
+        this.blocks.push({ kind: "list_item", text: `${mark} ${text}`, bbox: null, level })
+        return
       }
       case "table": {
-        const rows = (node.children ?? [])
-          .map((row) => (row.children ?? []).map((cell) => clean(cell.text).replace(/\s+/gu, " ")))
-          .filter((cells) => cells.some((c) => c !== ""))
-          .map((cells) => cells.join(" | "))
-        return rows.length === 0 ? [] : ["", ...rows, ""]
+        const table = this.xmlTables[this.nextTable++] ?? astTable(node)
+        if (table === undefined) return
+        this.lines.push("", ...tableLines(table), "")
+        this.table(table)
+        return
       }
-      case "chart":
-        return chartLines(charts.get(String(metadataOf(node).attachmentName ?? "")), node.text)
+      case "chart": {
+        const chart = this.charts.get(String(metadataOf(node).attachmentName ?? ""))
+        const lines = chartLines(chart, node.text)
+        this.lines.push(...lines)
+        const table = chartTable(chart)
+        if (table !== undefined) this.table(table, lines[1])
+        else if (lines.length > 0) this.blocks.push({ kind: "paragraph", text: lines[1]!, bbox: null })
+        return
+      }
       case "image":
       case "comment":
       case "slideMaster":
-        return []
+        return
       default: {
-        if (node.children && node.children.length > 0) return node.children.flatMap(nodeLines)
+        if (node.children && node.children.length > 0) {
+          for (const child of node.children) this.node(child)
+          return
+        }
         const text = clean(node.text)
-        return text === "" ? [] : [text]
+        if (text === "") return
+        this.lines.push(text)
+        this.blocks.push({ kind: "paragraph", text, bbox: null })
       }
     }
   }
-  return nodeLines
 }
 
 /** A notes page's text without the slide-number placeholder every notes page carries. */
-const notesLines = (slide: AstNode, slideNumber: number, nodeLines: (node: AstNode) => Array<string>) =>
-  (slide.notes ?? [])
-    .flatMap((note) => (note.children ?? []).flatMap(nodeLines))
-    .filter((line) => line.trim() !== String(slideNumber))
+const writeNotes = (slide: AstNode, slideNumber: number, writer: SlideWriter) => {
+  const notes = new SlideWriter(new Map(), [])
+  for (const note of slide.notes ?? []) for (const child of note.children ?? []) notes.node(child)
+  const keep = (text: string) => text.trim() !== String(slideNumber)
+  const lines = notes.lines.filter(keep)
+  if (lines.length === 0) return
+  writer.lines.push("", "Notes:", ...lines)
+  writer.blocks.push({ kind: "paragraph", text: "Notes:", bbox: null })
+  writer.blocks.push(...notes.blocks.filter((b) => keep(b.text) && b.kind !== "table"))
+}
 
 /** How many slides the presentation lists (p:sldIdLst), when ppt/presentation.xml can be read. */
 const listedSlideCount = (xml: Buffer | undefined): number => {
@@ -110,7 +179,12 @@ const listedSlideCount = (xml: Buffer | undefined): number => {
 }
 
 const parseOpenXml = async (input: ParseInput, parser = "officeparser"): Promise<ParseOutput> => {
-  const pkg = await inspectOoxml(input, "powerpoint", { keep: (name) => name === "ppt/presentation.xml" })
+  const pkg = await inspectOoxml(input, "powerpoint", {
+    keep: (name) =>
+      name === "ppt/presentation.xml" ||
+      name === "ppt/_rels/presentation.xml.rels" ||
+      /^ppt\/slides\/slide\d+\.xml$/u.test(name),
+  })
   const { OfficeParser } = await import("officeparser")
   // Charts are read with the attachments, pictures and all: only when there are charts, and the whole
   // file is small enough to hold its pictures in memory twice.
@@ -155,14 +229,27 @@ const parseOpenXml = async (input: ParseInput, parser = "officeparser"): Promise
     throw new ParseFailure({
       reason: `the presentation has ${count} slides, more than the limit of ${input.limits.maxPages} pages per document`,
     })
-  const nodeLines = nodeLinesWith(charts)
+  const parts = slidePartsInOrder(
+    pkg.parts.get("ppt/presentation.xml"),
+    pkg.parts.get("ppt/_rels/presentation.xml.rels"),
+  )
   const pages = Array.from({ length: count }, (_, i) => {
     const number = i + 1
     const slide = slides.get(number)
-    const lines = slide ? (slide.children ?? []).flatMap(nodeLines) : []
-    const notes = slide ? notesLines(slide, number, nodeLines) : []
-    if (notes.length > 0) lines.push("", "Notes:", ...notes)
-    return { number, text: pageText(lines), width: null, height: null, unit: null, layout: [] }
+    const writer = new SlideWriter(charts, slideTables(pkg.parts.get(parts[i] ?? "")))
+    for (const child of slide?.children ?? []) writer.node(child)
+    if (slide) writeNotes(slide, number, writer)
+    const { lines, blocks, tables } = writer
+    return {
+      number,
+      text: pageText(lines),
+      width: null,
+      height: null,
+      unit: null,
+      layout: [],
+      tables,
+      blocks,
+    }
   })
   return { parser, pages, metadata: { ...coreProperties(pkg), slide_count: count } }
 }

@@ -13,15 +13,20 @@ import {
   pageSource,
   textPages,
 } from "./TextPages.ts"
+import { noStructure, placeStructure } from "./TextStructure.ts"
 
 export const textBackend: Backend = {
   name: "text",
-  parse: async ({ bytes, limits }) => {
+  parse: async ({ bytes, limits, fileName }) => {
     const decoded = decodeText(bytes)
     if (looksBinary(decoded.text))
       throw new ParseFailure({ reason: "the file is not text (it looks binary)" })
     const text = normaliseLineEnds(decoded.text)
-    const pages = textPages(chunkText(text), limits)
+    const chunks = textPages(chunkText(text), limits)
+    // Markdown states its headings (`# Title`); other text's blocks are read from it when it is shown.
+    const pages = /\.(md|markdown)$/iu.test(fileName)
+      ? placeStructure(chunks, noStructure, { markdown: true })
+      : chunks
     return {
       parser: "text",
       pages,

@@ -1,3 +1,5 @@
+import type { PageBlock } from "@dxs/domain/Content"
+import { layoutTable, type StatedCell, type Table, tableLines } from "@dxs/domain/Tables"
 import mammoth from "mammoth"
 import {
   type Backend,
@@ -33,13 +35,15 @@ const pdfBackend = async (): Promise<Backend | undefined> => {
   return backendLoaders.pdf()
 }
 
-const pageOf = (number: number, text: string): ParsedPage => ({
+const pageOf = (number: number, page: WrittenPage): ParsedPage => ({
   number,
-  text,
+  text: page.text,
   width: null,
   height: null,
   unit: null,
   layout: [],
+  tables: page.tables,
+  blocks: page.blocks,
 })
 
 const checkPageCount = (input: ParseInput, count: number) => {
@@ -62,6 +66,11 @@ interface MammothElement {
   readonly checked?: boolean
   readonly noteType?: string
   readonly noteId?: string
+  /** Table rows: a header row (w:tblHeader), repeated on every page. */
+  readonly isHeader?: boolean
+  /** Table cells: the grid columns (w:gridSpan) and rows (w:vMerge) the cell covers. */
+  readonly colSpan?: number
+  readonly rowSpan?: number
 }
 
 interface MammothNote {
@@ -104,6 +113,21 @@ const modelText = (element: MammothElement): string =>
 
 const headingStyle = /^(heading\s*\d|title|subtitle)$/iu
 
+/** A heading's level: "Title" 1, "Subtitle" 2, "Heading N" N (at most 6). */
+const headingLevel = (paragraph: MammothElement): number => {
+  const name = `${paragraph.styleName ?? ""} ${paragraph.styleId ?? ""}`
+  if (/subtitle/iu.test(name)) return 2
+  const n = /heading\s*(\d)/iu.exec(name)?.[1]
+  return n === undefined ? 1 : Math.max(1, Math.min(6, Number(n)))
+}
+
+/** A page as written: its text, its blocks in order and its tables. */
+interface WrittenPage {
+  readonly text: string
+  readonly blocks: ReadonlyArray<PageBlock>
+  readonly tables: ReadonlyArray<Table>
+}
+
 const roman = (n: number): string => {
   const numerals: Array<[number, string]> = [
     [1000, "m"],
@@ -132,6 +156,8 @@ const roman = (n: number): string => {
 
 class PageWriter {
   readonly pages: Array<Array<string>> = [[]]
+  private readonly blocks: Array<Array<PageBlock>> = [[]]
+  private readonly tables: Array<Array<Table>> = [[]]
   private atTop = true
   private pageNotes: Array<string> = []
   private readonly endNotes: Array<string> = []
@@ -157,7 +183,13 @@ class PageWriter {
   newPage() {
     this.flushNotes()
     this.pages.push([])
+    this.blocks.push([])
+    this.tables.push([])
     this.atTop = true
+  }
+
+  private block(block: PageBlock) {
+    this.blocks[this.blocks.length - 1]!.push(block)
   }
 
   newPageUnlessAtTop() {
@@ -167,13 +199,21 @@ class PageWriter {
   private flushNotes() {
     if (this.pageNotes.length === 0) return
     this.current.push("", ...this.pageNotes)
+    for (const note of this.pageNotes) this.block({ kind: "paragraph", text: note, bbox: null })
     this.pageNotes = []
   }
 
-  finish(): Array<string> {
+  finish(): Array<WrittenPage> {
     this.flushNotes()
-    if (this.endNotes.length > 0) this.current.push("", ...this.endNotes)
-    return this.pages.map((lines) => pageText(lines))
+    if (this.endNotes.length > 0) {
+      this.current.push("", ...this.endNotes)
+      for (const note of this.endNotes) this.block({ kind: "paragraph", text: note, bbox: null })
+    }
+    return this.pages.map((lines, i) => ({
+      text: pageText(lines),
+      blocks: this.blocks[i]!,
+      tables: this.tables[i]!,
+    }))
   }
 
   /** A note reference's mark, its note written at the bottom of the page (footnote) or at the end. */
@@ -222,7 +262,7 @@ class PageWriter {
           append("\n")
           return
         case "table":
-          append(`\n${this.tableLines(e).join("\n")}\n`)
+          append(`\n${this.nestedTableLines(e).join("\n")}\n`)
           return
         case "image":
         case "commentReference":
@@ -264,36 +304,71 @@ class PageWriter {
         return
       }
       if (isHeading && text !== "") this.blank()
-      this.line(index === 0 ? `${prefix}${text}` : text)
+      const written = index === 0 ? `${prefix}${text}` : text
+      this.line(written)
       if (isHeading && text !== "") this.blank()
+      if (text === "") return
+      if (isHeading) this.block({ kind: "heading", text, bbox: null, level: headingLevel(paragraph) })
+      else if (prefix !== "" && index === 0)
+        this.block({
+          kind: "list_item",
+          text: written.trim(),
+          bbox: null,
+          level: Math.floor((prefix.length - prefix.trimStart().length) / 2),
+        })
+      else this.block({ kind: "paragraph", text, bbox: null })
     })
   }
 
+  /** A cell's text on one line: its paragraphs joined, a table inside it as its lines joined by "; ". */
   private cellText(cell: MammothElement): string {
     return (cell.children ?? [])
       .map((child) =>
-        child.type === "table" ? this.tableLines(child).join("; ") : this.inlineText(child, false).join(" "),
+        child.type === "table"
+          ? this.nestedTableLines(child).join("; ")
+          : this.inlineText(child, false).join(" "),
       )
       .join(" ")
       .replace(/\s+/gu, " ")
       .trim()
   }
 
-  private tableLines(table: MammothElement): Array<string> {
-    return (table.children ?? [])
+  /** The table as the file states it: its cells with their spans, header rows' cells as headers. */
+  private tableOf(table: MammothElement): Table | undefined {
+    const rows = (table.children ?? [])
       .filter((row) => row.type === "tableRow")
-      .map((row) => (row.children ?? []).map((cell) => this.cellText(cell)))
-      .filter((cells) => cells.some((c) => c !== ""))
-      .map((cells) => cells.join(" | "))
+      .map((row) =>
+        (row.children ?? [])
+          .filter((cell) => cell.type === "tableCell")
+          .map(
+            (cell): StatedCell => ({
+              text: this.cellText(cell),
+              columnSpan: cell.colSpan,
+              rowSpan: cell.rowSpan,
+              header: row.isHeader === true,
+            }),
+          ),
+      )
+    return layoutTable(rows)
+  }
+
+  /** A table inside a cell or a text box: only its lines, in the text of what holds it. */
+  private nestedTableLines(table: MammothElement): Array<string> {
+    const t = this.tableOf(table)
+    return t === undefined ? [] : tableLines(t)
   }
 
   table(table: MammothElement) {
     this.listCounters.length = 0
-    const lines = this.tableLines(table)
-    if (lines.length === 0) return
+    const t = this.tableOf(table)
+    if (t === undefined) return
+    const lines = tableLines(t)
     this.blank()
     for (const line of lines) this.line(line)
     this.blank()
+    const tables = this.tables[this.tables.length - 1]!
+    tables.push(t)
+    this.block({ kind: "table", text: lines.join("\n"), bbox: null, table: tables.length - 1 })
   }
 }
 
@@ -301,7 +376,7 @@ const documentPages = (
   document: MammothDocument,
   documentXml: string | undefined,
   stylesXml: string | undefined,
-): Array<string> => {
+): Array<WrittenPage> => {
   const top = (document.children ?? []).filter((e) => e.type === "paragraph" || e.type === "table")
   const keys = top.map((e) => (e.type === "paragraph" ? modelText(e).replace(/\s+/gu, "") : undefined))
   const breaks = propertyBreaks(keys, documentXml, stylesXml)
@@ -322,11 +397,11 @@ const parseOpenXml = async (input: ParseInput, parser = "mammoth"): Promise<Pars
   const document = await readWithMammoth(input.bytes)
   const part = (name: string) => pkg.parts.get(name)?.toString("utf8")
   const folder = pkg.mainPart.includes("/") ? pkg.mainPart.slice(0, pkg.mainPart.lastIndexOf("/") + 1) : ""
-  const texts = documentPages(document, part(pkg.mainPart), part(`${folder}styles.xml`))
-  checkPageCount(input, texts.length)
+  const written = documentPages(document, part(pkg.mainPart), part(`${folder}styles.xml`))
+  checkPageCount(input, written.length)
   return {
     parser,
-    pages: texts.map((text, i) => pageOf(i + 1, text)),
+    pages: written.map((page, i) => pageOf(i + 1, page)),
     metadata: { ...coreProperties(pkg), page_source: "page-breaks" },
   }
 }

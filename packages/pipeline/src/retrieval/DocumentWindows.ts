@@ -8,7 +8,7 @@ import { pageTexts, pageTotals } from "@dxs/db/repositories/Pages"
 import { estimateTokens, pageTokens, pageWindows } from "@dxs/domain/ModelRequests"
 import { Effect } from "effect"
 import type { PageText } from "../llm/LanguageModel.ts"
-import { pageNumbersForExtraction, type RetrievalAgent } from "./Retrieval.ts"
+import { pageNumbersForExtraction, pageTextOf, type RetrievalAgent } from "./Retrieval.ts"
 
 export const documentWindows = (
   db: Conn,
@@ -34,12 +34,9 @@ export const documentWindows = (
           chosen.add(n)
       numbers = [...chosen]
     }
-    const pages: Array<PageText> = (yield* pageTexts(db, input.documentId, numbers)).map((p) => ({
-      documentId: input.documentId,
-      documentName: input.documentName,
-      pageNumber: p.number,
-      text: p.text,
-    }))
+    const pages: Array<PageText> = (yield* pageTexts(db, input.documentId, numbers)).map((p) =>
+      pageTextOf(input, p),
+    )
     return pageWindows(
       pages.map((page) => ({ page, tokens: pageTokens(page.text.length) })),
       input.tokenBudget,

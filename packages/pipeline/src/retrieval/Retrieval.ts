@@ -166,10 +166,17 @@ export const pagesForExtraction = (
     const whole = size.pages <= WHOLE_DOCUMENT_MAX_PAGES && Number(size.chars) <= WHOLE_DOCUMENT_MAX_CHARS
     const numbers = whole ? undefined : yield* pageNumbersForExtraction(db, { ...input, size })
     const pages = yield* pageTexts(db, input.documentId, numbers === undefined ? undefined : [...numbers])
-    return pages.map((p) => ({
-      documentId: input.documentId,
-      documentName: input.documentName,
-      pageNumber: p.number,
-      text: p.text,
-    }))
+    return pages.map((p) => pageTextOf(input, p))
   })
+
+/** A stored page as the extractor reads it: its text, and its tables (with the blocks placing them) when it has some. */
+export const pageTextOf = (
+  document: { readonly documentId: string; readonly documentName: string },
+  p: Effect.Effect.Success<ReturnType<typeof pageTexts>>[number],
+): PageText => ({
+  documentId: document.documentId,
+  documentName: document.documentName,
+  pageNumber: p.number,
+  text: p.text,
+  ...(p.tables.length > 0 ? { tables: p.tables, blocks: p.blocks } : {}),
+})

@@ -46,16 +46,19 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   ".png": "image/png",
 }
 
-type TextCache = Record<string, { readonly stamp: string; readonly pages: ReadonlyArray<string> }>
+/** A page as the pipeline gives it to the extractor: its text and its tables. */
+export type Page = Pick<PageText, "text" | "tables">
+
+type PageCache = Record<string, { readonly stamp: string; readonly pages: ReadonlyArray<Page> }>
 
 export interface Corpus {
-  /** The page texts of a file, parsed by its backend (or from the cache); undefined when it cannot be read. */
-  readonly pagesOf: (file: string) => Promise<ReadonlyArray<string> | undefined>
+  /** The pages of a file, parsed by its backend (or from the cache); undefined when it cannot be read. */
+  readonly pagesOf: (file: string) => Promise<ReadonlyArray<Page> | undefined>
   /** The first value each agent answers for the document, by agent id (agents without an answer are absent). */
   readonly extract: (
     agents: ReadonlyArray<AgentSpec>,
     name: string,
-    pages: ReadonlyArray<string>,
+    pages: ReadonlyArray<Page>,
   ) => ReadonlyMap<string, string>
   /** Saves the cache and stops the OCR engine. */
   readonly close: () => Promise<void>
@@ -77,15 +80,15 @@ export interface Reader {
 }
 
 export const openCorpus = (useCache: boolean, reader?: Reader): Corpus => {
-  const cacheFile = path.join(os.tmpdir(), `dxs-bench-extract-text${reader ? `-${reader.name}` : ""}.json`)
-  const cache: TextCache =
+  const cacheFile = path.join(os.tmpdir(), `dxs-bench-extract-pages${reader ? `-${reader.name}` : ""}.json`)
+  const cache: PageCache =
     useCache && existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, "utf8")) : {}
   let parseMs = 0
   let parsed = 0
   let extractMs = 0
   let pairs = 0
 
-  const pagesOf = async (file: string): Promise<ReadonlyArray<string> | undefined> => {
+  const pagesOf = async (file: string): Promise<ReadonlyArray<Page> | undefined> => {
     const stat = statSync(file)
     const stamp = `${stat.size}:${stat.mtimeMs}`
     const hit = cache[file]
@@ -95,7 +98,7 @@ export const openCorpus = (useCache: boolean, reader?: Reader): Corpus => {
     const t = performance.now()
     try {
       if (reader) {
-        const pages = await reader.read(file)
+        const pages = (await reader.read(file)).map((text) => ({ text, tables: [] }))
         cache[file] = { stamp, pages }
         parsed += 1
         return pages
@@ -107,7 +110,7 @@ export const openCorpus = (useCache: boolean, reader?: Reader): Corpus => {
         limits: defaultLimits,
         tools: { libreOffice: undefined, tempDir: os.tmpdir() },
       })
-      const pages = out.pages.map((p) => p.text)
+      const pages = out.pages.map((p) => ({ text: p.text, tables: p.tables ?? [] }))
       cache[file] = { stamp, pages }
       parsed += 1
       if (parsed % 25 === 0 && useCache) writeFileSync(cacheFile, JSON.stringify(cache))
@@ -120,9 +123,9 @@ export const openCorpus = (useCache: boolean, reader?: Reader): Corpus => {
     }
   }
 
-  const extract = (agents: ReadonlyArray<AgentSpec>, name: string, texts: ReadonlyArray<string>) => {
-    const pages = texts.map(
-      (text, i): PageText => ({ documentId: name, documentName: name, pageNumber: i + 1, text }),
+  const extract = (agents: ReadonlyArray<AgentSpec>, name: string, read: ReadonlyArray<Page>) => {
+    const pages = read.map(
+      (p, i): PageText => ({ documentId: name, documentName: name, pageNumber: i + 1, ...p }),
     )
     const t = performance.now()
     const response = Effect.runSync(

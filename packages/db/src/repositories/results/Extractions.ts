@@ -126,7 +126,10 @@ export const nonWebExtractions = (
   )
 
 /** Where an extraction was found: its document page, if any, and the passage it quotes. */
-export type ExtractionPassage = Pick<ExtractionRow, "id" | "document_id" | "page_number" | "relevant_passage">
+export type ExtractionPassage = Pick<
+  ExtractionRow,
+  "id" | "document_id" | "page_number" | "relevant_passage" | "value"
+>
 
 /** The extractions among `ids` of the project, or of any project of the organisation. */
 export const extractionPassages = (
@@ -137,7 +140,7 @@ export const extractionPassages = (
   if (ids.length === 0) return Effect.succeed([])
   const q = conn
     .selectFrom("extractions")
-    .select(["id", "document_id", "page_number", "relevant_passage"])
+    .select(["id", "document_id", "page_number", "relevant_passage", "value"])
     .where("id", "in", [...ids])
   return run(() =>
     ("projectId" in owner

@@ -6,6 +6,7 @@ import { collapseWhitespace } from "@dxs/domain/Values"
 import type { DimensionQuery, PageText } from "../../llm/LanguageModel.ts"
 import { splitExamples, stem, terms } from "./KeyTerms.ts"
 import { COUNTRIES, CURRENCY_CODES, MONTHS, REGIONS, US_STATES } from "./Lexicon.ts"
+import { tableDimensionValues } from "./Tables.ts"
 import { escapeRegExp, lineAt, type Span, sentenceAround } from "./Text.ts"
 
 export interface Mention {
@@ -125,6 +126,8 @@ export const discoverValues = (dimension: DimensionQuery, pages: ReadonlyArray<P
     const base = pageIndex * 1e9
     for (const m of mentions(page.text, [...known, ...lexicon]))
       found.push({ value: m.value, at: base + m.start })
+    // The line items of a table whose column is headed by the dimension (Tables.ts).
+    for (const v of tableDimensionValues(dimension, page)) found.push({ value: v.value, at: base + v.at })
     for (const item of items(page.text, dimensionTerms)) {
       const value = collapseWhitespace(item.value)
       if (value.length === 0 || value.length > 40) continue

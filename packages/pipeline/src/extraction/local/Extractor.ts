@@ -17,6 +17,7 @@ import { analysePage } from "./Candidates.ts"
 import { associate, discoverValues, type Mention, mentions } from "./Dimensions.ts"
 import { type AgentProfile, profileAgent, stem, words } from "./KeyTerms.ts"
 import { type PageContext, pool, type Scored, scoreCandidate, termHits } from "./Scoring.ts"
+import { labelledByTable, rowDimensionValue, tableLabels } from "./Tables.ts"
 import { lineAt, passageFor } from "./Text.ts"
 
 /** Below this score the extractor answers nothing: a wrong value is worse than none. */
@@ -134,10 +135,15 @@ export const localExtract = (request: ExtractRequest): ExtractResponse => {
     analysis: analysePage(p.text, index, request.referenceDate),
     termHits: termHits(p.text, profile),
   }))
+  // A candidate in a table cell is labelled by its table, and a line item's row names its dimension value (Tables.ts).
+  const cellsOfPage = pages.map((page) => tableLabels(page.text, request.pages[page.index]!.tables ?? []))
   const scored = withRepetition(
-    pages.flatMap((page) =>
-      pool(profile.kind, page.analysis).map(([c, f]) => scoreCandidate(profile, c, f, page)),
-    ),
+    pages.flatMap((page) => {
+      const cells = cellsOfPage[page.index]!
+      return pool(profile.kind, page.analysis).map(([c, f]) =>
+        scoreCandidate(profile, labelledByTable(c, cells), f, page),
+      )
+    }),
   )
 
   const fixed: Record<string, string> = {}
@@ -183,8 +189,10 @@ export const localExtract = (request: ExtractRequest): ExtractResponse => {
     return ms
   }
   const located = scored.map((s) => {
-    const where = split.map((d) =>
-      associate(s.page.text, mentionsOf(s.page, d), s.candidate.valueStart, s.candidate.valueEnd),
+    const where = split.map(
+      (d) =>
+        rowDimensionValue(s.candidate, cellsOfPage[s.page.index]!, d.values) ??
+        associate(s.page.text, mentionsOf(s.page, d), s.candidate.valueStart, s.candidate.valueEnd),
     )
     return { s, where }
   })

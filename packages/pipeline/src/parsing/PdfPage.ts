@@ -1,0 +1,59 @@
+import type { PageBlock } from "@dxs/domain/Content"
+import { type Table, withGuessedHeader } from "@dxs/domain/Tables"
+import type { LayoutItem } from "./Backend.ts"
+import { noGraphics, type PageGraphics } from "./PdfGraphics.ts"
+import { pageBlocks } from "./PdfLayout.ts"
+import { pageTables } from "./PdfTables.ts"
+import { minDrawnPaths, minTextChars, readable, type TextRun, textOfRuns } from "./PdfText.ts"
+
+export { finishPdfPages } from "./PdfLayout.ts"
+
+/**
+ * A PDF page read the same way by both engines, from the runs of text and the drawing each engine gives:
+ * its text and layout (PdfText.ts), its tables (PdfTables.ts) and its blocks in reading order
+ * (PdfLayout.ts).
+ */
+
+export interface PdfPageContent {
+  readonly text: string
+  readonly layout: ReadonlyArray<LayoutItem>
+  /** Characters of visible text, for "does this page have a text layer". */
+  readonly chars: number
+  readonly tables: ReadonlyArray<Table>
+  readonly blocks: ReadonlyArray<PageBlock>
+  readonly graphics: PageGraphics
+}
+
+/**
+ * A page's drawing is read only where it can matter: a page with text set in columns (a table needs two
+ * columns of text), or with almost no text (a scan, for OCR). Elsewhere it is not read at all: a page of
+ * running text pays nothing for tables (nor are its figures found).
+ */
+const minDrawingEvidence = 2
+
+/** `readGraphics` is called only when the page's text shows that its drawing can matter. */
+export const pdfPageContent = async (
+  runs: ReadonlyArray<TextRun>,
+  readGraphics: () => PageGraphics | Promise<PageGraphics>,
+): Promise<PdfPageContent> => {
+  const text = textOfRuns(runs)
+  const drawn = text.chars < minTextChars || text.columnEvidence >= minDrawingEvidence
+  const graphics = drawn ? await readGraphics() : noGraphics
+  const found = pageTables(runs, text, graphics)
+  return {
+    text: text.text,
+    layout: text.layout,
+    chars: text.chars,
+    tables: found.map((f) => withGuessedHeader(f.table)),
+    blocks: pageBlocks(text.lines, found, graphics.images),
+    graphics,
+  }
+}
+
+/**
+ * Whether a page without (much of a) text layer shows something OCR could read: a real image (not a
+ * stretched 1-pixel rule or a small icon), or many paths (text drawn as outlines).
+ */
+export const showsScan = (content: PdfPageContent): boolean =>
+  content.chars < minTextChars &&
+  (content.graphics.imagePixels.some(([w, h]) => readable(w, h)) || content.graphics.paths >= minDrawnPaths)
