@@ -4,7 +4,12 @@ import { Effect } from "effect"
 import { sql } from "kysely"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../../src/Db.ts"
-import { attachmentsOf, insertAgent, replaceReferences, saveAttachment } from "../../src/repositories/Agents.ts"
+import {
+  attachmentsOf,
+  insertAgent,
+  replaceReferences,
+  saveAttachment,
+} from "../../src/repositories/Agents.ts"
 import { insertCustomDimension } from "../../src/repositories/Dimensions.ts"
 import * as ProjectReads from "../../src/repositories/ProjectReads.ts"
 import { clearResolutionsOfProject } from "../../src/repositories/Results.ts"

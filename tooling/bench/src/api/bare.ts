@@ -27,7 +27,6 @@ const PAGE = `
   join atomic_values av on av.id = rr.atomic_value_id`
 
 const server = http.createServer((req, res) => {
-  const url = new URL(req.url ?? "/", "http://localhost")
   pool.query({ name: "page", text: PAGE, values: [projectId] }).then(
     (r) => {
       res.writeHead(200, { "content-type": "application/json" }).end(r.rows[0].body)
