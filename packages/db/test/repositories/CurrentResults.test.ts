@@ -3,8 +3,10 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../../src/Db.ts"
 import { pageLayouts } from "../../src/repositories/Pages.ts"
+import { valuesInResults } from "../../src/repositories/Dimensions.ts"
 import {
   ensureAtomicValue,
+  ensureAtomicValues,
   extractionPassages,
   extractionsOfResult,
   findCurrentResult,
@@ -215,6 +217,36 @@ describe("current results", () => {
       value: null,
       is_overridden: true,
     })
+  })
+})
+
+describe("dimension values found by extraction", () => {
+  it("keep the order they were found in when one task writes them together", async () => {
+    const regions = await db
+      .insertInto("dimensions")
+      .values({ project_id: otherProjectId, name: "Region" })
+      .returning("id")
+      .executeTakeFirstOrThrow()
+    const agent = (
+      await db
+        .insertInto("agents")
+        .values({ project_id: otherProjectId, name: "Revenue" })
+        .returning("id")
+        .executeTakeFirstOrThrow()
+    ).id
+    const found = ["EU", "US", "APAC", "Africa"]
+    await run(
+      ensureAtomicValues(
+        db,
+        otherProjectId,
+        found.map((value) => ({
+          agentId: agent,
+          instances: [{ dimensionId: regions.id, name: "Region", value, documentId: null }],
+        })),
+      ),
+    )
+    const values = await run(valuesInResults(db, otherProjectId))
+    expect(values.map((v) => v.value)).toEqual(found)
   })
 })
 

@@ -117,10 +117,14 @@ export const ensureAtomicValues = (
                 select * from unnest(${sql.val(missing.map((c) => c.agentId))}::uuid[],
                                      ${sql.val(missing.map((c) => c.key))}::text[],
                                      ${sql.val(missing.map((c) => JSON.stringify(c.stored)))}::jsonb[])
-                  as w(agent_id, dimension_key, dimension_values)
+                  with ordinality as w(agent_id, dimension_key, dimension_values, position)
               ), made as (
-                insert into atomic_values (project_id, agent_id, dimension_key, dimension_values)
-                  select ${projectId}::uuid, agent_id, dimension_key, dimension_values from wanted
+                -- Stamped a microsecond apart in the order asked: the order in which values were found (the
+                -- order of dynamic dimension values) survives rows made by one statement.
+                insert into atomic_values (project_id, agent_id, dimension_key, dimension_values, created_at)
+                  select ${projectId}::uuid, agent_id, dimension_key, dimension_values,
+                         now() + (position - 1) * interval '1 microsecond'
+                  from wanted
                   order by agent_id, dimension_key
                   on conflict (agent_id, dimension_key) do nothing
                   returning id, agent_id, dimension_key
