@@ -150,7 +150,9 @@ const cutPosition = (window: string, size: number): number => {
  * half of the chunk, else at a line break, else at a space, else anywhere. Line breaks at the cuts are
  * dropped; the text in between is kept as it is. Text of at most `size` characters is one chunk.
  */
-export const chunkText = (text: string, size: number = pageChars): Array<string> => {
+export const chunkText = (whole: string, size: number = pageChars): Array<string> => {
+  // Trailing spaces never make a chunk of their own, nor push what fits into two.
+  const text = whole.trimEnd()
   const chunks: Array<string> = []
   let start = 0
   while (text.length - start > size) {

@@ -125,6 +125,10 @@ describe("chunkText", () => {
     )
   })
 
+  it("keeps text that fits once its trailing spaces are dropped in one chunk", () => {
+    expect(chunkText(`${"a".repeat(10)}\n${"b"}\t`, 12)).toEqual([`${"a".repeat(10)}\nb`])
+  })
+
   it("prefers a paragraph break, then a line break, in the second half of a chunk", () => {
     expect(chunkText(`${"a".repeat(60)}\n\n${"b".repeat(30)}\n${"c".repeat(30)}`, 100)).toEqual([
       "a".repeat(60),
