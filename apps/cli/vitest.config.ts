@@ -1,5 +1,6 @@
 import { testConfig } from "../../tooling/vitest/src/config.ts"
 
-// The CLI tests start real embedded PostgreSQL servers in child processes: slow, so generous timeouts.
-// The memory test runs the all-in-one process over a test database of the shared server.
-export default testConfig({ name: "cli", database: true, timeoutMs: 120_000 })
+// The CLI tests run the compiled `dxs` (built once before them, with the web application `./dx start` serves) over real embedded PostgreSQL servers in
+// child processes: generous timeouts. The memory test runs the all-in-one process over a test database of
+// the shared server.
+export default testConfig({ name: "cli", database: true, timeoutMs: 120_000, build: "all" })

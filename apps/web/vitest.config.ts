@@ -1,4 +1,5 @@
 import { testConfig } from "../../tooling/vitest/src/config.ts"
 
-// The end-to-end tests drive a real Chromium against the REST API with the built app on loopback.
-export default testConfig({ name: "web", database: true, timeoutMs: 120_000 })
+// The end-to-end tests drive a real Chromium against the compiled all-in-one process serving the web
+// application's production build (both built once before them).
+export default testConfig({ name: "web", database: true, timeoutMs: 120_000, build: "all" })

@@ -3,13 +3,13 @@ import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { compiledDxs, Dxs, killSpawned, pidAlive, readPid, repoRoot, until } from "@dxs/testing/DxsProcess"
 import { startTestS3Server } from "@dxs/testing/TestS3Server"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { build, Dxs, dxsFromSources, killSpawned, pidAlive, readPid, repoRoot, until } from "./dxsProcess.ts"
 
 /**
- * The real `dxs` command in child processes (tsx, as `pnpm start` runs it) over a temp DATA_DIR with
+ * The real `dxs` command in child processes (compiled, as `./dx start` runs it) over a temp DATA_DIR with
  * its own embedded PostgreSQL server. The tests run in order and share that directory.
  */
 
@@ -203,7 +203,7 @@ describe("dxs on an embedded PostgreSQL server", () => {
 
   it("(e) after kill -9 of the server process, a new start recovers from the stale PostgreSQL server", async () => {
     const s = server!
-    // The Node process that owns the embedded server (tsx runs it as a child of its own process).
+    // The Node process that owns the embedded server.
     const owner = readPid(path.join(dataDir, "pg.owner"))
     const postmaster = readPid(postmasterPidFile())
     expect(owner).toBeDefined()
@@ -252,10 +252,7 @@ describe("dxs on an embedded PostgreSQL server", () => {
 })
 
 describe("./dx start", () => {
-  // What it builds first (tsc -b, the web application), done here so that the test's own time is the
-  // start: a build from scratch takes minutes on a busy machine. `./dx start` then finds nothing to do.
-  beforeAll(() => build(), 600_000)
-
+  // What it builds first (tsc -b, the web application) was built before the tests: it finds nothing to do.
   it("is the server itself: a signal to it stops the server and PostgreSQL, and it prints no pnpm noise", async () => {
     const s = new Dxs(["start"], baseEnv, undefined, ["bash", path.join(repoRoot, "dx")])
     const [, port] = await s.waitFor(/REST API listening on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1/, 180_000)
@@ -411,7 +408,7 @@ describe("dxs users", () => {
     async () => {
       const errFile = path.join(tmp, "users-create.err")
       const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`
-      const command = [...dxsFromSources, "users", "create", "--org", "people", "--email", "tty@example.com"]
+      const command = [...compiledDxs, "users", "create", "--org", "people", "--email", "tty@example.com"]
         .map(quote)
         .join(" ")
       // script gives the command a pseudo-terminal as stdin and stdout; stderr goes to a file.

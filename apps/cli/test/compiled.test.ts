@@ -1,5 +1,5 @@
 /**
- * The compiled `dxs` (apps/cli/dist, built here by `tsc -b` through the build script, as `./dx start` does)
+ * The compiled `dxs` (apps/cli/dist, built before the tests by the build script, as `./dx start` builds it)
  * runs on plain Node: no tsx, no source condition. `start all` serves the REST API and parses a PDF, which
  * proves the parse thread runs compiled JavaScript too (a thread started from dist/ has no TypeScript
  * loader: it could not load thread.ts).
@@ -8,28 +8,24 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { onePagePdf } from "@dxs/pipeline/parsing/OnePagePdf"
+import { Dxs, killSpawned } from "@dxs/testing/DxsProcess"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { build, Dxs, killSpawned, repoRoot } from "./dxsProcess.ts"
 
 const KEY = /dxs_live_[0-9A-Za-z]{32}/
-const compiledMain = path.join(repoRoot, "apps/cli/dist/main.js")
-const dxs = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, input?: string) =>
-  new Dxs(args, env, input, [process.execPath, compiledMain])
+const dxs = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, input?: string) => new Dxs(args, env, input)
 
 let tmp = ""
 let env: NodeJS.ProcessEnv = {}
 let server: Dxs | undefined
 
-beforeAll(async () => {
-  // What `./dx start` builds, without the web application: tsc -b (incremental).
-  await build(["--no-web"])
+beforeAll(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "dxs-compiled-"))
   // As root the cluster runs as the `postgres` user, which must be able to enter this directory.
   fs.chmodSync(tmp, 0o755)
   env = { ...process.env, DATA_DIR: path.join(tmp, "data"), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info" }
   // Plain Node, as `./dx start` runs it: no loader, no condition that would resolve to the sources.
   for (const name of ["DATABASE_URL", "BLOB_DIR", "PUBLIC_URL", "INIT_CWD", "NODE_OPTIONS"]) delete env[name]
-}, 600_000)
+})
 
 afterAll(async () => {
   if (server && !server.exit) {

@@ -6,8 +6,8 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { Dxs, killSpawned } from "@dxs/testing/DxsProcess"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Dxs, killSpawned } from "./dxsProcess.ts"
 
 const KEY = /dxs_live_[0-9A-Za-z]{32}/
 

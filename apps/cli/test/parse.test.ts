@@ -2,8 +2,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { onePagePdf } from "@dxs/pipeline/parsing/OnePagePdf"
+import { Dxs, killSpawned } from "@dxs/testing/DxsProcess"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Dxs, killSpawned } from "./dxsProcess.ts"
 
 /**
  * `dxs parse` as a process: documents converted offline. The environment names a database that does not

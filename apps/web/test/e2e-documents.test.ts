@@ -10,16 +10,14 @@
  *
  * Without a Chromium (CHROMIUM_PATH, or /usr/bin/chromium) the suite is skipped and says so.
  */
-import { spawnSync } from "node:child_process"
 import { existsSync, promises as fs } from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { Dxs, killSpawned } from "@dxs/testing/DxsProcess"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { type Browser, chromium, type FileChooser, type Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { Dxs, killSpawned } from "../../cli/test/dxsProcess.ts"
 import { invoice, ruledInvoice } from "../../rest-api/test/documents.ts"
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
@@ -30,11 +28,8 @@ if (CHROMIUM === undefined)
     "documents end-to-end tests skipped: no Chromium (set CHROMIUM_PATH or apt-get install chromium)",
   )
 
-const webRoot = fileURLToPath(new URL("..", import.meta.url))
 const require = createRequire(import.meta.url)
 const axeSource = require.resolve("axe-core/axe.min.js")
-const repoRoot = path.resolve(webRoot, "../..")
-const buildScript = path.join(repoRoot, "tooling/build/build.mjs")
 const EMAIL = "grace@example.com"
 const PASSWORD = "correct horse battery staple"
 const KEY = /dxs_live_[0-9A-Za-z]{32}/
@@ -120,11 +115,6 @@ const emailWith = (attachments: ReadonlyArray<{ name: string; body: string }>) =
 
 describe.skipIf(CHROMIUM === undefined)("the documents panel and viewer in Chromium", () => {
   beforeAll(async () => {
-    const built = spawnSync(process.execPath, [buildScript, "--web-only"], {
-      cwd: repoRoot,
-      encoding: "utf8",
-    })
-    if (built.status !== 0) throw new Error(`the web build failed\n${built.stdout}\n${built.stderr}`)
     tmp = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-web-docs-"))
     env = {
       ...process.env,

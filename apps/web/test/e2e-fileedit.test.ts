@@ -5,17 +5,15 @@
  * listed, the filled file downloaded through the browser and read back with exceljs. axe-core checks the
  * panel in each state.
  */
-import { spawnSync } from "node:child_process"
 import { existsSync, promises as fs } from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { Dxs, killSpawned } from "@dxs/testing/DxsProcess"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import ExcelJS from "exceljs"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { Dxs, killSpawned } from "../../cli/test/dxsProcess.ts"
 import { invoice } from "../../rest-api/test/documents.ts"
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
@@ -24,11 +22,8 @@ const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chro
 if (CHROMIUM === undefined)
   console.warn("web end-to-end tests skipped: no Chromium (set CHROMIUM_PATH or apt-get install chromium)")
 
-const webRoot = fileURLToPath(new URL("..", import.meta.url))
 const require = createRequire(import.meta.url)
 const axeSource = require.resolve("axe-core/axe.min.js")
-const repoRoot = path.resolve(webRoot, "../..")
-const buildScript = path.join(repoRoot, "tooling/build/build.mjs")
 const EMAIL = "ada@example.com"
 const PASSWORD = "correct horse battery staple"
 const KEY = /dxs_live_[0-9A-Za-z]{32}/
@@ -73,15 +68,6 @@ const seriousViolations = async () => {
 
 describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () => {
   beforeAll(async () => {
-    // As `./dx start` does: the production build into apps/web/dist, where the all-in-one process serves it
-    // from, through the build script, so that another build of this checkout running at the same time (the
-    // CLI's tests run `./dx start`) waits for it and then finds nothing to rebuild, instead of rewriting
-    // apps/web/dist under this test's browser.
-    const built = spawnSync(process.execPath, [buildScript, "--web-only"], {
-      cwd: repoRoot,
-      encoding: "utf8",
-    })
-    if (built.status !== 0) throw new Error(`the web build failed\n${built.stdout}\n${built.stderr}`)
     tmp = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-web-"))
     env = {
       ...process.env,
@@ -102,7 +88,6 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })
     page = await context.newPage()
     page.setDefaultTimeout(30_000)
-    // The build may wait for another build of the checkout (tsc -b from scratch takes minutes on a busy machine).
   }, 600_000)
 
   // A failed step says where the browser was and what it showed.

@@ -5,12 +5,18 @@ import { SOURCE_CONDITION } from "./conditions.ts"
 /**
  * The test configuration every package shares. `database: true` starts one PostgreSQL server per run
  * (embedded, or TEST_DATABASE_URL) with a migrated template; each test file clones its own database.
+ * `build` makes the compiled build once, before any test file (no test builds).
  * With DXS_TEST_REPORT_DIR set, a JSON report per package is written there (CI sums them up).
  */
 export const testConfig = (options: {
   readonly name: string
   readonly database?: boolean
   readonly timeoutMs?: number
+  /**
+   * The compiled build its process tests run, made once before the package's test files: `server` (tsc -b)
+   * or `all` (with the web application's production build).
+   */
+  readonly build?: "server" | "all"
 }) => {
   const reportDir = process.env.DXS_TEST_REPORT_DIR
   return defineConfig({
@@ -21,7 +27,11 @@ export const testConfig = (options: {
       name: options.name,
       include: ["src/**/*.test.ts", "test/**/*.test.ts"],
       // Resolved by vitest from the package under test, which has @dxs/testing among its devDependencies.
-      ...(options.database ? { globalSetup: ["@dxs/testing/TestGlobalSetup"] } : {}),
+      globalSetup: [
+        ...(options.build === "server" ? ["@dxs/testing/BuildServer"] : []),
+        ...(options.build === "all" ? ["@dxs/testing/BuildAll"] : []),
+        ...(options.database ? ["@dxs/testing/TestGlobalSetup"] : []),
+      ],
       testTimeout: options.timeoutMs ?? 30_000,
       hookTimeout: 120_000,
       reporters: reportDir ? ["default", "json"] : ["default"],

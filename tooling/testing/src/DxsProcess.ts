@@ -1,33 +1,13 @@
 /**
- * The real `dxs` command in child processes, run from its sources (tsx over apps/cli/src/main.ts, with the
- * workspace's packages resolved to their sources too) unless a test gives another command, with its output
- * captured: shared by the CLI's tests and the web application's end-to-end tests.
+ * The real `dxs` command in child processes: the compiled build (apps/cli/dist, made once before the tests
+ * by the package's global setup, as `./dx start` builds it) on plain Node unless a test gives another
+ * command, with its output captured: shared by the CLI's tests and the web application's end-to-end tests.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as path from "node:path"
-import { sourceConditionFlag } from "@dxs/vitest/conditions"
+import { compiledDxs, repoRoot } from "./CompiledBuild.ts"
 
-export const repoRoot = path.resolve(import.meta.dirname, "../../..")
-export const tsx = path.join(repoRoot, "node_modules/.bin/tsx")
-export const mainTs = path.join(repoRoot, "apps/cli/src/main.ts")
-/** `dxs` from its sources: tsx over main.ts, every @dxs package resolved to its sources (not to dist/). */
-export const dxsFromSources: readonly [string, ...Array<string>] = [tsx, sourceConditionFlag, mainTs]
-
-/**
- * Runs the build of `./dx start` and `pnpm build` (tooling/build/build.mjs with `args`): tsc -b and, unless
- * `--no-web`, the web application; incremental. Asynchronous, so that the test worker stays responsive.
- */
-export const build = (args: ReadonlyArray<string> = []) =>
-  new Promise<void>((resolve, reject) =>
-    execFile(
-      process.execPath,
-      [path.join(repoRoot, "tooling/build/build.mjs"), ...args],
-      { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) =>
-        error ? reject(new Error(`the build failed: ${error.message}\n${stdout}\n${stderr}`)) : resolve(),
-    ),
-  )
+export { compiledDxs, repoRoot }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -72,13 +52,13 @@ export class Dxs {
 
   /**
    * `input`: written to standard input (a pipe, then closed); without it stdin is /dev/null. `command`:
-   * the program and its first arguments (default: `dxsFromSources`).
+   * the program and its first arguments (default: the compiled `dxs`).
    */
   constructor(
     args: ReadonlyArray<string>,
     env: NodeJS.ProcessEnv,
     input?: string,
-    command: readonly [string, ...Array<string>] = dxsFromSources,
+    command: readonly [string, ...Array<string>] = compiledDxs,
   ) {
     this.child = spawn(command[0], [...command.slice(1), ...args], {
       cwd: repoRoot,
