@@ -1,6 +1,6 @@
-// Sums the per-package vitest JSON reports of a CI run and prints one closing line: "N passed, N failed",
-// after the failures themselves (test name, file and the start of the message), so that the end of a CI
-// log says what failed.
+// Sums the per-package vitest JSON reports of a CI run (each package's count and time) and prints one
+// closing line: "N passed, N failed", after the failures themselves (test name, file and the start of the
+// message), so that the end of a CI log says what failed.
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 
@@ -24,7 +24,9 @@ for (const file of walk(process.argv[2])) {
   passed += report.numPassedTests ?? 0
   failed += (report.numFailedTests ?? 0) + (report.numRuntimeErrorTestSuites ?? 0)
   skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0)
-  console.log(`${file}: ${report.numPassedTests} passed, ${report.numFailedTests} failed`)
+  const ended = Math.max(report.startTime ?? 0, ...(report.testResults ?? []).map((t) => t.endTime ?? 0))
+  const seconds = report.startTime ? Math.round((ended - report.startTime) / 1000) : "?"
+  console.log(`${file}: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${seconds} s`)
   for (const suite of report.testResults ?? []) {
     const failed = (suite.assertionResults ?? []).filter((t) => t.status === "failed")
     for (const t of failed)

@@ -1,6 +1,19 @@
+import * as os from "node:os"
 import * as path from "node:path"
 import { defineConfig } from "vitest/config"
 import { SOURCE_CONDITION } from "./conditions.ts"
+
+/**
+ * Test files at once per package. Vitest's default (the cores less one) runs one file at a time on two
+ * cores, while a file mostly waits on PostgreSQL, child processes and parse threads; `DXS_TEST_WORKERS`
+ * overrides it.
+ */
+const testWorkers = () => {
+  const configured = Number.parseInt(process.env.DXS_TEST_WORKERS ?? "", 10)
+  return Number.isInteger(configured) && configured > 0
+    ? configured
+    : Math.max(3, os.availableParallelism() + 1)
+}
 
 /**
  * The test configuration every package shares. `database: true` starts one PostgreSQL server per run
@@ -32,6 +45,8 @@ export const testConfig = (options: {
         ...(options.build === "all" ? ["@dxs/testing/BuildAll"] : []),
         ...(options.database ? ["@dxs/testing/TestGlobalSetup"] : []),
       ],
+      maxWorkers: testWorkers(),
+      minWorkers: 1,
       testTimeout: options.timeoutMs ?? 30_000,
       hookTimeout: 120_000,
       reporters: reportDir ? ["default", "json"] : ["default"],
