@@ -112,4 +112,38 @@ describe("the local extractor in tables", () => {
       ["Gadget", "5"],
     ])
   })
+
+  it("keeps an issuer's own cues for a name in a table cell: its web address's brand, its bank details' payee", () => {
+    const issuer = agent("Issuer", "string", "The company that issued the invoice (the seller)")
+    const hotel = table([
+      ["Hotel Details", "Check In", "Rooms"],
+      ["Lumo 4189 Resort Harbour,", "31/12/2017", "1"],
+    ])
+    const receipt =
+      "PAYMENT RECEIPT\n\nGuest Name: Sanjay\n\nHotel Details\nLumo 4189 Resort Harbour,\n\nCheck In\n31/12/2017\n\n" +
+      "Rooms\n1\n\nGrand Total Rs 1939\n\nContact: support@lumorooms.com"
+    expect(localExtract(request(issuer, [page(receipt, [hotel])])).values[0]?.value).toBe("Lumo")
+
+    const payment = table([
+      ["CB", "Pay online with the link in the e-mail."],
+      ["Virement", "BRED BANQUE POPULAIRE – Titulaire du compte : NORDPRESSE"],
+    ])
+    const invoice =
+      "ALEXINUX\nde Lattre Alexis\n27 rue Henri Rolland\n69100 Villeurbanne\n\nFacture n° 2022089083\n\n" +
+      "Total TTC : 56,02 €\n\nModes de règlement\nCB Pay online with the link in the e-mail.\n" +
+      "Virement BRED BANQUE POPULAIRE – Titulaire du compte : NORDPRESSE\n"
+    expect(localExtract(request(issuer, [page(invoice, [payment])])).values[0]?.value).toBe("NORDPRESSE")
+  })
+
+  it("does not take a tax column for the total an agent asks for including tax", () => {
+    const amount = agent("Amount", "number", "The total amount of the invoice (amount due, including tax)")
+    const vat = table([
+      ["BTW %", "Bedrag excl. BTW", "BTW bedrag", "Totaal"],
+      ["21 %", "41,31", "8,68", "49,99"],
+    ])
+    const text =
+      "Factuur 2023-114\n\nBTW %\nBedrag excl. BTW\nBTW bedrag\nTotaal\n21 % 41,31 8,68 49,99\n\n" +
+      "Prijzen zijn inclusief BTW Factuur totaal EUR 49,99"
+    expect(localExtract(request(amount, [page(text, [vat])])).values[0]?.value).toBe("49.99")
+  })
 })

@@ -43,6 +43,13 @@ export interface Candidate {
   readonly label?: string
 }
 
+/**
+ * The same candidate: the same value at the same place of the page. Scoring may see a copy of a candidate
+ * the page's analysis found (one labelled by its table cell, Tables.ts), which is still that candidate.
+ */
+export const sameCandidate = (a: Candidate | undefined, b: Candidate): boolean =>
+  a !== undefined && (a === b || (a.start === b.start && a.end === b.end && a.value === b.value))
+
 export interface PageAnalysis {
   readonly dates: ReadonlyArray<Candidate>
   readonly numbers: ReadonlyArray<Candidate>

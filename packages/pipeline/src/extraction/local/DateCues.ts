@@ -3,6 +3,7 @@
  * date of another agreement it names), the date of a document (its first full date), a due date (labelled
  * as due).
  */
+import { sameCandidate } from "./Candidates.ts"
 import { type CueContext, CueSum, type Cues, noCues } from "./Cues.ts"
 import { asksDocumentDate, firstFullDate } from "./Dates.ts"
 import { sentenceAround } from "./Text.ts"
@@ -66,7 +67,7 @@ export const dateCues = (c: CueContext): Cues => {
   if (
     page.index === 0 &&
     asksDocumentDate(profile.cueText) &&
-    firstFullDate(page.text, page.analysis.dates) === candidate
+    sameCandidate(firstFullDate(page.text, page.analysis.dates), candidate)
   ) {
     sum.add(1, "the first full date of the document")
     sum.decisive = true

@@ -4,7 +4,7 @@
  * issuer's name or address takes the first organisation or address block of the head, never one in a
  * bill-to or ship-to block.
  */
-import type { Candidate } from "./Candidates.ts"
+import { type Candidate, sameCandidate } from "./Candidates.ts"
 import type { AgentProfile } from "./KeyTerms.ts"
 import type { PageContext } from "./Scoring.ts"
 import { lineAt } from "./Text.ts"
@@ -69,14 +69,14 @@ export const issuerCues = (
   const { text } = page
   const customer = (c: Candidate) => CUSTOMER_BLOCK.test(linesAround(text, c.valueStart))
   // The document's own web address and bank details name who issued it wherever they stand.
-  if (profile.kind === "name" && page.analysis.brands.includes(candidate))
+  if (profile.kind === "name" && page.analysis.brands.some((c) => sameCandidate(c, candidate)))
     return { score: 3, cues: ["the brand of the document's own web address, the issuer's"], decisive: true }
   if (customer(candidate)) return { score: -2.5, cues: ["in the customer's address block"], decisive: false }
   if (profile.kind === "name" && page.analysis.brands.length > 0)
     return { score: -1, cues: ["not the brand of the document's own web address"], decisive: false }
-  if (profile.kind === "name" && page.analysis.payees.includes(candidate))
+  if (profile.kind === "name" && page.analysis.payees.some((c) => sameCandidate(c, candidate)))
     return { score: 1.6, cues: ["the payee of the document's bank details, who issued it"], decisive: true }
-  const heading = profile.kind === "name" && page.analysis.headings.includes(candidate)
+  const heading = profile.kind === "name" && page.analysis.headings.some((c) => sameCandidate(c, candidate))
   const own =
     profile.kind === "address"
       ? candidate.kind === "address"

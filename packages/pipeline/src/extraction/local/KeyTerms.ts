@@ -290,7 +290,10 @@ export const profileAgent = (agent: AgentSpec): AgentProfile => {
     exampleShapes: kind === "identifier" ? examples.map(shapeOf) : [],
     cueText,
     asksForSubtotal: /\bsub-?total|net amount|before tax|excl/.test(cueText),
-    asksForTax: /\b(tax|vat|gst)\b/.test(cueText),
+    // "Including tax" qualifies a total; it does not ask for the tax.
+    asksForTax: /\b(tax|vat|gst)\b/.test(
+      cueText.replace(/\b(incl\w*|with|after|plus)\.?\s+(the\s+|all\s+)?(tax|taxes|vat|gst)\b/g, ""),
+    ),
     unit,
   }
 }

@@ -1,4 +1,5 @@
 /** How an amount answers an agent that asks for a total: subtotals, amounts before tax and tax lines are not. */
+import { sameCandidate } from "./Candidates.ts"
 import { type CueContext, CueSum, type Cues, noCues } from "./Cues.ts"
 import { documentTotal } from "./Totals.ts"
 
@@ -28,7 +29,7 @@ export const moneyCues = ({ profile, candidate, page, label, line, position }: C
     profile.terms.has("total") &&
     !profile.asksForSubtotal &&
     !profile.asksForTax &&
-    documentTotal(page.text, page.analysis) === candidate
+    sameCandidate(documentTotal(page.text, page.analysis), candidate)
   ) {
     sum.add(1.5, "the document's total: the amount of the strongest total label, the largest of its rank")
     sum.decisive = true
