@@ -6,6 +6,9 @@ import { testConfig } from "../../tooling/vitest/src/config.ts"
 // tests' imports must resolve to the same build or its type checks see two different modules.
 const graphqlMain = createRequire(import.meta.url).resolve("graphql")
 
-export default mergeConfig(testConfig({ name: "graphql-gateway", database: true, timeoutMs: 90_000 }), {
-  resolve: { alias: [{ find: /^graphql$/, replacement: graphqlMain }] },
-})
+export default mergeConfig(
+  testConfig({ name: "graphql-gateway", database: true, timeoutMs: 90_000, build: "server" }),
+  {
+    resolve: { alias: [{ find: /^graphql$/, replacement: graphqlMain }] },
+  },
+)

@@ -1,4 +1,5 @@
 import { testConfig } from "../../tooling/vitest/src/config.ts"
 
-// End-to-end tests parse real files and run the pipeline with a worker in the process: generous timeouts.
-export default testConfig({ name: "rest-api", database: true, timeoutMs: 90_000 })
+// End-to-end tests parse real files and run the pipeline with a worker in the process (its parse threads
+// run the compiled build, made once before the tests): generous timeouts.
+export default testConfig({ name: "rest-api", database: true, timeoutMs: 90_000, build: "server" })

@@ -30,6 +30,8 @@ export const testConfig = (options: {
    * or `all` (with the web application's production build).
    */
   readonly build?: "server" | "all"
+  /** Test files at once, when the package's tests must not share the machine with each other. */
+  readonly workers?: number
 }) => {
   const reportDir = process.env.DXS_TEST_REPORT_DIR
   return defineConfig({
@@ -45,7 +47,7 @@ export const testConfig = (options: {
         ...(options.build === "all" ? ["@dxs/testing/BuildAll"] : []),
         ...(options.database ? ["@dxs/testing/TestGlobalSetup"] : []),
       ],
-      maxWorkers: testWorkers(),
+      maxWorkers: options.workers ?? testWorkers(),
       minWorkers: 1,
       testTimeout: options.timeoutMs ?? 30_000,
       hookTimeout: 120_000,

@@ -172,13 +172,24 @@ export const threadEntry = (runnerUrl: string = import.meta.url): string => {
     : `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${threadUrl}) })`
 }
 
-const bootstrap = threadEntry()
+/**
+ * Where the threads' code comes from: beside this module, or, for the sources' tests, the compiled build
+ * that their global setup made moments before (`DXS_COMPILED_PARSE_THREADS=1`, set by it): such a thread
+ * starts without compiling TypeScript, as in production.
+ */
+const threadRunnerUrl =
+  // biome-ignore lint/style/noProcessEnv: a switch of the tests' global setup, not a setting of the service
+  !import.meta.url.endsWith(".js") && process.env.DXS_COMPILED_PARSE_THREADS === "1"
+    ? new URL("../../dist/parsing/Runner.js", import.meta.url).href
+    : import.meta.url
+
+const bootstrap = threadEntry(threadRunnerUrl)
 
 /**
  * From the sources, a thread resolves the workspace's packages (the format table of `@dxs/domain`, which
  * the e-mail and audio backends read) to their sources as well; compiled, to their builds.
  */
-const threadExecArgv = import.meta.url.endsWith(".js") ? [] : ["--conditions=@dxs/source"]
+const threadExecArgv = threadRunnerUrl.endsWith(".js") ? [] : ["--conditions=@dxs/source"]
 
 const seconds = (ms: number) => {
   const s = ms / 1000
