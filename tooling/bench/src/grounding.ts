@@ -22,8 +22,17 @@ const argument = (name: string) => {
   return i < 0 ? undefined : process.argv[i + 1]
 }
 const limit = Number(argument("--limit") ?? 40)
-/** The share of correct values flagged, measured by this script before normalised values were understood. */
-const BEFORE: Readonly<Record<string, string>> = {}
+/**
+ * The share of correct values flagged, measured by this script on all 254 NDAs before grounding understood
+ * normalised values (the string agent's ISO dates and durations were compared with the passage's words).
+ */
+const BEFORE: Readonly<Record<string, string>> = {
+  party: "1 of 187, 0.5 %",
+  effective_date: "154 of 158, 97.5 %",
+  jurisdiction: "0 of 246, 0.0 %",
+  term: "21 of 58, 36.2 %",
+  all: "176 of 649, 27.1 %",
+}
 const TARGET = 0.1
 
 type Field = "party" | "effective_date" | "jurisdiction" | "term"

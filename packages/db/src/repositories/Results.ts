@@ -218,7 +218,33 @@ export const recordReview = (conn: Conn, resultId: string, review: ResultReview)
       .execute(),
   ).pipe(Effect.asVoid)
 
-/** The agent's results at this config version, one row each; a value set by hand at this version is kept. */
+/**
+ * A model's value settled by its review: marked correct it no longer requires attention (`Resolved`),
+ * marked wrong it does (`Requires attention`); the justification says who decided. A value set by hand
+ * keeps its own status.
+ */
+export const settleByReview = (
+  conn: Conn,
+  resultId: string,
+  settled: { readonly status: string; readonly justification: string },
+): Effect.Effect<void> =>
+  run(() =>
+    conn
+      .updateTable("resolution_results")
+      .set({
+        resolution_status: settled.status,
+        justification: settled.justification,
+        updated_at: sql`now()`,
+      })
+      .where("id", "=", resultId)
+      .where("is_overridden", "=", false)
+      .execute(),
+  ).pipe(Effect.asVoid)
+
+/**
+ * The agent's results at this config version, one row each; a value set by hand at this version is kept,
+ * and a value marked correct that is resolved again unchanged stays `Resolved`.
+ */
 const upsertResults = (
   conn: Conn,
   projectId: string,
@@ -253,7 +279,11 @@ const upsertResults = (
       is_web_supplement = excluded.is_web_supplement,
       web_supplement = excluded.web_supplement,
       value = case when ${byHand} then resolution_results.value else excluded.value end,
-      resolution_status = case when ${byHand} then resolution_results.resolution_status else excluded.resolution_status end,
+      resolution_status = case when ${byHand} then resolution_results.resolution_status
+                               when resolution_results.latest_review_status = 'positive'
+                                    and resolution_results.value is not distinct from excluded.value
+                                    and excluded.resolution_status = 'Requires attention' then 'Resolved'
+                               else excluded.resolution_status end,
       justification = case when ${byHand} then resolution_results.justification else excluded.justification end,
       confidence = case when ${byHand} then resolution_results.confidence else excluded.confidence end,
       is_overridden = ${byHand},

@@ -14,7 +14,10 @@ const page = (pageNumber: number, text: string): PageText => ({
 })
 
 const NDA = [
-  page(1, "MUTUAL NON-DISCLOSURE AGREEMENT\nThis Agreement is made this 6th of February, 1999 by and between"),
+  page(
+    1,
+    "MUTUAL NON-DISCLOSURE AGREEMENT\nThis Agreement is made this 6th of February, 1999 by and between",
+  ),
   page(2, "This Agreement shall remain in effect for a period of two (2) years from the Effective Date."),
 ]
 
@@ -22,7 +25,9 @@ describe("groundCitation with written forms", () => {
   it("grounds a string agent's ISO date by its ordinal written form", () => {
     const c = groundCitation(NDA, 1, "made this 6th of February, 1999", "1999-02-06", "string")
     expect(c).toMatchObject({ grounded: true, pageNumber: 1 })
-    expect(groundCitation(NDA, 1, "made this 6th of February, 1999", "1999-02-16", "string").grounded).toBe(false)
+    expect(groundCitation(NDA, 1, "made this 6th of February, 1999", "1999-02-16", "string").grounded).toBe(
+      false,
+    )
   })
 
   it("grounds a duration in words and digits, and a conversion only when the agent asks for it", () => {
