@@ -409,6 +409,8 @@ export const typeDefs = /* GraphQL */ `
     is_web_supplement: Boolean!
     web_supplement: JSON
     is_overridden: Boolean!
+    "Who gave the value: model (the pipeline) or manual (set by hand), as a REST grid cell's source."
+    source: String!
     updated_by_email: String
     created_at: String!
     updated_at: String!
@@ -547,6 +549,7 @@ export const resolvers = {
       ),
   },
   ResultDetail: {
+    source: (r: ResultDetailParent) => (r.is_overridden ? "manual" : "model"),
     extractions: (
       r: ResultDetailParent,
       args: { limit?: number | null; offset?: number | null },

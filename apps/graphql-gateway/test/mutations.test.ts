@@ -612,6 +612,14 @@ describe("results", () => {
       latest_review_by: "bob@example.com",
     })
     expect(r).toEqual((await a.get(`/projects/${project}/results/${result}/`)).body)
+    const state = ok(
+      await gql(
+        keyA,
+        `query ($p: ID!, $id: ID!) { result(projectId: $p, id: $id) { latest_review_status source } }`,
+        { p: project, id: result },
+      ),
+    )
+    expect(state.result).toEqual({ latest_review_status: "positive", source: "model" })
     const reset = ok(await gql(keyA, REVIEW, { p: project, id: result, input: { status: "none" } }))
     expect(reset.reviewResult).toMatchObject({ latest_review_status: "none", latest_review_comment: "" })
 

@@ -217,6 +217,7 @@ const pathValue = (o: Operation, name: string): string => {
     dimension_id: fx.dimension,
     document_id: o.operationId === "documents.replaceFile" ? fx.spareDocument : fx.document,
     page_number: "1",
+    run_number: "1",
     resolution_result_id: fx.result,
     extraction_id: fx.extraction,
   }

@@ -159,6 +159,8 @@ describe("GET /projects/{id}/results/grid/", () => {
           resolution_status: "Resolved",
           confidence: expect.closeTo(0.9, 5),
           is_overridden: false,
+          latest_review_status: null,
+          source: "model",
         },
         [s.note]: {
           resolution_result_id: s.rr.noteEu,
@@ -166,6 +168,8 @@ describe("GET /projects/{id}/results/grid/", () => {
           resolution_status: "Resolved",
           confidence: expect.closeTo(0.8, 5),
           is_overridden: false,
+          latest_review_status: null,
+          source: "model",
         },
       },
     })
@@ -175,7 +179,7 @@ describe("GET /projects/{id}/results/grid/", () => {
     expect(Object.keys(body.rows[0].cells)).toEqual([s.law])
     expect(body.rows[1].cells[s.total]).toMatchObject({ value: null, resolution_status: "Not resolved" })
     expect(body.rows[1].cells[s.note]).toBeUndefined()
-    expect(body.rows[3].cells[s.note].is_overridden).toBe(true)
+    expect(body.rows[3].cells[s.note]).toMatchObject({ is_overridden: true, source: "manual" })
   })
 
   it("pages by rows with next and previous links that keep the filters and sort", async () => {
@@ -255,6 +259,8 @@ describe("GET /projects/{id}/results/grid/", () => {
       ["max_confidence=2", "max_confidence"],
       ["agent_id=nope", "agent_id"],
       ["search=", "search"],
+      ["review_status=maybe", "review_status"],
+      ["source=robot", "source"],
       [`search=${"x".repeat(201)}`, "search"],
     ]
     for (const [query, field] of bad) {
@@ -437,5 +443,92 @@ describe("an export of more rows than one batch", () => {
       expect(new Set(exported).size).toBe(rows)
       expect(exported, sort).toEqual(paged)
     }
+  })
+})
+
+describe("review state in the grid, its counts and the export", () => {
+  const review = async (resultId: string | undefined, status: string) => {
+    const r = await a.post(`/projects/${s.project}/results/${resultId}/review/`, { status })
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    return r.body
+  }
+
+  it("shows each cell's review and source, and filters rows by them", async () => {
+    expect(names(await grid("?source=manual"))).toEqual(["US"])
+    expect(names(await grid(`?source=model&agent_id=${s.note}`))).toEqual(["EU"])
+    expect((await grid("?review_status=positive")).count).toBe(0)
+    expect(names(await grid("?review_status=none"))).toEqual(["All documents", "APAC", "EU", "US"])
+
+    await review(s.rr.noteEu, "negative")
+    const eu = (await grid("?review_status=negative")).rows
+    expect(eu.map((r: any) => r.name)).toEqual(["EU"])
+    expect(eu[0].cells[s.note]).toMatchObject({ latest_review_status: "negative", source: "model" })
+    // Marked wrong, a resolved value requires attention.
+    expect(eu[0].cells[s.note].resolution_status).toBe("Requires attention")
+    expect(names(await grid(`?review_status=none&agent_id=${s.note}`))).toEqual(["US"])
+    const next = (await grid("?review_status=negative&limit=1")).next
+    expect(next).toBeNull()
+    expect((await grid("?review_status=positive&limit=1&sort=-name")).count).toBe(0)
+  })
+
+  it("a value marked correct no longer requires attention, in the cells and the counts", async () => {
+    const before = await grid("?resolution_status=Requires%20attention")
+    expect(names(before)).toEqual(["EU", "US"])
+    const detail = await review(s.rr.totalUs, "positive")
+    expect(detail).toMatchObject({ resolution_status: "Resolved", latest_review_status: "positive" })
+    expect(detail.justification_for_resolution_status).toContain("Marked correct")
+    const after = await grid("?resolution_status=Requires%20attention")
+    expect(after.count).toBe(1)
+    expect(names(after)).toEqual(["EU"])
+    expect(names(await grid("?review_status=positive"))).toEqual(["US"])
+    const us = (await grid("?review_status=positive")).rows[0]
+    expect(us.cells[s.total]).toMatchObject({
+      resolution_status: "Resolved",
+      latest_review_status: "positive",
+    })
+    // The tallies follow: the agent's count of values requiring attention is 0.
+    const status = await a.get(`/projects/${s.project}/agents/status/`)
+    expect(status.status).toBe(200)
+    expect(status.body.consistency[s.total]).toBeDefined()
+    expect((await grid(`?agent_id=${s.total}&resolution_status=Requires%20attention`)).count).toBe(0)
+  })
+
+  it("exports confidence and review columns per agent when asked", async () => {
+    const r = await a.get(`/projects/${s.project}/results/export/?include=confidence,review&sort=name`)
+    expect(r.status).toBe(200)
+    const rows = parseCsv(r.text.replace(/^\uFEFF/, ""))
+    expect(rows[0]).toEqual([
+      "Row",
+      "Document",
+      "Region",
+      ...["Total", "Note", "Law"].flatMap((n) => [
+        n,
+        `${n} status`,
+        `${n} citations`,
+        `${n} confidence`,
+        `${n} review`,
+        `${n} source`,
+      ]),
+    ])
+    const us = rows.find((row) => row[0] === "US")!
+    expect(us.slice(3, 15)).toEqual([
+      "99 EUR",
+      "Resolved",
+      "",
+      expect.stringMatching(/^0\.3/),
+      "positive",
+      "model",
+      "beta",
+      "Resolved",
+      "",
+      expect.stringMatching(/^0\.7/),
+      "none",
+      "manual",
+    ])
+    const eu = rows.find((row) => row[0] === "EU")!
+    expect(eu[13]).toBe("negative")
+    const bad = await a.get(`/projects/${s.project}/results/export/?include=confidence,secrets`)
+    expectProblem(bad, 400)
+    expect(bad.body.detail).toContain("include")
   })
 })

@@ -5,7 +5,9 @@ import { makeKysely } from "../src/Db.ts"
 import {
   ensureAtomicValue,
   type ResolvedRow,
+  recordReview,
   replaceDocumentExtractions,
+  settleByReview,
   writeResults,
 } from "../src/repositories/Results.ts"
 import { listResults } from "./fixtures.ts"
@@ -261,5 +263,57 @@ describe("the results repository", () => {
     expect(doubtful.rows.map((r) => r.result_name)).toEqual(["c", "b"])
     expect((await list(0)).count).toBe(0)
     expect((await list(1)).rows.map((r) => r.result_name)).toEqual(["c", "b", "a"])
+  })
+})
+
+describe("a value marked correct", () => {
+  it("stays Resolved when resolved again unchanged, and follows a new value", async () => {
+    const agent = await db
+      .insertInto("agents")
+      .values({ project_id: projectId, name: "Reviewed" })
+      .returning("id")
+      .executeTakeFirstOrThrow()
+    const av = await Effect.runPromise(
+      ensureAtomicValue(db, {
+        projectId,
+        agentId: agent.id,
+        instances: [{ dimensionId, name: "Year", value: "2031", documentId: null }],
+      }),
+    )
+    const write = (value: string) =>
+      Effect.runPromise(
+        writeResults(db, {
+          projectId,
+          agentId: agent.id,
+          configVersion: 1,
+          rows: [{ ...row(av.id, value), status: "Requires attention" }],
+        }),
+      )
+    const status = async () =>
+      (
+        await db
+          .selectFrom("resolution_results")
+          .select("resolution_status")
+          .where("atomic_value_id", "=", av.id)
+          .executeTakeFirstOrThrow()
+      ).resolution_status
+    await write("100")
+    expect(await status()).toBe("Requires attention")
+    const [result] = await db
+      .selectFrom("resolution_results")
+      .select("id")
+      .where("atomic_value_id", "=", av.id)
+      .execute()
+    await Effect.runPromise(
+      recordReview(db, result!.id, { status: "positive", comment: "", reviewedBy: null }),
+    )
+    await Effect.runPromise(
+      settleByReview(db, result!.id, { status: "Resolved", justification: "Marked correct." }),
+    )
+    expect(await status()).toBe("Resolved")
+    await write("100")
+    expect(await status()).toBe("Resolved")
+    await write("101")
+    expect(await status()).toBe("Requires attention")
   })
 })

@@ -192,3 +192,50 @@ describe("groundAnswer", () => {
     if (!g.grounded) expect(g.detail.length).toBeLessThan(140)
   })
 })
+
+describe("normalised values of string agents", () => {
+  const NDA = "THIS AGREEMENT is made this 6th of February, 1999 by and between Nike, Inc. and Eric Sprunk."
+
+  it("grounds an ISO date by the date as the passage writes it", () => {
+    expect(
+      groundAnswer({ valueType: "string", value: "1999-02-06", passage: NDA, pageText: NDA }),
+    ).toMatchObject({ grounded: true })
+    expect(
+      groundAnswer({ valueType: "string", value: "1999-02-07", passage: NDA, pageText: NDA }),
+    ).toMatchObject({ grounded: false, reason: "value not in passage" })
+  })
+
+  it("reads a numeric date by the document's date order", () => {
+    const page = "Signed on 06/02/1999."
+    const ground = (value: string, dateOrder: "day-first" | "month-first") =>
+      groundAnswer({ valueType: "string", value, passage: page, pageText: page, dateOrder }).grounded
+    expect(ground("1999-02-06", "day-first")).toBe(true)
+    expect(ground("1999-02-06", "month-first")).toBe(false)
+    expect(ground("1999-06-02", "month-first")).toBe(true)
+  })
+
+  it("grounds amounts, percentages and durations in their written forms", () => {
+    expect(valueInPassage("string", "$1,500,000", "a fee of one million five hundred thousand dollars")).toBe(
+      true,
+    )
+    expect(valueInPassage("string", "12%", "twelve per cent")).toBe(true)
+    expect(valueInPassage("string", "2 years", "for a period of two (2) years")).toBe(true)
+    expect(valueInPassage("number", "1500000", "USD 1.5 million")).toBe(true)
+  })
+
+  it("grounds a converted duration only when the agent asks for that unit", () => {
+    const passage = "This Agreement shall remain in effect for two (2) years."
+    expect(valueInPassage("string", "24 months", passage)).toBe(false)
+    expect(valueInPassage("string", "24 months", passage, { askedUnit: "month" })).toBe(true)
+    expect(valueInPassage("number", "24", passage, { askedUnit: "month" })).toBe(true)
+    expect(
+      groundAnswer({
+        valueType: "string",
+        value: "24 months",
+        passage,
+        pageText: passage,
+        askedUnit: "month",
+      }),
+    ).toMatchObject({ grounded: true })
+  })
+})

@@ -11,6 +11,14 @@
 import search from "approx-string-match"
 import { parseDateOrdinal } from "./Resolution.ts"
 import { parseNumber } from "./Values.ts"
+import {
+  type AgreeOptions,
+  type DateOrder,
+  type DurationUnit,
+  passageStates,
+  readValue,
+  statedIn,
+} from "./WrittenForms.ts"
 
 export interface GroundingInput {
   readonly valueType: "string" | "number" | "bool" | "date" | "datetime"
@@ -22,6 +30,10 @@ export interface GroundingInput {
   readonly pageText: string
   /** The cited page's number, for the reason given when the passage is not on it. */
   readonly pageNumber?: number | undefined
+  /** How the document writes numeric dates (`WrittenForms.dateOrderOf` of its text), when it shows it. */
+  readonly dateOrder?: DateOrder | undefined
+  /** The duration unit the agent asks its values in (`WrittenForms.askedDurationUnit`): conversions count. */
+  readonly askedUnit?: DurationUnit | undefined
 }
 
 export type Grounding =
@@ -233,65 +245,24 @@ export const NUMBER_WORDS: Readonly<Record<string, number>> = {
   hundred: 100,
 }
 
-/** What a passage may state a number with: the number words, and `thousand` and `dozen`. */
-const STATED_NUMBER_WORDS: Readonly<Record<string, number>> = { ...NUMBER_WORDS, thousand: 1000, dozen: 12 }
-
-const SCALES: ReadonlyArray<readonly [RegExp, number]> = [
-  [/^\s*(?:billion|bn|b)\b/i, 1e9],
-  [/^\s*(?:million|mio|mn|m)\b/i, 1e6],
-  [/^\s*(?:thousand|k)\b/i, 1e3],
-]
+/**
+ * Every number the text states, in any written form of `WrittenForms` (digits with either grouping
+ * convention, currency, signs, percentages (`12%` also as 0.12), a scale after them (`1.5 million`), number
+ * words (`twenty-four`), the amounts of durations), each also without its sign.
+ */
+export const numbersIn = (text: string): Array<number> =>
+  statedIn(text).flatMap((s) => {
+    if (s.kind === "duration") return [s.amount]
+    if (s.kind !== "number") return []
+    return s.unit === "%" ? [s.value, Math.abs(s.value), s.value / 100] : [s.value, Math.abs(s.value)]
+  })
 
 /**
- * Every number the text states: digits with either grouping convention, currency, signs and percentages
- * (`12%` also as 0.12), a scale word after them (`1.5 million`), and number words (`twenty-four`).
+ * Every calendar date (`yyyymmdd`) the text states in any written form of `WrittenForms`; a numeric date
+ * is read by `dateOrder` when given, else both ways when ambiguous.
  */
-export const numbersIn = (text: string): Array<number> => {
-  const found: Array<number> = []
-  const numeral = /\(?[-−]?(?:\d{1,3}(?:[ \u00a0\u202f'’](?=\d{3}\b)\d{3})+|\d[\d.,'’]*\d|\d)\)?/g
-  for (const m of text.matchAll(numeral)) {
-    const token = m[0].replace(/[’]/g, "'")
-    const n = parseNumber(token)
-    if (n === undefined) continue
-    found.push(n, Math.abs(n))
-    const after = text.slice(m.index + m[0].length)
-    if (/^\s*(?:%|per ?cent|percent)/i.test(after)) found.push(n / 100)
-    for (const [scale, factor] of SCALES) if (scale.test(after)) found.push(n * factor)
-  }
-  const words = text.toLowerCase().match(/[a-z]+(?:-[a-z]+)?/g) ?? []
-  for (const word of words) {
-    const parts = word.split("-")
-    const values = parts.map((p) => STATED_NUMBER_WORDS[p])
-    if (values.some((v) => v === undefined)) continue
-    found.push(values.reduce((a, b) => a! + b!, 0)!)
-  }
-  return found
-}
-
-const MONTHS =
-  "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
-
-/** Every calendar date (`yyyymmdd`) the text states; a day/month order that is ambiguous gives both. */
-export const datesIn = (text: string): Array<number> => {
-  const found: Array<number> = []
-  const add = (expression: string) => {
-    const d = parseDateOrdinal(expression)
-    if (d !== undefined) found.push(d)
-  }
-  for (const m of text.matchAll(/\b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b/g)) add(m[0])
-  for (const m of text.matchAll(/\b(\d{1,2})([./-])(\d{1,2})\2(\d{4})\b/g)) {
-    add(m[0])
-    // 03/04/2024 may be the 3rd of April as well as March 4th.
-    add(`${m[4]}-${m[3]}-${m[1]}`)
-    add(`${m[4]}-${m[1]}-${m[3]}`)
-  }
-  const month = new RegExp(
-    `\\b(${MONTHS})\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b|\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:day\\s+)?(?:of\\s+)?(${MONTHS})\\.?,?\\s+(\\d{4})\\b`,
-    "gi",
-  )
-  for (const m of text.matchAll(month)) add(m[1] ? `${m[1]} ${m[2]}, ${m[3]}` : `${m[4]} ${m[5]} ${m[6]}`)
-  return found
-}
+export const datesIn = (text: string, dateOrder?: DateOrder | undefined): Array<number> =>
+  statedIn(text, { dateOrder }).flatMap((s) => (s.kind === "date" ? [s.ordinal] : []))
 
 const STOP_WORDS = new Set([
   "a",
@@ -363,27 +334,43 @@ const stringInPassage = (value: string, passage: string): boolean => {
 const sameNumber = (a: number, b: number): boolean =>
   Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b))
 
-/** Whether the value is stated in the passage, by its value type. */
+/** Whether a value that is one written form (a date, a number, an amount, a duration) is stated in the passage. */
+const formInPassage = (value: string, passage: string, options: AgreeOptions): boolean => {
+  const read = readValue(value, options)
+  return read !== undefined && passageStates(read, passage, options)
+}
+
+/**
+ * Whether the value is stated in the passage, by its value type; a value in a normalised form (an ISO date,
+ * a canonical number, `2 years`) is stated by any written form of it (`WrittenForms`), whatever its type.
+ */
 export const valueInPassage = (
   valueType: GroundingInput["valueType"],
   value: string,
   passage: string,
+  options: AgreeOptions = {},
 ): boolean => {
   if (value.trim() === "" || valueType === "bool") return true
   if (valueType === "number") {
     const n = parseNumber(value)
-    if (n === undefined) return stringInPassage(value, passage)
-    return numbersIn(passage).some((m) => sameNumber(m, n) || sameNumber(m, Math.abs(n)))
+    if (n === undefined) return stringInPassage(value, passage) || formInPassage(value, passage, options)
+    return (
+      numbersIn(passage).some((m) => sameNumber(m, n) || sameNumber(m, Math.abs(n))) ||
+      formInPassage(value, passage, options)
+    )
   }
   if (valueType === "date" || valueType === "datetime") {
     const d = parseDateOrdinal(value)
-    if (d === undefined) return stringInPassage(value, passage)
-    const dates = datesIn(passage)
-    // A passage that states its date in words ("the first day of May") or relative to another cannot be
-    // checked here: only a date that contradicts the value counts against it.
+    if (d === undefined) return stringInPassage(value, passage) || formInPassage(value, passage, options)
+    const dates = datesIn(passage, options.dateOrder)
+    // A passage that states its date relative to another ("the date hereof") cannot be checked here: only
+    // a date that contradicts the value counts against it.
     return dates.length === 0 || dates.includes(d)
   }
-  return stringInPassage(value, passage)
+  // A value that is one written form is stated by that date, number or duration, not by its characters
+  // wherever they are (`1999-02-06` is not stated by "06/02/1999" read month-first).
+  const read = readValue(value, options)
+  return read === undefined ? stringInPassage(value, passage) : passageStates(read, passage, options)
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -414,7 +401,12 @@ export const groundAnswer = (input: GroundingInput): Grounding => {
       reason: "passage not on page",
       detail: `the passage ${shown(input.passage)} is not on ${page}`,
     }
-  if (!valueInPassage(input.valueType, input.value, found))
+  if (
+    !valueInPassage(input.valueType, input.value, found, {
+      dateOrder: input.dateOrder,
+      askedUnit: input.askedUnit,
+    })
+  )
     return {
       grounded: false,
       reason: "value not in passage",

@@ -5,9 +5,10 @@
  */
 import { Db, transaction, withDb } from "@dxs/db"
 import { projectAgentStates } from "@dxs/db/repositories/ProjectReads"
+import * as RunChanges from "@dxs/db/repositories/RunChanges"
 import * as RunsRepository from "@dxs/db/repositories/Runs"
 import type { AgentStatus } from "@dxs/domain/contract/Agent"
-import type { LaunchPreview, RunRecord, RunsPage } from "@dxs/domain/contract/Run"
+import type { LaunchPreview, RunChangesPage, RunRecord, RunsPage } from "@dxs/domain/contract/Run"
 import { RequestBudget } from "@dxs/pipeline/llm/RequestBudget"
 import { deriveAgentStates } from "@dxs/pipeline/run/AgentStates"
 import { previewLaunch } from "@dxs/pipeline/run/LaunchPreview"
@@ -15,7 +16,7 @@ import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import { Context, Effect, Schema } from "effect"
 import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
-import { BadRequest, Conflict } from "./Errors.ts"
+import { BadRequest, Conflict, NotFound } from "./Errors.ts"
 import { pageLinks, pageStart } from "./Paging.ts"
 import type { AgentProgress, ConsistencyCounts } from "./PipelineState.ts"
 import { checkLiveProject, checkProject, oneProject } from "./Projects.ts"
@@ -29,6 +30,8 @@ export class ModelProvider extends Context.Reference<ModelProvider>()("@dxs/serv
 
 export const RUNS_DEFAULT_LIMIT = 20
 export const RUNS_MAX_LIMIT = 100
+export const RUN_CHANGES_DEFAULT_LIMIT = 50
+export const RUN_CHANGES_MAX_LIMIT = 500
 
 const runRecord = (row: RunsRepository.RunWithUsage): RunRecord => {
   const plan = row.plan as {
@@ -210,6 +213,65 @@ export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches
             }),
           )
         }),
+
+      /**
+       * What a run changed: the values that differ from the values before it, for the same agent and
+       * combination of dimension values, each with its citations; by agent (oldest first) and result name.
+       */
+      changes: (
+        projectId: string,
+        runNumber: number,
+        page: { readonly limit?: number | undefined; readonly offset?: number | undefined },
+      ) =>
+        Effect.gen(function* () {
+          const { limit, offset } = yield* checkPage(page.limit, page.offset, {
+            limit: RUN_CHANGES_DEFAULT_LIMIT,
+            max: RUN_CHANGES_MAX_LIMIT,
+          })
+          const org = yield* CurrentOrganization
+          return yield* withDb((db) =>
+            Effect.gen(function* () {
+              yield* checkProject(db, org.id, projectId)
+              const found = yield* RunChanges.findRunByNumber(db, projectId, runNumber)
+              if (found === undefined) return yield* NotFound.of("Run", String(runNumber))
+              const [count, rows] = yield* Effect.all(
+                [
+                  RunChanges.countRunChanges(db, found.id),
+                  RunChanges.listRunChanges(db, found.id, { limit, offset }),
+                ],
+                { concurrency: "unbounded" },
+              )
+              return {
+                run_number: found.run_number,
+                previous_run_number: found.previous_run_number,
+                count,
+                ...pageLinks([], { count, limit, offset, rows: rows.length }),
+                results: rows.map(changeRecord),
+              } satisfies RunChangesPage
+            }),
+          )
+        }),
     })
   }),
 }) {}
+
+const changeRecord = (c: RunChanges.RunChangeRow): RunChangesPage["results"][number] => ({
+  agent_id: c.agent_id,
+  agent_name: c.agent_name,
+  atomic_value_id: c.atomic_value_id,
+  result_name: c.result_name,
+  dimension_values: Object.fromEntries((c.dimension_values ?? []).map((d) => [d.name, d.dimension_value])),
+  resolution_result_id: c.resolution_result_id,
+  previous: {
+    value: c.previous_value as RunChangesPage["results"][number]["previous"]["value"],
+    resolution_status: c.previous_status,
+    references: c.previous_references,
+    sources: c.previous_sources,
+  },
+  current: {
+    value: c.value as RunChangesPage["results"][number]["current"]["value"],
+    resolution_status: c.status,
+    references: c.references,
+    sources: c.sources,
+  },
+})

@@ -585,7 +585,10 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
           )
         }),
 
-      /** Records a person's review of a result (the latest one is kept). */
+      /**
+       * Records a person's review of a result (the latest one is kept): marked correct, a model's value
+       * that required attention is `Resolved`; marked wrong, a resolved one requires attention.
+       */
       review: (projectId: string, resultId: string, input: ResultReview) =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
@@ -593,12 +596,26 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
           return yield* transaction((trx) =>
             Effect.gen(function* () {
               yield* checkProject(trx, org.id, projectId)
-              yield* findResult(trx, projectId, resultId)
+              const result = yield* findResult(trx, projectId, resultId)
+              const reviewedBy = org.member?.email ?? input.reviewed_by ?? null
               yield* ResultsRepo.recordReview(trx, resultId, {
                 status: input.status,
                 comment: input.comment ?? "",
-                reviewedBy: org.member?.email ?? input.reviewed_by ?? null,
+                reviewedBy,
               })
+              // Marked correct, a value no longer needs attention (in the queue, the grid and the counts);
+              // marked wrong, a resolved one does.
+              const who = reviewedBy ?? "a reviewer"
+              if (input.status === "positive" && result.resolution_status === "Requires attention")
+                yield* ResultsRepo.settleByReview(trx, resultId, {
+                  status: "Resolved",
+                  justification: `Marked correct by ${who}.`,
+                })
+              if (input.status === "negative" && result.resolution_status === "Resolved")
+                yield* ResultsRepo.settleByReview(trx, resultId, {
+                  status: "Requires attention",
+                  justification: `Marked wrong by ${who}.`,
+                })
               return yield* loadDetail(trx, projectId, resultId)
             }),
           )

@@ -7,9 +7,19 @@
 import type { Conn, Database } from "@dxs/db"
 import * as ProjectsRepo from "@dxs/db/repositories/Projects"
 import * as ResultsRepo from "@dxs/db/repositories/Results"
-import type { ResultsExportFormat, ResultsGridCell, ResultsGridColumn } from "@dxs/domain/contract/Result"
-import { ResultsExportFormats } from "@dxs/domain/contract/Result"
-import { type AgentValueType, type ResolutionStatus, ResolutionStatuses } from "@dxs/domain/Enums"
+import type {
+  ResultsExportFormat,
+  ResultsExportInclude,
+  ResultsGridCell,
+  ResultsGridColumn,
+} from "@dxs/domain/contract/Result"
+import { ResultsExportFormats, ResultsExportIncludes, ValueSources } from "@dxs/domain/contract/Result"
+import {
+  type AgentValueType,
+  type ResolutionStatus,
+  ResolutionStatuses,
+  ReviewStatuses,
+} from "@dxs/domain/Enums"
 import { csvBytes, TABLE_FORMATS, type TableRow, xlsxBytes } from "@dxs/pipeline/export/Table"
 import { Effect, Schema, Stream } from "effect"
 import type { Kysely } from "kysely"
@@ -28,6 +38,10 @@ export interface ResultsGridFilters {
   readonly dimension_value?: string | undefined
   readonly max_confidence?: number | undefined
   readonly search?: string | undefined
+  /** Rows with a cell whose latest review is this: `none` (never reviewed), `positive`, `negative`. */
+  readonly review_status?: string | undefined
+  /** Rows with a cell whose value is the model's (`model`) or set by hand (`manual`). */
+  readonly source?: string | undefined
   /** `name` (default), `-name`, `agent:<agent id>`, `-agent:<agent id>`. */
   readonly sort?: string | undefined
 }
@@ -53,6 +67,8 @@ const GridCursorKey = Schema.Tuple(
 
 export interface ResultsExportQuery extends ResultsGridFilters {
   readonly format?: string | undefined
+  /** Columns to add per agent, comma-separated: `confidence`, `review`. */
+  readonly include?: string | undefined
 }
 
 /** A file being written: its name, type and bytes as they are made. */
@@ -85,6 +101,10 @@ const checkFilters = (q: ResultsGridFilters) =>
     if (q.search?.includes("\u0000")) return yield* invalid("search", "must not contain NUL")
     if (q.dimension_value?.includes("\u0000"))
       return yield* invalid("dimension_value", "must not contain NUL")
+    if (q.review_status !== undefined && !(ReviewStatuses as ReadonlyArray<string>).includes(q.review_status))
+      return yield* invalid("review_status", `must be one of ${ReviewStatuses.join(", ")}`)
+    if (q.source !== undefined && !(ValueSources as ReadonlyArray<string>).includes(q.source))
+      return yield* invalid("source", `must be one of ${ValueSources.join(", ")}`)
     const sort = q.sort ?? "name"
     const m = SORT.exec(sort)
     if (m === null)
@@ -96,6 +116,8 @@ const checkFilters = (q: ResultsGridFilters) =>
         dimensionValue: q.dimension_value,
         maxConfidence: q.max_confidence,
         search: q.search,
+        reviewStatus: q.review_status as ResultsRepo.GridFilter["reviewStatus"],
+        source: q.source as ResultsRepo.GridFilter["source"],
       } satisfies ResultsRepo.GridFilter,
       descending: m[1] === "-",
       sortAgentId: m[3]?.toLowerCase(),
@@ -171,7 +193,16 @@ export const gridOf = (
       count,
       ...pageLinks(
         (
-          ["agent_id", "resolution_status", "dimension_value", "max_confidence", "search", "sort"] as const
+          [
+            "agent_id",
+            "resolution_status",
+            "dimension_value",
+            "max_confidence",
+            "review_status",
+            "source",
+            "search",
+            "sort",
+          ] as const
         ).map((name) => [name, q[name]] as const),
         { count, limit, offset, rows: found.rows, first: found.first, last: found.last },
       ),
@@ -200,15 +231,33 @@ export const checkExportFormat = (format: string | undefined) =>
     ? Effect.succeed((format ?? "csv") as ResultsExportFormat)
     : invalid("format", `must be one of ${ResultsExportFormats.join(", ")}`)
 
+/** The export's added columns (`include`, comma-separated, each at most once), or 400. */
+export const checkExportIncludes = (include: string | undefined) => {
+  if (include === undefined || include.trim() === "")
+    return Effect.succeed<ReadonlySet<ResultsExportInclude>>(new Set())
+  const names = include.split(",").map((n) => n.trim())
+  const unknown = names.find((n) => !(ResultsExportIncludes as ReadonlyArray<string>).includes(n))
+  return unknown === undefined
+    ? Effect.succeed<ReadonlySet<ResultsExportInclude>>(new Set(names as Array<ResultsExportInclude>))
+    : invalid(
+        "include",
+        `names ${JSON.stringify(unknown.slice(0, 40))}: must be a comma-separated list of ${ResultsExportIncludes.join(", ")}`,
+      )
+}
+
 /**
  * The project's grid as a file: `Row`, one column per dimension, then per agent its value (with its
- * unit), status and citations (`<document> p.<page>`, joined by `; `). The header is known before the
+ * unit), status and citations (`<document> p.<page>`, joined by `; `), and with `include` its confidence
+ * (0 to 1) and review (`positive`, `negative`, `none`; `manual` after it when the value was set by hand). The header is known before the
  * first row is read (the dimensions and agents of the project); the rows are read in batches as the
  * writer asks for them.
  */
 export const exportOf = (db: Kysely<Database>, orgId: string, projectId: string, q: ResultsExportQuery) =>
   Effect.gen(function* () {
     const format = yield* checkExportFormat(q.format)
+    const includes = yield* checkExportIncludes(q.include)
+    const withConfidence = includes.has("confidence")
+    const withReview = includes.has("review")
     const project = yield* ProjectsRepo.findProject(db, orgId, projectId)
     if (project === undefined) return yield* NotFound.of("Project", projectId)
     const { filter, sort, columns, names } = yield* setting(db, orgId, projectId, q)
@@ -216,7 +265,13 @@ export const exportOf = (db: Kysely<Database>, orgId: string, projectId: string,
     const header: TableRow = [
       "Row",
       ...dimensionNames,
-      ...columns.flatMap((c) => [c.name, `${c.name} status`, `${c.name} citations`]),
+      ...columns.flatMap((c) => [
+        c.name,
+        `${c.name} status`,
+        `${c.name} citations`,
+        ...(withConfidence ? [`${c.name} confidence`] : []),
+        ...(withReview ? [`${c.name} review`, `${c.name} source`] : []),
+      ]),
     ]
     const toLine = (r: ResultsRepo.GridRow): TableRow => {
       const dims = dimensionValuesOf(r, names)
@@ -225,11 +280,16 @@ export const exportOf = (db: Kysely<Database>, orgId: string, projectId: string,
         ...dimensionNames.map((d) => dims[d] ?? ""),
         ...columns.flatMap((c) => {
           const cell = r.cells.get(c.id)
-          if (cell === undefined) return ["", "", ""]
+          const width = 3 + (withConfidence ? 1 : 0) + (withReview ? 2 : 0)
+          if (cell === undefined) return Array.from({ length: width }, () => "")
           return [
             displayed(cell.value as ResultsGridCell["value"], c.unit),
             cell.resolution_status,
             cell.sources.map((s) => `${s.document_name} p.${s.page_number}`).join("; "),
+            ...(withConfidence ? [cell.confidence] : []),
+            ...(withReview
+              ? [cell.latest_review_status ?? "none", cell.is_overridden ? "manual" : "model"]
+              : []),
           ]
         }),
       ]

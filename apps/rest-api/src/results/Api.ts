@@ -89,6 +89,17 @@ const gridFilters = {
       description: "only rows with a cell whose confidence is at or below this (0 to 1)",
     }),
   ),
+  review_status: Schema.optional(
+    Schema.String.annotations({
+      description:
+        "only rows with a cell whose latest review is this: `none` (never reviewed), `positive` (marked correct) or `negative` (marked wrong)",
+    }),
+  ),
+  source: Schema.optional(
+    Schema.String.annotations({
+      description: "only rows with a cell whose value is the pipeline's (`model`) or set by hand (`manual`)",
+    }),
+  ),
   search: Schema.optional(
     Schema.String.annotations({
       description: `1 to ${GRID_SEARCH_MAX_LENGTH} characters: only rows whose name, dimension values or a cell's value contain this, case-insensitively`,
@@ -118,6 +129,12 @@ export const ResultsExportParams = Schema.Struct({
   format: Schema.optional(
     Schema.String.annotations({
       description: `${ResultsExportFormats.join(" or ")}; default csv`,
+    }),
+  ),
+  include: Schema.optional(
+    Schema.String.annotations({
+      description:
+        "columns to add per agent, comma-separated: `confidence` (`<agent name> confidence`, 0 to 1, empty when there is no value) and `review` (`<agent name> review`: none, positive or negative; `<agent name> source`: model or manual)",
     }),
   ),
 })
@@ -173,7 +190,7 @@ export class ResultsApi extends HttpApiGroup.make("results")
       )
       .annotate(
         OpenApi.Description,
-        'Beyond the contract. A row is a combination of dimension values ("All documents" for results no dimension splits, else the result name); the columns are every agent of the project, oldest first; a cell missing from `cells` has no result yet. Cell filters (`agent_id`, `resolution_status`, `dimension_value`, `max_confidence`) list a row when one of its cells matches all of them. Paged by rows; `next` and `previous` are relative links that keep the filters and the sort.',
+        'Beyond the contract. A row is a combination of dimension values ("All documents" for results no dimension splits, else the result name); the columns are every agent of the project, oldest first; a cell missing from `cells` has no result yet. Cell filters (`agent_id`, `resolution_status`, `dimension_value`, `max_confidence`, `review_status`, `source`) list a row when one of its cells matches all of them. Each cell carries its latest review (`latest_review_status`) and who gave its value (`source`: model or manual). Paged by rows; `next` and `previous` are relative links that keep the filters and the sort.',
       ),
   )
   .add(
@@ -184,7 +201,7 @@ export class ResultsApi extends HttpApiGroup.make("results")
       .annotate(OpenApi.Summary, "Export the results grid as CSV or XLSX (beyond the contract)")
       .annotate(
         OpenApi.Description,
-        "Beyond the contract. The grid's rows with its filters and sort, streamed: columns `Row`, one per dimension, then per agent (oldest first) `<agent name>` (the value, with the agent's unit), `<agent name> status` and `<agent name> citations` (`<document name> p.<page>` joined by `; `). Sent as an attachment named `<project name>-results.csv` or `.xlsx`.",
+        "Beyond the contract. The grid's rows with its filters and sort, streamed: columns `Row`, one per dimension, then per agent (oldest first) `<agent name>` (the value, with the agent's unit), `<agent name> status` and `<agent name> citations` (`<document name> p.<page>` joined by `; `), with `include=confidence,review` also `<agent name> confidence`, `<agent name> review` and `<agent name> source`. Sent as an attachment named `<project name>-results.csv` or `.xlsx`.",
       ),
   )
   .add(

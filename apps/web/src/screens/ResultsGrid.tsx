@@ -24,9 +24,39 @@ interface Filters {
   readonly dimensionValue: string
   readonly maxConfidence: string
   readonly search: string
+  readonly review: string
+  readonly source: string
 }
 
-const NO_FILTERS: Filters = { agentId: "", status: "", dimensionValue: "", maxConfidence: "", search: "" }
+const NO_FILTERS: Filters = {
+  agentId: "",
+  status: "",
+  dimensionValue: "",
+  maxConfidence: "",
+  search: "",
+  review: "",
+  source: "",
+}
+
+/** What a cell's review and source say, as a mark beside its value and as words for screen readers. */
+const REVIEW_MARKS: Readonly<Record<string, { readonly mark: string; readonly words: string }>> = {
+  positive: { mark: "✓", words: "marked correct" },
+  negative: { mark: "✗", words: "marked wrong" },
+}
+
+function ReviewMark({ review, source }: { readonly review: string | null; readonly source: string }) {
+  const marks = [
+    ...(review !== null && REVIEW_MARKS[review] ? [REVIEW_MARKS[review]!] : []),
+    ...(source === "manual" ? [{ mark: "✎", words: "set by hand" }] : []),
+  ]
+  if (marks.length === 0) return null
+  return (
+    <span className="review-mark" data-testid="review-mark" title={marks.map((m) => m.words).join(", ")}>
+      <span aria-hidden="true">{marks.map((m) => m.mark).join(" ")}</span>
+      <span className="visually-hidden">{`, ${marks.map((m) => m.words).join(", ")}`}</span>
+    </span>
+  )
+}
 
 /** The query string of the filters and sort (without paging): shared by the grid and its export links. */
 const filterParams = (filters: Filters, sort: string): URLSearchParams => {
@@ -36,6 +66,8 @@ const filterParams = (filters: Filters, sort: string): URLSearchParams => {
   if (filters.dimensionValue.trim()) params.set("dimension_value", filters.dimensionValue.trim())
   if (filters.maxConfidence) params.set("max_confidence", filters.maxConfidence)
   if (filters.search.trim()) params.set("search", filters.search.trim().slice(0, 200))
+  if (filters.review) params.set("review_status", filters.review)
+  if (filters.source) params.set("source", filters.source)
   if (sort !== "name") params.set("sort", sort)
   return params
 }
@@ -197,6 +229,33 @@ export function ResultsGrid({ projectId }: { readonly projectId: string }) {
             onChange={(maxConfidence) => setFilter({ maxConfidence })}
           />
         </div>
+        <div className="field">
+          <SelectField
+            id="grid-review"
+            label="Review"
+            value={filters.review}
+            any="Any review"
+            options={[
+              { value: "none", label: "Not reviewed" },
+              { value: "positive", label: "Marked correct" },
+              { value: "negative", label: "Marked wrong" },
+            ]}
+            onChange={(review) => setFilter({ review })}
+          />
+        </div>
+        <div className="field">
+          <SelectField
+            id="grid-source"
+            label="Value from"
+            value={filters.source}
+            any="Model or by hand"
+            options={[
+              { value: "model", label: "Model" },
+              { value: "manual", label: "Set by hand" },
+            ]}
+            onChange={(source) => setFilter({ source })}
+          />
+        </div>
       </form>
 
       <ErrorAlert message={grid.error ? errorMessage(grid.error) : undefined} />
@@ -287,6 +346,8 @@ export function ResultsGrid({ projectId }: { readonly projectId: string }) {
                           <Link href={href} tabIndex={-1}>
                             {withUnit(formatValue(cell.value), c)}
                           </Link>
+                          <span className="visually-hidden">{`, ${cell.resolution_status}`}</span>
+                          <ReviewMark review={cell.latest_review_status} source={cell.source} />
                           <ConfidenceMark confidence={cell.confidence} />
                         </td>
                       )

@@ -121,6 +121,8 @@ export const writeResults = (
     readonly agentId: string
     readonly configVersion: number
     readonly rows: ReadonlyArray<ResolvedRow>
+    /** The run resolving them: the values it changes are recorded as its changes. */
+    readonly runId?: string | undefined
   },
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
@@ -138,6 +140,8 @@ export const writeResults = (
     const ordered = [...rows].sort((x, y) =>
       x.atomicValueId < y.atomicValueId ? -1 : x.atomicValueId > y.atomicValueId ? 1 : 0,
     )
+    if (ordered.length > 0 && input.runId !== undefined)
+      yield* run(() => recordChanges(conn, input.runId!, agentId, configVersion, ordered))
     if (ordered.length > 0)
       yield* run(() => upsertResults(conn, input.projectId, agentId, configVersion, ordered))
     // Results of combinations that no longer exist (a removed static value, a deleted document) go.
@@ -218,7 +222,69 @@ export const recordReview = (conn: Conn, resultId: string, review: ResultReview)
       .execute(),
   ).pipe(Effect.asVoid)
 
-/** The agent's results at this config version, one row each; a value set by hand at this version is kept. */
+/**
+ * The values of the rows that differ from the agent's results before them (a value set by hand at this
+ * version, which the write keeps, aside), recorded as the run's changes with both values' citations. Asked
+ * again in the same run (a retried task), a combination keeps the value from before the run; one that ends
+ * where it started is no change.
+ */
+const recordChanges = async (
+  conn: Conn,
+  runId: string,
+  agentId: string,
+  configVersion: number,
+  rows: ReadonlyArray<ResolvedRow>,
+) => {
+  const column = <A>(f: (r: ResolvedRow) => A) => sql.val(rows.map(f))
+  const json = (f: (r: ResolvedRow) => unknown) => column((r) => JSON.stringify(f(r)))
+  await sql`
+    insert into run_value_changes as c (run_id, agent_id, atomic_value_id, result_name, previous_value,
+      previous_status, previous_sources, previous_references, value, status, sources, "references")
+    select ${runId}::uuid, rr.agent_id, rr.atomic_value_id, x.result_name, rr.value, rr.resolution_status,
+           coalesce(rr.sources, '[]'::jsonb), coalesce(rr."references", '{}'::jsonb), x.value, x.status, x.sources, x.refs
+    from unnest(${column((r) => r.atomicValueId)}::uuid[], ${column((r) => r.resultName)}::text[],
+                ${json((r) => r.value)}::jsonb[], ${column((r) => r.status)}::text[],
+                ${json((r) => r.sources)}::jsonb[], ${json((r) => r.references)}::jsonb[])
+      as x(atomic_value_id, result_name, value, status, sources, refs)
+    join resolution_results rr on rr.atomic_value_id = x.atomic_value_id and rr.agent_id = ${agentId}::uuid
+    where nullif(rr.value, 'null'::jsonb) is distinct from nullif(x.value, 'null'::jsonb)
+      and not (rr.is_overridden and rr.agent_config_version = ${configVersion}::int)
+    order by rr.atomic_value_id
+    on conflict (run_id, atomic_value_id) do update set result_name = excluded.result_name, value = excluded.value,
+      status = excluded.status, sources = excluded.sources, "references" = excluded."references"`.execute(
+    conn,
+  )
+  await sql`delete from run_value_changes where run_id = ${runId}::uuid and agent_id = ${agentId}::uuid
+    and nullif(previous_value, 'null'::jsonb) is not distinct from nullif(value, 'null'::jsonb)`.execute(conn)
+}
+
+/**
+ * A model's value settled by its review: marked correct it no longer requires attention (`Resolved`),
+ * marked wrong it does (`Requires attention`); the justification says who decided. A value set by hand
+ * keeps its own status.
+ */
+export const settleByReview = (
+  conn: Conn,
+  resultId: string,
+  settled: { readonly status: string; readonly justification: string },
+): Effect.Effect<void> =>
+  run(() =>
+    conn
+      .updateTable("resolution_results")
+      .set({
+        resolution_status: settled.status,
+        justification: settled.justification,
+        updated_at: sql`now()`,
+      })
+      .where("id", "=", resultId)
+      .where("is_overridden", "=", false)
+      .execute(),
+  ).pipe(Effect.asVoid)
+
+/**
+ * The agent's results at this config version, one row each; a value set by hand at this version is kept,
+ * and a value marked correct that is resolved again unchanged stays `Resolved`.
+ */
 const upsertResults = (
   conn: Conn,
   projectId: string,
@@ -253,7 +319,11 @@ const upsertResults = (
       is_web_supplement = excluded.is_web_supplement,
       web_supplement = excluded.web_supplement,
       value = case when ${byHand} then resolution_results.value else excluded.value end,
-      resolution_status = case when ${byHand} then resolution_results.resolution_status else excluded.resolution_status end,
+      resolution_status = case when ${byHand} then resolution_results.resolution_status
+                               when resolution_results.latest_review_status = 'positive'
+                                    and resolution_results.value is not distinct from excluded.value
+                                    and excluded.resolution_status = 'Requires attention' then 'Resolved'
+                               else excluded.resolution_status end,
       justification = case when ${byHand} then resolution_results.justification else excluded.justification end,
       confidence = case when ${byHand} then resolution_results.confidence else excluded.confidence end,
       is_overridden = ${byHand},

@@ -249,6 +249,13 @@ export const ResultsGridColumn = Schema.Struct({
 }).annotations({ identifier: "V1ResultsGridColumn" })
 export type ResultsGridColumn = typeof ResultsGridColumn.Type
 
+/** Who gave a result its value. */
+export const ValueSources = ["model", "manual"] as const
+export const ValueSource = Schema.Literal(...ValueSources).annotations({
+  description: "model: the pipeline's value; manual: a value set by hand (an override)",
+})
+export type ValueSource = typeof ValueSource.Type
+
 export const ResultsGridCell = Schema.Struct({
   resolution_result_id: Uuid.annotations({ description: "use it in /results/{resolution_result_id}/" }),
   value: ResultValue,
@@ -257,6 +264,11 @@ export const ResultsGridCell = Schema.Struct({
     description: "0 to 1; null when there is no value",
   }),
   is_overridden: Schema.Boolean.annotations({ description: "the value was set by hand" }),
+  latest_review_status: Schema.NullOr(ReviewStatus).annotations({
+    description:
+      "the value's latest review (positive: marked correct, negative: marked wrong); null when never reviewed",
+  }),
+  source: ValueSource,
 }).annotations({ identifier: "V1ResultsGridCell" })
 export type ResultsGridCell = typeof ResultsGridCell.Type
 
@@ -294,3 +306,7 @@ export type ResultsGrid = typeof ResultsGrid.Type
 /** The formats of `GET …/results/export/`. */
 export const ResultsExportFormats = ["csv", "xlsx"] as const
 export type ResultsExportFormat = (typeof ResultsExportFormats)[number]
+
+/** The columns an export may add per agent (`include=confidence,review`). */
+export const ResultsExportIncludes = ["confidence", "review"] as const
+export type ResultsExportInclude = (typeof ResultsExportIncludes)[number]

@@ -4,6 +4,7 @@
  */
 import { Schema } from "effect"
 import { Timestamp as DateTime, Uuid } from "./Fields.ts"
+import { ResultReferences, ResultSource, ResultValue } from "./Result.ts"
 
 export const LaunchProvider = Schema.Literal("local", "openai").annotations({
   description: "the configured language model provider (LLM_PROVIDER)",
@@ -90,3 +91,42 @@ export const RunsPage = Schema.Struct({
   results: Schema.Array(RunRecord),
 }).annotations({ identifier: "V1RunsPage" })
 export type RunsPage = typeof RunsPage.Type
+
+/** One side of a change: a value with its status and citations. */
+export const RunChangeSide = Schema.Struct({
+  value: ResultValue,
+  resolution_status: Schema.String,
+  references: ResultReferences,
+  sources: Schema.Array(ResultSource),
+}).annotations({ identifier: "V1RunChangeSide" })
+
+export const RunChange = Schema.Struct({
+  agent_id: Uuid,
+  agent_name: Schema.String,
+  atomic_value_id: Uuid.annotations({ description: "the agent's combination of dimension values" }),
+  result_name: Schema.String,
+  dimension_values: Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
+    description: "dimension name → value; {} for results no dimension splits",
+  }),
+  resolution_result_id: Schema.NullOr(Uuid).annotations({
+    description:
+      "the current result of that combination (for /results/{resolution_result_id}/), null when gone",
+  }),
+  previous: RunChangeSide.annotations({ description: "the value before the run" }),
+  current: RunChangeSide.annotations({ description: "the value the run resolved" }),
+}).annotations({ identifier: "V1RunChange" })
+export type RunChange = typeof RunChange.Type
+
+export const RunChangesPage = Schema.Struct({
+  run_number: Schema.Int,
+  previous_run_number: Schema.NullOr(Schema.Int).annotations({
+    description: "the project's run before this one, null for its first",
+  }),
+  count: Schema.Int.annotations({ description: "values the run changed, across all pages" }),
+  next: Schema.NullOr(Schema.String).annotations({ description: "relative URL of the next page, or null" }),
+  previous: Schema.NullOr(Schema.String).annotations({
+    description: "relative URL of the previous page, or null",
+  }),
+  results: Schema.Array(RunChange),
+}).annotations({ identifier: "V1RunChangesPage" })
+export type RunChangesPage = typeof RunChangesPage.Type

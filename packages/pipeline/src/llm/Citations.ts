@@ -5,6 +5,13 @@
  */
 import { findPassageOnPage, type Grounding, groundAnswer, valueInPassage } from "@dxs/domain/Grounding"
 import { parseNumber } from "@dxs/domain/Values"
+import {
+  type AgreeOptions,
+  askedDurationUnit,
+  dateOrderOf,
+  passageStates,
+  readValue,
+} from "@dxs/domain/WrittenForms"
 import type { PageText, ValueType } from "./LanguageModel.ts"
 
 const STOP_WORDS = new Set(
@@ -32,7 +39,12 @@ const segments = (pageText: string): Array<string> =>
  * than the domain's `valueInPassage` on purpose (which lets a line without any date through for a date
  * value): here it picks a line out of a whole page, not checks a passage the answer quoted.
  */
-const statesValue = (segment: string, value: string, valueType: ValueType): boolean => {
+const statesValue = (
+  segment: string,
+  value: string,
+  valueType: ValueType,
+  options: AgreeOptions,
+): boolean => {
   if (valueType === "number") {
     const wanted = parseNumber(value)
     if (wanted !== undefined)
@@ -46,7 +58,11 @@ const statesValue = (segment: string, value: string, valueType: ValueType): bool
     const year = /^\d{4}/.exec(value)?.[0]
     return year !== undefined && segment.includes(year)
   }
-  return value.length > 0 && segment.toLowerCase().includes(value.toLowerCase())
+  if (value.length === 0) return false
+  if (segment.toLowerCase().includes(value.toLowerCase())) return true
+  // A normalised date, amount or duration of a string agent, as the line writes it.
+  const read = readValue(value, options)
+  return read !== undefined && passageStates(read, segment, options)
 }
 
 const citedFirst = (pages: ReadonlyArray<PageText>, pageNumber: number | undefined): Array<PageText> => {
@@ -87,13 +103,14 @@ const bestLine = (
   value: string,
   valueType: ValueType,
   mustStateValue: boolean,
+  options: AgreeOptions = {},
 ): Located | undefined => {
   const wanted = new Set(tokens(passage.trim()))
   let best: { pageNumber: number; passage: string; score: number } | undefined
   for (const p of ordered) {
     for (const segment of segments(p.text)) {
-      const states = statesValue(segment, value, valueType)
-      if (mustStateValue && !(states && valueInPassage(valueType, value, segment))) continue
+      const states = statesValue(segment, value, valueType, options)
+      if (mustStateValue && !(states && valueInPassage(valueType, value, segment, options))) continue
       const segmentTokens = new Set(tokens(segment))
       let shared = 0
       for (const t of wanted) if (segmentTokens.has(t)) shared += 1
@@ -155,6 +172,21 @@ export const asPageText = (passage: string, pages: ReadonlyArray<PageText>): str
   )
 }
 
+/** What the agent asks for that decides which written forms state its value. */
+export interface AgentExpectation {
+  readonly unit?: string | undefined
+  readonly extractionInstructions?: string | undefined
+}
+
+/**
+ * How the written forms are read for this answer: numeric dates in the order the document's pages show
+ * (`dateOrderOf`), durations converted into the unit the agent asks for (`askedDurationUnit`).
+ */
+const writtenFormOptions = (pages: ReadonlyArray<PageText>, agent: AgentExpectation): AgreeOptions => ({
+  dateOrder: dateOrderOf(pages.map((p) => p.text).join("\n")),
+  askedUnit: askedDurationUnit({ unit: agent.unit, instructions: agent.extractionInstructions }),
+})
+
 export type Citation =
   | { readonly grounded: true; readonly pageNumber: number; readonly passage: string }
   | {
@@ -178,20 +210,22 @@ export const groundCitation = (
   quoted: string,
   value: string,
   valueType: ValueType,
+  agent: AgentExpectation = {},
 ): Citation => {
   const passage = asPageText(quoted, pages)
   const cited = pageNumber ?? pages[0]?.pageNumber ?? 1
   const ordered = pages.length === 0 ? [] : citedFirst(pages, pageNumber)
+  const options = writtenFormOptions(pages, agent)
   let first: Extract<Grounding, { grounded: false }> | undefined
   for (const page of ordered) {
-    const g = groundAnswer({ valueType, value, passage, pageText: page.text, pageNumber: cited })
+    const g = groundAnswer({ valueType, value, passage, pageText: page.text, pageNumber: cited, ...options })
     if (g.grounded) return { grounded: true, pageNumber: page.pageNumber, passage: g.passage }
     first ??= g
     // On the page, but not stating the value: that is the answer's fault, not the page number's.
     if (g.reason === "value not in passage") break
   }
   if (first?.reason !== "value not in passage" && valueType !== "bool") {
-    const line = bestLine(ordered, passage, value, valueType, true)
+    const line = bestLine(ordered, passage, value, valueType, true, options)
     if (line !== undefined) return { grounded: true, ...line }
   }
   return {

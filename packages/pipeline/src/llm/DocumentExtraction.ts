@@ -124,6 +124,7 @@ const checkAnswers = (
       answer.relevantPassage,
       answer.value,
       agent.agent.valueType,
+      agent.agent,
     ),
   }))
   return firstPerCombination([

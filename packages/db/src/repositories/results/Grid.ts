@@ -41,6 +41,10 @@ export type GridSort =
 export interface GridFilter extends CurrentResultsFilter {
   /** Rows whose name, dimension values or a cell's value contain this (case-insensitively). */
   readonly search?: string | undefined
+  /** Rows with a cell whose latest review is this (`none`: never reviewed). */
+  readonly reviewStatus?: "none" | "positive" | "negative" | undefined
+  /** Rows with a cell whose value is the model's, or one set by hand. */
+  readonly source?: "model" | "manual" | undefined
 }
 
 export interface GridCell {
@@ -50,6 +54,8 @@ export interface GridCell {
   readonly resolution_status: string
   readonly confidence: number | null
   readonly is_overridden: boolean
+  /** The latest review of the value (`positive`, `negative`, `none`), null when never reviewed. */
+  readonly latest_review_status: string | null
   /** Only when asked for (`withSources`); else empty. */
   readonly sources: ReadonlyArray<ResultSource>
 }
@@ -107,6 +113,9 @@ const cellConditions = (filter: GridFilter): Array<RawBuilder<unknown>> => {
   if (filter.dimensionValue !== undefined)
     where.push(sql`c.dimension_values @> array[${filter.dimensionValue}::text]`)
   if (filter.maxConfidence !== undefined) where.push(sql`c.confidence <= ${filter.maxConfidence}::real`)
+  if (filter.reviewStatus !== undefined)
+    where.push(sql`coalesce(c.latest_review_status, 'none') = ${filter.reviewStatus}`)
+  if (filter.source !== undefined) where.push(sql`c.is_overridden = ${filter.source === "manual"}`)
   return where
 }
 
@@ -116,6 +125,8 @@ const statusOnly = (filter: GridFilter) =>
   filter.agentId === undefined &&
   filter.dimensionValue === undefined &&
   filter.maxConfidence === undefined &&
+  filter.reviewStatus === undefined &&
+  filter.source === undefined &&
   filter.search === undefined
 
 /** What a row (with its key `r.row_hash`) must satisfy under the filter. */
@@ -318,8 +329,13 @@ const countWithValue = (conn: Conn, projectId: string, filter: GridFilter, agent
 
 /** How many rows pass the filter: from the tallies for none, a status, an agent or both; else counted. */
 const countRows = async (conn: Conn, projectId: string, filter: GridFilter): Promise<number> => {
-  const { agentId, resolutionStatus, dimensionValue, maxConfidence, search } = filter
-  const untallied = dimensionValue !== undefined || maxConfidence !== undefined || search !== undefined
+  const { agentId, resolutionStatus, dimensionValue, maxConfidence, search, reviewStatus, source } = filter
+  const untallied =
+    dimensionValue !== undefined ||
+    maxConfidence !== undefined ||
+    search !== undefined ||
+    reviewStatus !== undefined ||
+    source !== undefined
   if (!untallied && agentId !== undefined) {
     // One current result per agent and row: the agent's rows are its results.
     const { rows } = await sql<{ n: number }>`select coalesce(sum(n), 0)::int as n from result_tallies
@@ -407,6 +423,7 @@ interface RawCellRow {
   resolution_status: string
   confidence: number | null
   is_overridden: boolean
+  latest_review_status: string | null
   sources: ReadonlyArray<ResultSource> | null
 }
 
@@ -421,7 +438,7 @@ const cellsOf = async (
   const { rows } = await sql<RawCellRow>`
     select p.position, rr.row_hash, rr.row_name, av.dimension_values, rr.id, rr.agent_id,
            dxs_present_value(rr.value, rr.value_type) as value,
-           rr.resolution_status, rr.confidence, rr.is_overridden,
+           rr.resolution_status, rr.confidence, rr.is_overridden, rr.latest_review_status,
            ${withSources ? sql`rr.sources` : sql`null::jsonb`} as sources
     from unnest(${sql.val(keys.map((k) => k.row_hash))}::uuid[]) with ordinality as p(row_hash, position)
     cross join lateral (select * from resolution_results rr
@@ -448,6 +465,7 @@ const cellsOf = async (
       resolution_status: r.resolution_status,
       confidence: r.confidence,
       is_overridden: r.is_overridden,
+      latest_review_status: r.latest_review_status,
       sources: r.sources ?? [],
     })
   }
@@ -498,6 +516,10 @@ export interface GridPageJson {
   readonly last?: GridKey | undefined
 }
 
+/** A cell's review state, appended to the members of its kept JSON (`cell_json`, an object). */
+const REVIEW_MEMBERS = sql`',"latest_review_status":' || coalesce(to_json(rr.latest_review_status)::text, 'null')
+  || ',"source":' || case when rr.is_overridden then '"manual"' else '"model"' end`
+
 /**
  * The rows of a page as the grid's JSON, built by the database from their keys: per row its key, name,
  * dimension values (of its oldest agent's result, as its atomic value keeps them) and cells by agent.
@@ -520,7 +542,8 @@ const rowsJson = async (conn: Conn, projectId: string, keys: ReadonlyArray<KeyRo
       cross join lateral (
         select min(rr.row_name) as row_name,
                (array_agg(rr.atomic_value_id order by rr.agent_created_at, rr.agent_id))[1] as first_atomic,
-               string_agg('"' || rr.agent_id || '":' || rr.cell_json, ',' order by rr.agent_created_at, rr.agent_id) as cells
+               string_agg('"' || rr.agent_id || '":' || left(rr.cell_json, -1) || ${REVIEW_MEMBERS} || '}', ','
+                          order by rr.agent_created_at, rr.agent_id) as cells
         from resolution_results rr
         where rr.project_id = ${projectId}::uuid and rr.row_hash = p.row_hash and rr.is_current
       ) c

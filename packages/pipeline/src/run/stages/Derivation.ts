@@ -130,6 +130,7 @@ export class Derivation extends Effect.Service<Derivation>()("@dxs/pipeline/Deri
               agentId: agent.row.id,
               configVersion,
               rows,
+              runId: p.runId,
             })
           }),
         )

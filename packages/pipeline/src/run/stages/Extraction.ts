@@ -22,6 +22,7 @@ import { agentGroups, pageTokenBudget } from "@dxs/domain/ModelRequests"
 import { Effect } from "effect"
 import { type Citation, groundCitation } from "../../llm/Citations.ts"
 import {
+  type AgentSpec,
   addUsage,
   type DimensionQuery,
   type ExtractedValue,
@@ -29,7 +30,6 @@ import {
   noUsage,
   type PageText,
   type Usage,
-  type ValueType,
 } from "../../llm/LanguageModel.ts"
 import { RequestBudget } from "../../llm/RequestBudget.ts"
 import { documentWindows } from "../../retrieval/DocumentWindows.ts"
@@ -207,7 +207,7 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
             if (spec === undefined) continue
             const list = answers.get(agentId) ?? []
             for (const value of values)
-              list.push({ value, citation: checkCitation(pages, value, spec.valueType), window })
+              list.push({ value, citation: checkCitation(pages, value, spec), window })
             answers.set(agentId, list)
           }
         }
@@ -278,9 +278,6 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
  * The value's citation checked against the window's pages, whichever provider answered: the provider's own
  * check when it made one (the `openai` provider's, which decided its retry), else checked here.
  */
-const checkCitation = (
-  pages: ReadonlyArray<PageText>,
-  value: ExtractedValue,
-  valueType: ValueType,
-): Citation =>
-  value.citation ?? groundCitation(pages, value.pageNumber, value.relevantPassage, value.value, valueType)
+const checkCitation = (pages: ReadonlyArray<PageText>, value: ExtractedValue, agent: AgentSpec): Citation =>
+  value.citation ??
+  groundCitation(pages, value.pageNumber, value.relevantPassage, value.value, agent.valueType, agent)

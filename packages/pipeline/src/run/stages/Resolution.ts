@@ -249,6 +249,7 @@ export class Resolution extends Effect.Service<Resolution>()("@dxs/pipeline/Reso
               agentId: agent.row.id,
               configVersion,
               rows,
+              runId: p.runId,
             })
           }),
         )
