@@ -69,7 +69,7 @@ export interface Config {
 export type BlobStoreConfig =
   | { readonly kind: "fs" }
   | ({ readonly kind: "s3" } & Required<Pick<S3BlobStoreOptions, "bucket" | "region" | "prefix">> &
-      Pick<S3BlobStoreOptions, "endpoint" | "forcePathStyle">)
+      Pick<S3BlobStoreOptions, "endpoint" | "forcePathStyle" | "timeoutMs">)
 
 export interface WebhooksConfig {
   /**
@@ -183,6 +183,12 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     description: "Path-style addressing (<endpoint>/<bucket>/<key>) instead of <bucket>.<endpoint>.",
   },
   { name: "S3_PREFIX", default: "(none)", description: "Prefix put before every object key (e.g. dxs/)." },
+  {
+    name: "S3_TIMEOUT_SECONDS",
+    default: "20",
+    description:
+      "Deadline of one call to the bucket, the SDK's retries included (a write has one more second per MB); past it a request answers 503 and a task is retried.",
+  },
   {
     name: "PUBLIC_URL",
     default: "http://localhost:PORT",
@@ -511,6 +517,7 @@ export const parseConfig = (
       prefix: normalizeS3Prefix(get("S3_PREFIX")),
       endpoint,
       forcePathStyle: bool("S3_FORCE_PATH_STYLE", endpoint !== undefined),
+      timeoutMs: int("S3_TIMEOUT_SECONDS", 20, 1, 3600) * 1000,
     }
   } else if (blobStoreKind !== "fs") {
     problems.push(`BLOB_STORE=${blobStoreKind}: must be fs or s3`)

@@ -20,7 +20,15 @@ export interface S3BlobStoreOptions {
     | undefined
   /** Keys per listing request (default and S3's most: 1000; tests use small pages). */
   readonly listPageSize?: number | undefined
+  /**
+   * The deadline of one call to the store, the SDK's retries included (default 20 s, `S3_TIMEOUT_SECONDS`);
+   * a write has one more second per MB it sends. A call past it fails as `StorageUnavailable`.
+   */
+  readonly timeoutMs?: number | undefined
 }
+
+/** The default deadline of one call to an object store. */
+export const DEFAULT_S3_TIMEOUT_MS = 20_000
 
 /** The largest object one PutObject or CopyObject request may write (S3's limit). */
 export const S3_MAX_SINGLE_PUT_BYTES = 5 * 1024 ** 3
