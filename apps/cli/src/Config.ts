@@ -48,6 +48,8 @@ export interface Config {
   /** Live GraphQL subscriptions per key or member, in each gateway process. */
   readonly maxSubscriptionsPerKey: number
   readonly workerConcurrency: number
+  /** How long tasks meeting outages are retried without counting their attempts. */
+  readonly taskRetryWindowSeconds: number
   readonly logLevel: LogLevelName
   readonly logFormat: LogFormat
   /** Where `/metrics` is served (Prometheus text format); undefined: nowhere. */
@@ -247,6 +249,12 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
   },
   { name: "DB_POOL_SIZE", default: "10", description: "Database connections per process." },
   { name: "WORKER_CONCURRENCY", default: "2", description: "Tasks a worker runs at once." },
+  {
+    name: "TASK_RETRY_WINDOW_SECONDS",
+    default: "900",
+    description:
+      "How long a task failing for a cause outside its document (storage or the database out of reach, its worker killed) is retried, at most 30 s apart, without counting its attempts; only a cause in the document fails it.",
+  },
   {
     name: "PARSE_THREADS",
     default: "(the number of cores)",
@@ -570,6 +578,7 @@ export const parseConfig = (
   const authFailuresPerMinute = int("AUTH_FAILURES_PER_MINUTE", 30, 1, 1_000_000)
   const maxSubscriptionsPerKey = int("MAX_SUBSCRIPTIONS_PER_KEY", 10, 1, 100_000)
   const workerConcurrency = int("WORKER_CONCURRENCY", 2, 1, 1000)
+  const taskRetryWindowSeconds = int("TASK_RETRY_WINDOW_SECONDS", 900, 0, 7 * 24 * 3600)
   let parsing: ParsingConfig = {
     threads: int("PARSE_THREADS", os.availableParallelism(), 1, 1024),
     timeoutSeconds: int("PARSE_TIMEOUT_SECONDS", 120, 1, 86_400),
@@ -705,6 +714,7 @@ export const parseConfig = (
     authFailuresPerMinute,
     maxSubscriptionsPerKey,
     workerConcurrency,
+    taskRetryWindowSeconds,
     logLevel: logLevel ?? "info",
     logFormat,
     metrics,

@@ -5,12 +5,13 @@
  * storage is back, everything works again and documents accepted before the outage end Processed.
  */
 import { randomUUID } from "node:crypto"
+import { makeKysely } from "@dxs/db"
 import { type S3BlobStore, s3BlobStore } from "@dxs/db/S3BlobStore"
 import { startTcpProxy, type TcpProxy } from "@dxs/testing/TcpProxy"
 import { startTestS3Server, type TestS3Server } from "@dxs/testing/TestS3Server"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type Client, createProject, onePagePdf, startTestApi, type TestApi } from "./harness.ts"
-import { upload, waitProcessed } from "./runs.ts"
+import { until, upload, waitProcessed } from "./runs.ts"
 
 let s3: TestS3Server
 let proxy: TcpProxy
@@ -73,5 +74,70 @@ describe.each(["refuse", "hang"] as const)("object storage that %ss", (mode) => 
     expect(file.status).toBe(200)
     const documents = await waitProcessed(a, projectId)
     expect(documents.map((d) => d.status)).toEqual(["Processed", "Processed"])
+  })
+})
+
+describe("a worker whose storage refuses", () => {
+  let worker: TcpProxy
+  let workerStore: S3BlobStore
+  let split: TestApi
+  let b: Client
+
+  beforeAll(async () => {
+    // The API reaches the server directly, the worker through a proxy of its own: uploads are accepted
+    // while every parse meets the outage.
+    worker = await startTcpProxy(s3.port)
+    workerStore = s3BlobStore({ ...s3.options("split/", worker.port), timeoutMs: 1_500 })
+    split = await startTestApi({
+      worker: { blobs: workerStore },
+      blobs: s3BlobStore({ ...s3.options("split/"), timeoutMs: 1_500 }),
+    })
+    b = split.client(await split.newKey("acme"))
+  })
+
+  afterAll(async () => {
+    workerStore?.close()
+    await worker?.stop()
+  })
+
+  it("keeps the documents Pending through the outage (however few their attempts) and parses them once it ends", async () => {
+    const db = makeKysely(split.dbUrl, 2)
+    try {
+      await worker.setMode("refuse")
+      const projectId = await createProject(b)
+      const ids = [
+        await upload(b, projectId, "one.pdf", onePagePdf(randomUUID())),
+        await upload(b, projectId, "two.pdf", onePagePdf(randomUUID())),
+      ]
+      // One attempt each: before, the first failure to reach storage failed the document for good.
+      await db.updateTable("tasks").set({ max_attempts: 1 }).where("kind", "=", "parse").execute()
+      // Every parse has met the outage at least twice (its first failure, then a retry's).
+      const seen = new Set<string>()
+      await until("every parse to meet the outage twice", async () => {
+        const rows = await db
+          .selectFrom("tasks")
+          .select(["id", "updated_at", "last_error", "status"])
+          .where("kind", "=", "parse")
+          .execute()
+        // Each failure is a new `updated_at` of a pending task that says why.
+        for (const row of rows)
+          if (row.status === "pending" && row.last_error?.includes("object storage unavailable"))
+            seen.add(`${row.id}@${row.updated_at.getTime()}`)
+        const failures = (id: string) => [...seen].filter((k) => k.startsWith(`${id}@`)).length
+        return rows.length === 2 && rows.every((r) => failures(r.id) >= 2) ? true : undefined
+      })
+      const during = await b.get(`/projects/${projectId}/documents/`)
+      expect(during.body.map((d: any) => d.status)).toEqual(["Pending", "Pending"])
+
+      await worker.setMode("pass")
+      const documents = await waitProcessed(b, projectId)
+      expect(documents.map((d) => [d.id, d.status]).toSorted()).toEqual(
+        ids.map((id) => [id, "Processed"]).toSorted(),
+      )
+      // Nothing stands in the way of a launch.
+      expect((await b.post(`/projects/${projectId}/agents/launch/`)).status).toBe(202)
+    } finally {
+      await db.destroy()
+    }
   })
 })

@@ -17,6 +17,7 @@ import * as m0015 from "./migrations/2026_11_26_0002_document_attachments_index.
 import * as m0016 from "./migrations/2026_11_26_0003_results_grid.ts"
 import * as m0017 from "./migrations/2026_11_27_0001_page_structure.ts"
 import * as m0018 from "./migrations/2026_11_29_0001_result_tallies.ts"
+import * as m0019 from "./migrations/2026_11_29_0002_task_outages.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ export const migrations: Record<string, Migration> = {
   "2026_11_26_0003_results_grid": m0016,
   "2026_11_27_0001_page_structure": m0017,
   "2026_11_29_0001_result_tallies": m0018,
+  "2026_11_29_0002_task_outages": m0019,
 }
 
 export interface MigrationOutcome {

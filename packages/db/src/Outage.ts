@@ -64,15 +64,20 @@ const DATABASE_MESSAGES =
 const fieldOf = (e: unknown, name: string): unknown =>
   e !== null && typeof e === "object" ? (e as Record<string, unknown>)[name] : undefined
 
-/** The database outage `e` is (pg's error, or a network error of its socket), if it is one. */
-const asDatabaseOutage = (e: unknown): Outage | undefined => {
+/**
+ * The database outage `e` is (pg's error, or a network error of its socket), if it is one. A bare network
+ * error counts only when thrown as it is (`direct`), as pg throws its socket's: found as the `cause` of
+ * another error it belongs to some other client (a model server, a webhook target).
+ */
+const asDatabaseOutage = (e: unknown, direct: boolean): Outage | undefined => {
   const code = fieldOf(e, "code")
   const message = String(fieldOf(e, "message") ?? "")
   const fromPg =
     (typeof code === "string" && DATABASE_STATES.test(code)) ||
     DATABASE_MESSAGES.test(message) ||
     // A socket error of pg names the address it tried (`connect ECONNREFUSED 127.0.0.1:5432`).
-    (typeof code === "string" &&
+    (direct &&
+      typeof code === "string" &&
       NETWORK_CODES.has(code) &&
       SOCKET_CALLS.has(String(fieldOf(e, "syscall"))) &&
       (code !== "ENOENT" || fieldOf(e, "syscall") === "connect"))
@@ -80,13 +85,13 @@ const asDatabaseOutage = (e: unknown): Outage | undefined => {
 }
 
 /** The outage behind `e` (an error, its causes, an Effect failure), or undefined when it is none. */
-export const outageOf = (e: unknown, depth = 0): Outage | undefined => {
+export const outageOf = (e: unknown, depth = 0, direct = true): Outage | undefined => {
   if (e === null || e === undefined || depth > 8) return undefined
   if (e instanceof StorageUnavailable) return { part: "storage", message: e.message }
   if (e instanceof DatabaseUnavailable) return { part: "database", message: e.message }
   if (Runtime.isFiberFailure(e)) return outageInCause(e[Runtime.FiberFailureCauseId], depth + 1)
   if (Cause.isCause(e)) return outageInCause(e, depth + 1)
-  return asDatabaseOutage(e) ?? outageOf(fieldOf(e, "cause"), depth + 1)
+  return asDatabaseOutage(e, direct) ?? outageOf(fieldOf(e, "cause"), depth + 1, false)
 }
 
 /** The first outage among a cause's failures and defects. */
