@@ -58,7 +58,26 @@ describe.each(["refuse", "hang"] as const)("object storage that %ss", (mode) => 
     const before = await upload(a, projectId, "before.pdf", onePagePdf(randomUUID()))
     await waitProcessed(a, projectId)
 
+    const ready = await fetch(`${api.origin}/readyz`)
+    expect(ready.status).toBe(200)
+    expect(await ready.json()).toEqual({
+      status: "ready",
+      checks: { database: "ok", migrations: "ok", storage: "ok" },
+    })
+
     await proxy.setMode(mode)
+    // Alive, but not ready: the failing part is named.
+    expect((await fetch(`${api.origin}/healthz`)).status).toBe(200)
+    const notReady = await fetch(`${api.origin}/readyz`)
+    expect(notReady.status).toBe(503)
+    expect(notReady.headers.get("content-type")).toContain("application/problem+json")
+    const report = (await notReady.json()) as any
+    expect(report).toMatchObject({
+      status: 503,
+      failing: ["storage"],
+      checks: { database: "ok", migrations: "ok" },
+    })
+    expect(report.detail).toMatch(/storage/)
     expectUnavailable(await uploadReply(projectId))
     expectUnavailable(await a.get(`/projects/${projectId}/documents/${before}/file/`))
     // Nothing half-written: the refused upload left no document.
@@ -66,6 +85,7 @@ describe.each(["refuse", "hang"] as const)("object storage that %ss", (mode) => 
     expect(listed.body.map((d: any) => d.id)).toEqual([before])
 
     await proxy.setMode("pass")
+    expect((await fetch(`${api.origin}/readyz`)).status).toBe(200)
     const after = await uploadReply(projectId, "after.pdf")
     expect(after.status).toBe(201)
     const file = await fetch(`${api.base}/projects/${projectId}/documents/${before}/file/`, {

@@ -85,6 +85,8 @@ export interface BlobStoreShape {
    * (an object store lists them page by page; nothing is held in memory at once).
    */
   readonly list: () => Stream.Stream<BlobEntry>
+  /** Whether the store can be reached and used now (readiness); the reason when not. */
+  readonly check?: () => Promise<string | undefined>
 }
 
 export class BlobStore extends Context.Tag("@dxs/db/BlobStore")<BlobStore, BlobStoreShape>() {}
@@ -167,6 +169,15 @@ export const fileBlobStore = (root: string): BlobStoreShape => {
       ),
     remove: (key) => Effect.promise(() => fs.rm(safeJoin(root, key), { force: true })),
     list: () => Stream.fromAsyncIterable(walk(path.resolve(root), ""), (e) => e).pipe(Stream.orDie),
+    check: () =>
+      fs.mkdir(root, { recursive: true }).then(
+        () =>
+          fs.access(root, fs.constants.W_OK).then(
+            () => undefined,
+            () => `${root} is not writable`,
+          ),
+        (e: unknown) => `${root} cannot be created: ${e instanceof Error ? e.message : String(e)}`,
+      ),
   }
 }
 

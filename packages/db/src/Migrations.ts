@@ -56,3 +56,9 @@ export const migrateToLatest = async (db: Kysely<any>): Promise<MigrationOutcome
   }
   return { applied: (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName) }
 }
+
+/** The migrations this code knows that the database has not applied (empty: the schema is current). */
+export const pendingMigrations = async (db: Kysely<any>): Promise<ReadonlyArray<string>> => {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
+  return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name)
+}
