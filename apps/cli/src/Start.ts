@@ -431,9 +431,11 @@ export const start = (config: Config, mode: StartMode) =>
       ),
     )
     return yield* Layer.launch(
+      // Storage is checked before the database is migrated: a missing bucket stops the start with its
+      // reason and nothing applied.
       Layer.mergeAll(services, describeDb, metricsLayer(config)).pipe(
-        Layer.provide(blobStoreLayer(config)),
         Layer.provide(migratedDbLayer(config)),
+        Layer.provide(blobStoreLayer(config)),
       ),
     )
   }).pipe(
