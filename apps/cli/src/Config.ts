@@ -48,6 +48,8 @@ export interface Config {
   /** Live GraphQL subscriptions per key or member, in each gateway process. */
   readonly maxSubscriptionsPerKey: number
   readonly workerConcurrency: number
+  /** How long tasks meeting outages are retried without counting their attempts. */
+  readonly taskRetryWindowSeconds: number
   readonly logLevel: LogLevelName
   readonly logFormat: LogFormat
   /** Where `/metrics` is served (Prometheus text format); undefined: nowhere. */
@@ -69,7 +71,7 @@ export interface Config {
 export type BlobStoreConfig =
   | { readonly kind: "fs" }
   | ({ readonly kind: "s3" } & Required<Pick<S3BlobStoreOptions, "bucket" | "region" | "prefix">> &
-      Pick<S3BlobStoreOptions, "endpoint" | "forcePathStyle">)
+      Pick<S3BlobStoreOptions, "endpoint" | "forcePathStyle" | "timeoutMs">)
 
 export interface WebhooksConfig {
   /**
@@ -184,6 +186,12 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
   },
   { name: "S3_PREFIX", default: "(none)", description: "Prefix put before every object key (e.g. dxs/)." },
   {
+    name: "S3_TIMEOUT_SECONDS",
+    default: "20",
+    description:
+      "Deadline of one call to the bucket, the SDK's retries included (a write has one more second per MB); past it a request answers 503 and a task is retried.",
+  },
+  {
     name: "PUBLIC_URL",
     default: "http://localhost:PORT",
     description: "Base URL clients use to reach the server (links in responses and logs).",
@@ -241,6 +249,12 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
   },
   { name: "DB_POOL_SIZE", default: "10", description: "Database connections per process." },
   { name: "WORKER_CONCURRENCY", default: "2", description: "Tasks a worker runs at once." },
+  {
+    name: "TASK_RETRY_WINDOW_SECONDS",
+    default: "900",
+    description:
+      "How long a task failing for a cause outside its document (storage or the database out of reach, its worker killed) is retried, at most 30 s apart, without counting its attempts; only a cause in the document fails it.",
+  },
   {
     name: "PARSE_THREADS",
     default: "(the number of cores)",
@@ -511,6 +525,7 @@ export const parseConfig = (
       prefix: normalizeS3Prefix(get("S3_PREFIX")),
       endpoint,
       forcePathStyle: bool("S3_FORCE_PATH_STYLE", endpoint !== undefined),
+      timeoutMs: int("S3_TIMEOUT_SECONDS", 20, 1, 3600) * 1000,
     }
   } else if (blobStoreKind !== "fs") {
     problems.push(`BLOB_STORE=${blobStoreKind}: must be fs or s3`)
@@ -563,6 +578,7 @@ export const parseConfig = (
   const authFailuresPerMinute = int("AUTH_FAILURES_PER_MINUTE", 30, 1, 1_000_000)
   const maxSubscriptionsPerKey = int("MAX_SUBSCRIPTIONS_PER_KEY", 10, 1, 100_000)
   const workerConcurrency = int("WORKER_CONCURRENCY", 2, 1, 1000)
+  const taskRetryWindowSeconds = int("TASK_RETRY_WINDOW_SECONDS", 900, 0, 7 * 24 * 3600)
   let parsing: ParsingConfig = {
     threads: int("PARSE_THREADS", os.availableParallelism(), 1, 1024),
     timeoutSeconds: int("PARSE_TIMEOUT_SECONDS", 120, 1, 86_400),
@@ -698,6 +714,7 @@ export const parseConfig = (
     authFailuresPerMinute,
     maxSubscriptionsPerKey,
     workerConcurrency,
+    taskRetryWindowSeconds,
     logLevel: logLevel ?? "info",
     logFormat,
     metrics,

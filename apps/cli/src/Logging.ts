@@ -11,6 +11,14 @@ const levels: Record<LogLevelName, LogLevel.LogLevel> = {
   none: LogLevel.None,
 }
 
+/**
+ * A line's level in the README's (and LOG_LEVEL's) words: `warning`, not Effect's `WARN`; one vocabulary
+ * for what is configured and what is written.
+ */
+export const levelName = (level: LogLevel.LogLevel): string =>
+  (Object.entries(levels).find(([, l]) => l._tag === level._tag)?.[0] as LogLevelName | undefined) ??
+  level.label.toLowerCase()
+
 const text = (message: unknown): string =>
   (Array.isArray(message) ? message : [message])
     .map((m) => (typeof m === "string" ? m : m instanceof Error ? m.message : JSON.stringify(m)))
@@ -30,7 +38,7 @@ const prettyLogger = Logger.make(({ logLevel, message, cause, date, annotations 
   const fields = HashMap.toEntries(annotations).map(([k, v]) => pair(k, v))
   const detail = Cause.isEmpty(cause) ? "" : `\n${Cause.pretty(cause)}`
   process.stderr.write(
-    `${date.toISOString()} ${logLevel.label.padEnd(5)} ${text(message)}${fields.length > 0 ? ` ${fields.join(" ")}` : ""}${detail}\n`,
+    `${date.toISOString()} ${levelName(logLevel).padEnd(7)} ${text(message)}${fields.length > 0 ? ` ${fields.join(" ")}` : ""}${detail}\n`,
   )
 })
 
@@ -38,7 +46,7 @@ const prettyLogger = Logger.make(({ logLevel, message, cause, date, annotations 
 const jsonLogger = Logger.make(({ logLevel, message, cause, date, annotations }) => {
   const line: Record<string, unknown> = {
     time: date.toISOString(),
-    level: logLevel.label.toLowerCase(),
+    level: levelName(logLevel),
     message: text(message),
   }
   for (const [key, value] of HashMap.toEntries(annotations)) if (!(key in line)) line[key] = value

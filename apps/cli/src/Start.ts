@@ -292,6 +292,7 @@ const workerLayer = (config: Config, webhooks: WebhookSettings, pool: ParsePool)
           workerId,
           handlers,
           concurrency: config.workerConcurrency,
+          retryWindowMs: config.taskRetryWindowSeconds * 1000,
           // Two parse tasks per parsing thread, apart from the other kinds' slots: while one parses, the
           // other reads its file and writes its pages (each parse keeps its own time limit in the pool).
           kindConcurrency: { [PARSE_TASK]: pool.size * 2 },
@@ -430,9 +431,11 @@ export const start = (config: Config, mode: StartMode) =>
       ),
     )
     return yield* Layer.launch(
+      // Storage is checked before the database is migrated: a missing bucket stops the start with its
+      // reason and nothing applied.
       Layer.mergeAll(services, describeDb, metricsLayer(config)).pipe(
-        Layer.provide(blobStoreLayer(config)),
         Layer.provide(migratedDbLayer(config)),
+        Layer.provide(blobStoreLayer(config)),
       ),
     )
   }).pipe(

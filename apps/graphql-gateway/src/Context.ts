@@ -15,6 +15,7 @@ import {
   requestSubject,
   type Services,
   type ServicesContext,
+  unavailableFor,
 } from "@dxs/services"
 import DataLoader from "dataloader"
 import { Cause, Effect, Exit, type ManagedRuntime, Option, Stream } from "effect"
@@ -36,6 +37,7 @@ const codes: Record<number, string> = {
   409: "CONFLICT",
   422: "BAD_USER_INPUT",
   429: "RATE_LIMITED",
+  503: "SERVICE_UNAVAILABLE",
 }
 
 const isProblem = (e: unknown): e is { readonly status: number; readonly detail: string } =>
@@ -64,6 +66,9 @@ export const toGraphQLError = (e: unknown): GraphQLError | undefined => {
 
 /** What a failed use-case throws: typed failures as coded GraphQL errors; defects stay masked. */
 const errorOf = (cause: Cause.Cause<unknown>): unknown => {
+  // Storage or the database out of reach: SERVICE_UNAVAILABLE with `retry_after`, as REST's 503.
+  const outage = unavailableFor(cause)
+  if (outage !== undefined) return toGraphQLError(outage.problem)
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) return toGraphQLError(failure.value) ?? new Error("Unexpected failure")
   return badInput(Cause.squash(cause)) ?? Cause.squash(cause)

@@ -42,5 +42,5 @@ export class Api extends HttpApi.make("dxs")
   .annotate(OpenApi.Transform, problemsInOpenApi)
   .annotate(
     OpenApi.Description,
-    "Upload documents, define agents (one value to extract each), launch the pipeline and read resolved values with citations. Every request needs the X-API-Key header except this description and the docs page. Errors are RFC 9457 application/problem+json.",
+    "Upload documents, define agents (one value to extract each), launch the pipeline and read resolved values with citations. Every request needs the X-API-Key header except this description and the docs page. Errors are RFC 9457 application/problem+json; 503 with Retry-After when object storage or the database cannot be reached. Beyond the contract, outside /api/v1 and without a key: GET /healthz answers 200 while the process runs (liveness), GET /readyz answers 200 with `checks` when the database answers, its migrations are current and object storage answers, else 503 problem+json whose `failing` names the parts (readiness).",
   ) {}

@@ -31,6 +31,8 @@ const problemSchema = {
 /** Answers any request may get before an operation sees it (the server's and the request guard's limits). */
 const limitResponses = {
   "431": "The request line and headers are larger than the limit (16 KB): send long values in the body",
+  "503":
+    "Object storage or the database cannot be reached now (an outage, a restart; `unavailable` says which): the request was not carried out. Send it again after the Retry-After header's seconds",
 }
 /** … and any request with a body. */
 const bodyLimitResponses = {

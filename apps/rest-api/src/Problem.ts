@@ -20,6 +20,7 @@ const titles: Record<number, string> = {
   422: "Unprocessable content",
   429: "Too many requests",
   500: "Internal server error",
+  503: "Service unavailable",
 }
 const slug = (status: number) => (titles[status] ?? "error").toLowerCase().replace(/[^a-z]+/g, "-")
 
@@ -105,9 +106,9 @@ const rewrite = (
   }
   if (parsed && typeof parsed.type === "string" && typeof parsed.title === "string") {
     const { _tag, ...problem } = parsed
-    // A rate-limited answer says when to come back.
+    // A rate-limited answer, or one in an outage, says when to come back.
     const retry =
-      res.status === 429 && typeof problem.retry_after === "number"
+      (res.status === 429 || res.status === 503) && typeof problem.retry_after === "number"
         ? Headers.set(headers, "retry-after", String(problem.retry_after))
         : headers
     return problemResponse(res.status, problem, retry)
@@ -130,17 +131,23 @@ const rewrite = (
   return problemResponse(res.status, generic(res.status, detail), headers)
 }
 
-/** A problem raised before any route ran (the guard's refusals), in its final form. */
+/**
+ * A problem raised outside the routes (the guard's refusals, an outage), in its final form; one with a
+ * `retry_after` says it in `Retry-After` too.
+ */
 export const problemAnswer = (
   problem: { readonly status: number } & Record<string, unknown>,
   requestId: string,
 ): HttpServerResponse.HttpServerResponse => {
   const { _tag, ...body } = problem
-  return HttpServerResponse.setHeader(
+  const answer = HttpServerResponse.setHeader(
     problemResponseOf(problem.status, { ...body, request_id: requestId }),
     REQUEST_ID_HEADER,
     requestId,
   )
+  return typeof problem.retry_after === "number"
+    ? HttpServerResponse.setHeader(answer, "retry-after", String(problem.retry_after))
+    : answer
 }
 
 /**

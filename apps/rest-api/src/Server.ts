@@ -12,8 +12,10 @@ import { DocumentsHttp, FilesHttp } from "./documents/Http.ts"
 import { FileEditHttp } from "./fileedit/Http.ts"
 import { FoldersHttp } from "./folders/Http.ts"
 import { guard } from "./Guard.ts"
+import { HealthLive } from "./Health.ts"
 import { KeysHttp } from "./keys/Http.ts"
 import { MetaHttp } from "./meta/Http.ts"
+import { OutageAnswersLive } from "./Outage.ts"
 import { problemJson } from "./Problem.ts"
 import { ProjectsHttp } from "./projects/Http.ts"
 import { ResultsHttp } from "./results/Http.ts"
@@ -43,6 +45,8 @@ export const DocsLive = HttpApiScalar.layer({ path: "/api/v1/docs", scalar: { wi
  */
 export const restApiWith = <E, R>(routes: Layer.Layer<never, E, R>) =>
   HttpApiBuilder.serve((app) => problemJson(guard(app))).pipe(
+    Layer.provide(OutageAnswersLive),
+    Layer.provide(HealthLive),
     Layer.provide(DocsLive),
     Layer.provide(routes),
     Layer.provide(ApiLive),

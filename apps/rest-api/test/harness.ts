@@ -102,6 +102,8 @@ export interface TestApiOptions {
     readonly concurrency?: number
     /** The web search of agents with `enable_web_search` (default: none). */
     readonly webSearch?: WebSearchShape
+    /** Where the worker reads and writes files (default: the API's store). */
+    readonly blobs?: BlobStoreShape
   }
   /** Where uploads are spooled while read (default: the service default under the temp directory). */
   readonly spoolRoot?: string
@@ -177,7 +179,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
   if (options.worker) {
     const kysely = makeKysely(dbUrl, 8)
     const handlers = backgroundTaskHandlers({
-      blobs,
+      blobs: options.worker.blobs ?? blobs,
       parsing: { timeoutMs: 60_000 },
       model: typeof options.worker.model === "function" ? options.worker.model(kysely) : options.worker.model,
       webSearch: options.worker.webSearch,

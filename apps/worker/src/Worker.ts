@@ -1,6 +1,7 @@
 import { makeKysely } from "@dxs/db/Db"
 import { type LogLevel as LineLevel, type LogSink, withLogSink } from "@dxs/db/Log"
 import { taskSeconds, tasksDone } from "@dxs/db/Metrics"
+import { outageOf } from "@dxs/db/Outage"
 import type { TaskRow } from "@dxs/db/Schema"
 import * as TaskQueue from "@dxs/db/TaskQueue"
 import { Cause, Data, Duration, Effect, FiberSet, LogLevel, Queue, Ref, Runtime } from "effect"
@@ -34,8 +35,16 @@ export type WorkerOptions = (
 ) & {
   readonly workerId: string
   readonly handlers: Readonly<Record<string, TaskHandler>>
-  /** Lease per claim; heartbeats renew it every leaseMs / 3. Default 30 s. */
+  /**
+   * Lease per claim; heartbeats renew it every leaseMs / 3. Default 9 s: a killed worker's tasks are taken
+   * over by another within about that long (a poll later).
+   */
   readonly leaseMs?: number
+  /**
+   * How long a task failing for a cause outside it (storage or the database out of reach, its worker gone)
+   * is retried without counting its attempts (`TASK_RETRY_WINDOW_SECONDS`). Default 15 min.
+   */
+  readonly retryWindowMs?: number
   /** Poll for due tasks this often even without a notification (retries, expired leases). Default 1 s. */
   readonly pollMs?: number
   /** Tasks run at once (of the kinds without a limit of their own in `kindConcurrency`). Default 4. */
@@ -48,6 +57,9 @@ export type WorkerOptions = (
   /** On interruption, let in-flight tasks finish for up to this long before abandoning them. Default 0. */
   readonly graceMs?: number
 }
+
+/** The default lease: short, renewed by heartbeats every 3 s, so that a dead worker's tasks wait little. */
+export const DEFAULT_LEASE_MS = 9_000
 
 const errorMessage = (e: unknown) => (e instanceof Error ? e.message : String(e)) || "error"
 
@@ -80,7 +92,8 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
   Effect.scoped(
     Effect.gen(function* () {
       const { workerId, handlers } = options
-      const leaseMs = options.leaseMs ?? 30_000
+      const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
+      const retryWindowMs = options.retryWindowMs ?? TaskQueue.DEFAULT_RETRY_WINDOW_MS
       const pollMs = options.pollMs ?? 1_000
       const concurrency = Math.max(1, options.concurrency ?? 4)
       const kinds = Object.keys(handlers)
@@ -178,7 +191,12 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
                     timed("abandoned"),
                     Effect.logWarning("task abandoned: its lease was lost").pipe(Effect.annotateLogs(about)),
                   )
-                : Effect.promise(() => TaskQueue.fail(db, task.id, workerId, errorMessage(e))).pipe(
+                : Effect.promise(() =>
+                    TaskQueue.fail(db, task.id, workerId, errorMessage(e), {
+                      outage: outageOf(e) !== undefined,
+                      retryWindowMs,
+                    }),
+                  ).pipe(
                     Effect.tap((status) =>
                       Effect.zipRight(
                         timed(
@@ -186,7 +204,9 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
                         ),
                         Effect.logWarning(
                           status === "pending"
-                            ? "task failed, will be retried"
+                            ? outageOf(e) !== undefined
+                              ? "task met an outage, will be retried"
+                              : "task failed, will be retried"
                             : status === "failed"
                               ? "task failed for good"
                               : "task failed after its lease was lost",
@@ -221,11 +241,20 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
           const free = group.slots - (yield* Ref.get(inFlight))[i]!
           if (free <= 0) continue
           const claimed = yield* Effect.tryPromise(() =>
-            TaskQueue.claim(db, { workerId, kinds: group.kinds, leaseMs, limit: free }),
+            TaskQueue.claim(db, { workerId, kinds: group.kinds, leaseMs, limit: free, retryWindowMs }),
           ).pipe(
             Effect.catchAll((e) => Effect.as(Effect.logError(`claim failed: ${errorMessage(e.error)}`), [])),
           )
           for (const task of claimed) {
+            if (task.previous_owner !== null)
+              yield* Effect.logWarning("task taken over: the lease of its worker expired").pipe(
+                Effect.annotateLogs({
+                  task_id: task.id,
+                  task_kind: task.kind,
+                  attempt: task.attempts,
+                  previous_owner: task.previous_owner,
+                }),
+              )
             yield* inGroup(i, 1)
             yield* FiberSet.run(
               tasks,

@@ -108,7 +108,18 @@ describe("worker processes", () => {
     }).catch((e) => {
       throw new Error(`${e}\nsurvivor output:\n${survivor.output()}`)
     })
-    expect(done).toMatchObject({ attempts: 2, lease_expirations: 1, locked_by: "survivor", last_error: null })
+    // The killed worker's attempt is not counted (a worker gone is an outage, not the task's failure), and
+    // the takeover is logged with the task, its kind, the attempt and the previous owner.
+    expect(done).toMatchObject({ attempts: 1, lease_expirations: 1, locked_by: "survivor", last_error: null })
+    const takeover = survivor
+      .output()
+      .split("\n")
+      .find((line) => line.includes("task taken over"))
+    expect(takeover).toBeDefined()
+    expect(takeover).toContain(`task_id=${id}`)
+    expect(takeover).toContain("task_kind=record")
+    expect(takeover).toContain("attempt=1")
+    expect(takeover).toContain("previous_owner=doomed")
     const runs = await db
       .selectFrom("executions")
       .selectAll()

@@ -20,7 +20,15 @@ export interface S3BlobStoreOptions {
     | undefined
   /** Keys per listing request (default and S3's most: 1000; tests use small pages). */
   readonly listPageSize?: number | undefined
+  /**
+   * The deadline of one call to the store, the SDK's retries included (default 20 s, `S3_TIMEOUT_SECONDS`);
+   * a write has one more second per MB it sends. A call past it fails as `StorageUnavailable`.
+   */
+  readonly timeoutMs?: number | undefined
 }
+
+/** The default deadline of one call to an object store. */
+export const DEFAULT_S3_TIMEOUT_MS = 20_000
 
 /** The largest object one PutObject or CopyObject request may write (S3's limit). */
 export const S3_MAX_SINGLE_PUT_BYTES = 5 * 1024 ** 3
@@ -77,6 +85,8 @@ export interface BlobStoreShape {
    * (an object store lists them page by page; nothing is held in memory at once).
    */
   readonly list: () => Stream.Stream<BlobEntry>
+  /** Whether the store can be reached and used now (readiness); the reason when not. */
+  readonly check?: () => Promise<string | undefined>
 }
 
 export class BlobStore extends Context.Tag("@dxs/db/BlobStore")<BlobStore, BlobStoreShape>() {}
@@ -159,6 +169,15 @@ export const fileBlobStore = (root: string): BlobStoreShape => {
       ),
     remove: (key) => Effect.promise(() => fs.rm(safeJoin(root, key), { force: true })),
     list: () => Stream.fromAsyncIterable(walk(path.resolve(root), ""), (e) => e).pipe(Stream.orDie),
+    check: () =>
+      fs.mkdir(root, { recursive: true }).then(
+        () =>
+          fs.access(root, fs.constants.W_OK).then(
+            () => undefined,
+            () => `${root} is not writable`,
+          ),
+        (e: unknown) => `${root} cannot be created: ${e instanceof Error ? e.message : String(e)}`,
+      ),
   }
 }
 

@@ -19,6 +19,7 @@ import * as m0017 from "./migrations/2026_11_27_0001_page_structure.ts"
 import * as m0018 from "./migrations/2026_11_29_0001_result_tallies.ts"
 import * as m0019 from "./migrations/2026_11_29_0002_review_state.ts"
 import * as m0020 from "./migrations/2026_11_29_0003_run_changes.ts"
+import * as m0021 from "./migrations/2026_11_29_0004_task_outages.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ export const migrations: Record<string, Migration> = {
   "2026_11_29_0001_result_tallies": m0018,
   "2026_11_29_0002_review_state": m0019,
   "2026_11_29_0003_run_changes": m0020,
+  "2026_11_29_0004_task_outages": m0021,
 }
 
 export interface MigrationOutcome {
@@ -57,4 +59,10 @@ export const migrateToLatest = async (db: Kysely<any>): Promise<MigrationOutcome
     throw new Error(`migration ${failed?.migrationName ?? "?"} failed: ${String(error)}`, { cause: error })
   }
   return { applied: (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName) }
+}
+
+/** The migrations this code knows that the database has not applied (empty: the schema is current). */
+export const pendingMigrations = async (db: Kysely<any>): Promise<ReadonlyArray<string>> => {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
+  return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name)
 }

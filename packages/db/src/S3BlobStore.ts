@@ -7,8 +7,8 @@ import {
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
-  paginateListObjectsV2,
   S3Client,
 } from "@aws-sdk/client-s3"
 import { Effect, Layer, Stream } from "effect"
@@ -17,10 +17,12 @@ import {
   BlobNotFound,
   BlobStore,
   type BlobStoreShape,
+  DEFAULT_S3_TIMEOUT_MS,
   normalizeS3Prefix,
   S3_MAX_SINGLE_PUT_BYTES,
   type S3BlobStoreOptions,
 } from "./BlobStore.ts"
+import { StorageUnavailable } from "./Outage.ts"
 
 /** A blob store in a bucket, and the client to let go of when the process stops. */
 export interface S3BlobStore extends BlobStoreShape {
@@ -39,6 +41,20 @@ const checkedKey = (key: string): string => {
 const statusOf = (e: unknown): number | undefined =>
   (e as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode
 
+/** Whether a failed call means the store is out of reach: no answer, a timeout, or a 5xx (a 4xx is ours). */
+const isUnreachable = (e: unknown): boolean => {
+  const status = statusOf(e)
+  return status === undefined || status >= 500 || status === 429
+}
+
+const reasonOf = (e: unknown): string => {
+  const name = (e as { name?: unknown } | null)?.name
+  if (name === "AbortError" || name === "TimeoutError") return "no answer before the deadline"
+  const message = e instanceof Error ? e.message : String(e)
+  const code = (e as { code?: unknown } | null)?.code
+  return typeof code === "string" && !message.includes(code) ? `${code} ${message}` : message || String(code)
+}
+
 const isNoSuchKey = (e: unknown): boolean => {
   const name = (e as { name?: unknown } | null)?.name
   return name === "NoSuchKey" || name === "NotFound" || (statusOf(e) === 404 && name !== "NoSuchBucket")
@@ -51,6 +67,7 @@ const isNoSuchKey = (e: unknown): boolean => {
  */
 export const s3BlobStore = (options: S3BlobStoreOptions): S3BlobStore => {
   const prefix = normalizeS3Prefix(options.prefix)
+  const timeoutMs = options.timeoutMs ?? DEFAULT_S3_TIMEOUT_MS
   const bucket = options.bucket
   const client = new S3Client({
     region: options.region,
@@ -65,43 +82,87 @@ export const s3BlobStore = (options: S3BlobStoreOptions): S3BlobStore => {
         }
       : { forcePathStyle: options.forcePathStyle ?? false }),
     ...(options.credentials !== undefined ? { credentials: options.credentials } : {}),
-    // Bounded: a server that does not answer fails the request (retried by the SDK) instead of hanging it.
-    requestHandler: { connectionTimeout: 10_000, requestTimeout: 120_000 },
+    // Bounded: a server that does not answer fails the attempt (retried by the SDK) instead of hanging it;
+    // the deadline of `send` bounds the attempts together.
+    requestHandler: { connectionTimeout: Math.min(10_000, timeoutMs), requestTimeout: timeoutMs },
   })
   const objectKey = (key: string) => prefix + checkedKey(key)
 
-  const send = <A>(what: string, key: string, run: () => Promise<A>): Promise<A> =>
-    run().catch((e: unknown) => {
+  /**
+   * Runs one call under the deadline (`extraMs` more for a large write): its signal aborts the SDK's
+   * request, retries included. An unreachable store is `StorageUnavailable`; a missing key `BlobNotFound`.
+   */
+  const send = async <A>(
+    what: string,
+    key: string,
+    run: (abortSignal: AbortSignal) => Promise<A>,
+    extraMs = 0,
+  ): Promise<A> => {
+    const deadline = new AbortController()
+    const timer = setTimeout(() => deadline.abort(), timeoutMs + extraMs)
+    try {
+      return await run(deadline.signal)
+    } catch (e) {
       if (isNoSuchKey(e)) throw new BlobNotFound(key)
+      if (deadline.signal.aborted || isUnreachable(e))
+        throw new StorageUnavailable({
+          operation: `S3 ${what} in bucket ${bucket}`,
+          key,
+          reason: deadline.signal.aborted
+            ? `no answer within ${Math.round((timeoutMs + extraMs) / 1000)} s`
+            : reasonOf(e),
+        })
       throw new Error(`S3 ${what} of ${key} in bucket ${bucket} failed: ${String(e)}`, { cause: e })
-    })
+    } finally {
+      clearTimeout(timer)
+    }
+  }
 
-  const get = (key: string) =>
-    send("GetObject", key, () => client.send(new GetObjectCommand({ Bucket: bucket, Key: objectKey(key) })))
+  const get = (key: string, abortSignal: AbortSignal) =>
+    client.send(new GetObjectCommand({ Bucket: bucket, Key: objectKey(key) }), { abortSignal })
 
+  /** Listing page by page, each page under its own deadline (a listing of a large bucket takes long). */
   async function* listAll(): AsyncGenerator<BlobEntry> {
-    const pages = paginateListObjectsV2(
-      { client, pageSize: options.listPageSize ?? 1000 },
-      { Bucket: bucket, ...(prefix === "" ? {} : { Prefix: prefix }) },
-    )
-    for await (const page of pages)
+    let token: string | undefined
+    do {
+      const page = await send("ListObjectsV2", prefix || "/", (abortSignal) =>
+        client.send(
+          new ListObjectsV2Command({
+            Bucket: bucket,
+            MaxKeys: options.listPageSize ?? 1000,
+            ...(prefix === "" ? {} : { Prefix: prefix }),
+            ...(token === undefined ? {} : { ContinuationToken: token }),
+          }),
+          { abortSignal },
+        ),
+      )
       for (const o of page.Contents ?? [])
         if (o.Key?.startsWith(prefix))
           yield { key: o.Key.slice(prefix.length), modifiedAt: o.LastModified ?? new Date(0) }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined
+    } while (token !== undefined)
   }
+
+  /** One more second per MB a write sends: a large upload to a distant store is not cut off by the deadline. */
+  const writeTimeFor = (bytes: number) => Math.ceil(bytes / 1_000_000) * 1000
 
   return {
     put: (key, bytes) =>
       Effect.promise(() =>
-        send("PutObject", key, () =>
-          client.send(
-            new PutObjectCommand({
-              Bucket: bucket,
-              Key: objectKey(key),
-              Body: bytes,
-              ContentLength: bytes.byteLength,
-            }),
-          ),
+        send(
+          "PutObject",
+          key,
+          (abortSignal) =>
+            client.send(
+              new PutObjectCommand({
+                Bucket: bucket,
+                Key: objectKey(key),
+                Body: bytes,
+                ContentLength: bytes.byteLength,
+              }),
+              { abortSignal },
+            ),
+          writeTimeFor(bytes.byteLength),
         ),
       ).pipe(Effect.asVoid),
     putFile: (key, file) =>
@@ -111,21 +172,26 @@ export const s3BlobStore = (options: S3BlobStoreOptions): S3BlobStore => {
           throw new Error(
             `${file} is larger than the ${S3_MAX_SINGLE_PUT_BYTES} bytes one PutObject may write`,
           )
-        await send("PutObject", key, () =>
-          client.send(
-            new PutObjectCommand({
-              Bucket: bucket,
-              Key: objectKey(key),
-              Body: createReadStream(file),
-              ContentLength: size,
-            }),
-          ),
+        await send(
+          "PutObject",
+          key,
+          (abortSignal) =>
+            client.send(
+              new PutObjectCommand({
+                Bucket: bucket,
+                Key: objectKey(key),
+                Body: createReadStream(file),
+                ContentLength: size,
+              }),
+              { abortSignal },
+            ),
+          writeTimeFor(size),
         )
         await fs.rm(file, { force: true })
       }),
     copy: (from, to) =>
       Effect.promise(() =>
-        send("CopyObject", from, () =>
+        send("CopyObject", from, (abortSignal) =>
           client.send(
             new CopyObjectCommand({
               Bucket: bucket,
@@ -133,25 +199,30 @@ export const s3BlobStore = (options: S3BlobStoreOptions): S3BlobStore => {
               // The source is `<bucket>/<key>`, URL-encoded (slashes kept).
               CopySource: `${bucket}/${objectKey(from).split("/").map(encodeURIComponent).join("/")}`,
             }),
+            { abortSignal },
           ),
         ),
       ).pipe(Effect.asVoid),
+    // The deadline covers the answer and its bytes.
     read: (key) =>
-      Effect.promise(async () => {
-        const answer = await get(key)
-        return send("GetObject", key, () => answer.Body!.transformToByteArray())
-      }),
+      Effect.promise(() =>
+        send("GetObject", key, async (abortSignal) =>
+          (await get(key, abortSignal)).Body!.transformToByteArray(),
+        ),
+      ),
+    // The deadline covers the answer's start; then the body streams at the client's pace (a stalled store is
+    // cut off by the socket's idle timeout).
     stream: (key) =>
       Effect.promise(async () => {
-        const body = (await get(key)).Body
+        const body = (await send("GetObject", key, (abortSignal) => get(key, abortSignal))).Body
         // In Node the body is the HTTP response (a Readable); anything else is wrapped as one.
         if (body instanceof Readable) return body
         return Readable.fromWeb(body!.transformToWebStream() as import("node:stream/web").ReadableStream)
       }),
     size: (key) =>
       Effect.promise(() =>
-        send("HeadObject", key, () =>
-          client.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey(key) })),
+        send("HeadObject", key, (abortSignal) =>
+          client.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey(key) }), { abortSignal }),
         ).then(
           (head) => head.ContentLength ?? 0,
           (e) => {
@@ -163,23 +234,25 @@ export const s3BlobStore = (options: S3BlobStoreOptions): S3BlobStore => {
     // S3 answers 204 for a key that is not there: removing twice is fine.
     remove: (key) =>
       Effect.promise(() =>
-        send("DeleteObject", key, () =>
-          client.send(new DeleteObjectCommand({ Bucket: bucket, Key: objectKey(key) })),
+        send("DeleteObject", key, (abortSignal) =>
+          client.send(new DeleteObjectCommand({ Bucket: bucket, Key: objectKey(key) }), { abortSignal }),
         ).catch((e) => {
           if (!(e instanceof BlobNotFound)) throw e
         }),
       ).pipe(Effect.asVoid),
     list: () => Stream.fromAsyncIterable(listAll(), (e) => e).pipe(Stream.orDie),
     check: () =>
-      client.send(new HeadBucketCommand({ Bucket: bucket })).then(
-        () => undefined,
-        (e: unknown) => {
-          const status = statusOf(e)
-          if (status === 404) return `bucket ${bucket} does not exist`
-          if (status === 403) return `access to bucket ${bucket} is denied with these credentials`
-          return `bucket ${bucket} cannot be reached: ${e instanceof Error ? e.message : String(e)}`
-        },
-      ),
+      client
+        .send(new HeadBucketCommand({ Bucket: bucket }), { abortSignal: AbortSignal.timeout(timeoutMs) })
+        .then(
+          () => undefined,
+          (e: unknown) => {
+            const status = statusOf(e)
+            if (status === 404) return `bucket ${bucket} does not exist`
+            if (status === 403) return `access to bucket ${bucket} is denied with these credentials`
+            return `bucket ${bucket} cannot be reached: ${reasonOf(e)}`
+          },
+        ),
     close: () => client.destroy(),
   }
 }

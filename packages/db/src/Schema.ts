@@ -171,6 +171,11 @@ export interface TasksTable {
   run_id: Generated<string | null>
   /** Language-model usage of a pipeline task, summed into its run when the run ends. */
   usage: Json<Record<string, number> | null>
+  /**
+   * When the task first met an outage (storage or the database out of reach, its worker gone) since it last
+   * failed for a reason of its own; attempts within the retry window from then do not count.
+   */
+  outage_since: NullableTimestamp
 }
 
 /** A positioned piece of page text as stored in `pages.layout` (see the pipeline's LayoutItem). */

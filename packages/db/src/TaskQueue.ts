@@ -127,21 +127,37 @@ export interface ClaimInput {
   readonly leaseMs: number
   /** At most this many tasks (default 1). */
   readonly limit?: number
+  /**
+   * How long tasks meeting outages are retried without counting (default `DEFAULT_RETRY_WINDOW_MS`): an
+   * expired lease (the worker gone) is such an outage, so the attempt it held is not counted until then.
+   */
+  readonly retryWindowMs?: number
 }
+
+/** A claimed task; taken over from another worker whose lease expired when `previous_owner` is set. */
+export type ClaimedTask = TaskRow & { readonly previous_owner: string | null }
+
+/** The retry window of outages (`TASK_RETRY_WINDOW_SECONDS`): 15 minutes. */
+export const DEFAULT_RETRY_WINDOW_MS = 15 * 60_000
 
 /**
  * Claims up to `limit` due tasks: pending ones whose `run_after` has come, and running ones whose lease
  * has expired (their worker died or stalled; `lease_expirations` counts these). A claim sets the
- * lease and counts an attempt. An expired task that already used its last attempt is not claimed but
- * failed, so a task that keeps killing its worker ends instead of looping forever.
+ * lease and counts an attempt, except the claim of an expired task within the retry window of its first
+ * outage (`outage_since`, set then): a worker killed from outside does not use up the task's attempts. An
+ * expired task that already used its last attempt, past that window, is not claimed but failed, so a task
+ * that keeps killing its worker ends instead of looping forever.
  */
-export const claim = async (db: Conn, input: ClaimInput): Promise<ReadonlyArray<TaskRow>> => {
+export const claim = async (db: Conn, input: ClaimInput): Promise<ReadonlyArray<ClaimedTask>> => {
   const limit = input.limit ?? 1
   if (limit < 1 || (input.kinds && input.kinds.length === 0)) return []
   const kindFilter = input.kinds ? sql`and kind = any(${[...input.kinds]}::text[])` : sql``
-  const result = await sql<TaskRow>`
+  const window = ms(input.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS)
+  const result = await sql<ClaimedTask>`
     with due as (
-      select id, status, attempts, max_attempts, locked_by from tasks
+      select id, status, attempts, max_attempts, locked_by,
+        (status = 'running' and coalesce(outage_since, now()) > now() - ${window}) as forgiven
+      from tasks
       where ((status = 'pending' and run_after <= now()) or (status = 'running' and locked_until < now()))
         ${kindFilter}
       order by run_after, created_at
@@ -158,19 +174,20 @@ export const claim = async (db: Conn, input: ClaimInput): Promise<ReadonlyArray<
         completed_at = now(),
         updated_at = now()
       from due
-      where t.id = due.id and due.status = 'running' and due.attempts >= due.max_attempts
+      where t.id = due.id and due.status = 'running' and due.attempts >= due.max_attempts and not due.forgiven
       returning t.id
     )
     update tasks t set
       status = 'running',
       locked_by = ${input.workerId},
       locked_until = now() + ${ms(input.leaseMs)},
-      attempts = t.attempts + 1,
+      attempts = t.attempts + (case when due.forgiven then 0 else 1 end),
       lease_expirations = t.lease_expirations + (case when due.status = 'running' then 1 else 0 end),
+      outage_since = case when due.status = 'running' then coalesce(t.outage_since, now()) else t.outage_since end,
       updated_at = now()
     from due
-    where t.id = due.id and not (due.status = 'running' and due.attempts >= due.max_attempts)
-    returning t.*
+    where t.id = due.id and not (due.status = 'running' and due.attempts >= due.max_attempts and not due.forgiven)
+    returning t.*, case when due.status = 'running' then coalesce(due.locked_by, '?') end as previous_owner
   `.execute(db)
   return result.rows
 }
@@ -248,9 +265,20 @@ export const retryDelayMs = (attempt: number, random: () => number): number => {
   return Math.round(exponential * (0.8 + 0.4 * random()))
 }
 
+/** The longest wait between retries of a task meeting an outage: it resumes soon after the outage ends. */
+export const OUTAGE_MAX_DELAY_MS = 30_000
+
 export interface FailOptions {
   /** Retry at once instead of after the backoff (the attempt still counts). */
   readonly now?: boolean
+  /**
+   * The failure is an outage (storage or the database out of reach), not the task's own: within
+   * `retryWindowMs` of the first one the attempt does not count, and the task is retried after a backoff
+   * of half the time since that first one (at least 1 s, at most `OUTAGE_MAX_DELAY_MS`).
+   */
+  readonly outage?: boolean
+  /** Default `DEFAULT_RETRY_WINDOW_MS`. */
+  readonly retryWindowMs?: number
   /** Jitter source for the backoff (default Math.random). */
   readonly random?: () => number
 }
@@ -268,15 +296,39 @@ export const fail = async (
   options: FailOptions = {},
 ): Promise<"pending" | "failed" | null> => {
   const run = async (trx: Conn) => {
+    const window = ms(options.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS)
     const task = await trx
       .selectFrom("tasks")
-      .select(["attempts", "max_attempts"])
+      .select([
+        "attempts",
+        "max_attempts",
+        sql<number>`extract(epoch from now() - coalesce(outage_since, now())) * 1000`.as("outage_ms"),
+        sql<boolean>`coalesce(outage_since, now()) > now() - ${window}`.as("within_window"),
+      ])
       .where("id", "=", taskId)
       .where("status", "=", "running")
       .where("locked_by", "=", workerId)
       .forUpdate()
       .executeTakeFirst()
     if (!task) return null
+    if (options.outage && task.within_window) {
+      const delay = Math.min(OUTAGE_MAX_DELAY_MS, Math.max(1_000, Number(task.outage_ms) / 2))
+      await trx
+        .updateTable("tasks")
+        .set({
+          status: "pending",
+          attempts: sql`greatest(attempts - 1, 0)`,
+          last_error: error,
+          locked_by: null,
+          locked_until: null,
+          outage_since: sql`coalesce(outage_since, now())`,
+          run_after: sql`now() + ${ms(delay * (0.8 + 0.4 * (options.random ?? Math.random)()))}`,
+          updated_at: sql`now()`,
+        })
+        .where("id", "=", taskId)
+        .execute()
+      return "pending" as const
+    }
     const retry = task.attempts < task.max_attempts
     const delay = options.now ? 0 : retryDelayMs(task.attempts, options.random ?? Math.random)
     await trx
@@ -285,6 +337,8 @@ export const fail = async (
         status: retry ? "pending" : "failed",
         last_error: error,
         locked_until: null,
+        // A failure of the task's own ends the outage it met; a later one starts a window of its own.
+        ...(options.outage ? {} : { outage_since: null }),
         updated_at: sql`now()`,
         ...(retry ? { run_after: sql`now() + ${ms(delay)}` } : { completed_at: sql`now()` }),
       })

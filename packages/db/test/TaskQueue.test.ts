@@ -169,19 +169,40 @@ describe("TaskQueue", () => {
       return got.length > 0 ? got : undefined
     })
     expect(second.map((t) => t.id)).toEqual([id])
-    expect(second[0]).toMatchObject({ locked_by: "w2", attempts: 2, lease_expirations: 1, status: "running" })
+    // Taken over from w1, whose attempt is not counted (a worker gone is an outage, within the window).
+    expect(second[0]).toMatchObject({
+      locked_by: "w2",
+      attempts: 1,
+      lease_expirations: 1,
+      status: "running",
+      previous_owner: "w1",
+    })
+    expect(second[0]?.outage_since).toBeInstanceOf(Date)
     expect(await heartbeat(db, id, "w1", LONG_LEASE)).toBe(false)
     expect(await complete(db, id, "w1")).toBe(false)
     expect(await fail(db, id, "w1", "late")).toBeNull()
     expect(await complete(db, id, "w2")).toBe(true)
-    expect(await task(id)).toMatchObject({ status: "succeeded", attempts: 2, lease_expirations: 1 })
+    expect(await task(id)).toMatchObject({ status: "succeeded", attempts: 1, lease_expirations: 1 })
   })
 
-  it("fails instead of re-claiming a task whose lease expired during its last attempt", async () => {
+  it("re-claims a task whose lease expired during its last attempt while within the retry window", async () => {
+    const { id } = await enqueue(db, { kind: "exw", idempotencyKey: "exw:1", payload: {}, maxAttempts: 1 })
+    const [first] = await claim(db, { workerId: "w1", kinds: ["exw"], leaseMs: 300 })
+    expect(first?.previous_owner).toBeNull()
+    const again = await eventually(async () => {
+      const got = await claim(db, { workerId: "w2", kinds: ["exw"], leaseMs: LONG_LEASE })
+      return got.length > 0 ? got : undefined
+    })
+    expect(again[0]).toMatchObject({ id, status: "running", attempts: 1, previous_owner: "w1" })
+  })
+
+  it("fails instead of re-claiming a task whose lease expired during its last attempt past the retry window", async () => {
     const { id } = await enqueue(db, { kind: "exh", idempotencyKey: "exh:1", payload: {}, maxAttempts: 1 })
     expect(await claim(db, { workerId: "w1", kinds: ["exh"], leaseMs: 300 })).toHaveLength(1)
     const failed = await eventually(async () => {
-      expect(await claim(db, { workerId: "w2", kinds: ["exh"], leaseMs: LONG_LEASE })).toEqual([])
+      expect(
+        await claim(db, { workerId: "w2", kinds: ["exh"], leaseMs: LONG_LEASE, retryWindowMs: 0 }),
+      ).toEqual([])
       const t = await task(id)
       return t.status === "failed" ? t : undefined
     })
@@ -229,6 +250,67 @@ describe("TaskQueue", () => {
     expect(failed.completed_at).toBeInstanceOf(Date)
     await makeDue(id)
     expect(await claimOne()).toEqual([])
+  })
+
+  it("an outage does not count an attempt within the retry window, backs off at most 30 s, and counts after it", async () => {
+    const { id } = await enqueue(db, { kind: "out", idempotencyKey: "out:1", payload: {}, maxAttempts: 1 })
+    const claimOne = () => claim(db, { workerId: "w1", kinds: ["out"], leaseMs: LONG_LEASE })
+    const delayOf = async () =>
+      (
+        await sql<{ ms: number }>`
+          select (extract(epoch from run_after - updated_at) * 1000)::int as ms from tasks where id = ${id}`.execute(
+          db,
+        )
+      ).rows[0]?.ms
+    // Far more failures than attempts: none of them counts while the outage lasts.
+    for (let n = 0; n < 4; n++) {
+      expect((await claimOne())[0]?.attempts).toBe(1)
+      expect(await fail(db, id, "w1", "storage unreachable", { outage: true, random: () => 0.5 })).toBe(
+        "pending",
+      )
+      expect(await task(id)).toMatchObject({
+        status: "pending",
+        attempts: 0,
+        last_error: "storage unreachable",
+      })
+      expect(await delayOf()).toBeGreaterThanOrEqual(1_000)
+      await makeDue(id)
+    }
+    const since = (await task(id)).outage_since
+    expect(since).toBeInstanceOf(Date)
+    // An outage an hour long: half the time since it began, capped.
+    await db
+      .updateTable("tasks")
+      .set({ outage_since: sql`now() - interval '1 hour'` })
+      .where("id", "=", id)
+      .execute()
+    expect((await claimOne())[0]?.attempts).toBe(1)
+    expect(
+      await fail(db, id, "w1", "storage unreachable", {
+        outage: true,
+        random: () => 0.5,
+        retryWindowMs: 7_200_000,
+      }),
+    ).toBe("pending")
+    expect(await delayOf()).toBe(30_000)
+    // Past the window the attempt counts: the last one fails the task for good.
+    await makeDue(id)
+    expect((await claimOne())[0]?.attempts).toBe(1)
+    expect(await fail(db, id, "w1", "storage unreachable", { outage: true, retryWindowMs: 60_000 })).toBe(
+      "failed",
+    )
+  })
+
+  it("a failure of the task's own ends its outage: the next outage starts a window of its own", async () => {
+    const { id } = await enqueue(db, { kind: "own", idempotencyKey: "own:1", payload: {}, maxAttempts: 3 })
+    const claimOne = () => claim(db, { workerId: "w1", kinds: ["own"], leaseMs: LONG_LEASE })
+    await claimOne()
+    expect(await fail(db, id, "w1", "down", { outage: true })).toBe("pending")
+    expect((await task(id)).outage_since).toBeInstanceOf(Date)
+    await makeDue(id)
+    await claimOne()
+    expect(await fail(db, id, "w1", "unreadable")).toBe("pending")
+    expect(await task(id)).toMatchObject({ attempts: 1, outage_since: null })
   })
 
   it("fail with `now` retries without a backoff", async () => {

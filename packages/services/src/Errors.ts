@@ -1,6 +1,7 @@
+import { outageInCause } from "@dxs/db/Outage"
 import { Diagnostic } from "@dxs/domain/contract/OutputSchema"
 import { HttpApiSchema } from "@effect/platform"
-import { Schema } from "effect"
+import { Cause, Schema } from "effect"
 
 /**
  * Errors that cross a boundary, as RFC 9457 problem documents (`application/problem+json`).
@@ -169,6 +170,50 @@ export class Unprocessable extends Schema.TaggedError<Unprocessable>()(
       diagnostics,
     })
   }
+}
+
+/** Seconds a client is asked to wait (`Retry-After`) when storage or the database is out of reach. */
+export const OUTAGE_RETRY_AFTER_SECONDS = 5
+
+/**
+ * Object storage or the database is out of reach (refusing, not answering before its deadline, restarting):
+ * the request did nothing that stays, and may be sent again after `retry_after` seconds.
+ */
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
+  "ServiceUnavailable",
+  { ...problem, retry_after: Schema.Int, unavailable: Schema.Literal("storage", "database") },
+  HttpApiSchema.annotations({
+    status: 503,
+    description:
+      "Object storage or the database cannot be reached now (an outage, a restart): the request was not carried out. Send it again after Retry-After seconds",
+  }),
+) {
+  static of(part: "storage" | "database") {
+    return new ServiceUnavailable({
+      type: typeUri("service-unavailable"),
+      title: "Service unavailable",
+      status: 503,
+      detail:
+        part === "storage"
+          ? "Object storage cannot be reached now, so the request was not carried out; send it again in a moment"
+          : "The database cannot be reached now, so the request was not carried out; send it again in a moment",
+      retry_after: OUTAGE_RETRY_AFTER_SECONDS,
+      unavailable: part,
+    })
+  }
+}
+
+/**
+ * The 503 of a failed request's cause when it is an outage of storage or the database (with what went
+ * wrong, for the log); undefined for any other cause.
+ */
+export const unavailableFor = (
+  cause: Cause.Cause<unknown>,
+): { readonly problem: ServiceUnavailable; readonly message: string } | undefined => {
+  const outage = Cause.isInterruptedOnly(cause) ? undefined : outageInCause(cause)
+  return outage === undefined
+    ? undefined
+    : { problem: ServiceUnavailable.of(outage.part), message: outage.message }
 }
 
 /** The problem+json schemas as HTTP error responses (content type `application/problem+json`). */

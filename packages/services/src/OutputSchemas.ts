@@ -17,6 +17,7 @@ import {
   undoUnlessCommitted,
   withDb,
 } from "@dxs/db"
+import { outageOf } from "@dxs/db/Outage"
 import * as AgentsRepo from "@dxs/db/repositories/Agents"
 import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
 import * as OutputSchemasRepo from "@dxs/db/repositories/OutputSchemas"
@@ -373,7 +374,8 @@ export const outputMappingTaskHandler =
       await generateMapping(ctx.db, task, model, ctx.complete)
     } catch (e) {
       const retryable = !(e instanceof ModelError) || e.retryable
-      if (retryable && task.attempts < task.max_attempts) throw e
+      // An outage (storage, the database) is retried for the retry window without failing the mapping.
+      if (retryable && (task.attempts < task.max_attempts || outageOf(e) !== undefined)) throw e
       await ctx.db.transaction().execute(async (trx) => {
         const row = await Effect.runPromise(
           OutputSchemasRepo.outputSchemaOf(trx, String(task.payload.project_id), true),

@@ -28,8 +28,13 @@ process.on("SIGTERM", () => server.close().finally(() => process.exit(0)))
 `
 
 export interface TestS3Server {
-  /** The settings of a store in this server's bucket (path-style, its fixed credentials). */
-  readonly options: (prefix?: string) => S3BlobStoreOptions
+  /**
+   * The settings of a store in this server's bucket (path-style, its fixed credentials), reached at `port`
+   * (default: the server's own; a `TcpProxy`'s in front of it for outages).
+   */
+  readonly options: (prefix?: string, port?: number) => S3BlobStoreOptions
+  /** The server's loopback port. */
+  readonly port: number
   /** The directory the server keeps its buckets in. */
   readonly directory: string
   readonly stop: () => Promise<void>
@@ -62,10 +67,11 @@ export const startTestS3Server = async (bucket = "dxs-test"): Promise<TestS3Serv
   })
   return {
     directory,
-    options: (prefix) => ({
+    port,
+    options: (prefix, via = port) => ({
       bucket,
       region: "us-east-1",
-      endpoint: `http://127.0.0.1:${port}`,
+      endpoint: `http://127.0.0.1:${via}`,
       forcePathStyle: true,
       prefix,
       // s3rver's only account.

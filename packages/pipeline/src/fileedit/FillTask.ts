@@ -4,8 +4,10 @@
  * the task's completion. A cancelled job (its row gone) stops at the next progress update and keeps no
  * output; on the last attempt an error fails the job with it.
  */
+
 import type { BlobStoreShape, Database, TaskRow } from "@dxs/db"
 import { logEvent } from "@dxs/db/Log"
+import { outageOf } from "@dxs/db/Outage"
 import * as FileEdits from "@dxs/db/repositories/FileEdits"
 import { type ResultIndex, resultIndex, type TemplateAgent, type TemplateResult } from "@dxs/domain/FileEdit"
 import { Effect } from "effect"
@@ -119,7 +121,8 @@ export const fileEditTaskHandler =
         await Effect.runPromise(blobs.remove(outputKey))
         return
       }
-      if (e instanceof FillRefused || task.attempts >= task.max_attempts) {
+      // An outage (storage, the database) is retried for the retry window without failing the job.
+      if (e instanceof FillRefused || (task.attempts >= task.max_attempts && outageOf(e) === undefined)) {
         await ctx.db.transaction().execute(async (trx) => {
           await Effect.runPromise(
             FileEdits.failJob(

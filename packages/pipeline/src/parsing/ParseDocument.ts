@@ -8,12 +8,15 @@
  * A parse that cannot complete (bad content, encryption, limits) is an outcome, not an error: the document
  * becomes Failed and the task succeeds. Anything else (database or storage trouble) throws, so the task is
  * retried; when its last attempt throws, the document is set Failed before the error propagates, so it is
- * never left Pending.
+ * never left Pending. An outage (storage or the database out of reach) is no cause in the document: the
+ * task is retried for the retry window without counting, and the document stays Pending meanwhile (past
+ * the window, the sweep of abandoned parses sets it Failed).
  */
 import { createHash, randomUUID } from "node:crypto"
 import { type BlobStoreShape, type Database, type DocumentRow, documentBlobKey, type TaskRow } from "@dxs/db"
 import { logEvent } from "@dxs/db/Log"
 import { parsedPages, parseSeconds } from "@dxs/db/Metrics"
+import { outageOf } from "@dxs/db/Outage"
 import * as Documents from "@dxs/db/repositories/Documents"
 import { replacePages } from "@dxs/db/repositories/Pages"
 import * as ParseTasks from "@dxs/db/repositories/ParseTasks"
@@ -440,7 +443,12 @@ export const parseTaskHandler =
       await runParseTask(options, task, ctx)
     } catch (e) {
       const payload = payloadOf(task)
-      if (payload !== undefined && !ctx.signal.aborted && task.attempts >= task.max_attempts)
+      if (
+        payload !== undefined &&
+        !ctx.signal.aborted &&
+        task.attempts >= task.max_attempts &&
+        outageOf(e) === undefined
+      )
         await markParseFailed(
           ctx.db,
           task,

@@ -7,8 +7,10 @@
  * the run ends, the agents' statuses are final and the completion event goes to the outbox in the same
  * transaction. Exactly one event per run: `events.run_id` is unique.
  */
+
 import { type RunRow, type TaskRow, transactionOn } from "@dxs/db"
 import { logLine } from "@dxs/db/Log"
+import { outageInCause } from "@dxs/db/Outage"
 import { enqueueParse } from "@dxs/db/repositories/ParseTasks"
 import { lockProject } from "@dxs/db/repositories/Projects"
 import { clearResolutionsOfProject } from "@dxs/db/repositories/Results"
@@ -350,7 +352,9 @@ export const phaseTask =
         runId === undefined ||
         ctx.signal.aborted ||
         Cause.isInterruptedOnly(cause) ||
-        task.attempts < task.max_attempts
+        task.attempts < task.max_attempts ||
+        // An outage (storage, the database) is retried for the retry window without ending the run.
+        outageInCause(cause) !== undefined
       )
         return Effect.void
       const e = Cause.squash(cause)
