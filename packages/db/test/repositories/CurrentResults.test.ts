@@ -2,8 +2,8 @@ import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../../src/Db.ts"
-import { pageLayouts } from "../../src/repositories/Pages.ts"
 import { valuesInResults } from "../../src/repositories/Dimensions.ts"
+import { pageLayouts } from "../../src/repositories/Pages.ts"
 import {
   ensureAtomicValue,
   ensureAtomicValues,
