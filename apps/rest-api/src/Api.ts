@@ -42,5 +42,5 @@ export class Api extends HttpApi.make("dxs")
   .annotate(OpenApi.Transform, problemsInOpenApi)
   .annotate(
     OpenApi.Description,
-    "Upload documents, define agents (one value to extract each), launch the pipeline and read resolved values with citations. Every request needs the X-API-Key header except this description and the docs page. Errors are RFC 9457 application/problem+json.",
+    "Upload documents, define agents (one value to extract each), launch the pipeline and read resolved values with citations. Every request needs the X-API-Key header except this description and the docs page; without valid credentials an operation that needs them answers 401 before anything else of the request is read. Errors are RFC 9457 application/problem+json. Bodies (JSON, form or multipart) may carry only the members their schema declares: any other member is refused with 400 naming it. In a form or multipart body an empty value means null where the field takes null (a form has no other way to say it); in JSON, null is null and an empty string is a string. No string (in a body, a query, a path or a file name) may contain a NUL character or a lone surrogate. A method a path does not have answers 405 with an Allow header.",
   ) {}
