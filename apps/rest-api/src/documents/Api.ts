@@ -63,7 +63,8 @@ const PngBytes = HttpApiSchema.Uint8Array({ contentType: "image/png" }).annotati
 })
 
 /** Markdown, JSON or text by `format` (each with its own Content-Type). */
-const ContentText = HttpApiSchema.Text({ contentType: "text/markdown" }).annotations({
+// Described as any media type: text/markdown, application/json or text/plain, by `format`.
+const ContentText = HttpApiSchema.Text({ contentType: "*/*" }).annotations({
   description:
     "the document in reading order: Markdown (text/markdown), a JSON document (application/json: pages → blocks) or plain text (text/plain)",
 })
