@@ -2,8 +2,9 @@
  * Files sent as downloads (a document's bytes, a filled template, a results export): an `attachment` with
  * the file's name, never sniffed by the browser nor kept in a shared cache.
  */
-import { HttpServerResponse } from "@effect/platform"
-import type { Stream } from "effect"
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import { Effect, Stream } from "effect"
 
 /** `attachment` with the name in RFC 5987 form (any characters) and an ASCII fallback for old clients. */
 export const contentDisposition = (fileName: string) => {
@@ -34,13 +35,21 @@ export const fileDownload = (file: {
     headers: downloadHeaders(file.fileName),
   })
 
-/** A file written while it is sent (its size unknown until the end) as a download. */
+/**
+ * A file written while it is sent (its size unknown until the end) as a download. When making it fails
+ * after the answer has started, the connection is aborted: the client sees a broken transfer, never a
+ * complete 200 holding part of the file (the platform would end the chunked answer normally).
+ */
 export const streamedDownload = <E>(file: {
   readonly body: Stream.Stream<Uint8Array, E>
   readonly contentType: string
   readonly fileName: string
 }) =>
-  HttpServerResponse.stream(file.body, {
-    contentType: file.contentType,
-    headers: downloadHeaders(file.fileName),
-  })
+  Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+    HttpServerResponse.stream(
+      Stream.tapErrorCause(file.body, () =>
+        Effect.sync(() => NodeHttpServerRequest.toServerResponse(request).destroy()),
+      ),
+      { contentType: file.contentType, headers: downloadHeaders(file.fileName) },
+    ),
+  )

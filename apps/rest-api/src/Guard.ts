@@ -12,12 +12,30 @@ import {
   MAX_TEXT_LENGTH,
   stringContentProblem,
 } from "@dxs/domain/Limits"
-import { BadRequest, PayloadTooLarge, RequestLimits, recordHttpRequest, routeOf } from "@dxs/services"
-import { type HttpApp, HttpIncomingMessage, HttpServerRequest } from "@effect/platform"
+import {
+  BadRequest,
+  CSRF_HEADER,
+  PayloadTooLarge,
+  problemType,
+  RequestLimits,
+  recordHttpRequest,
+  type requestAuthenticator,
+  routeOf,
+  SESSION_COOKIE,
+} from "@dxs/services"
+import {
+  type HttpApp,
+  HttpIncomingMessage,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse,
+} from "@effect/platform"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Cause, Effect, Exit, Option } from "effect"
+import { FORM_MARKER } from "./Body.ts"
 import { problemAnswer, REQUEST_ID_HEADER } from "./Problem.ts"
 import { organizationOf } from "./RequestLog.ts"
+import { allowOf, type Route, routesOf } from "./Routes.ts"
 
 /** A client's own request id is kept when it is short and plain; otherwise the server makes one. */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
@@ -111,6 +129,9 @@ const checkUrl = (url: string) =>
     return path
   })
 
+/** A checked form body with the member that has it decoded as a form (see `FORM_MARKER`). */
+const markedForm = (text: string) => `${text}${text === "" ? "" : "&"}${encodeURIComponent(FORM_MARKER)}=1`
+
 const mediaType = (contentType: string) => contentType.split(";")[0]!.trim().toLowerCase()
 
 /** The `boundary` parameter of a multipart content type (RFC 2046: 1–70 characters), if valid. */
@@ -184,7 +205,7 @@ const multipartAsForm = (
     yield* checkPairs(pairs, "form field")
     const incoming = incomingOf(request)
     if (incoming) incoming.headers["content-type"] = "application/x-www-form-urlencoded"
-    seedText(request, new URLSearchParams(pairs).toString())
+    seedText(request, markedForm(new URLSearchParams(pairs).toString()))
   })
 
 /**
@@ -200,6 +221,7 @@ const checkBody = (
     const text = yield* bodyText(request, limits.maxJsonBytes)
     if (type === "application/x-www-form-urlencoded") {
       yield* checkPairs(yield* formPairs(text, "form field"), "form field")
+      seedText(request, markedForm(text))
       return
     }
     if (text.trim() === "") return
@@ -290,16 +312,72 @@ const isUnknownRoute = (cause: Cause.Cause<unknown>) =>
     (e) => e !== null && typeof e === "object" && (e as { _tag?: unknown })._tag === "RouteNotFound",
   )
 
+/** Paths of the REST API's operations (the docs page is served beside them). */
+const isApiPath = (path: string) => /^\/api\/v1\//i.test(path) && !/^\/api\/v1\/docs\b/i.test(path)
+
 const hasBody = (method: string) => method !== "GET" && method !== "HEAD" && method !== "OPTIONS"
 
-/** The checks, then the app; non-upload bodies are read under MAX_JSON_BYTES by the framework too. */
-export const guard = <E, R>(app: HttpApp.Default<E, R>) =>
+/** The value of one cookie of the request, if sent. */
+const cookie = (request: HttpServerRequest.HttpServerRequest, name: string) => request.cookies[name]
+
+/**
+ * Whether the request's credentials let it in, judged as the operation's own authentication would (and
+ * counted once, since the operation does not run): a refusal of what the request carries would otherwise
+ * tell a client without credentials about the API before it has shown a key.
+ */
+const credentialsRefusal = (request: HttpServerRequest.HttpServerRequest, authenticator: Authenticator) =>
+  authenticator
+    .request({
+      apiKey: request.headers["x-api-key"],
+      sessionToken: cookie(request, SESSION_COOKIE),
+      csrfToken: request.headers[CSRF_HEADER],
+      method: request.method,
+      clientAddress: Option.getOrUndefined(request.remoteAddress),
+    })
+    .pipe(
+      Effect.as(undefined),
+      Effect.catchAll((refusal) => Effect.succeed(refusal)),
+    )
+
+/** A method the path does not have: 405 with the methods it has. */
+const methodNotAllowed = (method: string, routes: ReadonlyArray<Route>) => ({
+  type: problemType("method-not-allowed"),
+  title: "Method not allowed",
+  status: 405,
+  detail: `${method} is not an operation of this path; it has ${allowOf(routes)}`,
+})
+
+/** The status the client got for a request whose handling failed (a defect, an unknown route, …). */
+const failureStatus = (cause: Cause.Cause<unknown>) =>
+  Cause.isInterruptedOnly(cause)
+    ? Effect.succeed(CLIENT_GONE)
+    : Effect.map(HttpServerError.causeResponse(cause), ([response]) => response.status)
+
+/** How the operations judge credentials (`requestAuthenticator` of @dxs/services). */
+export type Authenticator = Effect.Effect.Success<typeof requestAuthenticator>
+
+/**
+ * The checks, then the app; non-upload bodies are read under MAX_JSON_BYTES by the framework too. With an
+ * `authenticator`, a request refused for its content is first judged by its credentials.
+ */
+export const guard = <E, R>(app: HttpApp.Default<E, R>, authenticator?: Authenticator) =>
   Effect.gen(function* () {
     const started = Date.now()
     const request = yield* HttpServerRequest.HttpServerRequest
     const requestId = assignRequestId(request)
     const limits = yield* RequestLimits
-    const refused = yield* Effect.gen(function* () {
+    const requestPath = request.url.split("?")[0] ?? ""
+    const routes = isApiPath(requestPath) ? routesOf(requestPath) : []
+    const route = routes.find((r) => r.method === request.method)
+    if (routes.length > 0 && route === undefined && request.method !== "HEAD") {
+      yield* logRequest(request, requestId, 405, started)
+      return HttpServerResponse.setHeader(
+        problemAnswer(methodNotAllowed(request.method, routes), requestId),
+        "allow",
+        allowOf(routes),
+      )
+    }
+    const checked = yield* Effect.gen(function* () {
       const path = yield* checkUrl(request.url)
       if (!path.toLowerCase().startsWith("/api/") || !hasBody(request.method)) return
       const contentType = request.headers["content-type"] ?? ""
@@ -320,9 +398,18 @@ export const guard = <E, R>(app: HttpApp.Default<E, R>) =>
       Effect.as(undefined),
       Effect.catchAll((problem: BadRequest | PayloadTooLarge) => Effect.succeed(problem)),
     )
+    // Credentials come first: a request that would be refused for its content is refused for its
+    // credentials when the operation needs them and they do not let it in.
+    const refused =
+      checked !== undefined && route?.authenticated === true && authenticator !== undefined
+        ? ((yield* credentialsRefusal(request, authenticator)) ?? checked)
+        : checked
     if (refused !== undefined) {
       yield* logRequest(request, requestId, refused.status, started)
-      return problemAnswer({ ...refused }, requestId)
+      const answer = problemAnswer({ ...refused }, requestId)
+      return "retry_after" in refused && typeof refused.retry_after === "number"
+        ? HttpServerResponse.setHeader(answer, "retry-after", String(refused.retry_after))
+        : answer
     }
     const path = request.url.split("?")[0] ?? ""
     const bounded = isUpload(request.method, path)
@@ -339,11 +426,9 @@ export const guard = <E, R>(app: HttpApp.Default<E, R>) =>
             ),
       ),
       Effect.onExit((exit) =>
-        logRequest(
-          request,
-          requestId,
-          Exit.isSuccess(exit) ? exit.value.status : Exit.isInterrupted(exit) ? CLIENT_GONE : 500,
-          started,
+        Effect.flatMap(
+          Exit.isSuccess(exit) ? Effect.succeed(exit.value.status) : failureStatus(exit.cause),
+          (status) => logRequest(request, requestId, status, started),
         ),
       ),
     )

@@ -47,31 +47,67 @@ interface DecodeIssue {
   readonly message: string
 }
 
-const LITERAL = /^Expected (".*"|undefined|null), actual (.*)$/s
+/** The form marker's path (see Body.ts): never the client's member, never reported. */
+const FORM_MARKER = "\u0000form"
+
+const EXPECTED = /^Expected (.*), actual (.*)$/s
+const UNEXPECTED = /^is unexpected, expected: (.*)$/s
+
+/** An expected type of the decoder, in the words of the description ("a string", "null", …). */
+const inWords = (type: string): string | undefined => {
+  if (type === "undefined") return undefined
+  if (type === "string") return "a string"
+  if (type === "number") return "a number"
+  if (type === "boolean") return "true or false"
+  if (type === "null") return "null"
+  if (/^".*"$/s.test(type)) return JSON.parse(type) as string
+  if (/^(ReadonlyArray|Array)<|^readonly \[|^\[/.test(type)) return "an array"
+  if (/^\{/.test(type)) return "an object"
+  return type
+}
 
 /**
- * One entry per field, in words: a body may be JSON, a form or multipart, so the decoder reports each
- * field once per encoding, and a literal union once per literal ("Expected "a", actual "x""); these
- * become one message ("must be one of a, b (got "x")"). Other messages of a field are kept, once each.
+ * One entry per field, in words: a union (a nullable field, a literal enum) is reported once per member
+ * ("Expected string, actual 5", "Expected null, actual 5"); these become one message ("must be a string or
+ * null (got 5)"). An unknown member is named as such. Other messages of a field are kept, once each.
  */
 const fieldErrors = (issues: ReadonlyArray<DecodeIssue>) => {
   const byPath = new Map<string, Array<string>>()
   for (const issue of issues) {
+    if (issue.path[0] === FORM_MARKER) continue
     const path = issue.path.map(String).join("/")
     const messages = byPath.get(path) ?? []
     if (!messages.includes(issue.message)) messages.push(issue.message)
     byPath.set(path, messages)
   }
   return [...byPath].map(([path, messages]) => {
-    const literals = messages.map((m) => LITERAL.exec(m))
-    if (messages.length > 1 && literals.every((m) => m !== null)) {
-      const allowed = literals.flatMap((m) => (m![1] === "undefined" ? [] : [JSON.parse(m![1]!) as unknown]))
+    const unexpected = messages.map((m) => UNEXPECTED.exec(m)).find((m) => m !== null)
+    if (unexpected)
       return {
         path,
-        message: `must be one of ${allowed.map(String).join(", ")} (got ${literals[0]![2]})`,
+        message: `is not a member of this body (its members: ${unexpected[1]!.replace(/"/g, "").split(" | ").join(", ")})`,
       }
-    }
-    return { path, message: messages.join("; ") }
+    const expected = messages.map((m) => EXPECTED.exec(m))
+    const literals = expected.filter((m) => m !== null && m[1] !== "undefined")
+    if (
+      messages.length > 1 &&
+      expected.every((m) => m !== null) &&
+      literals.length > 0 &&
+      literals.every((m) => /^".*"$/s.test(m![1]!))
+    )
+      return {
+        path,
+        message: `must be one of ${literals.map((m) => JSON.parse(m![1]!) as string).join(", ")} (got ${literals[0]![2]})`,
+      }
+    const custom = messages.filter((_, i) => expected[i] === null)
+    const alternatives = [
+      ...custom.map((m) => m.replace(/^must be /, "")),
+      ...expected.flatMap((m) => (m === null ? [] : [inWords(m[1]!)])).filter((w) => w !== undefined),
+    ]
+    const got = expected.find((m) => m !== null)?.[2]
+    if (got === undefined) return { path, message: messages.join("; ") }
+    const unique = [...new Set(alternatives)]
+    return { path, message: `must be ${unique.join(" or ")} (got ${got})` }
   })
 }
 

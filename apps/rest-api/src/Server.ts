@@ -1,8 +1,14 @@
 import { createServer } from "node:http"
-import { defaultHttpServerSettings, type HttpServerSettings, limitServer, serverOptions } from "@dxs/services"
+import {
+  defaultHttpServerSettings,
+  type HttpServerSettings,
+  limitServer,
+  requestAuthenticator,
+  serverOptions,
+} from "@dxs/services"
 import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { Api } from "./Api.ts"
 import { AuthenticationLive } from "./Auth.ts"
 import { AgentsHttp } from "./agents/Http.ts"
@@ -44,7 +50,11 @@ export const DocsLive = HttpApiScalar.layer({ path: "/api/v1/docs", scalar: { wi
  * API's router, like the GraphQL endpoint of the all-in-one process) beside it.
  */
 export const restApiWith = <E, R>(routes: Layer.Layer<never, E, R>) =>
-  HttpApiBuilder.serve((app) => problemJson(guard(app))).pipe(
+  Layer.unwrapEffect(
+    Effect.map(requestAuthenticator, (authenticator) =>
+      HttpApiBuilder.serve((app) => problemJson(guard(app, authenticator))),
+    ),
+  ).pipe(
     Layer.provide(OutageAnswersLive),
     Layer.provide(HealthLive),
     Layer.provide(DocsLive),

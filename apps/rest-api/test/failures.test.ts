@@ -59,4 +59,22 @@ describe("a request that fails on the server's side", () => {
     expect(lines.map((l) => l.message.trim())).toEqual(["request"])
     expect(lines[0]?.annotations).toMatchObject({ request_id: "fine-1", status: 200, method: "GET" })
   })
+
+  it("logs the status the client got: 404 for an unknown path, 405 for a method the path does not have", async () => {
+    const unknown = await fetch(`${base}/api/v1/nowhere/`, { headers: { "x-request-id": "lost-1" } })
+    expect(unknown.status).toBe(404)
+    const wrong = await fetch(`${base}/api/v1/projects/`, {
+      method: "DELETE",
+      headers: { "x-request-id": "wrong-1" },
+    })
+    expect(wrong.status).toBe(405)
+    expect(wrong.headers.get("allow")).toBe("GET, POST")
+    const line = (id: string) =>
+      logged.find((l) => l.annotations.request_id === id && l.message.trim() === "request")
+    expect(line("lost-1")?.annotations).toMatchObject({ status: 404 })
+    expect(line("wrong-1")?.annotations).toMatchObject({ status: 405, method: "DELETE" })
+    expect(
+      logged.some((l) => l.annotations.request_id === "lost-1" && l.message.startsWith("request failed")),
+    ).toBe(false)
+  })
 })

@@ -17,9 +17,18 @@ describe("validation problems", () => {
     expect(wrongType.body.errors).toEqual([
       { path: "value_type", message: 'must be one of string, number, bool, date, datetime (got "text")' },
     ])
-    const missing = await a.post(`/projects/${p}/agents/`, { description: "x" })
+    const missing = await a.post(`/projects/${p}/agents/`, { examples: "x" })
     expectProblem(missing, 400)
     expect(missing.body.errors).toEqual([{ path: "name", message: "is missing" }])
     expect(missing.body.detail).toBe("Invalid request: name: is missing")
+    // An agent has no description: a member the body does not declare is named as well.
+    const unknown = await a.post(`/projects/${p}/agents/`, { description: "x" })
+    expectProblem(unknown, 400)
+    expect(unknown.body.errors).toEqual(
+      expect.arrayContaining([
+        { path: "name", message: "is missing" },
+        { path: "description", message: expect.stringContaining("is not a member of this body") },
+      ]),
+    )
   })
 })

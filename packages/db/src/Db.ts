@@ -23,6 +23,10 @@ export const makePool = (url: string, max = 10): pg.Pool => {
   // An idle client killed by the server (restart, dropped database) must not crash the process;
   // the pool replaces it and the next query reports any real problem.
   pool.on("error", () => undefined)
+  // So must a client killed while checked out between two statements (a long read waiting for its
+  // reader): pg then emits `error` on the client, which the pool only listens to while it is idle; its
+  // next statement fails, and that failure is handled where it happens.
+  pool.on("connect", (client) => client.on("error", () => undefined))
   return pool
 }
 

@@ -475,7 +475,8 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
 
       /**
        * The grid as a CSV or XLSX file (beyond the contract), with the grid's filters and sort: its name,
-       * type and a stream of its bytes, read from the database batch by batch as the stream is pulled.
+       * type and a stream of its bytes, read from the database batch by batch as the stream is pulled (the
+       * first batch already read, so the stream lives in the caller's scope: the request's).
        */
       export: (projectId: string, query: ResultsExportQuery) =>
         Effect.gen(function* () {

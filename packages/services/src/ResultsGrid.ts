@@ -21,7 +21,7 @@ import {
   ReviewStatuses,
 } from "@dxs/domain/Enums"
 import { csvBytes, TABLE_FORMATS, type TableRow, xlsxBytes } from "@dxs/pipeline/export/Table"
-import { Effect, Schema, Stream } from "effect"
+import { Effect, Option, Schema, Sink, Stream } from "effect"
 import type { Kysely } from "kysely"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { pageLinks, pageStart } from "./Paging.ts"
@@ -294,8 +294,15 @@ export const exportOf = (db: Kysely<Database>, orgId: string, projectId: string,
         }),
       ]
     }
-    const batches: Stream.Stream<ReadonlyArray<TableRow>> = Stream.map(
+    // The first batch is read before the answer starts, so a query that cannot run fails as a problem
+    // before the first byte rather than as a 200 with a header and nothing else (a later failure aborts
+    // the connection: see the REST adapter's download).
+    const [first, rest] = yield* Stream.peel(
       ResultsRepo.gridRows(db, projectId, filter, sort, EXPORT_FETCH_ROWS),
+      Sink.head<ReadonlyArray<ResultsRepo.GridRow>>(),
+    )
+    const batches: Stream.Stream<ReadonlyArray<TableRow>> = Stream.map(
+      Stream.concat(Stream.fromIterable(Option.toArray(first)), rest),
       (rows) => rows.map(toLine),
     )
     const kind = TABLE_FORMATS[format]

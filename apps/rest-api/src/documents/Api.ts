@@ -63,7 +63,8 @@ const PngBytes = HttpApiSchema.Uint8Array({ contentType: "image/png" }).annotati
 })
 
 /** Markdown, JSON or text by `format` (each with its own Content-Type). */
-const ContentText = HttpApiSchema.Text({ contentType: "text/markdown" }).annotations({
+// Described as any media type: text/markdown, application/json or text/plain, by `format`.
+const ContentText = HttpApiSchema.Text({ contentType: "*/*" }).annotations({
   description:
     "the document in reading order: Markdown (text/markdown), a JSON document (application/json: pages → blocks) or plain text (text/plain)",
 })
@@ -110,9 +111,16 @@ export const DocumentsPageParams = Schema.Struct({
     }),
   ),
   tag_key: Schema.optional(
-    Schema.String.annotations({ description: "with tag_value: only documents with this tag" }),
+    Schema.String.annotations({
+      description:
+        "with tag_value: only documents with this tag. Both or neither: one without the other is 400",
+    }),
   ),
-  tag_value: Schema.optional(Schema.String.annotations({ description: "the value of tag tag_key" })),
+  tag_value: Schema.optional(
+    Schema.String.annotations({
+      description: "the value of tag tag_key. Both or neither: one without the other is 400",
+    }),
+  ),
   parent_document_id: Schema.optional(
     Uuid.annotations({
       description: "only this message's attachments; without it, only documents that are no attachment",
@@ -126,8 +134,17 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .setPath(ProjectPath)
       .setUrlParams(
         Schema.Struct({
-          tag_key: Schema.optional(Schema.String),
-          tag_value: Schema.optional(Schema.String),
+          tag_key: Schema.optional(
+            Schema.String.annotations({
+              description:
+                "with tag_value: only documents with this tag. Both or neither: one without the other is 400",
+            }),
+          ),
+          tag_value: Schema.optional(
+            Schema.String.annotations({
+              description: "the value of tag tag_key. Both or neither: one without the other is 400",
+            }),
+          ),
         }).annotations({ description: "tag_key and tag_value filter together: supply both or neither" }),
       )
       .addSuccess(Schema.Array(Document))

@@ -102,7 +102,12 @@ const gridFilters = {
   ),
   search: Schema.optional(
     Schema.String.annotations({
-      description: `1 to ${GRID_SEARCH_MAX_LENGTH} characters: only rows whose name, dimension values or a cell's value contain this, case-insensitively`,
+      jsonSchema: {
+        type: "string",
+        minLength: 1,
+        maxLength: GRID_SEARCH_MAX_LENGTH,
+        description: `1 to ${GRID_SEARCH_MAX_LENGTH} characters: only rows whose name, dimension values or a cell's value contain this, case-insensitively`,
+      },
     }),
   ),
   sort: Schema.optional(
@@ -128,7 +133,11 @@ export const ResultsExportParams = Schema.Struct({
   ...gridFilters,
   format: Schema.optional(
     Schema.String.annotations({
-      description: `${ResultsExportFormats.join(" or ")}; default csv`,
+      jsonSchema: {
+        type: "string",
+        enum: [...ResultsExportFormats],
+        description: `${ResultsExportFormats.join(" or ")}; default csv`,
+      },
     }),
   ),
   include: Schema.optional(

@@ -16,7 +16,7 @@ export const ResultsHttp = HttpApiBuilder.group(Api, "results", (handlers) =>
         Effect.map(results.gridPage(path.project_id, urlParams), (page) => jsonText(gridPageText(page))),
       )
       .handle("export", ({ path, urlParams }) =>
-        Effect.map(results.export(path.project_id, urlParams), streamedDownload),
+        Effect.flatMap(results.export(path.project_id, urlParams), streamedDownload),
       )
       .handle("get", ({ path }) => results.detail(path.project_id, path.resolution_result_id))
       .handle("extractions", ({ path, urlParams }) =>

@@ -52,7 +52,7 @@ export class OutputSchemaApi extends HttpApiGroup.make("outputSchema")
       )
       .annotate(
         OpenApi.Description,
-        "A mapping with error diagnostics is refused with 422 and the diagnostics; warnings are saved and the affected fields are left out of results.",
+        "A mapping with error diagnostics is refused with 422 and the diagnostics; warnings are saved and the affected fields are left out of results. With auto_map false, `mapping` is required (an object or null) when the schema is the one already stored, or when the stored mapping still fits it: omitting it is allowed only for a new or changed schema without a usable mapping (else 400). With auto_map true, `mapping` must be omitted or null (else 400).",
       ),
   )
   .add(

@@ -1,7 +1,7 @@
 /** Agents (api-v1.md "Agents"): the record, the bodies that create and change one, and the run status. */
 import { Schema } from "effect"
 import { AgentType, AgentValueType, DimensionSource, DimensionValueType, ExtractionStatus } from "../Enums.ts"
-import { DateTime, NotBlank, RecordId, Uuid } from "./Fields.ts"
+import { DateTime, NameInput, RecordId, Uuid } from "./Fields.ts"
 
 export const AgentDimension = Schema.Struct({
   dimension_id: RecordId,
@@ -120,18 +120,20 @@ const optionalFields = {
   derived_agent_references: Schema.optional(Schema.Array(AgentReferenceRequest)),
 }
 
-export const AgentCreateRequest = Schema.Struct({ name: NotBlank, ...optionalFields }).annotations({
+const AgentName = NameInput("the agent's name")
+
+export const AgentCreateRequest = Schema.Struct({ name: AgentName, ...optionalFields }).annotations({
   identifier: "V1AgentCreate",
 })
 export type AgentCreateRequest = typeof AgentCreateRequest.Type
 export const AgentPatchRequest = Schema.Struct({
-  name: Schema.optional(NotBlank),
+  name: Schema.optional(AgentName),
   ...optionalFields,
 }).annotations({
   identifier: "V1AgentPatch",
 })
 export type AgentPatchRequest = typeof AgentPatchRequest.Type
-export const AgentPutRequest = Schema.Struct({ name: NotBlank, ...optionalFields }).annotations({
+export const AgentPutRequest = Schema.Struct({ name: AgentName, ...optionalFields }).annotations({
   identifier: "V1AgentReplace",
 })
 export type AgentPutRequest = typeof AgentPutRequest.Type

@@ -1,7 +1,7 @@
 /** Dimensions (api-v1.md "Dimensions"): the record and the bodies that create and change one. */
 import { Schema } from "effect"
 import { DimensionSource, DimensionValueType } from "../Enums.ts"
-import { DateTime, NotBlank, RecordId } from "./Fields.ts"
+import { DateTime, NameInput, RecordId } from "./Fields.ts"
 
 export const Dimension = Schema.Struct({
   id: RecordId,
@@ -16,11 +16,8 @@ export const Dimension = Schema.Struct({
 }).annotations({ identifier: "V1Dimension" })
 export type Dimension = typeof Dimension.Type
 
-const Name = NotBlank.pipe(
-  Schema.annotations({
-    description:
-      "unique within the project (case-insensitive); cannot be `Document` or one of the project's tag keys",
-  }),
+const Name = NameInput(
+  "unique within the project (case-insensitive); cannot be `Document` or one of the project's tag keys",
 )
 
 export const DimensionCreate = Schema.Struct({

@@ -99,8 +99,12 @@ export const DocumentCopyResponse = Schema.Struct({
 export type DocumentCopyResponse = typeof DocumentCopyResponse.Type
 
 /** Tags on input: a list of `{key, value}` or an object of key to value. */
+const TagKey = Schema.String.annotations({
+  jsonSchema: { type: "string", minLength: 1, maxLength: 100, description: "1-100 characters" },
+})
+
 export const TagsValue = Schema.Union(
-  Schema.Array(Schema.Struct({ key: Schema.String, value: Schema.String })),
+  Schema.Array(Schema.Struct({ key: TagKey, value: Schema.String })),
   Schema.Record({ key: Schema.String, value: Schema.String }),
 ).annotations({
   identifier: "V1DocumentTagsInput",

@@ -19,8 +19,22 @@ export const IsoDate = Schema.String.pipe(Schema.pattern(/^\d{4}-\d{2}-\d{2}$/))
 /** A date in a request: the form and a real calendar day. */
 export const IsoDateInput = Schema.String.pipe(
   Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "must be a date in the form YYYY-MM-DD" }),
-  Schema.filter((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) || "must be a real calendar date"),
-)
+  // Date.parse rolls 2024-02-30 over into March: the date must read back as written (and year 0 does not
+  // exist in the calendar PostgreSQL stores).
+  Schema.filter((s) => {
+    const time = Date.parse(`${s}T00:00:00Z`)
+    const real =
+      !Number.isNaN(time) && new Date(time).toISOString().slice(0, 10) === s && !s.startsWith("0000")
+    return real || "must be a real calendar date"
+  }),
+).annotations({
+  jsonSchema: {
+    type: "string",
+    format: "date",
+    pattern: "^\\d{4}-\\d{2}-\\d{2}$",
+    description: "a real calendar date, YYYY-MM-DD",
+  },
+})
 
 /** PostgreSQL's `integer`: page numbers, counts and offsets beyond it cannot name anything. */
 export const MAX_INT = 2_147_483_647
@@ -43,13 +57,29 @@ export const wholeNumberValue = (min: number, max: number = MAX_INT) => {
 export const isNotBlank = (s: string): boolean => s.trim() !== ""
 export const NotBlank = Schema.String.pipe(Schema.filter((s) => isNotBlank(s) || "must not be empty"))
 
+/**
+ * How a name (of a project, folder, agent, dimension or webhook) is described: 1 to MAX_NAME_LENGTH
+ * characters, not only spaces, no NUL (the rules the server checks for every name).
+ */
+export const nameJsonSchema = (description: string) => ({
+  type: "string",
+  minLength: 1,
+  maxLength: 200,
+  pattern: "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$",
+  description,
+})
+
+/** A name in a request: described as `nameJsonSchema` says; the services check it. */
+export const NameInput = (description: string) =>
+  NotBlank.annotations({ jsonSchema: nameJsonSchema(description) })
+
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 /** Whether a text reads as an e-mail address (a loose check: something@domain.tld, no spaces). */
 export const isEmail = (s: string): boolean => EMAIL.test(s)
 /** An e-mail address in a request. */
 export const EmailInput = Schema.String.pipe(
   Schema.filter((s) => isEmail(s) || "must be an e-mail address"),
-).annotations({ format: "email" })
+).annotations({ jsonSchema: { type: "string", format: "email", description: "an e-mail address" } })
 /** An e-mail address in an answer. */
 export const Email = Schema.String.annotations({ format: "email" })
 

@@ -1,6 +1,6 @@
 /** Folders of projects (api-v1.md "Folders"). */
 import { Schema } from "effect"
-import { DateTime, RecordId, Uuid } from "./Fields.ts"
+import { DateTime, NameInput, RecordId, Uuid } from "./Fields.ts"
 
 export const Folder = Schema.Struct({
   id: RecordId,
@@ -11,14 +11,16 @@ export const Folder = Schema.Struct({
 }).annotations({ identifier: "V1Folder" })
 export type Folder = typeof Folder.Type
 
+const FolderName = NameInput("the folder's name")
+
 export const FolderCreate = Schema.Struct({
-  name: Schema.String,
+  name: FolderName,
   parent_id: Schema.optional(Schema.NullOr(Uuid)),
 }).annotations({ identifier: "V1FolderCreate" })
 export type FolderCreate = typeof FolderCreate.Type
 
 export const FolderPatch = Schema.Struct({
-  name: Schema.optional(Schema.String),
+  name: Schema.optional(FolderName),
   parent_id: Schema.optional(Schema.NullOr(Uuid)),
 }).annotations({ identifier: "V1FolderPatch" })
 export type FolderPatch = typeof FolderPatch.Type

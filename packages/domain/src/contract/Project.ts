@@ -6,6 +6,7 @@ import {
   IsoDate,
   IsoDateInput,
   JsonObjectOrNull,
+  nameJsonSchema,
   RecordId,
   Uuid,
   wholeNumberValue,
@@ -40,7 +41,7 @@ export type ProjectStatus = typeof ProjectStatus.Type
 
 /** Described by hand: the filter's generated description would carry its name as a title (`minLength(1)`). */
 const Name = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" })).annotations({
-  jsonSchema: { type: "string", minLength: 1, description: "the project's name, not empty" },
+  jsonSchema: nameJsonSchema("the project's name"),
 })
 const ArchiveDays = Schema.NullOr(wholeNumberValue(1))
 

@@ -3,15 +3,25 @@ import { Schema } from "effect"
 import { Timestamp as DateTime, Uuid } from "./Fields.ts"
 
 const EventNames = Schema.Array(Schema.String).annotations({
-  description: "event names from GET /webhooks/events/ (at least one)",
+  jsonSchema: {
+    type: "array",
+    items: { type: "string" },
+    minItems: 1,
+    description: "event names from GET /webhooks/events/ (at least one)",
+  },
 })
 const Headers = Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
   description:
     "custom delivery headers, name to value: at most 10, each value at most 1 KB, at most 4 KB in all; Host, Connection, Content-Length, Transfer-Encoding, Content-Type, Service-*, webhook-id, webhook-timestamp and webhook-signature are reserved. Replaces all custom headers on update.",
 })
 const Url = Schema.String.annotations({
-  description:
-    "HTTPS URL that receives events; it must not resolve to a private, loopback, link-local or metadata address",
+  jsonSchema: {
+    type: "string",
+    format: "uri",
+    pattern: "^[Hh][Tt][Tt][Pp][Ss]://",
+    description:
+      "HTTPS URL that receives events; it must not resolve to a private, loopback, link-local or metadata address (a server configured to allow loopback targets also takes http:// to loopback)",
+  },
 })
 
 export const WebhookCreate = Schema.Struct({

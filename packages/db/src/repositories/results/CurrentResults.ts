@@ -13,6 +13,12 @@ import type { ExtractionRow } from "../../Schema.ts"
 import { pageWindow } from "../PageWindow.ts"
 import { type AgentStateInputRow, agentStateInputsQuery } from "../ProjectReads.ts"
 
+/**
+ * A number as the `real` it is compared with: rounded to single precision, so every double is accepted
+ * (PostgreSQL refuses text such as 1e-200 as a `real`, out of range, where the rounding gives 0).
+ */
+export const asReal = (n: number): number => Math.fround(n)
+
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 
 const selectCurrent = (conn: Conn) =>
@@ -118,7 +124,7 @@ const orderColumns = (byConfidence: boolean) =>
 
 const keyValue = (key: ResultKey, byConfidence: boolean) =>
   sql`(${sql.join([
-    ...(byConfidence ? [sql`${key.confidence ?? 0}::real`] : []),
+    ...(byConfidence ? [sql`${asReal(key.confidence ?? 0)}::real`] : []),
     micros(key.created),
     sql`${key.agentId}::uuid`,
     sql`${key.name}::text`,
@@ -135,7 +141,7 @@ const conditions = (projectId: string, filter: CurrentResultsFilter): Array<RawB
     where.push(sql`rr.dimension_values @> array[${filter.dimensionValue}::text]`)
   if (filter.maxConfidence !== undefined)
     // real against real: 0.3 as a double would exceed a stored 0.3 (its float4 rounding).
-    where.push(sql`rr.confidence <= ${filter.maxConfidence}::real`)
+    where.push(sql`rr.confidence <= ${asReal(filter.maxConfidence)}::real`)
   return where
 }
 

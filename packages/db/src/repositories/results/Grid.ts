@@ -16,7 +16,7 @@ import { type Kysely, type RawBuilder, sql } from "kysely"
 import { type Conn, scopedConnection } from "../../Db.ts"
 import type { Database, ResultSource, StoredDimensionValue } from "../../Schema.ts"
 import { pageWindow } from "../PageWindow.ts"
-import type { CurrentResultsFilter } from "./CurrentResults.ts"
+import { asReal, type CurrentResultsFilter } from "./CurrentResults.ts"
 
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 
@@ -112,7 +112,8 @@ const cellConditions = (filter: GridFilter): Array<RawBuilder<unknown>> => {
   if (filter.resolutionStatus !== undefined) where.push(sql`c.resolution_status = ${filter.resolutionStatus}`)
   if (filter.dimensionValue !== undefined)
     where.push(sql`c.dimension_values @> array[${filter.dimensionValue}::text]`)
-  if (filter.maxConfidence !== undefined) where.push(sql`c.confidence <= ${filter.maxConfidence}::real`)
+  if (filter.maxConfidence !== undefined)
+    where.push(sql`c.confidence <= ${asReal(filter.maxConfidence)}::real`)
   if (filter.reviewStatus !== undefined)
     where.push(sql`coalesce(c.latest_review_status, 'none') = ${filter.reviewStatus}`)
   if (filter.source !== undefined) where.push(sql`c.is_overridden = ${filter.source === "manual"}`)
