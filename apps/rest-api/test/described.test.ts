@@ -66,6 +66,7 @@ const pathValue = (o: DescribedOperation, name: string): string => {
     dimension_id: fx.dimension,
     document_id: fx.document,
     page_number: "1",
+    run_number: "1",
     resolution_result_id: fx.result,
     extraction_id: fx.extraction,
   }
