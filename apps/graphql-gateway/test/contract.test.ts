@@ -170,7 +170,7 @@ const mirrors: Record<string, { readonly record: SchemaAST.TypeLiteral; readonly
   ResultSource: { record: typeLiteralOf(ResultSource.ast) },
   Extraction: { record: typeLiteralOf(ExtractionResult.ast), graphqlOnly: ["bounding_boxes"] },
   ExtractionsPage: { record: typeLiteralOf(ExtractionsPage.ast) },
-  ResultDetail: { record: typeLiteralOf(ResultDetail.ast), graphqlOnly: ["extractions"] },
+  ResultDetail: { record: typeLiteralOf(ResultDetail.ast), graphqlOnly: ["extractions", "source"] },
   MappingDiagnostic: { record: typeLiteralOf(Diagnostic.ast) },
   OutputSchema: { record: typeLiteralOf(OutputSchemaRecord.ast) },
   WebhookSubscription: { record: typeLiteralOf(WebhookSubscription.ast), graphqlOnly: ["deliveries"] },
