@@ -36,6 +36,7 @@ describe("configuration", () => {
       authFailuresPerMinute: 30,
       maxSubscriptionsPerKey: 10,
       workerConcurrency: 2,
+      taskRetryWindowSeconds: 900,
       logLevel: "info",
       logFormat: "json",
       metrics: undefined,
@@ -78,6 +79,8 @@ describe("configuration", () => {
         S3_ENDPOINT: "https://minio.internal:9000",
         S3_FORCE_PATH_STYLE: "false",
         S3_PREFIX: "/prod/dxs",
+        S3_TIMEOUT_SECONDS: "7",
+        TASK_RETRY_WINDOW_SECONDS: "60",
         PUBLIC_URL: "https://dxs.example.com/",
         UPLOAD_MAX_BYTES: "1000",
         FILE_EDIT_MAX_BYTES: "500",
@@ -128,6 +131,7 @@ describe("configuration", () => {
         endpoint: "https://minio.internal:9000",
         forcePathStyle: false,
         prefix: "prod/dxs/",
+        timeoutMs: 7000,
       },
       publicUrl: "https://dxs.example.com",
       uploadMaxBytes: 1000,
@@ -140,6 +144,7 @@ describe("configuration", () => {
       authFailuresPerMinute: 50,
       maxSubscriptionsPerKey: 25,
       workerConcurrency: 8,
+      taskRetryWindowSeconds: 60,
       logLevel: "warning",
       logFormat: "pretty",
       metrics: { port: 9464, host: "0.0.0.0" },
@@ -180,6 +185,7 @@ describe("configuration", () => {
       endpoint: undefined,
       forcePathStyle: false,
       prefix: "",
+      timeoutMs: 20_000,
     })
     // Another server than AWS: path-style addressing unless told otherwise.
     expect(
