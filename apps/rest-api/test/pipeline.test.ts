@@ -8,7 +8,7 @@ import { makeKysely } from "@dxs/db"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { contract, invoice, textPdf } from "./documents.ts"
 import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
-import { createAgent, launchAndWait, resultsOf, upload, waitProcessed } from "./runs.ts"
+import { createAgent, launchAndWait, resultsOf, until, upload, waitProcessed } from "./runs.ts"
 
 let api: TestApi
 let a: Client
@@ -368,6 +368,18 @@ describe("dimensions", () => {
     await waitProcessed(a, projectId)
   })
 
+  /**
+   * Launches and waits for the run's end as the contract defines it: `pipeline_running` false alone is not
+   * sufficient; the agent's `extraction_status` must have left `Pending`.
+   */
+  const launchAndSettle = async (agentId: string) => {
+    await launchAndWait(a, projectId)
+    await until("the agent's extraction to settle", async () => {
+      const r = await a.get(`/projects/${projectId}/agents/${agentId}/`)
+      return r.body.extraction_status === "Pending" ? undefined : r.body
+    })
+  }
+
   const valuesBy = (rows: Array<any>, dimension: string) =>
     Object.fromEntries(
       rows.map((row) => [
@@ -383,7 +395,7 @@ describe("dimensions", () => {
       value_type: "number",
       dimensions: [{ dimension_id: regionId, values: ["EU", "US"] }],
     })
-    await launchAndWait(a, projectId)
+    await launchAndSettle(agent.id)
     const rows = await resultsOf(a, projectId, agent.id)
     expect(rows.map((row) => row.result_name).sort()).toEqual(["EU", "US"])
     expect(new Set(rows.map((row) => row.atomic_value_id)).size).toBe(2)
@@ -400,7 +412,7 @@ describe("dimensions", () => {
       value_type: "number",
       dimensions: [{ dimension_id: regionId, are_values_dynamic: true }],
     })
-    await launchAndWait(a, projectId)
+    await launchAndSettle(agent.id)
     const byRegion = valuesBy(await resultsOf(a, projectId, agent.id), "Region")
     expect(Object.keys(byRegion).sort()).toEqual(["APAC", "EU", "US"])
     expect(byRegion.APAC).toMatchObject({ value: 560, resolution_status: "Resolved" })
@@ -415,7 +427,7 @@ describe("dimensions", () => {
       value_type: "number",
       dimensions: [{ dimension_id: tag.id }],
     })
-    await launchAndWait(a, projectId)
+    await launchAndSettle(agent.id)
     const bySource = valuesBy(await resultsOf(a, projectId, agent.id), "source")
     expect(bySource.finance).toMatchObject({ value: 3400 })
     expect(bySource.board).toMatchObject({ value: 3100 })
