@@ -411,8 +411,7 @@ export const guard = <E, R>(app: HttpApp.Default<E, R>, authenticator?: Authenti
         ? HttpServerResponse.setHeader(answer, "retry-after", String(refused.retry_after))
         : answer
     }
-    const path = request.url.split("?")[0] ?? ""
-    const bounded = isUpload(request.method, path)
+    const bounded = isUpload(request.method, requestPath)
       ? app
       : HttpIncomingMessage.withMaxBodySize(app, Option.some(limits.maxJsonBytes))
     return yield* bounded.pipe(
@@ -422,7 +421,7 @@ export const guard = <E, R>(app: HttpApp.Default<E, R>, authenticator?: Authenti
         Cause.isInterruptedOnly(cause) || isUnknownRoute(cause)
           ? Effect.void
           : Effect.logError("request failed", cause).pipe(
-              Effect.annotateLogs({ request_id: requestId, method: request.method, url: path }),
+              Effect.annotateLogs({ request_id: requestId, method: request.method, url: requestPath }),
             ),
       ),
       Effect.onExit((exit) =>

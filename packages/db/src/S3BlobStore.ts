@@ -146,25 +146,21 @@ export const s3BlobStore = (options: S3BlobStoreOptions): S3BlobStore => {
   /** One more second per MB a write sends: a large upload to a distant store is not cut off by the deadline. */
   const writeTimeFor = (bytes: number) => Math.ceil(bytes / 1_000_000) * 1000
 
-  return {
-    put: (key, bytes) =>
-      Effect.promise(() =>
-        send(
-          "PutObject",
-          key,
-          (abortSignal) =>
-            client.send(
-              new PutObjectCommand({
-                Bucket: bucket,
-                Key: objectKey(key),
-                Body: bytes,
-                ContentLength: bytes.byteLength,
-              }),
-              { abortSignal },
-            ),
-          writeTimeFor(bytes.byteLength),
+  /** One PutObject of `size` bytes, under the deadline of a write of that size. */
+  const putObject = (key: string, body: Uint8Array | Readable, size: number) =>
+    send(
+      "PutObject",
+      key,
+      (abortSignal) =>
+        client.send(
+          new PutObjectCommand({ Bucket: bucket, Key: objectKey(key), Body: body, ContentLength: size }),
+          { abortSignal },
         ),
-      ).pipe(Effect.asVoid),
+      writeTimeFor(size),
+    )
+
+  return {
+    put: (key, bytes) => Effect.promise(() => putObject(key, bytes, bytes.byteLength)).pipe(Effect.asVoid),
     putFile: (key, file) =>
       Effect.promise(async () => {
         const { size } = await fs.stat(file)
@@ -172,21 +168,7 @@ export const s3BlobStore = (options: S3BlobStoreOptions): S3BlobStore => {
           throw new Error(
             `${file} is larger than the ${S3_MAX_SINGLE_PUT_BYTES} bytes one PutObject may write`,
           )
-        await send(
-          "PutObject",
-          key,
-          (abortSignal) =>
-            client.send(
-              new PutObjectCommand({
-                Bucket: bucket,
-                Key: objectKey(key),
-                Body: createReadStream(file),
-                ContentLength: size,
-              }),
-              { abortSignal },
-            ),
-          writeTimeFor(size),
-        )
+        await putObject(key, createReadStream(file), size)
         await fs.rm(file, { force: true })
       }),
     copy: (from, to) =>

@@ -212,39 +212,6 @@ export const findPassageOnPage = (pageText: string, passage: string): string | u
 // ---------------------------------------------------------------------------------------------------------
 // Value in passage
 
-/** The English number words up to a hundred (the local extractor reads durations with them too). */
-export const NUMBER_WORDS: Readonly<Record<string, number>> = {
-  zero: 0,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  eleven: 11,
-  twelve: 12,
-  thirteen: 13,
-  fourteen: 14,
-  fifteen: 15,
-  sixteen: 16,
-  seventeen: 17,
-  eighteen: 18,
-  nineteen: 19,
-  twenty: 20,
-  thirty: 30,
-  forty: 40,
-  fifty: 50,
-  sixty: 60,
-  seventy: 70,
-  eighty: 80,
-  ninety: 90,
-  hundred: 100,
-}
-
 /**
  * Every number the text states, in any written form of `WrittenForms` (digits with either grouping
  * convention, currency, signs, percentages (`12%` also as 0.12), a scale after them (`1.5 million`), number

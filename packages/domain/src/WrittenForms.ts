@@ -39,10 +39,9 @@ export interface ReadOptions {
 // ---------------------------------------------------------------------------------------------------------
 // Words
 
-const UNITS: Readonly<Record<string, number>> = {
+/** The English number words up to a hundred (the local extractor reads durations with them too). */
+export const NUMBER_WORDS: Readonly<Record<string, number>> = {
   zero: 0,
-  a: 1,
-  an: 1,
   one: 1,
   two: 2,
   three: 3,
@@ -70,9 +69,13 @@ const UNITS: Readonly<Record<string, number>> = {
   seventy: 70,
   eighty: 80,
   ninety: 90,
-}
-const SCALE_WORDS: Readonly<Record<string, number>> = {
   hundred: 100,
+}
+const { hundred, ...unitWords } = NUMBER_WORDS
+/** Words of a number below a hundred ("a year" is one year). */
+const UNITS: Readonly<Record<string, number>> = { ...unitWords, a: 1, an: 1 }
+const SCALE_WORDS: Readonly<Record<string, number>> = {
+  hundred: hundred!,
   thousand: 1e3,
   million: 1e6,
   billion: 1e9,
@@ -107,7 +110,7 @@ const NUMBER_WORD = `(?:${[...Object.keys(UNITS), ...Object.keys(SCALE_WORDS)]
   .filter((w) => w !== "a" && w !== "an")
   .join("|")})`
 /** A run of number words: `twenty-four`, `one hundred and five thousand`, `two million`. */
-const NUMBER_WORDS = `${NUMBER_WORD}(?:(?:[\\s-]+|\\s+and\\s+)${NUMBER_WORD})*`
+const NUMBER_PHRASE = `${NUMBER_WORD}(?:(?:[\\s-]+|\\s+and\\s+)${NUMBER_WORD})*`
 const ORDINAL_WORD = `(?:(?:twenty|thirty)[\\s-](?:${Object.keys(ORDINAL_WORDS).slice(0, 9).join("|")})|${Object.keys(
   ORDINAL_WORDS,
 ).join("|")})`
@@ -326,7 +329,7 @@ export const FORMS: ReadonlyArray<Form> = [
   {
     example: "two (2) years; 24 months; a one-year term; eighteen months",
     pattern: new RegExp(
-      `${B}(?:(${NUMBER_WORDS}|an?)\\s*(?:\\((\\d+(?:\\.\\d+)?)\\))?|(\\d+(?:\\.\\d+)?)\\s*(?:\\((?:${NUMBER_WORDS})\\))?)[\\s-]*${DURATION_UNIT}${E}`,
+      `${B}(?:(${NUMBER_PHRASE}|an?)\\s*(?:\\((\\d+(?:\\.\\d+)?)\\))?|(\\d+(?:\\.\\d+)?)\\s*(?:\\((?:${NUMBER_PHRASE})\\))?)[\\s-]*${DURATION_UNIT}${E}`,
       "giu",
     ),
     read: (m) => {
@@ -358,7 +361,7 @@ export const FORMS: ReadonlyArray<Form> = [
   },
   {
     example: "one million five hundred thousand dollars; twelve per cent; twenty-four",
-    pattern: new RegExp(`${B}(${NUMBER_WORDS})(?:\\s+(${CURRENCY}|${UNIT})${E})?`, "giu"),
+    pattern: new RegExp(`${B}(${NUMBER_PHRASE})(?:\\s+(${CURRENCY}|${UNIT})${E})?`, "giu"),
     read: (m) => {
       const value = numberFromWords(m[1]!)
       if (value === undefined) return []

@@ -96,6 +96,21 @@ const searchText = Schema.String.pipe(
   },
 })
 
+/** The tag filter of the documents list and page: `tag_key` and `tag_value` together. */
+const tagFilter = {
+  tag_key: Schema.optional(
+    Schema.String.annotations({
+      description:
+        "with tag_value: only documents with this tag. Both or neither: one without the other is 400",
+    }),
+  ),
+  tag_value: Schema.optional(
+    Schema.String.annotations({
+      description: "the value of tag tag_key. Both or neither: one without the other is 400",
+    }),
+  ),
+}
+
 export const DocumentsPageParams = Schema.Struct({
   limit: Schema.optional(
     wholeNumber(1, DOCUMENTS_PAGE_MAX_LIMIT).annotations({
@@ -110,17 +125,7 @@ export const DocumentsPageParams = Schema.Struct({
       description: `only documents with this status: ${DocumentStatuses.join(", ")}`,
     }),
   ),
-  tag_key: Schema.optional(
-    Schema.String.annotations({
-      description:
-        "with tag_value: only documents with this tag. Both or neither: one without the other is 400",
-    }),
-  ),
-  tag_value: Schema.optional(
-    Schema.String.annotations({
-      description: "the value of tag tag_key. Both or neither: one without the other is 400",
-    }),
-  ),
+  ...tagFilter,
   parent_document_id: Schema.optional(
     Uuid.annotations({
       description: "only this message's attachments; without it, only documents that are no attachment",
@@ -134,17 +139,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .setPath(ProjectPath)
       .setUrlParams(
         Schema.Struct({
-          tag_key: Schema.optional(
-            Schema.String.annotations({
-              description:
-                "with tag_value: only documents with this tag. Both or neither: one without the other is 400",
-            }),
-          ),
-          tag_value: Schema.optional(
-            Schema.String.annotations({
-              description: "the value of tag tag_key. Both or neither: one without the other is 400",
-            }),
-          ),
+          ...tagFilter,
         }).annotations({ description: "tag_key and tag_value filter together: supply both or neither" }),
       )
       .addSuccess(Schema.Array(Document))

@@ -222,6 +222,12 @@ export const recordReview = (conn: Conn, resultId: string, review: ResultReview)
       .execute(),
   ).pipe(Effect.asVoid)
 
+/** The rows' fields as arrays for `unnest`: as they are, or as JSON text. */
+const columnsOf = (rows: ReadonlyArray<ResolvedRow>) => {
+  const column = <A>(f: (r: ResolvedRow) => A) => sql.val(rows.map(f))
+  return { column, json: (f: (r: ResolvedRow) => unknown) => column((r) => JSON.stringify(f(r))) }
+}
+
 /**
  * The values of the rows that differ from the agent's results before them (a value set by hand at this
  * version, which the write keeps, aside), recorded as the run's changes with both values' citations. Asked
@@ -235,8 +241,7 @@ const recordChanges = async (
   configVersion: number,
   rows: ReadonlyArray<ResolvedRow>,
 ) => {
-  const column = <A>(f: (r: ResolvedRow) => A) => sql.val(rows.map(f))
-  const json = (f: (r: ResolvedRow) => unknown) => column((r) => JSON.stringify(f(r)))
+  const { column, json } = columnsOf(rows)
   await sql`
     insert into run_value_changes as c (run_id, agent_id, atomic_value_id, result_name, previous_value,
       previous_status, previous_sources, previous_references, value, status, sources, "references")
@@ -292,8 +297,7 @@ const upsertResults = (
   configVersion: number,
   rows: ReadonlyArray<ResolvedRow>,
 ) => {
-  const column = <A>(f: (r: ResolvedRow) => A) => sql.val(rows.map(f))
-  const json = (f: (r: ResolvedRow) => unknown) => column((r) => JSON.stringify(f(r)))
+  const { column, json } = columnsOf(rows)
   // Kept by hand: overridden at this config version.
   const byHand = sql`resolution_results.is_overridden and resolution_results.agent_config_version = ${configVersion}::int`
   return sql`

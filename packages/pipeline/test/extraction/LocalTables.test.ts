@@ -2,26 +2,15 @@ import { layoutTable, type Table } from "@dxs/domain/Tables"
 import { describe, expect, it } from "vitest"
 import { localDiscover, localExtract } from "../../src/extraction/local/Extractor.ts"
 import type { AgentSpec, DimensionQuery, ExtractRequest, PageText } from "../../src/llm/LanguageModel.ts"
+import { agentSpec } from "./agents.ts"
 
 /**
  * The local extractor reading tables: a PDF whose table was drawn column by column has its cells' text far
  * from each other in the page text; the page's tables put each value beside its label again.
  */
 
-const agent = (name: string, valueType: AgentSpec["valueType"], instructions = ""): AgentSpec => ({
-  id: name,
-  name,
-  extractionInstructions: instructions,
-  valueType,
-  unit: "",
-  examples: "",
-  inconsistencyInstructions: "",
-  resolutionInstructions: "",
-  enableComplexCalculations: false,
-  valueIfNotFound: "",
-  derivedPrompt: "",
-  isEvaluation: false,
-})
+const agent = (name: string, valueType: AgentSpec["valueType"], instructions = ""): AgentSpec =>
+  agentSpec(name, instructions, valueType)
 
 const table = (rows: Array<Array<string>>): Table =>
   layoutTable(rows.map((r) => r.map((text) => ({ text }))))!

@@ -3,7 +3,7 @@
  * common countries, currencies and month names.
  */
 
-import { NUMBER_WORDS } from "@dxs/domain/Grounding"
+import { NUMBER_WORDS } from "@dxs/domain/WrittenForms"
 
 export const STOP_WORDS: ReadonlySet<string> = new Set(
   (
