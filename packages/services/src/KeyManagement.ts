@@ -7,7 +7,7 @@ import { type Conn, Db, transaction, withDb } from "@dxs/db"
 import * as Access from "@dxs/db/repositories/Access"
 import type { ApiKey, NewApiKey } from "@dxs/domain/contract/Key"
 import { Effect } from "effect"
-import { generateKey, hashKey, KEY_PREFIX } from "./ApiKeys.ts"
+import { ApiKeys, generateKey, hashKey, KEY_PREFIX } from "./ApiKeys.ts"
 import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Forbidden, NotFound } from "./Errors.ts"
@@ -59,6 +59,7 @@ const insertKey = (db: Conn, organizationId: string, name: string) => {
 export class KeyManagement extends Effect.Service<KeyManagement>()("@dxs/services/KeyManagement", {
   effect: Effect.gen(function* () {
     const storage = yield* capture(Db)
+    const keys = yield* ApiKeys
     return over(storage, {
       /** The organisation's keys, revoked ones included, newest first. */
       list: () =>
@@ -85,15 +86,18 @@ export class KeyManagement extends Effect.Service<KeyManagement>()("@dxs/service
               if (old === undefined) return yield* NotFound.of("Active API key", id)
               return yield* insertKey(trx, org.id, old.name)
             }),
-          )
+          ).pipe(Effect.ensuring(Effect.sync(keys.forgetKeys)))
         }),
 
       revoke: (id: string) =>
         Effect.gen(function* () {
           const org = yield* member
-          const row = yield* withDb((db) => Access.revokeOrganizationKey(db, org.id, id))
+          const row = yield* withDb((db) => Access.revokeOrganizationKey(db, org.id, id)).pipe(
+            Effect.ensuring(Effect.sync(keys.forgetKeys)),
+          )
           if (row === undefined) return yield* NotFound.of("Active API key", id)
         }),
     })
   }),
+  dependencies: [ApiKeys.Default],
 }) {}

@@ -14,7 +14,8 @@
  * of 100,000 is measured in the same run and every p99 must be within 2× of its own (flat cost). Prints
  * PASS or FAIL; it is a report and exits 0 either way.
  *
- * Usage: pnpm bench:api [--results 100000] [--agents 20] [--connections 10] [--seconds 5]
+ * Usage: pnpm bench:api [--results 100000] [--agents 20] [--connections 10] [--seconds 5] [--only <label>]
+ *   [--keep] (BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=…" profiles the server)
  * Uses DATABASE_URL's server when set (a fresh database, dropped afterwards), else an embedded server.
  */
 import { spawn } from "node:child_process"
@@ -41,6 +42,10 @@ const RESULTS = option("results", 100_000)
 const AGENTS = option("agents", 20)
 const CONNECTIONS = option("connections", 10)
 const SECONDS = option("seconds", 5)
+/** `--keep`: the database is left in place (its URL printed) for measuring by hand. */
+const KEEP = process.argv.includes("--keep")
+/** `--only <text>|<text>…`: measure only the reads whose label contains one of them (e.g. with BENCH_NODE_ARGS's profiler). */
+const ONLY = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined
 /** The project measured beside a larger one, whose figures the larger one's must stay within 2× of. */
 const REFERENCE = 100_000
 const bareScript = path.join(path.dirname(fileURLToPath(import.meta.url)), "api/bare.ts")
@@ -55,6 +60,8 @@ interface Figure {
   readonly p50: number
   readonly p99: number
   readonly errors: number
+  /** Bytes of a response (body and headers), on average. */
+  readonly bytes: number
 }
 
 const load = async (
@@ -62,7 +69,14 @@ const load = async (
   url: string,
   headers: Record<string, string>,
   target = 25,
-): Promise<Figure> => {
+): Promise<Figure | undefined> => {
+  if (
+    ONLY !== undefined &&
+    label !== "warm-up" &&
+    !ONLY.split("|").some((part) => label.includes(part)) &&
+    !label.startsWith("bare")
+  )
+    return undefined
   const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS })
   return {
     label,
@@ -71,6 +85,7 @@ const load = async (
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
+    bytes: result.requests.total > 0 ? result.throughput.total / result.requests.total : 0,
   }
 }
 
@@ -97,7 +112,7 @@ const measure = async (
   const page = (query: string) => `${base}/results/?limit=100${query}`
   // Warm the server (JIT, plans, caches) before measuring.
   await load("warm-up", page(""), headers)
-  const figures: Array<Figure> = []
+  const figures: Array<Figure | undefined> = []
   figures.push(await load("results, offset 0", page(""), headers))
   figures.push(await load(`results, offset ${middle}`, page(`&offset=${middle}`), headers, 100))
   figures.push(await load(`results, offset ${last}`, page(`&offset=${last}`), headers, 100))
@@ -140,12 +155,12 @@ const measure = async (
   // Read again as the screen reads them: with its session.
   for (const request of screen.requests)
     figures.push(await load(`screen: GET ${request}`, `${api}${request}`, { cookie: screen.cookie }))
-  return figures
+  return figures.filter((f) => f !== undefined)
 }
 
 const row = (f: Figure, against?: Figure): readonly [string, string] => [
   f.label,
-  `${f.rps.toFixed(0).padStart(10)} ${`${f.p50} ms`.padStart(8)} ${`${f.p99} ms`.padStart(8)} ${String(f.errors).padStart(7)}${
+  `${f.rps.toFixed(0).padStart(10)} ${`${f.p50} ms`.padStart(8)} ${`${f.p99} ms`.padStart(8)} ${String(f.errors).padStart(7)}${`${(f.bytes / 1024).toFixed(1)} kB`.padStart(10)}${
     against
       ? `   ${(f.p99 / Math.max(1, against.p99)).toFixed(2)}× the ${REFERENCE.toLocaleString("en-US")} figure`
       : ""
@@ -200,7 +215,7 @@ const main = async () => {
     })
     const bareUrl = `http://127.0.0.1:${barePort}/results?limit=100`
     await load("warm-up", bareUrl, {})
-    const baseline = await load("bare node:http + pg, keyset page of 100", bareUrl, {})
+    const baseline = (await load("bare node:http + pg, keyset page of 100", bareUrl, {}))!
 
     const measured: Array<{
       readonly results: number
@@ -228,7 +243,7 @@ const main = async () => {
           ? reference.figures.find((r) => r.label === f.label)
           : undefined
       printRows([
-        ["", "requests/s      p50      p99  errors"],
+        ["", "requests/s      p50      p99  errors  response"],
         row(baseline),
         ...figures.map((f) => row(f, against(f))),
       ])
@@ -250,7 +265,8 @@ const main = async () => {
             `${at}: ${f.label} p99 ${f.p99} ms, more than 2× the ${ref.p99} ms at ${REFERENCE.toLocaleString("en-US")}`,
           )
       }
-      const page = figures[0]!
+      const page = figures.find((f) => f.label === "results, offset 0")
+      if (page === undefined) continue
       if (page.rps < 500)
         failures.push(`${at}: results page ${page.rps.toFixed(0)} requests/s (target >= 500)`)
       const ratio = page.rps / baseline.rps
@@ -265,7 +281,8 @@ const main = async () => {
     bare?.kill("SIGTERM")
     await server?.stop()
     await db.destroy()
-    await database.stop()
+    if (KEEP) console.log(`kept: DATABASE_URL=${database.url}`)
+    else await database.stop()
   }
 }
 
