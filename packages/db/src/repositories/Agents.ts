@@ -119,7 +119,8 @@ export const findAgent = (
 ): Effect.Effect<AgentRow | undefined> =>
   run(() => {
     const q = db.selectFrom("agents").selectAll().where("project_id", "=", projectId).where("id", "=", id)
-    return (lock ? q.forUpdate() : q).executeTakeFirst()
+    // `for no key update`: rows that reference the agent (its results, tallies) are not held up; see lockDocument.
+    return (lock ? q.forNoKeyUpdate() : q).executeTakeFirst()
   })
 
 export const insertAgent = (db: Conn, projectId: string, fields: AgentFieldsRow) =>

@@ -50,10 +50,16 @@ export const insertDocumentAndEnqueueParse = (
 export const findDocument = (db: Conn, documentId: string): Effect.Effect<DocumentRow | undefined> =>
   Effect.promise(() => db.selectFrom("documents").selectAll().where("id", "=", documentId).executeTakeFirst())
 
-/** The document, locked until the transaction ends. */
+/**
+ * The document, locked until the transaction ends (`for no key update`, as every lock of a document here:
+ * writers of the document take turns, while rows that merely reference it, such as its tags, pages and the
+ * project's tallies, can still be written; `for update` would make those wait as well, and a writer holding
+ * the project while it writes the document's tags then deadlocks with a parse holding the document while it
+ * writes the project's tallies).
+ */
 export const lockDocument = (trx: Conn, documentId: string): Effect.Effect<DocumentRow | undefined> =>
   Effect.promise(() =>
-    trx.selectFrom("documents").selectAll().where("id", "=", documentId).forUpdate().executeTakeFirst(),
+    trx.selectFrom("documents").selectAll().where("id", "=", documentId).forNoKeyUpdate().executeTakeFirst(),
   )
 
 const inProject = (db: Conn, projectId: string, documentId: string) =>
@@ -72,7 +78,7 @@ export const lockDocumentInProject = (
   projectId: string,
   documentId: string,
 ): Effect.Effect<DocumentRow | undefined> =>
-  Effect.promise(() => inProject(trx, projectId, documentId).forUpdate().executeTakeFirst())
+  Effect.promise(() => inProject(trx, projectId, documentId).forNoKeyUpdate().executeTakeFirst())
 
 /** The documents among `ids` of the project, in no particular order. */
 export const documentsOfProject = (
@@ -412,7 +418,7 @@ export const lockArchivalState = (
       .selectFrom("documents")
       .select(["project_id", "archive_requested_at"])
       .where("id", "=", documentId)
-      .forUpdate()
+      .forNoKeyUpdate()
       .executeTakeFirst(),
   )
 

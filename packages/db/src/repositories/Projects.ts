@@ -66,6 +66,8 @@ export const findProjectPresence = (
  * serialise; the project's presence comes with it. A project of another organisation is neither locked nor
  * found. `share` serialises only with writers that take the lock in the default `update` mode (launches,
  * archiving, tag changes): uploads without tags are recorded side by side instead of one after another.
+ * The `update` mode is `for no key update`: rows that merely reference the project (its documents, tags and
+ * tallies) are not held up by it (see `lockDocument`).
  */
 export const lockProjectPresence = (
   trx: Conn,
@@ -75,7 +77,7 @@ export const lockProjectPresence = (
 ): Effect.Effect<ProjectPresence | undefined> =>
   Effect.promise(() => {
     const q = presence(trx, orgId, id)
-    return (mode === "share" ? q.forShare() : q.forUpdate()).executeTakeFirst()
+    return (mode === "share" ? q.forShare() : q.forNoKeyUpdate()).executeTakeFirst()
   })
 
 /** The project (of any organisation) and whether it is archived, locked until the transaction ends. */
@@ -88,14 +90,14 @@ export const lockProjectState = (
       .selectFrom("projects")
       .select(["id", "archived_at"])
       .where("id", "=", id)
-      .forUpdate()
+      .forNoKeyUpdate()
       .executeTakeFirst(),
   )
 
 /** Holds the project row (of any organisation) until the transaction ends; see `lockProjectPresence`. */
 export const lockProject = (trx: Conn, id: string): Effect.Effect<void> =>
   Effect.promise(() =>
-    trx.selectFrom("projects").select("id").where("id", "=", id).forUpdate().executeTakeFirst(),
+    trx.selectFrom("projects").select("id").where("id", "=", id).forNoKeyUpdate().executeTakeFirst(),
   )
 
 /** The live projects (or the projects archived by hand) of the organisation, by name, with their counts. */
