@@ -50,6 +50,8 @@ export interface Config {
   readonly workerConcurrency: number
   /** How long tasks meeting outages are retried without counting their attempts. */
   readonly taskRetryWindowSeconds: number
+  /** On SIGTERM: how long in-flight requests and tasks may finish before they are cut (tasks released). */
+  readonly shutdownGraceSeconds: number
   readonly logLevel: LogLevelName
   readonly logFormat: LogFormat
   /** Where `/metrics` is served (Prometheus text format); undefined: nowhere. */
@@ -254,6 +256,12 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     default: "900",
     description:
       "How long a task failing for a cause outside its document (storage or the database out of reach, its worker killed) is retried, at most 30 s apart, without counting its attempts; only a cause in the document fails it.",
+  },
+  {
+    name: "SHUTDOWN_GRACE_SECONDS",
+    default: "10",
+    description:
+      "On SIGTERM (or Ctrl-C) a process stops accepting connections and claiming tasks, then gives in-flight requests and tasks this long to finish; connections still open are then closed, and tasks still running are released at once (back to pending, the attempt not counted) for another worker.",
   },
   {
     name: "PARSE_THREADS",
@@ -579,6 +587,7 @@ export const parseConfig = (
   const maxSubscriptionsPerKey = int("MAX_SUBSCRIPTIONS_PER_KEY", 10, 1, 100_000)
   const workerConcurrency = int("WORKER_CONCURRENCY", 2, 1, 1000)
   const taskRetryWindowSeconds = int("TASK_RETRY_WINDOW_SECONDS", 900, 0, 7 * 24 * 3600)
+  const shutdownGraceSeconds = int("SHUTDOWN_GRACE_SECONDS", 10, 0, 3600)
   let parsing: ParsingConfig = {
     threads: int("PARSE_THREADS", os.availableParallelism(), 1, 1024),
     timeoutSeconds: int("PARSE_TIMEOUT_SECONDS", 120, 1, 86_400),
@@ -715,6 +724,7 @@ export const parseConfig = (
     maxSubscriptionsPerKey,
     workerConcurrency,
     taskRetryWindowSeconds,
+    shutdownGraceSeconds,
     logLevel: logLevel ?? "info",
     logFormat,
     metrics,

@@ -183,7 +183,12 @@ const hostForUrl = (host: string) => (host.includes(":") ? `[${host}]` : host)
  */
 const apiLayer = (config: Config, webhooks: WebhookSettings, pool: ParsePool, withGraphql = false) => {
   const webApp = withGraphql ? builtWebApp() : undefined
-  const http = nodeServerLayer({ port: config.port, host: config.host, http: config.http })
+  const http = nodeServerLayer({
+    port: config.port,
+    host: config.host,
+    http: config.http,
+    shutdownGraceMs: config.shutdownGraceSeconds * 1000,
+  })
   const portOf = ({ address }: HttpServer.HttpServer) =>
     address._tag === "TcpAddress" ? address.port : config.port
   const services = Layer.unwrapEffect(
@@ -267,7 +272,10 @@ const graphqlLayer = (config: Config, webhooks: WebhookSettings) =>
     }),
   )
 
-/** A worker loop in this process, stopped (in-flight tasks abandoned to their leases) on shutdown. */
+/**
+ * A worker loop in this process; on shutdown it claims nothing more, lets in-flight tasks finish for
+ * SHUTDOWN_GRACE_SECONDS, and releases those still running.
+ */
 const workerLayer = (config: Config, webhooks: WebhookSettings, pool: ParsePool) =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
@@ -293,6 +301,7 @@ const workerLayer = (config: Config, webhooks: WebhookSettings, pool: ParsePool)
           handlers,
           concurrency: config.workerConcurrency,
           retryWindowMs: config.taskRetryWindowSeconds * 1000,
+          graceMs: config.shutdownGraceSeconds * 1000,
           // Two parse tasks per parsing thread, apart from the other kinds' slots: while one parses, the
           // other reads its file and writes its pages (each parse keeps its own time limit in the pool).
           kindConcurrency: { [PARSE_TASK]: pool.size * 2 },

@@ -1,6 +1,7 @@
 import { createServer } from "node:http"
 import {
   defaultHttpServerSettings,
+  drainOnClose,
   type HttpServerSettings,
   limitServer,
   requestAuthenticator,
@@ -70,15 +71,24 @@ export interface ServerOptions {
   readonly host?: string | undefined
   /** Timeouts and connections per client (default: `defaultHttpServerSettings`). */
   readonly http?: HttpServerSettings | undefined
+  /** On shutdown, how long in-flight requests may finish before their connections are closed (default 10 s). */
+  readonly shutdownGraceMs?: number | undefined
 }
 
 /** A Node HTTP server on `port` (0 = any free port), under the HTTP limits. */
 export const nodeServerLayer = (options: ServerOptions) => {
   const settings = options.http ?? defaultHttpServerSettings
-  return NodeHttpServer.layer(() => limitServer(createServer(serverOptions(settings)), settings), {
-    port: options.port,
-    host: options.host ?? "0.0.0.0",
-  })
+  return NodeHttpServer.layer(
+    () =>
+      drainOnClose(
+        limitServer(createServer(serverOptions(settings)), settings),
+        options.shutdownGraceMs ?? 10_000,
+      ),
+    {
+      port: options.port,
+      host: options.host ?? "0.0.0.0",
+    },
+  )
 }
 
 /** The REST API as a running HTTP server on `port`, over the services provided. */

@@ -54,7 +54,10 @@ export type WorkerOptions = (
    * `concurrency` (for example `{ parse: PARSE_THREADS }`, one parse per parsing thread).
    */
   readonly kindConcurrency?: Readonly<Record<string, number>>
-  /** On interruption, let in-flight tasks finish for up to this long before abandoning them. Default 0. */
+  /**
+   * On interruption, let in-flight tasks finish for up to this long; those still running are then
+   * interrupted and released (back to pending at once, the attempt not counted). Default 0.
+   */
   readonly graceMs?: number
 }
 
@@ -128,9 +131,14 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
       // Tasks running, per slot group.
       const inFlight = yield* Ref.make<ReadonlyArray<number>>(groups.map(() => 0))
       const tasks = yield* FiberSet.make()
-      // Runs before the set interrupts its fibers (finalizers run in reverse order).
+      // Runs before the set interrupts its fibers (finalizers run in reverse order). A finalizer runs
+      // uninterruptibly: the wait is made interruptible, or the time limit could not cut it short.
       yield* Effect.addFinalizer(() =>
-        FiberSet.awaitEmpty(tasks).pipe(Effect.timeout(Duration.millis(options.graceMs ?? 0)), Effect.ignore),
+        FiberSet.awaitEmpty(tasks).pipe(
+          Effect.interruptible,
+          Effect.timeout(Duration.millis(options.graceMs ?? 0)),
+          Effect.ignore,
+        ),
       )
 
       const runtime = yield* Effect.runtime<never>()
@@ -226,6 +234,27 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
             Cause.isInterruptedOnly(cause)
               ? Effect.failCause(cause)
               : Effect.logError("task bookkeeping failed", cause),
+          ),
+          // Stopped while running (the worker shuts down): given back for another worker at once. A
+          // handler still finishing in the background can no longer complete it (the lease is gone).
+          Effect.onInterrupt(() =>
+            Effect.tryPromise(() => TaskQueue.release(db, task, workerId)).pipe(
+              Effect.flatMap((released) =>
+                released
+                  ? Effect.zipRight(
+                      timed("released"),
+                      Effect.logWarning("task released: its worker is stopping").pipe(
+                        Effect.annotateLogs(about),
+                      ),
+                    )
+                  : Effect.void,
+              ),
+              Effect.catchAll((e) =>
+                Effect.logWarning(`releasing a task failed: ${errorMessage(e.error)}`).pipe(
+                  Effect.annotateLogs(about),
+                ),
+              ),
+            ),
           ),
           Effect.asVoid,
         )

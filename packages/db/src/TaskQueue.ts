@@ -253,6 +253,17 @@ export const reschedule = async (conn: Conn, taskId: string, workerId: string, d
   return r.numUpdatedRows > 0n
 }
 
+/**
+ * Gives a task this worker holds back at once, the attempt not counted, and wakes the workers of its kind:
+ * for a task still running when its worker stops (SIGTERM after the grace period), so that another worker
+ * takes it now rather than when its lease would have expired. False when this worker no longer holds it.
+ */
+export const release = async (conn: Conn, task: Pick<TaskRow, "id" | "kind">, workerId: string) => {
+  const released = await reschedule(conn, task.id, workerId, 0)
+  if (released) await sql`select pg_notify(${TASKS_CHANNEL}, ${task.kind})`.execute(conn)
+  return released
+}
+
 const BASE_DELAY_MS = 1_000
 const MAX_DELAY_MS = 5 * 60_000
 

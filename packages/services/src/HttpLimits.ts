@@ -135,3 +135,28 @@ export class RequestLimits extends Context.Reference<RequestLimits>()("@dxs/serv
     maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
   }),
 }) {}
+
+/**
+ * A server that drains when it is closed (on shutdown): it stops accepting at once, closes each connection
+ * as soon as it has no request in flight (idle keep-alive connections at once, the others after their
+ * answer), and closes whatever is still open after `graceMs`, interrupting those requests. Node's own
+ * `close` closes idle connections only once and then waits for every other connection to end, which a
+ * keep-alive client or a live subscription could put off for as long as it likes.
+ */
+export const drainOnClose = <S extends Server>(server: S, graceMs: number): S => {
+  const plain: Server = server
+  const close = plain.close.bind(plain)
+  plain.close = (callback?: (error?: Error) => void) => {
+    const idle = setInterval(() => plain.closeIdleConnections(), 50)
+    const cut = setTimeout(() => plain.closeAllConnections(), graceMs)
+    idle.unref()
+    cut.unref()
+    close((error?: Error) => {
+      clearInterval(idle)
+      clearTimeout(cut)
+      callback?.(error)
+    })
+    return plain
+  }
+  return server
+}
