@@ -8,8 +8,6 @@ export interface ListenHandlers {
    * whatever they would have triggered should be done once now.
    */
   readonly onReconnect?: () => void
-  /** The connection was lost (called once per loss, before reconnecting): notifications may be missed. */
-  readonly onLost?: () => void
 }
 
 /**
@@ -38,7 +36,6 @@ export const listen = async (
       lost = true
       c.end().catch(() => undefined)
       if (stopped) return
-      handlers.onLost?.()
       failures += 1
       timer = setTimeout(reconnect, Math.min(30_000, 1_000 * 2 ** (failures - 1)))
     }

@@ -1,4 +1,3 @@
-export * from "./ApiKeyChannel.ts"
 export * from "./BlobReferences.ts"
 export * from "./BlobStore.ts"
 // The S3 blob store is imported from "@dxs/db/S3BlobStore" only where it is used: the AWS SDK is loaded

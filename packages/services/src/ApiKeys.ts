@@ -1,15 +1,13 @@
 import { createHash, randomBytes } from "node:crypto"
-import { Db, listenForApiKeys, transaction, withDb } from "@dxs/db"
+import { Db, transaction, withDb } from "@dxs/db"
 import * as Access from "@dxs/db/repositories/Access"
 import { Effect } from "effect"
 import { capture, over } from "./Captured.ts"
 import { NotFound, Unauthorized } from "./Errors.ts"
-import { makeKeyMemory } from "./KeyMemory.ts"
+import { ApiKeyMemory, makeKeyMemory } from "./KeyMemory.ts"
 
 /** How often a key's use is recorded (`last_used_at`): at most once a minute, no write on every request. */
 const USE_RECORDED_EVERY_MS = 60_000
-/** After a failed attempt to listen for key changes, keys are read from the database this long. */
-const LISTEN_RETRY_MS = 10_000
 
 /** Keys are `dxs_live_` + 32 base62 characters; only their SHA-256 is stored, so a key is shown once. */
 export const KEY_PREFIX = "dxs_live_"
@@ -40,41 +38,13 @@ export interface ApiKeyInfo {
 }
 
 export class ApiKeys extends Effect.Service<ApiKeys>()("@dxs/services/ApiKeys", {
-  scoped: Effect.gen(function* () {
+  effect: Effect.gen(function* () {
     const storage = yield* capture(Db)
-    const { url } = yield* Db
-    // Keys checked here are kept while this process hears of every change to keys (see KeyMemory); it
-    // starts listening with its first check (a command that checks no key opens no connection for it).
-    const memory = makeKeyMemory()
-    let listening: Promise<() => Promise<void>> | undefined
-    let failedAt = 0
-    let closed = false
-    const listen = () => {
-      if (listening !== undefined || closed || Date.now() - failedAt < LISTEN_RETRY_MS) return
-      const started = listenForApiKeys(url, {
-        onChange: memory.forget,
-        onLost: memory.deaf,
-        onReconnect: memory.listening,
-      })
-      listening = started
-      started.then(
-        () => {
-          if (!closed) memory.listening()
-        },
-        () => {
-          failedAt = Date.now()
-          listening = undefined
-        },
-      )
-    }
-    yield* Effect.addFinalizer(() =>
-      Effect.promise(async () => {
-        closed = true
-        memory.deaf()
-        const stop = await listening?.catch(() => undefined)
-        await stop?.()
-      }),
-    )
+    // Keys found live are believed for a moment (see KeyMemory); a revocation waits it out.
+    const { ttlMs } = yield* ApiKeyMemory
+    const memory = makeKeyMemory(ttlMs)
+    /** Forgets every key here, then waits until no process can still believe one revoked before now. */
+    const forgetKeys = Effect.zipRight(Effect.sync(memory.forgetAll), Effect.sleep(ttlMs))
     return over(storage, {
       /** Creates the organisation when it does not exist yet, then a key for it. Returns the key in clear, once. */
       create: (orgName: string, name = "") =>
@@ -118,7 +88,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@dxs/services/ApiKeys", 
             const isUuid = /^[0-9a-f-]{36}$/i.test(idOrKey)
             if (!byKey && !isUuid) return Effect.succeed(undefined)
             return Access.revokeKey(db, byKey ? { keyHash: hashKey(idOrKey) } : { id: idOrKey })
-          }).pipe(Effect.ensuring(Effect.sync(() => memory.forget(undefined)))),
+          }).pipe(Effect.ensuring(forgetKeys)),
           (id) =>
             id !== undefined ? Effect.succeed(id) : Effect.fail(NotFound.of("Active API key", idOrKey)),
         ),
@@ -130,11 +100,11 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@dxs/services/ApiKeys", 
             return yield* Unauthorized.of("The X-API-Key header is required")
           if (!KEY_PATTERN.test(key)) return yield* Unauthorized.of("The API key is malformed")
           const keyHash = hashKey(key)
-          listen()
           const known = memory.get(keyHash)
           if (known !== undefined && Date.now() - known.usedAt <= USE_RECORDED_EVERY_MS)
             return known.organization
           const readIn = memory.generation()
+          const readAt = Date.now()
           const found = yield* withDb((db) => Access.findKeyByHash(db, keyHash))
           if (!found) return yield* Unauthorized.of("The API key is not known")
           if (found.revoked_at) return yield* Unauthorized.of("The API key has been revoked")
@@ -144,18 +114,15 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@dxs/services/ApiKeys", 
             usedAt = Date.now()
           }
           const organization = { id: found.org_id, name: found.name }
-          memory.remember(keyHash, { organization, usedAt }, readIn)
+          memory.remember(keyHash, { organization, usedAt }, readIn, readAt)
           return organization
         }),
 
       /**
-       * Keys revoked or changed by this process elsewhere (the developer page): forgotten at once, before
-       * the database's notification of them arrives.
+       * After keys were revoked elsewhere in this process (the developer page): forgets them here, and
+       * waits until no process can still believe one of them.
        */
-      forgetKeys: () => memory.forget(undefined),
-
-      /** Whether keys checked now are kept in memory (this process hears of every change to keys). */
-      keepsKeys: () => memory.keeps(),
+      forgetKeys: () => forgetKeys,
     })
   }),
 }) {}

@@ -86,14 +86,14 @@ export class KeyManagement extends Effect.Service<KeyManagement>()("@dxs/service
               if (old === undefined) return yield* NotFound.of("Active API key", id)
               return yield* insertKey(trx, org.id, old.name)
             }),
-          ).pipe(Effect.ensuring(Effect.sync(keys.forgetKeys)))
+          ).pipe(Effect.ensuring(keys.forgetKeys()))
         }),
 
       revoke: (id: string) =>
         Effect.gen(function* () {
           const org = yield* member
           const row = yield* withDb((db) => Access.revokeOrganizationKey(db, org.id, id)).pipe(
-            Effect.ensuring(Effect.sync(keys.forgetKeys)),
+            Effect.ensuring(keys.forgetKeys()),
           )
           if (row === undefined) return yield* NotFound.of("Active API key", id)
         }),
