@@ -13,7 +13,7 @@ const refusalOf = (schema: Schema.Schema.Any, issue: ParseResult.ParseIssue): st
 }
 
 /** Decodes an optional argument (null and absent are `undefined`) with `schema`. */
-const optionalArgument = <A, I>(schema: Schema.Schema<A, I>, fieldMessage: string) => {
+export const optionalArgument = <A, I>(schema: Schema.Schema<A, I>, fieldMessage: string) => {
   const decode = Schema.decodeUnknownEither(schema)
   return (name: string, value: unknown): Effect.Effect<A | undefined, BadRequest> => {
     if (value == null) return Effect.succeed(undefined)

@@ -8,6 +8,7 @@ import { resolutionStatusArgument } from "./Arguments.ts"
 import { contentResolvers, contentTypeDefs } from "./Content.ts"
 import type { GraphqlContext } from "./Context.ts"
 import { mutationResolvers, mutationTypeDefs } from "./Mutations.ts"
+import { panelResolvers, panelTypeDefs } from "./Panels.ts"
 import { subscriptionResolvers, subscriptionTypeDefs } from "./Subscriptions.ts"
 import { webhookResolvers, webhookTypeDefs } from "./Webhooks.ts"
 
@@ -577,8 +578,22 @@ export const resolvers = {
 
 /** The executable schema. */
 export const schema = createSchema<GraphqlContext>({
-  typeDefs: [typeDefs, mutationTypeDefs, subscriptionTypeDefs, webhookTypeDefs, contentTypeDefs],
-  resolvers: [resolvers, mutationResolvers, subscriptionResolvers, webhookResolvers, contentResolvers],
+  typeDefs: [
+    typeDefs,
+    mutationTypeDefs,
+    subscriptionTypeDefs,
+    webhookTypeDefs,
+    contentTypeDefs,
+    panelTypeDefs,
+  ],
+  resolvers: [
+    resolvers,
+    mutationResolvers,
+    subscriptionResolvers,
+    webhookResolvers,
+    contentResolvers,
+    panelResolvers,
+  ],
 })
 
 /** The SDL of the schema, as printed by `dxs graphql schema`. */

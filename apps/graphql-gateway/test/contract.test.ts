@@ -20,8 +20,13 @@ import {
 import { Dimension, DimensionCreate, DimensionPatch } from "@dxs/domain/contract/Dimension"
 import {
   Document,
+  DocumentBulkFailure,
+  DocumentBulkRequest,
+  DocumentBulkResponse,
   DocumentCopyResponse,
+  DocumentListItem,
   DocumentPage,
+  DocumentsPage,
   DocumentTag,
   PageTable,
 } from "@dxs/domain/contract/Document"
@@ -41,6 +46,9 @@ import {
   ResultRow,
   ResultSource,
   ResultSummary,
+  ResultsGrid,
+  ResultsGridColumn,
+  ResultsGridRow,
   ResultsPage,
 } from "@dxs/domain/contract/Result"
 import {
@@ -187,6 +195,13 @@ const mirrors: Record<string, { readonly record: SchemaAST.TypeLiteral; readonly
   Run: { record: typeLiteralOf(RunRecord.ast) },
   RunUsage: { record: typeLiteralOf(RunUsage.ast) },
   RunPage: { record: typeLiteralOf(RunsPage.ast) },
+  ResultsGrid: { record: typeLiteralOf(ResultsGrid.ast) },
+  ResultsGridColumn: { record: typeLiteralOf(ResultsGridColumn.ast) },
+  ResultsGridRow: { record: typeLiteralOf(ResultsGridRow.ast) },
+  DocumentListItem: { record: typeLiteralOf(DocumentListItem.ast) },
+  DocumentsPage: { record: typeLiteralOf(DocumentsPage.ast) },
+  DocumentBulkFailure: { record: typeLiteralOf(DocumentBulkFailure.ast) },
+  DocumentBulkResult: { record: typeLiteralOf(DocumentBulkResponse.ast) },
 }
 
 /** Field name → whether an input must give it, as a request body declares it (a required null is optional in GraphQL). */
@@ -222,6 +237,7 @@ const inputs: Record<string, AnySchema> = {
   DimensionPatchInput: DimensionPatch,
   ResultOverrideInput: ResultOverrideRequest,
   ResultReviewInput: ResultReviewRequest,
+  DocumentBulkInput: DocumentBulkRequest,
   WebhookInput: WebhookCreate,
   WebhookPatchInput: WebhookPatch,
 }

@@ -512,3 +512,89 @@ describe("launch preview and runs", () => {
     expect(codesOf(await graphql(keyB, RUNS, { p: project }))).toEqual(["NOT_FOUND"])
   })
 })
+
+describe("the panels' reads and actions", () => {
+  const GRID = `query ($p: ID!, $sort: String, $search: String, $status: String, $limit: Int, $cursor: String) {
+    resultsGrid(projectId: $p, sort: $sort, search: $search, resolutionStatus: $status, limit: $limit, cursor: $cursor) {
+      count next previous columns { agent_id agent_name value_type unit }
+      rows { key name dimension_values cells } } }`
+  const DOCUMENTS = `query ($p: ID!, $status: String, $search: String, $limit: Int, $cursor: String) {
+    documentsPage(projectId: $p, status: $status, search: $search, limit: $limit, cursor: $cursor) {
+      count next previous results { id project_id file_url uploaded_at type page_count version summary metadata
+        status uses_agentic_extraction last_parsed_at archive_requested_at tags { key value } file_name
+        failure_reason parent_document_id attachment_count } } }`
+  const REPARSE = `mutation ($p: ID!, $d: ID!) { reparseDocument(projectId: $p, documentId: $d) { id status version } }`
+  const BULK = `mutation ($p: ID!, $input: DocumentBulkInput!) {
+    bulkDocuments(projectId: $p, input: $input) { succeeded failed { document_id status detail } } }`
+  /** REST's answer with the links' file_url signatures left out (each answer signs anew). */
+  const unsigned = (page: any) => ({
+    ...page,
+    results: page.results.map((d: any) => ({ ...d, file_url: d.file_url.split("?")[0] })),
+  })
+
+  it("answers the results grid and the documents page as REST does, with the same arguments", async () => {
+    const s = await seedContract()
+    const grid = ok(
+      await graphql(keyA, GRID, { p: s.project, sort: `-agent:${s.agent}`, limit: 10 }),
+    ).resultsGrid
+    expect(grid).toEqual(
+      (await a.get(`/projects/${s.project}/results/grid/?sort=-agent:${s.agent}&limit=10`)).body,
+    )
+    expect(grid.rows[0].cells[s.agent]).toMatchObject({ value: "New York", resolution_status: "Resolved" })
+    const searched = ok(await graphql(keyA, GRID, { p: s.project, search: "nowhere" })).resultsGrid
+    expect(searched).toMatchObject({ count: 0, rows: [] })
+
+    const page = ok(
+      await graphql(keyA, DOCUMENTS, { p: s.project, status: "Processed", limit: 1 }),
+    ).documentsPage
+    const rest = (await a.get(`/projects/${s.project}/documents/page/?status=Processed&limit=1`)).body
+    expect(unsigned(page)).toEqual(unsigned(rest))
+    expect(page.results.map((d: any) => d.id)).toEqual([s.contract])
+  })
+
+  it("refuses what REST refuses, with BAD_USER_INPUT naming the argument, and NOT_FOUND elsewhere", async () => {
+    const s = await seedContract()
+    expect(codesOf(await graphql(keyA, GRID, { p: s.project, status: "Done" }))).toEqual(["BAD_USER_INPUT"])
+    expect(codesOf(await graphql(keyA, GRID, { p: s.project, sort: "size" }))).toEqual(["BAD_USER_INPUT"])
+    expect(codesOf(await graphql(keyA, DOCUMENTS, { p: s.project, status: "Lost" }))).toEqual([
+      "BAD_USER_INPUT",
+    ])
+    expect(codesOf(await graphql(keyA, DOCUMENTS, { p: s.project, cursor: "not a cursor" }))).toEqual([
+      "BAD_USER_INPUT",
+    ])
+    expect(codesOf(await graphql(keyB, GRID, { p: s.project }))).toEqual(["NOT_FOUND"])
+    expect(codesOf(await graphql(keyB, DOCUMENTS, { p: s.project }))).toEqual(["NOT_FOUND"])
+    expect(codesOf(await graphql(keyB, REPARSE, { p: s.project, d: s.contract }))).toEqual(["NOT_FOUND"])
+    expect(
+      codesOf(
+        await graphql(keyA, BULK, { p: s.project, input: { action: "shred", document_ids: [s.contract] } }),
+      ),
+    ).toEqual(["BAD_USER_INPUT"])
+    expect(
+      codesOf(await graphql(keyA, BULK, { p: s.project, input: { action: "delete", document_ids: [] } })),
+    ).toEqual(["BAD_USER_INPUT"])
+  })
+
+  it("refuses to parse again a document whose stored file is gone, as REST does, and acts on many documents", async () => {
+    // The seeded contract has rows but no stored file (as when a bucket was emptied by hand).
+    const s = await seedContract()
+    const reparse = await graphql(keyA, REPARSE, { p: s.project, d: s.contract })
+    expect(codesOf(reparse)).toEqual(["CONFLICT"])
+    const rest = await a.post(`/projects/${s.project}/documents/${s.contract}/reparse/`)
+    expect(rest.status).toBe(409)
+    expect(rest.body.detail).toContain("upload it again")
+    expect(reparse.errors[0].message).toBe(rest.body.detail)
+    const unknown = "00000000-0000-4000-8000-000000000000"
+    const bulk = ok(
+      await graphql(keyA, BULK, {
+        p: s.project,
+        input: { action: "delete", document_ids: [s.contract, unknown] },
+      }),
+    ).bulkDocuments
+    expect(bulk).toEqual({
+      succeeded: [s.contract],
+      failed: [{ document_id: unknown, status: 404, detail: expect.stringContaining(unknown) }],
+    })
+    expect((await a.get(`/projects/${s.project}/documents/${s.contract}/`)).status).toBe(404)
+  })
+})
