@@ -96,6 +96,8 @@ export const startGateway = async (options: GatewayTestOptions = {}): Promise<Ga
           db: countingDb(api.dbUrl, () => {
             statements++
           }),
+          // Every request reads its key: the counts of two requests are compared.
+          apiKeyMemoryMs: 0,
         }
       : {}),
   })

@@ -21,6 +21,7 @@ import { FileEdit, FileEditLimits } from "./FileEdit.ts"
 import { Folders } from "./Folders.ts"
 import { RequestLimits } from "./HttpLimits.ts"
 import { KeyManagement } from "./KeyManagement.ts"
+import { ApiKeyMemory } from "./KeyMemory.ts"
 import { Launches, ModelProvider } from "./Launches.ts"
 import { SpoolSettings } from "./Leftovers.ts"
 import { LiveSubscriptionSettings } from "./LiveSubscriptions.ts"
@@ -86,6 +87,8 @@ export interface ServicesOptions<R = never> {
   readonly webhooks?: WebhookSettings | undefined
   /** Requests per minute per API key or member. */
   readonly rateLimitPerMinute?: number | undefined
+  /** How long a key found live is believed without reading it again (default 1 s; 0: never). */
+  readonly apiKeyMemoryMs?: number | undefined
   /** Throttles against guessing credentials. */
   readonly authThrottle?: AuthThrottleSettings["Type"] | undefined
   /** Live subscriptions per API key or member in this process. */
@@ -136,6 +139,7 @@ export const settingsLayer = <O extends ServicesOptions<any>>(
     setting(AppUrl, options.appUrl, (url) => url),
     setting(WebhookConfig, options.webhooks, (webhooks) => webhooks),
     setting(RateLimitSettings, options.rateLimitPerMinute, (perMinute) => ({ perMinute })),
+    setting(ApiKeyMemory, options.apiKeyMemoryMs, (ttlMs) => ({ ttlMs })),
     setting(AuthThrottleSettings, options.authThrottle, (throttle) => throttle),
     setting(LiveSubscriptionSettings, options.maxSubscriptionsPerKey, (maxPerSubject) => ({ maxPerSubject })),
     setting(UploadLimits, options.uploadMaxBytes, (maxFileBytes) => ({ maxFileBytes })),
