@@ -583,7 +583,7 @@ describe("the panels' reads and actions", () => {
     const rest = await a.post(`/projects/${s.project}/documents/${s.contract}/reparse/`)
     expect(rest.status).toBe(409)
     expect(rest.body.detail).toContain("upload it again")
-    expect(reparse.errors[0].message).toBe(rest.body.detail)
+    expect(reparse.errors?.[0]?.message).toBe(rest.body.detail)
     const unknown = "00000000-0000-4000-8000-000000000000"
     const bulk = ok(
       await graphql(keyA, BULK, {
