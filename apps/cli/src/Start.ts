@@ -255,6 +255,7 @@ const graphqlLayer = (config: Config, webhooks: WebhookSettings) =>
                 ...gatewayOptions(config, db, blobs, webhooks),
                 port: config.graphqlPort,
                 host: config.host,
+                shutdownGraceMs: config.shutdownGraceSeconds * 1000,
               }),
             ),
           catch: (e) =>

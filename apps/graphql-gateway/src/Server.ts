@@ -252,7 +252,12 @@ export const graphqlRoute = (options: GatewayOptions) =>
 
 /** A standalone GraphQL server (node:http) over the database at `dbUrl`, serving `/graphql`. */
 export const startGraphqlServer = async (
-  options: GatewayOptions & { readonly port: number; readonly host?: string },
+  options: GatewayOptions & {
+    readonly port: number
+    readonly host?: string
+    /** On close, how long requests in flight may finish before their connections are closed (10 s). */
+    readonly shutdownGraceMs?: number
+  },
 ): Promise<GraphqlServer> => {
   const runtime = makeGatewayRuntime(options)
   await runtime.runtime()
@@ -274,11 +279,11 @@ export const startGraphqlServer = async (
     port,
     close: async () => {
       // No new connections; live subscriptions end (their clients get `complete`), requests in flight
-      // finish, and connections are closed as they fall idle (all of them after 10 s).
+      // finish, and connections are closed as they fall idle (all of them after the grace period).
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
       await endSubscriptions(runtime)
       const idle = setInterval(() => server.closeIdleConnections(), 100)
-      const late = setTimeout(() => server.closeAllConnections(), 10_000)
+      const late = setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 10_000)
       try {
         await closed
       } finally {
