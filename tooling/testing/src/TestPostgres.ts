@@ -48,7 +48,8 @@ export const startTestServer = async (): Promise<TestServer> => {
       await fs.rm(dir, { recursive: true, force: true })
     }
   }
-  const template = `dxs_tpl_${randomBytes(5).toString("hex")}`
+  const run = randomBytes(5).toString("hex")
+  const template = `dxs_tpl_${run}`
   await admin(serverUrl, (c) => c.query(`create database ${template}`))
   const templateUrl = withDatabase(serverUrl, template)
   const db = makeKysely(templateUrl, 1)
@@ -57,20 +58,30 @@ export const startTestServer = async (): Promise<TestServer> => {
   return {
     templateUrl,
     stop: async () => {
-      await admin(serverUrl, (c) => c.query(`drop database if exists ${template} with (force)`)).catch(
-        () => undefined,
-      )
+      // The files' databases too: a file's own drop may not have run (a file stopped by a failure), and
+      // on an external server they would stay behind run after run.
+      await admin(serverUrl, async (c) => {
+        const { rows } = await c.query<{ datname: string }>(
+          "select datname from pg_database where datname like $1",
+          [`${cloneOf(template)}%`],
+        )
+        for (const { datname } of rows) await c.query(`drop database if exists ${datname} with (force)`)
+        await c.query(`drop database if exists ${template} with (force)`)
+      }).catch(() => undefined)
       await stopServer()
     },
   }
 }
+
+/** The prefix of the names of the databases cloned from `template` (`dxs_t_<run>_`). */
+const cloneOf = (template: string) => `dxs_t_${template.replace(/^dxs_tpl_/, "")}_`
 
 /** A fresh, migrated database cloned from the run's template. */
 export const createTestDatabase = async (
   templateUrl: string,
 ): Promise<{ url: string; drop: () => Promise<void> }> => {
   const template = new URL(templateUrl).pathname.slice(1)
-  const name = `dxs_t_${randomBytes(6).toString("hex")}`
+  const name = `${cloneOf(template)}${randomBytes(6).toString("hex")}`
   await admin(templateUrl, (c) => c.query(`create database ${name} template ${template}`))
   return {
     url: withDatabase(templateUrl, name),

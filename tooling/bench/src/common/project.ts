@@ -65,9 +65,11 @@ export interface SeedOptions {
  * the point is the state, not the upload path (which `pnpm bench:parse` measures).
  */
 export const seedProject = async (db: Db, options: SeedOptions) => {
+  // The organisation is made once: several projects of one size each may be seeded into it.
   const org = await db
     .insertInto("organizations")
     .values({ name: options.organization })
+    .onConflict((oc) => oc.column("name").doUpdateSet({ name: options.organization }))
     .returning("id")
     .executeTakeFirstOrThrow()
   const project = await db
