@@ -5,6 +5,27 @@ import { Effect } from "effect"
 import { optionalArgument, resolutionStatusArgument } from "./Arguments.ts"
 import type { GraphqlContext } from "./Context.ts"
 
+/** The fields of REST's document record, as `Document` and `DocumentListItem` both have them. */
+export const documentRecordFields = `
+    id: ID!
+    project_id: ID!
+    file_url: String!
+    uploaded_at: String!
+    type: String!
+    page_count: Int!
+    version: Int!
+    summary: String!
+    metadata: String!
+    status: String!
+    uses_agentic_extraction: Boolean!
+    last_parsed_at: String
+    archive_requested_at: String
+    tags: [DocumentTag!]!
+    file_name: String!
+    failure_reason: String
+    parent_document_id: ID
+`
+
 /**
  * What the web application's panels read and do beyond the contract, as REST serves it: the results grid
  * (GET …/results/grid/), the documents page (GET …/documents/page/), a re-parse (POST …/reparse/) and
@@ -48,24 +69,7 @@ export const panelTypeDefs = /* GraphQL */ `
 
   "A document as the documents page lists it: with the number of its e-mail attachments."
   type DocumentListItem {
-    id: ID!
-    project_id: ID!
-    file_url: String!
-    uploaded_at: String!
-    type: String!
-    page_count: Int!
-    version: Int!
-    summary: String!
-    metadata: String!
-    status: String!
-    uses_agentic_extraction: Boolean!
-    last_parsed_at: String
-    archive_requested_at: String
-    tags: [DocumentTag!]!
-    file_name: String!
-    failure_reason: String
-    parent_document_id: ID
-    attachment_count: Int!
+${documentRecordFields}    attachment_count: Int!
   }
 
   "A page of documents (REST GET …/documents/page/)."

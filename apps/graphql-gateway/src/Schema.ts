@@ -8,7 +8,7 @@ import { resolutionStatusArgument } from "./Arguments.ts"
 import { contentResolvers, contentTypeDefs } from "./Content.ts"
 import type { GraphqlContext } from "./Context.ts"
 import { mutationResolvers, mutationTypeDefs } from "./Mutations.ts"
-import { panelResolvers, panelTypeDefs } from "./Panels.ts"
+import { documentRecordFields, panelResolvers, panelTypeDefs } from "./Panels.ts"
 import { subscriptionResolvers, subscriptionTypeDefs } from "./Subscriptions.ts"
 import { webhookResolvers, webhookTypeDefs } from "./Webhooks.ts"
 
@@ -170,24 +170,7 @@ export const typeDefs = /* GraphQL */ `
   }
 
   type Document {
-    id: ID!
-    project_id: ID!
-    file_url: String!
-    uploaded_at: String!
-    type: String!
-    page_count: Int!
-    version: Int!
-    summary: String!
-    metadata: String!
-    status: String!
-    uses_agentic_extraction: Boolean!
-    last_parsed_at: String
-    archive_requested_at: String
-    tags: [DocumentTag!]!
-    file_name: String!
-    failure_reason: String
-    parent_document_id: ID
-    "The parsed pages (empty until the document is processed)."
+${documentRecordFields}    "The parsed pages (empty until the document is processed)."
     pages: [Page!]!
   }
 
