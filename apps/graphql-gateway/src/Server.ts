@@ -4,6 +4,7 @@ import { DEFAULT_MAX_JSON_BYTES, DEFAULT_MAX_JSON_DEPTH } from "@dxs/domain/Limi
 import {
   CSRF_HEADER,
   defaultHttpServerSettings,
+  drainOnClose,
   type HttpServerSettings,
   limitServer,
   ProgressFeed,
@@ -267,7 +268,10 @@ export const startGraphqlServer = async (
     ...(options.logging === undefined ? {} : { logging: options.logging }),
   })
   const http = options.http ?? defaultHttpServerSettings
-  const server: Server = limitServer(createServer(serverOptions(http), yoga), http)
+  const server: Server = drainOnClose(
+    limitServer(createServer(serverOptions(http), yoga), http),
+    options.shutdownGraceMs ?? 10_000,
+  )
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
     server.listen(options.port, options.host ?? "0.0.0.0", () => resolve())
@@ -282,14 +286,7 @@ export const startGraphqlServer = async (
       // finish, and connections are closed as they fall idle (all of them after the grace period).
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
       await endSubscriptions(runtime)
-      const idle = setInterval(() => server.closeIdleConnections(), 100)
-      const late = setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 10_000)
-      try {
-        await closed
-      } finally {
-        clearInterval(idle)
-        clearTimeout(late)
-      }
+      await closed
       await runtime.dispose()
     },
   }

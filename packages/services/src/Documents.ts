@@ -159,7 +159,8 @@ interface VersionSource {
   readonly content_type: string
   readonly size_bytes: number
   readonly sha256: string
-  readonly store: (blobs: BlobStoreShape, key: string) => Effect.Effect<void>
+  /** Stores the new version's bytes under `key`; Conflict when they cannot be had any more. */
+  readonly store: (blobs: BlobStoreShape, key: string) => Effect.Effect<void, Conflict>
 }
 
 export const MAX_TAG_KEY_LENGTH = 100
@@ -488,7 +489,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
       projectId: string,
       documentId: string,
       what: string,
-      source: (current: DocumentRow, blobs: BlobStoreShape) => Effect.Effect<VersionSource, E>,
+      source: (current: DocumentRow) => Effect.Effect<VersionSource, E>,
     ) =>
       Effect.gen(function* () {
         const org = yield* CurrentOrganization
@@ -507,7 +508,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           DocumentEvent.Reprocess(),
         )
         if (Either.isLeft(next)) return yield* stillParsing
-        const { store, ...file } = yield* source(current, blobs)
+        const { store, ...file } = yield* source(current)
         const version = next.right.version
         const key = documentBlobKey(projectId, documentId, version, file.file_name)
         const { row, obsolete } = yield* undoUnlessCommitted(
@@ -823,25 +824,30 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
        * key. 409 while the document is Pending. Beyond the contract.
        */
       reparse: (projectId: string, documentId: string) =>
-        newVersion(projectId, documentId, "parse it again", (current, blobs) =>
-          Effect.flatMap(blobs.size(current.blob_key), (size) =>
+        newVersion(projectId, documentId, "parse it again", (current) =>
+          Effect.succeed({
+            file_name: current.file_name,
+            type: current.type as DocumentType,
+            content_type: current.content_type,
+            size_bytes: Number(current.size_bytes),
+            sha256: current.sha256,
             // A file gone from storage (removed by hand, a bucket emptied) cannot be parsed again: the
             // client is told to upload it again, rather than the copy failing as the server's error.
-            size === undefined
-              ? Effect.fail(
-                  Conflict.of(
-                    `The stored file of document ${documentId} is gone, so it cannot be parsed again; upload it again (PUT …/documents/${documentId}/file/)`,
+            store: (blobs: BlobStoreShape, key: string) =>
+              blobs
+                .copy(current.blob_key, key)
+                .pipe(
+                  Effect.catchAllDefect((e) =>
+                    isBlobNotFound(e)
+                      ? Effect.fail(
+                          Conflict.of(
+                            `The stored file of document ${documentId} is gone, so it cannot be parsed again; upload it again (PUT …/documents/${documentId}/file/)`,
+                          ),
+                        )
+                      : Effect.die(e),
                   ),
-                )
-              : Effect.succeed({
-                  file_name: current.file_name,
-                  type: current.type as DocumentType,
-                  content_type: current.content_type,
-                  size_bytes: Number(current.size_bytes),
-                  sha256: current.sha256,
-                  store: (store: BlobStoreShape, key: string) => store.copy(current.blob_key, key),
-                } satisfies VersionSource),
-          ),
+                ),
+          } satisfies VersionSource),
         ),
 
       /**
