@@ -7,6 +7,7 @@ import { createSchema } from "graphql-yoga"
 import { resolutionStatusArgument } from "./Arguments.ts"
 import { contentResolvers, contentTypeDefs } from "./Content.ts"
 import type { GraphqlContext } from "./Context.ts"
+import { fileEditResolvers, fileEditTypeDefs } from "./FileEdits.ts"
 import { mutationResolvers, mutationTypeDefs } from "./Mutations.ts"
 import { documentRecordFields, panelResolvers, panelTypeDefs } from "./Panels.ts"
 import { subscriptionResolvers, subscriptionTypeDefs } from "./Subscriptions.ts"
@@ -568,6 +569,7 @@ export const schema = createSchema<GraphqlContext>({
     webhookTypeDefs,
     contentTypeDefs,
     panelTypeDefs,
+    fileEditTypeDefs,
   ],
   resolvers: [
     resolvers,
@@ -576,6 +578,7 @@ export const schema = createSchema<GraphqlContext>({
     webhookResolvers,
     contentResolvers,
     panelResolvers,
+    fileEditResolvers,
   ],
 })
 

@@ -30,6 +30,7 @@ import {
   DocumentTag,
   PageTable,
 } from "@dxs/domain/contract/Document"
+import { FileEditProblem, FileEditStatus } from "@dxs/domain/contract/FileEdit"
 import { Folder, FolderCreate, FolderPatch } from "@dxs/domain/contract/Folder"
 import { Diagnostic, OutputSchemaRecord } from "@dxs/domain/contract/OutputSchema"
 import { Project, ProjectCreate, ProjectPatch, ProjectStatus } from "@dxs/domain/contract/Project"
@@ -202,6 +203,9 @@ const mirrors: Record<string, { readonly record: SchemaAST.TypeLiteral; readonly
   DocumentsPage: { record: typeLiteralOf(DocumentsPage.ast) },
   DocumentBulkFailure: { record: typeLiteralOf(DocumentBulkFailure.ast) },
   DocumentBulkResult: { record: typeLiteralOf(DocumentBulkResponse.ast) },
+  FileEditStatus: { record: typeLiteralOf(FileEditStatus.ast) },
+  FileEditProgress: { record: structAt(FileEditStatus, "progress") },
+  FileEditProblem: { record: typeLiteralOf(FileEditProblem.ast) },
 }
 
 /** Field name → whether an input must give it, as a request body declares it (a required null is optional in GraphQL). */

@@ -5,6 +5,7 @@
  * launch refused for a failed document).
  */
 import { randomUUID } from "node:crypto"
+import ExcelJS from "exceljs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Client, createProject, type TestApi, uuid } from "../../rest-api/test/harness.ts"
 import { schemaSdl } from "../src/index.ts"
@@ -637,6 +638,44 @@ describe("results", () => {
   })
 })
 
+describe("file edit", () => {
+  const STATUS = `query ($p: ID!) { fileEditStatus(projectId: $p) {
+    state template_name progress { completed total } error problems { placeholder location message }
+    started_at finished_at download_url } }`
+  const CLEAR = "mutation ($p: ID!) { clearFileEdit(projectId: $p) }"
+  const status = (projectId: string, key = keyA) => gql(key, STATUS, { p: projectId })
+
+  it("shows a job as REST GET …/file-edit/status/ does, and cancels it as REST DELETE does", async () => {
+    const projectId = await createProject(a)
+    const idleStatus = ok(await status(projectId)).fileEditStatus
+    expect(idleStatus).toEqual((await a.get(`/projects/${projectId}/file-edit/status/`)).body)
+    expect(idleStatus.state).toBe("idle")
+
+    // Started through REST multipart; with no worker on this API the job stays running.
+    const wb = new ExcelJS.Workbook()
+    wb.addWorksheet("S").getCell("A1").value = "{{Invoiced Sum}}"
+    const form = new FormData()
+    form.append("file", new Blob([new Uint8Array(await wb.xlsx.writeBuffer())]), "report.xlsx")
+    expect((await a.send("POST", `/projects/${projectId}/file-edit/`, form)).status).toBe(202)
+    const running = ok(await status(projectId)).fileEditStatus
+    expect(running).toMatchObject({ state: "running", template_name: "report.xlsx", download_url: null })
+    expect(running).toEqual((await a.get(`/projects/${projectId}/file-edit/status/`)).body)
+
+    expect(ok(await gql(keyA, CLEAR, { p: projectId })).clearFileEdit).toBe(true)
+    expect((await a.get(`/projects/${projectId}/file-edit/status/`)).body.state).toBe("idle")
+    expect(ok(await status(projectId)).fileEditStatus.state).toBe("idle")
+    // Clearing when there is no job is no error: REST answers 204 again.
+    expect(ok(await gql(keyA, CLEAR, { p: projectId })).clearFileEdit).toBe(true)
+  })
+
+  it("answers NOT_FOUND for another organisation's project, as REST answers 404", async () => {
+    const projectId = await createProject(a)
+    expect(codesOf(await status(projectId, keyB))).toEqual(["NOT_FOUND"])
+    expect(codesOf(await gql(keyB, CLEAR, { p: projectId }))).toEqual(["NOT_FOUND"])
+    expect(codesOf(await status(randomUUID()))).toEqual(["NOT_FOUND"])
+  })
+})
+
 describe("schema", () => {
   it("prints the mutations, and says files go through REST multipart", () => {
     const sdl = schemaSdl()
@@ -663,6 +702,8 @@ describe("schema", () => {
       "deleteDimension(projectId: ID!, id: ID!): Boolean!",
       "overrideResult(projectId: ID!, id: ID!, input: ResultOverrideInput!): ResultDetail!",
       "reviewResult(projectId: ID!, id: ID!, input: ResultReviewInput!): ResultDetail!",
+      "fileEditStatus(projectId: ID!): FileEditStatus!",
+      "clearFileEdit(projectId: ID!): Boolean!",
     ])
       expect(sdl).toContain(signature)
     expect(sdl).toMatch(/through REST multipart[\s\S]*type Mutation/)
