@@ -11,7 +11,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { makeKysely } from "@dxs/db"
 import { createTestDatabase, startTestServer } from "@dxs/testing/TestPostgres"
-import { buildDxs, compiledDxs } from "./compiled.ts"
+import { buildDxs, compiledDxs, dxsNodeFlags } from "./compiled.ts"
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..")
 
@@ -141,6 +141,7 @@ export const dxs = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, input?:
     [
       // BENCH_NODE_ARGS: extra Node options for dxs, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to see
       // where its time goes.
+      ...dxsNodeFlags,
       ...(process.env.BENCH_NODE_ARGS?.split(" ").filter((a) => a !== "") ?? []),
       compiledDxs,
       ...args,

@@ -12,7 +12,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { makeKysely } from "@dxs/db/Db"
 import { sql } from "kysely"
-import { buildDxs, compiledDxs } from "./compiled.ts"
+import { buildDxs, compiledDxs, dxsNodeFlags } from "./compiled.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..")
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -35,7 +35,7 @@ export class Dxs {
   constructor(args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) {
     buildDxs()
     const nodeArgs = process.env.BENCH_NODE_ARGS?.split(" ").filter((a) => a !== "") ?? []
-    this.child = spawn(process.execPath, [...nodeArgs, compiledDxs, ...args], {
+    this.child = spawn(process.execPath, [...dxsNodeFlags, ...nodeArgs, compiledDxs, ...args], {
       cwd: root,
       env,
       stdio: ["ignore", "pipe", "pipe"],
