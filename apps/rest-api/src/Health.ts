@@ -14,11 +14,8 @@ export const HealthLive = Layer.unwrapEffect(
         router.get("/healthz", Effect.succeed(HttpServerResponse.unsafeJson({ status: "alive" }))),
         router.get(
           "/readyz",
-          Effect.map(probe, ({ ready, checks }) => {
+          Effect.map(probe, ({ ready, checks, failing }) => {
             if (ready) return HttpServerResponse.unsafeJson({ status: "ready", checks })
-            const failing = Object.entries(checks)
-              .filter(([, check]) => check !== "ok")
-              .map(([part]) => part)
             return HttpServerResponse.text(
               JSON.stringify({
                 type: problemType("not-ready"),

@@ -118,6 +118,8 @@ export interface TestApiOptions {
   readonly http?: Partial<HttpServerSettings>
   /** Where the API and the worker store files (default: the directory `blobDir`). */
   readonly blobs?: BlobStoreShape
+  /** A migrated database of the test's own (a server it stops and starts), instead of a fresh clone. */
+  readonly dbUrl?: string
   /** The provider the launch preview reports (default: `local`). */
   readonly llmProvider?: "local" | "openai"
   /** The budget of one extraction request, of the API's preview and the worker (default: 20 agents, 128k tokens). */
@@ -126,7 +128,7 @@ export interface TestApiOptions {
 
 /** Starts the real REST server on loopback over a fresh database for this test file. */
 export const startTestApi = async (options: TestApiOptions = {}): Promise<TestApi> => {
-  const dbUrl = await useTestDatabase()
+  const dbUrl = options.dbUrl ?? (await useTestDatabase())
   const blobDir = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-blobs-"))
   const blobs = options.blobs ?? fileBlobStore(blobDir)
   const webhooks: WebhookSettings | undefined =

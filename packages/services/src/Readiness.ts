@@ -13,6 +13,8 @@ export interface ReadinessReport {
   readonly ready: boolean
   /** `ok`, or what is wrong, per part. */
   readonly checks: Readonly<Record<ReadinessPart, string>>
+  /** The parts found failing (a part that could not be checked because another failed is not named). */
+  readonly failing: ReadonlyArray<ReadinessPart>
 }
 
 /** The longest a check may take before its part counts as unavailable. */
@@ -47,15 +49,18 @@ export const readinessProbe: Effect.Effect<
       ],
       { concurrency: "unbounded" },
     )
-    const migrations =
-      database !== "ok"
-        ? "unknown while the database is unavailable"
-        : yield* bounded("the database", () =>
-            pendingMigrations(kysely).then((pending) =>
-              pending.length === 0 ? undefined : `not applied: ${pending.join(", ")}`,
-            ),
-          )
+    const unknown = database !== "ok"
+    const migrations = unknown
+      ? "unknown while the database is unavailable"
+      : yield* bounded("the database", () =>
+          pendingMigrations(kysely).then((pending) =>
+            pending.length === 0 ? undefined : `not applied: ${pending.join(", ")}`,
+          ),
+        )
     const checks = { database, migrations, storage }
-    return { ready: Object.values(checks).every((c) => c === "ok"), checks }
+    const failing = (["database", "migrations", "storage"] as const).filter(
+      (part) => checks[part] !== "ok" && !(part === "migrations" && unknown),
+    )
+    return { ready: Object.values(checks).every((c) => c === "ok"), checks, failing }
   })
 })
