@@ -33,7 +33,6 @@ import { documentsLeftProject } from "@dxs/pipeline/run/Runs"
 import { HttpApiSchema } from "@effect/platform"
 import { Clock, Context, Effect, Either, Schema } from "effect"
 import { enqueueArchive } from "./Archive.ts"
-import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import {
   BadRequest,
@@ -369,7 +368,8 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
 
     // One secret for every process sharing the database (and its encryption key): read once.
     const { encryptionKey } = yield* WebhookConfig
-    const storage = yield* capture(Db, BlobStore)
+    const storage = Context.make(Db, yield* Db).pipe(Context.add(BlobStore, yield* BlobStore))
+    const provide = Effect.provide(storage)
     let secret: Buffer | undefined
     const signingSecret = Effect.gen(function* () {
       if (secret) return secret
@@ -590,13 +590,15 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
         yield* Effect.forEach(files, (k) => blobs.remove(k), { concurrency: 4, discard: true })
       })
 
-    return over(storage, {
+    return {
       /** The largest file an upload may carry, in bytes. */
       maxUploadBytes: maxFileBytes,
 
       /** Most recently uploaded first; optionally only documents whose tag `tagKey` has value `tagValue`. */
       list: (projectId: string, filter: DocumentFilter) =>
-        Effect.flatMap(listForProjects([projectId], filter), (lists) => oneProject(projectId, lists)),
+        Effect.flatMap(listForProjects([projectId], filter), (lists) => oneProject(projectId, lists)).pipe(
+          provide,
+        ),
 
       /**
        * A page of the project's documents for the documents panel (beyond the contract): most recently
@@ -677,10 +679,11 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
               } satisfies DocumentsPage
             }),
           )
-        }),
+        }).pipe(provide),
 
       /** For each of the projects that is the organisation's (the others are absent), its `list`. */
-      listForProjects,
+      listForProjects: (projectIds: ReadonlyArray<string>, filter?: DocumentFilter) =>
+        listForProjects(projectIds, filter).pipe(provide),
 
       get: (projectId: string, documentId: string) =>
         Effect.gen(function* () {
@@ -688,14 +691,14 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           return yield* withDb((db) =>
             Effect.flatMap(findDocument(db, org.id, projectId, documentId), (row) => toDocument(db, row)),
           )
-        }),
+        }).pipe(provide),
 
       /** 404 unless the project is a live project of the current organisation (checked before reading a body). */
       checkUploadTarget: (projectId: string) =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
           yield* withDb((db) => checkLiveProject(db, org.id, projectId))
-        }),
+        }).pipe(provide),
 
       /**
        * Stores the file, then in one transaction records the document (Pending, version 1), its tags and
@@ -766,7 +769,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
               ),
             ),
           )
-        }),
+        }).pipe(provide),
 
       /** Replaces every tag of the document; TAG dimensions follow in the same transaction. */
       setTags: (projectId: string, documentId: string, input: TagsInput) =>
@@ -784,7 +787,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
             }),
           )
           return yield* withDb((db) => toDocument(db, row))
-        }),
+        }).pipe(provide),
 
       /**
        * Replaces the document's file: the new bytes are stored under a new key first, then in one
@@ -815,7 +818,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
               } satisfies VersionSource
             }),
           )
-        }),
+        }).pipe(provide),
 
       /**
        * Parses the stored file again as a new version, as if the file were replaced by its own bytes
@@ -848,7 +851,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
                   ),
                 ),
           } satisfies VersionSource),
-        ),
+        ).pipe(provide),
 
       /**
        * Deletes or archives many documents (beyond the contract), each through the same use-case as its
@@ -856,9 +859,10 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
        * project that is no longer live) is listed with the status and detail its own request would get,
        * and the others go on. 404 for an unknown project; 400 for an empty, too long or repeating list.
        */
-      requestArchive,
+      requestArchive: (projectId: string, documentId: string) =>
+        requestArchive(projectId, documentId).pipe(provide),
 
-      remove,
+      remove: (projectId: string, documentId: string) => remove(projectId, documentId).pipe(provide),
 
       bulk: (projectId: string, input: DocumentBulkRequest) =>
         Effect.gen(function* () {
@@ -891,7 +895,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
             succeeded: outcomes.flatMap((o) => (o.failure === undefined ? [o.id] : [])),
             failed: outcomes.flatMap((o) => (o.failure === undefined ? [] : [o.failure])),
           } satisfies DocumentBulkResponse
-        }),
+        }).pipe(provide),
 
       /**
        * Copies processed documents into another live project of the organisation: new ids, the stored
@@ -995,7 +999,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
               copied_document_id: c.id,
             })),
           } satisfies DocumentCopyResponse
-        }),
+        }).pipe(provide),
 
       /** The original file of a document of the current organisation. */
       open: (projectId: string, documentId: string) =>
@@ -1003,7 +1007,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
           const org = yield* CurrentOrganization
           const row = yield* withDb((db) => findDocument(db, org.id, projectId, documentId))
           return yield* openBlob(row)
-        }),
+        }).pipe(provide),
 
       /** The original file behind a signed `file_url`; no API key, the signature is the authorisation. */
       openSigned: (documentId: string, expires: number, signature: string) =>
@@ -1024,7 +1028,7 @@ export class Documents extends Effect.Service<Documents>()("@dxs/services/Docume
               "The download link has expired; fetch the document again for a fresh file_url",
             )
           return yield* openBlob(row)
-        }),
-    })
+        }).pipe(provide),
+    }
   }),
 }) {}

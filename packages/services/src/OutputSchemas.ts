@@ -55,7 +55,6 @@ import { Context, Effect } from "effect"
 import type { Kysely, Transaction } from "kysely"
 import { writeAgent } from "./Agents.ts"
 import type { BackgroundTaskHandler } from "./Archive.ts"
-import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { insertDimension, isSystemDimension } from "./Dimensions.ts"
 import {
@@ -440,8 +439,14 @@ const loadLeaves = (db: Conn, projectId: string, appUrl: string) =>
 export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/services/OutputSchemas", {
   accessors: true,
   effect: Effect.gen(function* () {
-    const storage = yield* capture(Db, BlobStore, AppUrl, UploadLimits, RequestLimits)
-    return over(storage, {
+    const storage = Context.make(Db, yield* Db).pipe(
+      Context.add(BlobStore, yield* BlobStore),
+      Context.add(AppUrl, yield* AppUrl),
+      Context.add(UploadLimits, yield* UploadLimits),
+      Context.add(RequestLimits, yield* RequestLimits),
+    )
+    const provide = Effect.provide(storage)
+    return {
       /** The output schema record; 404 when the project has no schema. */
       get: (projectId: string) =>
         Effect.gen(function* () {
@@ -455,7 +460,7 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
               return toRecord(row, context)
             }),
           )
-        }),
+        }).pipe(provide),
 
       /** PUT schema, per the spec's rules (see the README's "Output schemas"). */
       put: (projectId: string, input: OutputSchemaPut) =>
@@ -509,7 +514,7 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
               return toRecord(row, context)
             }),
           )
-        }),
+        }).pipe(provide),
 
       /**
        * The results as a JSON object in the shape of the project's schema: 400 without a schema, 409 while
@@ -551,7 +556,7 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
               return rendered.value
             }),
           )
-        }),
+        }).pipe(provide),
 
       /**
        * `POST /extract/`: checks everything first (nothing is created for a bad schema, a missing, empty,
@@ -622,7 +627,7 @@ export class OutputSchemas extends Effect.Service<OutputSchemas>()("@dxs/service
               Effect.succeed({ status: e.status, body: e.body as ExtractResponse, replayed: true }),
             ),
           )
-        }),
-    })
+        }).pipe(provide),
+    }
   }),
 }) {}

@@ -44,8 +44,7 @@ import {
 } from "@dxs/domain/Enums"
 import { collapseWhitespace, normalizeValue, parseNumber } from "@dxs/domain/Values"
 import { relevantPages as rankPages } from "@dxs/pipeline/retrieval/Retrieval"
-import { Effect, Schema } from "effect"
-import { capture, over } from "./Captured.ts"
+import { Context, Effect, Schema } from "effect"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { type JsonPage, pageLinks, pageStart } from "./Paging.ts"
@@ -368,7 +367,8 @@ const boxesOf = (db: Conn, rows: ReadonlyArray<ResultsRepo.ExtractionPassage>) =
 
 export class Results extends Effect.Service<Results>()("@dxs/services/Results", {
   effect: Effect.gen(function* () {
-    const storage = yield* capture(Db)
+    const storage = Context.make(Db, yield* Db)
+    const provide = Effect.provide(storage)
     const listPage = (projectId: string, filters: ResultsQuery) =>
       Effect.gen(function* () {
         const org = yield* CurrentOrganization
@@ -448,30 +448,30 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
         return yield* withDb((db) => gridOf(db, org.id, projectId, query, page))
       })
 
-    return over(storage, {
+    return {
       /**
        * The project's current results, by agent (oldest first) then result name, filtered and paginated
        * (with `max_confidence`, those at or below it, least confident first); `next`/`previous` are relative
        * links keeping the filters. The rows come as the API's JSON, built by the database (`jsonPageText`
        * makes the envelope's text).
        */
-      listPage,
+      listPage: (projectId: string, filters: ResultsQuery) => listPage(projectId, filters).pipe(provide),
 
       /** `listPage`, its rows as records. */
       list: (projectId: string, filters: ResultsQuery) =>
         Effect.map(
           listPage(projectId, filters),
           ({ resultsJson, ...links }): ResultsPage => ({ ...links, results: JSON.parse(resultsJson) }),
-        ),
+        ).pipe(provide),
 
-      gridPage,
+      gridPage: (projectId: string, query: ResultsGridQuery) => gridPage(projectId, query).pipe(provide),
 
       /** `gridPage`, its rows as records. */
       grid: (projectId: string, query: ResultsGridQuery) =>
         Effect.map(
           gridPage(projectId, query),
           ({ rowsJson, ...rest }): ResultsGrid => ({ ...rest, rows: JSON.parse(rowsJson) }),
-        ),
+        ).pipe(provide),
 
       /**
        * The grid as a CSV or XLSX file (beyond the contract), with the grid's filters and sort: its name,
@@ -482,7 +482,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
           return yield* withDb((db) => exportOf(db, org.id, projectId, query))
-        }),
+        }).pipe(provide),
 
       /** One current result of the project, with its sources, web supplement and review. */
       detail: (projectId: string, resultId: string) =>
@@ -494,7 +494,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
               return yield* loadDetail(db, projectId, resultId)
             }),
           )
-        }),
+        }).pipe(provide),
 
       /**
        * The extractions behind a result: web ones first, then consistent (true, false, not yet evaluated),
@@ -559,7 +559,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
               } satisfies ExtractionsPage
             }),
           )
-        }),
+        }).pipe(provide),
 
       /**
        * Sets a result's value by hand (kept when the same configuration is resolved again). The status
@@ -584,7 +584,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
               return yield* loadDetail(trx, projectId, resultId)
             }),
           )
-        }),
+        }).pipe(provide),
 
       /**
        * Records a person's review of a result (the latest one is kept): marked correct, a model's value
@@ -620,7 +620,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
               return yield* loadDetail(trx, projectId, resultId)
             }),
           )
-        }),
+        }).pipe(provide),
 
       /** The pages of the project's live processed documents that match the agent's key terms, best first. */
       relevantPages: (
@@ -665,7 +665,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
               } satisfies RelevantPagesResponse
             }),
           )
-        }),
+        }).pipe(provide),
 
       /** Where an extraction's passage is on its page: boxes around the layout items that hold it. */
       boundingBoxes: (projectId: string, extractionId: string) =>
@@ -683,7 +683,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
               return found
             }),
           )
-        }),
+        }).pipe(provide),
 
       /** `boundingBoxes` of several extractions of the organisation at once (two statements); absent: not its. */
       boundingBoxesFor: (extractionIds: ReadonlyArray<string>) =>
@@ -696,7 +696,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
               (rows) => boxesOf(db, rows),
             ),
           )
-        }),
-    })
+        }).pipe(provide),
+    }
   }),
 }) {}
