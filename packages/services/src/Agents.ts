@@ -16,8 +16,7 @@ import { isDraftAgent } from "@dxs/domain/Draft"
 import type { AgentType, AgentValueType, DimensionSource } from "@dxs/domain/Enums"
 import type { Agent, AgentDimension } from "@dxs/domain/Records"
 import { loadAgentStatesOfProjects } from "@dxs/pipeline/run/AgentStates"
-import { Effect, Either } from "effect"
-import { capture, over } from "./Captured.ts"
+import { Context, Effect, Either } from "effect"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { isSystemDimension } from "./Dimensions.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
@@ -475,14 +474,18 @@ const listForProjects = (projectIds: ReadonlyArray<string>, filter: AgentFilter 
 
 export class Agents extends Effect.Service<Agents>()("@dxs/services/Agents", {
   effect: Effect.gen(function* () {
-    const storage = yield* capture(Db)
-    return over(storage, {
+    const storage = Context.make(Db, yield* Db)
+    const provide = Effect.provide(storage)
+    return {
       /** The project's agents, most recently created first; `isEvaluation` lists only evaluation agents (the evaluation page) or only the others. */
       list: (projectId: string, filter: AgentFilter = {}) =>
-        Effect.flatMap(listForProjects([projectId], filter), (lists) => oneProject(projectId, lists)),
+        Effect.flatMap(listForProjects([projectId], filter), (lists) => oneProject(projectId, lists)).pipe(
+          provide,
+        ),
 
       /** For each of the projects that is the organisation's (the others are absent), its `list`. */
-      listForProjects,
+      listForProjects: (projectIds: ReadonlyArray<string>, filter?: AgentFilter) =>
+        listForProjects(projectIds, filter).pipe(provide),
 
       get: (projectId: string, id: string) =>
         Effect.gen(function* () {
@@ -493,13 +496,14 @@ export class Agents extends Effect.Service<Agents>()("@dxs/services/Agents", {
               return yield* toAgent(db, yield* findAgent(db, projectId, id))
             }),
           )
-        }),
+        }).pipe(provide),
 
-      create: (projectId: string, input: AgentInput) => write(projectId, undefined, input, "create"),
+      create: (projectId: string, input: AgentInput) =>
+        write(projectId, undefined, input, "create").pipe(provide),
 
       /** `patch` changes only supplied fields; `put` replaces them (omitted ones reset, the type is kept). */
       update: (projectId: string, id: string, input: AgentInput, mode: "patch" | "put") =>
-        write(projectId, id, input, mode),
+        write(projectId, id, input, mode).pipe(provide),
 
       remove: (projectId: string, id: string) =>
         Effect.gen(function* () {
@@ -511,7 +515,7 @@ export class Agents extends Effect.Service<Agents>()("@dxs/services/Agents", {
               yield* AgentsRepo.deleteAgent(trx, id)
             }),
           )
-        }),
-    })
+        }).pipe(provide),
+    }
   }),
 }) {}

@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from "node:crypto"
 import { Db, transaction, withDb } from "@dxs/db"
 import * as Access from "@dxs/db/repositories/Access"
-import { Effect } from "effect"
-import { capture, over } from "./Captured.ts"
+import { Context, Effect } from "effect"
 import { NotFound, Unauthorized } from "./Errors.ts"
 import { ApiKeyMemory, makeKeyMemory } from "./KeyMemory.ts"
 
@@ -39,13 +38,14 @@ export interface ApiKeyInfo {
 
 export class ApiKeys extends Effect.Service<ApiKeys>()("@dxs/services/ApiKeys", {
   effect: Effect.gen(function* () {
-    const storage = yield* capture(Db)
+    const storage = Context.make(Db, yield* Db)
+    const provide = Effect.provide(storage)
     // Keys found live are believed for a moment (see KeyMemory); a revocation waits it out.
     const { ttlMs } = yield* ApiKeyMemory
     const memory = makeKeyMemory(ttlMs)
     /** Forgets every key here, then waits until no process can still believe one revoked before now. */
     const forgetKeys = Effect.zipRight(Effect.sync(memory.forgetAll), Effect.sleep(ttlMs))
-    return over(storage, {
+    return {
       /** Creates the organisation when it does not exist yet, then a key for it. Returns the key in clear, once. */
       create: (orgName: string, name = "") =>
         Effect.gen(function* () {
@@ -64,21 +64,23 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@dxs/services/ApiKeys", 
               return { id: row.id, organization: org.name, key }
             }),
           )
-        }),
+        }).pipe(provide),
 
       list: (orgName?: string) =>
-        withDb((db) => Access.listKeysWithOrganization(db, orgName)).pipe(
-          Effect.map((rows) =>
-            rows.map(
-              (r): ApiKeyInfo => ({
-                ...r,
-                created_at: r.created_at.toISOString(),
-                last_used_at: r.last_used_at?.toISOString() ?? null,
-                revoked_at: r.revoked_at?.toISOString() ?? null,
-              }),
+        withDb((db) => Access.listKeysWithOrganization(db, orgName))
+          .pipe(
+            Effect.map((rows) =>
+              rows.map(
+                (r): ApiKeyInfo => ({
+                  ...r,
+                  created_at: r.created_at.toISOString(),
+                  last_used_at: r.last_used_at?.toISOString() ?? null,
+                  revoked_at: r.revoked_at?.toISOString() ?? null,
+                }),
+              ),
             ),
-          ),
-        ),
+          )
+          .pipe(provide),
 
       /** Revokes by key id or by the key itself. */
       revoke: (idOrKey: string) =>
@@ -91,7 +93,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@dxs/services/ApiKeys", 
           }).pipe(Effect.ensuring(forgetKeys)),
           (id) =>
             id !== undefined ? Effect.succeed(id) : Effect.fail(NotFound.of("Active API key", idOrKey)),
-        ),
+        ).pipe(provide),
 
       /** The organisation of a live key, or Unauthorized. */
       authenticate: (key: string | undefined) =>
@@ -116,13 +118,13 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@dxs/services/ApiKeys", 
           const organization = { id: found.org_id, name: found.name }
           memory.remember(keyHash, { organization, usedAt }, readIn, readAt)
           return organization
-        }),
+        }).pipe(provide),
 
       /**
        * After keys were revoked elsewhere in this process (the developer page): forgets them here, and
        * waits until no process can still believe one of them.
        */
-      forgetKeys: () => forgetKeys,
-    })
+      forgetKeys: () => forgetKeys.pipe(provide),
+    }
   }),
 }) {}

@@ -4,8 +4,7 @@ import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
 import type { DimensionCreate, DimensionPatch } from "@dxs/domain/contract/Dimension"
 import type { DimensionSource, DimensionValueType } from "@dxs/domain/Enums"
 import type { Dimension } from "@dxs/domain/Records"
-import { Effect } from "effect"
-import { capture, over } from "./Captured.ts"
+import { Context, Effect } from "effect"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { Conflict, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
@@ -94,14 +93,15 @@ const listForProjects = (projectIds: ReadonlyArray<string>) =>
 
 export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dimensions", {
   effect: Effect.gen(function* () {
-    const storage = yield* capture(Db)
-    return over(storage, {
+    const storage = Context.make(Db, yield* Db)
+    const provide = Effect.provide(storage)
+    return {
       /** The project's dimensions, oldest first. */
       list: (projectId: string) =>
-        Effect.flatMap(listForProjects([projectId]), (lists) => oneProject(projectId, lists)),
+        Effect.flatMap(listForProjects([projectId]), (lists) => oneProject(projectId, lists)).pipe(provide),
 
       /** For each of the projects that is the organisation's (the others are absent), its `list`. */
-      listForProjects,
+      listForProjects: (projectIds: ReadonlyArray<string>) => listForProjects(projectIds).pipe(provide),
 
       get: (projectId: string, id: string) =>
         Effect.gen(function* () {
@@ -112,7 +112,7 @@ export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dime
               return toDimension(yield* findDimension(db, projectId, id))
             }),
           )
-        }),
+        }).pipe(provide),
 
       create: (projectId: string, input: DimensionCreate) =>
         Effect.gen(function* () {
@@ -125,7 +125,7 @@ export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dime
               return toDimension(yield* insertDimension(trx, projectId, { ...input, name }))
             }),
           )
-        }),
+        }).pipe(provide),
 
       /** Renaming follows the create rules; system-managed dimensions keep their name. */
       update: (projectId: string, id: string, patch: DimensionPatch) =>
@@ -161,7 +161,7 @@ export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dime
               return toDimension(row)
             }),
           )
-        }),
+        }).pipe(provide),
 
       /** Deleting a custom dimension detaches it from every agent. System-managed ones cannot be deleted. */
       remove: (projectId: string, id: string) =>
@@ -178,7 +178,7 @@ export class Dimensions extends Effect.Service<Dimensions>()("@dxs/services/Dime
               yield* DimensionsRepo.deleteDimensions(trx, [id])
             }),
           )
-        }),
-    })
+        }).pipe(provide),
+    }
   }),
 }) {}

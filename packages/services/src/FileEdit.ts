@@ -24,7 +24,6 @@ import {
   templateFormatOf,
 } from "@dxs/pipeline/fileedit/Template"
 import { Context, Effect } from "effect"
-import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { documentFileName, type UploadedFile } from "./Documents.ts"
 import { BadRequest, Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType } from "./Errors.ts"
@@ -79,9 +78,10 @@ const running = () =>
 export class FileEdit extends Effect.Service<FileEdit>()("@dxs/services/FileEdit", {
   accessors: true,
   effect: Effect.gen(function* () {
-    const storage = yield* capture(Db, BlobStore)
+    const storage = Context.make(Db, yield* Db).pipe(Context.add(BlobStore, yield* BlobStore))
+    const provide = Effect.provide(storage)
     const { maxTemplateBytes } = yield* FileEditLimits
-    return over(storage, {
+    return {
       maxTemplateBytes,
 
       /** 404 unless the project is the organisation's; before the upload is read. */
@@ -89,7 +89,7 @@ export class FileEdit extends Effect.Service<FileEdit>()("@dxs/services/FileEdit
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
           yield* withDb((db) => checkLiveProject(db, org.id, projectId))
-        }),
+        }).pipe(provide),
 
       /**
        * Starts filling `file` (a template) from the project's results: 415 unless it is an .xlsx or .docx
@@ -159,7 +159,7 @@ export class FileEdit extends Effect.Service<FileEdit>()("@dxs/services/FileEdit
             }),
           )
           return toStatus(row)
-        }),
+        }).pipe(provide),
 
       /** The job's state (`idle` when there is none). */
       status: (projectId: string) =>
@@ -172,7 +172,7 @@ export class FileEdit extends Effect.Service<FileEdit>()("@dxs/services/FileEdit
               return row === undefined ? idleFileEditStatus : toStatus(row)
             }),
           )
-        }),
+        }).pipe(provide),
 
       /** The filled file of a succeeded job; 404 otherwise. */
       download: (projectId: string) =>
@@ -203,7 +203,7 @@ export class FileEdit extends Effect.Service<FileEdit>()("@dxs/services/FileEdit
             contentType: TEMPLATE_CONTENT_TYPES[row.format],
             size,
           } satisfies FilledFile
-        }),
+        }).pipe(provide),
 
       /** Cancels a running job (its task is removed, its work stops) or clears a finished one; its files go. */
       clear: (projectId: string) =>
@@ -221,8 +221,8 @@ export class FileEdit extends Effect.Service<FileEdit>()("@dxs/services/FileEdit
             ).pipe(
               Effect.annotateLogs({ organization_id: org.id, project_id: projectId, job_id: removed.id }),
             )
-        }),
-    })
+        }).pipe(provide),
+    }
   }),
 }) {}
 

@@ -2,8 +2,7 @@ import { Db, transaction, withDb } from "@dxs/db"
 import * as Repo from "@dxs/db/repositories/Projects"
 import type { FolderPatch } from "@dxs/domain/contract/Folder"
 import type { Folder } from "@dxs/domain/Records"
-import { Effect } from "effect"
-import { capture, over } from "./Captured.ts"
+import { Context, Effect } from "effect"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
@@ -46,16 +45,19 @@ const validParent = (orgId: string, parentId: string | null | undefined, self?: 
 
 export class Folders extends Effect.Service<Folders>()("@dxs/services/Folders", {
   effect: Effect.gen(function* () {
-    const storage = yield* capture(Db)
-    return over(storage, {
+    const storage = Context.make(Db, yield* Db)
+    const provide = Effect.provide(storage)
+    return {
       list: () =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
           const rows = yield* withDb((db) => Repo.listFolders(db, org.id))
           return rows.map(toFolder)
-        }),
+        }).pipe(provide),
       get: (id: string) =>
-        Effect.flatMap(CurrentOrganization, (org) => Effect.map(findFolder(org.id, id), toFolder)),
+        Effect.flatMap(CurrentOrganization, (org) => Effect.map(findFolder(org.id, id), toFolder)).pipe(
+          provide,
+        ),
       create: (input: FolderInput) =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
@@ -69,7 +71,7 @@ export class Folders extends Effect.Service<Folders>()("@dxs/services/Folders", 
             }),
           )
           return toFolder(row)
-        }),
+        }).pipe(provide),
       update: (id: string, input: FolderInput) =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
@@ -83,14 +85,14 @@ export class Folders extends Effect.Service<Folders>()("@dxs/services/Folders", 
             }),
           )
           return toFolder(row)
-        }),
+        }).pipe(provide),
       /** Deleting a folder deletes its subfolders; the projects inside become unfiled, never deleted. */
       remove: (id: string) =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
           yield* findFolder(org.id, id)
           yield* transaction((trx) => Repo.deleteFolder(trx, id))
-        }),
-    })
+        }).pipe(provide),
+    }
   }),
 }) {}

@@ -6,9 +6,8 @@
 import { type Conn, Db, transaction, withDb } from "@dxs/db"
 import * as Access from "@dxs/db/repositories/Access"
 import type { ApiKey, NewApiKey } from "@dxs/domain/contract/Key"
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import { ApiKeys, generateKey, hashKey, KEY_PREFIX } from "./ApiKeys.ts"
-import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Forbidden, NotFound } from "./Errors.ts"
 import { iso, isoOrNull } from "./Time.ts"
@@ -58,23 +57,24 @@ const insertKey = (db: Conn, organizationId: string, name: string) => {
 
 export class KeyManagement extends Effect.Service<KeyManagement>()("@dxs/services/KeyManagement", {
   effect: Effect.gen(function* () {
-    const storage = yield* capture(Db)
+    const storage = Context.make(Db, yield* Db)
+    const provide = Effect.provide(storage)
     const keys = yield* ApiKeys
-    return over(storage, {
+    return {
       /** The organisation's keys, revoked ones included, newest first. */
       list: () =>
         Effect.gen(function* () {
           const org = yield* member
           const rows = yield* withDb((db) => Access.listOrganizationKeys(db, org.id))
           return rows.map(toManaged)
-        }),
+        }).pipe(provide),
 
       create: (name: string) =>
         Effect.gen(function* () {
           const org = yield* member
           yield* checkName(name.trim())
           return yield* withDb((db) => insertKey(db, org.id, name.trim()))
-        }),
+        }).pipe(provide),
 
       /** A new key with the same name replaces an active one, which is revoked in the same transaction. */
       rotate: (id: string) =>
@@ -87,7 +87,7 @@ export class KeyManagement extends Effect.Service<KeyManagement>()("@dxs/service
               return yield* insertKey(trx, org.id, old.name)
             }),
           ).pipe(Effect.ensuring(keys.forgetKeys()))
-        }),
+        }).pipe(provide),
 
       revoke: (id: string) =>
         Effect.gen(function* () {
@@ -96,8 +96,8 @@ export class KeyManagement extends Effect.Service<KeyManagement>()("@dxs/service
             Effect.ensuring(keys.forgetKeys()),
           )
           if (row === undefined) return yield* NotFound.of("Active API key", id)
-        }),
-    })
+        }).pipe(provide),
+    }
   }),
   dependencies: [ApiKeys.Default],
 }) {}

@@ -14,7 +14,6 @@ import { deriveAgentStates } from "@dxs/pipeline/run/AgentStates"
 import { previewLaunch } from "@dxs/pipeline/run/LaunchPreview"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
 import { Context, Effect, Schema } from "effect"
-import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Conflict, NotFound } from "./Errors.ts"
 import { pageLinks, pageStart } from "./Paging.ts"
@@ -92,10 +91,11 @@ const RunCursorKey = Schema.Int.pipe(Schema.between(1, 2_147_483_647))
 export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches", {
   accessors: true,
   effect: Effect.gen(function* () {
-    const storage = yield* capture(Db)
+    const storage = Context.make(Db, yield* Db)
+    const provide = Effect.provide(storage)
     const budget = yield* RequestBudget
     const { provider } = yield* ModelProvider
-    return over(storage, {
+    return {
       /**
        * Launch rules 1–8: 409 listing the failed documents; otherwise a run is queued (or the launch joins
        * the queued one) and starts when nothing else runs and parsing is done.
@@ -121,14 +121,16 @@ export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches
           }
           if (outcome._tag === "CyclicReferences") return yield* Effect.fail(BadRequest.of(outcome.message))
           return { run_id: outcome.runId, run_number: outcome.runNumber, queued_new_run: outcome.created }
-        }),
+        }).pipe(provide),
 
       /** The agents/status record. Drafts are included (always pending). */
       status: (projectId: string) =>
-        Effect.flatMap(statusForProjects([projectId]), (statuses) => oneProject(projectId, statuses)),
+        Effect.flatMap(statusForProjects([projectId]), (statuses) => oneProject(projectId, statuses)).pipe(
+          provide,
+        ),
 
       /** For each of the projects that is the organisation's (the others are absent), its `status`. */
-      statusForProjects,
+      statusForProjects: (projectIds: ReadonlyArray<string>) => statusForProjects(projectIds).pipe(provide),
 
       /**
        * What the next launch would do (the launch planner over the project's state) and the model requests
@@ -158,7 +160,7 @@ export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches
                     failed_documents: estimate.rejected.failedDocuments.map(({ id, name }) => ({ id, name })),
                   },
           } satisfies LaunchPreview
-        }),
+        }).pipe(provide),
 
       /** The project's runs, newest first, with the model usage their tasks recorded. */
       runs: (
@@ -212,7 +214,7 @@ export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches
               } satisfies RunsPage
             }),
           )
-        }),
+        }).pipe(provide),
 
       /**
        * What a run changed: the values that differ from the values before it, for the same agent and
@@ -250,8 +252,8 @@ export class Launches extends Effect.Service<Launches>()("@dxs/services/Launches
               } satisfies RunChangesPage
             }),
           )
-        }),
-    })
+        }).pipe(provide),
+    }
   }),
 }) {}
 

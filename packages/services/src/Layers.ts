@@ -5,8 +5,9 @@
  * it, so its types reach them from here rather than from @dxs/db.
  *
  * The rule: `X.Default` needs only the storage (`Db`, `BlobStore`); it takes them, its settings and the
- * services it calls (its `dependencies`) when it is built. A method needs only the request scope
- * (`CurrentOrganization`, which the adapter provides per request), or nothing.
+ * services it calls (its `dependencies`) when it is built, and each method provides the storage and the
+ * settings so taken to the effect it returns (`Effect.provide` of a context built once). A method needs only
+ * the request scope (`CurrentOrganization`, which the adapter provides per request), or nothing.
  */
 import { BlobStore, type BlobStoreShape, Db, fileBlobStoreLayer } from "@dxs/db"
 import type { RequestBudget as Budget } from "@dxs/domain/ModelRequests"

@@ -9,7 +9,6 @@ import * as Access from "@dxs/db/repositories/Access"
 import { isEmail } from "@dxs/domain/contract/Fields"
 import type { Member as MemberRecord, Session } from "@dxs/domain/contract/Member"
 import { Context, Effect } from "effect"
-import { capture, over } from "./Captured.ts"
 import { BadRequest, Conflict, Forbidden, Unauthorized } from "./Errors.ts"
 import { AuthThrottleSettings, consumeSignInAttempt } from "./RateLimits.ts"
 import { iso } from "./Time.ts"
@@ -94,8 +93,12 @@ const toMember = (r: Access.MemberRow): Member => ({
 export class Members extends Effect.Service<Members>()("@dxs/services/Members", {
   accessors: true,
   effect: Effect.gen(function* () {
-    const storage = yield* capture(Db, SessionSettings, AuthThrottleSettings)
-    return over(storage, {
+    const storage = Context.make(Db, yield* Db).pipe(
+      Context.add(SessionSettings, yield* SessionSettings),
+      Context.add(AuthThrottleSettings, yield* AuthThrottleSettings),
+    )
+    const provide = Effect.provide(storage)
+    return {
       /**
        * Creates a member of the organisation `orgName` (created if new). 400 for a malformed e-mail or a
        * password shorter than MIN_PASSWORD_LENGTH; 409 when the e-mail (case-insensitively) is taken.
@@ -126,7 +129,7 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
               return toMember(row)
             }),
           )
-        }),
+        }).pipe(provide),
 
       /**
        * Signs a member in: a new session. The same 401, after the same work, for an unknown e-mail and a wrong
@@ -156,7 +159,7 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
             expires_at: iso(expiresAt),
             member: toMember(found),
           } satisfies SessionGrant
-        }),
+        }).pipe(provide),
 
       /**
        * Ends the session of this token, which like any write with a session needs the session's CSRF token
@@ -171,7 +174,7 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
               "Signing out needs the session's CSRF token in the X-CSRF-Token header (GET /api/v1/auth/session/ gives it)",
             )
           yield* withDb((db) => Access.deleteSession(db, session.id))
-        }),
+        }).pipe(provide),
 
       /** The member and CSRF token of a live session; 401 for an unknown, expired or disabled one. */
       authenticate: (token: string) =>
@@ -188,12 +191,14 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
             csrf_token: found.csrf_token,
             expires_at: iso(found.expires_at),
           } satisfies SessionInfo
-        }),
+        }).pipe(provide),
 
       /** The organisation's members (all organisations when `orgName` is undefined), oldest first. */
       list: (orgName?: string) =>
-        withDb((db) => Access.listMembers(db, orgName)).pipe(Effect.map((rows) => rows.map(toMember))),
-    })
+        withDb((db) => Access.listMembers(db, orgName))
+          .pipe(Effect.map((rows) => rows.map(toMember)))
+          .pipe(provide),
+    }
   }),
 }) {}
 

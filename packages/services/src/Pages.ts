@@ -23,7 +23,6 @@ import {
   renderPageImage,
 } from "@dxs/pipeline/parsing/Runner"
 import { Context, Deferred, Effect, FiberId } from "effect"
-import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { findDocument } from "./Documents.ts"
 import { NotFound, problemType } from "./Errors.ts"
@@ -114,7 +113,8 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
     const runOptions: Omit<RunOptions, "signal"> = { ...parsing, ...settings }
     // Each drawing is a thread with its own heap: a burst of image requests waits instead of piling up.
     const drawing = yield* Effect.makeSemaphore(MAX_CONCURRENT_DRAWINGS)
-    const storage = yield* capture(Db, BlobStore)
+    const storage = Context.make(Db, yield* Db).pipe(Context.add(BlobStore, yield* BlobStore))
+    const provide = Effect.provide(storage)
 
     /** The document of the project when it is Processed, else a NotFound that says why it has no pages. */
     const processedDocument = (db: Conn, orgId: string, projectId: string, documentId: string) =>
@@ -232,7 +232,7 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
         return yield* Deferred.await(done)
       })
 
-    return over(storage, {
+    return {
       /**
        * The whole processed document in reading order, written as Markdown, JSON or text, with the content of
        * its processed attachments (an e-mail's) after it under their file names.
@@ -256,11 +256,13 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
               return renderContent(contentOf(document, attached, pages), format)
             }),
           )
-        }),
+        }).pipe(provide),
 
       /** Text, size and layout of page `pageNumber` (1-based) of a processed document. */
       get: (projectId: string, documentId: string, pageNumber: number) =>
-        Effect.map(findPage(projectId, documentId, pageNumber), ({ page }) => toPage(documentId, page)),
+        Effect.map(findPage(projectId, documentId, pageNumber), ({ page }) => toPage(documentId, page)).pipe(
+          provide,
+        ),
 
       /**
        * The pages of each of the documents, in page order, in one read: an entry for each document of the
@@ -279,7 +281,7 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
             byDocument.set(row.document_id, list)
           }
           return byDocument as ReadonlyMap<string, ReadonlyArray<DocumentPage>>
-        }),
+        }).pipe(provide),
 
       /**
        * The PNG image of a page: PDF pages drawn, images as they are, Word/PowerPoint/Excel pages when
@@ -296,7 +298,7 @@ export class Pages extends Effect.Service<Pages>()("@dxs/services/Pages", {
           if (request.notModified?.(etag) === true) return { etag, immutable, png: undefined } as PageImage
           const png = yield* storedOrDrawn(document, pageNumber)
           return { etag, immutable, png } as PageImage
-        }),
-    })
+        }).pipe(provide),
+    }
   }),
 }) {}

@@ -14,7 +14,6 @@
 import { Db, listenForProgress } from "@dxs/db"
 import type { ProjectStatus } from "@dxs/domain/Records"
 import { Cause, Context, Effect, Exit, Fiber, Option, Queue, Stream, Take } from "effect"
-import { capture } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import type { NotFound, TooManySubscriptions } from "./Errors.ts"
 import { type AgentsStatus, Launches } from "./Launches.ts"
@@ -57,7 +56,8 @@ interface Hub {
 export class ProgressFeed extends Effect.Service<ProgressFeed>()("@dxs/services/ProgressFeed", {
   scoped: Effect.gen(function* () {
     const { url } = yield* Db
-    const reads = yield* capture(Projects, Launches)
+    const projects = yield* Projects
+    const launches = yield* Launches
     const places = yield* LiveSubscriptions
     const scope = yield* Effect.scope
     const hubs = new Map<string, Hub>()
@@ -101,11 +101,11 @@ export class ProgressFeed extends Effect.Service<ProgressFeed>()("@dxs/services/
     const read = (hub: Hub) =>
       Effect.all(
         {
-          status: Effect.flatMap(Projects, (p) => p.status(hub.projectId)),
-          agents: Effect.flatMap(Launches, (l) => l.status(hub.projectId)),
+          status: projects.status(hub.projectId),
+          agents: launches.status(hub.projectId),
         },
         { concurrency: 2 },
-      ).pipe(Effect.provideService(CurrentOrganization, hub.organization), Effect.provide(reads))
+      ).pipe(Effect.provideService(CurrentOrganization, hub.organization))
 
     const forget = (hub: Hub) => {
       hub.ended = true

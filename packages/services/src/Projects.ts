@@ -7,8 +7,7 @@ import { byProject } from "@dxs/pipeline/run/ProjectState"
 
 export { byProject }
 
-import { Effect } from "effect"
-import { capture, over } from "./Captured.ts"
+import { Context, Effect } from "effect"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, Conflict, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
@@ -168,8 +167,9 @@ const statusForProjects = (ids: ReadonlyArray<string>) =>
 
 export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects", {
   effect: Effect.gen(function* () {
-    const storage = yield* capture(Db, BlobStore)
-    return over(storage, {
+    const storage = Context.make(Db, yield* Db).pipe(Context.add(BlobStore, yield* BlobStore))
+    const provide = Effect.provide(storage)
+    return {
       /** Live projects (or, with `archived`, the projects archived by hand), by name. */
       list: (filter: FolderFilter, options: { readonly archived?: boolean | undefined } = {}) =>
         Effect.gen(function* () {
@@ -181,7 +181,7 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
             }),
           )
           return rows.map(toProject)
-        }),
+        }).pipe(provide),
 
       /**
        * Archives a project (hidden from the live list, still retrievable, no uploads or launches) or restores it. The
@@ -201,7 +201,7 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
               return toProject(yield* findProject(trx, org.id, id))
             }),
           )
-        }),
+        }).pipe(provide),
 
       create: (input: ProjectCreate) =>
         Effect.gen(function* () {
@@ -214,7 +214,7 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
               return toProject(yield* findProject(trx, org.id, id))
             }),
           )
-        }),
+        }).pipe(provide),
 
       /** Retrieving a project counts as visiting it. */
       get: (id: string) =>
@@ -227,7 +227,7 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
               return toProject(yield* findProject(trx, org.id, id))
             }),
           )
-        }),
+        }).pipe(provide),
 
       update: (id: string, patch: ProjectPatch, mode: "patch" | "put") =>
         Effect.gen(function* () {
@@ -261,7 +261,7 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
               return toProject(yield* findProject(trx, org.id, id))
             }),
           )
-        }),
+        }).pipe(provide),
 
       /**
        * Deletes the project with everything in it, its archive project included; then the stored files, page
@@ -285,12 +285,13 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
           )
           // After the commit: a crash here leaves an orphan file, never a row pointing at a missing file.
           yield* Effect.forEach(keys, (key) => blobs.remove(key), { concurrency: 4, discard: true })
-        }),
+        }).pipe(provide),
 
-      status: (id: string) => Effect.flatMap(statusForProjects([id]), (statuses) => oneProject(id, statuses)),
+      status: (id: string) =>
+        Effect.flatMap(statusForProjects([id]), (statuses) => oneProject(id, statuses)).pipe(provide),
 
       /** The status records of several projects (those of the organisation), in one read per source. */
-      statusForProjects: (ids: ReadonlyArray<string>) => statusForProjects(ids),
-    })
+      statusForProjects: (ids: ReadonlyArray<string>) => statusForProjects(ids).pipe(provide),
+    }
   }),
 }) {}

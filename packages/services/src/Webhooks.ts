@@ -20,7 +20,6 @@ import { encryptSecret, newEncryptionKey } from "@dxs/pipeline/webhooks/Encrypti
 import { createDelivery } from "@dxs/pipeline/webhooks/Queue"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import { Context, Effect } from "effect"
-import { capture, over } from "./Captured.ts"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { BadRequest, type FieldError, NotFound } from "./Errors.ts"
 import { checkPage } from "./Results.ts"
@@ -132,17 +131,18 @@ const uniqueEvents = (events: ReadonlyArray<string>) => JSON.stringify([...new S
 
 export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks", {
   effect: Effect.gen(function* () {
-    const storage = yield* capture(Db, WebhookConfig)
-    return over(storage, {
+    const storage = Context.make(Db, yield* Db).pipe(Context.add(WebhookConfig, yield* WebhookConfig))
+    const provide = Effect.provide(storage)
+    return {
       /** Active subscriptions of the organisation, newest first. */
       list: () =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
           const rows = yield* withDb((db) => Repository.listActiveSubscriptions(db, org.id))
           return rows.map(toSubscription)
-        }),
+        }).pipe(provide),
 
-      get: (id: string) => Effect.map(findActive(id), toSubscription),
+      get: (id: string) => Effect.map(findActive(id), toSubscription).pipe(provide),
 
       /** Creates a subscription; the answer carries its signing secret, shown this once. */
       create: (input: WebhookInput) =>
@@ -161,7 +161,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
             }),
           )
           return { ...toSubscription(row), secret }
-        }),
+        }).pipe(provide),
 
       /** Changes the supplied members; `headers` replaces all custom headers. */
       update: (id: string, input: WebhookInput) =>
@@ -181,7 +181,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
             }),
           )
           return toSubscription(row)
-        }),
+        }).pipe(provide),
 
       /**
        * Deletes a subscription of the organisation for good, with its deliveries and their attempts. A
@@ -192,10 +192,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
           const org = yield* CurrentOrganization
           const deleted = yield* withDb((db) => Repository.deleteSubscription(db, org.id, id))
           if (!deleted) return yield* NotFound.of("Webhook subscription", id)
-        }),
+        }).pipe(provide),
 
       /** The event types a subscription can name. */
-      events: (): Effect.Effect<ReadonlyArray<WebhookEventType>> => Effect.succeed(WEBHOOK_EVENTS),
+      events: (): Effect.Effect<ReadonlyArray<WebhookEventType>> =>
+        Effect.succeed(WEBHOOK_EVENTS).pipe(provide),
 
       /** Queues a `webhook.ping` delivery to the subscription; returns the delivery's id. */
       test: (id: string) =>
@@ -213,7 +214,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
             ),
           )
           return { delivery_id: deliveryId }
-        }),
+        }).pipe(provide),
 
       /** The subscription's deliveries, newest first, each with its attempts. */
       deliveries: (
@@ -258,7 +259,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
             }),
           )
           return { count, results }
-        }),
+        }).pipe(provide),
 
       /** Replaces the signing secret; the new one is shown this once and signs every later attempt. */
       rotateSecret: (id: string) =>
@@ -270,7 +271,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
             Repository.replaceSubscriptionSecret(db, id, encryptSecret(settings.encryptionKey, secret)),
           )
           return { secret }
-        }),
-    })
+        }).pipe(provide),
+    }
   }),
 }) {}

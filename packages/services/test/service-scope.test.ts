@@ -7,13 +7,15 @@
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { BlobStore, Db } from "@dxs/db"
+import { type BlobStore, Db } from "@dxs/db"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
+import { it as effect } from "@effect/vitest"
 import { Effect, Layer, ManagedRuntime, type Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest"
 import { ApiKeys } from "../src/ApiKeys.ts"
 import { CurrentOrganization } from "../src/CurrentOrganization.ts"
 import type { Documents } from "../src/Documents.ts"
+import { Folders } from "../src/Folders.ts"
 import { storageLayer } from "../src/Layers.ts"
 import type { ProgressFeed } from "../src/ProgressFeed.ts"
 import { Projects } from "../src/Projects.ts"
@@ -68,4 +70,23 @@ describe("a service's scope", () => {
       await runtime.dispose()
     }
   })
+
+  effect.scoped(
+    "X.Default stands alone over the test database: no composition of every service around it",
+    () =>
+      Effect.gen(function* () {
+        const [folders, keys] = yield* Effect.all([Folders, ApiKeys]).pipe(
+          Effect.provide(
+            Layer.merge(Folders.Default, ApiKeys.Default).pipe(Layer.provide(Db.layer(dbUrl, 2))),
+          ),
+        )
+        const organization = yield* keys.authenticate((yield* keys.create("default-alone")).key)
+        const folder = yield* folders
+          .create({ name: "Alone" })
+          .pipe(Effect.provideService(CurrentOrganization, organization))
+        expect(folder.name).toBe("Alone")
+        const listed = yield* folders.list().pipe(Effect.provideService(CurrentOrganization, organization))
+        expect(listed.map((f) => f.id)).toEqual([folder.id])
+      }),
+  )
 })
