@@ -7,7 +7,7 @@ import type {
 } from "@dxs/domain/Records"
 import { useQuery } from "@tanstack/react-query"
 import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from "react"
-import { ApiError, api, errorMessage, seg } from "../api.ts"
+import { api, errorMessage, isApiError, seg } from "../api.ts"
 import { ErrorAlert, formatDate, Loading } from "../components.tsx"
 import { useApiQuery } from "../query.ts"
 import { Link, useTitle } from "../router.tsx"
@@ -54,7 +54,7 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 
 /** The diagnostics of a refused save: a 422's `diagnostics`, or a 400's field `errors`. */
 const refusalDiagnostics = (e: unknown): ReadonlyArray<MappingDiagnostic> => {
-  if (!(e instanceof ApiError)) return []
+  if (!isApiError(e)) return []
   const { diagnostics } = e.body
   if (Array.isArray(diagnostics) && diagnostics.length > 0)
     return diagnostics.filter(isRecord).map((d) => ({
@@ -167,7 +167,7 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
       if (started === epoch.current) showRecord(r)
     } catch (e) {
       if (started !== epoch.current) return
-      if (e instanceof ApiError && e.status === 404) {
+      if (isApiError(e) && e.status === 404) {
         setRecord(null)
         setSchemaText(pretty(EXAMPLE_SCHEMA))
         setMappingText("")
