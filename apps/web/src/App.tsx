@@ -14,7 +14,7 @@ import {
   useParams,
 } from "@tanstack/react-router"
 import { useEffect, useState } from "react"
-import { ApiError, api, errorMessage, setCsrfToken, setUnauthorizedHandler } from "./api.ts"
+import { api, errorMessage, isApiError, setCsrfToken, setUnauthorizedHandler } from "./api.ts"
 import { ErrorAlert } from "./components.tsx"
 import { queryClient } from "./query.ts"
 import { bindRouter, Link, navigate, usePath, useTitle } from "./router.tsx"
@@ -37,7 +37,7 @@ const sessionQuery = queryOptions({
       setCsrfToken(s.csrf_token)
       return s
     } catch (e) {
-      if (e instanceof ApiError && e.status === 401) return null
+      if (isApiError(e) && e.status === 401) return null
       throw e
     }
   },

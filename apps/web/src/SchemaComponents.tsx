@@ -318,44 +318,15 @@ function FieldEditor({
           onChange={(e) => set({ description: e.target.value })}
         />
       </div>
-      <div className="schema-field-row">
-        {f.type === "array" && (
-          <div className="field">
-            <label htmlFor={`${id}-dimension`}>One item per value of{of}</label>
-            <select
-              id={`${id}-dimension`}
-              value={f.dimension}
-              disabled={locked}
-              onChange={(e) => set({ dimension: e.target.value })}
-            >
-              <option value="">(no dimension: not mapped)</option>
-              {dimensionOptions.map((d) => (
-                <option key={d} value={d}>
-                  {d}
-                </option>
-              ))}
-            </select>
-          </div>
-        )}
-        {takesAgent(f) && (
-          <div className="field">
-            <label htmlFor={`${id}-agent`}>Agent{of}</label>
-            <select
-              id={`${id}-agent`}
-              value={f.agent}
-              disabled={locked}
-              onChange={(e) => set({ agent: e.target.value })}
-            >
-              <option value="">(not mapped)</option>
-              {agentOptions.map((a) => (
-                <option key={a} value={a}>
-                  {a}
-                </option>
-              ))}
-            </select>
-          </div>
-        )}
-      </div>
+      <FieldMapping
+        field={f}
+        id={id}
+        of={of}
+        locked={locked}
+        agents={agentOptions}
+        dimensions={dimensionOptions}
+        set={set}
+      />
       {here.length > 0 && (
         <ul className="field-diagnostics" id={diagnosticsId} data-testid="field-diagnostics">
           {here.map((d) => (
@@ -391,6 +362,66 @@ function FieldEditor({
         </button>
       </div>
     </fieldset>
+  )
+}
+
+/** The dimension of an array field and the agent of a field that takes one (the mapping's side). */
+function FieldMapping({
+  field,
+  id,
+  of,
+  locked,
+  agents,
+  dimensions,
+  set,
+}: {
+  readonly field: SchemaField
+  readonly id: string
+  readonly of: ReactNode
+  readonly locked: boolean
+  readonly agents: ReadonlyArray<string>
+  readonly dimensions: ReadonlyArray<string>
+  readonly set: (patch: Partial<SchemaField>) => void
+}) {
+  return (
+    <div className="schema-field-row">
+      {field.type === "array" && (
+        <div className="field">
+          <label htmlFor={`${id}-dimension`}>One item per value of{of}</label>
+          <select
+            id={`${id}-dimension`}
+            value={field.dimension}
+            disabled={locked}
+            onChange={(e) => set({ dimension: e.target.value })}
+          >
+            <option value="">(no dimension: not mapped)</option>
+            {dimensions.map((d) => (
+              <option key={d} value={d}>
+                {d}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
+      {takesAgent(field) && (
+        <div className="field">
+          <label htmlFor={`${id}-agent`}>Agent{of}</label>
+          <select
+            id={`${id}-agent`}
+            value={field.agent}
+            disabled={locked}
+            onChange={(e) => set({ agent: e.target.value })}
+          >
+            <option value="">(not mapped)</option>
+            {agents.map((a) => (
+              <option key={a} value={a}>
+                {a}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
+    </div>
   )
 }
 

@@ -11,30 +11,29 @@ export interface FieldError {
   readonly message: string
 }
 
-/** An error answer of the API (RFC 9457 problem+json), or a network failure (status 0). */
-export class ApiError extends Error {
+/**
+ * An error answer of the API (RFC 9457 problem+json), or a network failure (status 0): a plain value that
+ * callers recognise by its `_tag` (`isApiError`), rejected by every request.
+ */
+export interface ApiError {
+  readonly _tag: "ApiError"
   readonly status: number
   readonly title: string
   readonly detail: string
   readonly errors: ReadonlyArray<FieldError>
   readonly body: Readonly<Record<string, unknown>>
-
-  constructor(
-    status: number,
-    title: string,
-    detail: string,
-    errors: ReadonlyArray<FieldError> = [],
-    body = {},
-  ) {
-    super(detail)
-    this.name = "ApiError"
-    this.status = status
-    this.title = title
-    this.detail = detail
-    this.errors = errors
-    this.body = body
-  }
 }
+
+export const apiError = (
+  status: number,
+  title: string,
+  detail: string,
+  errors: ReadonlyArray<FieldError> = [],
+  body: Readonly<Record<string, unknown>> = {},
+): ApiError => ({ _tag: "ApiError", status, title, detail, errors, body })
+
+export const isApiError = (e: unknown): e is ApiError =>
+  typeof e === "object" && e !== null && (e as { readonly _tag?: unknown })._tag === "ApiError"
 
 let csrfToken: string | null = null
 let onUnauthorized: (() => void) | null = null
@@ -68,10 +67,10 @@ export const problemFromText = (status: number, statusText: string, text: string
     const title = typeof body.title === "string" ? body.title : statusText || "Error"
     const detail =
       typeof body.detail === "string" && body.detail !== "" ? body.detail : `${title} (${status})`
-    return new ApiError(status, title, detail, toFieldErrors(body.errors), body)
+    return apiError(status, title, detail, toFieldErrors(body.errors), body)
   }
   const title = statusText || "Error"
-  return new ApiError(status, title, `The server answered ${status}${statusText ? ` ${statusText}` : ""}.`)
+  return apiError(status, title, `The server answered ${status}${statusText ? ` ${statusText}` : ""}.`)
 }
 
 const isSignIn = (path: string) => path.startsWith("/auth/sign-in")
@@ -106,7 +105,7 @@ export async function request<T>(
     })
   } catch (e) {
     if (signal?.aborted) throw e
-    throw new ApiError(0, "Network error", "Could not reach the server. Check your connection and try again.")
+    throw apiError(0, "Network error", "Could not reach the server. Check your connection and try again.")
   }
   const text = await res.text()
   if (!res.ok) {
@@ -163,10 +162,10 @@ export function uploadFile<T>(
       }
     })
     xhr.addEventListener("error", () =>
-      reject(new ApiError(0, "Network error", `Could not upload ${file.name}: the connection failed.`)),
+      reject(apiError(0, "Network error", `Could not upload ${file.name}: the connection failed.`)),
     )
     xhr.addEventListener("abort", () =>
-      reject(new ApiError(0, "Aborted", `The upload of ${file.name} was cancelled.`)),
+      reject(apiError(0, "Aborted", `The upload of ${file.name} was cancelled.`)),
     )
     const form = new FormData()
     form.append("file", file, file.name)
@@ -176,7 +175,7 @@ export function uploadFile<T>(
 
 /** The message to show for any error: an ApiError's detail, else the error's message. */
 export const errorMessage = (e: unknown): string =>
-  e instanceof ApiError ? e.detail : e instanceof Error ? e.message : String(e)
+  isApiError(e) ? e.detail : e instanceof Error ? e.message : String(e)
 
 /** `encodeURIComponent` for path segments. */
 export const seg = (s: string): string => encodeURIComponent(s)
@@ -184,7 +183,7 @@ export const seg = (s: string): string => encodeURIComponent(s)
 /** The field errors of a 400 answer by `path` (`name`, `dimensions/0/values`, …); the first per path. */
 export const fieldErrorsOf = (e: unknown): Readonly<Record<string, string>> => {
   const out: Record<string, string> = {}
-  if (e instanceof ApiError)
+  if (isApiError(e))
     for (const f of e.errors) if (f.path !== "" && out[f.path] === undefined) out[f.path] = f.message
   return out
 }

@@ -4,7 +4,7 @@
  */
 import { keepPreviousData, QueryClient, queryOptions, useQuery } from "@tanstack/react-query"
 import { type SetStateAction, useCallback } from "react"
-import { ApiError, api, errorMessage } from "./api.ts"
+import { api, errorMessage, isApiError } from "./api.ts"
 import type { Resource } from "./hooks.ts"
 
 export const queryClient = new QueryClient({
@@ -12,7 +12,7 @@ export const queryClient = new QueryClient({
     queries: {
       // a 4xx will not get better by asking again; a network failure (status 0) or a 5xx may
       retry: (failures, error) =>
-        failures < 2 && !(error instanceof ApiError && error.status >= 400 && error.status < 500),
+        failures < 2 && !(isApiError(error) && error.status >= 400 && error.status < 500),
       refetchOnWindowFocus: false,
       staleTime: 2_000,
     },

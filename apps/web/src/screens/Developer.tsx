@@ -82,26 +82,7 @@ export function DeveloperScreen() {
           </button>
         </form>
         {created && (
-          <div className="card new-key" role="status">
-            <p>
-              <strong>Your new key{created.key.name ? ` “${created.key.name}”` : ""}:</strong>
-            </p>
-            <p className="key-line">
-              <code data-testid="new-key">{created.key.key}</code>
-              <button type="button" className="secondary" onClick={() => void copy(created.key.key)}>
-                {copied ? "Copied" : "Copy"}
-              </button>
-            </p>
-            {created.rotated && (
-              <p className="note" data-testid="rotated-note">
-                It replaces the rotated key, which is revoked and no longer works: update the programs that
-                used it.
-              </p>
-            )}
-            <p className="note">
-              It is shown once: copy it now and keep it somewhere safe. It cannot be displayed again.
-            </p>
-          </div>
+          <NewKeyNote created={created} copied={copied} onCopy={() => void copy(created.key.key)} />
         )}
         <ErrorAlert message={error} />
       </section>
@@ -173,5 +154,38 @@ export function DeveloperScreen() {
 
       <WebhooksSection />
     </>
+  )
+}
+
+/** A key just created or rotated: shown once, with a button that copies it. */
+function NewKeyNote({
+  created,
+  copied,
+  onCopy,
+}: {
+  readonly created: { readonly key: NewApiKey; readonly rotated: boolean }
+  readonly copied: boolean
+  readonly onCopy: () => void
+}) {
+  return (
+    <div className="card new-key" role="status">
+      <p>
+        <strong>Your new key{created.key.name ? ` “${created.key.name}”` : ""}:</strong>
+      </p>
+      <p className="key-line">
+        <code data-testid="new-key">{created.key.key}</code>
+        <button type="button" className="secondary" onClick={onCopy}>
+          {copied ? "Copied" : "Copy"}
+        </button>
+      </p>
+      {created.rotated && (
+        <p className="note" data-testid="rotated-note">
+          It replaces the rotated key, which is revoked and no longer works: update the programs that used it.
+        </p>
+      )}
+      <p className="note">
+        It is shown once: copy it now and keep it somewhere safe. It cannot be displayed again.
+      </p>
+    </div>
   )
 }

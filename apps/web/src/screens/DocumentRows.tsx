@@ -10,7 +10,7 @@ import { errorMessage, seg } from "../api.ts"
 import { pluralize, VisuallyHidden } from "../components.tsx"
 import { apiQuery } from "../query.ts"
 import { Link } from "../router.tsx"
-import type { RowState } from "./DocumentsSection.tsx"
+import type { RowState } from "./DocumentsState.ts"
 
 export type ListedDocument = DocumentListItem
 export type PageOfDocuments = DocumentsPage

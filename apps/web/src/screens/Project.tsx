@@ -7,7 +7,7 @@ import type {
 } from "@dxs/domain/Records"
 import { useMutation, useQueries } from "@tanstack/react-query"
 import { type FormEvent, type MouseEvent, useMemo, useRef, useState } from "react"
-import { ApiError, api, errorMessage, seg } from "../api.ts"
+import { api, errorMessage, isApiError, seg } from "../api.ts"
 import { ErrorAlert, Loading, pluralize } from "../components.tsx"
 import type { Resource } from "../hooks.ts"
 import { invalidateApi, queryClient, useApiQuery } from "../query.ts"
@@ -308,7 +308,7 @@ interface FailedDocument {
 
 /** The `failed_documents` of a launch refused with 409, or null for any other error. */
 const failedDocumentsOf = (e: unknown): ReadonlyArray<FailedDocument> | null => {
-  if (!(e instanceof ApiError) || e.status !== 409 || !Array.isArray(e.body.failed_documents)) return null
+  if (!isApiError(e) || e.status !== 409 || !Array.isArray(e.body.failed_documents)) return null
   const failed = (e.body.failed_documents as ReadonlyArray<unknown>).flatMap((d) =>
     typeof d === "object" && d !== null && "id" in d && typeof d.id === "string"
       ? [{ id: d.id, name: "name" in d && typeof d.name === "string" ? d.name : d.id }]
@@ -341,7 +341,7 @@ function LaunchRefusal({
         try {
           return await api.get<DocumentRecord>(`${base}/documents/${seg(f.id)}/`, { signal })
         } catch (e) {
-          if (e instanceof ApiError && e.status === 404) return null
+          if (isApiError(e) && e.status === 404) return null
           throw e
         }
       },

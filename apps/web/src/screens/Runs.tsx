@@ -8,7 +8,7 @@ import type { RunRecord, RunsPage } from "@dxs/domain/contract/Run"
 import type { Agent, AgentStatus } from "@dxs/domain/Records"
 import { useMutation, useQuery } from "@tanstack/react-query"
 import { useEffect, useRef, useState } from "react"
-import { api } from "../api.ts"
+import { api, errorMessage } from "../api.ts"
 import { ErrorAlert, formatDate, Loading, pluralize } from "../components.tsx"
 import { subscribeRunProgress } from "../live.ts"
 import { apiQuery, invalidateApi, queryClient } from "../query.ts"
@@ -171,7 +171,7 @@ export function RunHistory({
   return (
     <section aria-labelledby="runs-heading" className="subsection">
       <h3 id="runs-heading">Run history</h3>
-      {error ? <ErrorAlert message={error instanceof Error ? error.message : String(error)} /> : null}
+      {error ? <ErrorAlert message={errorMessage(error)} /> : null}
       {runs === undefined ? (
         error ? null : (
           <Loading what="runs" />
