@@ -9,6 +9,7 @@ import * as fs from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { fileURLToPath } from "node:url"
 import { tableGrid } from "@dxs/domain/Tables"
+import { Effect, Either } from "effect"
 import { expect } from "vitest"
 import {
   type Backend,
@@ -56,9 +57,29 @@ export const expectGoldenRecord = async (file: URL, actual: unknown): Promise<vo
   if (expected !== undefined) expect(JSON.parse(JSON.stringify(actual))).toEqual(expected)
 }
 
+/**
+ * A parse by a backend (or a PDF engine) as a promise, as the parsing thread runs it: it rejects with the
+ * failure itself (a ParseFailure, or PdfiumRefused), and with a defect's error otherwise.
+ */
+export const parseWith = <E>(
+  backend: { readonly parse: (input: ParseInput) => Effect.Effect<ParseOutput, E> },
+  input: ParseInput,
+): Promise<ParseOutput> => runParsing(backend.parse(input))
+
+/** A page image drawn by a backend (or a PDF engine), as a promise; see `parseWith`. */
+export const renderWith = <E>(
+  backend: { readonly renderPage?: (input: ParseInput, pageNumber: number) => Effect.Effect<Uint8Array, E> },
+  input: ParseInput,
+  pageNumber: number,
+): Promise<Uint8Array> => runParsing(backend.renderPage!(input, pageNumber))
+
+/** A parsing Effect as a promise that rejects with its failure itself (as tests of promises expect). */
+export const runParsing = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
+  Effect.runPromise(Effect.either(effect)).then(Either.getOrThrowWith((e) => e))
+
 /** The ParseFailure reason of a parse that must fail (any other error fails the test). */
 export const failureReason = async (backend: Backend, input: ParseInput): Promise<string> => {
-  const error = await backend.parse(input).then(
+  const error = await parseWith(backend, input).then(
     () => undefined,
     (e: unknown) => e,
   )

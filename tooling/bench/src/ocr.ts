@@ -16,6 +16,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { backendFor, defaultLimits } from "@dxs/pipeline"
 import { ocrPng, terminateOcr } from "@dxs/pipeline/parsing/Ocr"
+import { Effect } from "effect"
 import { labelled, openCorpus } from "./extract/Corpus.ts"
 import { benchReceipts } from "./extract/Receipts.ts"
 import { paddleInstalled, paddleOcr } from "./ocr/Paddle.ts"
@@ -41,20 +42,22 @@ const levenshtein = (a: string, b: string): number => {
 const flat = (s: string) => s.replace(/\s+/g, " ").trim()
 
 const truthOf = async (file: string): Promise<string> => {
-  const out = await backendFor(file)!.parse({
-    bytes: readFileSync(file),
-    fileName: path.basename(file),
-    contentType: "application/pdf",
-    limits: defaultLimits,
-    tools: { libreOffice: undefined, tempDir: os.tmpdir() },
-  })
+  const out = await Effect.runPromise(
+    backendFor(file)!.parse({
+      bytes: readFileSync(file),
+      fileName: path.basename(file),
+      contentType: "application/pdf",
+      limits: defaultLimits,
+      tools: { libreOffice: undefined, tempDir: os.tmpdir() },
+    }),
+  )
   return out.pages[0]?.text ?? ""
 }
 
 const withPaddle = paddleInstalled()
 
 const engines: Record<string, (image: Uint8Array) => Promise<string>> = {
-  "tesseract.js": async (png: Uint8Array) => (await ocrPng(png)).text,
+  "tesseract.js": async (png: Uint8Array) => (await Effect.runPromise(ocrPng(png))).text,
   ...(withPaddle ? { paddleocr: paddleOcr } : {}),
 }
 

@@ -20,6 +20,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { backendFor, defaultLimits, type ParseInput } from "@dxs/pipeline"
+import { Effect } from "effect"
 import { peakOf, seconds, type Timed, uploadAndWait, withDxs } from "./common/server.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
@@ -58,13 +59,13 @@ const input = (file: string): ParseInput => ({
 const backendOnly = async (files: ReadonlyArray<string>): Promise<Timed> => {
   const pdf = backendFor("x.pdf")
   if (!pdf) throw new Error("no PDF backend registered")
-  await pdf.parse(input(files[0]!))
+  await Effect.runPromise(pdf.parse(input(files[0]!)))
   let pages = 0
   let failed = 0
   const t0 = process.hrtime.bigint()
   for (const f of files) {
     try {
-      pages += (await pdf.parse(input(f))).pages.length
+      pages += (await Effect.runPromise(pdf.parse(input(f)))).pages.length
     } catch {
       failed += 1
     }

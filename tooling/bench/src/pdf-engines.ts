@@ -14,6 +14,7 @@ import { defaultLimits, type ParseInput, type ParseOutput, type PdfEngine } from
 import { terminateOcr } from "@dxs/pipeline/parsing/Ocr"
 import { pdfiumEngine } from "@dxs/pipeline/parsing/Pdfium"
 import { pdfjsEngine } from "@dxs/pipeline/parsing/PdfJs"
+import { Effect } from "effect"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
 const args = process.argv.slice(2)
@@ -30,7 +31,10 @@ const pdfDir = path.resolve(
 const maxFiles = option("--files", 40)
 const rounds = option("--rounds", 2)
 
-const engines: ReadonlyArray<{ readonly name: PdfEngine; readonly parse: typeof pdfiumEngine.parse }> = [
+const engines: ReadonlyArray<{
+  readonly name: PdfEngine
+  readonly parse: (input: ParseInput) => Effect.Effect<ParseOutput, unknown>
+}> = [
   { name: "pdfium", parse: pdfiumEngine.parse },
   { name: "pdfjs", parse: pdfjsEngine.parse },
 ]
@@ -62,7 +66,7 @@ const runEngine = async (
   const start = process.hrtime.bigint()
   for (const { file, bytes } of files) {
     try {
-      const output = await engine.parse(input(file, bytes, engine.name))
+      const output = await Effect.runPromise(engine.parse(input(file, bytes, engine.name)))
       pages += output.pages.length
       outputs.push(output)
     } catch {
@@ -116,7 +120,8 @@ const main = async () => {
   }
 
   const best = new Map<PdfEngine, Run>()
-  for (const engine of engines) await engine.parse(input(files[0]!.file, files[0]!.bytes, engine.name))
+  for (const engine of engines)
+    await Effect.runPromise(engine.parse(input(files[0]!.file, files[0]!.bytes, engine.name)))
   for (let r = 0; r < rounds; r++) {
     for (const engine of engines) {
       const run = await runEngine(engine, files)

@@ -4,6 +4,7 @@
  * per segment with its start time, e.g. `[00:01:05] …`, so that a citation points to a moment.
  */
 import { mimeTypeOfFileName } from "@dxs/domain/DocumentType"
+import { Effect, Either } from "effect"
 import { type Backend, ParseFailure, type ParseInput } from "./Backend.ts"
 import { chunkText, pageChars, textPages } from "./TextPages.ts"
 
@@ -32,8 +33,6 @@ export const timestamp = (seconds: number): string => {
   const pad = (n: number) => String(n).padStart(2, "0")
   return `[${pad(Math.floor(s / 3600))}:${pad(Math.floor((s % 3600) / 60))}:${pad(s % 60)}]`
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const baseName = (fileName: string): string => fileName.split(/[\\/]/).pop() || "audio"
 
@@ -74,90 +73,96 @@ const request = async (input: ParseInput, url: string, model: string, apiKey?: s
 }
 
 /** The service's answer, retried while it says "later"; a ParseFailure when it cannot be had. */
-const transcribe = async (
+const transcribe = (
   input: ParseInput,
   url: string,
   model: string,
   apiKey?: string,
-): Promise<unknown> => {
-  for (let attempt = 0; ; attempt++) {
-    const wait = retryWaits[attempt]
-    let response: Response
-    try {
-      response = await request(input, url, model, apiKey)
-    } catch (error) {
-      const cause = (error as { cause?: { code?: unknown } }).cause?.code ?? (error as Error).message
-      if (wait !== undefined) {
-        await sleep(wait)
-        continue
-      }
-      throw new ParseFailure({
-        reason: `transcription failed: the transcription service could not be reached (${cause})`,
-      })
-    }
-    const body = await response.text()
-    if (response.ok) {
-      try {
-        return JSON.parse(body)
-      } catch {
-        throw new ParseFailure({
-          reason: "transcription failed: the transcription service did not answer with JSON",
+): Effect.Effect<unknown, ParseFailure> =>
+  Effect.gen(function* () {
+    for (let attempt = 0; ; attempt++) {
+      const wait = retryWaits[attempt]
+      const sent = yield* Effect.either(
+        Effect.tryPromise({ try: () => request(input, url, model, apiKey), catch: (error) => error }),
+      )
+      if (Either.isLeft(sent)) {
+        if (wait !== undefined) {
+          yield* Effect.sleep(wait)
+          continue
+        }
+        const error = sent.left
+        const cause = (error as { cause?: { code?: unknown } }).cause?.code ?? (error as Error).message
+        return yield* new ParseFailure({
+          reason: `transcription failed: the transcription service could not be reached (${cause})`,
         })
       }
+      const response = sent.right
+      const body = yield* Effect.promise(() => response.text())
+      if (response.ok)
+        return yield* Effect.try({
+          try: (): unknown => JSON.parse(body),
+          catch: () =>
+            new ParseFailure({
+              reason: "transcription failed: the transcription service did not answer with JSON",
+            }),
+        })
+      const passing = response.status === 429 || response.status >= 500
+      if (passing && wait !== undefined) {
+        yield* Effect.sleep(retryAfterMs(response, wait))
+        continue
+      }
+      const detail = refusalDetail(body)
+      return yield* new ParseFailure({
+        reason: `transcription failed: the transcription service answered ${response.status}${detail ? `: ${detail}` : ""}`,
+      })
     }
-    const passing = response.status === 429 || response.status >= 500
-    if (passing && wait !== undefined) {
-      await sleep(retryAfterMs(response, wait))
-      continue
-    }
-    const detail = refusalDetail(body)
-    throw new ParseFailure({
-      reason: `transcription failed: the transcription service answered ${response.status}${detail ? `: ${detail}` : ""}`,
-    })
-  }
-}
+  })
 
-const transcriptOf = (json: unknown): Transcript => {
+const transcriptOf = (json: unknown): Either.Either<Transcript, ParseFailure> => {
   const answer = (json ?? {}) as Record<string, unknown>
-  if (typeof answer.text !== "string" && !Array.isArray(answer.segments)) {
-    throw new ParseFailure({ reason: "transcription failed: the answer has neither `text` nor `segments`" })
-  }
+  if (typeof answer.text !== "string" && !Array.isArray(answer.segments))
+    return Either.left(
+      new ParseFailure({ reason: "transcription failed: the answer has neither `text` nor `segments`" }),
+    )
   const segments = (Array.isArray(answer.segments) ? answer.segments : [])
     .map((s: unknown) => s as Record<string, unknown>)
     .filter((s) => typeof s?.text === "string")
     .map((s) => ({ start: typeof s.start === "number" ? s.start : 0, text: (s.text as string).trim() }))
     .filter((s) => s.text !== "")
-  return {
+  return Either.right({
     text: typeof answer.text === "string" ? answer.text.trim() : segments.map((s) => s.text).join(" "),
     segments,
     ...(typeof answer.language === "string" ? { language: answer.language } : {}),
     ...(typeof answer.duration === "number" ? { duration: answer.duration } : {}),
-  }
+  })
 }
 
 export const audioBackend: Backend = {
   name: "audio",
-  parse: async (input) => {
-    const service = input.tools.transcription
-    if (service === undefined) throw new ParseFailure({ reason: notConfigured })
-    const transcript = transcriptOf(await transcribe(input, service.url, service.model, service.apiKey))
-    const timed = transcript.segments.length > 0
-    const text = timed
-      ? transcript.segments.map((s) => `${timestamp(s.start)} ${s.text.replace(/\s+/g, " ")}`).join("\n")
-      : transcript.text
-    const pages = textPages(chunkText(text), input.limits)
-    return {
-      parser: `transcription (${service.model})`,
-      pages,
-      metadata: {
-        model: service.model,
-        ...(transcript.language ? { language: transcript.language } : {}),
-        ...(transcript.duration !== undefined ? { duration_seconds: transcript.duration } : {}),
-        segments: transcript.segments.length,
-        page_source: `transcript${pages.length > 1 ? ` in chunks of ${pageChars} characters` : ""}${
-          timed ? ", one line per segment with its start time" : ""
-        }`,
-      },
-    }
-  },
+  parse: (input) =>
+    Effect.gen(function* () {
+      const service = input.tools.transcription
+      if (service === undefined) return yield* new ParseFailure({ reason: notConfigured })
+      const transcript = yield* transcriptOf(
+        yield* transcribe(input, service.url, service.model, service.apiKey),
+      )
+      const timed = transcript.segments.length > 0
+      const text = timed
+        ? transcript.segments.map((s) => `${timestamp(s.start)} ${s.text.replace(/\s+/g, " ")}`).join("\n")
+        : transcript.text
+      const pages = yield* textPages(chunkText(text), input.limits)
+      return {
+        parser: `transcription (${service.model})`,
+        pages,
+        metadata: {
+          model: service.model,
+          ...(transcript.language ? { language: transcript.language } : {}),
+          ...(transcript.duration !== undefined ? { duration_seconds: transcript.duration } : {}),
+          segments: transcript.segments.length,
+          page_source: `transcript${pages.length > 1 ? ` in chunks of ${pageChars} characters` : ""}${
+            timed ? ", one line per segment with its start time" : ""
+          }`,
+        },
+      }
+    }),
 }

@@ -1,12 +1,13 @@
 import { isMainThread, parentPort } from "node:worker_threads"
 import type { PageBlock } from "@dxs/domain/Content"
 import type { Table } from "@dxs/domain/Tables"
-import { Data } from "effect"
+import { Data, Effect } from "effect"
 
 /**
  * The contract every document-format backend implements (one file per format, one row of the format table).
- * Backends are plain async code: they run inside a worker thread under time and memory limits, and
- * turn bytes into 1-based pages. A failure is a ParseFailure with a reason a user can act on.
+ * Backends run inside a worker thread under time and memory limits (thread.ts runs their Effects), and
+ * turn bytes into 1-based pages. A failure is a ParseFailure in the error channel, with a reason a user can
+ * act on; anything else that goes wrong is a defect, which the thread reports by its message.
  */
 
 /** A positioned piece of text: top-left origin, in the page's unit (PDF points, image pixels). */
@@ -92,8 +93,8 @@ export interface ParseInput {
 }
 
 /**
- * Parsing cannot complete; `reason` is shown on the Failed document (and is the error's message). Thrown
- * inside the parsing threads, where backends are plain async code.
+ * Parsing cannot complete; `reason` is shown on the Failed document (and is the error's message). A
+ * backend's failure; the parsing thread passes its reason back (Runner.ts rejects with it again).
  */
 export class ParseFailure extends Data.TaggedError("ParseFailure")<{ readonly reason: string }> {
   override get message(): string {
@@ -101,12 +102,38 @@ export class ParseFailure extends Data.TaggedError("ParseFailure")<{ readonly re
   }
 }
 
+/** A ParseFailure, also one made by another copy of this module (a backend module loaded by path). */
+export const isParseFailure = (e: unknown): e is ParseFailure =>
+  e instanceof ParseFailure ||
+  (e instanceof Error &&
+    (e as { _tag?: unknown })._tag === "ParseFailure" &&
+    typeof (e as { reason?: unknown }).reason === "string")
+
+/**
+ * A library's promise (pdf.js, mammoth, sharp, a fetch…) as a step of a parse: a ParseFailure it rejects
+ * with is the step's failure, anything else a defect (reported by its message, as the library said it).
+ */
+export const fromPromise = <A>(run: () => Promise<A>): Effect.Effect<A, ParseFailure> =>
+  Effect.tryPromise({ try: run, catch: (e) => e }).pipe(
+    Effect.catchAll((e) => (isParseFailure(e) ? Effect.fail(e) : Effect.die(e))),
+  )
+
+/**
+ * A synchronous parser kernel's work as a step of a parse: the kernel stops at the first fault it finds,
+ * however deep in its walk, by raising a ParseFailure (through the one documented helper each such kernel
+ * has); that becomes the step's failure here, and anything else it throws a defect.
+ */
+export const fromKernel = <A>(run: () => A): Effect.Effect<A, ParseFailure> =>
+  Effect.try({ try: run, catch: (e) => e }).pipe(
+    Effect.catchAll((e) => (isParseFailure(e) ? Effect.fail(e) : Effect.die(e))),
+  )
+
 export interface Backend {
   /** The name the format table (`@dxs/domain/DocumentType`) gives the backend, which says what it reads. */
   readonly name: string
-  readonly parse: (input: ParseInput) => Promise<ParseOutput>
+  readonly parse: (input: ParseInput) => Effect.Effect<ParseOutput, ParseFailure>
   /** The PNG image of one page (1-based), for formats that can render one. */
-  readonly renderPage?: (input: ParseInput, pageNumber: number) => Promise<Uint8Array>
+  readonly renderPage?: (input: ParseInput, pageNumber: number) => Effect.Effect<Uint8Array, ParseFailure>
 }
 
 export const defaultLimits = {

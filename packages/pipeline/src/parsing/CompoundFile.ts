@@ -8,7 +8,8 @@
  * way it walks them, and anything it could not survive is a ParseFailure saying what is wrong.
  * We keep this check ourselves because no maintained reader both bounds its work and reads MSG properties.
  */
-import { ParseFailure } from "./Backend.ts"
+import type { Effect } from "effect"
+import { fromKernel, ParseFailure } from "./Backend.ts"
 
 const END_OF_CHAIN = 0xfffffffe
 const NO_STREAM = 0xffffffff
@@ -37,45 +38,57 @@ export interface CompoundSummary {
   readonly entries: ReadonlyArray<CompoundEntry>
 }
 
-const damaged = (what: string) => new ParseFailure({ reason: `the Outlook message is damaged: ${what}` })
+/**
+ * Stops the check at the first fault: the only place the check raises an exception. The walk finds
+ * faults deep inside nested closures (a sector read inside a chain inside the tree), where returning a
+ * value through every frame would bury the walk; `checkCompoundFile` (its Effect boundary, `fromKernel`)
+ * turns the raised ParseFailure back into its failure.
+ */
+const raise = (failure: ParseFailure): never => {
+  throw failure
+}
+
+const damaged = (what: string): never =>
+  raise(new ParseFailure({ reason: `the Outlook message is damaged: ${what}` }))
+
+interface CheckOptions {
+  readonly maxStorageDepth: number
+  readonly tooDeep: () => ParseFailure
+}
 
 /**
- * Checks the compound file; returns its directory (the entries reachable from the root) when the
- * library can read it safely. Entries nested deeper than `maxStorageDepth` storages (the root's children
- * are at depth 0) make it fail with `tooDeep()`.
+ * Checks the compound file; its directory (the entries reachable from the root) when the library can
+ * read it safely, else a ParseFailure saying what is wrong. Entries nested deeper than `maxStorageDepth`
+ * storages (the root's children are at depth 0) make it fail with `tooDeep()`.
  */
 export const checkCompoundFile = (
   bytes: Uint8Array,
-  options: { readonly maxStorageDepth: number; readonly tooDeep: () => ParseFailure },
-): CompoundSummary => {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  const length = bytes.byteLength
-  if (length < 512) throw damaged(`the file is cut short (${length} bytes, less than a 512-byte header)`)
-  const u32 = (offset: number): number => {
-    if (offset < 0 || offset + 4 > length) throw damaged("the file is cut short")
-    return view.getUint32(offset, true)
-  }
-  const shift = view.getUint16(30, true)
-  if (shift !== 9 && shift !== 12) throw damaged(`its sector size (2^${shift}) is neither 512 nor 4096 bytes`)
-  const sectorSize = 1 << shift
-  const perSector = sectorSize / 4
-  // A sector counts when at least its first byte is in the file: a cut last sector fails when read.
-  const sectorCount = Math.max(0, Math.ceil((length - sectorSize) / sectorSize))
-  const validSector = (id: number) => id < sectorCount
-  const sectorOffset = (id: number) => (id + 1) * sectorSize
+  options: CheckOptions,
+): Effect.Effect<CompoundSummary, ParseFailure> => fromKernel(() => walk(bytes, options))
 
-  // The FAT: its sectors are listed in the header, then in a chain of DIFAT sectors.
+interface Sectors {
+  /** The little-endian 32-bit number at a byte offset of the file (a fault when past its end). */
+  readonly u32: (offset: number) => number
+  readonly sectorCount: number
+  /** 32-bit entries per sector. */
+  readonly perSector: number
+  readonly validSector: (id: number) => boolean
+  readonly sectorOffset: (id: number) => number
+}
+
+/** The sectors of the FAT: listed in the header, then in a chain of DIFAT sectors. */
+const fatSectorsOf = ({ u32, sectorCount, perSector, validSector, sectorOffset }: Sectors): Array<number> => {
   const fatSectorCount = u32(44)
-  if (fatSectorCount > sectorCount) throw damaged("its allocation table is larger than the file")
+  if (fatSectorCount > sectorCount) damaged("its allocation table is larger than the file")
   const fatSectors: Array<number> = []
   for (let i = 0; i < Math.min(fatSectorCount, HEADER_DIFAT_ENTRIES); i++) fatSectors.push(u32(76 + 4 * i))
   const difatCount = u32(72)
-  if (difatCount > sectorCount) throw damaged("its allocation table is larger than the file")
+  if (difatCount > sectorCount) damaged("its allocation table is larger than the file")
   let remaining = fatSectorCount - fatSectors.length
   let difat = u32(68)
   const seenDifat = new Set<number>()
   for (let i = 0; i < difatCount; i++) {
-    if (!validSector(difat) || seenDifat.has(difat)) throw damaged("its allocation table chain is broken")
+    if (!validSector(difat) || seenDifat.has(difat)) damaged("its allocation table chain is broken")
     seenDifat.add(difat)
     const take = Math.min(remaining, perSector - 1)
     let j = 0
@@ -88,8 +101,28 @@ export const checkCompoundFile = (
     difat = u32(sectorOffset(difat) + 4 * (perSector - 1))
     if (difat === NO_STREAM || difat === END_OF_CHAIN) break
   }
-  for (const id of fatSectors)
-    if (!validSector(id)) throw damaged("its allocation table lies outside the file")
+  for (const id of fatSectors) if (!validSector(id)) damaged("its allocation table lies outside the file")
+  return fatSectors
+}
+
+const walk = (bytes: Uint8Array, options: CheckOptions): CompoundSummary => {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const length = bytes.byteLength
+  if (length < 512) damaged(`the file is cut short (${length} bytes, less than a 512-byte header)`)
+  const u32 = (offset: number): number => {
+    if (offset < 0 || offset + 4 > length) damaged("the file is cut short")
+    return view.getUint32(offset, true)
+  }
+  const shift = view.getUint16(30, true)
+  if (shift !== 9 && shift !== 12) damaged(`its sector size (2^${shift}) is neither 512 nor 4096 bytes`)
+  const sectorSize = 1 << shift
+  const perSector = sectorSize / 4
+  // A sector counts when at least its first byte is in the file: a cut last sector fails when read.
+  const sectorCount = Math.max(0, Math.ceil((length - sectorSize) / sectorSize))
+  const validSector = (id: number) => id < sectorCount
+  const sectorOffset = (id: number) => (id + 1) * sectorSize
+
+  const fatSectors = fatSectorsOf({ u32, sectorCount, perSector, validSector, sectorOffset })
   const fatEntries = fatSectors.length * perSector
   const nextSector = (id: number): number =>
     id < fatEntries
@@ -107,8 +140,8 @@ export const checkCompoundFile = (
     const out: Array<number> = []
     const seen = new Set<number>()
     for (let id = start; id !== END_OF_CHAIN && out.length < limit; id = next(id)) {
-      if (!valid(id)) throw damaged(`${what} points outside the file`)
-      if (seen.has(id)) throw damaged(`${what} loops`)
+      if (!valid(id)) damaged(`${what} points outside the file`)
+      if (seen.has(id)) damaged(`${what} loops`)
       seen.add(id)
       out.push(id)
     }
@@ -120,9 +153,9 @@ export const checkCompoundFile = (
   const entryAt = (index: number): number =>
     sectorOffset(directorySectors[Math.floor((index * 128) / sectorSize)]!) + ((index * 128) % sectorSize)
   const entryCount = (directorySectors.length * sectorSize) / 128
-  if (entryCount === 0) throw damaged("it has no directory")
+  if (entryCount === 0) damaged("it has no directory")
   const type = (index: number) => bytes[entryAt(index) + 66] ?? 0
-  if (type(0) !== ROOT) throw damaged("its directory has no root entry")
+  if (type(0) !== ROOT) damaged("its directory has no root entry")
 
   const nameOf = (index: number): string => {
     const at = entryAt(index)
@@ -142,12 +175,12 @@ export const checkCompoundFile = (
     const pending = child === NO_STREAM ? [] : [child]
     while (pending.length > 0) {
       const index = pending.pop()!
-      if (index >= entryCount) throw damaged("its directory points outside itself")
-      if (visited.has(index)) throw damaged("its directory loops")
+      if (index >= entryCount) damaged("its directory points outside itself")
+      if (visited.has(index)) damaged("its directory loops")
       visited.add(index)
       const at = entryAt(index)
       const depth = storage.depth + 1
-      if (depth > options.maxStorageDepth) throw options.tooDeep()
+      if (depth > options.maxStorageDepth) raise(options.tooDeep())
       const entryType = type(index)
       entries.push({
         index,
@@ -174,8 +207,8 @@ export const checkCompoundFile = (
     i < miniFatCount && id !== 0 && id !== END_OF_CHAIN;
     i++, id = nextSector(id)
   ) {
-    if (!validSector(id)) throw damaged("the small-stream table points outside the file")
-    if (miniFatSectors.includes(id)) throw damaged("the small-stream table loops")
+    if (!validSector(id)) damaged("the small-stream table points outside the file")
+    if (miniFatSectors.includes(id)) damaged("the small-stream table loops")
     if (miniFatSectors.length >= sectorCount) break
     miniFatSectors.push(id)
   }
@@ -191,18 +224,18 @@ export const checkCompoundFile = (
   for (const entry of entries) {
     if (entry.type !== STREAM || entry.size === 0) continue
     if (entry.size > length)
-      throw damaged(
+      damaged(
         `the stream ${entry.name} claims ${entry.size} bytes, more than the whole file (${length} bytes)`,
       )
     total += entry.size
-    if (total > length) throw damaged("its streams claim more bytes than the file holds")
+    if (total > length) damaged("its streams claim more bytes than the file holds")
     const start = u32(entryAt(entry.index) + 116)
     const small = entry.size < MINI_STREAM_CUTOFF
     const needed = Math.ceil(entry.size / (small ? MINI_SECTOR : sectorSize))
     const got = small
       ? chain(start, nextMini, (id) => id < miniSectorCount, `the stream ${entry.name}`, needed)
       : chain(start, nextSector, validSector, `the stream ${entry.name}`, needed)
-    if (got.length < needed) throw damaged(`the stream ${entry.name} is cut short`)
+    if (got.length < needed) damaged(`the stream ${entry.name} is cut short`)
   }
   return { entries }
 }

@@ -3,6 +3,8 @@
  * part converted to text). Attachments, attached messages included, are handed back to become documents
  * of their own.
  */
+
+import { Effect, Either } from "effect"
 import {
   type AddressObject,
   type Attachment,
@@ -10,7 +12,7 @@ import {
   type SimpleParserOptions,
   simpleParser,
 } from "mailparser"
-import { type Backend, ParseFailure, type ParseLimits, type ParseOutput } from "./Backend.ts"
+import { type Backend, fromPromise, ParseFailure, type ParseLimits, type ParseOutput } from "./Backend.ts"
 import { htmlToStructuredText } from "./Html.ts"
 import { cleanBody, type MessagePart, mailbox, messageOutput, splitParts } from "./Message.ts"
 
@@ -80,7 +82,7 @@ const partOf =
       ...(skip === undefined ? {} : { skip }),
       bytes: () => {
         const bytes: Buffer = attachment.content
-        return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+        return Either.right(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength))
       },
     }
   }
@@ -90,52 +92,50 @@ export const isCompoundFile = (bytes: Uint8Array): boolean =>
   bytes[0] === 0xd0 && bytes[1] === 0xcf && bytes[2] === 0x11 && bytes[3] === 0xe0
 
 /** Parses an Internet message (RFC 5322, MIME); a ParseFailure when the bytes are none. */
-export const parseInternetMessage = async (bytes: Uint8Array, limits: ParseLimits): Promise<ParseOutput> => {
-  const mail = await simpleParser(
-    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-    parserOptions,
-  )
-  if (!messageHeaders.some((h) => mail.headers.has(h))) {
-    throw new ParseFailure({
-      reason:
-        "the file is not an e-mail message (it has no e-mail headers such as From, To, Subject or Date)",
-    })
-  }
-  const html = typeof mail.html === "string" ? mail.html : ""
-  const fromText = mail.text !== undefined && mail.text.trim() !== ""
-  const { kept, skipped } = splitParts(mail.attachments.map(partOf(html)))
-  const converted = !fromText && html ? htmlToStructuredText(html) : undefined
-  return messageOutput(
-    {
-      parser: fromText || !html ? "mailparser" : "mailparser+html-to-text",
-      from: addresses(mail.from),
-      to: addresses(mail.to),
-      cc: addresses(mail.cc),
-      date: dateOf(mail.headerLines),
-      subject: mail.subject,
-      messageId: mail.messageId,
-      body: cleanBody(fromText ? mail.text! : (converted?.text ?? "")),
-      structure: converted?.structure,
-      bodyFormat: fromText ? "text" : html ? "html" : "none",
-      kept,
-      skipped,
-    },
-    limits,
-  )
-}
+export const parseInternetMessage = (
+  bytes: Uint8Array,
+  limits: ParseLimits,
+): Effect.Effect<ParseOutput, ParseFailure> =>
+  Effect.gen(function* () {
+    const mail = yield* fromPromise(() =>
+      simpleParser(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), parserOptions),
+    )
+    if (!messageHeaders.some((h) => mail.headers.has(h)))
+      return yield* new ParseFailure({
+        reason:
+          "the file is not an e-mail message (it has no e-mail headers such as From, To, Subject or Date)",
+      })
+    const html = typeof mail.html === "string" ? mail.html : ""
+    const fromText = mail.text !== undefined && mail.text.trim() !== ""
+    const { kept, skipped } = yield* splitParts(mail.attachments.map(partOf(html)))
+    const converted = !fromText && html ? htmlToStructuredText(html) : undefined
+    return yield* messageOutput(
+      {
+        parser: fromText || !html ? "mailparser" : "mailparser+html-to-text",
+        from: addresses(mail.from),
+        to: addresses(mail.to),
+        cc: addresses(mail.cc),
+        date: dateOf(mail.headerLines),
+        subject: mail.subject,
+        messageId: mail.messageId,
+        body: cleanBody(fromText ? mail.text! : (converted?.text ?? "")),
+        structure: converted?.structure,
+        bodyFormat: fromText ? "text" : html ? "html" : "none",
+        kept,
+        skipped,
+      },
+      limits,
+    )
+  })
 
 export const emailBackend: Backend = {
   name: "email",
-  parse: async ({ bytes, limits }) => {
+  parse: ({ bytes, limits }) =>
     // An Outlook message saved under the wrong extension is still read, as the Outlook message it is.
-    if (isCompoundFile(bytes)) {
-      const { parseOutlookMessage } = await import("./Outlook.ts")
-      return parseOutlookMessage(bytes, limits).catch((e: unknown) => {
-        throw e instanceof ParseFailure
-          ? new ParseFailure({ reason: `this is an Outlook .msg file: ${e.reason}` })
-          : e
-      })
-    }
-    return parseInternetMessage(bytes, limits)
-  },
+    isCompoundFile(bytes)
+      ? Effect.promise(() => import("./Outlook.ts")).pipe(
+          Effect.flatMap(({ parseOutlookMessage }) => parseOutlookMessage(bytes, limits)),
+          Effect.mapError((e) => new ParseFailure({ reason: `this is an Outlook .msg file: ${e.reason}` })),
+        )
+      : parseInternetMessage(bytes, limits),
 }

@@ -1,5 +1,6 @@
 import type { PageBlock } from "@dxs/domain/Content"
 import type { Table } from "@dxs/domain/Tables"
+import { Effect, Either } from "effect"
 import ExcelJS from "exceljs"
 import { type Backend, ParseFailure, type ParseInput, type ParseOutput, pageText } from "./Backend.ts"
 import {
@@ -213,20 +214,34 @@ const pageOf = (number: number, page: SheetText) => ({
 const sheetLabel = (name: string, state: string | undefined): string =>
   state === "hidden" ? `${name} [hidden]` : state === "veryHidden" ? `${name} [very hidden]` : name
 
-const parseWorkbook = async (input: ParseInput, parser = "exceljs"): Promise<ParseOutput> => {
-  const pkg = await inspectOoxml(input, "excel")
-  const workbook = new ExcelJS.Workbook()
-  try {
-    // exceljs's own Buffer type predates Node's generic one.
-    await workbook.xlsx.load(Buffer.from(input.bytes) as unknown as ExcelJS.Buffer)
-  } catch (error) {
-    return parseWithOfficeParser(input, pkg, error instanceof Error ? error.message : String(error))
-  }
+const tooManySheets = (input: ParseInput, sheets: number) =>
+  new ParseFailure({
+    reason: `the workbook has ${sheets} sheets, more than the limit of ${input.limits.maxPages} pages per document`,
+  })
+
+const parseWorkbook = (input: ParseInput, parser = "exceljs"): Effect.Effect<ParseOutput, ParseFailure> =>
+  Effect.gen(function* () {
+    const pkg = yield* inspectOoxml(input, "excel")
+    const workbook = new ExcelJS.Workbook()
+    const loaded = yield* Effect.either(
+      Effect.tryPromise({
+        // exceljs's own Buffer type predates Node's generic one.
+        try: () => workbook.xlsx.load(Buffer.from(input.bytes) as unknown as ExcelJS.Buffer),
+        catch: (error) => (error instanceof Error ? error.message : String(error)),
+      }),
+    )
+    if (Either.isLeft(loaded)) return yield* parseWithOfficeParser(input, pkg, loaded.left)
+    return yield* readWorkbook(input, workbook, pkg, parser)
+  })
+
+const readWorkbook = (
+  input: ParseInput,
+  workbook: ExcelJS.Workbook,
+  pkg: OoxmlPackage,
+  parser: string,
+): Either.Either<ParseOutput, ParseFailure> => {
   const sheets = workbook.worksheets
-  if (sheets.length > input.limits.maxPages)
-    throw new ParseFailure({
-      reason: `the workbook has ${sheets.length} sheets, more than the limit of ${input.limits.maxPages} pages per document`,
-    })
+  if (sheets.length > input.limits.maxPages) return Either.left(tooManySheets(input, sheets.length))
   const date1904 = workbook.properties?.date1904 === true
   const summaries: Array<Record<string, unknown>> = []
   const pages = sheets.map((sheet, index) => {
@@ -253,11 +268,11 @@ const parseWorkbook = async (input: ParseInput, parser = "exceljs"): Promise<Par
     })
     return pageOf(index + 1, page)
   })
-  return {
+  return Either.right({
     parser,
     pages,
     metadata: { ...coreProperties(pkg), sheet_count: sheets.length, sheets: summaries },
-  }
+  })
 }
 
 /** The part of officeparser's AST read here: sheets of rows of cells, 0-based row and column. */
@@ -273,31 +288,37 @@ interface AstNode {
  * it does not know) read by officeparser instead: the values as stored, so dates stay serial numbers
  * and formats are not applied, and hidden sheets are not told apart. Said so in the metadata.
  */
-const parseWithOfficeParser = async (
+const parseWithOfficeParser = (
   input: ParseInput,
   pkg: OoxmlPackage,
   reason: string,
-): Promise<ParseOutput> => {
-  const { OfficeParser } = await import("officeparser")
-  let content: ReadonlyArray<AstNode>
-  try {
-    const ast = await OfficeParser.parseOffice(Buffer.from(input.bytes), {
-      ignoreComments: true,
-      extractAttachments: false,
-      ocr: false,
-      decompressionLimits: { maxUncompressedBytes: input.limits.maxDecompressedBytes, maxZipEntries },
+): Effect.Effect<ParseOutput, ParseFailure> =>
+  Effect.gen(function* () {
+    const { OfficeParser } = yield* Effect.promise(() => import("officeparser"))
+    const ast = yield* Effect.tryPromise({
+      try: () =>
+        OfficeParser.parseOffice(Buffer.from(input.bytes), {
+          ignoreComments: true,
+          extractAttachments: false,
+          ocr: false,
+          decompressionLimits: { maxUncompressedBytes: input.limits.maxDecompressedBytes, maxZipEntries },
+        }),
+      catch: (error) =>
+        new ParseFailure({
+          reason: `could not read the Excel workbook: ${reason}; ${error instanceof Error ? error.message : String(error)}`,
+        }),
     })
-    content = ast.content as ReadonlyArray<AstNode>
-  } catch (error) {
-    throw new ParseFailure({
-      reason: `could not read the Excel workbook: ${reason}; ${error instanceof Error ? error.message : String(error)}`,
-    })
-  }
+    return yield* readOfficeParserSheets(input, ast.content as ReadonlyArray<AstNode>, pkg, reason)
+  })
+
+const readOfficeParserSheets = (
+  input: ParseInput,
+  content: ReadonlyArray<AstNode>,
+  pkg: OoxmlPackage,
+  reason: string,
+): Either.Either<ParseOutput, ParseFailure> => {
   const sheets = content.filter((n) => n.type === "sheet")
-  if (sheets.length > input.limits.maxPages)
-    throw new ParseFailure({
-      reason: `the workbook has ${sheets.length} sheets, more than the limit of ${input.limits.maxPages} pages per document`,
-    })
+  if (sheets.length > input.limits.maxPages) return Either.left(tooManySheets(input, sheets.length))
   const summaries: Array<Record<string, unknown>> = []
   const pages = sheets.map((sheet, index) => {
     const name = String(
@@ -320,7 +341,7 @@ const parseWithOfficeParser = async (
     })
     return pageOf(index + 1, page)
   })
-  return {
+  return Either.right({
     parser: "officeparser",
     pages,
     metadata: {
@@ -330,7 +351,7 @@ const parseWithOfficeParser = async (
       values: "as stored (dates as serial numbers, number formats not applied)",
       exceljs_error: reason,
     },
-  }
+  })
 }
 
 // --- CSV ---
@@ -429,7 +450,7 @@ export const detectDelimiter = (text: string): string => {
 
 const delimiterNames: Record<string, string> = { ",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe" }
 
-const parseCsv = async (input: ParseInput): Promise<ParseOutput> => {
+const parseCsv = (input: ParseInput): ParseOutput => {
   const { text, encoding } = decodeText(input.bytes)
   const delimiter = detectDelimiter(text)
   const writer = new SheetWriter()
@@ -459,9 +480,9 @@ const parseCsv = async (input: ParseInput): Promise<ParseOutput> => {
   }
 }
 
-const parse = async (input: ParseInput): Promise<ParseOutput> => {
+const parse = (input: ParseInput): Effect.Effect<ParseOutput, ParseFailure> => {
   const ext = extensionOf(input.fileName)
-  if (ext === ".csv") return parseCsv(input)
+  if (ext === ".csv") return Effect.sync(() => parseCsv(input))
   return parseModernOrConverted(input, {
     legacyExtensions,
     oleExtension: ".xls",

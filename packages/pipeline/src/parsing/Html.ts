@@ -4,6 +4,7 @@
  * text is cut into pages as for plain text.
  */
 import { createRequire } from "node:module"
+import { Effect } from "effect"
 import { type Backend, ParseFailure } from "./Backend.ts"
 import {
   collectStructure,
@@ -161,22 +162,23 @@ const pageInfo = (html: string): PageInfo => {
 
 export const htmlBackend: Backend = {
   name: "html",
-  parse: async ({ bytes, contentType, limits }) => {
-    const decoded = decodeText(bytes, declaredCharset(bytes, contentType))
-    if (looksBinary(decoded.text))
-      throw new ParseFailure({ reason: "the file is not an HTML page (it looks binary)" })
-    const info = pageInfo(decoded.text)
-    const { text, structure } = htmlToStructuredText(decoded.text)
-    const pages = placeStructure(textPages(chunkText(text), limits), structure)
-    return {
-      parser: "html-to-text",
-      pages,
-      metadata: {
-        ...info,
-        encoding: decoded.encoding,
-        characters: countCharacters(text),
-        page_source: pageSource(pages.length),
-      },
-    }
-  },
+  parse: ({ bytes, contentType, limits }) =>
+    Effect.gen(function* () {
+      const decoded = decodeText(bytes, declaredCharset(bytes, contentType))
+      if (looksBinary(decoded.text))
+        return yield* new ParseFailure({ reason: "the file is not an HTML page (it looks binary)" })
+      const info = pageInfo(decoded.text)
+      const { text, structure } = htmlToStructuredText(decoded.text)
+      const pages = placeStructure(yield* textPages(chunkText(text), limits), structure)
+      return {
+        parser: "html-to-text",
+        pages,
+        metadata: {
+          ...info,
+          encoding: decoded.encoding,
+          characters: countCharacters(text),
+          page_source: pageSource(pages.length),
+        },
+      }
+    }),
 }

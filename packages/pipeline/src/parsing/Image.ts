@@ -1,5 +1,6 @@
 import { createCanvas, loadImage } from "@napi-rs/canvas"
-import sharp, { type Metadata } from "sharp"
+import { Effect } from "effect"
+import sharp from "sharp"
 import { type Backend, type ParsedPage, ParseFailure, type ParseInput, type ParseOutput } from "./Backend.ts"
 import { type OcrResult, ocrPng } from "./Ocr.ts"
 
@@ -53,75 +54,68 @@ const isBmp = (bytes: Uint8Array): boolean => bytes.length >= 26 && bytes[0] ===
 const bmpHeaderSizes = new Set([12, 40, 52, 56, 64, 108, 124])
 
 /** sharp (libvips) has no BMP decoder; Skia, through @napi-rs/canvas, has. */
-const bmpToPng = async (bytes: Uint8Array): Promise<{ png: Uint8Array; dpi: number | undefined }> => {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  const headerSize = view.getUint32(14, true)
-  if (!bmpHeaderSizes.has(headerSize)) throw notAnImage("unreadable BMP (unknown header)")
-  const core = headerSize === 12
-  const width = core ? view.getUint16(18, true) : Math.abs(view.getInt32(18, true))
-  const height = core ? view.getUint16(20, true) : Math.abs(view.getInt32(22, true))
-  if (width * height > maxInputPixels)
-    throw new ParseFailure({ reason: `the image is too large (${width}×${height} pixels)` })
-  const pixelsPerMetre = !core && bytes.length >= 42 ? view.getInt32(38, true) : 0
-  let image: Awaited<ReturnType<typeof loadImage>>
-  try {
-    image = await loadImage(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
-  } catch (e) {
-    throw notAnImage(`unreadable BMP (${message(e)})`)
-  }
-  if (image.width === 0 || image.height === 0) throw notAnImage("unreadable BMP")
-  const canvas = createCanvas(image.width, image.height)
-  canvas.getContext("2d").drawImage(image, 0, 0)
-  const dpi = pixelsPerMetre > 0 ? Math.round(pixelsPerMetre * 0.0254) : undefined
-  return { png: await canvas.encode("png"), dpi }
-}
+const bmpToPng = (bytes: Uint8Array) =>
+  Effect.gen(function* () {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    const headerSize = view.getUint32(14, true)
+    if (!bmpHeaderSizes.has(headerSize)) return yield* notAnImage("unreadable BMP (unknown header)")
+    const core = headerSize === 12
+    const width = core ? view.getUint16(18, true) : Math.abs(view.getInt32(18, true))
+    const height = core ? view.getUint16(20, true) : Math.abs(view.getInt32(22, true))
+    if (width * height > maxInputPixels)
+      return yield* new ParseFailure({ reason: `the image is too large (${width}×${height} pixels)` })
+    const pixelsPerMetre = !core && bytes.length >= 42 ? view.getInt32(38, true) : 0
+    const image = yield* Effect.tryPromise({
+      try: () => loadImage(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
+      catch: (e) => notAnImage(`unreadable BMP (${message(e)})`),
+    })
+    if (image.width === 0 || image.height === 0) return yield* notAnImage("unreadable BMP")
+    const canvas = createCanvas(image.width, image.height)
+    canvas.getContext("2d").drawImage(image, 0, 0)
+    const dpi = pixelsPerMetre > 0 ? Math.round(pixelsPerMetre * 0.0254) : undefined
+    const png: Uint8Array = yield* Effect.promise(() => canvas.encode("png"))
+    return { png, dpi }
+  })
 
 const source = (bytes: Uint8Array, page = 0, failOn: "error" | "none" = "error") =>
   sharp(bytes, { page, failOn, limitInputPixels: maxInputPixels })
 
-const decode = async (input: ParseInput): Promise<Decoded> => {
-  if (input.bytes.length === 0) throw notAnImage("the file is empty")
-  let bytes = input.bytes
-  let bmpDpi: number | undefined
-  let bmp = false
-  if (isBmp(bytes)) {
-    const converted = await bmpToPng(bytes)
-    bytes = converted.png
-    bmpDpi = converted.dpi
-    bmp = true
-  }
-  let meta: Metadata
-  try {
-    meta = await source(bytes).metadata()
-  } catch (e) {
-    throw notAnImage(message(e).replace(/^Input (buffer|file) (contains|has) /, ""))
-  }
-  const format = bmp ? "bmp" : formats[meta.format]
-  if (format === undefined) throw notAnImage(`${meta.format} is not a supported image format`)
-  if (meta.width * meta.height > maxInputPixels) {
-    throw new ParseFailure({ reason: `the image is too large (${meta.width}×${meta.height} pixels)` })
-  }
-  const count = meta.pages ?? 1
-  const multiPage = format === "tiff"
-  const pages = multiPage ? count : 1
-  if (pages > input.limits.maxPages) {
-    throw new ParseFailure({
-      reason: `the image has ${pages} pages, more than the limit of ${input.limits.maxPages}`,
+const decode = (input: ParseInput): Effect.Effect<Decoded, ParseFailure> =>
+  Effect.gen(function* () {
+    if (input.bytes.length === 0) return yield* notAnImage("the file is empty")
+    const bmp = isBmp(input.bytes) ? yield* bmpToPng(input.bytes) : undefined
+    const bytes = bmp?.png ?? input.bytes
+    const meta = yield* Effect.tryPromise({
+      try: () => source(bytes).metadata(),
+      catch: (e) => notAnImage(message(e).replace(/^Input (buffer|file) (contains|has) /, "")),
     })
-  }
-  const frames: Array<Frame> = []
-  for (let index = 0; index < pages; index++) {
-    const m = index === 0 ? meta : await source(bytes, index).metadata()
-    if (m.width * m.height > maxInputPixels) {
-      throw new ParseFailure({ reason: `page ${index + 1} is too large (${m.width}×${m.height} pixels)` })
+    const format = bmp ? "bmp" : formats[meta.format]
+    if (format === undefined) return yield* notAnImage(`${meta.format} is not a supported image format`)
+    if (meta.width * meta.height > maxInputPixels)
+      return yield* new ParseFailure({
+        reason: `the image is too large (${meta.width}×${meta.height} pixels)`,
+      })
+    const count = meta.pages ?? 1
+    const multiPage = format === "tiff"
+    const pages = multiPage ? count : 1
+    if (pages > input.limits.maxPages)
+      return yield* new ParseFailure({
+        reason: `the image has ${pages} pages, more than the limit of ${input.limits.maxPages}`,
+      })
+    const frames: Array<Frame> = []
+    for (let index = 0; index < pages; index++) {
+      const m = index === 0 ? meta : yield* Effect.promise(() => source(bytes, index).metadata())
+      if (m.width * m.height > maxInputPixels)
+        return yield* new ParseFailure({
+          reason: `page ${index + 1} is too large (${m.width}×${m.height} pixels)`,
+        })
+      frames.push({ index, width: m.autoOrient.width, height: m.autoOrient.height })
     }
-    frames.push({ index, width: m.autoOrient.width, height: m.autoOrient.height })
-  }
-  // libvips reports 72 when the file declares no resolution: that says nothing.
-  const declared = meta.density !== undefined && meta.density > 0 && meta.density !== 72
-  const dpi = bmpDpi ?? (declared ? Math.round(meta.density!) : undefined)
-  return { bytes, format, frames, animationFrames: !multiPage && count > 1 ? count : undefined, dpi }
-}
+    // libvips reports 72 when the file declares no resolution: that says nothing.
+    const declared = meta.density !== undefined && meta.density > 0 && meta.density !== 72
+    const dpi = bmp?.dpi ?? (declared ? Math.round(meta.density!) : undefined)
+    return { bytes, format, frames, animationFrames: !multiPage && count > 1 ? count : undefined, dpi }
+  })
 
 /** Rounded down when shrinking, so a capped frame stays within maxPixels. */
 const scaledSize = (frame: Frame, scale: number): { width: number; height: number } => {
@@ -133,28 +127,35 @@ const scaledSize = (frame: Frame, scale: number): { width: number; height: numbe
  * The frame, upright, on white, resized by `scale`, as PNG. A damaged frame (truncated file, bad data) is
  * decoded as far as it goes, like an image viewer would, and flagged.
  */
-const framePng = async (
+const framePng = (
   decoded: Decoded,
   frame: Frame,
   scale: number,
   compressionLevel: number,
-): Promise<{ png: Uint8Array; damaged: boolean }> => {
-  const encode = (failOn: "error" | "none") => {
-    let image = source(decoded.bytes, frame.index, failOn).autoOrient().flatten({ background: "#ffffff" })
-    if (scale !== 1) image = image.resize({ ...scaledSize(frame, scale), fit: "fill" })
-    return image.png({ compressionLevel }).toBuffer()
-  }
-  try {
-    return { png: await encode("error"), damaged: false }
-  } catch (strict) {
-    try {
-      return { png: await encode("none"), damaged: true }
-    } catch {
-      throw new ParseFailure({
-        reason: `page ${frame.index + 1} of the image cannot be decoded: ${message(strict)}`,
-      })
-    }
-  }
+): Effect.Effect<{ png: Uint8Array; damaged: boolean }, ParseFailure> => {
+  const encode = (failOn: "error" | "none") =>
+    Effect.tryPromise({
+      try: (): Promise<Uint8Array> => {
+        let image = source(decoded.bytes, frame.index, failOn).autoOrient().flatten({ background: "#ffffff" })
+        if (scale !== 1) image = image.resize({ ...scaledSize(frame, scale), fit: "fill" })
+        return image.png({ compressionLevel }).toBuffer()
+      },
+      catch: (e) => e,
+    })
+  return encode("error").pipe(
+    Effect.map((png) => ({ png, damaged: false })),
+    Effect.catchAll((strict) =>
+      encode("none").pipe(
+        Effect.map((png) => ({ png, damaged: true })),
+        Effect.mapError(
+          () =>
+            new ParseFailure({
+              reason: `page ${frame.index + 1} of the image cannot be decoded: ${message(strict)}`,
+            }),
+        ),
+      ),
+    ),
+  )
 }
 
 /** Never more than maxPixels; small images of unknown or low resolution are enlarged for the OCR. */
@@ -214,74 +215,76 @@ const withoutDarkEdges = async (
  * The page's OCR. A page where nothing was read is read again without the dark bands along its edges:
  * tesseract finds no text at all on some scans framed by black edges, and reads them well once cropped.
  */
-const ocrPage = async (png: Uint8Array, scale: number): Promise<OcrResult> => {
-  const first = await ocrPng(png, { scale })
-  if (first.words.length > 0) return first
-  const cropped = await withoutDarkEdges(png)
-  if (cropped === undefined) return first
-  const again = await ocrPng(cropped.png, { scale })
-  if (again.words.length === 0) return first
-  const dx = cropped.left / scale
-  const dy = cropped.top / scale
-  return {
-    ...again,
-    words: again.words.map((w) => ({ ...w, x: round2(w.x + dx), y: round2(w.y + dy) })),
-    width: first.width,
-    height: first.height,
-  }
-}
+const ocrPage = (png: Uint8Array, scale: number): Effect.Effect<OcrResult, ParseFailure> =>
+  Effect.gen(function* () {
+    const first = yield* ocrPng(png, { scale })
+    if (first.words.length > 0) return first
+    const cropped = yield* Effect.promise(() => withoutDarkEdges(png))
+    if (cropped === undefined) return first
+    const again = yield* ocrPng(cropped.png, { scale })
+    if (again.words.length === 0) return first
+    const dx = cropped.left / scale
+    const dy = cropped.top / scale
+    return {
+      ...again,
+      words: again.words.map((w) => ({ ...w, x: round2(w.x + dx), y: round2(w.y + dy) })),
+      width: first.width,
+      height: first.height,
+    }
+  })
 
-const parse = async (input: ParseInput): Promise<ParseOutput> => {
-  const decoded = await decode(input)
-  const pages: Array<ParsedPage> = []
-  const confidences: Array<number> = []
-  const downscaled: Array<{ page: number; width: number; height: number }> = []
-  const damaged: Array<number> = []
-  for (const frame of decoded.frames) {
-    const scale = ocrScale(frame, decoded.dpi)
-    const { png, damaged: isDamaged } = await framePng(decoded, frame, scale, 1)
-    if (isDamaged) damaged.push(frame.index + 1)
-    if (scale < 1) downscaled.push({ page: frame.index + 1, ...scaledSize(frame, scale) })
-    const ocr = await ocrPage(png, scale)
-    if (ocr.words.length > 0) confidences.push(ocr.confidence)
-    pages.push({
-      number: frame.index + 1,
-      text: ocr.text,
-      width: frame.width,
-      height: frame.height,
-      unit: "px",
-      layout: ocr.words,
-    })
-  }
-  const first = decoded.frames[0]
-  const metadata: Record<string, unknown> = {
-    format: decoded.format,
-    width: first?.width ?? null,
-    height: first?.height ?? null,
-    pages: pages.length,
-    ...(decoded.animationFrames !== undefined ? { animationFrames: decoded.animationFrames } : {}),
-    ...(decoded.dpi !== undefined ? { dpi: decoded.dpi } : {}),
-    ...(downscaled.length > 0 ? { downscaled, maxPixels } : {}),
-    // Pages decoded only partly (truncated or corrupt data).
-    ...(damaged.length > 0 ? { damagedPages: damaged } : {}),
-    confidence:
-      confidences.length === 0 ? 0 : round2(confidences.reduce((a, b) => a + b, 0) / confidences.length),
-    parser: "tesseract.js",
-  }
-  return { parser: "tesseract.js", pages, metadata }
-}
+const parse = (input: ParseInput): Effect.Effect<ParseOutput, ParseFailure> =>
+  Effect.gen(function* () {
+    const decoded = yield* decode(input)
+    const pages: Array<ParsedPage> = []
+    const confidences: Array<number> = []
+    const downscaled: Array<{ page: number; width: number; height: number }> = []
+    const damaged: Array<number> = []
+    for (const frame of decoded.frames) {
+      const scale = ocrScale(frame, decoded.dpi)
+      const { png, damaged: isDamaged } = yield* framePng(decoded, frame, scale, 1)
+      if (isDamaged) damaged.push(frame.index + 1)
+      if (scale < 1) downscaled.push({ page: frame.index + 1, ...scaledSize(frame, scale) })
+      const ocr = yield* ocrPage(png, scale)
+      if (ocr.words.length > 0) confidences.push(ocr.confidence)
+      pages.push({
+        number: frame.index + 1,
+        text: ocr.text,
+        width: frame.width,
+        height: frame.height,
+        unit: "px",
+        layout: ocr.words,
+      })
+    }
+    const first = decoded.frames[0]
+    const metadata: Record<string, unknown> = {
+      format: decoded.format,
+      width: first?.width ?? null,
+      height: first?.height ?? null,
+      pages: pages.length,
+      ...(decoded.animationFrames !== undefined ? { animationFrames: decoded.animationFrames } : {}),
+      ...(decoded.dpi !== undefined ? { dpi: decoded.dpi } : {}),
+      ...(downscaled.length > 0 ? { downscaled, maxPixels } : {}),
+      // Pages decoded only partly (truncated or corrupt data).
+      ...(damaged.length > 0 ? { damagedPages: damaged } : {}),
+      confidence:
+        confidences.length === 0 ? 0 : round2(confidences.reduce((a, b) => a + b, 0) / confidences.length),
+      parser: "tesseract.js",
+    }
+    return { parser: "tesseract.js", pages, metadata } satisfies ParseOutput
+  })
 
-const renderPage = async (input: ParseInput, pageNumber: number): Promise<Uint8Array> => {
-  const decoded = await decode(input)
-  const frame = decoded.frames[pageNumber - 1]
-  if (frame === undefined) {
-    throw new ParseFailure({
-      reason: `page ${pageNumber} does not exist (the image has ${decoded.frames.length})`,
-    })
-  }
-  const scale = Math.min(1, Math.sqrt(maxPixels / (frame.width * frame.height)))
-  return (await framePng(decoded, frame, scale, 6)).png
-}
+const renderPage = (input: ParseInput, pageNumber: number): Effect.Effect<Uint8Array, ParseFailure> =>
+  Effect.gen(function* () {
+    const decoded = yield* decode(input)
+    const frame = decoded.frames[pageNumber - 1]
+    if (frame === undefined)
+      return yield* new ParseFailure({
+        reason: `page ${pageNumber} does not exist (the image has ${decoded.frames.length})`,
+      })
+    const scale = Math.min(1, Math.sqrt(maxPixels / (frame.width * frame.height)))
+    return (yield* framePng(decoded, frame, scale, 6)).png
+  })
 
 export const imageBackend: Backend = {
   name: "image",

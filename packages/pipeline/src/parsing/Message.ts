@@ -5,7 +5,8 @@
  * continues on further pages.
  */
 import { extensionOfMimeType, mimeTypeOfFileName, unreadFormats } from "@dxs/domain/DocumentType"
-import type { ExtractedAttachment, ParseLimits, ParseOutput } from "./Backend.ts"
+import { Either } from "effect"
+import type { ExtractedAttachment, ParsedPage, ParseFailure, ParseLimits, ParseOutput } from "./Backend.ts"
 import { chunkText, pageChars, pageSource, textPages } from "./TextPages.ts"
 import { noStructure, placeStructure, type TextStructure } from "./TextStructure.ts"
 
@@ -76,8 +77,8 @@ export interface MessagePart {
   readonly messageExtension?: ".eml" | ".msg"
   /** Why it does not become a document, if it does not. */
   readonly skip?: string
-  /** Read only for kept attachments. */
-  readonly bytes: () => Uint8Array
+  /** Read only for kept attachments; a damaged one fails the message. */
+  readonly bytes: () => Either.Either<Uint8Array, ParseFailure>
 }
 
 export interface SkippedAttachment {
@@ -86,27 +87,37 @@ export interface SkippedAttachment {
 }
 
 /** Unnamed attachments are numbered in the order of the documents they become. */
-export const splitParts = (parts: ReadonlyArray<MessagePart>) => {
+export const splitParts = (
+  parts: ReadonlyArray<MessagePart>,
+): Either.Either<
+  { readonly kept: Array<ExtractedAttachment>; readonly skipped: Array<SkippedAttachment> },
+  ParseFailure
+> => {
   const taken = new Set<string>()
-  const kept = parts
-    .filter((part) => part.skip === undefined)
-    .map(
-      (part, i): ExtractedAttachment => ({
-        fileName: uniqueName(
-          attachmentName(part.fileName, part.contentType, i + 1, part.messageExtension),
-          taken,
+  const kept = Either.all(
+    parts
+      .filter((part) => part.skip === undefined)
+      .map((part, i) =>
+        Either.map(
+          part.bytes(),
+          (bytes): ExtractedAttachment => ({
+            fileName: uniqueName(
+              attachmentName(part.fileName, part.contentType, i + 1, part.messageExtension),
+              taken,
+            ),
+            contentType: part.contentType.toLowerCase(),
+            bytes,
+          }),
         ),
-        contentType: part.contentType.toLowerCase(),
-        bytes: part.bytes(),
-      }),
-    )
+      ),
+  )
   const skipped: Array<SkippedAttachment> = parts
     .filter((part) => part.skip !== undefined)
     .map((part, i) => ({
       name: attachmentName(part.fileName, part.contentType, i + 1, part.messageExtension),
       reason: part.skip!,
     }))
-  return { kept, skipped }
+  return Either.map(kept, (kept) => ({ kept, skipped }))
 }
 
 /** "Name <address>", or whichever of the two there is. */
@@ -146,7 +157,10 @@ export interface MessageContent {
 }
 
 /** The pages and metadata of a message. */
-export const messageOutput = (m: MessageContent, limits: ParseLimits): ParseOutput => {
+export const messageOutput = (
+  m: MessageContent,
+  limits: ParseLimits,
+): Either.Either<ParseOutput, ParseFailure> => {
   const names = m.kept.map((a) => a.fileName)
   const subject = m.subject?.trim()
   const headerBlock = [
@@ -161,25 +175,32 @@ export const messageOutput = (m: MessageContent, limits: ParseLimits): ParseOutp
     .join("\n")
   const [first = "", ...rest] = chunkText(m.body, pageChars)
   const firstPage = [headerBlock, first].filter((part) => part !== "").join("\n\n")
-  const pages = placeStructure(textPages([firstPage, ...rest], limits), m.structure ?? noStructure)
-  return {
-    parser: m.parser,
-    pages,
-    metadata: {
-      ...m.metadata,
-      from: m.from.join(", "),
-      to: m.to,
-      cc: m.cc,
-      subject: subject ?? "",
-      ...(m.date ? { date: m.date } : {}),
-      ...(m.messageId ? { message_id: m.messageId } : {}),
-      body_format: m.bodyFormat,
-      attachment_count: m.kept.length,
-      attachment_names: names,
-      ...(m.skipped.length > 0 ? { skipped_attachments: m.skipped } : {}),
-      page_source:
-        pages.length > 1 ? `headers, then the body in ${pageSource(pages.length)}` : "whole message",
-    },
-    attachments: m.kept,
-  }
+  return Either.map(textPages([firstPage, ...rest], limits), (chunks) =>
+    messagePages(m, placeStructure(chunks, m.structure ?? noStructure), subject, names),
+  )
 }
+
+const messagePages = (
+  m: MessageContent,
+  pages: ReadonlyArray<ParsedPage>,
+  subject: string | undefined,
+  names: ReadonlyArray<string>,
+): ParseOutput => ({
+  parser: m.parser,
+  pages,
+  metadata: {
+    ...m.metadata,
+    from: m.from.join(", "),
+    to: m.to,
+    cc: m.cc,
+    subject: subject ?? "",
+    ...(m.date ? { date: m.date } : {}),
+    ...(m.messageId ? { message_id: m.messageId } : {}),
+    body_format: m.bodyFormat,
+    attachment_count: m.kept.length,
+    attachment_names: names,
+    ...(m.skipped.length > 0 ? { skipped_attachments: m.skipped } : {}),
+    page_source: pages.length > 1 ? `headers, then the body in ${pageSource(pages.length)}` : "whole message",
+  },
+  attachments: m.kept,
+})

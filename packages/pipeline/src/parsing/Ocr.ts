@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
+import { Effect } from "effect"
 import Tesseract from "tesseract.js"
 import { type LayoutItem, ParseFailure, reportSlowStep } from "./Backend.ts"
 
@@ -47,10 +48,19 @@ export const ocrWorkerOptions = (): Partial<Tesseract.WorkerOptions> => {
     gzip: true,
     cacheMethod: "none",
   }
-  for (const path of [join(options.langPath, "eng.traineddata.gz"), options.workerPath, options.corePath]) {
-    if (!existsSync(path)) throw new ParseFailure({ reason: `OCR is not installed: ${path} is missing` })
-  }
   return options
+}
+
+/** A ParseFailure naming the first file of the worker options that is not there, else undefined. */
+const notInstalled = (options: Partial<Tesseract.WorkerOptions>): ParseFailure | undefined => {
+  const missing = [
+    join(options.langPath ?? "", "eng.traineddata.gz"),
+    options.workerPath,
+    options.corePath,
+  ].find((path) => path === undefined || !existsSync(path))
+  return missing === undefined
+    ? undefined
+    : new ParseFailure({ reason: `OCR is not installed: ${missing} is missing` })
 }
 
 interface Running {
@@ -59,14 +69,18 @@ interface Running {
   readonly died: Promise<never>
 }
 
-let current: Promise<Running> | undefined
+let current: Promise<Running | ParseFailure> | undefined
 let queue: Promise<unknown> = Promise.resolve()
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e)).replace(/^Error: /, "")
 
 const startTimeoutMs = 60_000
 
-const startWorker = async (): Promise<Running> => {
+/** The shared worker started, or a ParseFailure when OCR is not installed. */
+const startWorker = async (): Promise<Running | ParseFailure> => {
+  const options = ocrWorkerOptions()
+  const failure = notInstalled(options)
+  if (failure !== undefined) return failure
   let timer: NodeJS.Timeout | undefined
   let timedOut = false
   const timeout = new Promise<never>((_, reject) => {
@@ -76,7 +90,7 @@ const startWorker = async (): Promise<Running> => {
     }, startTimeoutMs)
   })
   const created = Tesseract.createWorker("eng", Tesseract.OEM.LSTM_ONLY, {
-    ...ocrWorkerOptions(),
+    ...options,
     // Without a handler tesseract.js rethrows worker-side failures inside a message listener, an uncaught
     // exception that ends the process. The failing call is rejected either way.
     errorHandler: () => {},
@@ -94,14 +108,14 @@ const startWorker = async (): Promise<Running> => {
   return { worker, died }
 }
 
-const getWorker = (): Promise<Running> => {
+const getWorker = (): Promise<Running | ParseFailure> => {
   if (current === undefined) {
     const started = startWorker()
     current = started
     const forget = () => {
       if (current === started) current = undefined
     }
-    started.then((r) => r.died).catch(forget)
+    started.then((r) => (r instanceof ParseFailure ? forget() : r.died)).catch(forget)
   }
   return current
 }
@@ -144,52 +158,71 @@ const withoutBogusResolution = (png: Uint8Array): Uint8Array => {
 
 const round = (n: number): number => Math.round(n * 100) / 100
 
+/** The shared worker's reading of the image, or a ParseFailure when OCR is not installed. */
+const recognize = async (png: Uint8Array): Promise<Tesseract.RecognizeResult | ParseFailure> => {
+  const running = await getWorker()
+  if (running instanceof ParseFailure) return running
+  const clean = withoutBogusResolution(png)
+  const image = Buffer.from(clean.buffer, clean.byteOffset, clean.byteLength)
+  return Promise.race([running.worker.recognize(image, {}, { text: true, blocks: true }), running.died])
+}
+
 /** Recognises the text of a PNG image. Failures are ParseFailure. */
-export const ocrPng = (png: Uint8Array, options?: { scale?: number }): Promise<OcrResult> => {
-  const size = pngSize(png)
-  if (size === undefined) return Promise.reject(new ParseFailure({ reason: "OCR input is not a PNG image" }))
-  const scale = options?.scale !== undefined && options.scale > 0 ? options.scale : 1
-  return serialised(async () => {
-    let result: Tesseract.RecognizeResult
-    try {
-      const { worker, died } = await getWorker()
-      const clean = withoutBogusResolution(png)
-      const image = Buffer.from(clean.buffer, clean.byteOffset, clean.byteLength)
-      result = await Promise.race([worker.recognize(image, {}, { text: true, blocks: true }), died])
-    } catch (e) {
-      throw e instanceof ParseFailure ? e : new ParseFailure({ reason: `OCR failed: ${message(e)}` })
-    }
-    reportSlowStep()
-    const words: Array<LayoutItem> = []
-    for (const block of result.data.blocks ?? []) {
-      for (const paragraph of block.paragraphs) {
-        for (const line of paragraph.lines) {
-          for (const word of line.words) {
-            const text = word.text.trim()
-            if (text === "") continue
-            const { x0, y0, x1, y1 } = word.bbox
-            words.push({
-              text,
-              x: round(x0 / scale),
-              y: round(y0 / scale),
-              width: round((x1 - x0) / scale),
-              height: round((y1 - y0) / scale),
-              confidence: round(word.confidence),
-            })
-          }
+export const ocrPng = (
+  png: Uint8Array,
+  options?: { scale?: number },
+): Effect.Effect<OcrResult, ParseFailure> =>
+  Effect.suspend(() => {
+    const size = pngSize(png)
+    if (size === undefined) return Effect.fail(new ParseFailure({ reason: "OCR input is not a PNG image" }))
+    const scale = options?.scale !== undefined && options.scale > 0 ? options.scale : 1
+    return Effect.tryPromise({
+      try: () => serialised(() => recognize(png)),
+      catch: (e) => new ParseFailure({ reason: `OCR failed: ${message(e)}` }),
+    }).pipe(
+      Effect.flatMap((result) =>
+        result instanceof ParseFailure
+          ? Effect.fail(result)
+          : Effect.sync(() => ocrResult(result, size, scale)),
+      ),
+    )
+  })
+
+const ocrResult = (
+  result: Tesseract.RecognizeResult,
+  size: { readonly width: number; readonly height: number },
+  scale: number,
+): OcrResult => {
+  reportSlowStep()
+  const words: Array<LayoutItem> = []
+  for (const block of result.data.blocks ?? []) {
+    for (const paragraph of block.paragraphs) {
+      for (const line of paragraph.lines) {
+        for (const word of line.words) {
+          const text = word.text.trim()
+          if (text === "") continue
+          const { x0, y0, x1, y1 } = word.bbox
+          words.push({
+            text,
+            x: round(x0 / scale),
+            y: round(y0 / scale),
+            width: round((x1 - x0) / scale),
+            height: round((y1 - y0) / scale),
+            confidence: round(word.confidence),
+          })
         }
       }
     }
-    const confidence =
-      words.length === 0 ? 0 : round(words.reduce((sum, w) => sum + (w.confidence ?? 0), 0) / words.length)
-    const text = result.data.text
-      .split("\n")
-      .map((l) => l.replace(/[ \t]+$/u, ""))
-      .join("\n")
-      .replace(/\n{3,}/g, "\n\n")
-      .trim()
-    return { text, words, width: round(size.width / scale), height: round(size.height / scale), confidence }
-  })
+  }
+  const confidence =
+    words.length === 0 ? 0 : round(words.reduce((sum, w) => sum + (w.confidence ?? 0), 0) / words.length)
+  const text = result.data.text
+    .split("\n")
+    .map((l) => l.replace(/[ \t]+$/u, ""))
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim()
+  return { text, words, width: round(size.width / scale), height: round(size.height / scale), confidence }
 }
 
 /** Stops the shared tesseract worker (tests, shutdown); the next ocrPng starts a new one. */
@@ -198,6 +231,7 @@ export const terminateOcr = async (): Promise<void> => {
   current = undefined
   if (worker === undefined) return
   await serialised(async () => {
-    await (await worker.catch(() => undefined))?.worker.terminate()
+    const running = await worker.catch(() => undefined)
+    if (running !== undefined && !(running instanceof ParseFailure)) await running.worker.terminate()
   })
 }

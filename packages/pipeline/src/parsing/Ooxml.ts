@@ -1,4 +1,5 @@
 import type { Readable } from "node:stream"
+import { Effect } from "effect"
 import yauzl from "yauzl"
 import { ParseFailure, type ParseInput, type ParseOutput } from "./Backend.ts"
 import { convertBytesWithLibreOffice } from "./LibreOffice.ts"
@@ -85,101 +86,126 @@ const streamError = (label: string, name: string, error: unknown): ParseFailure 
   return damaged(label, `${name}: ${message}`)
 }
 
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+const tooLarge = (label: string, limit: number) =>
+  new ParseFailure({
+    reason: `the ${label} file decompresses to more than ${formatBytes(limit)}, the limit for Office files`,
+  })
+
+/**
+ * Inflates one entry, stopping as soon as it exceeds `room` bytes (undefined then); its bytes when kept.
+ * A stream left early is destroyed by the loop's end.
+ */
 const drain = async (
   stream: Readable,
   keep: boolean,
-  onBytes: (n: number) => void,
-): Promise<Buffer | undefined> => {
+  room: number,
+): Promise<{ readonly size: number; readonly content: Buffer | undefined } | undefined> => {
   const chunks: Array<Buffer> = []
+  let size = 0
   for await (const chunk of stream) {
     const buffer = chunk as Buffer
-    onBytes(buffer.length)
+    size += buffer.length
+    if (size > room) return undefined
     if (keep) chunks.push(buffer)
   }
-  return keep ? Buffer.concat(chunks) : undefined
+  return { size, content: keep ? Buffer.concat(chunks) : undefined }
 }
 
 /**
- * Checks a ZIP container against the limits, inflating every entry once to verify the sizes it
- * records, and returns its entry names and the entries asked for. Failures are ParseFailures.
+ * The container's entries, checked against the limits as they are listed (the first one over a limit
+ * stops the listing: a ZIP bomb is not listed to its end).
  */
-export const inspectZip = async (input: ParseInput, options: InspectOptions = {}): Promise<ZipContents> => {
-  const label = extensionOf(input.fileName) || "Office"
-  const limit = input.limits.maxDecompressedBytes
-  if (input.bytes.length === 0)
-    throw new ParseFailure({ reason: `not a valid ${label} file (the file is empty)` })
-  let zip: yauzl.ZipFile
-  try {
-    zip = await yauzl.fromBufferPromise(asBuffer(input.bytes), {
-      lazyEntries: true,
-      validateEntrySizes: true,
-      decodeStrings: true,
-      strictFileNames: false,
-    })
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
-    if (/end of central directory record signature not found/i.test(message))
-      throw new ParseFailure({ reason: `not a valid ${label} file (it is not a ZIP container)` })
-    throw damaged(label, message)
+const listEntries = async (
+  zip: yauzl.ZipFile,
+  label: string,
+  limit: number,
+): Promise<Array<yauzl.Entry> | ParseFailure> => {
+  const entries: Array<yauzl.Entry> = []
+  let declared = 0
+  for await (const entry of zip.eachEntry()) {
+    entries.push(entry)
+    declared += entry.uncompressedSize
+    if (declared > limit) return tooLarge(label, limit)
+    const ratio = entry.uncompressedSize / Math.max(entry.compressedSize, 1)
+    if (entry.uncompressedSize >= ratioCheckMinBytes && ratio > maxCompressionRatio)
+      return new ParseFailure({
+        reason: `the ${label} file looks like a ZIP bomb: its entry "${entry.fileName}" expands ${Math.round(ratio)} times (the limit is ${maxCompressionRatio})`,
+      })
+    if (entry.isEncrypted())
+      return new ParseFailure({
+        reason: `the ${label} file is encrypted: remove the password and upload it again`,
+      })
   }
-  try {
+  return entries
+}
+
+/** Every entry inflated once (sizes verified), the ones asked for kept. */
+const readEntries = (
+  zip: yauzl.ZipFile,
+  label: string,
+  limit: number,
+  options: InspectOptions,
+): Effect.Effect<ZipContents, ParseFailure> =>
+  Effect.gen(function* () {
     if (zip.entryCount > maxZipEntries)
-      throw new ParseFailure({
+      return yield* new ParseFailure({
         reason: `the ${label} file holds ${zip.entryCount.toLocaleString("en-US")} ZIP entries, more than the limit of ${maxZipEntries.toLocaleString("en-US")}`,
       })
-    const entries: Array<yauzl.Entry> = []
-    let declared = 0
-    try {
-      for await (const entry of zip.eachEntry()) {
-        entries.push(entry)
-        declared += entry.uncompressedSize
-        if (declared > limit)
-          throw new ParseFailure({
-            reason: `the ${label} file decompresses to more than ${formatBytes(limit)}, the limit for Office files`,
-          })
-        const ratio = entry.uncompressedSize / Math.max(entry.compressedSize, 1)
-        if (entry.uncompressedSize >= ratioCheckMinBytes && ratio > maxCompressionRatio)
-          throw new ParseFailure({
-            reason: `the ${label} file looks like a ZIP bomb: its entry "${entry.fileName}" expands ${Math.round(ratio)} times (the limit is ${maxCompressionRatio})`,
-          })
-        if (entry.isEncrypted())
-          throw new ParseFailure({
-            reason: `the ${label} file is encrypted: remove the password and upload it again`,
-          })
-      }
-    } catch (error) {
-      if (error instanceof ParseFailure) throw error
-      throw damaged(label, error instanceof Error ? error.message : String(error))
-    }
+    const entries = yield* Effect.tryPromise({
+      try: () => listEntries(zip, label, limit),
+      catch: (error) => damaged(label, messageOf(error)),
+    })
+    if (entries instanceof ParseFailure) return yield* entries
     const parts = new Map<string, Buffer>()
     let inflated = 0
-    const count = (n: number) => {
-      inflated += n
-      if (inflated > limit)
-        throw new ParseFailure({
-          reason: `the ${label} file decompresses to more than ${formatBytes(limit)}, the limit for Office files`,
-        })
-    }
     for (const entry of entries) {
       if (entry.fileName.endsWith("/")) continue
       const name = entry.fileName
       const keep =
         entry.uncompressedSize <= maxKeptPartBytes &&
         (name === "[Content_Types].xml" || name === "mimetype" || (options.keep?.(name) ?? false))
-      try {
-        const stream = await zip.openReadStreamPromise(entry)
-        const content = await drain(stream, keep, count)
-        if (content) parts.set(name, content)
-      } catch (error) {
-        if (error instanceof ParseFailure) throw error
-        throw streamError(label, name, error)
-      }
+      const drained = yield* Effect.tryPromise({
+        try: async () => drain(await zip.openReadStreamPromise(entry), keep, limit - inflated),
+        catch: (error) => streamError(label, name, error),
+      })
+      if (drained === undefined) return yield* tooLarge(label, limit)
+      inflated += drained.size
+      if (drained.content) parts.set(name, drained.content)
     }
     return { entryNames: entries.map((e) => e.fileName), totalUncompressedBytes: inflated, parts }
-  } finally {
-    zip.close()
-  }
-}
+  })
+
+/**
+ * Checks a ZIP container against the limits, inflating every entry once to verify the sizes it
+ * records, and returns its entry names and the entries asked for. Failures are ParseFailures.
+ */
+export const inspectZip = (
+  input: ParseInput,
+  options: InspectOptions = {},
+): Effect.Effect<ZipContents, ParseFailure> =>
+  Effect.gen(function* () {
+    const label = extensionOf(input.fileName) || "Office"
+    if (input.bytes.length === 0)
+      return yield* new ParseFailure({ reason: `not a valid ${label} file (the file is empty)` })
+    const zip = yield* Effect.tryPromise({
+      try: () =>
+        yauzl.fromBufferPromise(asBuffer(input.bytes), {
+          lazyEntries: true,
+          validateEntrySizes: true,
+          decodeStrings: true,
+          strictFileNames: false,
+        }),
+      catch: (error) =>
+        /end of central directory record signature not found/i.test(messageOf(error))
+          ? new ParseFailure({ reason: `not a valid ${label} file (it is not a ZIP container)` })
+          : damaged(label, messageOf(error)),
+    })
+    return yield* readEntries(zip, label, input.limits.maxDecompressedBytes, options).pipe(
+      Effect.ensuring(Effect.sync(() => zip.close())),
+    )
+  })
 
 export interface OoxmlPackage extends ZipContents {
   readonly kind: OfficeKind
@@ -240,40 +266,44 @@ const detectKind = (contents: ZipContents): { kind: OfficeKind | "xlsb"; mainPar
  * `inspectZip`, then the kind check: a file named .xlsx must hold an Excel workbook, not a Word document
  * (nor an OpenDocument file, nor some other ZIP).
  */
-export const inspectOoxml = async (
+export const inspectOoxml = (
   input: ParseInput,
   expected: OfficeKind,
   options: InspectOptions = {},
-): Promise<OoxmlPackage> => {
-  const label = extensionOf(input.fileName) || "Office"
-  if (isEncryptedOfficeFile(input.bytes))
-    throw new ParseFailure({
-      reason: `the ${label} file is password-protected: remove the password and upload it again`,
+): Effect.Effect<OoxmlPackage, ParseFailure> =>
+  Effect.gen(function* () {
+    const label = extensionOf(input.fileName) || "Office"
+    if (isEncryptedOfficeFile(input.bytes))
+      return yield* new ParseFailure({
+        reason: `the ${label} file is password-protected: remove the password and upload it again`,
+      })
+    if (isCompoundFile(input.bytes))
+      return yield* new ParseFailure({
+        reason: `not a valid ${label} file (it is a legacy binary Office file: save it in the current format, or rename it to ${legacyExtension[expected]})`,
+      })
+    const contents = yield* inspectZip(input, {
+      keep: (name) => name === "docProps/core.xml" || (options.keep?.(name) ?? false),
     })
-  if (isCompoundFile(input.bytes))
-    throw new ParseFailure({
-      reason: `not a valid ${label} file (it is a legacy binary Office file: save it in the current format, or rename it to ${legacyExtension[expected]})`,
-    })
-  const contents = await inspectZip(input, {
-    keep: (name) => name === "docProps/core.xml" || (options.keep?.(name) ?? false),
+    const detected = detectKind(contents)
+    if (detected === undefined) {
+      const mimetype = contents.parts.get("mimetype")?.toString("utf8").trim()
+      const other = mimetype ? openDocumentNames[mimetype] : undefined
+      return yield* new ParseFailure({
+        reason: other
+          ? `the file is ${other}, not ${kindNames[expected]}`
+          : `not a valid ${label} file (its ZIP container holds no ${kindNouns[expected]})`,
+      })
+    }
+    if (detected.kind === "xlsb")
+      return yield* new ParseFailure({
+        reason: "the file is an Excel binary workbook (.xlsb), which is not supported: save it as .xlsx",
+      })
+    if (detected.kind !== expected)
+      return yield* new ParseFailure({
+        reason: `the file is ${kindNames[detected.kind]}, not ${kindNames[expected]}`,
+      })
+    return { ...contents, kind: detected.kind, mainPart: detected.mainPart }
   })
-  const detected = detectKind(contents)
-  if (detected === undefined) {
-    const mimetype = contents.parts.get("mimetype")?.toString("utf8").trim()
-    const other = mimetype ? openDocumentNames[mimetype] : undefined
-    if (other) throw new ParseFailure({ reason: `the file is ${other}, not ${kindNames[expected]}` })
-    throw new ParseFailure({
-      reason: `not a valid ${label} file (its ZIP container holds no ${kindNouns[expected]})`,
-    })
-  }
-  if (detected.kind === "xlsb")
-    throw new ParseFailure({
-      reason: "the file is an Excel binary workbook (.xlsb), which is not supported: save it as .xlsx",
-    })
-  if (detected.kind !== expected)
-    throw new ParseFailure({ reason: `the file is ${kindNames[detected.kind]}, not ${kindNames[expected]}` })
-  return { ...contents, kind: detected.kind, mainPart: detected.mainPart }
-}
 
 const isoDate = (value: string): string => {
   const date = new Date(value)
@@ -314,7 +344,7 @@ export const coreProperties = (contents: ZipContents): Record<string, string> =>
  * OOXML format first; others straight to the OOXML parser. Without LibreOffice a legacy file fails,
  * saying so.
  */
-export const parseModernOrConverted = async (
+export const parseModernOrConverted = (
   input: ParseInput,
   options: {
     readonly legacyExtensions: ReadonlyArray<string>
@@ -323,24 +353,27 @@ export const parseModernOrConverted = async (
     /** The OpenDocument extension, whose ZIP container is checked before conversion. */
     readonly openDocumentExtension: string
     readonly target: "xlsx" | "pptx"
-    readonly parseModern: (input: ParseInput, parser?: string) => Promise<ParseOutput>
+    readonly parseModern: (input: ParseInput, parser?: string) => Effect.Effect<ParseOutput, ParseFailure>
     readonly convertedParser: string
   },
-): Promise<ParseOutput> => {
-  const ext = extensionOf(input.fileName)
-  const soffice = input.tools.libreOffice
-  const legacy =
-    options.legacyExtensions.includes(ext) ||
-    (soffice !== undefined && isCompoundFile(input.bytes) && !isEncryptedOfficeFile(input.bytes))
-  if (!legacy) return options.parseModern(input)
-  const from = options.legacyExtensions.includes(ext) ? ext : options.oleExtension
-  if (soffice === undefined)
-    throw new ParseFailure({ reason: `reading a ${from} file needs LibreOffice, which is not installed` })
-  if (from === options.openDocumentExtension) await inspectZip(input)
-  const converted = await convertBytesWithLibreOffice(input.tools, input.bytes, from, options.target)
-  const output = await options.parseModern(
-    { ...input, bytes: converted, fileName: `converted.${options.target}` },
-    options.convertedParser,
-  )
-  return { ...output, metadata: { ...output.metadata, converted_from: from } }
-}
+): Effect.Effect<ParseOutput, ParseFailure> =>
+  Effect.gen(function* () {
+    const ext = extensionOf(input.fileName)
+    const soffice = input.tools.libreOffice
+    const legacy =
+      options.legacyExtensions.includes(ext) ||
+      (soffice !== undefined && isCompoundFile(input.bytes) && !isEncryptedOfficeFile(input.bytes))
+    if (!legacy) return yield* options.parseModern(input)
+    const from = options.legacyExtensions.includes(ext) ? ext : options.oleExtension
+    if (soffice === undefined)
+      return yield* new ParseFailure({
+        reason: `reading a ${from} file needs LibreOffice, which is not installed`,
+      })
+    if (from === options.openDocumentExtension) yield* inspectZip(input)
+    const converted = yield* convertBytesWithLibreOffice(input.tools, input.bytes, from, options.target)
+    const output = yield* options.parseModern(
+      { ...input, bytes: converted, fileName: `converted.${options.target}` },
+      options.convertedParser,
+    )
+    return { ...output, metadata: { ...output.metadata, converted_from: from } }
+  })

@@ -7,8 +7,9 @@
  * The file is checked first (CompoundFile.ts), since the library trusts what the file says.
  */
 import msgReaderModule, { type FieldsData } from "@kenjiuno/msgreader"
+import { Effect, Either, identity } from "effect"
 import { type Backend, ParseFailure, type ParseLimits, type ParseOutput } from "./Backend.ts"
-import { checkCompoundFile } from "./CompoundFile.ts"
+import { type CompoundSummary, checkCompoundFile } from "./CompoundFile.ts"
 import { isCompoundFile, parseInternetMessage } from "./Email.ts"
 import { declaredCharset, htmlToStructuredText } from "./Html.ts"
 import {
@@ -79,7 +80,8 @@ interface Reading {
   readonly ansi: boolean
 }
 
-const read = (bytes: Uint8Array, ansiEncoding?: string): Reading => {
+/** The message's fields as the library reads them; what it throws on a damaged file is thrown on. */
+const read = (bytes: Uint8Array, ansiEncoding?: string): Either.Either<Reading, ParseFailure> => {
   const reader = new MsgReader(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength))
   const methods = new WeakMap<FieldsData, number>()
   let ansi = false
@@ -92,24 +94,24 @@ const read = (bytes: Uint8Array, ansiEncoding?: string): Reading => {
     },
   }
   const fields = reader.getFileData()
-  if (fields.dataType !== "msg" || fields.error)
-    throw new ParseFailure({
-      reason: `the file is not an Outlook message${fields.error ? ` (${fields.error})` : ""}`,
-    })
-  return { reader, fields, methods, ansi }
+  return fields.dataType !== "msg" || fields.error
+    ? Either.left(
+        new ParseFailure({
+          reason: `the file is not an Outlook message${fields.error ? ` (${fields.error})` : ""}`,
+        }),
+      )
+    : Either.right({ reader, fields, methods, ansi })
 }
 
 /** Runs the library; what it throws on a damaged file becomes a ParseFailure saying what could not be read. */
-const guarded = <A>(what: string, run: () => A): A => {
-  try {
-    return run()
-  } catch (e) {
-    if (e instanceof ParseFailure) throw e
-    throw new ParseFailure({
-      reason: `the Outlook message is damaged: ${what} cannot be read (${e instanceof Error ? e.message : String(e)})`,
-    })
-  }
-}
+const guarded = <A>(what: string, run: () => A): Either.Either<A, ParseFailure> =>
+  Either.try({
+    try: run,
+    catch: (e) =>
+      new ParseFailure({
+        reason: `the Outlook message is damaged: ${what} cannot be read (${e instanceof Error ? e.message : String(e)})`,
+      }),
+  })
 
 // A property's type is written in the file, so a damaged file can make any field a number, a string or
 // bytes: every field is read through one of these.
@@ -206,10 +208,7 @@ const parts = (reading: Reading, html: string): Array<MessagePart> =>
   })
 
 /** The bytes with the named-property map renamed away; see parseOutlookMessage. */
-const withoutNamedProperties = (
-  bytes: Uint8Array,
-  entries: ReturnType<typeof checkCompoundFile>["entries"],
-) => {
+const withoutNamedProperties = (bytes: Uint8Array, entries: CompoundSummary["entries"]) => {
   const nameid = entries.find((e) => e.depth === 0 && e.name === "__nameid_version1.0")
   if (nameid === undefined) return bytes
   const copy = new Uint8Array(bytes)
@@ -218,69 +217,77 @@ const withoutNamedProperties = (
 }
 
 /** Parses an Outlook .msg file; a ParseFailure saying why when it cannot. */
-export const parseOutlookMessage = async (bytes: Uint8Array, limits: ParseLimits): Promise<ParseOutput> => {
-  const { entries } = checkCompoundFile(bytes, {
-    maxStorageDepth: 2 * MAX_NESTED_MESSAGES,
-    tooDeep: () =>
-      new ParseFailure({
-        reason: `the Outlook message nests attached messages more than ${MAX_NESTED_MESSAGES} levels deep`,
-      }),
-  })
-  if (!entries.some((e) => e.depth === 0 && e.name === "__properties_version1.0"))
-    throw new ParseFailure({
-      reason:
-        "the file is a compound file but not an Outlook message (it has no message properties); Word, Excel and PowerPoint 97-2003 files are compound files too",
+export const parseOutlookMessage = (
+  bytes: Uint8Array,
+  limits: ParseLimits,
+): Effect.Effect<ParseOutput, ParseFailure> =>
+  Effect.gen(function* () {
+    const { entries } = yield* checkCompoundFile(bytes, {
+      maxStorageDepth: 2 * MAX_NESTED_MESSAGES,
+      tooDeep: () =>
+        new ParseFailure({
+          reason: `the Outlook message nests attached messages more than ${MAX_NESTED_MESSAGES} levels deep`,
+        }),
     })
-  // Named properties (appointments, voting buttons) are not shown, and their parsers are the library's
-  // least guarded code: without the map that names them, they are never run.
-  const safe = withoutNamedProperties(bytes, entries)
-  let reading = guarded("its properties", () => read(safe))
-  const codepage = int(reading.fields, "messageCodepage") ?? int(reading.fields, "internetCodepage")
-  const label = codepage === undefined ? undefined : codepageLabels[codepage]
-  if (reading.ansi && label !== undefined) {
-    // 8-bit strings are in the message's code page; the library reads them as Latin-1 unless told.
-    try {
-      reading = read(safe, label)
-    } catch {
-      // The code page is unknown to the library: Latin-1 it stays.
+    if (!entries.some((e) => e.depth === 0 && e.name === "__properties_version1.0"))
+      return yield* new ParseFailure({
+        reason:
+          "the file is a compound file but not an Outlook message (it has no message properties); Word, Excel and PowerPoint 97-2003 files are compound files too",
+      })
+    // Named properties (appointments, voting buttons) are not shown, and their parsers are the library's
+    // least guarded code: without the map that names them, they are never run.
+    const safe = withoutNamedProperties(bytes, entries)
+    let reading = yield* Either.flatMap(
+      guarded("its properties", () => read(safe)),
+      identity,
+    )
+    const codepage = int(reading.fields, "messageCodepage") ?? int(reading.fields, "internetCodepage")
+    const label = codepage === undefined ? undefined : codepageLabels[codepage]
+    if (reading.ansi && label !== undefined) {
+      // 8-bit strings are in the message's code page; the library reads them as Latin-1 unless told. When
+      // the code page is unknown to the library, Latin-1 it stays.
+      const relabelled = Either.flatMap(
+        Either.try(() => read(safe, label)),
+        identity,
+      )
+      if (Either.isRight(relabelled)) reading = relabelled.right
     }
-  }
-  const f = reading.fields
-  const html = htmlBody(f)
-  const text = str(f, "body") ?? ""
-  const fromText = text.trim() !== ""
-  const { kept, skipped } = splitParts(parts(reading, html))
-  const converted = !fromText && html ? htmlToStructuredText(html) : undefined
-  return messageOutput(
-    {
-      parser: fromText || !html ? "msgreader" : "msgreader+html-to-text",
-      from: sender(f),
-      to: recipients(f, "to"),
-      cc: recipients(f, "cc"),
-      date: isoDate(str(f, "clientSubmitTime") ?? str(f, "messageDeliveryTime") ?? header(f, "date")),
-      subject: str(f, "subject"),
-      messageId: str(f, "messageId")?.trim() || header(f, "message-id"),
-      body: cleanBody(fromText ? text : (converted?.text ?? "")),
-      structure: converted?.structure,
-      bodyFormat: fromText ? "text" : html ? "html" : "none",
-      kept,
-      skipped,
-      metadata: { message_class: str(f, "messageClass") ?? "" },
-    },
-    limits,
-  )
-}
+    const f = reading.fields
+    const html = htmlBody(f)
+    const text = str(f, "body") ?? ""
+    const fromText = text.trim() !== ""
+    const { kept, skipped } = yield* splitParts(parts(reading, html))
+    const converted = !fromText && html ? htmlToStructuredText(html) : undefined
+    return yield* messageOutput(
+      {
+        parser: fromText || !html ? "msgreader" : "msgreader+html-to-text",
+        from: sender(f),
+        to: recipients(f, "to"),
+        cc: recipients(f, "cc"),
+        date: isoDate(str(f, "clientSubmitTime") ?? str(f, "messageDeliveryTime") ?? header(f, "date")),
+        subject: str(f, "subject"),
+        messageId: str(f, "messageId")?.trim() || header(f, "message-id"),
+        body: cleanBody(fromText ? text : (converted?.text ?? "")),
+        structure: converted?.structure,
+        bodyFormat: fromText ? "text" : html ? "html" : "none",
+        kept,
+        skipped,
+        metadata: { message_class: str(f, "messageClass") ?? "" },
+      },
+      limits,
+    )
+  })
 
 const notOutlook =
   "the file is not an Outlook .msg message (an Outlook message is a compound file, which starts with the bytes D0 CF 11 E0)"
 
 export const outlookMessageBackend: Backend = {
   name: "outlook-msg",
-  parse: async ({ bytes, limits }) => {
-    if (isCompoundFile(bytes)) return parseOutlookMessage(bytes, limits)
-    // Some mail programs save a plain Internet message under .msg: it is read as the message it is.
-    return parseInternetMessage(bytes, limits).catch((e: unknown) => {
-      throw e instanceof ParseFailure ? new ParseFailure({ reason: notOutlook }) : e
-    })
-  },
+  parse: ({ bytes, limits }) =>
+    isCompoundFile(bytes)
+      ? parseOutlookMessage(bytes, limits)
+      : // Some mail programs save a plain Internet message under .msg: it is read as the message it is.
+        parseInternetMessage(bytes, limits).pipe(
+          Effect.mapError(() => new ParseFailure({ reason: notOutlook })),
+        ),
 }

@@ -1,6 +1,7 @@
+import { Effect } from "effect"
 import { pdfEngineSetting } from "../Config.ts"
 import type { Backend, ParseInput, PdfEngine } from "./Backend.ts"
-import { PdfiumRefused, pdfiumEngine } from "./Pdfium.ts"
+import { pdfiumEngine } from "./Pdfium.ts"
 import { pdfjsEngine } from "./PdfJs.ts"
 
 /**
@@ -17,24 +18,16 @@ import { pdfjsEngine } from "./PdfJs.ts"
  */
 export const pdfEngineOf = (input: ParseInput): PdfEngine => input.tools.pdfEngine ?? pdfEngineSetting()
 
-const parse: Backend["parse"] = async (input) => {
-  if (pdfEngineOf(input) === "pdfjs") return pdfjsEngine.parse(input)
-  try {
-    return await pdfiumEngine.parse(input)
-  } catch (e) {
-    if (!(e instanceof PdfiumRefused)) throw e
-    return pdfjsEngine.parse(input)
-  }
-}
+const parse: Backend["parse"] = (input) =>
+  pdfEngineOf(input) === "pdfjs"
+    ? pdfjsEngine.parse(input)
+    : pdfiumEngine.parse(input).pipe(Effect.catchTag("PdfiumRefused", () => pdfjsEngine.parse(input)))
 
-const renderPage: NonNullable<Backend["renderPage"]> = async (input, pageNumber) => {
-  if (pdfEngineOf(input) === "pdfjs") return pdfjsEngine.renderPage(input, pageNumber)
-  try {
-    return await pdfiumEngine.renderPage(input, pageNumber)
-  } catch (e) {
-    if (!(e instanceof PdfiumRefused)) throw e
-    return pdfjsEngine.renderPage(input, pageNumber)
-  }
-}
+const renderPage: NonNullable<Backend["renderPage"]> = (input, pageNumber) =>
+  pdfEngineOf(input) === "pdfjs"
+    ? pdfjsEngine.renderPage(input, pageNumber)
+    : pdfiumEngine
+        .renderPage(input, pageNumber)
+        .pipe(Effect.catchTag("PdfiumRefused", () => pdfjsEngine.renderPage(input, pageNumber)))
 
 export const pdfBackend: Backend = { name: "pdf", parse, renderPage }

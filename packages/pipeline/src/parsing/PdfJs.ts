@@ -1,5 +1,6 @@
 import { createRequire } from "node:module"
 import { dirname } from "node:path"
+import { Cause, Effect, Either } from "effect"
 import type { PDFDocumentLoadingTask, PDFDocumentProxy, PDFPageProxy } from "pdfjs-dist/legacy/build/pdf.mjs"
 import { type ParsedPage, ParseFailure, type ParseInput, type ParseOutput } from "./Backend.ts"
 import { ocrPng } from "./Ocr.ts"
@@ -79,28 +80,30 @@ interface Opened {
   readonly repaired: boolean
 }
 
-const openBytes = async (pdfjs: Pdfjs, bytes: Uint8Array) => {
-  const task = pdfjs.getDocument({
-    // A copy: pdfjs refuses Node Buffers and may take over (detach) the buffer it is given.
-    data: new Uint8Array(bytes),
-    isEvalSupported: false,
-    useSystemFonts: false,
-    disableFontFace: true,
-    standardFontDataUrl: `${packageDir}standard_fonts/`,
-    cMapUrl: `${packageDir}cmaps/`,
-    cMapPacked: true,
-    wasmUrl: `${packageDir}wasm/`,
-    iccUrl: `${packageDir}iccs/`,
-    maxImageSize: maxImagePixels,
-    verbosity: pdfjs.VerbosityLevel.ERRORS,
+/** The document pdf.js opens from the bytes; what it rejects them with is the failure (the task destroyed). */
+const openBytes = (pdfjs: Pdfjs, bytes: Uint8Array) =>
+  Effect.suspend(() => {
+    const task = pdfjs.getDocument({
+      // A copy: pdfjs refuses Node Buffers and may take over (detach) the buffer it is given.
+      data: new Uint8Array(bytes),
+      isEvalSupported: false,
+      useSystemFonts: false,
+      disableFontFace: true,
+      standardFontDataUrl: `${packageDir}standard_fonts/`,
+      cMapUrl: `${packageDir}cmaps/`,
+      cMapPacked: true,
+      wasmUrl: `${packageDir}wasm/`,
+      iccUrl: `${packageDir}iccs/`,
+      maxImageSize: maxImagePixels,
+      verbosity: pdfjs.VerbosityLevel.ERRORS,
+    })
+    return Effect.tryPromise({ try: () => task.promise, catch: (e) => e }).pipe(
+      Effect.map((doc) => ({ task, doc })),
+      Effect.tapError(() => destroy(task)),
+    )
   })
-  try {
-    return { task, doc: await task.promise }
-  } catch (e) {
-    await task.destroy().catch(() => {})
-    throw e
-  }
-}
+
+const destroy = (task: PDFDocumentLoadingTask) => Effect.promise(() => task.destroy().catch(() => {}))
 
 /**
  * A truncated file has lost its trailer, and pdf.js (unlike poppler) does not look for the catalog without
@@ -120,22 +123,34 @@ const withRebuiltTrailer = (bytes: Uint8Array): Uint8Array | undefined => {
   return undefined
 }
 
-const open = async (input: ParseInput): Promise<Opened> => {
-  if (input.bytes.length === 0) throw new ParseFailure({ reason: "not a valid PDF file: the file is empty" })
-  if (!hasPdfHeader(input.bytes))
-    throw new ParseFailure({ reason: "not a valid PDF file: there is no %PDF header" })
-  const { pdfjs, canvas } = await load()
-  try {
-    return { pdfjs, canvas, ...(await openBytes(pdfjs, input.bytes)), repaired: false }
-  } catch (e) {
+const open = (input: ParseInput): Effect.Effect<Opened, ParseFailure> =>
+  Effect.gen(function* () {
+    if (input.bytes.length === 0)
+      return yield* new ParseFailure({ reason: "not a valid PDF file: the file is empty" })
+    if (!hasPdfHeader(input.bytes))
+      return yield* new ParseFailure({ reason: "not a valid PDF file: there is no %PDF header" })
+    const { pdfjs, canvas } = yield* Effect.promise(load)
+    const opened = yield* Effect.either(openBytes(pdfjs, input.bytes))
+    if (Either.isRight(opened)) return { pdfjs, canvas, ...opened.right, repaired: false }
+    const e = opened.left
     const repaired =
       (e as Error | undefined)?.name === "InvalidPDFException" && withRebuiltTrailer(input.bytes)
-    if (!repaired) throw failure(e)
-    const reopened = await openBytes(pdfjs, repaired).catch(() => undefined)
-    if (reopened === undefined) throw failure(e)
-    return { pdfjs, canvas, ...reopened, repaired: true }
-  }
-}
+    if (!repaired) return yield* failure(e)
+    const reopened = yield* Effect.either(openBytes(pdfjs, repaired))
+    if (Either.isLeft(reopened)) return yield* failure(e)
+    return { pdfjs, canvas, ...reopened.right, repaired: true }
+  })
+
+/**
+ * Runs `use` on the opened document and destroys it afterwards. Whatever pdf.js throws on the way, however
+ * deep in its own code, is a reason a user can act on (`failure`), as when the file is opened.
+ */
+const withOpened = <A>(input: ParseInput, use: (opened: Opened) => Effect.Effect<A, ParseFailure>) =>
+  Effect.acquireUseRelease(
+    open(input),
+    (opened) => use(opened).pipe(Effect.catchAllDefect((e) => Effect.fail(failure(e)))),
+    ({ task }) => destroy(task),
+  )
 
 /**
  * pdfjs text items as runs: `vt` is the viewport transform (PDF user space → top-left points, rotation
@@ -226,29 +241,29 @@ const documentMetadata = async (pdfjs: Pdfjs, doc: PDFDocumentProxy): Promise<Re
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined))
 }
 
-interface LoadedPage {
-  readonly page: PDFPageProxy
-  readonly content: { readonly items: ReadonlyArray<object> }
-}
+/** A page and its text, or the error that kept them from loading (the page then cleaned up already). */
+type LoadedPage =
+  | { readonly page: PDFPageProxy; readonly content: { readonly items: ReadonlyArray<object> } }
+  | { readonly error: unknown }
 
 /**
  * Starts loading a page and its text. The caller awaits it in its turn; meanwhile pdfjs inflates the page's
  * streams off the main thread (DecompressionStream), so asking for the next page while the current one is
  * processed overlaps that wait (~15% faster on text PDFs).
  */
-const loadPage = (doc: PDFDocumentProxy, n: number): Promise<LoadedPage> => {
-  const loading = doc.getPage(n).then(async (page) => {
-    try {
-      return { page, content: await page.getTextContent() }
-    } catch (e) {
-      page.cleanup()
-      throw e
-    }
-  })
-  // Handled where it is awaited; a page never awaited (the document failed first) must not be unhandled.
-  loading.catch(() => {})
-  return loading
-}
+const loadPage = (doc: PDFDocumentProxy, n: number): Promise<LoadedPage> =>
+  // Never rejects: a page never awaited (the document failed first) must not be an unhandled rejection.
+  doc.getPage(n).then(
+    (page) =>
+      page.getTextContent().then(
+        (content) => ({ page, content }),
+        (error: unknown) => {
+          page.cleanup()
+          return { error }
+        },
+      ),
+    (error: unknown) => ({ error }),
+  )
 
 interface OcrContext {
   readonly pdfjs: Pdfjs
@@ -256,113 +271,127 @@ interface OcrContext {
 }
 
 /** The page's OCR text when it has (almost) no text layer but shows an image, else undefined. */
-const ocrIfScanned = async (ctx: OcrContext, page: PDFPageProxy, content: PdfPageContent) => {
-  if (!showsScan(content)) return undefined
-  const chars = content.chars
-  const scale = scaleFor(page, ocrResolution)
-  const ocr = await ocrPng(await renderPng(ctx.canvas, page, scale), { scale })
-  return ocr.text.replace(/\s/g, "").length > chars ? ocr : undefined
-}
+const ocrIfScanned = (ctx: OcrContext, page: PDFPageProxy, content: PdfPageContent) =>
+  Effect.gen(function* () {
+    if (!showsScan(content)) return undefined
+    const chars = content.chars
+    const scale = scaleFor(page, ocrResolution)
+    const png = yield* Effect.promise(() => renderPng(ctx.canvas, page, scale))
+    const ocr = yield* ocrPng(png, { scale })
+    return ocr.text.replace(/\s/g, "").length > chars ? ocr : undefined
+  })
 
-const parse = async (input: ParseInput): Promise<ParseOutput> => {
-  const { pdfjs, canvas, task, doc, repaired } = await open(input)
-  try {
-    const count = doc.numPages
-    if (count === 0) throw new ParseFailure({ reason: "the PDF has no pages" })
-    if (count > input.limits.maxPages)
-      throw new ParseFailure({ reason: `the PDF has ${count} pages; the limit is ${input.limits.maxPages}` })
-    const metadata = await documentMetadata(pdfjs, doc)
-    const pages: Array<ParsedPage> = []
-    const ocrPages: Array<number> = []
-    const unreadable: Array<number> = []
-    const ocrFailures: Array<{ readonly page: number; readonly reason: string }> = []
-    let firstError: unknown
-    let next: Promise<LoadedPage> | undefined = loadPage(doc, 1)
-    for (let n = 1; n <= count; n++) {
-      const current = next!
-      next = n < count ? loadPage(doc, n + 1) : undefined
-      let page: PDFPageProxy | undefined
-      try {
-        const loaded = await current
-        page = loaded.page
-        const viewport = page.getViewport({ scale: 1 })
-        const vt = viewport.transform as unknown as Matrix
-        const shown = page
-        let content = await pdfPageContent([...runsOfItems(loaded.content.items, vt)], () =>
-          pageGraphicsOf(pdfjs, shown, vt),
-        )
-        try {
-          const ocr = await ocrIfScanned({ pdfjs, canvas }, page, content)
-          if (ocr !== undefined) {
-            content = { ...content, text: ocr.text, layout: [...ocr.words], tables: [], blocks: [] }
-            ocrPages.push(n)
-          }
-        } catch (e) {
-          // The page keeps what text it has; the document fails only if no page has any (below).
-          ocrFailures.push({ page: n, reason: failure(e).reason })
-        }
-        const size = { width: round(viewport.width), height: round(viewport.height) }
-        const { text, layout, tables, blocks } = content
-        pages.push({ number: n, text, ...size, unit: "pt", layout, tables, blocks })
-      } catch (e) {
-        // A damaged page (truncated file, broken object): keep the others.
-        firstError ??= e
-        unreadable.push(n)
-        pages.push({ number: n, text: "", width: null, height: null, unit: null, layout: [] })
-      } finally {
-        page?.cleanup()
+/**
+ * One page read (its text, layout, tables, blocks, OCR'd when scanned), or the error that kept it from being
+ * read. OCR that fails is recorded in `ocrFailures`; the page keeps what text it has.
+ */
+const readPage = (
+  ctx: OcrContext,
+  loading: Promise<LoadedPage>,
+  n: number,
+  ocrFailures: Array<{ readonly page: number; readonly reason: string }>,
+): Effect.Effect<{ readonly page: ParsedPage; readonly ocr: boolean } | { readonly error: unknown }> =>
+  Effect.gen(function* () {
+    const loaded = yield* Effect.promise(() => loading)
+    if ("error" in loaded) return loaded
+    const page = loaded.page
+    const read = yield* Effect.gen(function* () {
+      const viewport = page.getViewport({ scale: 1 })
+      const vt = viewport.transform as unknown as Matrix
+      const content = yield* Effect.promise(() =>
+        pdfPageContent([...runsOfItems(loaded.content.items, vt)], () => pageGraphicsOf(ctx.pdfjs, page, vt)),
+      )
+      const ocr = yield* ocrIfScanned(ctx, page, content).pipe(Effect.sandbox, Effect.either)
+      // The page keeps what text it has; the document fails only if no page has any (see `parse`).
+      if (Either.isLeft(ocr)) ocrFailures.push({ page: n, reason: failure(Cause.squash(ocr.left)).reason })
+      const scanned = Either.isRight(ocr) ? ocr.right : undefined
+      const { text, layout, tables, blocks } =
+        scanned === undefined
+          ? content
+          : { ...content, text: scanned.text, layout: [...scanned.words], tables: [], blocks: [] }
+      const size = { width: round(viewport.width), height: round(viewport.height) }
+      return {
+        page: { number: n, text, ...size, unit: "pt", layout, tables, blocks } satisfies ParsedPage,
+        ocr: scanned !== undefined,
       }
-    }
-    if (unreadable.length === count)
-      throw new ParseFailure({
-        reason: `the PDF is damaged: no page could be read (${sentence(message(firstError))})`,
-      })
-    if (ocrFailures.length > 0 && pages.every((p) => p.text === ""))
-      throw new ParseFailure({
-        reason: `the PDF has no text layer and OCR failed: ${ocrFailures[0]!.reason}`,
-      })
-    const first = pages.find((p) => p.width !== null)
-    return {
-      parser: ocrPages.length > 0 ? "pdfjs-dist+tesseract.js" : "pdfjs-dist",
-      pages: finishPdfPages(pages),
-      metadata: {
-        ...metadata,
-        page_count: count,
-        ...(first ? { page_width: first.width, page_height: first.height } : {}),
-        ocr_pages: ocrPages,
-        ...(repaired
-          ? { repaired: "the trailer was missing or broken (a truncated file?) and was rebuilt" }
-          : {}),
-        ...(unreadable.length > 0 ? { unreadable_pages: unreadable } : {}),
-        ...(ocrFailures.length > 0 ? { ocr_failures: ocrFailures } : {}),
-      },
-    }
-  } catch (e) {
-    throw failure(e)
-  } finally {
-    await task.destroy().catch(() => {})
-  }
-}
+    }).pipe(Effect.sandbox, Effect.either, Effect.ensuring(Effect.sync(() => page.cleanup())))
+    return Either.isRight(read) ? read.right : { error: Cause.squash(read.left) }
+  })
 
-const renderPage = async (input: ParseInput, pageNumber: number): Promise<Uint8Array> => {
-  const { canvas, task, doc } = await open(input)
-  try {
-    if (!Number.isInteger(pageNumber) || pageNumber < 1 || pageNumber > doc.numPages)
-      throw new ParseFailure({
-        reason: `page ${pageNumber} does not exist: the PDF has ${doc.numPages} pages`,
-      })
-    const page = await doc.getPage(pageNumber)
-    try {
-      return await renderPng(canvas, page, scaleFor(page, renderResolution))
-    } finally {
-      page.cleanup()
-    }
-  } catch (e) {
-    throw failure(e)
-  } finally {
-    await task.destroy().catch(() => {})
-  }
-}
+const parse = (input: ParseInput): Effect.Effect<ParseOutput, ParseFailure> =>
+  withOpened(input, ({ pdfjs, canvas, doc, repaired }) =>
+    Effect.gen(function* () {
+      const count = doc.numPages
+      if (count === 0) return yield* new ParseFailure({ reason: "the PDF has no pages" })
+      if (count > input.limits.maxPages)
+        return yield* new ParseFailure({
+          reason: `the PDF has ${count} pages; the limit is ${input.limits.maxPages}`,
+        })
+      const metadata = yield* Effect.promise(() => documentMetadata(pdfjs, doc))
+      const pages: Array<ParsedPage> = []
+      const ocrPages: Array<number> = []
+      const unreadable: Array<number> = []
+      const ocrFailures: Array<{ readonly page: number; readonly reason: string }> = []
+      let firstError: unknown
+      let next: Promise<LoadedPage> | undefined = loadPage(doc, 1)
+      for (let n = 1; n <= count; n++) {
+        const current = next!
+        next = n < count ? loadPage(doc, n + 1) : undefined
+        const read = yield* readPage({ pdfjs, canvas }, current, n, ocrFailures)
+        if ("page" in read) {
+          pages.push(read.page)
+          if (read.ocr) ocrPages.push(n)
+        } else {
+          // A damaged page (truncated file, broken object): keep the others.
+          firstError ??= read.error
+          unreadable.push(n)
+          pages.push({ number: n, text: "", width: null, height: null, unit: null, layout: [] })
+        }
+      }
+      if (unreadable.length === count)
+        return yield* new ParseFailure({
+          reason: `the PDF is damaged: no page could be read (${sentence(message(firstError))})`,
+        })
+      if (ocrFailures.length > 0 && pages.every((p) => p.text === ""))
+        return yield* new ParseFailure({
+          reason: `the PDF has no text layer and OCR failed: ${ocrFailures[0]!.reason}`,
+        })
+      const first = pages.find((p) => p.width !== null)
+      return {
+        parser: ocrPages.length > 0 ? "pdfjs-dist+tesseract.js" : "pdfjs-dist",
+        pages: finishPdfPages(pages),
+        metadata: {
+          ...metadata,
+          page_count: count,
+          ...(first ? { page_width: first.width, page_height: first.height } : {}),
+          ocr_pages: ocrPages,
+          ...(repaired
+            ? { repaired: "the trailer was missing or broken (a truncated file?) and was rebuilt" }
+            : {}),
+          ...(unreadable.length > 0 ? { unreadable_pages: unreadable } : {}),
+          ...(ocrFailures.length > 0 ? { ocr_failures: ocrFailures } : {}),
+        },
+      } satisfies ParseOutput
+    }),
+  )
+
+const renderPage = (input: ParseInput, pageNumber: number): Effect.Effect<Uint8Array, ParseFailure> =>
+  withOpened(input, ({ canvas, doc }) =>
+    !Number.isInteger(pageNumber) || pageNumber < 1 || pageNumber > doc.numPages
+      ? Effect.fail(
+          new ParseFailure({
+            reason: `page ${pageNumber} does not exist: the PDF has ${doc.numPages} pages`,
+          }),
+        )
+      : Effect.promise(async () => {
+          const page = await doc.getPage(pageNumber)
+          try {
+            return await renderPng(canvas, page, scaleFor(page, renderResolution))
+          } finally {
+            page.cleanup()
+          }
+        }),
+  )
 
 /** The pdf.js engine: the fallback for files PDFium refuses, or the engine when PDF_ENGINE=pdfjs. */
 export const pdfjsEngine = { parse, renderPage }

@@ -118,6 +118,30 @@ export interface PageText {
   readonly columnEvidence: number
 }
 
+/** A run's box (top-left points), advancing along (dx, dy). */
+const runBox = (
+  { x0, y0, ux, uy, vx, vy, vertical, length, size }: TextRun,
+  dx: number,
+  dy: number,
+): { readonly x: number; readonly y: number; readonly w: number; readonly h: number } => {
+  if (ux === 1 && uy === 0 && vx === 0 && vy === -1) return { x: x0, y: y0 - size, w: length, h: size }
+  // Bounding box of the four corners (rotated or skewed text; vertical text is centred on its origin).
+  const ox = vertical ? x0 - (ux * size) / 2 : x0
+  const oy = vertical ? y0 - (uy * size) / 2 : y0
+  const ax = dx * length
+  const ay = dy * length
+  const bx = vertical ? ux * size : vx * size
+  const by = vertical ? uy * size : vy * size
+  const x = Math.min(ox, ox + ax, ox + bx, ox + ax + bx)
+  const y = Math.min(oy, oy + ay, oy + by, oy + ay + by)
+  return {
+    x,
+    y,
+    w: Math.max(ox, ox + ax, ox + bx, ox + ax + bx) - x,
+    h: Math.max(oy, oy + ay, oy + by, oy + ay + by) - y,
+  }
+}
+
 /**
  * Rebuilds a page's text from runs, in content order (which is reading order for nearly every producer):
  * runs on one baseline make a line, joined with a space where the engine found a gap it did not fill; a new
@@ -186,28 +210,7 @@ export const textOfRuns = (runs: Iterable<TextRun>): PageText => {
     // Advance direction.
     const dx = vertical ? -vx : ux
     const dy = vertical ? -vy : uy
-    let x: number
-    let y: number
-    let w: number
-    let h: number
-    if (ux === 1 && uy === 0 && vx === 0 && vy === -1) {
-      x = x0
-      y = y0 - size
-      w = length
-      h = size
-    } else {
-      // Bounding box of the four corners (rotated or skewed text; vertical text is centred on its origin).
-      const ox = vertical ? x0 - (ux * size) / 2 : x0
-      const oy = vertical ? y0 - (uy * size) / 2 : y0
-      const ax = dx * length
-      const ay = dy * length
-      const bx = vertical ? ux * size : vx * size
-      const by = vertical ? uy * size : vy * size
-      x = Math.min(ox, ox + ax, ox + bx, ox + ax + bx)
-      y = Math.min(oy, oy + ay, oy + by, oy + ay + by)
-      w = Math.max(ox, ox + ax, ox + bx, ox + ax + bx) - x
-      h = Math.max(oy, oy + ay, oy + by, oy + ay + by) - y
-    }
+    const { x, y, w, h } = runBox(run, dx, dy)
     const along = x0 * dx + y0 * dy
     // Across the line, growing downwards the page for horizontal text.
     const across = vertical ? x0 * ux + y0 * uy : -(x0 * vx + y0 * vy)

@@ -1,4 +1,11 @@
-import { type ParsedPage, ParseFailure, type ParseInput, type ParseOutput } from "./Backend.ts"
+import { Cause, Effect, Either } from "effect"
+import {
+  isParseFailure,
+  type ParsedPage,
+  ParseFailure,
+  type ParseInput,
+  type ParseOutput,
+} from "./Backend.ts"
 import { ocrPng } from "./Ocr.ts"
 import { noGraphics } from "./PdfGraphics.ts"
 import { pageGraphics } from "./PdfiumGraphics.ts"
@@ -6,6 +13,7 @@ import {
   type Doc,
   type Geometry,
   geometryOf,
+  type PdfiumError,
   PdfiumRefused,
   withDocument,
   withHeap,
@@ -112,14 +120,27 @@ const drawFormFields = (doc: Doc, page: number, bitmap: number, width: number, h
 }
 
 /** The page drawn at `scale` pixels per point on white (annotations included), as a PNG. */
-const renderPng = async (doc: Doc, page: number, geometry: Geometry, scale: number): Promise<Uint8Array> => {
+const renderPng = (
+  doc: Doc,
+  page: number,
+  geometry: Geometry,
+  scale: number,
+): Effect.Effect<Uint8Array, PdfiumRefused> =>
+  Effect.suspend(() => {
+    const width = Math.max(1, Math.round(geometry.width * scale))
+    const height = Math.max(1, Math.round(geometry.height * scale))
+    const rgba = drawPage(doc, page, width, height)
+    return rgba === undefined
+      ? Effect.fail(new PdfiumRefused({ reason: "PDFium ran out of memory for the page image" }))
+      : Effect.promise(() => encodePng(rgba, width, height))
+  })
+
+/** The page's RGBA pixels, drawn at `width`×`height`; undefined when PDFium has no memory for the bitmap. */
+const drawPage = (doc: Doc, page: number, width: number, height: number): Buffer | undefined => {
   const { m } = doc
-  const width = Math.max(1, Math.round(geometry.width * scale))
-  const height = Math.max(1, Math.round(geometry.height * scale))
   // Format 4: BGRA, the buffer allocated by PDFium.
   const bitmap = m._FPDFBitmap_CreateEx(width, height, 4, 0, 0)
-  if (bitmap === 0) throw new PdfiumRefused("PDFium ran out of memory for the page image")
-  let rgba: Buffer
+  if (bitmap === 0) return undefined
   try {
     m._FPDFBitmap_FillRect(bitmap, 0, 0, width, height, 0xffffffff)
     // FPDF_ANNOT | FPDF_REVERSE_BYTE_ORDER: annotations drawn, bytes in RGBA order.
@@ -127,14 +148,18 @@ const renderPng = async (doc: Doc, page: number, geometry: Geometry, scale: numb
     drawFormFields(doc, page, bitmap, width, height)
     const buffer = m._FPDFBitmap_GetBuffer(bitmap)
     const stride = m._FPDFBitmap_GetStride(bitmap)
-    rgba = Buffer.allocUnsafe(width * height * 4)
+    const rgba = Buffer.allocUnsafe(width * height * 4)
     for (let row = 0; row < height; row++) {
       const from = buffer + row * stride
       rgba.set(m.HEAPU8.subarray(from, from + width * 4), row * width * 4)
     }
+    return rgba
   } finally {
     m._FPDFBitmap_Destroy(bitmap)
   }
+}
+
+const encodePng = async (rgba: Buffer, width: number, height: number): Promise<Uint8Array> => {
   const { default: sharp } = await import("sharp")
   const png = await sharp(rgba, { raw: { width, height, channels: 4 } })
     .removeAlpha()
@@ -143,90 +168,120 @@ const renderPng = async (doc: Doc, page: number, geometry: Geometry, scale: numb
   return new Uint8Array(png.buffer, png.byteOffset, png.byteLength)
 }
 
-/** The page's OCR text when it has (almost) no text layer but shows an image, else undefined. */
-const ocrIfScanned = async (doc: Doc, page: number, geometry: Geometry, content: PdfPageContent) => {
-  if (!showsScan(content)) return undefined
-  const chars = content.chars
-  const scale = scaleForSize(geometry.width, geometry.height, ocrResolution)
-  const ocr = await ocrPng(await renderPng(doc, page, geometry, scale), { scale })
-  return ocr.text.replace(/\s/g, "").length > chars ? ocr : undefined
+/**
+ * The page's OCR text when it has (almost) no text layer but shows an image, else undefined; Left with the
+ * reason OCR failed (the page then keeps what text it has).
+ */
+const ocrIfScanned = (doc: Doc, page: number, geometry: Geometry, content: PdfPageContent) =>
+  Effect.gen(function* () {
+    if (!showsScan(content)) return Either.right(undefined)
+    const chars = content.chars
+    const scale = scaleForSize(geometry.width, geometry.height, ocrResolution)
+    const ocr = yield* renderPng(doc, page, geometry, scale).pipe(
+      Effect.flatMap((png) => ocrPng(png, { scale })),
+      // However drawing or reading the page went wrong, PDFium refusing it aside, the page keeps its text.
+      Effect.sandbox,
+      Effect.either,
+    )
+    if (Either.isRight(ocr))
+      return Either.right(ocr.right.text.replace(/\s/g, "").length > chars ? ocr.right : undefined)
+    const error = Cause.squash(ocr.left)
+    if (error instanceof PdfiumRefused) return yield* Effect.fail(error)
+    return Either.left(isParseFailure(error) ? error.reason : message(error))
+  })
+
+/** Page `n`: its text, layout, tables and blocks, OCR'd when it is a scan; undefined when PDFium cannot load it. */
+const readPage = (doc: Doc, n: number, ocrPages: Array<number>, ocrFailures: Array<OcrFailure>) =>
+  withPage(doc, n, (page) =>
+    Effect.gen(function* () {
+      const geometry = geometryOf(doc, page)
+      const { runs, textObjects } = runsOfTextPage(doc, page, geometry)
+      // A page of nothing but text objects draws no rules and shows no image: its objects are not walked.
+      const textOnly = textObjects > 0 && doc.m._FPDFPage_CountObjects(page) === textObjects
+      let content = yield* Effect.promise(() =>
+        pdfPageContent(runs, () => (textOnly ? noGraphics : pageGraphics(doc, page, geometry))),
+      )
+      const ocr = yield* ocrIfScanned(doc, page, geometry, content)
+      // The page keeps what text it has; the document fails only if no page has any (see `parse`).
+      if (Either.isLeft(ocr)) ocrFailures.push({ page: n, reason: ocr.left })
+      else if (ocr.right !== undefined) {
+        content = { ...content, text: ocr.right.text, layout: [...ocr.right.words], tables: [], blocks: [] }
+        ocrPages.push(n)
+      }
+      const size = { width: round(geometry.width), height: round(geometry.height) }
+      const { text, layout, tables, blocks } = content
+      return { number: n, text, ...size, unit: "pt", layout, tables, blocks } satisfies ParsedPage
+    }),
+  )
+
+interface OcrFailure {
+  readonly page: number
+  readonly reason: string
 }
 
-const parse = (input: ParseInput): Promise<ParseOutput> =>
-  withDocument(input, async (doc) => {
-    const count = doc.m._FPDF_GetPageCount(doc.handle)
-    if (count <= 0) throw new PdfiumRefused("PDFium found no pages")
-    if (count > input.limits.maxPages)
-      throw new ParseFailure({ reason: `the PDF has ${count} pages; the limit is ${input.limits.maxPages}` })
-    const metadata = documentMetadata(doc)
-    const pages: Array<ParsedPage> = []
-    const ocrPages: Array<number> = []
-    const unreadable: Array<number> = []
-    const ocrFailures: Array<{ readonly page: number; readonly reason: string }> = []
-    for (let n = 1; n <= count; n++) {
-      const parsed = await withPage(doc, n, async (page) => {
-        const geometry = geometryOf(doc, page)
-        const { runs, textObjects } = runsOfTextPage(doc, page, geometry)
-        // A page of nothing but text objects draws no rules and shows no image: its objects are not walked.
-        const textOnly = textObjects > 0 && doc.m._FPDFPage_CountObjects(page) === textObjects
-        let content = await pdfPageContent(runs, () =>
-          textOnly ? noGraphics : pageGraphics(doc, page, geometry),
-        )
-        try {
-          const ocr = await ocrIfScanned(doc, page, geometry, content)
-          if (ocr !== undefined) {
-            content = { ...content, text: ocr.text, layout: [...ocr.words], tables: [], blocks: [] }
-            ocrPages.push(n)
-          }
-        } catch (e) {
-          if (e instanceof PdfiumRefused) throw e
-          // The page keeps what text it has; the document fails only if no page has any (below).
-          ocrFailures.push({ page: n, reason: e instanceof ParseFailure ? e.reason : message(e) })
+const parse = (input: ParseInput): Effect.Effect<ParseOutput, PdfiumError> =>
+  withDocument(input, (doc) =>
+    Effect.gen(function* () {
+      const count = doc.m._FPDF_GetPageCount(doc.handle)
+      if (count <= 0) return yield* new PdfiumRefused({ reason: "PDFium found no pages" })
+      if (count > input.limits.maxPages)
+        return yield* new ParseFailure({
+          reason: `the PDF has ${count} pages; the limit is ${input.limits.maxPages}`,
+        })
+      const metadata = documentMetadata(doc)
+      const pages: Array<ParsedPage> = []
+      const ocrPages: Array<number> = []
+      const unreadable: Array<number> = []
+      const ocrFailures: Array<OcrFailure> = []
+      for (let n = 1; n <= count; n++) {
+        const parsed = yield* readPage(doc, n, ocrPages, ocrFailures)
+        if (parsed !== undefined) pages.push(parsed)
+        else {
+          // A damaged page (truncated file, broken object): keep the others.
+          unreadable.push(n)
+          pages.push({ number: n, text: "", width: null, height: null, unit: null, layout: [] })
         }
-        const size = { width: round(geometry.width), height: round(geometry.height) }
-        const { text, layout, tables, blocks } = content
-        return { number: n, text, ...size, unit: "pt", layout, tables, blocks } satisfies ParsedPage
-      })
-      if (parsed !== undefined) pages.push(parsed)
-      else {
-        // A damaged page (truncated file, broken object): keep the others.
-        unreadable.push(n)
-        pages.push({ number: n, text: "", width: null, height: null, unit: null, layout: [] })
       }
-    }
-    if (unreadable.length === count) throw new PdfiumRefused("PDFium could not read any page")
-    if (ocrFailures.length > 0 && pages.every((p) => p.text === ""))
-      throw new ParseFailure({
-        reason: `the PDF has no text layer and OCR failed: ${ocrFailures[0]!.reason}`,
-      })
-    const first = pages.find((p) => p.width !== null)
-    return {
-      parser: ocrPages.length > 0 ? "pdfium+tesseract.js" : "pdfium",
-      pages: finishPdfPages(pages),
-      metadata: {
-        ...metadata,
-        page_count: count,
-        ...(first ? { page_width: first.width, page_height: first.height } : {}),
-        ocr_pages: ocrPages,
-        ...(unreadable.length > 0 ? { unreadable_pages: unreadable } : {}),
-        ...(ocrFailures.length > 0 ? { ocr_failures: ocrFailures } : {}),
-      },
-    }
-  })
+      if (unreadable.length === count)
+        return yield* new PdfiumRefused({ reason: "PDFium could not read any page" })
+      if (ocrFailures.length > 0 && pages.every((p) => p.text === ""))
+        return yield* new ParseFailure({
+          reason: `the PDF has no text layer and OCR failed: ${ocrFailures[0]!.reason}`,
+        })
+      const first = pages.find((p) => p.width !== null)
+      return {
+        parser: ocrPages.length > 0 ? "pdfium+tesseract.js" : "pdfium",
+        pages: finishPdfPages(pages),
+        metadata: {
+          ...metadata,
+          page_count: count,
+          ...(first ? { page_width: first.width, page_height: first.height } : {}),
+          ocr_pages: ocrPages,
+          ...(unreadable.length > 0 ? { unreadable_pages: unreadable } : {}),
+          ...(ocrFailures.length > 0 ? { ocr_failures: ocrFailures } : {}),
+        },
+      } satisfies ParseOutput
+    }),
+  )
 
-const renderPage = (input: ParseInput, pageNumber: number): Promise<Uint8Array> =>
-  withDocument(input, async (doc) => {
-    const count = doc.m._FPDF_GetPageCount(doc.handle)
-    if (count <= 0) throw new PdfiumRefused("PDFium found no pages")
-    if (!Number.isInteger(pageNumber) || pageNumber < 1 || pageNumber > count)
-      throw new ParseFailure({ reason: `page ${pageNumber} does not exist: the PDF has ${count} pages` })
-    const png = await withPage(doc, pageNumber, (page) => {
-      const geometry = geometryOf(doc, page)
-      return renderPng(doc, page, geometry, scaleForSize(geometry.width, geometry.height, renderResolution))
-    })
-    if (png === undefined) throw new PdfiumRefused(`PDFium could not read page ${pageNumber}`)
-    return png
-  })
+const renderPage = (input: ParseInput, pageNumber: number): Effect.Effect<Uint8Array, PdfiumError> =>
+  withDocument(input, (doc) =>
+    Effect.gen(function* () {
+      const count = doc.m._FPDF_GetPageCount(doc.handle)
+      if (count <= 0) return yield* new PdfiumRefused({ reason: "PDFium found no pages" })
+      if (!Number.isInteger(pageNumber) || pageNumber < 1 || pageNumber > count)
+        return yield* new ParseFailure({
+          reason: `page ${pageNumber} does not exist: the PDF has ${count} pages`,
+        })
+      const png = yield* withPage(doc, pageNumber, (page) => {
+        const geometry = geometryOf(doc, page)
+        return renderPng(doc, page, geometry, scaleForSize(geometry.width, geometry.height, renderResolution))
+      })
+      if (png === undefined)
+        return yield* new PdfiumRefused({ reason: `PDFium could not read page ${pageNumber}` })
+      return png
+    }),
+  )
 
 /** The PDFium engine: the default one (PDF_ENGINE=pdfium). */
 export const pdfiumEngine = { parse, renderPage }

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { ParseFailure, type ParseInput } from "./Backend.ts"
+import { Data, Effect } from "effect"
+import { isParseFailure, ParseFailure, type ParseInput } from "./Backend.ts"
 import { hasPdfHeader, message } from "./PdfText.ts"
 
 /**
@@ -100,8 +101,18 @@ export interface PdfiumModule {
 }
 
 /** PDFium could not open or read the file (or failed on it): the backend falls back to pdf.js. */
-export class PdfiumRefused extends Error {
-  override readonly name = "PdfiumRefused"
+export class PdfiumRefused extends Data.TaggedError("PdfiumRefused")<{ readonly reason: string }> {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+/**
+ * Refuses the file from inside synchronous heap work (`withHeap`, called deep in the engine's reading of a
+ * page): the only place the engine raises an exception. `withDocument` turns it back into its failure.
+ */
+const refuse = (reason: string): never => {
+  throw new PdfiumRefused({ reason })
 }
 
 const require = createRequire(import.meta.url)
@@ -161,7 +172,7 @@ const scratchOf = (m: PdfiumModule, at: number): Scratch => ({
 /** Runs `use` with `size` bytes of the wasm heap, freed afterwards. */
 export const withHeap = <A>(m: PdfiumModule, size: number, use: (at: number) => A): A => {
   const at = m._malloc(size)
-  if (at === 0) throw new PdfiumRefused("PDFium ran out of memory")
+  if (at === 0) return refuse("PDFium ran out of memory")
   try {
     return use(at)
   } finally {
@@ -169,20 +180,22 @@ export const withHeap = <A>(m: PdfiumModule, size: number, use: (at: number) => 
   }
 }
 
-/** `withHeap` for asynchronous work: the bytes are freed once `use` has settled. */
-export const withHeapAsync = async <A>(
+/** `withHeap` for an Effect: the bytes are freed once `use` has ended, however it ends. */
+const withHeapEffect = <A, E>(
   m: PdfiumModule,
   size: number,
-  use: (at: number) => Promise<A>,
-): Promise<A> => {
-  const at = m._malloc(size)
-  if (at === 0) throw new PdfiumRefused("PDFium ran out of memory")
-  try {
-    return await use(at)
-  } finally {
-    m._free(at)
-  }
-}
+  use: (at: number) => Effect.Effect<A, E>,
+): Effect.Effect<A, E | PdfiumRefused> =>
+  Effect.acquireUseRelease(
+    Effect.suspend(() => {
+      const at = m._malloc(size)
+      return at === 0
+        ? Effect.fail(new PdfiumRefused({ reason: "PDFium ran out of memory" }))
+        : Effect.succeed(at)
+    }),
+    use,
+    (at) => Effect.sync(() => m._free(at)),
+  )
 
 export interface Doc {
   readonly m: PdfiumModule
@@ -190,44 +203,71 @@ export interface Doc {
   readonly scratch: Scratch
 }
 
+/** The error channel of PDFium's work: the file refused to pdf.js, or a failure of the document itself. */
+export type PdfiumError = ParseFailure | PdfiumRefused
+
+/** The document PDFium opens from the bytes in its heap; closed once `use` has ended. */
+const withHandle = <A>(
+  m: PdfiumModule,
+  data: number,
+  size: number,
+  use: (handle: number) => Effect.Effect<A, PdfiumError>,
+): Effect.Effect<A, PdfiumError> =>
+  Effect.acquireUseRelease(
+    Effect.suspend(() => {
+      const handle = m._FPDF_LoadMemDocument(data, size, 0)
+      if (handle !== 0) return Effect.succeed(handle)
+      const code = m._FPDF_GetLastError()
+      return Effect.fail(
+        code === errPassword
+          ? new ParseFailure({ reason: "the PDF is encrypted with a password" })
+          : new PdfiumRefused({
+              reason:
+                code === errFormat
+                  ? "PDFium: not in PDF format or damaged"
+                  : code === errSecurity
+                    ? "PDFium: unsupported security handler"
+                    : `PDFium could not open the file (error ${code})`,
+            }),
+      )
+    }),
+    use,
+    (handle) => Effect.sync(() => m._FPDF_CloseDocument(handle)),
+  )
+
 /**
  * Opens the document and runs `use` with it; the document, its bytes and the scratch area are freed whatever
- * happens. Any error of PDFium itself (not a ParseFailure) becomes PdfiumRefused.
+ * happens. Any error of PDFium itself (not a ParseFailure), and whatever the engine's work throws (a
+ * `refuse` from heap work included), becomes PdfiumRefused.
  */
-export const withDocument = async <A>(input: ParseInput, use: (doc: Doc) => Promise<A>): Promise<A> => {
-  const bytes = input.bytes
-  if (bytes.length === 0) throw new ParseFailure({ reason: "not a valid PDF file: the file is empty" })
-  if (!hasPdfHeader(bytes))
-    throw new ParseFailure({ reason: "not a valid PDF file: there is no %PDF header" })
-  const m = await load()
-  try {
-    return await withHeapAsync(m, bytes.length, async (data) => {
-      m.HEAPU8.set(bytes, data)
-      const handle = m._FPDF_LoadMemDocument(data, bytes.length, 0)
-      if (handle === 0) {
-        const code = m._FPDF_GetLastError()
-        if (code === errPassword) throw new ParseFailure({ reason: "the PDF is encrypted with a password" })
-        throw new PdfiumRefused(
-          code === errFormat
-            ? "PDFium: not in PDF format or damaged"
-            : code === errSecurity
-              ? "PDFium: unsupported security handler"
-              : `PDFium could not open the file (error ${code})`,
-        )
-      }
-      try {
-        return await withHeapAsync(m, 64, (at) => use({ m, handle, scratch: scratchOf(m, at) }))
-      } finally {
-        m._FPDF_CloseDocument(handle)
-      }
-    })
-  } catch (e) {
-    if (e instanceof ParseFailure || e instanceof PdfiumRefused) throw e
-    // A trap inside the wasm (out-of-bounds access, abort) may leave its heap inconsistent: start afresh.
-    loaded = undefined
-    throw new PdfiumRefused(`PDFium failed: ${message(e)}`)
-  }
-}
+export const withDocument = <A>(
+  input: ParseInput,
+  use: (doc: Doc) => Effect.Effect<A, PdfiumError>,
+): Effect.Effect<A, PdfiumError> =>
+  Effect.gen(function* () {
+    const bytes = input.bytes
+    if (bytes.length === 0)
+      return yield* new ParseFailure({ reason: "not a valid PDF file: the file is empty" })
+    if (!hasPdfHeader(bytes))
+      return yield* new ParseFailure({ reason: "not a valid PDF file: there is no %PDF header" })
+    const m = yield* Effect.promise(load)
+    return yield* withHeapEffect(m, bytes.length, (data) =>
+      Effect.sync(() => m.HEAPU8.set(bytes, data)).pipe(
+        Effect.zipRight(
+          withHandle(m, data, bytes.length, (handle) =>
+            withHeapEffect(m, 64, (at) => use({ m, handle, scratch: scratchOf(m, at) })),
+          ),
+        ),
+      ),
+    ).pipe(
+      Effect.catchAllDefect((e) => {
+        if (isParseFailure(e) || e instanceof PdfiumRefused) return Effect.fail(e)
+        // A trap inside the wasm (out-of-bounds access, abort) may leave its heap inconsistent: start afresh.
+        loaded = undefined
+        return Effect.fail(new PdfiumRefused({ reason: `PDFium failed: ${message(e)}` }))
+      }),
+    )
+  })
 
 export interface Geometry {
   /** In points, rotation applied. */
@@ -268,16 +308,14 @@ export const geometryOf = (doc: Doc, page: number): Geometry => {
 }
 
 /** Loads page `n` (1-based), runs `use`, closes it. Undefined when PDFium cannot load the page. */
-export const withPage = async <A>(
+export const withPage = <A, E>(
   doc: Doc,
   n: number,
-  use: (page: number) => Promise<A>,
-): Promise<A | undefined> => {
-  const page = doc.m._FPDF_LoadPage(doc.handle, n - 1)
-  if (page === 0) return undefined
-  try {
-    return await use(page)
-  } finally {
-    doc.m._FPDF_ClosePage(page)
-  }
-}
+  use: (page: number) => Effect.Effect<A, E>,
+): Effect.Effect<A | undefined, E> =>
+  Effect.suspend(() => {
+    const page = doc.m._FPDF_LoadPage(doc.handle, n - 1)
+    return page === 0
+      ? Effect.succeed(undefined)
+      : use(page).pipe(Effect.ensuring(Effect.sync(() => doc.m._FPDF_ClosePage(page))))
+  })

@@ -1,8 +1,15 @@
 import type { PageBlock } from "@dxs/domain/Content"
 import { layoutTable, type Table, tableLines } from "@dxs/domain/Tables"
+import { Effect, Either } from "effect"
 import { type Backend, ParseFailure, type ParseInput, type ParseOutput, pageText } from "./Backend.ts"
 import { childElements, firstChild, ns, parseXml } from "./OfficeXml.ts"
-import { coreProperties, inspectOoxml, maxZipEntries, parseModernOrConverted } from "./Ooxml.ts"
+import {
+  coreProperties,
+  inspectOoxml,
+  maxZipEntries,
+  type OoxmlPackage,
+  parseModernOrConverted,
+} from "./Ooxml.ts"
 import { slidePartsInOrder, slideTables } from "./PowerPointTables.ts"
 
 /**
@@ -178,41 +185,54 @@ const listedSlideCount = (xml: Buffer | undefined): number => {
   }
 }
 
-const parseOpenXml = async (input: ParseInput, parser = "officeparser"): Promise<ParseOutput> => {
-  const pkg = await inspectOoxml(input, "powerpoint", {
-    keep: (name) =>
-      name === "ppt/presentation.xml" ||
-      name === "ppt/_rels/presentation.xml.rels" ||
-      /^ppt\/slides\/slide\d+\.xml$/u.test(name),
-  })
-  const { OfficeParser } = await import("officeparser")
-  // Charts are read with the attachments, pictures and all: only when there are charts, and the whole
-  // file is small enough to hold its pictures in memory twice.
-  const withCharts =
-    pkg.entryNames.some((n) => /^ppt\/charts\/chart\d+\.xml$/u.test(n)) &&
-    pkg.totalUncompressedBytes <= maxBytesWithCharts
-  let content: ReadonlyArray<AstNode>
-  const charts = new Map<string, ChartData>()
-  try {
-    const ast = await OfficeParser.parseOffice(
-      Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength),
-      {
-        ignoreComments: true,
-        ignoreSlideMasters: true,
-        extractAttachments: withCharts,
-        ocr: false,
-        decompressionLimits: { maxUncompressedBytes: input.limits.maxDecompressedBytes, maxZipEntries },
-      },
-    )
-    content = ast.content as ReadonlyArray<AstNode>
-    for (const attachment of ast.attachments)
-      if (attachment.type === "chart" && attachment.chartData)
-        charts.set(attachment.name, attachment.chartData as ChartData)
-  } catch (error) {
-    throw new ParseFailure({
-      reason: `could not read the PowerPoint presentation: ${error instanceof Error ? error.message : String(error)}`,
+const parseOpenXml = (input: ParseInput, parser = "officeparser"): Effect.Effect<ParseOutput, ParseFailure> =>
+  Effect.gen(function* () {
+    const pkg = yield* inspectOoxml(input, "powerpoint", {
+      keep: (name) =>
+        name === "ppt/presentation.xml" ||
+        name === "ppt/_rels/presentation.xml.rels" ||
+        /^ppt\/slides\/slide\d+\.xml$/u.test(name),
     })
-  }
+    const { OfficeParser } = yield* Effect.promise(() => import("officeparser"))
+    // Charts are read with the attachments, pictures and all: only when there are charts, and the whole
+    // file is small enough to hold its pictures in memory twice.
+    const withCharts =
+      pkg.entryNames.some((n) => /^ppt\/charts\/chart\d+\.xml$/u.test(n)) &&
+      pkg.totalUncompressedBytes <= maxBytesWithCharts
+    const { content, charts } = yield* Effect.tryPromise({
+      try: async () => {
+        const ast = await OfficeParser.parseOffice(
+          Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength),
+          {
+            ignoreComments: true,
+            ignoreSlideMasters: true,
+            extractAttachments: withCharts,
+            ocr: false,
+            decompressionLimits: { maxUncompressedBytes: input.limits.maxDecompressedBytes, maxZipEntries },
+          },
+        )
+        const charts = new Map<string, ChartData>()
+        for (const attachment of ast.attachments)
+          if (attachment.type === "chart" && attachment.chartData)
+            charts.set(attachment.name, attachment.chartData as ChartData)
+        return { content: ast.content as ReadonlyArray<AstNode>, charts }
+      },
+      catch: (error) =>
+        new ParseFailure({
+          reason: `could not read the PowerPoint presentation: ${error instanceof Error ? error.message : String(error)}`,
+        }),
+    })
+    return yield* slidePages(input, pkg, content, charts, parser)
+  })
+
+/** The slides officeparser read, as pages (numbered as in the file). */
+const slidePages = (
+  input: ParseInput,
+  pkg: OoxmlPackage,
+  content: ReadonlyArray<AstNode>,
+  charts: ReadonlyMap<string, ChartData>,
+  parser: string,
+): Either.Either<ParseOutput, ParseFailure> => {
   // officeparser leaves out slides holding nothing: their pages are kept, empty, so numbers stay true.
   const slides = new Map<number, AstNode>()
   for (const node of content) {
@@ -226,9 +246,11 @@ const parseOpenXml = async (input: ParseInput, parser = "officeparser"): Promise
     Math.min(listedSlideCount(pkg.parts.get("ppt/presentation.xml")), slideParts),
   )
   if (count > input.limits.maxPages)
-    throw new ParseFailure({
-      reason: `the presentation has ${count} slides, more than the limit of ${input.limits.maxPages} pages per document`,
-    })
+    return Either.left(
+      new ParseFailure({
+        reason: `the presentation has ${count} slides, more than the limit of ${input.limits.maxPages} pages per document`,
+      }),
+    )
   const parts = slidePartsInOrder(
     pkg.parts.get("ppt/presentation.xml"),
     pkg.parts.get("ppt/_rels/presentation.xml.rels"),
@@ -251,10 +273,10 @@ const parseOpenXml = async (input: ParseInput, parser = "officeparser"): Promise
       blocks,
     }
   })
-  return { parser, pages, metadata: { ...coreProperties(pkg), slide_count: count } }
+  return Either.right({ parser, pages, metadata: { ...coreProperties(pkg), slide_count: count } })
 }
 
-const parse = (input: ParseInput): Promise<ParseOutput> =>
+const parse = (input: ParseInput): Effect.Effect<ParseOutput, ParseFailure> =>
   parseModernOrConverted(input, {
     legacyExtensions,
     oleExtension: ".ppt",

@@ -16,6 +16,7 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
 import { type BackendName, fileExtension, formatOfFileName } from "@dxs/domain/DocumentType"
+import { Data } from "effect"
 import { executableSearchPath } from "../Config.ts"
 import {
   defaultLimits,
@@ -63,10 +64,11 @@ export interface RunOptions extends Partial<ParseSettings> {
 }
 
 /** The page cannot be drawn as an image (the format has no page images, or the page does not exist). */
-export class PageImageUnavailable extends Error {
-  override readonly name = "PageImageUnavailable"
-  constructor(readonly reason: string) {
-    super(reason)
+export class PageImageUnavailable extends Data.TaggedError("PageImageUnavailable")<{
+  readonly reason: string
+}> {
+  override get message(): string {
+    return this.reason
   }
 }
 
@@ -210,10 +212,9 @@ export type ThreadMessage =
   | { readonly kind: typeof SLOW_STEP }
 
 /** The pool was closed (the process is stopping): not the document's fault, so not a ParseFailure. */
-export class ParsePoolClosed extends Error {
-  override readonly name = "ParsePoolClosed"
-  constructor() {
-    super("the parse pool was closed (the process is stopping)")
+export class ParsePoolClosed extends Data.TaggedError("ParsePoolClosed") {
+  override get message(): string {
+    return "the parse pool was closed (the process is stopping)"
   }
 }
 
@@ -545,7 +546,7 @@ export const renderPageImage = async (
 ): Promise<Uint8Array> => {
   const reply = await runInThread("render", file, pageNumber, options)
   if (reply.kind === "rendered") return reply.png
-  if (reply.kind === "unavailable") throw new PageImageUnavailable(reply.reason)
+  if (reply.kind === "unavailable") throw new PageImageUnavailable({ reason: reply.reason })
   throw new ParseFailure({
     reason: reply.kind === "parsed" ? "the parser answered without an image" : reply.reason,
   })

@@ -4,6 +4,7 @@
  * thousand characters rather than to the whole file.
  */
 import { TextDecoder } from "node:util"
+import { Either } from "effect"
 import { type ParsedPage, ParseFailure, type ParseLimits } from "./Backend.ts"
 
 /** Long text is cut into pages of at most this many characters. */
@@ -172,21 +173,26 @@ export const chunkText = (whole: string, size: number = pageChars): Array<string
 const storable = (text: string): string => (text.includes("\u0000") ? text.replaceAll("\u0000", "") : text)
 
 /** Page records for text without coordinates. More than `limits.maxPages` → ParseFailure. */
-export const textPages = (chunks: ReadonlyArray<string>, limits: ParseLimits): Array<ParsedPage> => {
-  if (chunks.length > limits.maxPages) {
-    throw new ParseFailure({
-      reason: `the text is too long: ${chunks.length} pages of up to ${pageChars} characters, more than the limit of ${limits.maxPages} pages`,
-    })
-  }
-  return chunks.map((text, i) => ({
-    number: i + 1,
-    text: storable(text),
-    width: null,
-    height: null,
-    unit: null,
-    layout: [],
-  }))
-}
+export const textPages = (
+  chunks: ReadonlyArray<string>,
+  limits: ParseLimits,
+): Either.Either<Array<ParsedPage>, ParseFailure> =>
+  chunks.length > limits.maxPages
+    ? Either.left(
+        new ParseFailure({
+          reason: `the text is too long: ${chunks.length} pages of up to ${pageChars} characters, more than the limit of ${limits.maxPages} pages`,
+        }),
+      )
+    : Either.right(
+        chunks.map((text, i) => ({
+          number: i + 1,
+          text: storable(text),
+          width: null,
+          height: null,
+          unit: null,
+          layout: [],
+        })),
+      )
 
 /** What `metadata.page_source` says about pages made by `chunkText`. */
 export const pageSource = (pageCount: number): string =>

@@ -1,5 +1,6 @@
 import type { PageBlock } from "@dxs/domain/Content"
 import { layoutTable, type StatedCell, type Table, tableLines } from "@dxs/domain/Tables"
+import { Cause, Effect, Either } from "effect"
 import mammoth from "mammoth"
 import {
   type Backend,
@@ -29,11 +30,11 @@ import { propertyBreaks } from "./WordPageBreaks.ts"
 
 const legacyExtensions = [".doc", ".odt", ".rtf"]
 
-const pdfBackend = async (): Promise<Backend | undefined> => {
+const pdfBackend: Effect.Effect<Backend | undefined> = Effect.promise(async () => {
   // Lazily: the registry imports this module.
   const { backendLoaders } = await import("./Formats.ts")
   return backendLoaders.pdf()
-}
+})
 
 const pageOf = (number: number, page: WrittenPage): ParsedPage => ({
   number,
@@ -46,12 +47,14 @@ const pageOf = (number: number, page: WrittenPage): ParsedPage => ({
   blocks: page.blocks,
 })
 
-const checkPageCount = (input: ParseInput, count: number) => {
-  if (count > input.limits.maxPages)
-    throw new ParseFailure({
-      reason: `the document has ${count} pages, more than the limit of ${input.limits.maxPages} pages per document`,
-    })
-}
+const checkPageCount = (input: ParseInput, count: number): Either.Either<void, ParseFailure> =>
+  count > input.limits.maxPages
+    ? Either.left(
+        new ParseFailure({
+          reason: `the document has ${count} pages, more than the limit of ${input.limits.maxPages} pages per document`,
+        }),
+      )
+    : Either.void
 
 // --- mammoth's document model (mammoth 1.x lib/documents.js; read, never built) ---
 
@@ -83,27 +86,29 @@ interface MammothDocument extends MammothElement {
   readonly notes?: { resolve?: (reference: { noteType: string; noteId: string }) => MammothNote | null }
 }
 
-const readWithMammoth = async (bytes: Uint8Array): Promise<MammothDocument> => {
-  let captured: MammothDocument | undefined
-  try {
-    await mammoth.convertToHtml(
-      { buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
-      {
-        transformDocument: (document: MammothDocument) => {
-          captured = document
-          // Nothing left to write as HTML: the model is what we read, and no image gets decoded.
-          return { ...document, children: [] }
-        },
-      },
-    )
-  } catch (error) {
-    throw new ParseFailure({
-      reason: `could not read the Word document: ${error instanceof Error ? error.message : String(error)}`,
+const readWithMammoth = (bytes: Uint8Array): Effect.Effect<MammothDocument, ParseFailure> =>
+  Effect.gen(function* () {
+    let captured: MammothDocument | undefined
+    yield* Effect.tryPromise({
+      try: () =>
+        mammoth.convertToHtml(
+          { buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
+          {
+            transformDocument: (document: MammothDocument) => {
+              captured = document
+              // Nothing left to write as HTML: the model is what we read, and no image gets decoded.
+              return { ...document, children: [] }
+            },
+          },
+        ),
+      catch: (error) =>
+        new ParseFailure({
+          reason: `could not read the Word document: ${error instanceof Error ? error.message : String(error)}`,
+        }),
     })
-  }
-  if (captured === undefined) throw new ParseFailure({ reason: "could not read the Word document" })
-  return captured
-}
+    if (captured === undefined) return yield* new ParseFailure({ reason: "could not read the Word document" })
+    return captured
+  })
 
 /** The text of a mammoth paragraph, to match it with its XML paragraph (see WordPageBreaks). */
 const modelText = (element: MammothElement): string =>
@@ -390,96 +395,115 @@ const documentPages = (
 }
 
 /** A .docx read by mammoth, its pages split where the document forces a new page. */
-const parseOpenXml = async (input: ParseInput, parser = "mammoth"): Promise<ParseOutput> => {
-  const pkg = await inspectOoxml(input, "word", {
-    keep: (name) => /^word\/(document\d*|styles)\.xml$/u.test(name),
+const parseOpenXml = (input: ParseInput, parser = "mammoth"): Effect.Effect<ParseOutput, ParseFailure> =>
+  Effect.gen(function* () {
+    const pkg = yield* inspectOoxml(input, "word", {
+      keep: (name) => /^word\/(document\d*|styles)\.xml$/u.test(name),
+    })
+    const document = yield* readWithMammoth(input.bytes)
+    const part = (name: string) => pkg.parts.get(name)?.toString("utf8")
+    const folder = pkg.mainPart.includes("/") ? pkg.mainPart.slice(0, pkg.mainPart.lastIndexOf("/") + 1) : ""
+    const written = documentPages(document, part(pkg.mainPart), part(`${folder}styles.xml`))
+    yield* checkPageCount(input, written.length)
+    return {
+      parser,
+      pages: written.map((page, i) => pageOf(i + 1, page)),
+      metadata: { ...coreProperties(pkg), page_source: "page-breaks" },
+    }
   })
-  const document = await readWithMammoth(input.bytes)
-  const part = (name: string) => pkg.parts.get(name)?.toString("utf8")
-  const folder = pkg.mainPart.includes("/") ? pkg.mainPart.slice(0, pkg.mainPart.lastIndexOf("/") + 1) : ""
-  const written = documentPages(document, part(pkg.mainPart), part(`${folder}styles.xml`))
-  checkPageCount(input, written.length)
-  return {
-    parser,
-    pages: written.map((page, i) => pageOf(i + 1, page)),
-    metadata: { ...coreProperties(pkg), page_source: "page-breaks" },
-  }
-}
+
+/** The converted PDF read by the PDF backend, as the Word file's pages. */
+const pdfPages = (
+  pdf: Backend,
+  input: ParseInput,
+  bytes: Uint8Array,
+  metadata: Record<string, unknown>,
+): Effect.Effect<ParseOutput, ParseFailure> =>
+  pdf
+    .parse({
+      ...input,
+      bytes,
+      fileName: input.fileName.replace(/\.[^.]*$/u, ".pdf"),
+      contentType: "application/pdf",
+    })
+    .pipe(
+      Effect.map((output) => ({
+        ...output,
+        parser: `libreoffice+${output.parser}`,
+        metadata: { ...output.metadata, ...metadata, page_source: "libreoffice" },
+      })),
+    )
 
 /** Any Word file through LibreOffice: to PDF for the PDF backend, or to .docx when there is none. */
-const parseWithLibreOffice = async (
+const parseWithLibreOffice = (
   input: ParseInput,
   ext: string,
   pdf: Backend | undefined,
-  metadata: Record<string, unknown>,
-): Promise<ParseOutput> => {
-  if (pdf === undefined) {
-    const docx = await convertBytesWithLibreOffice(input.tools, input.bytes, ext, "docx")
-    const output = await parseOpenXml(
-      { ...input, bytes: docx, fileName: "document.docx" },
-      "libreoffice+mammoth",
-    )
-    return { ...output, metadata: { ...output.metadata, ...metadata, converted_from: ext } }
-  }
-  const bytes = await convertBytesWithLibreOffice(input.tools, input.bytes, ext, "pdf")
-  const output = await pdf.parse({
-    ...input,
-    bytes,
-    fileName: input.fileName.replace(/\.[^.]*$/u, ".pdf"),
-    contentType: "application/pdf",
-  })
-  return {
-    ...output,
-    parser: `libreoffice+${output.parser}`,
-    metadata: { ...output.metadata, ...metadata, page_source: "libreoffice" },
-  }
-}
-
-const parse = async (input: ParseInput): Promise<ParseOutput> => {
-  const ext = extensionOf(input.fileName)
-  const soffice = input.tools.libreOffice
-  // A legacy .doc named .docx is read as the .doc it is when LibreOffice can; else inspectOoxml says what it is.
-  const legacy =
-    legacyExtensions.includes(ext) ||
-    (soffice !== undefined && isCompoundFile(input.bytes) && !isEncryptedOfficeFile(input.bytes))
-  if (legacy) {
-    const from = legacyExtensions.includes(ext) ? ext : ".doc"
-    if (soffice === undefined)
-      throw new ParseFailure({ reason: `reading a ${from} file needs LibreOffice, which is not installed` })
-    // An OpenDocument file is a ZIP too: the same limits before LibreOffice inflates it.
-    if (from === ".odt") await inspectZip(input)
-    return parseWithLibreOffice(input, from, await pdfBackend(), {})
-  }
-  if (soffice !== undefined) {
-    const pdf = await pdfBackend()
-    if (pdf !== undefined) {
-      const pkg = await inspectOoxml(input, "word")
-      let converted: Uint8Array | undefined
-      let conversionError: string | undefined
-      try {
-        converted = await convertBytesWithLibreOffice(input.tools, input.bytes, ext || ".docx", "pdf")
-      } catch (error) {
-        conversionError = error instanceof Error ? error.message : String(error)
-      }
-      if (converted !== undefined) {
-        const output = await pdf.parse({
-          ...input,
-          bytes: converted,
-          fileName: input.fileName.replace(/\.[^.]*$/u, ".pdf"),
-          contentType: "application/pdf",
-        })
-        return {
-          ...output,
-          parser: `libreoffice+${output.parser}`,
-          metadata: { ...output.metadata, ...coreProperties(pkg), page_source: "libreoffice" },
-        }
-      }
-      const output = await parseOpenXml(input)
-      return { ...output, metadata: { ...output.metadata, libreoffice_error: conversionError } }
+): Effect.Effect<ParseOutput, ParseFailure> =>
+  Effect.gen(function* () {
+    if (pdf === undefined) {
+      const docx = yield* convertBytesWithLibreOffice(input.tools, input.bytes, ext, "docx")
+      const output = yield* parseOpenXml(
+        { ...input, bytes: docx, fileName: "document.docx" },
+        "libreoffice+mammoth",
+      )
+      return { ...output, metadata: { ...output.metadata, converted_from: ext } }
     }
-  }
-  return parseOpenXml(input)
-}
+    const bytes = yield* convertBytesWithLibreOffice(input.tools, input.bytes, ext, "pdf")
+    return yield* pdfPages(pdf, input, bytes, {})
+  })
+
+/**
+ * A .docx with LibreOffice and the PDF backend at hand: its true pages from the PDF LibreOffice makes;
+ * when the conversion fails, mammoth's pages, with LibreOffice's error in the metadata.
+ */
+const parseConverted = (
+  input: ParseInput,
+  ext: string,
+  pdf: Backend,
+): Effect.Effect<ParseOutput, ParseFailure> =>
+  Effect.gen(function* () {
+    const pkg = yield* inspectOoxml(input, "word")
+    // However the conversion fails, mammoth still reads the file.
+    const converted = yield* convertBytesWithLibreOffice(
+      input.tools,
+      input.bytes,
+      ext || ".docx",
+      "pdf",
+    ).pipe(Effect.sandbox, Effect.either)
+    if (Either.isRight(converted)) return yield* pdfPages(pdf, input, converted.right, coreProperties(pkg))
+    const error = Cause.squash(converted.left)
+    const output = yield* parseOpenXml(input)
+    return {
+      ...output,
+      metadata: {
+        ...output.metadata,
+        libreoffice_error: error instanceof Error ? error.message : String(error),
+      },
+    }
+  })
+
+const parse = (input: ParseInput): Effect.Effect<ParseOutput, ParseFailure> =>
+  Effect.gen(function* () {
+    const ext = extensionOf(input.fileName)
+    const soffice = input.tools.libreOffice
+    // A legacy .doc named .docx is read as the .doc it is when LibreOffice can; else inspectOoxml says what it is.
+    const legacy =
+      legacyExtensions.includes(ext) ||
+      (soffice !== undefined && isCompoundFile(input.bytes) && !isEncryptedOfficeFile(input.bytes))
+    if (legacy) {
+      const from = legacyExtensions.includes(ext) ? ext : ".doc"
+      if (soffice === undefined)
+        return yield* new ParseFailure({
+          reason: `reading a ${from} file needs LibreOffice, which is not installed`,
+        })
+      // An OpenDocument file is a ZIP too: the same limits before LibreOffice inflates it.
+      if (from === ".odt") yield* inspectZip(input)
+      return yield* parseWithLibreOffice(input, from, yield* pdfBackend)
+    }
+    const pdf = soffice === undefined ? undefined : yield* pdfBackend
+    return yield* pdf === undefined ? parseOpenXml(input) : parseConverted(input, ext, pdf)
+  })
 
 export const wordBackend: Backend = {
   name: "word",

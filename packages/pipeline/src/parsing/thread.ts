@@ -6,7 +6,8 @@
 import { readlinkSync } from "node:fs"
 import { setPriority } from "node:os"
 import { parentPort } from "node:worker_threads"
-import { type Backend, ParseFailure, type ParseOutput } from "./Backend.ts"
+import { Cause, Effect, Exit } from "effect"
+import { type Backend, isParseFailure, type ParseFailure, type ParseOutput } from "./Backend.ts"
 import { backendLoaders } from "./Formats.ts"
 import type { ThreadJob, ThreadMessage, ThreadReply, ThreadRequest } from "./Runner.ts"
 
@@ -25,23 +26,25 @@ const lowerPriority = () => {
 }
 lowerPriority()
 
-/** A ParseFailure, also when a backend module brought its own copy of the class. */
-const failureReason = (e: unknown): string | undefined =>
-  e instanceof ParseFailure
-    ? e.reason
-    : e instanceof Error &&
-        e.name === "ParseFailure" &&
-        typeof (e as { reason?: unknown }).reason === "string"
-      ? (e as unknown as { reason: string }).reason
-      : undefined
-
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e)) || "unknown error"
 
-const loadBackend = async (job: ThreadJob): Promise<Backend> => {
+/** The backend of the job; undefined when it names none (the runner answers such files without a thread). */
+const loadBackend = async (job: ThreadJob): Promise<Backend | undefined> => {
   if (job.backendModule !== undefined) return (await import(job.backendModule)).default as Backend
-  // The runner answers a file no backend reads without asking a thread.
-  if (job.backend === undefined) throw new Error("the job names no backend")
-  return backendLoaders[job.backend]()
+  return job.backend === undefined ? undefined : backendLoaders[job.backend]()
+}
+
+/**
+ * Runs a backend's Effect (the thread is the edge where they run): its value, or the reply for its
+ * ParseFailure or defect, whose reason is the error's message.
+ */
+const settle = async <A>(
+  effect: Effect.Effect<A, ParseFailure>,
+): Promise<{ readonly value: A } | { readonly failed: ThreadReply }> => {
+  const exit = await Effect.runPromiseExit(effect)
+  if (Exit.isSuccess(exit)) return { value: exit.value }
+  const error = Cause.squash(exit.cause)
+  return { failed: { kind: "failed", reason: isParseFailure(error) ? error.reason : messageOf(error) } }
 }
 
 /** Bytes that own their whole buffer can be transferred; a view into a larger (pooled) one is copied first. */
@@ -56,16 +59,22 @@ const run = async (
   job: ThreadJob,
 ): Promise<{ readonly reply: ThreadReply; readonly transfer: Array<ArrayBuffer> }> => {
   const backend = await loadBackend(job)
+  if (backend === undefined)
+    return { reply: { kind: "failed", reason: "the job names no backend" }, transfer: [] }
   if (job.op === "render") {
     if (backend.renderPage === undefined)
       return {
         reply: { kind: "unavailable", reason: `${backend.name} documents have no page images` },
         transfer: [],
       }
-    const png = owned(await backend.renderPage(job.input, job.pageNumber))
+    const rendered = await settle(backend.renderPage(job.input, job.pageNumber))
+    if ("failed" in rendered) return { reply: rendered.failed, transfer: [] }
+    const png = owned(rendered.value)
     return { reply: { kind: "rendered", png }, transfer: [png.buffer as ArrayBuffer] }
   }
-  const parsed = await backend.parse(job.input)
+  const result = await settle(backend.parse(job.input))
+  if ("failed" in result) return { reply: result.failed, transfer: [] }
+  const parsed = result.value
   const attachments = (parsed.attachments ?? []).map((a) => ({ ...a, bytes: owned(a.bytes) }))
   const output: ParseOutput = { ...parsed, attachments }
   return {
@@ -74,31 +83,38 @@ const run = async (
   }
 }
 
+/** Posts a message to the pool; what kept it from being posted, else undefined. */
+const tryPost = (
+  message: ThreadMessage,
+  transfer: Array<ArrayBuffer>,
+): { readonly error: unknown } | undefined => {
+  try {
+    parentPort!.postMessage(message, transfer)
+    return undefined
+  } catch (error) {
+    return { error }
+  }
+}
+
 const post = (id: number, reply: ThreadReply, transfer: Array<ArrayBuffer> = []) => {
   const message = (reply: ThreadReply): ThreadMessage => ({ kind: "reply", id, reply })
-  try {
-    try {
-      parentPort!.postMessage(message(reply), transfer)
-    } catch (e) {
-      // Memory a native module allocated (a canvas's PNG) cannot be transferred on every Node version
-      // (Node 24 refuses it): then the bytes are copied instead.
-      if (transfer.length === 0) throw e
-      parentPort!.postMessage(message(reply))
-    }
-  } catch (e) {
-    // The backend returned something that cannot cross threads (a function, a class instance with handles…).
+  let refused = tryPost(message(reply), transfer)
+  // Memory a native module allocated (a canvas's PNG) cannot be transferred on every Node version
+  // (Node 24 refuses it): then the bytes are copied instead.
+  if (refused !== undefined && transfer.length > 0) refused = tryPost(message(reply), [])
+  // The backend returned something that cannot cross threads (a function, a class instance with handles…).
+  if (refused !== undefined)
     parentPort!.postMessage(
       message({
         kind: "failed",
-        reason: `the parser returned data that cannot be passed back: ${messageOf(e)}`,
+        reason: `the parser returned data that cannot be passed back: ${messageOf(refused.error)}`,
       }),
     )
-  }
 }
 
 parentPort!.on("message", ({ id, job }: ThreadRequest) => {
   run(job).then(
     ({ reply, transfer }) => post(id, reply, transfer),
-    (e: unknown) => post(id, { kind: "failed", reason: failureReason(e) ?? messageOf(e) }),
+    (e: unknown) => post(id, { kind: "failed", reason: isParseFailure(e) ? e.reason : messageOf(e) }),
   )
 })

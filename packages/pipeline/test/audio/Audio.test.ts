@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { audioBackend, timestamp } from "../../src/parsing/Audio.ts"
 import type { ParseInput } from "../../src/parsing/Backend.ts"
 import { pageChars } from "../../src/parsing/TextPages.ts"
+import { parseWith } from "../support.ts"
 import { expectGolden, expectTextPages, failureReason, input } from "../text/golden.ts"
 
 const here = new URL("./", import.meta.url)
@@ -110,7 +111,8 @@ describe("audio backend", () => {
 
   it("posts the file to the endpoint and makes pages of timed segments, like its golden output", async () => {
     const bytes = wav()
-    const output = await audioBackend.parse(
+    const output = await parseWith(
+      audioBackend,
       audio("calls/meeting.wav", bytes, { url, model: "whisper-1", apiKey: "sk-test" }),
     )
     expectTextPages(output)
@@ -142,7 +144,7 @@ describe("audio backend", () => {
       segment(i * 7.5, `Sentence number ${i + 1} of the recording.`),
     )
     answers.push({ status: 200, body: { text: "…", segments, duration: 2250 } })
-    const output = await audioBackend.parse(audio("long.m4a", wav(), { url, model: "large-v3" }))
+    const output = await parseWith(audioBackend, audio("long.m4a", wav(), { url, model: "large-v3" }))
     expect(received[0]!.authorization).toBeUndefined()
     expect((received[0]!.form.get("file") as File).type).toBe("audio/mp4")
     expect(output.pages.length).toBeGreaterThan(3)
@@ -158,7 +160,7 @@ describe("audio backend", () => {
 
   it("takes the plain text when the server gives no segments", async () => {
     answers.push({ status: 200, body: { text: " Just the words. " } })
-    const output = await audioBackend.parse(audio("note.ogg", wav(), { url, model: "m" }))
+    const output = await parseWith(audioBackend, audio("note.ogg", wav(), { url, model: "m" }))
     expect(output.pages.map((p) => p.text)).toEqual(["Just the words."])
     expect(output.metadata).toMatchObject({ segments: 0, page_source: "transcript" })
   })
@@ -170,7 +172,7 @@ describe("audio backend", () => {
       headers: { "retry-after": "0" },
     })
     answers.push({ status: 429, body: "slow down", headers: { "retry-after": "0" } })
-    const output = await audioBackend.parse(audio("meeting.flac", wav(), { url, model: "m" }))
+    const output = await parseWith(audioBackend, audio("meeting.flac", wav(), { url, model: "m" }))
     expect(received).toHaveLength(3)
     expect(output.pages[0]!.text).toMatch(/^\[00:00:00\] Welcome/)
   })

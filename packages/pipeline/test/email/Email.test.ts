@@ -10,6 +10,7 @@ import { outlookMessageBackend } from "../../src/parsing/Outlook.ts"
 import { backendFor } from "../../src/parsing/Registry.ts"
 import { runParse } from "../../src/parsing/Runner.ts"
 import { pageChars } from "../../src/parsing/TextPages.ts"
+import { parseWith } from "../support.ts"
 import { expectGolden, expectTextPages, failureReason, input } from "../text/golden.ts"
 
 const here = new URL("./", import.meta.url)
@@ -99,7 +100,7 @@ const longMessage = () =>
   })
 
 const parseEml = (name: string, bytes: Uint8Array) =>
-  emailBackend.parse(input(name, bytes, { contentType: "message/rfc822" }))
+  parseWith(emailBackend, input(name, bytes, { contentType: "message/rfc822" }))
 
 describe("email backend", () => {
   it("parses a message with attachments like its golden output", async () => {
@@ -272,7 +273,7 @@ describe.skipIf(!corpusPresent)("email backend over the shared corpus", () => {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`${label}: still parsing after 30 s`)), 30_000)
       })
-      const outcome = await Promise.race([backend.parse(input(fileName, bytes)), timeout])
+      const outcome = await Promise.race([parseWith(backend, input(fileName, bytes)), timeout])
         .then((output: ParseOutput) => {
           expect(output.pages.length).toBeGreaterThan(0)
           for (const a of output.attachments ?? []) {

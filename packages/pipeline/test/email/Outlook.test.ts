@@ -11,6 +11,7 @@ import { MAX_NESTED_MESSAGES, outlookMessageBackend } from "../../src/parsing/Ou
 import { backendFor } from "../../src/parsing/Registry.ts"
 import { runParse } from "../../src/parsing/Runner.ts"
 import { pageChars } from "../../src/parsing/TextPages.ts"
+import { parseWith } from "../support.ts"
 import { expectGolden, expectTextPages, failureReason, input } from "../text/golden.ts"
 import { buildMsg, directoryEntries, type MsgSpec } from "./msgFixtures.ts"
 
@@ -124,7 +125,7 @@ const receipt: MsgSpec = {
 }
 
 const parseMsg = (name: string, bytes: Uint8Array) =>
-  outlookMessageBackend.parse(input(name, bytes, { contentType: "application/vnd.ms-outlook" }))
+  parseWith(outlookMessageBackend, input(name, bytes, { contentType: "application/vnd.ms-outlook" }))
 
 /** Windows-1251 for the Russian alphabet (А–я at 0xC0–0xFF, Ё and ё apart), enough for the test. */
 const cp1251 = (s: string): Uint8Array =>
@@ -145,7 +146,7 @@ describe("Outlook .msg backend", () => {
     const output = await parseMsg("invoice.msg", bytes)
     expectTextPages(output)
     await expectGolden(here, "invoice.msg", output)
-    const eml = await emailBackend.parse(input("invoice.eml", await invoiceEml(pdf)))
+    const eml = await parseWith(emailBackend, input("invoice.eml", await invoiceEml(pdf)))
     expect(
       output.pages.map((p) => p.text.replace("Purchase order 7781.msg", "Purchase order 7781.eml")),
     ).toEqual(eml.pages.map((p) => p.text))
@@ -282,7 +283,7 @@ describe("Outlook .msg backend", () => {
       "From: a@example.com\nSubject: saved as msg\n\nbody",
     )
     const { bytes } = await invoiceMessage()
-    const renamed = await emailBackend.parse(input("renamed.eml", bytes))
+    const renamed = await parseWith(emailBackend, input("renamed.eml", bytes))
     expect(renamed.parser).toBe("msgreader")
     expect(renamed.metadata.subject).toBe("Rechnung Nr. 42 – Übersicht ✓ 請求書")
   })

@@ -4,6 +4,7 @@ import { ParseFailure, type ParseInput, type ParseOutput } from "../../src/parsi
 import { imageBackend, maxPixels } from "../../src/parsing/Image.ts"
 import { ocrPng, terminateOcr } from "../../src/parsing/Ocr.ts"
 import { backendFor } from "../../src/parsing/Registry.ts"
+import { parseWith, renderWith, runParsing } from "../support.ts"
 import { bmp, expectGolden, expectWordNear, input, type TextImage, textImage, wordsOf } from "./fixtures.ts"
 
 /** OCR throughput over this file's fixtures, printed at the end. */
@@ -20,14 +21,14 @@ afterAll(async () => {
 
 const parse = async (parseInput: ParseInput): Promise<ParseOutput> => {
   const started = performance.now()
-  const output = await imageBackend.parse(parseInput)
+  const output = await parseWith(imageBackend, parseInput)
   timing.ms += performance.now() - started
   timing.pages += output.pages.length
   return output
 }
 
 const failure = async (parseInput: ParseInput): Promise<string> => {
-  const error = await imageBackend.parse(parseInput).then(
+  const error = await parseWith(imageBackend, parseInput).then(
     () => undefined,
     (e: unknown) => e,
   )
@@ -131,14 +132,14 @@ describe("image backend", () => {
     expect(output.metadata).toMatchObject({ format: "tiff", pages: 3 })
     await expectGolden("pages.tiff", output)
 
-    const second = await imageBackend.renderPage!(input("pages.tiff", tiff), 2)
+    const second = await renderWith(imageBackend, input("pages.tiff", tiff), 2)
     expect(await sharp(second).metadata()).toMatchObject({ format: "png", width: 1240, height: 144 })
     expect(
       await sharp(second)
         .stats()
         .then((s) => s.channels[0]!.min),
     ).toBeLessThan(50)
-    await expect(imageBackend.renderPage!(input("pages.tiff", tiff), 4)).rejects.toThrow(
+    await expect(renderWith(imageBackend, input("pages.tiff", tiff), 4)).rejects.toThrow(
       /page 4 does not exist/,
     )
 
@@ -168,7 +169,7 @@ describe("image backend", () => {
     expectInvoicePage(output)
     expect(output.metadata).toMatchObject({ format: "bmp", dpi: 300 })
     await expectGolden("invoice.bmp", output)
-    const png = await imageBackend.renderPage!(input("invoice.bmp", bmp(data, info.width, info.height)), 1)
+    const png = await renderWith(imageBackend, input("invoice.bmp", bmp(data, info.width, info.height)), 1)
     expect(await sharp(png).metadata()).toMatchObject({ format: "png", width: 1240, height: 288 })
   })
 
@@ -201,7 +202,7 @@ describe("image backend", () => {
     })
     expect(output.pages[0]).toMatchObject({ width: 6000, height: 3600 })
     for (const word of big.words) expectWordNear(output.pages[0]!.layout, word, 12)
-    const png = await imageBackend.renderPage!(input("big.png", big.png), 1)
+    const png = await renderWith(imageBackend, input("big.png", big.png), 1)
     const rendered = await sharp(png).metadata()
     expect(rendered.width * rendered.height).toBeLessThanOrEqual(maxPixels)
     await expectGolden("big.png", output)
@@ -218,7 +219,7 @@ describe("image backend", () => {
       darkBands: 40,
     })
     // As it is, tesseract finds no text on it at all.
-    expect((await ocrPng(framed.png)).words).toEqual([])
+    expect((await runParsing(ocrPng(framed.png))).words).toEqual([])
     const output = await parse(input("framed.png", framed.png))
     expect(output.pages[0]).toMatchObject({ width: 880, height: 1600 })
     expect(wordsOf(output.pages[0]!.text)).toEqual(expect.arrayContaining(["speed", "mart", "kapar", "82"]))
@@ -246,7 +247,7 @@ describe("image backend", () => {
     )
     const badBmp = Buffer.concat([Buffer.from("BM"), Buffer.alloc(60, 0x41)])
     expect(await failure(input("broken.bmp", badBmp))).toMatch(/^not a valid image: unreadable BMP/)
-    await expect(imageBackend.renderPage!(input("letter.png", text), 1)).rejects.toBeInstanceOf(ParseFailure)
+    await expect(renderWith(imageBackend, input("letter.png", text), 1)).rejects.toBeInstanceOf(ParseFailure)
   })
 
   it("reads what is left of a truncated image and flags the page, or fails cleanly", async () => {
@@ -255,7 +256,7 @@ describe("image backend", () => {
     expect(output.metadata).toMatchObject({ damagedPages: [1] })
     expect(wordsOf(output.pages[0]!.text)).toEqual(expect.arrayContaining(["invoice", "number", "4711"]))
     for (const bytes of [invoice.png.subarray(0, 200), jpeg.subarray(0, 400)]) {
-      const outcome = await imageBackend.parse(input("truncated.png", bytes)).then(
+      const outcome = await parseWith(imageBackend, input("truncated.png", bytes)).then(
         (o) => o.pages.length,
         (e: unknown) => e,
       )

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { ParseFailure } from "../../src/parsing/Backend.ts"
 import { ocrPng, ocrWorkerOptions, terminateOcr } from "../../src/parsing/Ocr.ts"
+import { runParsing } from "../support.ts"
 import { expectWordNear, textImage, wordsOf } from "./fixtures.ts"
 
 afterAll(() => terminateOcr())
@@ -23,7 +24,7 @@ describe("ocrPng", () => {
   })
 
   it("reads the text, line by line, with word boxes in pixels where the words were drawn", async () => {
-    const result = await ocrPng(invoice.png)
+    const result = await runParsing(ocrPng(invoice.png))
     expect(result.width).toBe(invoice.width)
     expect(result.height).toBe(invoice.height)
     const lines = result.text.split("\n").map(wordsOf)
@@ -37,7 +38,10 @@ describe("ocrPng", () => {
   })
 
   it("divides boxes and size by the scale (a page rendered at 2 px per point comes back in points)", async () => {
-    const [pixels, points] = await Promise.all([ocrPng(invoice.png), ocrPng(invoice.png, { scale: 2 })])
+    const [pixels, points] = await Promise.all([
+      runParsing(ocrPng(invoice.png)),
+      runParsing(ocrPng(invoice.png, { scale: 2 })),
+    ])
     expect(points.width).toBe(invoice.width / 2)
     expect(points.words.map((w) => w.text)).toEqual(pixels.words.map((w) => w.text))
     points.words.forEach((w, i) => {
@@ -49,7 +53,7 @@ describe("ocrPng", () => {
 
   it("serialises concurrent calls through the one worker, each getting its own result", async () => {
     const images = ["alpha bravo", "charlie delta", "echo foxtrot"].map((t) => textImage([t]))
-    const results = await Promise.all(images.map((i) => ocrPng(i.png)))
+    const results = await Promise.all(images.map((i) => runParsing(ocrPng(i.png))))
     expect(results.map((r) => wordsOf(r.text).join(" "))).toEqual([
       "alpha bravo",
       "charlie delta",
@@ -59,21 +63,23 @@ describe("ocrPng", () => {
 
   it("finds no words in a blank image", async () => {
     const blank = textImage([], { width: 300, height: 200 })
-    const result = await ocrPng(blank.png)
+    const result = await runParsing(ocrPng(blank.png))
     expect(result).toMatchObject({ text: "", words: [], confidence: 0, width: 300, height: 200 })
   })
 
   it("fails with a ParseFailure on bytes that are not a PNG, or a PNG it cannot decode, and keeps working", async () => {
-    await expect(ocrPng(new TextEncoder().encode("not an image"))).rejects.toBeInstanceOf(ParseFailure)
+    await expect(runParsing(ocrPng(new TextEncoder().encode("not an image")))).rejects.toBeInstanceOf(
+      ParseFailure,
+    )
     const broken = Buffer.from(invoice.png)
     broken.fill(7, 40)
-    await expect(ocrPng(broken)).rejects.toThrow(/OCR failed/)
-    expect(wordsOf((await ocrPng(invoice.png)).text)).toContain("acme")
+    await expect(runParsing(ocrPng(broken))).rejects.toThrow(/OCR failed/)
+    expect(wordsOf((await runParsing(ocrPng(invoice.png))).text)).toContain("acme")
   })
 
   it("starts a fresh worker after terminateOcr", async () => {
     await terminateOcr()
     await terminateOcr()
-    expect(wordsOf((await ocrPng(invoice.png)).text)).toContain("widgets")
+    expect(wordsOf((await runParsing(ocrPng(invoice.png))).text)).toContain("widgets")
   })
 })

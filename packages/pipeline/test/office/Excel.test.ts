@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { columnLetters, csvRecords, detectDelimiter, excelBackend } from "../../src/parsing/Excel.ts"
+import { parseWith } from "../support.ts"
 import { atFixedTime, csvText, expectGolden, failureReason, inputOf, makeDocx, makeXlsx } from "./fixtures.ts"
 
 const utf8 = (text: string) => new TextEncoder().encode(text)
@@ -7,7 +8,7 @@ const utf8 = (text: string) => new TextEncoder().encode(text)
 describe("Excel backend", () => {
   it("reads one page per sheet with A1 references, ISO dates, formula results, merged cells once", async () => {
     const bytes = await atFixedTime(makeXlsx)
-    const output = await excelBackend.parse(inputOf("invoices.xlsx", bytes))
+    const output = await parseWith(excelBackend, inputOf("invoices.xlsx", bytes))
     expect(output.parser).toBe("exceljs")
     expect(output.pages.map((p) => p.number)).toEqual([1, 2])
     const invoices = output.pages[0]?.text ?? ""
@@ -23,7 +24,7 @@ describe("Excel backend", () => {
   })
 
   it("reads a CSV: delimiter and quoting detected, one page", async () => {
-    const output = await excelBackend.parse(inputOf("invoices.csv", utf8(csvText)))
+    const output = await parseWith(excelBackend, inputOf("invoices.csv", utf8(csvText)))
     expect(output.pages).toHaveLength(1)
     expect(output.metadata).toMatchObject({ delimiter: "semicolon", rows: 3, columns: 4, encoding: "utf-8" })
     await expectGolden("invoices.csv", output)
@@ -41,14 +42,14 @@ describe("Excel backend", () => {
 
   it("reads a windows-1252 CSV", async () => {
     const bytes = new Uint8Array(Buffer.from("Name,Price\nCaf\xe9,\x804\n", "latin1"))
-    const output = await excelBackend.parse(inputOf("menu.csv", bytes))
+    const output = await parseWith(excelBackend, inputOf("menu.csv", bytes))
     expect(output.pages[0]?.text).toBe("Sheet: menu.csv (A1:B2)\nA1: Name | B1: Price\nA2: Café | B2: €4")
     expect(output.metadata).toMatchObject({ encoding: "windows-1252" })
   })
 
   it("cuts a very large sheet with a note", async () => {
     const rows = Array.from({ length: 5000 }, (_, r) => [1, 2, 3, 4, 5].map((c) => r * 10 + c).join(","))
-    const output = await excelBackend.parse(inputOf("big.csv", utf8(`${rows.join("\n")}\n`)))
+    const output = await parseWith(excelBackend, inputOf("big.csv", utf8(`${rows.join("\n")}\n`)))
     const lines = output.pages[0]?.text.split("\n") ?? []
     expect(lines[0]).toBe("Sheet: big.csv (A1:E5000)")
     expect(lines[4000]).toBe("A4000: 39991 | B4000: 39992 | C4000: 39993 | D4000: 39994 | E4000: 39995")

@@ -7,6 +7,7 @@ import { ParseFailure } from "../../src/parsing/Backend.ts"
 import { convertBytesWithLibreOffice, convertWithLibreOffice } from "../../src/parsing/LibreOffice.ts"
 import { backendFor } from "../../src/parsing/Registry.ts"
 import { wordBackend } from "../../src/parsing/Word.ts"
+import { parseWith, runParsing } from "../support.ts"
 import { atFixedTime, inputOf, makeDocx } from "./fixtures.ts"
 
 /**
@@ -60,7 +61,7 @@ describe("convertWithLibreOffice (stand-in soffice)", () => {
     const input = join(root, "input.docx")
     writeFileSync(input, "x")
     const outputs = await Promise.all(
-      [1, 2, 3].map(() => convertWithLibreOffice(soffice, input, "pdf", root)),
+      [1, 2, 3].map(() => runParsing(convertWithLibreOffice(soffice, input, "pdf", root))),
     )
     expect(outputs.every((o) => o.endsWith("/out/input.pdf"))).toBe(true)
     const lines = readFileSync(`${soffice}.log`, "utf8").trim().split("\n")
@@ -74,9 +75,9 @@ describe("convertWithLibreOffice (stand-in soffice)", () => {
   it("fails with LibreOffice's own message when it writes nothing", async () => {
     const input = join(root, "broken.doc")
     writeFileSync(input, "x")
-    const error = await convertWithLibreOffice(fakeSoffice("fail", "fail"), input, "pdf", root).catch(
-      (e) => e,
-    )
+    const error = await runParsing(
+      convertWithLibreOffice(fakeSoffice("fail", "fail"), input, "pdf", root),
+    ).catch((e) => e)
     expect(error).toBeInstanceOf(ParseFailure)
     expect(error.reason).toBe(
       "LibreOffice could not convert the file (Error: source file could not be loaded)",
@@ -87,9 +88,9 @@ describe("convertWithLibreOffice (stand-in soffice)", () => {
     const input = join(root, "slow.doc")
     writeFileSync(input, "x")
     const started = Date.now()
-    const error = await convertWithLibreOffice(fakeSoffice("hang", "hang"), input, "pdf", root, 1000).catch(
-      (e) => e,
-    )
+    const error = await runParsing(
+      convertWithLibreOffice(fakeSoffice("hang", "hang"), input, "pdf", root, 1000),
+    ).catch((e) => e)
     expect(error).toBeInstanceOf(ParseFailure)
     expect(error.reason).toBe("LibreOffice did not finish converting the file within 1 s")
     expect(Date.now() - started).toBeLessThan(10_000)
@@ -97,7 +98,9 @@ describe("convertWithLibreOffice (stand-in soffice)", () => {
 
   it("fails when soffice cannot be started", async () => {
     const tools = { libreOffice: join(root, "missing-soffice"), tempDir: root }
-    const error = await convertBytesWithLibreOffice(tools, new Uint8Array([1]), ".doc", "pdf").catch((e) => e)
+    const error = await runParsing(
+      convertBytesWithLibreOffice(tools, new Uint8Array([1]), ".doc", "pdf"),
+    ).catch((e) => e)
     expect(error).toBeInstanceOf(ParseFailure)
     expect(error.reason).toMatch(/^LibreOffice could not be started/u)
   })
@@ -110,7 +113,8 @@ describe("Word through LibreOffice (stand-in soffice)", () => {
       const pdfFile = join(root, "converted.pdf")
       writeFileSync(pdfFile, await makePdf(["Supply Agreement page one", "Page two", "Page three"]))
       const tools = { libreOffice: fakeSoffice("pdf", "ok", pdfFile), tempDir: root }
-      const output = await wordBackend.parse(
+      const output = await parseWith(
+        wordBackend,
         inputOf("agreement.docx", await atFixedTime(makeDocx), { tools }),
       )
       expect(output.parser).toBe("libreoffice+pdfium")
@@ -121,7 +125,10 @@ describe("Word through LibreOffice (stand-in soffice)", () => {
 
   it("falls back to mammoth when the conversion of a .docx fails", async () => {
     const tools = { libreOffice: fakeSoffice("failing", "fail"), tempDir: root }
-    const output = await wordBackend.parse(inputOf("agreement.docx", await atFixedTime(makeDocx), { tools }))
+    const output = await parseWith(
+      wordBackend,
+      inputOf("agreement.docx", await atFixedTime(makeDocx), { tools }),
+    )
     expect(output.parser).toBe("mammoth")
     expect(output.pages).toHaveLength(4)
   })
@@ -130,7 +137,8 @@ describe("Word through LibreOffice (stand-in soffice)", () => {
     const pdfFile = join(root, "legacy.pdf")
     writeFileSync(pdfFile, await makePdf(["Legacy document"]))
     const tools = { libreOffice: fakeSoffice("legacy", "ok", pdfFile), tempDir: root }
-    const output = await wordBackend.parse(
+    const output = await parseWith(
+      wordBackend,
       inputOf("old.doc", new Uint8Array([0xd0, 0xcf, 0x11, 0xe0]), { tools }),
     )
     expect(output.pages.map((p) => p.text)).toEqual(["Legacy document"])

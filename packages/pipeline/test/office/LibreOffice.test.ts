@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { convertBytesWithLibreOffice } from "../../src/parsing/LibreOffice.ts"
 import { backendFor } from "../../src/parsing/Registry.ts"
 import { wordBackend } from "../../src/parsing/Word.ts"
+import { parseWith, runParsing } from "../support.ts"
 import { atFixedTime, inputOf, makeDocx } from "./fixtures.ts"
 
 const soffice = (() => {
@@ -26,15 +27,15 @@ describe.skipIf(soffice === undefined)("LibreOffice conversions", () => {
   it("converts a .docx to PDF, twice at once (own profile and output directory each)", async () => {
     const docx = await atFixedTime(makeDocx)
     const [a, b] = await Promise.all([
-      convertBytesWithLibreOffice(tools, docx, ".docx", "pdf"),
-      convertBytesWithLibreOffice(tools, docx, ".docx", "pdf"),
+      runParsing(convertBytesWithLibreOffice(tools, docx, ".docx", "pdf")),
+      runParsing(convertBytesWithLibreOffice(tools, docx, ".docx", "pdf")),
     ])
     for (const pdf of [a, b]) expect(Buffer.from(pdf.subarray(0, 5)).toString("latin1")).toBe("%PDF-")
   })
 
   it("reads a .docx through LibreOffice: true pages from the PDF backend, else mammoth", async () => {
     const docx = await atFixedTime(makeDocx)
-    const output = await wordBackend.parse(inputOf("agreement.docx", docx, { tools }))
+    const output = await parseWith(wordBackend, inputOf("agreement.docx", docx, { tools }))
     if (backendFor("x.pdf")) {
       expect(output.metadata).toMatchObject({ page_source: "libreoffice", title: "Supply Agreement" })
       expect(output.pages.length).toBeGreaterThanOrEqual(4)
@@ -43,8 +44,10 @@ describe.skipIf(soffice === undefined)("LibreOffice conversions", () => {
   })
 
   it("reads a legacy .doc made by LibreOffice from the .docx", async () => {
-    const doc = await convertBytesWithLibreOffice(tools, await atFixedTime(makeDocx), ".docx", "doc")
-    const output = await wordBackend.parse(inputOf("agreement.doc", doc, { tools }))
+    const doc = await runParsing(
+      convertBytesWithLibreOffice(tools, await atFixedTime(makeDocx), ".docx", "doc"),
+    )
+    const output = await parseWith(wordBackend, inputOf("agreement.doc", doc, { tools }))
     expect(output.parser).toMatch(/^libreoffice\+/u)
     expect(output.pages.map((p) => p.text).join("\n")).toContain("Governing law")
   })

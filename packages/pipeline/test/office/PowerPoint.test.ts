@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest"
 import { powerPointBackend } from "../../src/parsing/PowerPoint.ts"
+import { parseWith } from "../support.ts"
 import { atFixedTime, expectGolden, failureReason, inputOf, makePptx, makeXlsx } from "./fixtures.ts"
 
 describe("PowerPoint backend", () => {
   it("reads one page per slide, in order, the slide's text then its notes", async () => {
     const bytes = await atFixedTime(makePptx)
-    const output = await powerPointBackend.parse(inputOf("review.pptx", bytes))
+    const output = await parseWith(powerPointBackend, inputOf("review.pptx", bytes))
     expect(output.parser).toBe("officeparser")
     expect(output.pages.map((p) => p.number)).toEqual([1, 2, 3])
     expect(output.pages[0]?.text).toBe(

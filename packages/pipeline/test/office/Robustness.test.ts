@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { ParseFailure } from "../../src/parsing/Backend.ts"
 import { backendFor } from "../../src/parsing/Registry.ts"
+import { parseWith } from "../support.ts"
 import { inputOf } from "./fixtures.ts"
 
 /**
@@ -33,7 +34,7 @@ const parseFile = async (path: string): Promise<Outcome> => {
   const backend = backendFor(name)
   if (!backend) return { kind: "error", error: `no backend for ${name}` }
   try {
-    const output = await backend.parse(inputOf(name, new Uint8Array(readFileSync(path))))
+    const output = await parseWith(backend, inputOf(name, new Uint8Array(readFileSync(path))))
     expect(output.pages.map((p) => p.number)).toEqual(output.pages.map((_, i) => i + 1))
     for (const page of output.pages) expect(typeof page.text).toBe("string")
     return { kind: "processed", pages: output.pages.length }

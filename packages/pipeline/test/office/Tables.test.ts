@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import { excelBackend } from "../../src/parsing/Excel.ts"
 import { powerPointBackend } from "../../src/parsing/PowerPoint.ts"
 import { wordBackend } from "../../src/parsing/Word.ts"
-import { expectStructure } from "../support.ts"
+import { expectStructure, parseWith } from "../support.ts"
 import { atFixedTime, inputOf } from "./fixtures.ts"
 import { makeTablesDocx, makeTablesPptx, makeTablesXlsx } from "./tableFixtures.ts"
 
@@ -12,7 +12,7 @@ const goldenFile = (name: string) => new URL(`golden/tables/${name}.json`, impor
 describe("Office tables", () => {
   it("reads a Word table's header row, a cell merged across columns, one merged down rows, a nested table as text", async () => {
     const bytes = await atFixedTime(makeTablesDocx)
-    const output = await wordBackend.parse(inputOf("tables.docx", bytes))
+    const output = await parseWith(wordBackend, inputOf("tables.docx", bytes))
     const { pages } = await expectStructure(goldenFile("tables.docx"), output)
     const [table] = pages[0]!.tables
     expect(table!.rows).toEqual([
@@ -38,7 +38,7 @@ describe("Office tables", () => {
 
   it("reads a slide table's merged cells (gridSpan, rowSpan) and the breaks inside a cell", async () => {
     const bytes = await atFixedTime(makeTablesPptx)
-    const output = await powerPointBackend.parse(inputOf("tables.pptx", bytes))
+    const output = await parseWith(powerPointBackend, inputOf("tables.pptx", bytes))
     const { pages } = await expectStructure(goldenFile("tables.pptx"), output)
     const [table] = pages[0]!.tables
     expect(table!.rows).toEqual([
@@ -55,7 +55,7 @@ describe("Office tables", () => {
 
   it("cuts a sheet into tables at empty rows and columns, a merged range spanning, a lone cell a paragraph", async () => {
     const bytes = await atFixedTime(makeTablesXlsx)
-    const output = await excelBackend.parse(inputOf("tables.xlsx", bytes))
+    const output = await parseWith(excelBackend, inputOf("tables.xlsx", bytes))
     const { pages } = await expectStructure(goldenFile("tables.xlsx"), output)
     expect(pages[0]!.tables.map((t) => t.rows)).toEqual([
       [
@@ -80,7 +80,7 @@ describe("Office tables", () => {
 
   it("reads a CSV file as one table", async () => {
     const csv = new TextEncoder().encode("name,amount\nAda,10\nGrace,12\n")
-    const output = await excelBackend.parse(inputOf("people.csv", csv))
+    const output = await parseWith(excelBackend, inputOf("people.csv", csv))
     expect(output.pages[0]!.tables?.map((t) => t.cells.length)).toEqual([6])
   })
 })

@@ -1,12 +1,13 @@
 import { Document, Packer, Paragraph } from "docx"
 import { describe, expect, it } from "vitest"
 import { wordBackend } from "../../src/parsing/Word.ts"
+import { parseWith } from "../support.ts"
 import { atFixedTime, expectGolden, failureReason, inputOf, makeDocx, makePptx } from "./fixtures.ts"
 
 describe("Word backend", () => {
   it("reads a .docx with mammoth: headings, a table, a list, a footnote, pages at the forced breaks", async () => {
     const bytes = await atFixedTime(makeDocx)
-    const output = await wordBackend.parse(inputOf("agreement.docx", bytes))
+    const output = await parseWith(wordBackend, inputOf("agreement.docx", bytes))
     expect(output.parser).toBe("mammoth")
     // A page break, a "page break before" paragraph and a next-page section break: four pages.
     expect(output.pages.map((p) => p.number)).toEqual([1, 2, 3, 4])
@@ -43,7 +44,7 @@ describe("Word backend", () => {
           ),
         ),
     )
-    const output = await wordBackend.parse(inputOf("breaks.docx", bytes))
+    const output = await parseWith(wordBackend, inputOf("breaks.docx", bytes))
     expect(output.pages.map((p) => p.text)).toEqual(["Cover", "Next", "Again"])
   })
 

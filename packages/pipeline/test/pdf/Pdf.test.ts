@@ -18,6 +18,7 @@ import { pdfBackend, pdfEngineOf } from "../../src/parsing/Pdf.ts"
 import { pdfDate, pdfiumEngine, pdfiumHeapBytes } from "../../src/parsing/Pdfium.ts"
 import { backendFor } from "../../src/parsing/Registry.ts"
 import { renderPageImage, runParse } from "../../src/parsing/Runner.ts"
+import { parseWith, renderWith } from "../support.ts"
 import {
   input as anyEngineInput,
   expectGolden,
@@ -80,7 +81,7 @@ let parsedTexts: Array<string>
 
 beforeAll(async () => {
   text = await textPdf()
-  const output = await pdfBackend.parse(anyEngineInput("report.pdf", text.bytes))
+  const output = await parseWith(pdfBackend, anyEngineInput("report.pdf", text.bytes))
   parsedTexts = output.pages.map((p) => p.text)
 })
 
@@ -95,7 +96,7 @@ for (const engine of pdfEngines) {
   let parsed: ParseOutput
 
   beforeAll(async () => {
-    parsed = await pdfBackend.parse(input("report.pdf", text.bytes))
+    parsed = await parseWith(pdfBackend, input("report.pdf", text.bytes))
   })
 
   describe(`PDF backend (${engine}): text layer`, () => {
@@ -162,7 +163,7 @@ for (const engine of pdfEngines) {
 
     it("fails with a clear reason beyond the page limit", async () => {
       const limits = { ...defaultLimits, maxPages: 2 }
-      expect(await failureOf(pdfBackend.parse(input("report.pdf", text.bytes, { limits })))).toBe(
+      expect(await failureOf(parseWith(pdfBackend, input("report.pdf", text.bytes, { limits })))).toBe(
         "the PDF has 3 pages; the limit is 2",
       )
     })
@@ -177,33 +178,35 @@ for (const engine of pdfEngines) {
 
     it("does not change the caller's bytes (pdf.js may take over the buffer it is given)", async () => {
       const copy = new Uint8Array(text.bytes)
-      await pdfBackend.parse(input("report.pdf", copy))
+      await parseWith(pdfBackend, input("report.pdf", copy))
       expect(copy.byteLength).toBe(text.bytes.byteLength)
       expect(Buffer.from(copy).equals(Buffer.from(text.bytes))).toBe(true)
     })
 
     it("accepts a Node Buffer", async () => {
-      const output = await pdfBackend.parse(input("report.pdf", Buffer.from(text.bytes)))
+      const output = await parseWith(pdfBackend, input("report.pdf", Buffer.from(text.bytes)))
       expect(output.pages).toHaveLength(3)
     })
   })
 
   describe(`PDF backend (${engine}): broken and protected files`, () => {
     it("refuses what is not a PDF", async () => {
-      expect(await failureOf(pdfBackend.parse(input("empty.pdf", new Uint8Array())))).toBe(
+      expect(await failureOf(parseWith(pdfBackend, input("empty.pdf", new Uint8Array())))).toBe(
         "not a valid PDF file: the file is empty",
       )
       expect(
-        await failureOf(pdfBackend.parse(input("notes.pdf", new TextEncoder().encode("just text")))),
+        await failureOf(parseWith(pdfBackend, input("notes.pdf", new TextEncoder().encode("just text")))),
       ).toBe("not a valid PDF file: there is no %PDF header")
       const junk = new TextEncoder().encode(`%PDF-1.7\n${"garbage ".repeat(200)}`)
-      expect(await failureOf(pdfBackend.parse(input("junk.pdf", junk)))).toMatch(/^not a valid PDF file: /)
+      expect(await failureOf(parseWith(pdfBackend, input("junk.pdf", junk)))).toMatch(
+        /^not a valid PDF file: /,
+      )
     })
 
     it("reads what it can of a truncated PDF, or fails with a reason", async () => {
       for (const share of [0.3, 0.6, 0.9]) {
         const cut = text.bytes.slice(0, Math.floor(text.bytes.length * share))
-        const outcome = await pdfBackend.parse(input("cut.pdf", cut)).then(
+        const outcome = await parseWith(pdfBackend, input("cut.pdf", cut)).then(
           (output) => output,
           (e: unknown) => {
             expect(e).toBeInstanceOf(ParseFailure)
@@ -217,7 +220,7 @@ for (const engine of pdfEngines) {
 
   describe(`PDF backend (${engine}): renderPage`, () => {
     it("renders a page to a PNG at 150 dpi", async () => {
-      const png = await pdfBackend.renderPage!(input("report.pdf", text.bytes), 1)
+      const png = await renderWith(pdfBackend, input("report.pdf", text.bytes), 1)
       expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
       const meta = await sharp(png).metadata()
       expect([meta.format, meta.width, meta.height]).toEqual(["png", 1275, 1650])
@@ -228,10 +231,10 @@ for (const engine of pdfEngines) {
     })
 
     it("renders a rotated page upright, and caps a large page at 2000 pixels", async () => {
-      const rotated = await sharp(await pdfBackend.renderPage!(input("report.pdf", text.bytes), 3)).metadata()
+      const rotated = await sharp(await renderWith(pdfBackend, input("report.pdf", text.bytes), 3)).metadata()
       expect([rotated.width, rotated.height]).toEqual([1650, 1275])
       const poster = await pagePdf(2384, 3370)
-      const big = await sharp(await pdfBackend.renderPage!(input("a0.pdf", poster), 1)).metadata()
+      const big = await sharp(await renderWith(pdfBackend, input("a0.pdf", poster), 1)).metadata()
       expect(big.height).toBe(2000)
       expect(Math.abs(big.width! - (2000 * 2384) / 3370)).toBeLessThanOrEqual(1)
     })
@@ -239,11 +242,11 @@ for (const engine of pdfEngines) {
     it("fails for a page that does not exist, or a file that is not a PDF", async () => {
       const doc = input("report.pdf", text.bytes)
       for (const n of [0, 4, 1.5]) {
-        expect(await failureOf(pdfBackend.renderPage!(doc, n))).toBe(
+        expect(await failureOf(renderWith(pdfBackend, doc, n))).toBe(
           `page ${n} does not exist: the PDF has 3 pages`,
         )
       }
-      expect(await failureOf(pdfBackend.renderPage!(input("x.pdf", new Uint8Array([1, 2, 3])), 1))).toMatch(
+      expect(await failureOf(renderWith(pdfBackend, input("x.pdf", new Uint8Array([1, 2, 3])), 1))).toMatch(
         /^not a valid PDF file/,
       )
     })
@@ -261,7 +264,7 @@ for (const engine of pdfEngines) {
 
     beforeAll(async () => {
       scanned = await scannedPdf()
-      output = await pdfBackend.parse(input("scan.pdf", scanned.bytes))
+      output = await parseWith(pdfBackend, input("scan.pdf", scanned.bytes))
     })
 
     it("OCRs the image-only page, and only that page", () => {
@@ -299,7 +302,7 @@ describe("PDF backend in the parsing thread (the production path)", () => {
     const output = await runParse(file, { libreOffice: undefined })
     expect(output.parser).toBe("pdfium")
     expect(output).toEqual({
-      ...(await pdfBackend.parse(anyEngineInput("report.pdf", text.bytes))),
+      ...(await parseWith(pdfBackend, anyEngineInput("report.pdf", text.bytes))),
       attachments: [],
     })
     const png = await renderPageImage(file, 2, { libreOffice: undefined })
@@ -335,13 +338,13 @@ describe("PDFium engine", () => {
 
   it("falls back to pdf.js for a file it refuses (a truncated file without its trailer)", async () => {
     const cut = text.bytes.slice(0, Math.floor(text.bytes.length * 0.9))
-    const refused = await pdfiumEngine.parse(withEngine("cut.pdf", cut)).catch((e: unknown) => e)
+    const refused = await parseWith(pdfiumEngine, withEngine("cut.pdf", cut)).catch((e: unknown) => e)
     expect((refused as Error).name).toBe("PdfiumRefused")
-    const output = await pdfBackend.parse(withEngine("cut.pdf", cut))
+    const output = await parseWith(pdfBackend, withEngine("cut.pdf", cut))
     expect(output.parser).toBe("pdfjs-dist")
     expect(output.metadata.repaired).toBeDefined()
     expect(output.pages.map((p) => p.text)).toEqual(parsedTexts)
-    const png = await pdfBackend.renderPage!(withEngine("cut.pdf", cut), 1)
+    const png = await renderWith(pdfBackend, withEngine("cut.pdf", cut), 1)
     expect((await sharp(png).metadata()).width).toBe(1275)
   })
 
@@ -359,9 +362,9 @@ describe("PDFium engine", () => {
     const bytes = await doc.save()
     expect(bytes.length).toBeGreaterThan(1_000_000)
     const round = async () => {
-      const output = await pdfiumEngine.parse(withEngine("noise.pdf", bytes))
+      const output = await parseWith(pdfiumEngine, withEngine("noise.pdf", bytes))
       expect(output.pages[0]!.text).toContain("Noise with a caption")
-      await pdfiumEngine.renderPage(withEngine("noise.pdf", bytes), 1)
+      await renderWith(pdfiumEngine, withEngine("noise.pdf", bytes), 1)
     }
     for (let i = 0; i < 3; i++) await round()
     const settled = await pdfiumHeapBytes()

@@ -14,6 +14,7 @@ import { terminateOcr } from "../../src/parsing/Ocr.ts"
 import { pdfBackend } from "../../src/parsing/Pdf.ts"
 import { pdfiumEngine } from "../../src/parsing/Pdfium.ts"
 import { pdfjsEngine } from "../../src/parsing/PdfJs.ts"
+import { parseWith } from "../support.ts"
 import { input, wordRecall } from "./fixtures.ts"
 
 const corpus = path.resolve(fileURLToPath(new URL("../../../../", import.meta.url)), "../shared/corpus")
@@ -38,10 +39,12 @@ const parseWithin = (file: string, ms: number): Promise<ParseOutput | ParseFailu
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no outcome within ${ms / 1000} s`)), ms)
   })
-  const parsed = pdfBackend.parse(input(path.basename(file), fs.readFileSync(file))).catch((e: unknown) => {
-    if (e instanceof ParseFailure) return e
-    throw e
-  })
+  const parsed = parseWith(pdfBackend, input(path.basename(file), fs.readFileSync(file))).catch(
+    (e: unknown) => {
+      if (e instanceof ParseFailure) return e
+      throw e
+    },
+  )
   return Promise.race([parsed, timeout]).finally(() => clearTimeout(timer))
 }
 
@@ -85,7 +88,7 @@ describe.skipIf(!havePdftotext || sample.length === 0)("PDF text against poppler
   it("finds the same words on real text PDFs", async () => {
     for (const name of sample) {
       const file = path.join(textPdfs, name)
-      const output = await pdfBackend.parse(input(name, fs.readFileSync(file)))
+      const output = await parseWith(pdfBackend, input(name, fs.readFileSync(file)))
       const ours = output.pages.map((p) => p.text).join("\n")
       const theirs = execFileSync("pdftotext", ["-q", "-enc", "UTF-8", file, "-"], { encoding: "utf8" })
       expect(wordRecall(theirs, ours), name).toBeGreaterThanOrEqual(0.98)
@@ -98,8 +101,8 @@ describe.skipIf(sample.length === 0)("PDFium against pdf.js", () => {
   it("gives the same page texts (words, spaces and line breaks) on real text PDFs", async () => {
     for (const name of sample) {
       const bytes = fs.readFileSync(path.join(textPdfs, name))
-      const pdfium = await pdfiumEngine.parse(input(name, bytes))
-      const pdfjs = await pdfjsEngine.parse(input(name, bytes))
+      const pdfium = await parseWith(pdfiumEngine, input(name, bytes))
+      const pdfjs = await parseWith(pdfjsEngine, input(name, bytes))
       expect(pdfium.parser, name).toBe("pdfium")
       expect(
         pdfium.pages.map((p) => p.text),

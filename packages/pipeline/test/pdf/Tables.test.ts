@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { type PdfEngine, pdfEngines } from "../../src/parsing/Backend.ts"
 import { terminateOcr } from "../../src/parsing/Ocr.ts"
 import { pdfBackend } from "../../src/parsing/Pdf.ts"
-import { expectStructure, type StructureRecord, structureRecord } from "../support.ts"
+import { expectStructure, parseWith, type StructureRecord, structureRecord } from "../support.ts"
 import { input } from "./fixtures.ts"
 import { crowdedPdf, gridPdf } from "./hostileTables.ts"
 import { continuedPdf, rotatedPdf, ruledPdf, twoColumnPdf, unruledPdf } from "./tableFixtures.ts"
@@ -15,7 +15,8 @@ afterAll(() => terminateOcr())
  * which both engines must give exactly (table boxes to the whole point).
  */
 const parse = (name: string, bytes: Uint8Array, engine: PdfEngine) =>
-  pdfBackend.parse(
+  parseWith(
+    pdfBackend,
     input(`${name}.pdf`, bytes, { tools: { libreOffice: undefined, tempDir: "/tmp", pdfEngine: engine } }),
   )
 

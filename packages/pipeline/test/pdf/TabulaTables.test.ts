@@ -10,6 +10,7 @@ import { tableGrid } from "@dxs/domain/Tables"
 import { describe, expect, it } from "vitest"
 import { type PdfEngine, pdfEngines } from "../../src/parsing/Backend.ts"
 import { pdfBackend } from "../../src/parsing/Pdf.ts"
+import { parseWith } from "../support.ts"
 import { input } from "./fixtures.ts"
 
 const dir = path.resolve(
@@ -38,7 +39,8 @@ const predictions = async (engine: PdfEngine, manifest: ReadonlyArray<Expected>)
   const out: Array<{ file: string; page: number; tables: Array<Array<Array<string>>> }> = []
   for (const file of [...new Set(manifest.map((e) => e.file))]) {
     const bytes = new Uint8Array(readFileSync(path.join(dir, file)))
-    const parsed = await pdfBackend.parse(
+    const parsed = await parseWith(
+      pdfBackend,
       input(file, bytes, { tools: { libreOffice: undefined, tempDir: "/tmp", pdfEngine: engine } }),
     )
     for (const p of parsed.pages) out.push({ file, page: p.number, tables: (p.tables ?? []).map(tableGrid) })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { htmlBackend, htmlToText } from "../../src/parsing/Html.ts"
 import { pageChars } from "../../src/parsing/TextPages.ts"
+import { parseWith } from "../support.ts"
 import { expectGolden, expectTextPages, failureReason, input } from "./golden.ts"
 
 const here = new URL("./", import.meta.url)
@@ -60,7 +61,10 @@ const legacy = Buffer.concat([
 
 describe("html backend", () => {
   it("parses a web page like its golden output: readable text, title and description", async () => {
-    const output = await htmlBackend.parse(input("report.html", utf8(page), { contentType: "text/html" }))
+    const output = await parseWith(
+      htmlBackend,
+      input("report.html", utf8(page), { contentType: "text/html" }),
+    )
     expectTextPages(output)
     await expectGolden(here, "report.html", output)
     const text = output.pages[0]!.text
@@ -75,7 +79,8 @@ describe("html backend", () => {
   })
 
   it("decodes a legacy page in the charset it declares", async () => {
-    const output = await htmlBackend.parse(
+    const output = await parseWith(
+      htmlBackend,
       input("menu.htm", new Uint8Array(legacy), { contentType: "text/html" }),
     )
     await expectGolden(here, "menu.htm", output)
@@ -85,7 +90,8 @@ describe("html backend", () => {
 
   it("takes the charset of the upload's Content-Type before the page's own", async () => {
     const bytes = new Uint8Array(Buffer.from("<p>Gr\xfc\xdfe</p>", "latin1"))
-    const output = await htmlBackend.parse(
+    const output = await parseWith(
+      htmlBackend,
       input("a.html", bytes, { contentType: "text/html; charset=ISO-8859-15" }),
     )
     expect(output.pages[0]!.text).toBe("Grüße")
@@ -97,7 +103,10 @@ describe("html backend", () => {
       { length: 80 },
       (_, i) => `<p>Paragraph ${i + 1}: ${"lorem ipsum ".repeat(10)}</p>`,
     )
-    const output = await htmlBackend.parse(input("long.html", utf8(`<body>${paragraphs.join("")}</body>`)))
+    const output = await parseWith(
+      htmlBackend,
+      input("long.html", utf8(`<body>${paragraphs.join("")}</body>`)),
+    )
     expect(output.pages.length).toBeGreaterThan(2)
     expect(output.metadata.page_source).toBe(`chunks of ${pageChars} characters`)
     for (const p of output.pages) expect(p.text).toMatch(/^Paragraph \d+:/)
@@ -109,7 +118,7 @@ describe("html backend", () => {
     const broken = "<table><tr><td>a<td>b<tr><td>c</table><p>unclosed <b>bold <i>italic"
     const spaces = `<pre>${" ".repeat(1_000_000)}x</pre>`
     for (const html of [deep, broken, spaces]) {
-      const output = await htmlBackend.parse(input("hostile.html", utf8(html)))
+      const output = await parseWith(htmlBackend, input("hostile.html", utf8(html)))
       expect(output.pages.length).toBeGreaterThanOrEqual(1)
     }
     expect(htmlToText(broken)).toBe("a | b\nc\n\nunclosed bold italic")

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import { emailBackend } from "../../src/parsing/Email.ts"
 import { htmlBackend } from "../../src/parsing/Html.ts"
 import { textBackend } from "../../src/parsing/Text.ts"
-import { expectStructure } from "../support.ts"
+import { expectStructure, parseWith } from "../support.ts"
 import { input } from "./golden.ts"
 
 /** Tables and headings of web pages, e-mail bodies and Markdown: golden records in test/text/golden/tables/. */
@@ -31,7 +31,7 @@ const spans = `<!DOCTYPE html><html><head><title>Prices</title></head><body>
 
 describe("HTML tables", () => {
   it("reads rowspan, colspan, <th> and <thead> headers, a nested table as its cell's text; a layout table is text", async () => {
-    const output = await htmlBackend.parse(input("prices.html", utf8(spans)))
+    const output = await parseWith(htmlBackend, input("prices.html", utf8(spans)))
     const { pages } = await expectStructure(goldenFile("prices.html"), output)
     expect(pages[0]!.tables).toHaveLength(1)
     const [table] = pages[0]!.tables
@@ -65,7 +65,7 @@ describe("HTML tables", () => {
       (_, i) => `<tr><td>Item ${i + 1}</td><td>${(i + 1) * 3}.00</td></tr>`,
     )
     const html = `<html><body><p>Inventory</p><table><tr><th>Item</th><th>Price</th></tr>${rows.join("")}</table></body></html>`
-    const output = await htmlBackend.parse(input("inventory.html", utf8(html)))
+    const output = await parseWith(htmlBackend, input("inventory.html", utf8(html)))
     expect(output.pages.length).toBeGreaterThan(1)
     const tables = output.pages.flatMap((p) => p.tables ?? [])
     expect(tables.map((t) => t.continued)).toEqual(tables.map((_, i) => i > 0))
@@ -83,7 +83,7 @@ describe("hostile HTML tables", () => {
       { length: 3000 },
       (_, i) => `<tr><td rowspan="65534" colspan="1000">r${i}</td><td>x</td></tr>`,
     )
-    const output = await htmlBackend.parse(input("spans.html", utf8(`<table>${rows.join("")}</table>`)))
+    const output = await parseWith(htmlBackend, input("spans.html", utf8(`<table>${rows.join("")}</table>`)))
     const tables = output.pages.flatMap((p) => p.tables ?? [])
     expect(tables.length).toBeGreaterThan(0)
     for (const t of tables) {
@@ -105,14 +105,15 @@ describe("E-mail and Markdown structure", () => {
     })
       .compile()
       .build()
-    const output = await emailBackend.parse(input("invoice.eml", new Uint8Array(mail)))
+    const output = await parseWith(emailBackend, input("invoice.eml", new Uint8Array(mail)))
     expect(output.pages[0]!.tables?.map((t) => t.cells.map((c) => c.text))).toEqual([
       ["Item", "Amount", "Hosting", "EUR 40.00", "Total", "EUR 40.00"],
     ])
   })
 
   it("reads Markdown headings", async () => {
-    const output = await textBackend.parse(
+    const output = await parseWith(
+      textBackend,
       input("notes.md", utf8("# Notes\n\nSome text.\n\n## Next steps\n\n- one\n- two\n")),
     )
     expect(output.pages[0]!.blocks?.map((b) => [b.kind, b.text, b.level])).toEqual([

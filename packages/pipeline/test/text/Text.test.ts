@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest"
 import { backendFor } from "../../src/parsing/Registry.ts"
 import { textBackend } from "../../src/parsing/Text.ts"
 import { chunkText, pageChars } from "../../src/parsing/TextPages.ts"
+import { parseWith } from "../support.ts"
 import { expectGolden, expectTextPages, failureReason, input } from "./golden.ts"
 
 const here = new URL("./", import.meta.url)
@@ -52,7 +53,7 @@ const sources: ReadonlyArray<readonly [string, Uint8Array]> = [
 describe("text backend", () => {
   for (const [name, bytes] of sources) {
     it(`parses ${name} like its golden output`, async () => {
-      const output = await textBackend.parse(input(name, bytes, { contentType: "text/plain" }))
+      const output = await parseWith(textBackend, input(name, bytes, { contentType: "text/plain" }))
       expectTextPages(output)
       await expectGolden(here, name, output)
     })
@@ -62,7 +63,7 @@ describe("text backend", () => {
     const text = "Zürich, 5 °C\nsecond line\n"
     const encodings = [utf8(text), utf8(`\ufeff${text}`), utf16le(`\ufeff${text}`), utf16be(`\ufeff${text}`)]
     for (const bytes of [...encodings, latin1(text.replace(/\n/g, "\r\n"))]) {
-      const output = await textBackend.parse(input("a.txt", bytes))
+      const output = await parseWith(textBackend, input("a.txt", bytes))
       expect(output.pages.map((p) => p.text)).toEqual(["Zürich, 5 °C\nsecond line"])
       expect(output.metadata).toMatchObject({ characters: text.length, lines: 2 })
     }
@@ -70,7 +71,7 @@ describe("text backend", () => {
 
   it("cuts a long file into pages at line breaks and keeps every line", async () => {
     const log = serverLog().replace(/\r\n/g, "\n")
-    const output = await textBackend.parse(input("server.log", utf8(log)))
+    const output = await parseWith(textBackend, input("server.log", utf8(log)))
     expect(output.pages.length).toBeGreaterThan(2)
     expect(output.metadata.page_source).toBe(`chunks of ${pageChars} characters`)
     for (const page of output.pages) {
@@ -81,7 +82,7 @@ describe("text backend", () => {
   })
 
   it("is one empty page for an empty file", async () => {
-    const output = await textBackend.parse(input("empty.txt", new Uint8Array(0)))
+    const output = await parseWith(textBackend, input("empty.txt", new Uint8Array(0)))
     expect(output.pages.map((p) => p.text)).toEqual([""])
     expect(output.metadata).toMatchObject({ characters: 0, lines: 0, page_source: "whole text" })
   })

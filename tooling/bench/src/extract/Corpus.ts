@@ -103,13 +103,15 @@ export const openCorpus = (useCache: boolean, reader?: Reader): Corpus => {
         parsed += 1
         return pages
       }
-      const out = await backend.parse({
-        bytes: readFileSync(file),
-        fileName: path.basename(file),
-        contentType: CONTENT_TYPES[path.extname(file).toLowerCase()] ?? "application/octet-stream",
-        limits: defaultLimits,
-        tools: { libreOffice: undefined, tempDir: os.tmpdir() },
-      })
+      const out = await Effect.runPromise(
+        backend.parse({
+          bytes: readFileSync(file),
+          fileName: path.basename(file),
+          contentType: CONTENT_TYPES[path.extname(file).toLowerCase()] ?? "application/octet-stream",
+          limits: defaultLimits,
+          tools: { libreOffice: undefined, tempDir: os.tmpdir() },
+        }),
+      )
       const pages = out.pages.map((p) => ({ text: p.text, tables: p.tables ?? [] }))
       cache[file] = { stamp, pages }
       parsed += 1
