@@ -5,7 +5,7 @@
  */
 import { type Database, Db, makeKysely } from "@dxs/db"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
-import { Effect, Layer } from "effect"
+import { type Clock, Effect, Layer } from "effect"
 import type { Kysely } from "kysely"
 import { expect } from "vitest"
 import {
@@ -45,6 +45,8 @@ export interface GatewayTestOptions {
   readonly logging?: GatewayOptions["logging"]
   /** Live subscriptions per API key or member (default: the gateway's, 10). */
   readonly maxSubscriptionsPerKey?: number
+  /** The clock of both processes (rate windows, link expiry; default: the system's). */
+  readonly clock?: Clock.Clock
 }
 
 /** The gateway's database handle: a pool on `dbUrl` that calls `counted` for every statement it sends. */
@@ -74,6 +76,7 @@ export const startGateway = async (options: GatewayTestOptions = {}): Promise<Ga
     ...(worker === undefined ? {} : { worker }),
     ...(webhookKey === undefined ? {} : { webhooks: { encryptionKey: webhookKey } }),
     authFailuresPerMinute,
+    clock: options.clock,
   })
   let statements = 0
   const server = await startGraphqlServer({
@@ -86,6 +89,7 @@ export const startGateway = async (options: GatewayTestOptions = {}): Promise<Ga
     // As the REST test API: suites are not throttled.
     rateLimitPerMinute: 100_000,
     authThrottle: { signInAttemptsPerMinute: 100_000, authFailuresPerMinute },
+    clock: options.clock,
     ...(webhookKey === undefined ? {} : { webhooks: { encryptionKey: webhookKey, allowLoopback: false } }),
     ...(options.logging === undefined ? {} : { logging: options.logging }),
     ...(options.maxSubscriptionsPerKey === undefined

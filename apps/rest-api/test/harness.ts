@@ -21,7 +21,7 @@ import {
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { backgroundTaskHandlers, runWorker } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
-import { Effect, Fiber, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
+import { type Clock, Effect, Fiber, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import type { Kysely } from "kysely"
 import { afterAll, expect } from "vitest"
 import { nodeServerLayer, restApiWith } from "../src/Server.ts"
@@ -85,6 +85,11 @@ export interface TestApiOptions {
   readonly signInAttemptsPerMinute?: number
   /** Refused credentials per minute per client address before 429 (default here: 100,000). */
   readonly authFailuresPerMinute?: number
+  /**
+   * The server's clock (rate windows, link expiry): a `movableClock` of `@dxs/testing/MovableClock` lets a
+   * test move time instead of waiting (default: the system's).
+   */
+  readonly clock?: Clock.Clock
   /**
    * More routes beside the API, made over this server's database and blob directory (as the all-in-one
    * process serves GraphQL beside the REST API).
@@ -157,6 +162,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     spoolRoot: options.spoolRoot,
     llmProvider: options.llmProvider,
     requestBudget: options.requestBudget,
+    clock: options.clock,
   })
   const layer = restApiWith(routes).pipe(
     Layer.provideMerge(services),
@@ -279,12 +285,6 @@ export const fetchFrom = (
     req.on("error", reject)
     req.end(init.body)
   })
-
-/** Waits for the next minute when the current one is nearly over (per-minute counts start afresh). */
-export const freshMinute = async () => {
-  const second = new Date().getUTCSeconds()
-  if (second > 40) await new Promise((r) => setTimeout(r, (61 - second) * 1000))
-}
 
 /** Asserts an RFC 9457 problem+json response with this status. */
 export const expectProblem = (r: { status: number; headers: Headers; body: any }, status: number) => {
