@@ -4,9 +4,11 @@
  * gateway and in the all-in-one process's /graphql route, while a valid key from the same address keeps
  * working.
  */
+
+import { startTestApi, type TestApi } from "@dxs/rest-api/TestApi"
 import { movableClock } from "@dxs/testing/MovableClock"
+import { expectProblem, fetchFrom } from "@dxs/testing/RestClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { expectProblem, fetchFrom, startTestApi, type TestApi } from "../../rest-api/test/harness.ts"
 import { graphqlRoute } from "../src/index.ts"
 import { codesOf, type Gateway, type Reply, startGateway } from "./support.ts"
 

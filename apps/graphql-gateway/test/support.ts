@@ -5,18 +5,13 @@
  */
 import { type Database, Db, makeKysely } from "@dxs/db"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
+import { startTestApi, type TestApi, type TestApiOptions } from "@dxs/rest-api/TestApi"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { type Client, createProject } from "@dxs/testing/RestClient"
+import { type AgentVersion, agentVersion, projectRows } from "@dxs/testing/Seeding"
 import { type Clock, Effect, Layer } from "effect"
 import type { Kysely } from "kysely"
 import { expect } from "vitest"
-import {
-  type Client,
-  createProject,
-  onePagePdf,
-  startTestApi,
-  type TestApi,
-  type TestApiOptions,
-} from "../../rest-api/test/harness.ts"
-import { type AgentVersion, agentVersion, projectRows } from "../../rest-api/test/seeding.ts"
 import { type GatewayOptions, type GraphqlServer, startGraphqlServer } from "../src/index.ts"
 
 /** A GraphQL answer. */

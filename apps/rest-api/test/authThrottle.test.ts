@@ -5,8 +5,9 @@
  * Each test speaks from its own loopback address (the server sees the TCP peer).
  */
 import { movableClock } from "@dxs/testing/MovableClock"
+import { expectProblem, fetchFrom, type Reply } from "@dxs/testing/RestClient"
 import { beforeAll, describe, expect, it } from "vitest"
-import { expectProblem, fetchFrom, type Reply, startTestApi, type TestApi } from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 const SIGN_INS = 10
 const FAILURES = 30

@@ -3,8 +3,9 @@
  * Retry-After beyond it, each key and member on its own count.
  */
 import { movableClock } from "@dxs/testing/MovableClock"
+import { expectProblem } from "@dxs/testing/RestClient"
 import { beforeAll, describe, expect, it } from "vitest"
-import { expectProblem, startTestApi, type TestApi } from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 const LIMIT = 5
