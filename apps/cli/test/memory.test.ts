@@ -11,11 +11,11 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Db } from "@dxs/db"
 import { ApiKeys } from "@dxs/services"
+import { textPdf } from "@dxs/testing/Documents"
 import { Dxs, killSpawned } from "@dxs/testing/DxsProcess"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { textPdf } from "../../rest-api/test/documents.ts"
 
 /** The documented ceiling of the all-in-one process's peak resident memory under this load (README). */
 const PEAK_RSS_CEILING_MB = 2048

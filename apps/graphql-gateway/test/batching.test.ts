@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto"
+import type { TestApi } from "@dxs/rest-api/TestApi"
+import { type Client, createProject } from "@dxs/testing/RestClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject, type TestApi } from "../../rest-api/test/harness.ts"
 import { type GatewayRuntime, makeContext, makeGatewayRuntime } from "../src/index.ts"
 import {
   countStatements,

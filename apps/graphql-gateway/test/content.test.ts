@@ -2,9 +2,11 @@
  * Documents read as structure through GraphQL over HTTP: `Page.tables` and `Document.content(format)` answer
  * what REST's page and content endpoints answer.
  */
+
+import type { TestApi } from "@dxs/rest-api/TestApi"
+import { type Client, createProject } from "@dxs/testing/RestClient"
+import { waitProcessed } from "@dxs/testing/Runs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject, type TestApi } from "../../rest-api/test/harness.ts"
-import { waitProcessed } from "../../rest-api/test/runs.ts"
 import { type Gateway, graphqlOn, ok, startGateway, upload } from "./support.ts"
 
 let gql: Gateway

@@ -6,8 +6,9 @@
  */
 import { createHmac, randomBytes } from "node:crypto"
 import { decryptSecret } from "@dxs/pipeline/webhooks/Encryption"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { type Client, createProject } from "@dxs/testing/RestClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject, onePagePdf } from "../../rest-api/test/harness.ts"
 import { type GraphqlServer, startGraphqlServer } from "../src/index.ts"
 import { call, type Gateway, ok, startGateway, upload, withDb } from "./support.ts"
 

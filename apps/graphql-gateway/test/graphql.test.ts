@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto"
+import type { TestApi } from "@dxs/rest-api/TestApi"
 import { makeAjv } from "@dxs/services"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { type Client, createProject } from "@dxs/testing/RestClient"
 import { parse, validate } from "graphql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject, onePagePdf, type TestApi } from "../../rest-api/test/harness.ts"
 import { complexityLimit, depthLimit, MAX_COST, schemaSdl } from "../src/index.ts"
 import { schema } from "../src/Schema.ts"
 import {

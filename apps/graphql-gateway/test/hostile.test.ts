@@ -12,6 +12,9 @@
  * the answer.
  */
 import { randomUUID } from "node:crypto"
+import { createFixtures, type Fixtures } from "@dxs/testing/HostileFixtures"
+import { expectNoFailures, type HostileFailure } from "@dxs/testing/HostileReport"
+import { type RawOutcome, rawClient } from "@dxs/testing/RawClient"
 import {
   type GraphQLArgument,
   type GraphQLField,
@@ -24,9 +27,6 @@ import {
   isObjectType,
 } from "graphql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createFixtures, type Fixtures } from "../../rest-api/test/fixtures.ts"
-import { expectNoFailures, type HostileFailure } from "../../rest-api/test/hostileReport.ts"
-import { type RawOutcome, rawClient } from "../../rest-api/test/rawClient.ts"
 import { schema } from "../src/index.ts"
 import { type Gateway, startGateway } from "./support.ts"
 

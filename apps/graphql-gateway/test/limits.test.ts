@@ -1,6 +1,6 @@
 import { MAX_TEXT_LENGTH } from "@dxs/domain/Limits"
+import { createProject } from "@dxs/testing/RestClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createProject } from "../../rest-api/test/harness.ts"
 import { graphqlTextDepth } from "../src/InputLimits.ts"
 import { codesOf, type Gateway, graphqlOn, startGateway } from "./support.ts"
 

@@ -5,9 +5,10 @@
  * launch refused for a failed document).
  */
 import { randomUUID } from "node:crypto"
+import type { TestApi } from "@dxs/rest-api/TestApi"
+import { type Client, createProject, uuid } from "@dxs/testing/RestClient"
 import ExcelJS from "exceljs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject, type TestApi, uuid } from "../../rest-api/test/harness.ts"
 import { schemaSdl } from "../src/index.ts"
 import {
   AGENT_FIELDS,

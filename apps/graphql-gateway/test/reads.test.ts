@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto"
 import { makeKysely } from "@dxs/db"
 import { decryptSecret, newEncryptionKey } from "@dxs/pipeline/webhooks/Encryption"
+import type { TestApi } from "@dxs/rest-api/TestApi"
+import { type Client, createProject } from "@dxs/testing/RestClient"
+import { agentVersion, projectRows } from "@dxs/testing/Seeding"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject, type TestApi } from "../../rest-api/test/harness.ts"
-import { agentVersion, projectRows } from "../../rest-api/test/seeding.ts"
 import { codesOf, countStatements, EXTRACTION, type Gateway, graphqlOn, ok, startGateway } from "./support.ts"
 
 // Targets are IP literals (public addresses), so creation needs no DNS; nothing is delivered here (no worker).

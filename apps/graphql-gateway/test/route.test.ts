@@ -3,10 +3,11 @@
  * the handler gets aborts when its client goes, also while the response is still streaming (an SSE
  * subscription), as the standalone server's requests do; a response read to its end aborts nothing.
  */
+
+import { nodeServerLayer } from "@dxs/rest-api/Server"
 import { HttpServer } from "@effect/platform"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { nodeServerLayer } from "../../rest-api/src/Server.ts"
 import { fromWebHandler } from "../src/Server.ts"
 import { until } from "./live.ts"
 

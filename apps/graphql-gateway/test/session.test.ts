@@ -4,8 +4,8 @@
  * everything, and a member's override records the member's e-mail whatever the input says.
  */
 import { randomUUID } from "node:crypto"
+import { type Client, createProject } from "@dxs/testing/RestClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject } from "../../rest-api/test/harness.ts"
 import { codesOf, type Gateway, type Reply, seedAmountResult, startGateway } from "./support.ts"
 
 const PASSWORD = "correct horse battery staple"

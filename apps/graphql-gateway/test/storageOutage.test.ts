@@ -7,17 +7,13 @@
  */
 import { randomUUID } from "node:crypto"
 import { type S3BlobStore, s3BlobStore } from "@dxs/db/S3BlobStore"
+import { startTestApi, type TestApi } from "@dxs/rest-api/TestApi"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { type Client, createProject } from "@dxs/testing/RestClient"
+import { upload, waitProcessed } from "@dxs/testing/Runs"
 import { startTcpProxy, type TcpProxy } from "@dxs/testing/TcpProxy"
 import { startTestS3Server, type TestS3Server } from "@dxs/testing/TestS3Server"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import {
-  type Client,
-  createProject,
-  onePagePdf,
-  startTestApi,
-  type TestApi,
-} from "../../rest-api/test/harness.ts"
-import { upload, waitProcessed } from "../../rest-api/test/runs.ts"
 import { type GraphqlServer, startGraphqlServer } from "../src/index.ts"
 import { call, ok } from "./support.ts"
 

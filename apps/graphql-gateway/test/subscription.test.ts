@@ -3,10 +3,11 @@
  * pushed states go from idle to running to done, each equal in shape to what REST reports.
  */
 import { localModel } from "@dxs/pipeline/llm/Local"
+import type { TestApi } from "@dxs/rest-api/TestApi"
+import { invoice } from "@dxs/testing/Documents"
+import { type Client, createProject } from "@dxs/testing/RestClient"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { invoice } from "../../rest-api/test/documents.ts"
-import { type Client, createProject, type TestApi } from "../../rest-api/test/harness.ts"
 import { type Gateway, startGateway, upload } from "./support.ts"
 
 let api: TestApi

@@ -5,18 +5,13 @@
  */
 import { type Database, Db, makeKysely } from "@dxs/db"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
-import { Effect, Layer } from "effect"
+import { startTestApi, type TestApi, type TestApiOptions } from "@dxs/rest-api/TestApi"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { type Client, createProject } from "@dxs/testing/RestClient"
+import { type AgentVersion, agentVersion, projectRows } from "@dxs/testing/Seeding"
+import { type Clock, Effect, Layer } from "effect"
 import type { Kysely } from "kysely"
 import { expect } from "vitest"
-import {
-  type Client,
-  createProject,
-  onePagePdf,
-  startTestApi,
-  type TestApi,
-  type TestApiOptions,
-} from "../../rest-api/test/harness.ts"
-import { type AgentVersion, agentVersion, projectRows } from "../../rest-api/test/seeding.ts"
 import { type GatewayOptions, type GraphqlServer, startGraphqlServer } from "../src/index.ts"
 
 /** A GraphQL answer. */
@@ -45,6 +40,8 @@ export interface GatewayTestOptions {
   readonly logging?: GatewayOptions["logging"]
   /** Live subscriptions per API key or member (default: the gateway's, 10). */
   readonly maxSubscriptionsPerKey?: number
+  /** The clock of both processes (rate windows, link expiry; default: the system's). */
+  readonly clock?: Clock.Clock
 }
 
 /** The gateway's database handle: a pool on `dbUrl` that calls `counted` for every statement it sends. */
@@ -74,6 +71,7 @@ export const startGateway = async (options: GatewayTestOptions = {}): Promise<Ga
     ...(worker === undefined ? {} : { worker }),
     ...(webhookKey === undefined ? {} : { webhooks: { encryptionKey: webhookKey } }),
     authFailuresPerMinute,
+    clock: options.clock,
   })
   let statements = 0
   const server = await startGraphqlServer({
@@ -86,6 +84,7 @@ export const startGateway = async (options: GatewayTestOptions = {}): Promise<Ga
     // As the REST test API: suites are not throttled.
     rateLimitPerMinute: 100_000,
     authThrottle: { signInAttemptsPerMinute: 100_000, authFailuresPerMinute },
+    clock: options.clock,
     ...(webhookKey === undefined ? {} : { webhooks: { encryptionKey: webhookKey, allowLoopback: false } }),
     ...(options.logging === undefined ? {} : { logging: options.logging }),
     ...(options.maxSubscriptionsPerKey === undefined

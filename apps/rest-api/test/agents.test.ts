@@ -1,15 +1,8 @@
 import { randomUUID } from "node:crypto"
 import { makeKysely } from "@dxs/db"
+import { type Client, createProject, expectProblem, timestamp, uuid } from "@dxs/testing/RestClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  type Client,
-  createProject,
-  expectProblem,
-  startTestApi,
-  type TestApi,
-  timestamp,
-  uuid,
-} from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

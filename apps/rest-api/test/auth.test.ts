@@ -4,9 +4,10 @@
  * and end at sign-out, and actions record the member's e-mail.
  */
 import { makeKysely } from "@dxs/db"
+import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
+import { agentVersion, projectRows } from "@dxs/testing/Seeding"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
-import { agentVersion, projectRows } from "./seeding.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let db: ReturnType<typeof makeKysely>

@@ -4,8 +4,10 @@
  * Retry-After, whatever the credentials. Sign-out needs the session's CSRF token like any other write.
  * Each test speaks from its own loopback address (the server sees the TCP peer).
  */
+import { movableClock } from "@dxs/testing/MovableClock"
+import { expectProblem, fetchFrom, type Reply } from "@dxs/testing/RestClient"
 import { beforeAll, describe, expect, it } from "vitest"
-import { expectProblem, fetchFrom, freshMinute, type Reply, startTestApi, type TestApi } from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 const SIGN_INS = 10
 const FAILURES = 30
@@ -13,9 +15,15 @@ const PASSWORD = "correct horse battery staple"
 
 let api: TestApi
 let key: string
+/** The server's time: it stands still until a test moves it, so no count crosses into a new minute. */
+const clock = movableClock()
 
 beforeAll(async () => {
-  api = await startTestApi({ signInAttemptsPerMinute: SIGN_INS, authFailuresPerMinute: FAILURES })
+  api = await startTestApi({
+    signInAttemptsPerMinute: SIGN_INS,
+    authFailuresPerMinute: FAILURES,
+    clock: clock.clock,
+  })
   key = await api.newKey("acme")
   for (const name of ["ada", "bob", "cy", "dee", "eve", "fay"])
     await api.newMember("acme", `${name}@example.com`, PASSWORD)
@@ -39,7 +47,7 @@ const expectThrottled = (r: Reply) => {
 
 describe("sign-in attempts", () => {
   it("are limited per client address: the 11th in a minute is 429, even with the right password", async () => {
-    await freshMinute()
+    clock.toNextMinute()
     const from = "127.0.0.21"
     for (let i = 0; i < SIGN_INS; i++)
       expectProblem(await signIn(from, `nobody${i}@example.com`, "wrong password!"), 401)
@@ -51,7 +59,7 @@ describe("sign-in attempts", () => {
   })
 
   it("are limited per e-mail address (any case), from however many addresses", async () => {
-    await freshMinute()
+    clock.toNextMinute()
     for (let i = 0; i < SIGN_INS; i++)
       expectProblem(
         await signIn(`127.0.0.${31 + i}`, i % 2 ? "BOB@example.com" : "bob@example.com", "nope"),
@@ -64,7 +72,7 @@ describe("sign-in attempts", () => {
   })
 
   it("a successful sign-in does not reset the count", async () => {
-    await freshMinute()
+    clock.toNextMinute()
     const from = "127.0.0.51"
     for (let i = 0; i < 5; i++) expectProblem(await signIn(from, "dee@example.com", "wrong password"), 401)
     expect((await signIn(from, "eve@example.com", PASSWORD)).status).toBe(200)
@@ -78,7 +86,7 @@ describe("refused credentials", () => {
     fetchFrom(from, `${api.base}/projects/`, { headers })
 
   it("answer 429 beyond the limit per address, while a valid key from that address keeps working", async () => {
-    await freshMinute()
+    clock.toNextMinute()
     const from = "127.0.0.61"
     const bad: Array<Record<string, string>> = [
       { "x-api-key": "nope" },
@@ -91,6 +99,10 @@ describe("refused credentials", () => {
     expect((await projects(from, { "x-api-key": key })).status).toBe(200)
     // Other addresses are not affected.
     expectProblem(await projects("127.0.0.62", { "x-api-key": "nope" }), 401)
+    // In the next minute the address is counted afresh.
+    const retryAfter = Number((await projects(from)).headers.get("retry-after"))
+    clock.adjust(retryAfter * 1000)
+    expectProblem(await projects(from, { "x-api-key": "nope" }), 401)
   })
 })
 

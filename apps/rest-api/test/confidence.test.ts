@@ -7,11 +7,12 @@
  */
 import { makeKysely } from "@dxs/db"
 import { clearResolutionsOfProject } from "@dxs/db/repositories/Results"
+import { invoice } from "@dxs/testing/Documents"
+import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
+import { createAgent, launchAndWait, upload, waitProcessed } from "@dxs/testing/Runs"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { invoice } from "./documents.ts"
-import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
-import { createAgent, launchAndWait, upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

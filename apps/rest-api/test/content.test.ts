@@ -3,10 +3,12 @@
  * JSON or text (`…/content/`), an e-mail's attachments after it, and a value the local extractor found in a
  * table cell highlighted by that cell.
  */
+
+import { ruledInvoice } from "@dxs/testing/Documents"
+import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
+import { createAgent, launchAndWait, resultsOf, upload, waitProcessed } from "@dxs/testing/Runs"
 import { beforeAll, describe, expect, it } from "vitest"
-import { ruledInvoice } from "./documents.ts"
-import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
-import { createAgent, launchAndWait, resultsOf, upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

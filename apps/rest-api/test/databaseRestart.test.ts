@@ -10,9 +10,11 @@ import fs from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { type EmbeddedServer, makeKysely, migrateToLatest, startEmbedded } from "@dxs/db"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { type Client, createProject } from "@dxs/testing/RestClient"
+import { upload, waitProcessed } from "@dxs/testing/Runs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject, onePagePdf, startTestApi, type TestApi } from "./harness.ts"
-import { upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let dataDir: string
 let server: EmbeddedServer

@@ -13,13 +13,13 @@
  * Deterministic (no randomness) and bounded (a few hundred requests).
  */
 import { randomUUID } from "node:crypto"
+import { createFixtures, type Fixtures } from "@dxs/testing/HostileFixtures"
+import { expectNoFailures } from "@dxs/testing/HostileReport"
+import { type RawOutcome, rawClient } from "@dxs/testing/RawClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compileDescription, type Description, HTTP_METHODS, operationsOf } from "./description.ts"
-import { createFixtures, type Fixtures } from "./fixtures.ts"
 import { startTestApi, type TestApi } from "./harness.ts"
-import { expectNoFailures } from "./hostileReport.ts"
 import { type Case, type DescribedOperation, runCases } from "./judge.ts"
-import { type RawOutcome, rawClient } from "./rawClient.ts"
 
 const CONCURRENCY = 4
 

@@ -3,18 +3,17 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { makeKysely } from "@dxs/db"
 import { decryptSecret } from "@dxs/pipeline/webhooks/Encryption"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { onePagePdf as pdfBytes } from "@dxs/testing/Documents"
 import {
   type Client,
   createProject,
   expectProblem,
-  onePagePdf as pdfBytes,
   type Reply,
-  startTestApi,
-  type TestApi,
   timestamp,
   uuid,
-} from "./harness.ts"
+} from "@dxs/testing/RestClient"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 const MAX_UPLOAD = 64 * 1024
 

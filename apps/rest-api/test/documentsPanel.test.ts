@@ -8,19 +8,12 @@ import { fileBlobStore, makeKysely } from "@dxs/db"
 import type { TaskRow } from "@dxs/db/Schema"
 import * as TaskQueue from "@dxs/db/TaskQueue"
 import type { BackgroundTaskHandler } from "@dxs/services"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { type Client, createProject, expectProblem, type Reply, uuid } from "@dxs/testing/RestClient"
 import { backgroundTaskHandlers } from "@dxs/worker"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compileDescription, type Description, errorsText } from "./description.ts"
-import {
-  type Client,
-  createProject,
-  expectProblem,
-  onePagePdf,
-  type Reply,
-  startTestApi,
-  type TestApi,
-  uuid,
-} from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

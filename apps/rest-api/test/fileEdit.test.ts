@@ -8,22 +8,16 @@ import * as path from "node:path"
 import { type Database, fileBlobStore, makeKysely } from "@dxs/db"
 import * as TaskQueue from "@dxs/db/TaskQueue"
 import { fileEditTaskHandler } from "@dxs/pipeline/fileedit/FillTask"
+import { invoice } from "@dxs/testing/Documents"
+import { type Client, createProject, expectProblem, type Reply } from "@dxs/testing/RestClient"
+import { createAgent, launchAndWait, until, upload, waitProcessed } from "@dxs/testing/Runs"
 import { Document, Packer, Paragraph, TextRun } from "docx"
 import ExcelJS from "exceljs"
 import type { Kysely } from "kysely"
 import PizZip from "pizzip"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compileDescription, type Description, errorsText } from "./description.ts"
-import { invoice } from "./documents.ts"
-import {
-  type Client,
-  createProject,
-  expectProblem,
-  type Reply,
-  startTestApi,
-  type TestApi,
-} from "./harness.ts"
-import { createAgent, launchAndWait, until, upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 const XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 const DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"

@@ -1,5 +1,6 @@
+import type { Client } from "@dxs/testing/RestClient"
 import { beforeAll, describe, expect, it } from "vitest"
-import { type Client, startTestApi, type TestApi } from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

@@ -1,6 +1,9 @@
-import { randomUUID } from "node:crypto"
+/**
+ * The REST API of a test file: the real server on loopback over a fresh database (with a worker in the
+ * process when asked), cleaned up after the file. Other packages' tests import it as
+ * `@dxs/rest-api/TestApi`; the client it hands out and the assertions on answers are `@dxs/testing/RestClient`.
+ */
 import * as fs from "node:fs/promises"
-import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type BlobStoreShape, type Database, fileBlobStore, makeKysely } from "@dxs/db"
@@ -18,12 +21,13 @@ import {
   servicesLayer,
   WebhookConfig,
 } from "@dxs/services"
+import { type Client, restClient } from "@dxs/testing/RestClient"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { backgroundTaskHandlers, runWorker } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
-import { Effect, Fiber, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
+import { type Clock, Effect, Fiber, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import type { Kysely } from "kysely"
-import { afterAll, expect } from "vitest"
+import { afterAll } from "vitest"
 import { nodeServerLayer, restApiWith } from "../src/Server.ts"
 import { webAppRoute } from "../src/WebApp.ts"
 
@@ -43,35 +47,6 @@ export interface TestApi {
   readonly client: (key: string | undefined) => Client
 }
 
-export interface Reply<T = any> {
-  readonly status: number
-  readonly headers: Headers
-  readonly body: T
-  readonly text: string
-}
-
-export interface Client {
-  readonly get: <T = any>(path: string) => Promise<Reply<T>>
-  readonly delete: <T = any>(path: string) => Promise<Reply<T>>
-  readonly post: <T = any>(path: string, body?: unknown) => Promise<Reply<T>>
-  readonly patch: <T = any>(path: string, body?: unknown) => Promise<Reply<T>>
-  readonly put: <T = any>(path: string, body?: unknown) => Promise<Reply<T>>
-  /** Sends a FormData (multipart) or URLSearchParams (url-encoded) body. */
-  readonly send: <T = any>(
-    method: string,
-    path: string,
-    body: FormData | URLSearchParams | string,
-    contentType?: string,
-  ) => Promise<Reply<T>>
-}
-
-const read = async (res: Response): Promise<Reply> => {
-  const text = await res.text()
-  let body: unknown = text
-  if (text !== "" && /json/.test(res.headers.get("content-type") ?? "")) body = JSON.parse(text)
-  return { status: res.status, headers: res.headers, body, text }
-}
-
 export interface TestApiOptions {
   /** Upload limit per file (default: the service default, 100 MB). */
   readonly maxUploadBytes?: number
@@ -85,6 +60,11 @@ export interface TestApiOptions {
   readonly signInAttemptsPerMinute?: number
   /** Refused credentials per minute per client address before 429 (default here: 100,000). */
   readonly authFailuresPerMinute?: number
+  /**
+   * The server's clock (rate windows, link expiry): a `movableClock` of `@dxs/testing/MovableClock` lets a
+   * test move time instead of waiting (default: the system's).
+   */
+  readonly clock?: Clock.Clock
   /**
    * More routes beside the API, made over this server's database and blob directory (as the all-in-one
    * process serves GraphQL beside the REST API).
@@ -159,6 +139,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     spoolRoot: options.spoolRoot,
     llmProvider: options.llmProvider,
     requestBudget: options.requestBudget,
+    clock: options.clock,
   })
   const layer = restApiWith(routes).pipe(
     Layer.provideMerge(services),
@@ -207,35 +188,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
   }
   const origin = `http://127.0.0.1:${address.port}`
   const base = `${origin}/api/v1`
-  const client = (key: string | undefined): Client => {
-    const headers = (extra: Record<string, string> = {}) => ({
-      ...(key ? { "x-api-key": key } : {}),
-      ...extra,
-    })
-    const json = (method: string) => async (p: string, body?: unknown) =>
-      read(
-        await fetch(base + p, {
-          method,
-          headers: headers(body === undefined ? {} : { "content-type": "application/json" }),
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        }),
-      )
-    return {
-      get: (p) => fetch(base + p, { headers: headers() }).then(read),
-      delete: (p) => fetch(base + p, { method: "DELETE", headers: headers() }).then(read),
-      post: json("POST"),
-      patch: json("PATCH"),
-      put: json("PUT"),
-      send: async (method, p, body, contentType) =>
-        read(
-          await fetch(base + p, {
-            method,
-            headers: headers(contentType ? { "content-type": contentType } : {}),
-            body,
-          }),
-        ),
-    }
-  }
+  const client = (key: string | undefined): Client => restClient(base, key)
   return {
     base,
     origin,
@@ -247,89 +200,4 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
       runtime.runPromise(Effect.flatMap(Members, (m) => m.create(org, email, password))),
     client,
   }
-}
-
-/**
- * An HTTP request sent from `localAddress` (any address of 127.0.0.0/8), so the server sees that address
- * as the client's; a new connection each time.
- */
-export const fetchFrom = (
-  localAddress: string,
-  url: string,
-  init: { readonly method?: string; readonly headers?: Record<string, string>; readonly body?: string } = {},
-): Promise<Reply> =>
-  new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method: init.method ?? "GET", headers: init.headers, localAddress, agent: false },
-      (res) => {
-        const chunks: Array<Buffer> = []
-        res.on("data", (c: Buffer) => chunks.push(c))
-        res.on("error", reject)
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8")
-          const headers = new Headers()
-          for (const [name, value] of Object.entries(res.headers))
-            for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value])
-              headers.append(name, v)
-          let body: unknown = text
-          if (text !== "" && /json/.test(headers.get("content-type") ?? "")) body = JSON.parse(text)
-          resolve({ status: res.statusCode ?? 0, headers, body, text })
-        })
-      },
-    )
-    req.on("error", reject)
-    req.end(init.body)
-  })
-
-/** Waits for the next minute when the current one is nearly over (per-minute counts start afresh). */
-export const freshMinute = async () => {
-  const second = new Date().getUTCSeconds()
-  if (second > 40) await new Promise((r) => setTimeout(r, (61 - second) * 1000))
-}
-
-/** Asserts an RFC 9457 problem+json response with this status. */
-export const expectProblem = (r: { status: number; headers: Headers; body: any }, status: number) => {
-  expect(r.status).toBe(status)
-  expect(r.headers.get("content-type")).toContain("application/problem+json")
-  expect(r.body).toMatchObject({
-    status,
-    title: expect.any(String),
-    detail: expect.any(String),
-    type: expect.any(String),
-  })
-  expect(r.body._tag).toBeUndefined()
-}
-
-export const uuid = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
-export const timestamp = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/)
-
-/** Creates a project with a unique name and returns its id. */
-export const createProject = async (client: Client, body: Record<string, unknown> = {}) => {
-  const r = await client.post("/projects/", { name: `P ${randomUUID().slice(0, 8)}`, ...body })
-  expect(r.status).toBe(201)
-  return r.body.id as string
-}
-
-/** A small, well-formed one-page PDF with a line of text (different each time by default). */
-export const onePagePdf = (line: string = randomUUID()): Uint8Array => {
-  const stream = `BT /F1 24 Tf 72 700 Td (${line}) Tj ET`
-  const objects = [
-    "<< /Type /Catalog /Pages 2 0 R >>",
-    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
-    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-  ]
-  let out = "%PDF-1.4\n"
-  const offsets: Array<number> = []
-  objects.forEach((o, i) => {
-    offsets.push(out.length)
-    out += `${i + 1} 0 obj\n${o}\nendobj\n`
-  })
-  const xref = out.length
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`
-  for (const off of offsets) out += `${String(off).padStart(10, "0")} 00000 n \n`
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
-  return new TextEncoder().encode(out)
 }

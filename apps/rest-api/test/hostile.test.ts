@@ -15,13 +15,15 @@
 import { randomUUID } from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { createFixtures, type Fixtures } from "@dxs/testing/HostileFixtures"
+import { expectNoFailures } from "@dxs/testing/HostileReport"
+import { type RawRequest, rawClient } from "@dxs/testing/RawClient"
+import type { Client } from "@dxs/testing/RestClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compileDescription, type Description, errorsText, operationsOf } from "./description.ts"
-import { createFixtures, type Fixtures } from "./fixtures.ts"
-import { type Client, onePagePdf, startTestApi, type TestApi } from "./harness.ts"
-import { expectNoFailures } from "./hostileReport.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 import { type Case, type DescribedOperation, runCases } from "./judge.ts"
-import { type RawRequest, rawClient } from "./rawClient.ts"
 
 /** Requests in flight at once. */
 const CONCURRENCY = 4

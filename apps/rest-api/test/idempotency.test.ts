@@ -3,16 +3,11 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { makeKysely } from "@dxs/db"
 import { backgroundHousekeeping } from "@dxs/services"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { createProject, expectProblem, type Reply } from "@dxs/testing/RestClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { openApiDocument } from "../src/index.ts"
-import {
-  createProject,
-  expectProblem,
-  onePagePdf,
-  type Reply,
-  startTestApi,
-  type TestApi,
-} from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 import { multipartBody, rawRequest } from "./rawHttp.ts"
 
 let api: TestApi

@@ -3,9 +3,10 @@
  * every operation (hostile input, the description's own values): the status must be documented for the
  * operation and not a 5xx, a 4xx problem+json with its members, the media type and body as declared.
  */
+
+import type { HostileFailure } from "@dxs/testing/HostileReport"
+import type { RawOutcome, RawRequest, rawClient } from "@dxs/testing/RawClient"
 import { type Description, errorsText } from "./description.ts"
-import type { HostileFailure } from "./hostileReport.ts"
-import type { RawOutcome, RawRequest, rawClient } from "./rawClient.ts"
 
 /** An operation of the description, as the suites aim requests at it. */
 export interface DescribedOperation {

@@ -3,9 +3,10 @@
  * model usage (`GET …/runs/`), through the REST API with a worker on the local provider.
  */
 import { estimateDocumentRequests } from "@dxs/domain/ModelRequests"
+import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
+import { createAgent, launchAndWait, upload, waitProcessed } from "@dxs/testing/Runs"
 import { beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
-import { createAgent, launchAndWait, upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

@@ -5,11 +5,12 @@
  */
 import { makeKysely } from "@dxs/db"
 import { localModel } from "@dxs/pipeline/llm/Local"
+import { invoice } from "@dxs/testing/Documents"
+import { type Client, createProject } from "@dxs/testing/RestClient"
+import { until } from "@dxs/testing/Runs"
 import { Duration, Effect } from "effect"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { invoice } from "./documents.ts"
-import { type Client, createProject, startTestApi, type TestApi } from "./harness.ts"
-import { until } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

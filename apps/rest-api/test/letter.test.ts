@@ -7,11 +7,12 @@
  */
 import * as http from "node:http"
 import { makeKysely } from "@dxs/db"
+import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
+import { until } from "@dxs/testing/Runs"
+import { agentVersion } from "@dxs/testing/Seeding"
 import { sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
-import { until } from "./runs.ts"
-import { agentVersion } from "./seeding.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

@@ -5,8 +5,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { MAX_NAME_LENGTH, MAX_TEXT_LENGTH } from "@dxs/domain/Limits"
+import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let key: string

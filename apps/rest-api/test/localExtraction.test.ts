@@ -3,10 +3,12 @@
  * in another currency, a line labelled as something else) is not cited, so it cannot make a clean result
  * disagree with itself.
  */
+
+import { invoice } from "@dxs/testing/Documents"
+import { type Client, createProject } from "@dxs/testing/RestClient"
+import { createAgent, launchAndWait, resultsOf, upload, waitProcessed } from "@dxs/testing/Runs"
 import { beforeAll, describe, expect, it } from "vitest"
-import { invoice } from "./documents.ts"
-import { type Client, createProject, startTestApi, type TestApi } from "./harness.ts"
-import { createAgent, launchAndWait, resultsOf, upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

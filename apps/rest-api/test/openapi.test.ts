@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto"
 import { EXTRACT_MAX_FILES } from "@dxs/services"
+import { fetchFrom } from "@dxs/testing/RestClient"
 import { compileErrors, validate } from "@readme/openapi-parser"
 import { beforeAll, describe, expect, it } from "vitest"
 import { parse as parseYaml } from "yaml"
 import { openApiDocument } from "../src/index.ts"
 import { compileDescription, idsOf, operationsOf } from "./description.ts"
-import { fetchFrom, startTestApi, type TestApi } from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 beforeAll(async () => {

@@ -7,17 +7,11 @@ import { makeKysely } from "@dxs/db"
 import { claim, complete } from "@dxs/db/TaskQueue"
 import { localModel } from "@dxs/pipeline/llm/Local"
 import { failAbandonedMappings, makeAjv, OUTPUT_MAPPING_TASK, outputMappingTaskHandler } from "@dxs/services"
+import { invoice, textPdf } from "@dxs/testing/Documents"
+import { type Client, createProject, expectProblem, timestamp } from "@dxs/testing/RestClient"
+import { createAgent, launchAndWait, until, upload, waitProcessed } from "@dxs/testing/Runs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { invoice, textPdf } from "./documents.ts"
-import {
-  type Client,
-  createProject,
-  expectProblem,
-  startTestApi,
-  type TestApi,
-  timestamp,
-} from "./harness.ts"
-import { createAgent, launchAndWait, until, upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

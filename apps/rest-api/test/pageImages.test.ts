@@ -9,16 +9,11 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { makeKysely } from "@dxs/db"
 import { pageImageRenderings } from "@dxs/services"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
+import { upload, waitProcessed } from "@dxs/testing/Runs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  type Client,
-  createProject,
-  expectProblem,
-  onePagePdf,
-  startTestApi,
-  type TestApi,
-} from "./harness.ts"
-import { upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

@@ -8,9 +8,10 @@ import { fileBlobStore, makeKysely } from "@dxs/db"
 import * as TaskQueue from "@dxs/db/TaskQueue"
 import { PARSE_TASK, parseTaskHandler } from "@dxs/pipeline/parsing/ParseDocument"
 import { RUN_START_TASK } from "@dxs/pipeline/run/Runs"
+import { type Client, createProject } from "@dxs/testing/RestClient"
 import { sql } from "kysely"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { type Client, createProject, startTestApi, type TestApi } from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

@@ -6,19 +6,12 @@ import type { TaskRow } from "@dxs/db/Schema"
 import * as TaskQueue from "@dxs/db/TaskQueue"
 import { defaultLimits } from "@dxs/pipeline/parsing/Backend"
 import { type BackgroundTaskHandler, backgroundHousekeeping } from "@dxs/services"
+import { onePagePdf as pdfBytes } from "@dxs/testing/Documents"
+import { type Client, createProject, expectProblem, type Reply, timestamp } from "@dxs/testing/RestClient"
 import { backgroundTaskHandlers } from "@dxs/worker"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  type Client,
-  createProject,
-  expectProblem,
-  onePagePdf as pdfBytes,
-  type Reply,
-  startTestApi,
-  type TestApi,
-  timestamp,
-} from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

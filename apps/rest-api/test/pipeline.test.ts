@@ -5,10 +5,11 @@
  * consistency flags; relaunch (nothing re-extracted); change one agent (only it re-extracted).
  */
 import { makeKysely } from "@dxs/db"
+import { contract, invoice, textPdf } from "@dxs/testing/Documents"
+import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
+import { createAgent, launchAndWait, resultsOf, until, upload, waitProcessed } from "@dxs/testing/Runs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { contract, invoice, textPdf } from "./documents.ts"
-import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
-import { createAgent, launchAndWait, resultsOf, until, upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

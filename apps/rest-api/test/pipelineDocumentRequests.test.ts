@@ -6,6 +6,7 @@
  */
 import { makeKysely } from "@dxs/db"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
+import { textPdf } from "@dxs/testing/Documents"
 import {
   answerDocument,
   type ChatCompletionRequestBody,
@@ -15,10 +16,10 @@ import {
   labelledLines,
   startFakeOpenAiServer,
 } from "@dxs/testing/FakeOpenAiServer"
+import { type Client, createProject } from "@dxs/testing/RestClient"
+import { createAgent, launchAndWait, resultsOf, upload, waitProcessed } from "@dxs/testing/Runs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { textPdf } from "./documents.ts"
-import { type Client, createProject, startTestApi, type TestApi } from "./harness.ts"
-import { createAgent, launchAndWait, resultsOf, upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 /** Reads "Label: value" lines, the label being the agent's name. */
 const respond = (body: ChatCompletionRequestBody) => {

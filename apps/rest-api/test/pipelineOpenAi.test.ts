@@ -5,6 +5,7 @@
 import { makeKysely } from "@dxs/db"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
 import { postgresResponseCache } from "@dxs/pipeline/llm/ResponseCache"
+import { invoice } from "@dxs/testing/Documents"
 import {
   answerDocument,
   type ChatCompletionRequestBody,
@@ -13,10 +14,10 @@ import {
   labelledLines,
   startFakeOpenAiServer,
 } from "@dxs/testing/FakeOpenAiServer"
+import { type Client, createProject } from "@dxs/testing/RestClient"
+import { launchAndWait as launchRun, until, upload } from "@dxs/testing/Runs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { invoice } from "./documents.ts"
-import { type Client, createProject, startTestApi, type TestApi } from "./harness.ts"
-import { launchAndWait as launchRun, until, upload } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 /** Answers like a model that reads "Label: value" lines: the label is the agent's name. */
 const respond = (body: ChatCompletionRequestBody) => {

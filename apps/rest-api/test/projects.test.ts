@@ -1,5 +1,6 @@
+import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
 import { beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

@@ -2,25 +2,23 @@
  * The per-key (and per-member) request limit: counted in PostgreSQL per minute, 429 problem+json with
  * Retry-After beyond it, each key and member on its own count.
  */
+import { movableClock } from "@dxs/testing/MovableClock"
+import { expectProblem } from "@dxs/testing/RestClient"
 import { beforeAll, describe, expect, it } from "vitest"
-import { expectProblem, startTestApi, type TestApi } from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 const LIMIT = 5
+/** The server's time, which stands still until a test moves it. */
+const clock = movableClock()
 
 beforeAll(async () => {
-  api = await startTestApi({ rateLimitPerMinute: LIMIT })
+  api = await startTestApi({ rateLimitPerMinute: LIMIT, clock: clock.clock })
 })
-
-/** Starts at the beginning of a minute's window when the current one is nearly over (counts are per minute). */
-const freshWindow = async () => {
-  const second = new Date().getUTCSeconds()
-  if (second > 45) await new Promise((r) => setTimeout(r, (61 - second) * 1000))
-}
 
 describe("the request limit", () => {
   it("answers 429 with Retry-After beyond the limit, for that key only", async () => {
-    await freshWindow()
+    clock.toNextMinute()
     const a = api.client(await api.newKey("acme"))
     const b = api.client(await api.newKey("acme"))
     for (let i = 0; i < LIMIT; i++) expect((await a.get("/projects/")).status).toBe(200)
@@ -33,10 +31,13 @@ describe("the request limit", () => {
     expect(over.body.detail).toMatch(/5 requests/)
     // Another key of the same organisation has its own count.
     expect((await b.get("/projects/")).status).toBe(200)
+    // Once Retry-After's seconds have passed, the key is counted afresh.
+    clock.adjust(retryAfter * 1000)
+    expect((await a.get("/projects/")).status).toBe(200)
   })
 
   it("counts a signed-in member's requests on their own", async () => {
-    await freshWindow()
+    clock.toNextMinute()
     await api.newMember("acme", "lin@example.com", "a long enough password")
     const signIn = await fetch(`${api.base}/auth/sign-in/`, {
       method: "POST",

@@ -1,19 +1,12 @@
 import { randomUUID } from "node:crypto"
 import { fileBlobStore, makeKysely } from "@dxs/db"
 import * as TaskQueue from "@dxs/db/TaskQueue"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { type Client, createProject, expectProblem, timestamp, uuid } from "@dxs/testing/RestClient"
+import { agentVersion, projectRows } from "@dxs/testing/Seeding"
 import { backgroundTaskHandlers } from "@dxs/worker"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  type Client,
-  createProject,
-  expectProblem,
-  onePagePdf,
-  startTestApi,
-  type TestApi,
-  timestamp,
-  uuid,
-} from "./harness.ts"
-import { agentVersion, projectRows } from "./seeding.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

@@ -6,12 +6,13 @@
  */
 import { randomUUID } from "node:crypto"
 import { makeKysely } from "@dxs/db"
+import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
+import { agentVersion, projectRows } from "@dxs/testing/Seeding"
 import ExcelJS from "exceljs"
 import { sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compileDescription, type Description, errorsText } from "./description.ts"
-import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
-import { agentVersion, projectRows } from "./seeding.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

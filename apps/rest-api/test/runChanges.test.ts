@@ -5,10 +5,11 @@
  * OpenAPI description.
  */
 import { randomUUID } from "node:crypto"
+import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
+import { createAgent, launchAndWait, upload, waitProcessed } from "@dxs/testing/Runs"
 import { beforeAll, describe, expect, it } from "vitest"
 import { compileDescription, type Description, errorsText } from "./description.ts"
-import { type Client, createProject, expectProblem, startTestApi, type TestApi } from "./harness.ts"
-import { createAgent, launchAndWait, upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client

@@ -8,18 +8,13 @@ import * as fs from "node:fs/promises"
 import { type BlobStoreShape, makeKysely } from "@dxs/db"
 import { type S3BlobStore, s3BlobStore } from "@dxs/db/S3BlobStore"
 import { sweepOrphanBlobs } from "@dxs/services"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
+import { upload, waitProcessed } from "@dxs/testing/Runs"
 import { startTestS3Server, type TestS3Server } from "@dxs/testing/TestS3Server"
 import { Chunk, Effect, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  type Client,
-  createProject,
-  expectProblem,
-  onePagePdf,
-  startTestApi,
-  type TestApi,
-} from "./harness.ts"
-import { upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let s3: TestS3Server
 let store: S3BlobStore

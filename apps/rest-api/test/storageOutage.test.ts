@@ -7,11 +7,13 @@
 import { randomUUID } from "node:crypto"
 import { makeKysely } from "@dxs/db"
 import { type S3BlobStore, s3BlobStore } from "@dxs/db/S3BlobStore"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { type Client, createProject } from "@dxs/testing/RestClient"
+import { until, upload, waitProcessed } from "@dxs/testing/Runs"
 import { startTcpProxy, type TcpProxy } from "@dxs/testing/TcpProxy"
 import { startTestS3Server, type TestS3Server } from "@dxs/testing/TestS3Server"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { type Client, createProject, onePagePdf, startTestApi, type TestApi } from "./harness.ts"
-import { until, upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let s3: TestS3Server
 let proxy: TcpProxy

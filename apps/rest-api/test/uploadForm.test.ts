@@ -2,15 +2,10 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { makeKysely } from "@dxs/db"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  type Client,
-  createProject,
-  expectProblem,
-  onePagePdf,
-  startTestApi,
-  type TestApi,
-} from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 import { multipartBody, type Part, type RawOutcome, rawRequest } from "./rawHttp.ts"
 
 const MAX_UPLOAD = 64 * 1024

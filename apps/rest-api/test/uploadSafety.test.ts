@@ -5,8 +5,10 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { type BlobStoreShape, fileBlobStore, makeKysely } from "@dxs/db"
 import { backgroundHousekeeping, sweepOrphanBlobs, sweepSpool } from "@dxs/services"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { createProject } from "@dxs/testing/RestClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createProject, onePagePdf, startTestApi, type TestApi } from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 import { multipartBody, rawRequest } from "./rawHttp.ts"
 
 let api: TestApi

@@ -6,8 +6,9 @@
 import { promises as fs } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { expectProblem } from "@dxs/testing/RestClient"
 import { beforeAll, describe, expect, it } from "vitest"
-import { expectProblem, startTestApi, type TestApi } from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 const INDEX = "<!doctype html><title>app</title><div id=root></div>"

@@ -6,6 +6,9 @@
 import { makeKysely } from "@dxs/db"
 import { enqueueFanout } from "@dxs/pipeline/webhooks/Queue"
 import { verifyWebhook } from "@dxs/pipeline/webhooks/Signing"
+import { onePagePdf } from "@dxs/testing/Documents"
+import { type Client, createProject, timestamp, uuid } from "@dxs/testing/RestClient"
+import { createAgent, launchAndWait, until, upload, waitProcessed } from "@dxs/testing/Runs"
 import {
   type ReceivedRequest,
   type Responder,
@@ -14,16 +17,7 @@ import {
   type WebhookReceiver,
 } from "@dxs/testing/TestReceiver"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import {
-  type Client,
-  createProject,
-  onePagePdf,
-  startTestApi,
-  type TestApi,
-  timestamp,
-  uuid,
-} from "./harness.ts"
-import { createAgent, launchAndWait, until, upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 // Made with the openssl command, into a temporary directory, when this file starts.
 const certificate = selfSignedCertificate()

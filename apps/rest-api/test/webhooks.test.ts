@@ -1,9 +1,10 @@
 import { randomBytes, randomUUID } from "node:crypto"
 import { type Database, makeKysely } from "@dxs/db"
 import { decryptSecret } from "@dxs/pipeline/webhooks/Encryption"
+import { type Client, expectProblem, timestamp, uuid } from "@dxs/testing/RestClient"
 import type { Kysely } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, expectProblem, startTestApi, type TestApi, timestamp, uuid } from "./harness.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 // Targets are IP literals (public addresses), so creation needs no DNS; nothing is delivered here.
 const PUBLIC_URL = "https://93.184.216.34/hooks/dxs"

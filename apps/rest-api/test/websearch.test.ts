@@ -6,11 +6,12 @@
  */
 import { makeKysely } from "@dxs/db"
 import { searxngSearch } from "@dxs/pipeline/websearch/WebSearch"
+import { contract, textPdf } from "@dxs/testing/Documents"
 import { type FakeSearchServer, startFakeSearchServer } from "@dxs/testing/FakeSearchServer"
+import { type Client, createProject, timestamp } from "@dxs/testing/RestClient"
+import { createAgent, launchAndWait, resultsOf, upload, waitProcessed } from "@dxs/testing/Runs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { contract, textPdf } from "./documents.ts"
-import { type Client, createProject, startTestApi, type TestApi, timestamp } from "./harness.ts"
-import { createAgent, launchAndWait, resultsOf, upload, waitProcessed } from "./runs.ts"
+import { startTestApi, type TestApi } from "./harness.ts"
 
 const EMPLOYEES = {
   url: "https://globex.example.com/about",

@@ -14,11 +14,11 @@ import { existsSync, promises as fs } from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
+import { invoice } from "@dxs/testing/Documents"
 import { Dxs, killSpawned } from "@dxs/testing/DxsProcess"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { type Browser, chromium, type FileChooser, type Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { invoice } from "../../rest-api/test/documents.ts"
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
   (p): p is string => p !== undefined && p !== "" && existsSync(p),

@@ -38,6 +38,14 @@ const eventually = async <A>(
   }
 }
 
+/** Ends a running task's lease now (simulates the passing of its time, as a worker that stopped heartbeating). */
+const expireLease = (id: string) =>
+  db
+    .updateTable("tasks")
+    .set({ locked_until: sql`now() - interval '1 millisecond'` })
+    .where("id", "=", id)
+    .execute()
+
 /** Makes a pending task due now (simulates the passing of its backoff). */
 const makeDue = (id: string) =>
   db.updateTable("tasks").set({ run_after: sql`now()` }).where("id", "=", id).execute()
@@ -162,12 +170,11 @@ describe("TaskQueue", () => {
 
   it("re-claims an expired lease for another worker; the first worker has lost it", async () => {
     const { id } = await enqueue(db, { kind: "exp", idempotencyKey: "exp:1", payload: {} })
-    const first = await claim(db, { workerId: "w1", kinds: ["exp"], leaseMs: 300 })
+    const first = await claim(db, { workerId: "w1", kinds: ["exp"], leaseMs: LONG_LEASE })
     expect(first).toHaveLength(1)
-    const second = await eventually(async () => {
-      const got = await claim(db, { workerId: "w2", kinds: ["exp"], leaseMs: LONG_LEASE })
-      return got.length > 0 ? got : undefined
-    })
+    expect(await claim(db, { workerId: "w2", kinds: ["exp"], leaseMs: LONG_LEASE })).toEqual([])
+    await expireLease(id)
+    const second = await claim(db, { workerId: "w2", kinds: ["exp"], leaseMs: LONG_LEASE })
     expect(second.map((t) => t.id)).toEqual([id])
     // Taken over from w1, whose attempt is not counted (a worker gone is an outage, within the window).
     expect(second[0]).toMatchObject({
@@ -187,25 +194,22 @@ describe("TaskQueue", () => {
 
   it("re-claims a task whose lease expired during its last attempt while within the retry window", async () => {
     const { id } = await enqueue(db, { kind: "exw", idempotencyKey: "exw:1", payload: {}, maxAttempts: 1 })
-    const [first] = await claim(db, { workerId: "w1", kinds: ["exw"], leaseMs: 300 })
+    const [first] = await claim(db, { workerId: "w1", kinds: ["exw"], leaseMs: LONG_LEASE })
     expect(first?.previous_owner).toBeNull()
-    const again = await eventually(async () => {
-      const got = await claim(db, { workerId: "w2", kinds: ["exw"], leaseMs: LONG_LEASE })
-      return got.length > 0 ? got : undefined
-    })
+    await expireLease(id)
+    const again = await claim(db, { workerId: "w2", kinds: ["exw"], leaseMs: LONG_LEASE })
     expect(again[0]).toMatchObject({ id, status: "running", attempts: 1, previous_owner: "w1" })
   })
 
   it("fails instead of re-claiming a task whose lease expired during its last attempt past the retry window", async () => {
     const { id } = await enqueue(db, { kind: "exh", idempotencyKey: "exh:1", payload: {}, maxAttempts: 1 })
-    expect(await claim(db, { workerId: "w1", kinds: ["exh"], leaseMs: 300 })).toHaveLength(1)
-    const failed = await eventually(async () => {
-      expect(
-        await claim(db, { workerId: "w2", kinds: ["exh"], leaseMs: LONG_LEASE, retryWindowMs: 0 }),
-      ).toEqual([])
-      const t = await task(id)
-      return t.status === "failed" ? t : undefined
-    })
+    expect(await claim(db, { workerId: "w1", kinds: ["exh"], leaseMs: LONG_LEASE })).toHaveLength(1)
+    await expireLease(id)
+    expect(
+      await claim(db, { workerId: "w2", kinds: ["exh"], leaseMs: LONG_LEASE, retryWindowMs: 0 }),
+    ).toEqual([])
+    const failed = await task(id)
+    expect(failed.status).toBe("failed")
     expect(failed).toMatchObject({ attempts: 1, lease_expirations: 1, locked_by: "w1" })
     expect(failed.last_error).toMatch(/lease expired during the last attempt/)
     expect(failed.completed_at).toBeInstanceOf(Date)

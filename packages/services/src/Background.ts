@@ -30,7 +30,7 @@ export const backgroundHousekeeping = async (
   (await failAbandonedMappings(db)) +
   (await failAbandonedFileEdits(db)) +
   (await deleteExpiredSessions(db)) +
-  (await sweepRateCounters(db)) +
+  (await Effect.runPromise(sweepRateCounters(db))) +
   (await deleteExpiredIdempotencyKeys(db)) +
   (leftovers === undefined ? 0 : await sweepLeftovers(db, leftovers))
 

@@ -13,7 +13,7 @@ import { BlobStore, type BlobStoreShape, Db, fileBlobStoreLayer } from "@dxs/db"
 import type { RequestBudget as Budget } from "@dxs/domain/ModelRequests"
 import { RequestBudget } from "@dxs/pipeline/llm/RequestBudget"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
-import { type Context, Effect, Layer } from "effect"
+import { type Clock, type Context, Effect, Layer } from "effect"
 import { Agents } from "./Agents.ts"
 import { ApiKeys } from "./ApiKeys.ts"
 import { Dimensions } from "./Dimensions.ts"
@@ -112,6 +112,8 @@ export interface ServicesOptions<R = never> {
   readonly llmProvider?: "local" | "openai" | undefined
   /** The budget of one extraction request (LLM_MAX_AGENTS_PER_REQUEST, LLM_CONTEXT_TOKENS). */
   readonly requestBudget?: Budget | undefined
+  /** The clock of rate windows and link expiry (default: Effect's, the system's); tests move their own. */
+  readonly clock?: Clock.Clock | undefined
 }
 
 const settingValue = <A, R>(value: Setting<A, R>): Effect.Effect<A, never, R> =>
@@ -152,6 +154,7 @@ export const settingsLayer = <O extends ServicesOptions<any>>(
     setting(SpoolSettings, options.spoolRoot, (root) => ({ root })),
     setting(ModelProvider, options.llmProvider, (provider) => ({ provider })),
     setting(RequestBudget, options.requestBudget, (budget) => budget),
+    options.clock === undefined ? Layer.empty : Layer.setClock(options.clock),
   )
 
 /** The database and the blob store the options name. */

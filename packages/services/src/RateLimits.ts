@@ -1,12 +1,13 @@
 /**
  * Requests per minute per API key or member (DESIGN §4: 600 by default, `RATE_LIMIT_PER_MINUTE`), and the
  * throttles against guessing credentials, counted in PostgreSQL so that every API process shares one count:
- * a fixed one-minute window per subject.
+ * a fixed one-minute window per subject. The windows follow Effect's `Clock` (a test moves it instead of
+ * waiting for a new minute).
  */
 import { createHash } from "node:crypto"
 import { type Conn, withDb } from "@dxs/db"
 import * as RateCounters from "@dxs/db/repositories/RateCounters"
-import { Context, Effect } from "effect"
+import { Clock, Context, Effect } from "effect"
 import { TooManyRequests } from "./Errors.ts"
 
 export class RateLimitSettings extends Context.Reference<RateLimitSettings>()(
@@ -39,12 +40,21 @@ export const keySubject = (key: string) =>
   `key:${createHash("sha256").update(key).digest("hex").slice(0, 32)}`
 export const memberSubject = (memberId: string) => `member:${memberId}`
 
+const MINUTE_MS = 60_000
+
+/** The minute `nowMs` falls in: its start, and the whole seconds left in it (at least 1). */
+const minuteOf = (nowMs: number) => {
+  const start = Math.floor(nowMs / MINUTE_MS) * MINUTE_MS
+  return { start: new Date(start), secondsLeft: Math.max(1, Math.ceil((start + MINUTE_MS - nowMs) / 1000)) }
+}
+
 /** Counts one more event of `subject` in the current minute: the count so far and the seconds left. */
 const countInMinute = (subject: string) =>
-  Effect.map(
-    withDb((db) => RateCounters.countInMinute(db, subject)),
-    (row) => ({ count: row.count, retryAfter: Math.max(1, row.retry_after) }),
-  )
+  Effect.gen(function* () {
+    const minute = minuteOf(yield* Clock.currentTimeMillis)
+    const count = yield* withDb((db) => RateCounters.countInWindow(db, subject, minute.start))
+    return { count, retryAfter: minute.secondsLeft }
+  })
 
 /** Counts a request of `subject`; 429 with the seconds until the next minute when over the limit. */
 export const consumeRequest = (subject: string) =>
@@ -107,6 +117,8 @@ export const refuseCredentials = <E>(refusal: E, clientAddress: string | undefin
     return yield* Effect.fail(refusal)
   })
 
-/** Housekeeping: counters of minutes that have passed. */
-export const sweepRateCounters = (db: Conn): Promise<number> =>
-  Effect.runPromise(RateCounters.deletePastCounters(db))
+/** Housekeeping: deletes the counters of minutes that have passed (the last two are kept); how many. */
+export const sweepRateCounters = (db: Conn): Effect.Effect<number> =>
+  Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
+    RateCounters.deletePastCounters(db, new Date(nowMs - 2 * MINUTE_MS)),
+  )

@@ -1,6 +1,6 @@
 import * as os from "node:os"
 import * as path from "node:path"
-import { defineConfig } from "vitest/config"
+import { configDefaults, defineConfig } from "vitest/config"
 import { SOURCE_CONDITION } from "./conditions.ts"
 
 /**
@@ -14,6 +14,13 @@ const testWorkers = () => {
     ? configured
     : Math.max(3, os.availableParallelism() + 1)
 }
+
+/**
+ * Sources whose change reruns every test file of a package whose tests run the compiled build (`build`):
+ * those tests reach the code through a child process or a parse thread, which `vitest --changed` (behind
+ * `pnpm test:changed`) cannot follow from their imports.
+ */
+const compiledSources = ["**/packages/*/src/**", "**/apps/*/src/**"]
 
 /**
  * The test configuration every package shares. `database: true` starts one PostgreSQL server per run
@@ -47,6 +54,9 @@ export const testConfig = (options: {
         ...(options.build === "all" ? ["@dxs/testing/BuildAll"] : []),
         ...(options.database ? ["@dxs/testing/TestGlobalSetup"] : []),
       ],
+      ...(options.build === undefined
+        ? {}
+        : { forceRerunTriggers: [...configDefaults.forceRerunTriggers, ...compiledSources] }),
       maxWorkers: options.workers ?? testWorkers(),
       minWorkers: 1,
       testTimeout: options.timeoutMs ?? 30_000,

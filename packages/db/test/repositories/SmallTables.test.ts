@@ -13,25 +13,33 @@ afterAll(() => db.destroy())
 const run = Effect.runPromise
 
 describe("rate counters", () => {
-  it("count per subject within the minute, with the seconds left in it", async () => {
-    const [a1, a2, b1] = [
-      await run(RateCounters.countInMinute(db, "key:a")),
-      await run(RateCounters.countInMinute(db, "key:a")),
-      await run(RateCounters.countInMinute(db, "key:b")),
-    ]
-    // A minute boundary between the calls restarts the count.
-    expect([1, 2]).toContain(a2.count)
-    expect(a1.count).toBe(1)
-    expect(b1.count).toBe(1)
-    expect(a1.retry_after).toBeLessThanOrEqual(60)
+  it("count per subject within a window", async () => {
+    const minute = new Date("2026-03-01T10:07:00Z")
+    const next = new Date("2026-03-01T10:08:00Z")
+    expect([
+      await run(RateCounters.countInWindow(db, "key:a", minute)),
+      await run(RateCounters.countInWindow(db, "key:a", minute)),
+      await run(RateCounters.countInWindow(db, "key:b", minute)),
+      await run(RateCounters.countInWindow(db, "key:a", next)),
+      await run(RateCounters.countInWindow(db, "key:a", minute)),
+    ]).toEqual([1, 2, 1, 1, 3])
   })
 
-  it("of past minutes are swept", async () => {
+  it("of windows before the given time are swept", async () => {
     await db
       .insertInto("rate_counters")
-      .values({ subject: "old", window_start: new Date(Date.now() - 10 * 60_000), count: 3 })
+      .values([
+        { subject: "old", window_start: new Date("2026-03-01T09:50:00Z"), count: 3 },
+        { subject: "recent", window_start: new Date("2026-03-01T09:58:00Z"), count: 3 },
+      ])
       .execute()
-    expect(await run(RateCounters.deletePastCounters(db))).toBe(1)
+    expect(await run(RateCounters.deletePastCounters(db, new Date("2026-03-01T09:58:00Z")))).toBe(1)
+    const left = await db
+      .selectFrom("rate_counters")
+      .select("subject")
+      .where("subject", "in", ["old", "recent"])
+      .execute()
+    expect(left).toEqual([{ subject: "recent" }])
   })
 })
 

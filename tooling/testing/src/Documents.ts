@@ -1,4 +1,8 @@
-/** Generated business documents for pipeline tests: text PDFs of several pages, made with pdf-lib. */
+/**
+ * Generated documents for tests: a small hand-written one-page PDF, and business documents (text PDFs of
+ * several pages) made with pdf-lib.
+ */
+import { randomUUID } from "node:crypto"
 import { PDFDocument, StandardFonts } from "pdf-lib"
 
 /** A PDF with one page per entry; each page's text is written line by line from the top. */
@@ -92,4 +96,27 @@ export const ruledInvoice = async (): Promise<Uint8Array> => {
       page.drawText(text, { x: x + 4, y: top - 14, size: 10, font })
     }
   return doc.save()
+}
+
+/** A small, well-formed one-page PDF with a line of text (different each time by default). */
+export const onePagePdf = (line: string = randomUUID()): Uint8Array => {
+  const stream = `BT /F1 24 Tf 72 700 Td (${line}) Tj ET`
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+  ]
+  let out = "%PDF-1.4\n"
+  const offsets: Array<number> = []
+  objects.forEach((o, i) => {
+    offsets.push(out.length)
+    out += `${i + 1} 0 obj\n${o}\nendobj\n`
+  })
+  const xref = out.length
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`
+  for (const off of offsets) out += `${String(off).padStart(10, "0")} 00000 n \n`
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
+  return new TextEncoder().encode(out)
 }

@@ -4,9 +4,9 @@
  */
 import { randomUUID } from "node:crypto"
 import { expect } from "vitest"
-import { invoice } from "./documents.ts"
-import { type Client, onePagePdf } from "./harness.ts"
-import { createAgent, launchAndWait, upload, waitProcessed } from "./runs.ts"
+import { invoice, onePagePdf } from "./Documents.ts"
+import type { Client } from "./RestClient.ts"
+import { createAgent, launchAndWait, upload, waitProcessed } from "./Runs.ts"
 
 export interface Fixtures {
   readonly project: string

@@ -1,6 +1,6 @@
 /** What end-to-end pipeline tests do through the REST API: upload, wait for parsing, launch and wait. */
 import { expect } from "vitest"
-import type { Client, Reply } from "./harness.ts"
+import type { Client, Reply } from "./RestClient.ts"
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
