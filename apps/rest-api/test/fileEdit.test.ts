@@ -20,6 +20,7 @@ import {
   createProject,
   expectProblem,
   type Reply,
+  runTaskHandler,
   startTestApi,
   type TestApi,
 } from "./harness.ts"
@@ -386,7 +387,7 @@ describe("while a job runs, and what is refused", () => {
     })
     const [task] = await TaskQueue.claim(db, { workerId: "test", kinds: ["file-edit"], leaseMs: 60_000 })
     expect(task?.project_id).toBe(cancelled)
-    await fileEditTaskHandler(fileBlobStore(idle.blobDir))(task!, {
+    await runTaskHandler(fileEditTaskHandler(fileBlobStore(idle.blobDir)), task!, {
       workerId: "test",
       db: workerDb,
       signal: new AbortController().signal,

@@ -3,6 +3,7 @@ import * as fs from "node:fs/promises"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
+import type { TaskRow } from "@dxs/db"
 import { type BlobStoreShape, type Database, fileBlobStore, makeKysely } from "@dxs/db"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
@@ -19,9 +20,9 @@ import {
   WebhookConfig,
 } from "@dxs/services"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
-import { backgroundTaskHandlers, runWorker } from "@dxs/worker"
+import { backgroundTaskHandlers, runWorker, type TaskContext, type TaskHandler } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
-import { Effect, Fiber, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
+import { Cause, Effect, Exit, Fiber, Layer, Logger, LogLevel, ManagedRuntime, Option } from "effect"
 import type { Kysely } from "kysely"
 import { afterAll, expect } from "vitest"
 import { nodeServerLayer, restApiWith } from "../src/Server.ts"
@@ -330,4 +331,18 @@ export const onePagePdf = (line: string = randomUUID()): Uint8Array => {
   for (const off of offsets) out += `${String(off).padStart(10, "0")} 00000 n \n`
   out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
   return new TextEncoder().encode(out)
+}
+
+/**
+ * Runs one task with its handler, as the worker loop does: rejects with what the task's record would say
+ * went wrong (the failure, else the defect).
+ */
+export const runTaskHandler = async (
+  handler: TaskHandler,
+  task: TaskRow,
+  ctx: TaskContext,
+): Promise<void> => {
+  const exit = await Effect.runPromiseExit(handler(task, ctx))
+  if (Exit.isFailure(exit))
+    throw Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.squash(exit.cause))
 }

@@ -10,7 +10,7 @@ import { PARSE_TASK, parseTaskHandler } from "@dxs/pipeline/parsing/ParseDocumen
 import { RUN_START_TASK } from "@dxs/pipeline/run/Runs"
 import { sql } from "kysely"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { type Client, createProject, startTestApi, type TestApi } from "./harness.ts"
+import { type Client, createProject, runTaskHandler, startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client
@@ -39,7 +39,7 @@ const parseOne = async (projectId: string) => {
   const workerId = "by-hand"
   const [task] = await TaskQueue.claim(db, { workerId, kinds: [PARSE_TASK], leaseMs: 60_000 })
   expect(task?.project_id).toBe(projectId)
-  await parseTaskHandler({ blobs: fileBlobStore(api.blobDir) })(task!, {
+  await runTaskHandler(parseTaskHandler({ blobs: fileBlobStore(api.blobDir) }), task!, {
     workerId,
     db,
     signal: new AbortController().signal,

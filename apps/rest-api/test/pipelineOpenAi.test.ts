@@ -13,6 +13,7 @@ import {
   labelledLines,
   startFakeOpenAiServer,
 } from "@dxs/testing/FakeOpenAiServer"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { invoice } from "./documents.ts"
 import { type Client, createProject, startTestApi, type TestApi } from "./harness.ts"
@@ -199,7 +200,7 @@ describe("the openai provider through a run", () => {
   it("the cache is shared through Postgres", async () => {
     const cache = postgresResponseCache(db)
     const [row] = await db.selectFrom("llm_cache").selectAll().limit(1).execute()
-    expect(await cache.get(row!.key)).toMatchObject({ content: row!.response })
+    expect(await Effect.runPromise(cache.get(row!.key))).toMatchObject({ content: row!.response })
   })
 })
 

@@ -8,6 +8,7 @@ import {
   createProject,
   expectProblem,
   onePagePdf,
+  runTaskHandler,
   startTestApi,
   type TestApi,
   timestamp,
@@ -53,7 +54,7 @@ const parseUploads = async () => {
     })
     if (claimed.length === 0) return
     for (const task of claimed) {
-      await handlers[task.kind]!(task, {
+      await runTaskHandler(handlers[task.kind]!, task, {
         workerId: WORKER,
         db,
         signal: new AbortController().signal,
