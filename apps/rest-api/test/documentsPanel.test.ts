@@ -7,19 +7,18 @@ import { randomUUID } from "node:crypto"
 import { fileBlobStore, makeKysely } from "@dxs/db"
 import type { TaskRow } from "@dxs/db/Schema"
 import * as TaskQueue from "@dxs/db/TaskQueue"
-import type { BackgroundTaskHandler } from "@dxs/services"
 import { onePagePdf } from "@dxs/testing/Documents"
 import { type Client, createProject, expectProblem, type Reply, uuid } from "@dxs/testing/RestClient"
-import { backgroundTaskHandlers } from "@dxs/worker"
+import { backgroundTaskHandlers, type TaskHandler } from "@dxs/worker"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compileDescription, type Description, errorsText } from "./description.ts"
-import { startTestApi, type TestApi } from "./harness.ts"
+import { runTaskHandler, startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client
 let b: Client
 let db: ReturnType<typeof makeKysely>
-let handlers: Readonly<Record<string, BackgroundTaskHandler>>
+let handlers: Readonly<Record<string, TaskHandler>>
 let description: Description
 
 beforeAll(async () => {
@@ -52,7 +51,7 @@ const work = async () => {
       claimed.map(async (task) => {
         ran.push(task)
         try {
-          await handlers[task.kind]!(task, {
+          await runTaskHandler(handlers[task.kind]!, task, {
             workerId: WORKER,
             db,
             signal: new AbortController().signal,

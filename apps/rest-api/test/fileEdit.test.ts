@@ -17,7 +17,7 @@ import type { Kysely } from "kysely"
 import PizZip from "pizzip"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compileDescription, type Description, errorsText } from "./description.ts"
-import { startTestApi, type TestApi } from "./harness.ts"
+import { runTaskHandler, startTestApi, type TestApi } from "./harness.ts"
 
 const XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 const DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -380,7 +380,7 @@ describe("while a job runs, and what is refused", () => {
     })
     const [task] = await TaskQueue.claim(db, { workerId: "test", kinds: ["file-edit"], leaseMs: 60_000 })
     expect(task?.project_id).toBe(cancelled)
-    await fileEditTaskHandler(fileBlobStore(idle.blobDir))(task!, {
+    await runTaskHandler(fileEditTaskHandler(fileBlobStore(idle.blobDir)), task!, {
       workerId: "test",
       db: workerDb,
       signal: new AbortController().signal,

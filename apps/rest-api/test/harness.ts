@@ -6,6 +6,7 @@
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import type { TaskRow } from "@dxs/db"
 import { type BlobStoreShape, type Database, fileBlobStore, makeKysely } from "@dxs/db"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
@@ -23,9 +24,20 @@ import {
 } from "@dxs/services"
 import { type Client, restClient } from "@dxs/testing/RestClient"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
-import { backgroundTaskHandlers, runWorker } from "@dxs/worker"
+import { backgroundTaskHandlers, runWorker, type TaskContext, type TaskHandler } from "@dxs/worker"
 import { HttpServer } from "@effect/platform"
-import { type Clock, Effect, Fiber, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
+import {
+  Cause,
+  type Clock,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Logger,
+  LogLevel,
+  ManagedRuntime,
+  Option,
+} from "effect"
 import type { Kysely } from "kysely"
 import { afterAll } from "vitest"
 import { nodeServerLayer, restApiWith } from "../src/Server.ts"
@@ -200,4 +212,18 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
       runtime.runPromise(Effect.flatMap(Members, (m) => m.create(org, email, password))),
     client,
   }
+}
+
+/**
+ * Runs one task with its handler, as the worker loop does: rejects with what the task's record would say
+ * went wrong (the failure, else the defect).
+ */
+export const runTaskHandler = async (
+  handler: TaskHandler,
+  task: TaskRow,
+  ctx: TaskContext,
+): Promise<void> => {
+  const exit = await Effect.runPromiseExit(handler(task, ctx))
+  if (Exit.isFailure(exit))
+    throw Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.squash(exit.cause))
 }

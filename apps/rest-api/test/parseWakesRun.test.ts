@@ -11,7 +11,7 @@ import { RUN_START_TASK } from "@dxs/pipeline/run/Runs"
 import { type Client, createProject } from "@dxs/testing/RestClient"
 import { sql } from "kysely"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { startTestApi, type TestApi } from "./harness.ts"
+import { runTaskHandler, startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client
@@ -40,7 +40,7 @@ const parseOne = async (projectId: string) => {
   const workerId = "by-hand"
   const [task] = await TaskQueue.claim(db, { workerId, kinds: [PARSE_TASK], leaseMs: 60_000 })
   expect(task?.project_id).toBe(projectId)
-  await parseTaskHandler({ blobs: fileBlobStore(api.blobDir) })(task!, {
+  await runTaskHandler(parseTaskHandler({ blobs: fileBlobStore(api.blobDir) }), task!, {
     workerId,
     db,
     signal: new AbortController().signal,

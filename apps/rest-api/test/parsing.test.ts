@@ -5,20 +5,20 @@ import { type BlobStoreShape, fileBlobStore, makeKysely } from "@dxs/db"
 import type { TaskRow } from "@dxs/db/Schema"
 import * as TaskQueue from "@dxs/db/TaskQueue"
 import { defaultLimits } from "@dxs/pipeline/parsing/Backend"
-import { type BackgroundTaskHandler, backgroundHousekeeping } from "@dxs/services"
+import { backgroundHousekeeping } from "@dxs/services"
 import { onePagePdf as pdfBytes } from "@dxs/testing/Documents"
 import { type Client, createProject, expectProblem, type Reply, timestamp } from "@dxs/testing/RestClient"
-import { backgroundTaskHandlers } from "@dxs/worker"
+import { backgroundTaskHandlers, type TaskHandler } from "@dxs/worker"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startTestApi, type TestApi } from "./harness.ts"
+import { runTaskHandler, startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client
 let aKey: string
 let db: ReturnType<typeof makeKysely>
 let blobs: BlobStoreShape
-let handlers: Readonly<Record<string, BackgroundTaskHandler>>
+let handlers: Readonly<Record<string, TaskHandler>>
 
 beforeAll(async () => {
   api = await startTestApi()
@@ -39,9 +39,7 @@ const WORKER = "test-worker"
  * Runs due tasks with the real handlers, as the worker loop does (claim, run, complete or record the
  * failure, retrying at once), until none is due. Returns the tasks it ran.
  */
-const work = async (
-  options: { readonly handlers?: Readonly<Record<string, BackgroundTaskHandler>> } = {},
-) => {
+const work = async (options: { readonly handlers?: Readonly<Record<string, TaskHandler>> } = {}) => {
   const use = options.handlers ?? handlers
   const ran: Array<TaskRow> = []
   for (let round = 0; round < 50; round++) {
@@ -57,7 +55,7 @@ const work = async (
         ran.push(task)
         const controller = new AbortController()
         try {
-          await use[task.kind]!(task, {
+          await runTaskHandler(use[task.kind]!, task, {
             workerId: WORKER,
             db,
             signal: controller.signal,

@@ -16,6 +16,7 @@ import {
 } from "@dxs/testing/FakeOpenAiServer"
 import { type Client, createProject } from "@dxs/testing/RestClient"
 import { launchAndWait as launchRun, until, upload } from "@dxs/testing/Runs"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startTestApi, type TestApi } from "./harness.ts"
 
@@ -200,7 +201,7 @@ describe("the openai provider through a run", () => {
   it("the cache is shared through Postgres", async () => {
     const cache = postgresResponseCache(db)
     const [row] = await db.selectFrom("llm_cache").selectAll().limit(1).execute()
-    expect(await cache.get(row!.key)).toMatchObject({ content: row!.response })
+    expect(await Effect.runPromise(cache.get(row!.key))).toMatchObject({ content: row!.response })
   })
 })
 

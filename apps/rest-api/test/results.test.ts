@@ -6,7 +6,7 @@ import { type Client, createProject, expectProblem, timestamp, uuid } from "@dxs
 import { agentVersion, projectRows } from "@dxs/testing/Seeding"
 import { backgroundTaskHandlers } from "@dxs/worker"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startTestApi, type TestApi } from "./harness.ts"
+import { runTaskHandler, startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
 let a: Client
@@ -46,7 +46,7 @@ const parseUploads = async () => {
     })
     if (claimed.length === 0) return
     for (const task of claimed) {
-      await handlers[task.kind]!(task, {
+      await runTaskHandler(handlers[task.kind]!, task, {
         workerId: WORKER,
         db,
         signal: new AbortController().signal,

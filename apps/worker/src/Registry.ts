@@ -3,7 +3,7 @@
  * `derive`) are Effect services, built once per registry over the language model and web search given;
  * the other kinds are the handlers of parsing, archiving, output mapping and webhooks.
  */
-import type { BlobStoreShape } from "@dxs/db"
+import type { BlobStoreShape, TaskRow } from "@dxs/db"
 import {
   ARCHIVE_SWEEP_TASK,
   ARCHIVE_TASK,
@@ -27,19 +27,15 @@ import { phaseTask, runStart } from "@dxs/pipeline/run/Runs"
 import { Derivation } from "@dxs/pipeline/run/stages/Derivation"
 import { Extraction } from "@dxs/pipeline/run/stages/Extraction"
 import { Resolution } from "@dxs/pipeline/run/stages/Resolution"
-import { stageHandler } from "@dxs/pipeline/run/stages/Stage"
+import { type StageError, type StageRun, stageHandler } from "@dxs/pipeline/run/stages/Stage"
 import { WebSearch } from "@dxs/pipeline/run/stages/WebFindings"
 import { webhookDeliverHandler } from "@dxs/pipeline/webhooks/Delivery"
 import { webhookFanoutHandler } from "@dxs/pipeline/webhooks/Fanout"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
-import {
-  archiveSweepTaskHandler,
-  archiveTaskHandler,
-  type BackgroundTaskHandler,
-  outputMappingTaskHandler,
-} from "@dxs/services"
+import { archiveSweepTaskHandler, archiveTaskHandler, outputMappingTaskHandler } from "@dxs/services"
 import { Effect, Layer } from "effect"
+import { promiseHandler, type TaskHandler } from "./Worker.ts"
 
 export interface BackgroundOptions {
   readonly blobs: BlobStoreShape
@@ -57,45 +53,41 @@ export interface BackgroundOptions {
 
 /**
  * The pipeline's stages over this model, web search (none: agents with web search use documents only) and
- * request budget (none: its default).
+ * request budget (none: its default). Built for each task that runs one (they hold no state of their own).
  */
 const pipelineStages = (
   model: LanguageModelShape,
   webSearch: WebSearchShape | undefined,
   budget: typeof RequestBudget.Service | undefined,
 ) =>
-  Effect.runSync(
-    Effect.all({ extraction: Extraction, resolution: Resolution, derivation: Derivation }).pipe(
-      Effect.provide(
-        Layer.mergeAll(Extraction.Default, Resolution.Default, Derivation.Default).pipe(
-          Layer.provide(Layer.succeed(LanguageModel, model)),
-          Layer.provide(webSearch === undefined ? Layer.empty : Layer.succeed(WebSearch, webSearch)),
-        ),
-      ),
-      Effect.provideService(RequestBudget, budget ?? RequestBudget.defaultValue()),
-    ),
+  Layer.mergeAll(Extraction.Default, Resolution.Default, Derivation.Default).pipe(
+    Layer.provide(Layer.succeed(LanguageModel, model)),
+    Layer.provide(webSearch === undefined ? Layer.empty : Layer.succeed(WebSearch, webSearch)),
+    Layer.provide(Layer.succeed(RequestBudget, budget ?? RequestBudget.defaultValue())),
   )
+
+type StageServices = Extraction | Resolution | Derivation
 
 /**
  * Handlers for `parse`, `archive`, `archive-sweep`, the pipeline's run tasks (`run-start` and its phases),
  * automatic output mapping, file-edit jobs and webhook delivery (when `webhooks` is given).
  */
-export const backgroundTaskHandlers = (
-  options: BackgroundOptions,
-): Readonly<Record<string, BackgroundTaskHandler>> => {
+export const backgroundTaskHandlers = (options: BackgroundOptions): Readonly<Record<string, TaskHandler>> => {
   const model = options.model ?? localModel
   const stages = pipelineStages(model, options.webSearch, options.requestBudget)
+  // On a phase task's last attempt, an error ends the run as failed.
+  const phase = (run: (task: TaskRow, ctx: StageRun) => Effect.Effect<void, StageError, StageServices>) =>
+    stageHandler({ run: phaseTask((task, ctx: StageRun) => Effect.provide(run(task, ctx), stages)) })
   return {
     [PARSE_TASK]: parseTaskHandler({ blobs: options.blobs, run: options.parsing }),
-    [ARCHIVE_TASK]: archiveTaskHandler,
-    [ARCHIVE_SWEEP_TASK]: archiveSweepTaskHandler,
+    [ARCHIVE_TASK]: promiseHandler(archiveTaskHandler),
+    [ARCHIVE_SWEEP_TASK]: promiseHandler(archiveSweepTaskHandler),
     [RUN_START_TASK]: stageHandler({ run: runStart }),
-    // On a phase task's last attempt, an error ends the run as failed.
-    [EXTRACT_TASK]: stageHandler({ run: phaseTask(stages.extraction.run) }),
-    [RESOLVE_TASK]: stageHandler({ run: phaseTask(stages.resolution.run) }),
-    [DERIVE_TASK]: stageHandler({ run: phaseTask(stages.derivation.run) }),
+    [EXTRACT_TASK]: phase((task, ctx) => Effect.flatMap(Extraction, (s) => s.run(task, ctx))),
+    [RESOLVE_TASK]: phase((task, ctx) => Effect.flatMap(Resolution, (s) => s.run(task, ctx))),
+    [DERIVE_TASK]: phase((task, ctx) => Effect.flatMap(Derivation, (s) => s.run(task, ctx))),
     [WEBHOOK_FANOUT_TASK]: webhookFanoutHandler,
-    [OUTPUT_MAPPING_TASK]: outputMappingTaskHandler(model),
+    [OUTPUT_MAPPING_TASK]: promiseHandler(outputMappingTaskHandler(model)),
     [FILE_EDIT_TASK]: fileEditTaskHandler(options.blobs),
     ...(options.webhooks ? { [WEBHOOK_DELIVER_TASK]: webhookDeliverHandler(options.webhooks) } : {}),
   }

@@ -1,16 +1,25 @@
 import { makeKysely } from "@dxs/db/Db"
-import { type LogLevel as LineLevel, type LogSink, withLogSink } from "@dxs/db/Log"
+import {
+  currentLogSink,
+  inLogContext,
+  type LogLevel as LineLevel,
+  type LogSink,
+  withLogSink,
+} from "@dxs/db/Log"
 import { taskSeconds, tasksDone } from "@dxs/db/Metrics"
 import { outageOf } from "@dxs/db/Outage"
 import type { TaskRow } from "@dxs/db/Schema"
 import * as TaskQueue from "@dxs/db/TaskQueue"
-import { Cause, Data, Duration, Effect, FiberSet, LogLevel, Queue, Ref, Runtime } from "effect"
+import { Cause, Data, Duration, Effect, FiberSet, LogLevel, Option, Queue, Ref, Runtime } from "effect"
 
 /** What a handler gets besides its task. */
 export interface TaskContext {
   readonly workerId: string
   readonly db: TaskQueue.TaskDb
-  /** Aborted when the lease is lost or the worker stops: stop working, nothing will be kept. */
+  /**
+   * Aborted when the handler is interrupted (its lease is lost or the worker stops): for the promise code
+   * a handler calls; nothing will be kept.
+   */
   readonly signal: AbortSignal
   /**
    * Completes the task inside the handler's transaction, so its writes and the completion commit
@@ -20,8 +29,28 @@ export interface TaskContext {
   readonly complete: (trx: TaskQueue.TaskTrx) => Promise<void>
 }
 
-/** Runs one task. Throwing records a failed attempt (retried with backoff); returning completes it. */
-export type TaskHandler = (task: TaskRow, ctx: TaskContext) => Promise<void>
+/**
+ * Runs one task. A failure (or defect) records a failed attempt (retried with backoff); success completes
+ * it. The worker interrupts it when the lease is lost or the worker stops.
+ */
+export type TaskHandler = (task: TaskRow, ctx: TaskContext) => Effect.Effect<void, unknown>
+
+/**
+ * A handler written as promise code (its rejection a failed attempt) as a task handler: its `signal` is
+ * aborted when it is interrupted, and its log lines go to the task's sink.
+ */
+export const promiseHandler =
+  (handler: (task: TaskRow, ctx: TaskContext) => Promise<void>): TaskHandler =>
+  (task, ctx) =>
+    Effect.flatMap(currentLogSink, (sink) =>
+      Effect.tryPromise({
+        try: (signal) => {
+          const start = () => handler(task, { ...ctx, signal })
+          return sink === undefined ? start() : withLogSink(sink, start)
+        },
+        catch: (e) => e,
+      }),
+    )
 
 export class LeaseLostError extends Data.TaggedError("LeaseLostError")<{ readonly taskId: string }> {
   override get message() {
@@ -152,13 +181,15 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
             taskSeconds.observe({ kind: task.kind }, (Date.now() - started) / 1000)
           })
         const about = { task_kind: task.kind, task_id: task.id, attempt: task.attempts }
-        const work = Effect.tryPromise({
-          try: (signal) =>
-            withLogSink(sinkOf(runtime, task), () =>
+        // The handler's log lines (of its Effect code and of the promise code it calls) go to the task's sink.
+        const controller = new AbortController()
+        const work = Effect.suspend(() =>
+          withLogSink(sinkOf(runtime, task), () =>
+            inLogContext(
               handler(task, {
                 workerId,
                 db,
-                signal,
+                signal: controller.signal,
                 complete: async (trx) => {
                   if (!(await TaskQueue.complete(trx, task.id, workerId)))
                     throw new LeaseLostError({ taskId: task.id })
@@ -166,8 +197,16 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
                 },
               }),
             ),
-          catch: (e) => e,
-        })
+          ),
+        ).pipe(
+          Effect.onInterrupt(() => Effect.sync(() => controller.abort())),
+          // A failure or a defect alike is a failed attempt, recorded with what went wrong.
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.failCause(cause)
+              : Effect.fail(Option.getOrElse(Cause.failureOption(cause), () => Cause.squash(cause))),
+          ),
+        )
         // Never returns normally: fails with LeaseLostError once the lease is gone. A failed heartbeat
         // query is retried on the next beat (the lease outlives two missed beats).
         const heartbeats = Effect.tryPromise(() => TaskQueue.heartbeat(db, task.id, workerId, leaseMs)).pipe(

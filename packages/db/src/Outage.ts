@@ -3,7 +3,7 @@
  * a request that meets one answers 503 with Retry-After, and a task that meets one is retried for the
  * retry window without counting against its document. They travel as defects (driver failures are defects
  * at the repository edge), so they are recognised wherever they end up: thrown by a promise, wrapped in
- * another error's `cause`, or inside an Effect `Cause` (a `FiberFailure` of `Effect.runPromise`).
+ * another error's `cause`, or inside an Effect `Cause` (also the `FiberFailure` a promise of Effect code rejects with).
  */
 import { Cause, Data, Runtime } from "effect"
 

@@ -103,7 +103,7 @@ export const s3BlobStore = (options: S3BlobStoreOptions): S3BlobStore => {
     try {
       return await run(deadline.signal)
     } catch (e) {
-      if (isNoSuchKey(e)) throw new BlobNotFound(key)
+      if (isNoSuchKey(e)) throw new BlobNotFound({ key })
       if (deadline.signal.aborted || isUnreachable(e))
         throw new StorageUnavailable({
           operation: `S3 ${what} in bucket ${bucket}`,

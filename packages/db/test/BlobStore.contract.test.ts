@@ -127,6 +127,7 @@ describe.each(subjects)("blob store contract: $name", ({ make }) => {
     for (const effect of [store.read(key), store.stream(key), store.copy(key, docKey("x.pdf"))]) {
       const defect = await defectOf(effect)
       expect(isBlobNotFound(defect)).toBe(true)
+      expect(defect).toMatchObject({ _tag: "BlobNotFound", key, message: `no stored object at ${key}` })
     }
   })
 

@@ -13,6 +13,7 @@ import {
   valueText,
 } from "@dxs/domain/FileEdit"
 import Docxtemplater from "docxtemplater"
+import { Effect } from "effect"
 import PizZip from "pizzip"
 import { type FillOutcome, FillRefused, type Progress } from "./Fill.ts"
 
@@ -45,63 +46,69 @@ const paragraphTexts = (xml: string): Array<string> =>
 
 const tagKey = (tag: string) => tag.trim()
 
-export const fillDocx = async (
+/** Fills a Word template; a file that is no ZIP archive is a defect (the task's attempt fails with it). */
+export const fillDocx = <E>(
   bytes: Uint8Array,
   index: ResultIndex,
-  progress: Progress,
-): Promise<FillOutcome> => {
-  const zip = new PizZip(bytes)
-  const found: Array<{ raw: string; inner: string; location: string }> = []
-  for (const name of Object.keys(zip.files).sort()) {
-    const label = partLabel(name)
-    if (label === undefined) continue
-    for (const [i, text] of paragraphTexts(zip.file(name)!.asText()).entries())
-      for (const p of placeholdersIn(text)) {
-        found.push({ raw: p.raw, inner: p.inner, location: `${label}paragraph ${i + 1}` })
-        if (found.length > FILE_EDIT_MAX_PLACEHOLDERS)
-          throw new FillRefused(
-            `The template has more than ${FILE_EDIT_MAX_PLACEHOLDERS} placeholders: split it into smaller templates.`,
-          )
-      }
-  }
-  const total = found.length
-  await progress(0, total)
+  progress: Progress<E>,
+): Effect.Effect<FillOutcome, FillRefused | E> =>
+  Effect.gen(function* () {
+    const zip = new PizZip(bytes)
+    const found: Array<{ raw: string; inner: string; location: string }> = []
+    for (const name of Object.keys(zip.files).sort()) {
+      const label = partLabel(name)
+      if (label === undefined) continue
+      for (const [i, text] of paragraphTexts(zip.file(name)!.asText()).entries())
+        for (const p of placeholdersIn(text)) {
+          found.push({ raw: p.raw, inner: p.inner, location: `${label}paragraph ${i + 1}` })
+          if (found.length > FILE_EDIT_MAX_PLACEHOLDERS)
+            return yield* new FillRefused({
+              message: `The template has more than ${FILE_EDIT_MAX_PLACEHOLDERS} placeholders: split it into smaller templates.`,
+            })
+        }
+    }
+    const total = found.length
+    yield* progress(0, total)
 
-  const problems: Array<PlaceholderProblem> = []
-  const written = new Map<string, string>()
-  for (const p of found) {
-    const r = resolvePlaceholder(index, p.inner)
-    if (!r.ok) problems.push({ placeholder: p.raw, location: p.location, message: r.message })
-    if (!written.has(tagKey(p.inner))) written.set(tagKey(p.inner), r.ok ? valueText(r.value) : p.raw)
-  }
+    const problems: Array<PlaceholderProblem> = []
+    const written = new Map<string, string>()
+    for (const p of found) {
+      const r = resolvePlaceholder(index, p.inner)
+      if (!r.ok) problems.push({ placeholder: p.raw, location: p.location, message: r.message })
+      if (!written.has(tagKey(p.inner))) written.set(tagKey(p.inner), r.ok ? valueText(r.value) : p.raw)
+    }
 
-  let doc: Docxtemplater
-  try {
-    doc = new Docxtemplater(zip, {
-      delimiters: { start: "{{", end: "}}" },
-      paragraphLoop: true,
-      linebreaks: true,
-      // Its errors come back in the job's `error`, not on the worker's console.
-      errorLogging: false,
-      parser: (tag) => ({
-        get: () => {
-          const key = tagKey(tag)
-          const known = written.get(key)
-          if (known !== undefined) return known
-          const r = resolvePlaceholder(index, tag)
-          return r.ok ? valueText(r.value) : `{{${tag}}}`
-        },
-      }),
-      nullGetter: (part) => `{{${part.value}}}`,
+    const doc = yield* Effect.try({
+      try: () => {
+        const doc = new Docxtemplater(zip, {
+          delimiters: { start: "{{", end: "}}" },
+          paragraphLoop: true,
+          linebreaks: true,
+          // Its errors come back in the job's `error`, not on the worker's console.
+          errorLogging: false,
+          parser: (tag) => ({
+            get: () => {
+              const key = tagKey(tag)
+              const known = written.get(key)
+              if (known !== undefined) return known
+              const r = resolvePlaceholder(index, tag)
+              return r.ok ? valueText(r.value) : `{{${tag}}}`
+            },
+          }),
+          nullGetter: (part) => `{{${part.value}}}`,
+        })
+        doc.render({})
+        return doc
+      },
+      catch: (e) =>
+        new FillRefused({
+          message: `The template's placeholders could not be read: ${templateErrorText(e)}`,
+        }),
     })
-    doc.render({})
-  } catch (e) {
-    throw new FillRefused(`The template's placeholders could not be read: ${templateErrorText(e)}`)
-  }
-  await progress(total, total)
-  const out = doc.getZip().generate({ type: "uint8array", compression: "DEFLATE" })
-  return { bytes: out, problems }
-}
+    yield* progress(total, total)
+    const out = doc.getZip().generate({ type: "uint8array", compression: "DEFLATE" })
+    return { bytes: out, problems }
+  })
 
 /** docxtemplater's errors (several, with their tags) as one sentence. */
 const templateErrorText = (e: unknown): string => {

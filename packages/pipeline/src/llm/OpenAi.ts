@@ -165,7 +165,7 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
         temperature: TEMPERATURE,
       })
       if (cache !== undefined) {
-        const hit = yield* Effect.promise(() => cache.get(key).catch(() => undefined))
+        const hit = yield* cache.get(key).pipe(Effect.catchAllDefect(() => Effect.succeed(undefined)))
         const value = hit === undefined ? undefined : prompt.decode(hit.content)
         if (value !== undefined) {
           modelRequests.inc({ outcome: "cached" })
@@ -216,7 +216,7 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
                 completionTokens: result.completionTokens,
                 model: options.model,
               }
-              yield* Effect.promise(() => cache.put(key, entry).catch(() => undefined))
+              yield* cache.put(key, entry).pipe(Effect.catchAllDefect(() => Effect.void))
             }
             return { value, usage: { calls, cacheHits: 0, promptTokens, cachedTokens, completionTokens } }
           }

@@ -17,9 +17,10 @@ export interface CachedResponse {
   readonly model?: string
 }
 
+/** A store's failure is a defect: the model then answers without the cache (see `OpenAi.ts`). */
 export interface ResponseCache {
-  readonly get: (key: string) => Promise<CachedResponse | undefined>
-  readonly put: (key: string, value: CachedResponse) => Promise<void>
+  readonly get: (key: string) => Effect.Effect<CachedResponse | undefined>
+  readonly put: (key: string, value: CachedResponse) => Effect.Effect<void>
 }
 
 /** What a cache key covers: everything that decides the model's answer. */
@@ -48,39 +49,40 @@ export const cacheKey = (input: CacheKeyInput): string =>
 export const memoryResponseCache = (maxEntries = Number.POSITIVE_INFINITY): ResponseCache => {
   const entries = new Map<string, CachedResponse>()
   return {
-    get: async (key) => entries.get(key),
-    put: async (key, value) => {
-      if (entries.has(key)) return
-      entries.set(key, value)
-      while (entries.size > maxEntries) {
-        const oldest = entries.keys().next()
-        if (oldest.done) break
-        entries.delete(oldest.value)
-      }
-    },
+    get: (key) => Effect.sync(() => entries.get(key)),
+    put: (key, value) =>
+      Effect.sync(() => {
+        if (entries.has(key)) return
+        entries.set(key, value)
+        while (entries.size > maxEntries) {
+          const oldest = entries.keys().next()
+          if (oldest.done) break
+          entries.delete(oldest.value)
+        }
+      }),
   }
 }
 
 /** The `llm_cache` table: the first answer stored for a key wins (concurrent writers do not conflict). */
 export const postgresResponseCache = (db: Conn): ResponseCache => ({
-  get: async (key) => {
-    const row = await Effect.runPromise(LlmCache.findCachedAnswer(db, key))
-    if (row === undefined) return undefined
-    return {
-      content: row.response,
-      promptTokens: row.prompt_tokens,
-      completionTokens: row.completion_tokens,
-      model: row.model,
-    }
-  },
-  put: async (key, value) => {
-    await Effect.runPromise(
+  get: (key) =>
+    Effect.map(LlmCache.findCachedAnswer(db, key), (row) =>
+      row === undefined
+        ? undefined
+        : {
+            content: row.response,
+            promptTokens: row.prompt_tokens,
+            completionTokens: row.completion_tokens,
+            model: row.model,
+          },
+    ),
+  put: (key, value) =>
+    Effect.asVoid(
       LlmCache.insertCachedAnswer(db, key, {
         model: value.model ?? "",
         response: JSON.stringify(value.content),
         promptTokens: value.promptTokens,
         completionTokens: value.completionTokens,
       }),
-    )
-  },
+    ),
 })

@@ -6,24 +6,31 @@
  * document per extracted attachment (each with its own parse task).
  *
  * A parse that cannot complete (bad content, encryption, limits) is an outcome, not an error: the document
- * becomes Failed and the task succeeds. Anything else (database or storage trouble) throws, so the task is
- * retried; when its last attempt throws, the document is set Failed before the error propagates, so it is
- * never left Pending. An outage (storage or the database out of reach) is no cause in the document: the
+ * becomes Failed and the task succeeds. Anything else (database or storage trouble, defects) fails the
+ * attempt, so the task is retried; when its last attempt fails, the document is set Failed before the
+ * failure propagates, so it is never left Pending. An outage (storage or the database out of reach) is no cause in the document: the
  * task is retried for the retry window without counting, and the document stays Pending meanwhile (past
  * the window, the sweep of abandoned parses sets it Failed).
  */
 import { createHash, randomUUID } from "node:crypto"
-import { type BlobStoreShape, type Database, type DocumentRow, documentBlobKey, type TaskRow } from "@dxs/db"
-import { logEvent } from "@dxs/db/Log"
+import {
+  type BlobStoreShape,
+  type Database,
+  type DocumentRow,
+  documentBlobKey,
+  type TaskRow,
+  transactionOn,
+} from "@dxs/db"
+import { logLine } from "@dxs/db/Log"
 import { parsedPages, parseSeconds } from "@dxs/db/Metrics"
-import { outageOf } from "@dxs/db/Outage"
+import { outageInCause } from "@dxs/db/Outage"
 import * as Documents from "@dxs/db/repositories/Documents"
 import { replacePages } from "@dxs/db/repositories/Pages"
 import * as ParseTasks from "@dxs/db/repositories/ParseTasks"
 import { lockProject } from "@dxs/db/repositories/Projects"
 import { DocumentEvent, transitionDocument } from "@dxs/domain/DocumentState"
 import { documentTypeFromFileName, extensionOfMimeType } from "@dxs/domain/DocumentType"
-import { Effect, Either } from "effect"
+import { Cause, Effect, Either } from "effect"
 import type { Kysely, Transaction } from "kysely"
 import { hasQueuedRunStart, wakeQueuedRun } from "../run/Wake.ts"
 import {
@@ -44,9 +51,7 @@ export const parseTaskKey = ParseTasks.parseTaskKey
 export interface ParseTaskContext {
   readonly workerId: string
   readonly db: Kysely<Database>
-  /** Aborted when the lease is lost or the worker stops. */
-  readonly signal: AbortSignal
-  /** Completes the task inside the given transaction (throws when the lease is lost). */
+  /** Completes the task inside the given transaction (rejects when the lease is lost). */
   readonly complete: (trx: Transaction<Database>) => Promise<void>
 }
 
@@ -180,8 +185,6 @@ type Outcome =
   | { readonly _tag: "Parsed"; readonly output: ParseOutput; readonly pages: ReadonlyArray<ParsedPage> }
   | { readonly _tag: "Failed"; readonly reason: string }
 
-const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
-
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e)) || "unknown error"
 
 const payloadOf = (task: TaskRow): { readonly documentId: string; readonly version: number } | undefined => {
@@ -206,39 +209,43 @@ export const markParseFailed = (
   documentId: string,
   version: number,
   reason: string,
-): Promise<boolean> => run(ParseTasks.markParseFailed(db, task.id, workerId, documentId, version, reason))
+): Effect.Effect<boolean> => ParseTasks.markParseFailed(db, task.id, workerId, documentId, version, reason)
 
 /**
  * Sets Failed every Pending document whose current version's parse task has failed for good without its
  * handler saying so: its lease expired during the last attempt (the worker died, e.g. killed by the OS).
- * Returns how many documents changed.
+ * Returns how many documents changed. A promise, for the services' housekeeping (promise code still).
  */
 export const failAbandonedParses = (db: Kysely<Database>): Promise<number> =>
-  run(ParseTasks.failAbandonedParses(db))
+  Effect.runPromise(ParseTasks.failAbandonedParses(db))
 
-const parseOutcome = async (
+/** Parses in a thread of the pool (cancelled when interrupted); a `ParseFailure` is a Failed outcome. */
+const parseOutcome = (
   row: DocumentRow,
   bytes: Uint8Array,
   options: ParseStageOptions,
-  signal: AbortSignal,
-): Promise<Outcome> => {
+): Effect.Effect<Outcome> => {
   const limits = options.run?.limits ?? defaultLimits
-  try {
-    const output = await runParse(
-      { bytes, fileName: row.file_name, contentType: row.content_type },
-      { ...options.run, signal },
-    )
-    const pages = numbered(output.pages)
-    if (pages.length > limits.maxPages)
-      return {
-        _tag: "Failed",
-        reason: `the document has ${pages.length} pages, more than the limit of ${limits.maxPages}`,
-      }
-    return { _tag: "Parsed", output, pages }
-  } catch (e) {
-    if (e instanceof ParseFailure) return { _tag: "Failed", reason: clean(e.reason) || "parsing failed" }
-    throw e
-  }
+  return Effect.tryPromise({
+    try: (signal) =>
+      runParse({ bytes, fileName: row.file_name, contentType: row.content_type }, { ...options.run, signal }),
+    catch: (e) => e,
+  }).pipe(
+    Effect.map((output): Outcome => {
+      const pages = numbered(output.pages)
+      if (pages.length > limits.maxPages)
+        return {
+          _tag: "Failed",
+          reason: `the document has ${pages.length} pages, more than the limit of ${limits.maxPages}`,
+        }
+      return { _tag: "Parsed", output, pages }
+    }),
+    Effect.catchAll((e) =>
+      e instanceof ParseFailure
+        ? Effect.succeed<Outcome>({ _tag: "Failed", reason: clean(e.reason) || "parsing failed" })
+        : Effect.die(e),
+    ),
+  )
 }
 
 interface AttachmentBounds {
@@ -249,88 +256,86 @@ interface AttachmentBounds {
 }
 
 /** Stores each attachment's bytes under a key of its own (before the transaction that records them). */
-const storeAttachments = async (
+const storeAttachments = (
   blobs: BlobStoreShape,
   projectId: string,
   attachments: ReadonlyArray<ExtractedAttachment>,
   bounds: AttachmentBounds,
   stored: Array<StoredAttachment>,
-) => {
-  const skipped: Array<{ file_name: string; reason: string }> = []
-  for (const [i, a] of attachments.entries()) {
-    const id = randomUUID()
-    const fileName = attachmentName(a, i)
-    // Like an upload, an attachment of a type dxs cannot read (or an empty one) is not made a document:
-    // it would only sit Failed and block launches. The message's metadata lists it instead. Messages
-    // attached inside attached messages, or thousands of attachments, are bounded the same way.
-    const refused =
-      bounds.level >= bounds.maxDepth
-        ? `attached more than ${bounds.maxDepth} levels deep (in attached messages)`
-        : documentTypeFromFileName(fileName) === undefined
-          ? "unsupported file type"
-          : a.bytes.byteLength === 0
-            ? "the attachment is empty"
-            : stored.length >= bounds.maxAttachments
-              ? `the message has more than ${bounds.maxAttachments} attachments`
-              : undefined
-    if (refused !== undefined) {
-      skipped.push({ file_name: fileName, reason: refused })
-      continue
+) =>
+  Effect.gen(function* () {
+    const skipped: Array<{ file_name: string; reason: string }> = []
+    for (const [i, a] of attachments.entries()) {
+      const id = randomUUID()
+      const fileName = attachmentName(a, i)
+      // Like an upload, an attachment of a type dxs cannot read (or an empty one) is not made a document:
+      // it would only sit Failed and block launches. The message's metadata lists it instead. Messages
+      // attached inside attached messages, or thousands of attachments, are bounded the same way.
+      const refused =
+        bounds.level >= bounds.maxDepth
+          ? `attached more than ${bounds.maxDepth} levels deep (in attached messages)`
+          : documentTypeFromFileName(fileName) === undefined
+            ? "unsupported file type"
+            : a.bytes.byteLength === 0
+              ? "the attachment is empty"
+              : stored.length >= bounds.maxAttachments
+                ? `the message has more than ${bounds.maxAttachments} attachments`
+                : undefined
+      if (refused !== undefined) {
+        skipped.push({ file_name: fileName, reason: refused })
+        continue
+      }
+      const key = documentBlobKey(projectId, id, 1, fileName)
+      yield* blobs.put(key, a.bytes)
+      stored.push({
+        id,
+        fileName,
+        type: documentTypeFromFileName(fileName),
+        contentType: clean(a.contentType ?? "").trim() || "application/octet-stream",
+        key,
+        size: a.bytes.byteLength,
+        sha256: createHash("sha256").update(a.bytes).digest("hex"),
+      })
     }
-    const key = documentBlobKey(projectId, id, 1, fileName)
-    await run(blobs.put(key, a.bytes))
-    stored.push({
-      id,
-      fileName,
-      type: documentTypeFromFileName(fileName),
-      contentType: clean(a.contentType ?? "").trim() || "application/octet-stream",
-      key,
-      size: a.bytes.byteLength,
-      sha256: createHash("sha256").update(a.bytes).digest("hex"),
-    })
-  }
-  return skipped
-}
+    return skipped
+  })
 
-const writeOutcome = async (
+const writeOutcome = (
   trx: Transaction<Database>,
   row: DocumentRow,
   outcome: Outcome,
   attachments: ReadonlyArray<StoredAttachment>,
-) => {
-  const event =
-    outcome._tag === "Parsed"
-      ? DocumentEvent.ParseSucceeded({ version: row.version })
-      : DocumentEvent.ParseFailed({ version: row.version })
-  const next = transitionDocument({ status: row.status as "Pending", version: row.version }, event)
-  if (Either.isLeft(next)) throw new Error(next.left.message)
+) =>
+  Effect.gen(function* () {
+    const event =
+      outcome._tag === "Parsed"
+        ? DocumentEvent.ParseSucceeded({ version: row.version })
+        : DocumentEvent.ParseFailed({ version: row.version })
+    const next = transitionDocument({ status: row.status as "Pending", version: row.version }, event)
+    // The row was locked as this version's Pending one: a refused transition is a bug.
+    if (Either.isLeft(next)) return yield* Effect.dieMessage(next.left.message)
 
-  if (outcome._tag === "Failed") {
-    await run(replacePages(trx, row.id, []))
-    await run(
-      ParseTasks.recordParseOutcome(trx, row.id, {
+    if (outcome._tag === "Failed") {
+      yield* replacePages(trx, row.id, [])
+      yield* ParseTasks.recordParseOutcome(trx, row.id, {
         _tag: "Failed",
         status: next.right.status,
         failure_reason: outcome.reason,
-      }),
-    )
-    return
-  }
-  await run(replacePages(trx, row.id, pageRows(row.id, outcome.pages)))
-  const pageCount = outcome.pages.reduce((n, p) => Math.max(n, p.number), 0)
-  await run(
-    ParseTasks.recordParseOutcome(trx, row.id, {
+      })
+      return
+    }
+    yield* replacePages(trx, row.id, pageRows(row.id, outcome.pages))
+    const pageCount = outcome.pages.reduce((n, p) => Math.max(n, p.number), 0)
+    yield* ParseTasks.recordParseOutcome(trx, row.id, {
       _tag: "Parsed",
       status: next.right.status,
       page_count: pageCount,
       summary: clean(summarize(outcome.pages, pageCount)),
       metadata: metadataJson(outcome.output),
-    }),
-  )
+    })
 
-  for (const a of attachments)
-    await run(
-      Documents.insertDocumentAndEnqueueParse(trx, {
+    for (const a of attachments)
+      yield* Documents.insertDocumentAndEnqueueParse(trx, {
         id: a.id,
         project_id: row.project_id,
         file_name: a.fileName,
@@ -340,123 +345,141 @@ const writeOutcome = async (
         size_bytes: a.size,
         sha256: a.sha256,
         parent_document_id: row.id,
-      }),
-    )
-}
+      })
+  })
 
 /**
- * Runs one parse task. Returns normally when the task is done (including "nothing to do": the document
- * was deleted, replaced by a newer version, or already has its outcome); throws to have it retried.
+ * Runs one parse task. Succeeds when the task is done (including "nothing to do": the document was
+ * deleted, replaced by a newer version, or already has its outcome); fails (a defect) to have it retried.
+ * Interrupted (lease lost, worker stopping), it cancels the parse and keeps nothing.
  */
-export const runParseTask = async (
+export const runParseTask = (
   options: ParseStageOptions,
   task: TaskRow,
   ctx: ParseTaskContext,
-): Promise<void> => {
-  const payload = payloadOf(task)
-  if (payload === undefined) return
-  const { documentId, version } = payload
-  const { db } = ctx
-  const row = await run(Documents.findDocument(db, documentId))
-  if (!awaitsThisParse(row, version)) return
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const payload = payloadOf(task)
+    if (payload === undefined) return
+    const { documentId, version } = payload
+    const { db } = ctx
+    const row = yield* Documents.findDocument(db, documentId)
+    if (!awaitsThisParse(row, version)) return
 
-  const started = Date.now()
-  const size = await run(options.blobs.size(row.blob_key))
-  const outcome: Outcome =
-    size === undefined
-      ? { _tag: "Failed", reason: "the stored file is missing" }
-      : await parseOutcome(row, await run(options.blobs.read(row.blob_key)), options, ctx.signal)
-  if (ctx.signal.aborted) throw new Error("the parse was abandoned (lease lost or worker stopping)")
+    const started = Date.now()
+    const size = yield* options.blobs.size(row.blob_key)
+    const outcome: Outcome =
+      size === undefined
+        ? { _tag: "Failed", reason: "the stored file is missing" }
+        : yield* parseOutcome(row, yield* options.blobs.read(row.blob_key), options)
 
-  const stored: Array<StoredAttachment> = []
-  let keep = false
-  try {
-    let written = outcome
-    const attachments = outcome._tag === "Parsed" ? (outcome.output.attachments ?? []) : []
-    if (outcome._tag === "Parsed" && attachments.length > 0) {
-      const limits = options.run?.limits
-      const maxDepth = limits?.maxAttachmentDepth ?? defaultLimits.maxAttachmentDepth
-      const bounds: AttachmentBounds = {
-        level: await run(Documents.attachmentLevel(db, row.parent_document_id, maxDepth)),
-        maxAttachments: limits?.maxAttachments ?? defaultLimits.maxAttachments,
-        maxDepth,
-      }
-      const skipped = await storeAttachments(options.blobs, row.project_id, attachments, bounds, stored)
-      if (skipped.length > 0)
-        written = {
-          ...outcome,
-          output: {
-            ...outcome.output,
-            metadata: { ...outcome.output.metadata, skipped_attachments: skipped },
-          },
+    const stored: Array<StoredAttachment> = []
+    let keep = false
+    yield* Effect.gen(function* () {
+      let written = outcome
+      const attachments = outcome._tag === "Parsed" ? (outcome.output.attachments ?? []) : []
+      if (outcome._tag === "Parsed" && attachments.length > 0) {
+        const limits = options.run?.limits
+        const maxDepth = limits?.maxAttachmentDepth ?? defaultLimits.maxAttachmentDepth
+        const bounds: AttachmentBounds = {
+          level: yield* Documents.attachmentLevel(db, row.parent_document_id, maxDepth),
+          maxAttachments: limits?.maxAttachments ?? defaultLimits.maxAttachments,
+          maxDepth,
         }
-    }
-    await db.transaction().execute(async (trx) => {
-      // A queued run waits for the project's parses: the project is locked first (the order the run's
-      // start takes), so of parses finishing together the last to commit sees that it is the last.
-      const runWaits = await run(hasQueuedRunStart(trx, row.project_id))
-      if (runWaits) await run(lockProject(trx, row.project_id))
-      // Locked, then checked again: the document may have been deleted or replaced while parsing.
-      const locked = await run(Documents.lockDocument(trx, documentId))
-      if (awaitsThisParse(locked, version)) {
-        await writeOutcome(trx, locked, written, stored)
-        keep = true
+        const skipped = yield* storeAttachments(options.blobs, row.project_id, attachments, bounds, stored)
+        if (skipped.length > 0)
+          written = {
+            ...outcome,
+            output: {
+              ...outcome.output,
+              metadata: { ...outcome.output.metadata, skipped_attachments: skipped },
+            },
+          }
       }
-      await ctx.complete(trx)
-      // The project's last parse: its queued run starts now rather than at its next look.
-      if (runWaits && !(await run(ParseTasks.parseInFlight(trx, row.project_id, task.id))))
-        await run(wakeQueuedRun(trx, row.project_id))
-    })
-  } finally {
-    if (!keep) for (const a of stored) await run(options.blobs.remove(a.key)).catch(() => undefined)
-  }
-  if (keep) reportParse(row, outcome, stored.length, Date.now() - started)
-}
+      yield* transactionOn(db, (trx) =>
+        Effect.gen(function* () {
+          // A queued run waits for the project's parses: the project is locked first (the order the run's
+          // start takes), so of parses finishing together the last to commit sees that it is the last.
+          const runWaits = yield* hasQueuedRunStart(trx, row.project_id)
+          if (runWaits) yield* lockProject(trx, row.project_id)
+          // Locked, then checked again: the document may have been deleted or replaced while parsing.
+          const locked = yield* Documents.lockDocument(trx, documentId)
+          if (awaitsThisParse(locked, version)) {
+            yield* writeOutcome(trx, locked, written, stored)
+            keep = true
+          }
+          yield* Effect.promise(() => ctx.complete(trx))
+          // The project's last parse: its queued run starts now rather than at its next look.
+          if (runWaits && !(yield* ParseTasks.parseInFlight(trx, row.project_id, task.id)))
+            yield* wakeQueuedRun(trx, row.project_id)
+        }),
+      )
+    }).pipe(
+      Effect.ensuring(
+        Effect.suspend(() =>
+          keep
+            ? Effect.void
+            : Effect.forEach(
+                stored,
+                (a) => Effect.catchAllDefect(options.blobs.remove(a.key), () => Effect.void),
+                {
+                  discard: true,
+                },
+              ),
+        ),
+      ),
+    )
+    if (keep) yield* reportParse(row, outcome, stored.length, Date.now() - started)
+  })
 
 /** One log line and the parse metrics for a committed outcome. */
 const reportParse = (row: DocumentRow, outcome: Outcome, attachments: number, ms: number) => {
   const status = outcome._tag === "Parsed" ? "Processed" : "Failed"
   const pages = outcome._tag === "Parsed" ? outcome.pages.length : 0
-  parseSeconds.observe({ type: row.type, outcome: status }, ms / 1000)
-  if (pages > 0) parsedPages.inc({ type: row.type }, pages)
-  logEvent(outcome._tag === "Parsed" ? "info" : "warning", "document parsed", {
-    project_id: row.project_id,
-    document_id: row.id,
-    version: row.version,
-    type: row.type,
-    outcome: status,
-    pages,
-    attachments,
-    ms,
-    reason: outcome._tag === "Failed" ? outcome.reason : undefined,
-  })
+  return Effect.zipRight(
+    Effect.sync(() => {
+      parseSeconds.observe({ type: row.type, outcome: status }, ms / 1000)
+      if (pages > 0) parsedPages.inc({ type: row.type }, pages)
+    }),
+    logLine(outcome._tag === "Parsed" ? "info" : "warning", "document parsed", {
+      project_id: row.project_id,
+      document_id: row.id,
+      version: row.version,
+      type: row.type,
+      outcome: status,
+      pages,
+      attachments,
+      ms,
+      reason: outcome._tag === "Failed" ? outcome.reason : undefined,
+    }),
+  )
 }
 
 /**
- * The `parse` task handler: `runParseTask`, and on the last attempt an error leaves the document Failed
- * with the error as its reason (then propagates, so the task records it as well).
+ * The `parse` task handler: `runParseTask`, and on the last attempt a failure leaves the document Failed
+ * with the failure as its reason (then propagates, so the task records it as well). Neither an
+ * interruption nor an outage (storage or the database out of reach: retried for the retry window) does.
  */
 export const parseTaskHandler =
   (options: ParseStageOptions) =>
-  async (task: TaskRow, ctx: ParseTaskContext): Promise<void> => {
-    try {
-      await runParseTask(options, task, ctx)
-    } catch (e) {
-      const payload = payloadOf(task)
-      if (
-        payload !== undefined &&
-        !ctx.signal.aborted &&
-        task.attempts >= task.max_attempts &&
-        outageOf(e) === undefined
-      )
-        await markParseFailed(
+  (task: TaskRow, ctx: ParseTaskContext): Effect.Effect<void> =>
+    runParseTask(options, task, ctx).pipe(
+      Effect.tapErrorCause((cause) => {
+        const payload = payloadOf(task)
+        if (
+          payload === undefined ||
+          Cause.isInterrupted(cause) ||
+          task.attempts < task.max_attempts ||
+          outageInCause(cause) !== undefined
+        )
+          return Effect.void
+        return markParseFailed(
           ctx.db,
           task,
           ctx.workerId,
           payload.documentId,
           payload.version,
-          `parsing could not complete after ${plural(task.attempts, "attempt")}: ${clean(messageOf(e))}`,
-        ).catch(() => false)
-      throw e
-    }
-  }
+          `parsing could not complete after ${plural(task.attempts, "attempt")}: ${clean(messageOf(Cause.squash(cause)))}`,
+        ).pipe(Effect.catchAllCause(() => Effect.void))
+      }),
+    )

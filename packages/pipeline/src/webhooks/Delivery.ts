@@ -10,19 +10,21 @@
  *   error status, no answer within the timeout, a connection or TLS failure) is retried on the schedule:
  *   immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (±20 % jitter), 10
  *   attempts in all; after the last the delivery fails.
- * - A failed HTTP attempt never throws: it is recorded with the delivery's new state and the task's next
- *   due time in one transaction. Only database errors throw (the task queue then retries the task).
+ * - A failed HTTP attempt is no failure of the task: it is recorded with the delivery's new state and the
+ *   task's next due time in one transaction. Only database errors (defects) fail it (the task queue then
+ *   retries the task).
  */
 import { randomUUID } from "node:crypto"
 import * as http from "node:http"
 import * as https from "node:https"
 import type { LookupFunction } from "node:net"
 import { rootCertificates } from "node:tls"
-import type { TaskRow } from "@dxs/db"
-import { logEvent } from "@dxs/db/Log"
+import { type TaskRow, transactionOn } from "@dxs/db"
+import { logLine } from "@dxs/db/Log"
 import * as Webhooks from "@dxs/db/repositories/Webhooks"
+import type { TaskTrx } from "@dxs/db/TaskQueue"
 import { reschedule } from "@dxs/db/TaskQueue"
-import { Effect } from "effect"
+import { Data, Effect } from "effect"
 import { decryptSecret } from "./Encryption.ts"
 import type { WebhookTaskContext } from "./Fanout.ts"
 import type { WebhookSettings } from "./Settings.ts"
@@ -198,8 +200,12 @@ const post = (
     sent.end(body)
   })
 
-/** Runs a repository call from this Promise-based handler. */
-const run = Effect.runPromise
+/** The task could not be rescheduled for the delivery's next attempt: this worker no longer holds it. */
+export class NotRescheduled extends Data.TaggedError("NotRescheduled")<{ readonly taskId: string }> {
+  override get message() {
+    return `lease lost on task ${this.taskId}: not rescheduled`
+  }
+}
 
 /** Decrypts the subscription's secret and custom headers. */
 const openSecrets = (
@@ -212,36 +218,97 @@ const openSecrets = (
   ),
 })
 
+type Subscription = NonNullable<
+  Effect.Effect.Success<ReturnType<typeof Webhooks.findSubscriptionForDelivery>>
+>
+type Delivery = NonNullable<Effect.Effect.Success<ReturnType<typeof Webhooks.findDelivery>>>
+
+/** Sends one attempt (never rejects: whatever went wrong is the outcome's `error`). */
+const sendAttempt = async (
+  options: DeliveryOptions,
+  delivery: Delivery,
+  subscription: Subscription,
+  attemptId: string,
+  signal: AbortSignal,
+): Promise<AttemptOutcome> => {
+  let secrets: ReturnType<typeof openSecrets>
+  try {
+    secrets = openSecrets(options.encryptionKey, subscription)
+  } catch {
+    return {
+      statusCode: null,
+      responseBody: null,
+      error:
+        "the subscription's secret or headers cannot be decrypted: every dxs process must use the same DXS_ENCRYPTION_KEY",
+      durationMs: 0,
+    }
+  }
+  const started = performance.now()
+  const checked = await Promise.resolve(
+    checkTarget(subscription.url, { allowLoopback: options.allowLoopback }, options.resolve),
+  ).catch((e: unknown) => ({ ok: false as const, reason: errorText(e) }))
+  if (!checked.ok)
+    return {
+      statusCode: null,
+      responseBody: null,
+      error: `target refused: ${checked.reason}`,
+      durationMs: Math.round(performance.now() - started),
+    }
+  const envelope: DeliveryEnvelope = {
+    id: attemptId,
+    event: delivery.event_type,
+    occurred_at: new Date(delivery.occurred_at).toISOString(),
+    subscription_id: subscription.id,
+    data: delivery.data,
+  }
+  const body = JSON.stringify(envelope)
+  const timestamp = Math.floor(Date.now() / 1000)
+  // The subscription's headers first: the delivery's own override any of the same name.
+  const headers: Record<string, string> = {
+    ...secrets.headers,
+    "Content-Type": "application/json",
+    "Service-Delivery-Id": attemptId,
+    "webhook-id": delivery.id,
+    "webhook-timestamp": String(timestamp),
+    "webhook-signature": signWebhook({ secret: secrets.secret, id: delivery.id, timestamp, body }),
+  }
+  return post({ url: checked.url, address: checked.address, family: checked.family }, headers, body, {
+    timeoutMs: options.fetchTimeoutMs ?? DELIVERY_TIMEOUT_MS,
+    ca: options.ca,
+    signal,
+  })
+}
+
+const completeIn = (ctx: WebhookTaskContext) => (trx: TaskTrx) => Effect.promise(() => ctx.complete(trx))
+
 export const webhookDeliverHandler =
   (options: DeliveryOptions) =>
-  async (task: TaskRow, ctx: WebhookTaskContext): Promise<void> => {
-    const schedule = options.schedule ?? options.retrySchedule ?? DELIVERY_SCHEDULE_MS
-    const random = options.random ?? Math.random
-    const deliveryId = deliveryIdOf(task)
-    const delivery =
-      deliveryId === undefined ? undefined : await run(Webhooks.findDelivery(ctx.db, deliveryId))
-    const subscription =
-      delivery === undefined
-        ? undefined
-        : await run(Webhooks.findSubscriptionForDelivery(ctx.db, delivery.subscription_id))
+  (task: TaskRow, ctx: WebhookTaskContext): Effect.Effect<void, NotRescheduled> =>
+    Effect.gen(function* () {
+      const schedule = options.schedule ?? options.retrySchedule ?? DELIVERY_SCHEDULE_MS
+      const random = options.random ?? Math.random
+      const complete = completeIn(ctx)
+      const deliveryId = deliveryIdOf(task)
+      const delivery = deliveryId === undefined ? undefined : yield* Webhooks.findDelivery(ctx.db, deliveryId)
+      const subscription =
+        delivery === undefined
+          ? undefined
+          : yield* Webhooks.findSubscriptionForDelivery(ctx.db, delivery.subscription_id)
 
-    // Nothing to send: the subscription was deleted (its deliveries with it), or this one is settled.
-    if (!delivery || !subscription || delivery.status !== "pending") {
-      await ctx.db.transaction().execute((trx) => ctx.complete(trx))
-      return
-    }
-    if (!subscription.is_active) {
-      await ctx.db.transaction().execute(async (trx) => {
-        await run(Webhooks.failPendingDelivery(trx, delivery.id, "subscription inactive"))
-        await ctx.complete(trx)
-      })
-      return
-    }
+      // Nothing to send: the subscription was deleted (its deliveries with it), or this one is settled.
+      if (!delivery || !subscription || delivery.status !== "pending")
+        return yield* transactionOn(ctx.db, complete)
+      if (!subscription.is_active)
+        return yield* transactionOn(ctx.db, (trx) =>
+          Effect.zipRight(
+            Webhooks.failPendingDelivery(trx, delivery.id, "subscription inactive"),
+            complete(trx),
+          ),
+        )
 
-    // The attempt is recorded before anything is sent, so that one cut off by a crash stays in the log.
-    const attemptId = randomUUID()
-    const number = await ctx.db.transaction().execute((trx) =>
-      run(
+      // The attempt is recorded before anything is sent, so that one cut off by a crash stays in the log.
+      const attemptId = randomUUID()
+      const number = yield* transactionOn(ctx.db, (trx) =>
         Webhooks.beginAttempt(trx, {
           id: attemptId,
           deliveryId: delivery.id,
@@ -249,134 +316,110 @@ export const webhookDeliverHandler =
           // An earlier attempt still without an answer or an error was cut off (its worker died or lost the task).
           interruptedError: INTERRUPTED,
         }),
-      ),
-    )
-    // Settled or deleted meanwhile.
-    if (number === undefined) {
-      await ctx.db.transaction().execute((trx) => ctx.complete(trx))
-      return
-    }
-
-    const outcome = await (async (): Promise<AttemptOutcome> => {
-      let secrets: ReturnType<typeof openSecrets>
-      try {
-        secrets = openSecrets(options.encryptionKey, subscription)
-      } catch {
-        return {
-          statusCode: null,
-          responseBody: null,
-          error:
-            "the subscription's secret or headers cannot be decrypted: every dxs process must use the same DXS_ENCRYPTION_KEY",
-          durationMs: 0,
-        }
-      }
-      const started = performance.now()
-      const checked = await Promise.resolve(
-        checkTarget(subscription.url, { allowLoopback: options.allowLoopback }, options.resolve),
-      ).catch((e: unknown) => ({ ok: false as const, reason: errorText(e) }))
-      if (!checked.ok)
-        return {
-          statusCode: null,
-          responseBody: null,
-          error: `target refused: ${checked.reason}`,
-          durationMs: Math.round(performance.now() - started),
-        }
-      const envelope: DeliveryEnvelope = {
-        id: attemptId,
-        event: delivery.event_type,
-        occurred_at: new Date(delivery.occurred_at).toISOString(),
-        subscription_id: subscription.id,
-        data: delivery.data,
-      }
-      const body = JSON.stringify(envelope)
-      const timestamp = Math.floor(Date.now() / 1000)
-      // The subscription's headers first: the delivery's own override any of the same name.
-      const headers: Record<string, string> = {
-        ...secrets.headers,
-        "Content-Type": "application/json",
-        "Service-Delivery-Id": attemptId,
-        "webhook-id": delivery.id,
-        "webhook-timestamp": String(timestamp),
-        "webhook-signature": signWebhook({ secret: secrets.secret, id: delivery.id, timestamp, body }),
-      }
-      return post({ url: checked.url, address: checked.address, family: checked.family }, headers, body, {
-        timeoutMs: options.fetchTimeoutMs ?? DELIVERY_TIMEOUT_MS,
-        ca: options.ca,
-        signal: ctx.signal,
-      })
-    })()
-    // The worker has moved on (lease lost or stopping): whoever claims the task next sends it again.
-    // Its attempt keeps the answer if one came, else says it was cut off.
-    if (ctx.signal.aborted) {
-      await run(
-        Webhooks.recordAttemptOutcome(
-          ctx.db,
-          attemptId,
-          outcome.statusCode === null
-            ? { error: INTERRUPTED, duration_ms: outcome.durationMs }
-            : {
-                status_code: outcome.statusCode,
-                response_body: outcome.responseBody,
-                duration_ms: outcome.durationMs,
-              },
-        ),
-      ).catch(() => undefined)
-      throw new Error("abandoned: the worker stopped or lost the task")
-    }
-
-    await ctx.db.transaction().execute(async (trx) => {
-      const current = await run(Webhooks.lockDeliveryStatus(trx, delivery.id))
-      // Deleted with its subscription meanwhile.
-      if (current === undefined) return ctx.complete(trx)
-      await run(
-        Webhooks.recordAttemptOutcome(trx, attemptId, {
-          status_code: outcome.statusCode,
-          error: outcome.error === null ? null : storable(outcome.error),
-          duration_ms: outcome.durationMs,
-          response_body: outcome.responseBody,
-        }),
       )
-      const code = outcome.statusCode
-      const answered = code === null ? null : `the endpoint answered ${code}`
-      // Logged with the attempt's record (its transaction commits right after): never the URL's secrets.
-      logEvent(code !== null && code >= 200 && code < 300 ? "info" : "warning", "webhook attempt", {
-        subscription_id: subscription.id,
-        delivery_id: delivery.id,
-        attempt: number,
-        status_code: code,
-        ms: outcome.durationMs,
-        error: outcome.error === null ? undefined : storable(outcome.error),
-      })
-      const settle = (set: Pick<Webhooks.DeliverySettlement, "status" | "lastError" | "nextAttemptInMs">) =>
-        run(Webhooks.settleDelivery(trx, delivery.id, { ...set, attemptCount: number, lastStatusCode: code }))
+      // Settled or deleted meanwhile.
+      if (number === undefined) return yield* transactionOn(ctx.db, complete)
 
-      if (current !== "pending") return ctx.complete(trx)
-      if (code !== null && code >= 200 && code < 300) {
-        await settle({ status: "succeeded", nextAttemptInMs: null, lastError: null })
-        return ctx.complete(trx)
-      }
-      if (code === 410) {
-        await run(Webhooks.deactivateSubscription(trx, subscription.id, "the endpoint answered 410 Gone"))
-        await settle({
-          status: "failed",
-          nextAttemptInMs: null,
-          lastError: "the endpoint answered 410 Gone: subscription deactivated",
-        })
-        return ctx.complete(trx)
-      }
-      const error = answered ?? storable(outcome.error ?? "no answer")
-      const delay = nextAttemptDelayMs(number, random, schedule)
-      if (delay === undefined) {
-        await settle({
-          status: "failed",
-          nextAttemptInMs: null,
-          lastError: `${error} (attempt ${number} of ${schedule.length}, the last)`,
-        })
-        return ctx.complete(trx)
-      }
-      await settle({ status: "pending", nextAttemptInMs: delay, lastError: error })
-      // Due again after the delay; the task queue does not count this as one of its attempts.
-      if (!(await reschedule(trx, task.id, ctx.workerId, delay)))
-        throw new Error(`lease lost on task ${task.id}: not rescheduled`)
+      const settle = (outcome: AttemptOutcome) =>
+        transactionOn(ctx.db, (trx) =>
+          Effect.gen(function* () {
+            const current = yield* Webhooks.lockDeliveryStatus(trx, delivery.id)
+            // Deleted with its subscription meanwhile.
+            if (current === undefined) return yield* complete(trx)
+            yield* Webhooks.recordAttemptOutcome(trx, attemptId, {
+              status_code: outcome.statusCode,
+              error: outcome.error === null ? null : storable(outcome.error),
+              duration_ms: outcome.durationMs,
+              response_body: outcome.responseBody,
+            })
+            const code = outcome.statusCode
+            const answered = code === null ? null : `the endpoint answered ${code}`
+            // Logged with the attempt's record (its transaction commits right after): never the URL's secrets.
+            yield* logLine(
+              code !== null && code >= 200 && code < 300 ? "info" : "warning",
+              "webhook attempt",
+              {
+                subscription_id: subscription.id,
+                delivery_id: delivery.id,
+                attempt: number,
+                status_code: code,
+                ms: outcome.durationMs,
+                error: outcome.error === null ? undefined : storable(outcome.error),
+              },
+            )
+            const settleAs = (
+              set: Pick<Webhooks.DeliverySettlement, "status" | "lastError" | "nextAttemptInMs">,
+            ) =>
+              Webhooks.settleDelivery(trx, delivery.id, {
+                ...set,
+                attemptCount: number,
+                lastStatusCode: code,
+              })
+
+            if (current !== "pending") return yield* complete(trx)
+            if (code !== null && code >= 200 && code < 300) {
+              yield* settleAs({ status: "succeeded", nextAttemptInMs: null, lastError: null })
+              return yield* complete(trx)
+            }
+            if (code === 410) {
+              yield* Webhooks.deactivateSubscription(trx, subscription.id, "the endpoint answered 410 Gone")
+              yield* settleAs({
+                status: "failed",
+                nextAttemptInMs: null,
+                lastError: "the endpoint answered 410 Gone: subscription deactivated",
+              })
+              return yield* complete(trx)
+            }
+            const error = answered ?? storable(outcome.error ?? "no answer")
+            const delay = nextAttemptDelayMs(number, random, schedule)
+            if (delay === undefined) {
+              yield* settleAs({
+                status: "failed",
+                nextAttemptInMs: null,
+                lastError: `${error} (attempt ${number} of ${schedule.length}, the last)`,
+              })
+              return yield* complete(trx)
+            }
+            yield* settleAs({ status: "pending", nextAttemptInMs: delay, lastError: error })
+            // Due again after the delay; the task queue does not count this as one of its attempts.
+            if (!(yield* Effect.promise(() => reschedule(trx, task.id, ctx.workerId, delay))))
+              return yield* new NotRescheduled({ taskId: task.id })
+          }),
+        )
+
+      // Interrupted (the worker stopped or lost the task) before the outcome was recorded: whoever claims
+      // the task next sends it again. The attempt keeps the answer if one came, else says it was cut off.
+      const started = performance.now()
+      let outcome: AttemptOutcome | undefined
+      let recorded = false
+      const recordCutOff = Effect.suspend(() =>
+        recorded
+          ? Effect.void
+          : Webhooks.recordAttemptOutcome(
+              ctx.db,
+              attemptId,
+              outcome === undefined || outcome.statusCode === null
+                ? {
+                    error: INTERRUPTED,
+                    duration_ms: outcome?.durationMs ?? Math.round(performance.now() - started),
+                  }
+                : {
+                    status_code: outcome.statusCode,
+                    response_body: outcome.responseBody,
+                    duration_ms: outcome.durationMs,
+                  },
+            ).pipe(
+              Effect.catchAllDefect(() => Effect.void),
+              Effect.asVoid,
+            ),
+      )
+      yield* Effect.gen(function* () {
+        outcome = yield* Effect.promise((signal) =>
+          sendAttempt(options, delivery, subscription, attemptId, signal),
+        )
+        yield* settle(outcome).pipe(
+          Effect.zipRight(Effect.sync(() => (recorded = true))),
+          Effect.uninterruptible,
+        )
+      }).pipe(Effect.onInterrupt(() => recordCutOff))
     })
-  }

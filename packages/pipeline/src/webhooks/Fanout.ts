@@ -3,17 +3,16 @@
  * organisation that subscribed to its type, created in the transaction that completes the task. Running it
  * twice creates nothing twice (one delivery per event and subscription).
  */
-import type { TaskRow } from "@dxs/db"
+import { type TaskRow, transactionOn } from "@dxs/db"
 import * as Webhooks from "@dxs/db/repositories/Webhooks"
 import type { TaskDb, TaskTrx } from "@dxs/db/TaskQueue"
 import { Effect } from "effect"
-import { createDelivery } from "./Queue.ts"
+import { addDelivery } from "./Queue.ts"
 
 /** What the webhook handlers get besides their task (a structural subset of the worker's context). */
 export interface WebhookTaskContext {
   readonly workerId: string
   readonly db: TaskDb
-  readonly signal: AbortSignal
   readonly complete: (trx: TaskTrx) => Promise<void>
 }
 
@@ -23,16 +22,13 @@ const eventIdOf = (task: TaskRow): string | undefined => {
 }
 
 /** Creates the deliveries of one event (idempotent); returns their ids. */
-export const fanOutEvent = async (trx: TaskTrx, eventId: string): Promise<ReadonlyArray<string>> => {
-  const event = await Effect.runPromise(Webhooks.findEvent(trx, eventId))
-  if (!event) return []
-  const subscriptionIds = await Effect.runPromise(
-    Webhooks.lockSubscribersOf(trx, event.organization_id, event.type),
-  )
-  const ids: string[] = []
-  for (const subscriptionId of subscriptionIds)
-    ids.push(
-      await createDelivery(trx, {
+export const fanOutEvent = (trx: TaskTrx, eventId: string): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.gen(function* () {
+    const event = yield* Webhooks.findEvent(trx, eventId)
+    if (!event) return []
+    const subscriptionIds = yield* Webhooks.lockSubscribersOf(trx, event.organization_id, event.type)
+    return yield* Effect.forEach(subscriptionIds, (subscriptionId) =>
+      addDelivery(trx, {
         subscriptionId,
         eventId: event.id,
         eventType: event.type,
@@ -40,13 +36,14 @@ export const fanOutEvent = async (trx: TaskTrx, eventId: string): Promise<Readon
         occurredAt: event.occurred_at,
       }),
     )
-  return ids
-}
-
-export const webhookFanoutHandler = async (task: TaskRow, ctx: WebhookTaskContext): Promise<void> => {
-  const eventId = eventIdOf(task)
-  await ctx.db.transaction().execute(async (trx) => {
-    if (eventId !== undefined) await fanOutEvent(trx, eventId)
-    await ctx.complete(trx)
   })
+
+export const webhookFanoutHandler = (task: TaskRow, ctx: WebhookTaskContext): Effect.Effect<void> => {
+  const eventId = eventIdOf(task)
+  return transactionOn(ctx.db, (trx) =>
+    Effect.zipRight(
+      eventId === undefined ? Effect.void : fanOutEvent(trx, eventId),
+      Effect.promise(() => ctx.complete(trx)),
+    ),
+  )
 }

@@ -18,16 +18,26 @@ export { WEBHOOK_DELIVER_TASK, WEBHOOK_FANOUT_TASK } from "@dxs/db/repositories/
 export type NewDelivery = Webhooks.NewDeliveryRow
 
 /** Creates the delivery (once per event and subscription) and enqueues its task; returns its id. */
-export const createDelivery = async (conn: Conn, delivery: NewDelivery): Promise<string> => {
-  const id = await Effect.runPromise(Webhooks.insertDelivery(conn, delivery))
-  await enqueue(conn, {
-    kind: WEBHOOK_DELIVER_TASK,
-    idempotencyKey: webhookDeliverTaskKey(id),
-    payload: { deliveryId: id },
-    maxAttempts: 1000,
+export const addDelivery = (conn: Conn, delivery: NewDelivery): Effect.Effect<string> =>
+  Effect.gen(function* () {
+    const id = yield* Webhooks.insertDelivery(conn, delivery)
+    yield* Effect.promise(() =>
+      enqueue(conn, {
+        kind: WEBHOOK_DELIVER_TASK,
+        idempotencyKey: webhookDeliverTaskKey(id),
+        payload: { deliveryId: id },
+        maxAttempts: 1000,
+      }),
+    )
+    return id
   })
-  return id
-}
+
+/**
+ * `addDelivery` for promise code (the services' webhook ping calls it so until it is Effect code itself).
+ * @deprecated use `addDelivery`
+ */
+export const createDelivery = (conn: Conn, delivery: NewDelivery): Promise<string> =>
+  Effect.runPromise(addDelivery(conn, delivery))
 
 /** Enqueued with an event (same transaction): creates the event's deliveries. */
 export const enqueueFanout = (conn: Conn, eventId: string) =>

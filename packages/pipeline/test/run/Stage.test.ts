@@ -18,13 +18,17 @@ describe("a stage run by the worker", () => {
   it("fails with its tagged error itself, so the task's record keeps its message", async () => {
     const failure = new ModelError({ message: "rate limited", retryable: true })
     const stage: StageShape = { run: () => Effect.fail(failure) }
-    await expect(stageHandler(stage)(task, context())).rejects.toBe(failure)
+    expect(await Effect.runPromise(Effect.flip(stageHandler(stage)(task, context())))).toBe(failure)
   })
 
   it("fails with a defect itself (the worker recognises its lost lease by its class)", async () => {
     const defect = new Error("lease lost")
     const stage: StageShape = { run: () => Effect.die(defect) }
-    await expect(stageHandler(stage)(task, context())).rejects.toBe(defect)
+    const died = stageHandler(stage)(task, context()).pipe(
+      Effect.as<unknown>(undefined),
+      Effect.catchAllDefect((d) => Effect.succeed(d)),
+    )
+    expect(await Effect.runPromise(died)).toBe(defect)
   })
 
   it("runs the pipeline's Promise code in its own task's log context, beside other tasks", async () => {
@@ -49,7 +53,7 @@ describe("a stage run by the worker", () => {
       lines.set(id, seen)
       return withLogSink(
         (_level, _message, fields) => seen.push(fields.task),
-        () => stageHandler(stage)({ ...task, id } as TaskRow, context()),
+        () => Effect.runPromise(stageHandler(stage)({ ...task, id } as TaskRow, context())),
       )
     }
     const running = Promise.all(["a", "b", "c"].map(run))
@@ -79,7 +83,7 @@ describe("a stage run by the worker", () => {
       lines.set(id, seen)
       return withLogSink(
         (_level, _message, fields) => seen.push(fields.task),
-        () => stageHandler(stage)({ ...task, id } as TaskRow, context()),
+        () => Effect.runPromise(stageHandler(stage)({ ...task, id } as TaskRow, context())),
       )
     }
     const running = Promise.all(["a", "b", "c"].map(run))

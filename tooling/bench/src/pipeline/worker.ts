@@ -58,16 +58,18 @@ const timedFetch: typeof fetch = async (input, init) => {
 
 const timedCache = (cache: ResponseCache): ResponseCache => {
   const time =
-    <A extends Array<unknown>, R>(f: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      const span = current.getStore()
-      const start = now()
-      try {
-        return await f(...args)
-      } finally {
-        if (span) span.cacheMs += now() - start
-      }
-    }
+    <A extends Array<unknown>, R>(f: (...args: A) => Effect.Effect<R>) =>
+    (...args: A): Effect.Effect<R> =>
+      Effect.suspend(() => {
+        const span = current.getStore()
+        const start = now()
+        return Effect.ensuring(
+          f(...args),
+          Effect.sync(() => {
+            if (span) span.cacheMs += now() - start
+          }),
+        )
+      })
   return { get: time(cache.get), put: time(cache.put) }
 }
 
@@ -106,34 +108,39 @@ const background = backgroundTaskHandlers({
   model,
 })
 
-const instrumented = (kind: string, handler: TaskHandler): TaskHandler => {
-  return async (task, ctx) => {
-    const span: Span = {
-      start: now(),
-      end: 0,
-      requests: [],
-      cacheMs: 0,
-      queries: 0,
-      queryMs: 0,
-      completeAt: 0,
-    }
-    const complete: typeof ctx.complete = async (trx) => {
-      span.completeAt = now()
-      return ctx.complete(trx)
-    }
-    try {
-      await current.run(span, () => handler(task, { ...ctx, complete }))
-    } finally {
-      span.end = now()
-      process.stdout.write(
-        `${JSON.stringify({ task: { id: task.id, kind, runId: task.run_id, ...span } })}\n`,
-      )
-    }
-  }
-}
+const instrumented =
+  (kind: string, handler: TaskHandler): TaskHandler =>
+  (task, ctx) =>
+    Effect.suspend(() => {
+      const span: Span = {
+        start: now(),
+        end: 0,
+        requests: [],
+        cacheMs: 0,
+        queries: 0,
+        queryMs: 0,
+        completeAt: 0,
+      }
+      const complete: typeof ctx.complete = async (trx) => {
+        span.completeAt = now()
+        return ctx.complete(trx)
+      }
+      return current
+        .run(span, () => handler(task, { ...ctx, complete }))
+        .pipe(
+          Effect.ensuring(
+            Effect.sync(() => {
+              span.end = now()
+              process.stdout.write(
+                `${JSON.stringify({ task: { id: task.id, kind, runId: task.run_id, ...span } })}\n`,
+              )
+            }),
+          ),
+        )
+    })
 
 const handlers = Object.fromEntries(
-  Object.entries(background).map(([kind, handler]) => [kind, instrumented(kind, handler as TaskHandler)]),
+  Object.entries(background).map(([kind, handler]) => [kind, instrumented(kind, handler)]),
 )
 
 const fiber = Effect.runFork(

@@ -15,7 +15,7 @@ import { recordTaskUsage } from "@dxs/db/repositories/Runs"
 import type { TaskTrx } from "@dxs/db/TaskQueue"
 import { cartesian } from "@dxs/domain/Combinations"
 import { parseNumber } from "@dxs/domain/Values"
-import { Cause, Data, Effect, Exit } from "effect"
+import { Data, Effect } from "effect"
 import type { ModelError, Usage } from "../../llm/LanguageModel.ts"
 import type { AttachedDimension, ProjectAgent, ProjectDocument } from "../ProjectState.ts"
 import { advanceAfterTask, type RunTaskContext } from "../Runs.ts"
@@ -52,18 +52,15 @@ export const promiseCode = <A>(ctx: StageRun, f: () => Promise<A>): Effect.Effec
   Effect.promise(() => ctx.inTask(f))
 
 /**
- * A stage (or the run's start) as the worker's task handler (Promise code): its log lines go to the task's
- * sink (`inLogContext`); its failure is thrown as is (a tagged error, or the defect itself, such as the
- * worker's lost lease), so the task's record says what went wrong.
+ * A stage (or the run's start) as the worker's task handler: its log lines go to the task's sink
+ * (`inLogContext`, and `inTask` for the promise code it calls, taken where the worker calls the handler);
+ * its failure is the task's (a tagged error, or a defect such as the worker's lost lease), so the task's
+ * record says what went wrong.
  */
 export const stageHandler =
   (stage: StageShape) =>
-  (task: TaskRow, ctx: StageContext): Promise<void> =>
-    Effect.runPromiseExit(inLogContext(stage.run(task, { ...ctx, inTask: AsyncLocalStorage.snapshot() })), {
-      signal: ctx.signal,
-    }).then((exit) => {
-      if (Exit.isFailure(exit)) throw Cause.squash(exit.cause)
-    })
+  (task: TaskRow, ctx: StageContext): Effect.Effect<void, StageError> =>
+    inLogContext(stage.run(task, { ...ctx, inTask: AsyncLocalStorage.snapshot() }))
 
 /**
  * The one commit of every stage: writes a task's results, its completion and the model usage it cost in
