@@ -200,7 +200,7 @@ const recordMappingFailure = (ctx: BackgroundTaskContext, task: TaskRow, cause: 
         yield* OutputSchemasRepo.saveMappingFailure(
           trx,
           row.id,
-          // The first failure's message (what a rejected promise of this Effect said before).
+          // The message of the first failure (or defect) of the attempt.
           `automatic mapping failed: ${Cause.prettyErrors(cause)[0]?.message || "An error has occurred"}`,
         )
       yield* Effect.promise(() => ctx.complete(trx))
