@@ -31,7 +31,7 @@ import {
 } from "@dxs/services"
 import { backgroundTaskHandlers, runWorker, type TaskHandler } from "@dxs/worker"
 import { HttpServer, type HttpServerError } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Cause, Effect, Layer } from "effect"
 import type { Kysely } from "kysely"
 import type { StartMode } from "./Args.ts"
 import { type Config, loadEncryptionKey, publicUrlFor, redactUrl } from "./Config.ts"
@@ -288,8 +288,12 @@ const workerLayer = (config: Config, webhooks: WebhookSettings, pool: ParsePool)
       // The daily archive sweep is queued, and documents whose parse died with its worker become Failed.
       // Orphan files of the blob store, and spool folders that dead processes left in this machine's temp directory.
       const leftovers = { blobs }
-      yield* Effect.tryPromise(() => startBackground(kysely, leftovers)).pipe(
-        Effect.catchAll((e) => Effect.logWarning(`worker start-up housekeeping failed: ${String(e.error)}`)),
+      yield* startBackground(kysely, leftovers).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.logWarning(`worker start-up housekeeping failed: ${String(Cause.squash(cause))}`),
+        ),
       )
       yield* Effect.forkScoped(backgroundLoops(kysely, leftovers))
       // Threads started and the PDF engine loaded before the first upload arrives, not when it does.

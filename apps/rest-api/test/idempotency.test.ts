@@ -5,6 +5,7 @@ import { makeKysely } from "@dxs/db"
 import { backgroundHousekeeping } from "@dxs/services"
 import { onePagePdf } from "@dxs/testing/Documents"
 import { createProject, expectProblem, type Reply } from "@dxs/testing/RestClient"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { openApiDocument } from "../src/index.ts"
 import { startTestApi, type TestApi } from "./harness.ts"
@@ -217,7 +218,7 @@ describe("Idempotency-Key on uploads", () => {
     expect(fresh.body.id).not.toBe(first.body.id)
     expect(fresh.headers.get("idempotent-replayed")).toBeNull()
     await age(25)
-    expect(await backgroundHousekeeping(db)).toBeGreaterThanOrEqual(1)
+    expect(await Effect.runPromise(backgroundHousekeeping(db))).toBeGreaterThanOrEqual(1)
     expect(await db.selectFrom("idempotency_keys").select("key").where("key", "=", k).execute()).toEqual([])
   })
 })

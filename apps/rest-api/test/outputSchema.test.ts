@@ -10,6 +10,7 @@ import { failAbandonedMappings, makeAjv, OUTPUT_MAPPING_TASK, outputMappingTaskH
 import { invoice, textPdf } from "@dxs/testing/Documents"
 import { type Client, createProject, expectProblem, timestamp } from "@dxs/testing/RestClient"
 import { createAgent, launchAndWait, until, upload, waitProcessed } from "@dxs/testing/Runs"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startTestApi, type TestApi } from "./harness.ts"
 
@@ -751,14 +752,15 @@ describe("generation against newer schemas and dead workers", () => {
     })
     expect(tasks.length).toBeGreaterThan(0)
     for (const task of tasks)
-      await outputMappingTaskHandler(localModel)(task, {
-        workerId: "test",
-        db,
-        signal: new AbortController().signal,
-        complete: async (trx) => {
-          await complete(trx, task.id, "test")
-        },
-      })
+      await Effect.runPromise(
+        outputMappingTaskHandler(localModel)(task, {
+          workerId: "test",
+          db,
+          complete: async (trx) => {
+            await complete(trx, task.id, "test")
+          },
+        }),
+      )
   }
 
   it("a generation queued for a schema that has since changed saves nothing", async () => {
@@ -807,11 +809,11 @@ describe("generation against newer schemas and dead workers", () => {
         .where("kind", "=", OUTPUT_MAPPING_TASK)
         .where("project_id", "=", projectId)
         .execute()
-      expect(await failAbandonedMappings(db)).toBe(1)
+      expect(await Effect.runPromise(failAbandonedMappings(db))).toBe(1)
       const record = (await b.get(`/projects/${projectId}/schema/`)).body
       expect(record).toMatchObject({ status: "failed", error: expect.stringContaining("lease expired") })
       expectProblem(await b.get(`/projects/${projectId}/results/schema/`), 422)
-      expect(await failAbandonedMappings(db)).toBe(0)
+      expect(await Effect.runPromise(failAbandonedMappings(db))).toBe(0)
     } finally {
       await db.destroy()
     }

@@ -402,12 +402,12 @@ describe("never left Pending", () => {
       })
       .where("idempotency_key", "=", `parse:${doc.id}:1`)
       .execute()
-    expect(await backgroundHousekeeping(db)).toBe(1)
+    expect(await Effect.runPromise(backgroundHousekeeping(db))).toBe(1)
     expect((await getDocument(projectId, doc.id)).body).toMatchObject({
       status: "Failed",
       failure_reason: "parsing could not complete: lease expired during the last attempt",
     })
-    expect(await backgroundHousekeeping(db)).toBe(0)
+    expect(await Effect.runPromise(backgroundHousekeeping(db))).toBe(0)
   })
 
   it("the project status says stuck while a parse task's lease keeps expiring", async () => {

@@ -126,7 +126,9 @@ describe("files in an S3 bucket", () => {
     // An object in dxs's layout that no document refers to (a process killed before its commit).
     const orphan = `${target}/${randomUUID()}/v1/orphan.pdf`
     await Effect.runPromise(store.put(orphan, new Uint8Array([1, 2, 3])))
-    const removed = await sweepOrphanBlobs(db, store, { olderThan: new Date(Date.now() + 60_000) })
+    const removed = await Effect.runPromise(
+      sweepOrphanBlobs(db, store, { olderThan: new Date(Date.now() + 60_000) }),
+    )
     expect(removed).toBeGreaterThanOrEqual(1)
     const left = await keysIn(store)
     expect(left).not.toContain(orphan)

@@ -7,6 +7,7 @@ import { type BlobStoreShape, fileBlobStore, makeKysely } from "@dxs/db"
 import { backgroundHousekeeping, sweepOrphanBlobs, sweepSpool } from "@dxs/services"
 import { onePagePdf } from "@dxs/testing/Documents"
 import { createProject } from "@dxs/testing/RestClient"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startTestApi, type TestApi } from "./harness.ts"
 import { multipartBody, rawRequest } from "./rawHttp.ts"
@@ -100,7 +101,7 @@ describe("uploads cut off by the client", () => {
     for (let i = 0; i < 100; i++) await upload(i)
     await settle()
     // Everything counts as old enough: whatever no document refers to goes.
-    await sweepOrphanBlobs(db, blobs, { olderThan: new Date(Date.now() + 60_000) })
+    await Effect.runPromise(sweepOrphanBlobs(db, blobs, { olderThan: new Date(Date.now() + 60_000) }))
     const keys = await documentKeys()
     const files = await blobFiles()
     expect(keys.length).toBeGreaterThan(1)
@@ -158,7 +159,7 @@ describe("housekeeping of leftovers", () => {
       await writeBlob(k, old)
     await writeBlob(young, 0)
 
-    const removed = await backgroundHousekeeping(db, { blobs, spoolRoot })
+    const removed = await Effect.runPromise(backgroundHousekeeping(db, { blobs, spoolRoot }))
     expect(removed).toBeGreaterThanOrEqual(4)
     const files = await blobFiles()
     expect(files).toEqual(expect.arrayContaining([original!, pageImage, young, foreign]))

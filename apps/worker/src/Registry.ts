@@ -35,7 +35,7 @@ import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
 import { archiveSweepTaskHandler, archiveTaskHandler, outputMappingTaskHandler } from "@dxs/services"
 import { Effect, Layer } from "effect"
-import { promiseHandler, type TaskHandler } from "./Worker.ts"
+import type { TaskHandler } from "./Worker.ts"
 
 export interface BackgroundOptions {
   readonly blobs: BlobStoreShape
@@ -80,14 +80,14 @@ export const backgroundTaskHandlers = (options: BackgroundOptions): Readonly<Rec
     stageHandler({ run: phaseTask((task, ctx: StageRun) => Effect.provide(run(task, ctx), stages)) })
   return {
     [PARSE_TASK]: parseTaskHandler({ blobs: options.blobs, run: options.parsing }),
-    [ARCHIVE_TASK]: promiseHandler(archiveTaskHandler),
-    [ARCHIVE_SWEEP_TASK]: promiseHandler(archiveSweepTaskHandler),
+    [ARCHIVE_TASK]: archiveTaskHandler,
+    [ARCHIVE_SWEEP_TASK]: archiveSweepTaskHandler,
     [RUN_START_TASK]: stageHandler({ run: runStart }),
     [EXTRACT_TASK]: phase((task, ctx) => Effect.flatMap(Extraction, (s) => s.run(task, ctx))),
     [RESOLVE_TASK]: phase((task, ctx) => Effect.flatMap(Resolution, (s) => s.run(task, ctx))),
     [DERIVE_TASK]: phase((task, ctx) => Effect.flatMap(Derivation, (s) => s.run(task, ctx))),
     [WEBHOOK_FANOUT_TASK]: webhookFanoutHandler,
-    [OUTPUT_MAPPING_TASK]: promiseHandler(outputMappingTaskHandler(model)),
+    [OUTPUT_MAPPING_TASK]: outputMappingTaskHandler(model),
     [FILE_EDIT_TASK]: fileEditTaskHandler(options.blobs),
     ...(options.webhooks ? { [WEBHOOK_DELIVER_TASK]: webhookDeliverHandler(options.webhooks) } : {}),
   }

@@ -1,11 +1,5 @@
 import { makeKysely } from "@dxs/db/Db"
-import {
-  currentLogSink,
-  inLogContext,
-  type LogLevel as LineLevel,
-  type LogSink,
-  withLogSink,
-} from "@dxs/db/Log"
+import { inLogContext, type LogLevel as LineLevel, type LogSink, withLogSink } from "@dxs/db/Log"
 import { taskSeconds, tasksDone } from "@dxs/db/Metrics"
 import { outageOf } from "@dxs/db/Outage"
 import type { TaskRow } from "@dxs/db/Schema"
@@ -34,23 +28,6 @@ export interface TaskContext {
  * it. The worker interrupts it when the lease is lost or the worker stops.
  */
 export type TaskHandler = (task: TaskRow, ctx: TaskContext) => Effect.Effect<void, unknown>
-
-/**
- * A handler written as promise code (its rejection a failed attempt) as a task handler: its `signal` is
- * aborted when it is interrupted, and its log lines go to the task's sink.
- */
-export const promiseHandler =
-  (handler: (task: TaskRow, ctx: TaskContext) => Promise<void>): TaskHandler =>
-  (task, ctx) =>
-    Effect.flatMap(currentLogSink, (sink) =>
-      Effect.tryPromise({
-        try: (signal) => {
-          const start = () => handler(task, { ...ctx, signal })
-          return sink === undefined ? start() : withLogSink(sink, start)
-        },
-        catch: (e) => e,
-      }),
-    )
 
 export class LeaseLostError extends Data.TaggedError("LeaseLostError")<{ readonly taskId: string }> {
   override get message() {

@@ -6,7 +6,7 @@
  * stays retrievable (GET /projects/{id}/) but is not listed among live projects and takes no uploads.
  */
 
-import type { Conn, Database, TaskRow } from "@dxs/db"
+import { type Conn, type Database, type TaskRow, transactionOn } from "@dxs/db"
 import * as Documents from "@dxs/db/repositories/Documents"
 import { moveParseTasks } from "@dxs/db/repositories/ParseTasks"
 import * as Projects from "@dxs/db/repositories/Projects"
@@ -28,11 +28,17 @@ export { ARCHIVE_SWEEP_TASK, ARCHIVE_TASK, archiveTaskKey } from "@dxs/db/reposi
 export interface BackgroundTaskContext {
   readonly workerId: string
   readonly db: Kysely<Database>
-  readonly signal: AbortSignal
   readonly complete: (trx: Transaction<Database>) => Promise<void>
 }
 
-export type BackgroundTaskHandler = (task: TaskRow, ctx: BackgroundTaskContext) => Promise<void>
+/**
+ * A background task handler of the services, an Effect the worker runs for its kind: its failure, or a
+ * defect such as a lost lease, is the attempt's.
+ */
+export type BackgroundTaskHandler = (
+  task: TaskRow,
+  ctx: BackgroundTaskContext,
+) => Effect.Effect<void, unknown>
 
 /** Enqueues the archive task of a document (idempotent: one per document). */
 export const enqueueArchive = (conn: Conn, documentId: string, projectId: string) =>
@@ -47,53 +53,58 @@ export const enqueueArchive = (conn: Conn, documentId: string, projectId: string
  * Enqueues the next daily sweep, due at the next midnight UTC by the database clock, with the key
  * `archive-sweep:{YYYY-MM-DD}` of that day: every process may call it, one task per day results.
  */
-export const scheduleArchiveSweep = async (conn: Conn) => {
-  const { at, day } = await Effect.runPromise(Documents.nextUtcMidnight(conn))
-  return enqueue(conn, {
-    kind: ARCHIVE_SWEEP_TASK,
-    idempotencyKey: archiveSweepTaskKey(day),
-    payload: { day },
-    runAfter: at,
-  })
-}
+export const scheduleArchiveSweep = (conn: Conn) =>
+  Effect.flatMap(Documents.nextUtcMidnight(conn), ({ at, day }) =>
+    Effect.promise(() =>
+      enqueue(conn, {
+        kind: ARCHIVE_SWEEP_TASK,
+        idempotencyKey: archiveSweepTaskKey(day),
+        payload: { day },
+        runAfter: at,
+      }),
+    ),
+  )
 
 /**
  * Requests archival of every document of a live project with `auto_archive_after_days` that was uploaded
  * more than that many days ago and is not already requested; enqueues their archive tasks. Returns their ids.
  */
-export const requestDueArchivals = async (trx: Conn): Promise<ReadonlyArray<string>> => {
-  const due = await Effect.runPromise(Documents.requestDueArchivals(trx))
-  for (const d of due) await enqueueArchive(trx, d.id, d.project_id)
-  return due.map((d) => d.id)
-}
+export const requestDueArchivals = (trx: Conn): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.gen(function* () {
+    const due = yield* Documents.requestDueArchivals(trx)
+    for (const d of due) yield* Effect.promise(() => enqueueArchive(trx, d.id, d.project_id))
+    return due.map((d) => d.id)
+  })
 
 /** The archive project of a live project, created (with its system Document dimension) on first use. */
-const archiveProjectOf = async (trx: Transaction<Database>, sourceId: string) =>
-  (await Effect.runPromise(Projects.findArchiveProject(trx, sourceId))) ??
-  (await Effect.runPromise(Projects.insertArchiveProject(trx, sourceId)))
+const archiveProjectOf = (trx: Transaction<Database>, sourceId: string) =>
+  Effect.flatMap(Projects.findArchiveProject(trx, sourceId), (found) =>
+    found === undefined ? Projects.insertArchiveProject(trx, sourceId) : Effect.succeed(found),
+  )
 
 /**
  * Moves one document (requested for archival) into its project's archive project, with its tags; both
  * projects' TAG dimensions follow. Returns the archive project's id, or undefined when there was nothing to
  * do (the document is gone, not requested, or already in an archived project).
  */
-export const archiveDocument = async (trx: Transaction<Database>, documentId: string) => {
-  const doc = await Effect.runPromise(Documents.findDocument(trx, documentId))
-  if (!doc) return undefined
-  // The project first (as every document change does), then the document.
-  const project = await Effect.runPromise(Projects.lockProjectState(trx, doc.project_id))
-  const locked = await Effect.runPromise(Documents.lockArchivalState(trx, documentId))
-  if (!project || project.archived_at !== null || !locked) return undefined
-  if (locked.project_id !== project.id || locked.archive_requested_at === null) return undefined
-  const archiveId = await archiveProjectOf(trx, project.id)
-  await Effect.runPromise(Documents.moveDocument(trx, documentId, archiveId))
-  await Effect.runPromise(documentsLeftProject(trx, project.id))
-  // Its unfinished parse task now counts for the project the document is in.
-  await Effect.runPromise(moveParseTasks(trx, documentId, archiveId))
-  await Effect.runPromise(syncTagDimensions(trx, project.id))
-  await Effect.runPromise(syncTagDimensions(trx, archiveId))
-  return archiveId
-}
+export const archiveDocument = (trx: Transaction<Database>, documentId: string) =>
+  Effect.gen(function* () {
+    const doc = yield* Documents.findDocument(trx, documentId)
+    if (!doc) return undefined
+    // The project first (as every document change does), then the document.
+    const project = yield* Projects.lockProjectState(trx, doc.project_id)
+    const locked = yield* Documents.lockArchivalState(trx, documentId)
+    if (!project || project.archived_at !== null || !locked) return undefined
+    if (locked.project_id !== project.id || locked.archive_requested_at === null) return undefined
+    const archiveId = yield* archiveProjectOf(trx, project.id)
+    yield* Documents.moveDocument(trx, documentId, archiveId)
+    yield* documentsLeftProject(trx, project.id)
+    // Its unfinished parse task now counts for the project the document is in.
+    yield* moveParseTasks(trx, documentId, archiveId)
+    yield* syncTagDimensions(trx, project.id)
+    yield* syncTagDimensions(trx, archiveId)
+    return archiveId
+  })
 
 const documentIdOf = (task: TaskRow) => {
   const id = (task.payload as { readonly document_id?: unknown }).document_id
@@ -101,22 +112,27 @@ const documentIdOf = (task: TaskRow) => {
 }
 
 /** The `archive` task: moves the document, completing the task in the same transaction. */
-export const archiveTaskHandler: BackgroundTaskHandler = async (task, ctx) => {
+export const archiveTaskHandler: BackgroundTaskHandler = (task, ctx) => {
   const documentId = documentIdOf(task)
-  await ctx.db.transaction().execute(async (trx) => {
-    if (documentId !== undefined) await archiveDocument(trx, documentId)
-    await ctx.complete(trx)
-  })
+  return transactionOn(ctx.db, (trx) =>
+    Effect.gen(function* () {
+      if (documentId !== undefined) yield* archiveDocument(trx, documentId)
+      yield* Effect.promise(() => ctx.complete(trx))
+    }),
+  )
 }
 
 /**
  * The daily `archive-sweep` task: first makes sure the next day's sweep is queued (so the chain survives a
  * failing run), then requests archival of the documents that are due.
  */
-export const archiveSweepTaskHandler: BackgroundTaskHandler = async (_task, ctx) => {
-  await scheduleArchiveSweep(ctx.db)
-  await ctx.db.transaction().execute(async (trx) => {
-    await requestDueArchivals(trx)
-    await ctx.complete(trx)
-  })
-}
+export const archiveSweepTaskHandler: BackgroundTaskHandler = (_task, ctx) =>
+  Effect.zipRight(
+    scheduleArchiveSweep(ctx.db),
+    transactionOn(ctx.db, (trx) =>
+      Effect.zipRight(
+        requestDueArchivals(trx),
+        Effect.promise(() => ctx.complete(trx)),
+      ),
+    ),
+  )

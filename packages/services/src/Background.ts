@@ -21,18 +21,21 @@ import { sweepRateCounters } from "./RateLimits.ts"
  * With `leftovers`, files of the blob store no document refers to and spool folders of dead processes
  * are removed too (`sweepLeftovers`). Returns how many changed.
  */
-export const backgroundHousekeeping = async (
-  db: Kysely<Database>,
-  leftovers?: LeftoverStores | undefined,
-): Promise<number> =>
-  (await failAbandonedParses(db)) +
-  (await Effect.runPromise(failAbandonedRuns(db))) +
-  (await failAbandonedMappings(db)) +
-  (await failAbandonedFileEdits(db)) +
-  (await deleteExpiredSessions(db)) +
-  (await Effect.runPromise(sweepRateCounters(db))) +
-  (await deleteExpiredIdempotencyKeys(db)) +
-  (leftovers === undefined ? 0 : await sweepLeftovers(db, leftovers))
+export const backgroundHousekeeping = (db: Kysely<Database>, leftovers?: LeftoverStores | undefined) =>
+  Effect.reduce(
+    [
+      failAbandonedParses(db),
+      failAbandonedRuns(db),
+      failAbandonedMappings(db),
+      failAbandonedFileEdits(db),
+      deleteExpiredSessions(db),
+      sweepRateCounters(db),
+      Effect.promise(() => deleteExpiredIdempotencyKeys(db)),
+      leftovers === undefined ? Effect.succeed(0) : sweepLeftovers(db, leftovers),
+    ],
+    0,
+    (total, step) => Effect.map(step, (n) => total + n),
+  )
 
 /** How often a worker looks for runs whose task failed for good outside a handler (see `failAbandonedRuns`). */
 export const RUN_WATCH_EVERY = Duration.seconds(2)
@@ -59,25 +62,13 @@ export const backgroundLoops = (
       Effect.repeat(Schedule.spaced(period)),
       Effect.delay(period),
     )
-  const promised = (f: () => Promise<unknown>) =>
-    Effect.tryPromise({ try: f, catch: (e) => e }).pipe(Effect.orDie)
   return Effect.all(
     [
-      every(
-        "worker housekeeping",
-        HOUSEKEEPING_EVERY,
-        promised(() => backgroundHousekeeping(db)),
-      ),
+      every("worker housekeeping", HOUSEKEEPING_EVERY, backgroundHousekeeping(db)),
       every("run watch", RUN_WATCH_EVERY, failAbandonedRuns(db)),
       ...(leftovers === undefined
         ? []
-        : [
-            every(
-              "sweep of leftovers",
-              LEFTOVERS_EVERY,
-              promised(() => sweepLeftovers(db, leftovers)),
-            ),
-          ]),
+        : [every("sweep of leftovers", LEFTOVERS_EVERY, sweepLeftovers(db, leftovers))]),
     ],
     { concurrency: "unbounded", discard: true },
   ).pipe(Effect.zipRight(Effect.never))
@@ -87,12 +78,7 @@ export const backgroundLoops = (
  * At worker start: the daily archive sweep is queued (once per day for all workers), then housekeeping
  * (with the sweep of leftovers when `leftovers` is given).
  */
-export const startBackground = async (
-  db: Kysely<Database>,
-  leftovers?: LeftoverStores | undefined,
-): Promise<void> => {
-  await scheduleArchiveSweep(db)
-  await backgroundHousekeeping(db, leftovers)
-}
+export const startBackground = (db: Kysely<Database>, leftovers?: LeftoverStores | undefined) =>
+  Effect.asVoid(Effect.zipRight(scheduleArchiveSweep(db), backgroundHousekeeping(db, leftovers)))
 
 export { detectLibreOffice } from "@dxs/pipeline/parsing/Runner"

@@ -229,4 +229,4 @@ export class FileEdit extends Effect.Service<FileEdit>()("@dxs/services/FileEdit
 /** Housekeeping: jobs whose task died on its last attempt fail (never left running). */
 export const failAbandonedFileEdits = (
   db: Parameters<typeof FileEdits.failAbandonedJobs>[0],
-): Promise<number> => Effect.runPromise(FileEdits.failAbandonedJobs(db))
+): Effect.Effect<number> => FileEdits.failAbandonedJobs(db)

@@ -105,11 +105,7 @@ const BATCH = 500
  * document's `blob_key` nor in the folder of one (page images beside the original), and unfinished
  * writes. Only keys of dxs's own layout are considered. Returns how many were removed.
  */
-export const sweepOrphanBlobs = (
-  db: Kysely<Database>,
-  blobs: BlobStoreShape,
-  options: OrphanSweep = {},
-): Promise<number> => {
+export const sweepOrphanBlobs = (db: Kysely<Database>, blobs: BlobStoreShape, options: OrphanSweep = {}) => {
   const olderThan = options.olderThan ?? new Date(Date.now() - ORPHAN_MIN_AGE_MS)
   return blobs.list().pipe(
     Stream.filter((e) => e.modifiedAt < olderThan && isDocumentVersionKey(e.key)),
@@ -126,7 +122,6 @@ export const sweepOrphanBlobs = (
       }),
     ),
     Stream.runFold(0, (n, removed) => n + removed),
-    Effect.runPromise,
   )
 }
 
@@ -137,6 +132,9 @@ export interface LeftoverStores {
 }
 
 /** Orphan files of the blob store and dead spool folders, removed. Returns how many. */
-export const sweepLeftovers = async (db: Kysely<Database>, stores: LeftoverStores): Promise<number> =>
-  (await sweepOrphanBlobs(db, stores.blobs)) +
-  (await sweepSpool({ root: stores.spoolRoot ?? defaultSpoolRoot() }))
+export const sweepLeftovers = (db: Kysely<Database>, stores: LeftoverStores) =>
+  Effect.zipWith(
+    sweepOrphanBlobs(db, stores.blobs),
+    Effect.promise(() => sweepSpool({ root: stores.spoolRoot ?? defaultSpoolRoot() })),
+    (orphans, spool) => orphans + spool,
+  )

@@ -203,5 +203,4 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
 }) {}
 
 /** Housekeeping: sessions past their expiry are deleted. */
-export const deleteExpiredSessions = (db: Conn): Promise<number> =>
-  Effect.runPromise(Access.deleteExpiredSessions(db))
+export const deleteExpiredSessions = (db: Conn): Effect.Effect<number> => Access.deleteExpiredSessions(db)

@@ -17,7 +17,7 @@ import {
   type WebhookEventType,
 } from "@dxs/domain/Webhooks"
 import { encryptSecret, newEncryptionKey } from "@dxs/pipeline/webhooks/Encryption"
-import { createDelivery } from "@dxs/pipeline/webhooks/Queue"
+import { addDelivery } from "@dxs/pipeline/webhooks/Queue"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import { Context, Effect } from "effect"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
@@ -203,15 +203,13 @@ export class Webhooks extends Effect.Service<Webhooks>()("@dxs/services/Webhooks
         Effect.gen(function* () {
           yield* findActive(id)
           const deliveryId = yield* transaction((trx) =>
-            Effect.promise(() =>
-              createDelivery(trx, {
-                subscriptionId: id,
-                eventId: null,
-                eventType: "webhook.ping",
-                data: { message: WEBHOOK_PING_MESSAGE },
-                occurredAt: new Date(),
-              }),
-            ),
+            addDelivery(trx, {
+              subscriptionId: id,
+              eventId: null,
+              eventType: "webhook.ping",
+              data: { message: WEBHOOK_PING_MESSAGE },
+              occurredAt: new Date(),
+            }),
           )
           return { delivery_id: deliveryId }
         }).pipe(provide),

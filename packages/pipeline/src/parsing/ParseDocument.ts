@@ -214,10 +214,10 @@ export const markParseFailed = (
 /**
  * Sets Failed every Pending document whose current version's parse task has failed for good without its
  * handler saying so: its lease expired during the last attempt (the worker died, e.g. killed by the OS).
- * Returns how many documents changed. A promise, for the services' housekeeping (promise code still).
+ * Returns how many documents changed.
  */
-export const failAbandonedParses = (db: Kysely<Database>): Promise<number> =>
-  Effect.runPromise(ParseTasks.failAbandonedParses(db))
+export const failAbandonedParses = (db: Kysely<Database>): Effect.Effect<number> =>
+  ParseTasks.failAbandonedParses(db)
 
 /** Parses in a thread of the pool (cancelled when interrupted); a `ParseFailure` is a Failed outcome. */
 const parseOutcome = (

@@ -32,13 +32,6 @@ export const addDelivery = (conn: Conn, delivery: NewDelivery): Effect.Effect<st
     return id
   })
 
-/**
- * `addDelivery` for promise code (the services' webhook ping calls it so until it is Effect code itself).
- * @deprecated use `addDelivery`
- */
-export const createDelivery = (conn: Conn, delivery: NewDelivery): Promise<string> =>
-  Effect.runPromise(addDelivery(conn, delivery))
-
 /** Enqueued with an event (same transaction): creates the event's deliveries. */
 export const enqueueFanout = (conn: Conn, eventId: string) =>
   enqueue(conn, {

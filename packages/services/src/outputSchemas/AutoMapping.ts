@@ -1,7 +1,7 @@
 /**
  * Automatic mapping, the background task: agents, dimensions and a mapping planned from the schema.
  */
-import type { Conn, Database, ProjectRow, TaskRow } from "@dxs/db"
+import { type Conn, type Database, type ProjectRow, type TaskRow, transactionOn } from "@dxs/db"
 import { outageOf } from "@dxs/db/Outage"
 import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
 import * as OutputSchemasRepo from "@dxs/db/repositories/OutputSchemas"
@@ -13,17 +13,12 @@ import {
 } from "@dxs/domain/AutoMapping"
 import { enumOf, keywordOf, schemaAt, schemaTypes } from "@dxs/domain/JsonSchema"
 import { hasMappingErrors, validateMapping } from "@dxs/domain/OutputMapping"
-import {
-  type FieldDescription,
-  type FieldToDescribe,
-  type LanguageModelShape,
-  ModelError,
-} from "@dxs/pipeline/llm/LanguageModel"
+import type { FieldDescription, FieldToDescribe, LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import { requestLaunch } from "@dxs/pipeline/run/Runs"
-import { Effect } from "effect"
+import { Cause, Effect, Either } from "effect"
 import type { Kysely, Transaction } from "kysely"
 import { writeAgent } from "../Agents.ts"
-import type { BackgroundTaskHandler } from "../Archive.ts"
+import type { BackgroundTaskContext, BackgroundTaskHandler } from "../Archive.ts"
 import { insertDimension, isSystemDimension } from "../Dimensions.ts"
 import { loadMappingContext } from "./Mapping.ts"
 
@@ -54,18 +49,17 @@ const fieldsToDescribe = (schema: unknown, agents: ReadonlyArray<PlannedAgent>):
  * The texts of the agents a plan would create, from the model (the `local` provider keeps the planner's
  * drafts; `openai` writes them in one structured call per 40 fields). Runs outside any transaction.
  */
-const describePlannedAgents = async (db: Kysely<Database>, row: ProjectRow, model: LanguageModelShape) => {
-  const plan = planAutoMapping(row.target_output_schema, await Effect.runPromise(existingForPlan(db, row.id)))
-  if (!plan.ok || plan.agents.length === 0) return new Map<string, FieldDescription>()
-  const title = keywordOf(row.target_output_schema, row.target_output_schema, "title") ?? ""
-  const described = await Effect.runPromise(
-    model.describeFields({
+const describePlannedAgents = (db: Kysely<Database>, row: ProjectRow, model: LanguageModelShape) =>
+  Effect.gen(function* () {
+    const plan = planAutoMapping(row.target_output_schema, yield* existingForPlan(db, row.id))
+    if (!plan.ok || plan.agents.length === 0) return new Map<string, FieldDescription>()
+    const title = keywordOf(row.target_output_schema, row.target_output_schema, "title") ?? ""
+    const described = yield* model.describeFields({
       schemaTitle: title,
       fields: fieldsToDescribe(row.target_output_schema, plan.agents),
-    }),
-  )
-  return new Map(described.fields.map((f) => [f.path, f]))
-}
+    })
+    return new Map(described.fields.map((f) => [f.path, f]))
+  })
 
 const existingForPlan = (db: Conn, projectId: string) =>
   Effect.map(
@@ -87,36 +81,37 @@ const existingForPlan = (db: Conn, projectId: string) =>
  * validate) leaves the status `failed` with the reason. `launchAfter` projects (`/extract/`) get their
  * run queued in the same transaction.
  */
-const generateMapping = async (
+const generateMapping = (
   db: Kysely<Database>,
   task: TaskRow,
   model: LanguageModelShape,
   complete: (trx: Transaction<Database>) => Promise<void>,
-) => {
-  const projectId = String(task.payload.project_id)
-  const version = Number(task.payload.version)
-  const current = (row: ProjectRow) =>
-    row.output_auto_map && row.output_schema_version === version && row.archived_at === null
-  const before = await Effect.runPromise(OutputSchemasRepo.outputSchemaOf(db, projectId))
-  const descriptions = current(before) ? await describePlannedAgents(db, before, model) : new Map()
-  await db.transaction().execute(async (trx) => {
-    const row = await Effect.runPromise(OutputSchemasRepo.outputSchemaOf(trx, projectId, true))
-    if (!current(row)) {
-      await complete(trx)
-      return
-    }
-    const outcome = await Effect.runPromise(Effect.either(buildMapping(trx, row, descriptions)))
-    if (outcome._tag === "Left") {
-      await Effect.runPromise(OutputSchemasRepo.saveMappingFailure(trx, projectId, outcome.left))
-    } else {
-      await Effect.runPromise(
-        OutputSchemasRepo.saveGeneratedMapping(trx, projectId, outcome.right, model.name),
-      )
-      if (row.output_launch_after_mapping) await Effect.runPromise(requestLaunch(trx, projectId))
-    }
-    await complete(trx)
+) =>
+  Effect.gen(function* () {
+    const projectId = String(task.payload.project_id)
+    const version = Number(task.payload.version)
+    const current = (row: ProjectRow) =>
+      row.output_auto_map && row.output_schema_version === version && row.archived_at === null
+    const before = yield* OutputSchemasRepo.outputSchemaOf(db, projectId)
+    const descriptions = current(before)
+      ? yield* describePlannedAgents(db, before, model)
+      : new Map<string, FieldDescription>()
+    yield* transactionOn(db, (trx) =>
+      Effect.gen(function* () {
+        const row = yield* OutputSchemasRepo.outputSchemaOf(trx, projectId, true)
+        if (current(row)) {
+          const outcome = yield* Effect.either(buildMapping(trx, row, descriptions))
+          if (Either.isLeft(outcome)) {
+            yield* OutputSchemasRepo.saveMappingFailure(trx, projectId, outcome.left)
+          } else {
+            yield* OutputSchemasRepo.saveGeneratedMapping(trx, projectId, outcome.right, model.name)
+            if (row.output_launch_after_mapping) yield* requestLaunch(trx, projectId)
+          }
+        }
+        yield* Effect.promise(() => complete(trx))
+      }),
+    )
   })
-}
 
 const buildMapping = (
   trx: Transaction<Database>,
@@ -178,40 +173,43 @@ const buildMapping = (
 
 /**
  * The `output-mapping` task handler: generation with `model`; its last failed attempt leaves the status
- * `failed` (a model error that is not worth retrying fails at once).
+ * `failed`. Every failure but an outage counts as an attempt and is retried until the last one, a model
+ * error too, whether or not it says it is worth retrying.
  */
 export const outputMappingTaskHandler =
   (model: LanguageModelShape): BackgroundTaskHandler =>
-  async (task, ctx) => {
-    try {
-      await generateMapping(ctx.db, task, model, ctx.complete)
-    } catch (e) {
-      const retryable = !(e instanceof ModelError) || e.retryable
-      // An outage (storage, the database) is retried for the retry window without failing the mapping.
-      if (retryable && (task.attempts < task.max_attempts || outageOf(e) !== undefined)) throw e
-      await ctx.db.transaction().execute(async (trx) => {
-        const row = await Effect.runPromise(
-          OutputSchemasRepo.outputSchemaOf(trx, String(task.payload.project_id), true),
+  (task, ctx) =>
+    generateMapping(ctx.db, task, model, ctx.complete).pipe(
+      Effect.catchAllCause((cause) =>
+        // An outage (storage, the database) is retried for the retry window without failing the mapping.
+        Cause.isInterruptedOnly(cause) || task.attempts < task.max_attempts || outageOf(cause) !== undefined
+          ? Effect.failCause(cause)
+          : recordMappingFailure(ctx, task, cause),
+      ),
+    )
+
+/** The last attempt failed: the mapping's status says so, unless a newer schema version took over. */
+const recordMappingFailure = (ctx: BackgroundTaskContext, task: TaskRow, cause: Cause.Cause<unknown>) =>
+  transactionOn(ctx.db, (trx) =>
+    Effect.gen(function* () {
+      const row = yield* OutputSchemasRepo.outputSchemaOf(trx, String(task.payload.project_id), true)
+      if (
+        row.output_schema_version === Number(task.payload.version) &&
+        row.output_mapping_status === "pending"
+      )
+        yield* OutputSchemasRepo.saveMappingFailure(
+          trx,
+          row.id,
+          // The message of the first failure (or defect) of the attempt.
+          `automatic mapping failed: ${Cause.prettyErrors(cause)[0]?.message || "An error has occurred"}`,
         )
-        if (
-          row.output_schema_version === Number(task.payload.version) &&
-          row.output_mapping_status === "pending"
-        )
-          await Effect.runPromise(
-            OutputSchemasRepo.saveMappingFailure(
-              trx,
-              row.id,
-              `automatic mapping failed: ${e instanceof Error ? e.message : String(e)}`,
-            ),
-          )
-        await ctx.complete(trx)
-      })
-    }
-  }
+      yield* Effect.promise(() => ctx.complete(trx))
+    }),
+  )
 
 /**
  * Housekeeping: a generation whose last attempt died with its worker (no handler left to record it)
  * leaves the status `failed` rather than `pending` forever.
  */
-export const failAbandonedMappings = (db: Kysely<Database>): Promise<number> =>
-  Effect.runPromise(OutputSchemasRepo.failAbandonedMappings(db))
+export const failAbandonedMappings = (db: Kysely<Database>): Effect.Effect<number> =>
+  OutputSchemasRepo.failAbandonedMappings(db)
