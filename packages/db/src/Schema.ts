@@ -1,6 +1,25 @@
 import type { PageBlock } from "@dxs/domain/Content"
 import type { Table } from "@dxs/domain/Tables"
 import type { ColumnType, Generated, GeneratedAlways, Insertable, Selectable, Updateable } from "kysely"
+import type {
+  FileEditJobsTable,
+  IdempotencyKeysTable,
+  MembersTable,
+  RateCountersTable,
+  SessionsTable,
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhookSubscriptionsTable,
+} from "./SchemaAccess.ts"
+import type {
+  DocumentTalliesTable,
+  PairTalliesTable,
+  ResultRowsTable,
+  ResultRowTalliesTable,
+  ResultTalliesTable,
+  RunUsageTable,
+  WebSearchTalliesTable,
+} from "./SchemaTallies.ts"
 
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
 type Json<T> = ColumnType<T, string | T | undefined, string | T>
@@ -369,79 +388,6 @@ export interface ResolutionResultsTable {
   cell_json: GeneratedAlways<string>
 }
 
-/** Current results per agent and resolution status, kept by the results' writes. */
-export interface ResultTalliesTable {
-  agent_id: string
-  resolution_status: string
-  n: number
-}
-
-/** The results grid's rows (combinations with at least one current result), their cells counted by status. */
-export interface ResultRowsTable {
-  project_id: string
-  row_hash: string
-  row_name: string
-  dimension_key: string
-  cells: number
-  resolved: number
-  requires_attention: number
-  not_resolved: number
-  ignored: number
-  no_result: number
-  row_rank: GeneratedAlways<number>
-  row_sort: GeneratedAlways<string>
-  row_exact: GeneratedAlways<string>
-}
-
-/** Per project: the grid's rows, and rows with a cell of each status. */
-export interface ResultRowTalliesTable {
-  project_id: string
-  rows: number
-  resolved: number
-  requires_attention: number
-  not_resolved: number
-  ignored: number
-  no_result: number
-}
-
-/** Extraction pairs that count for progress, per agent, config version, dimensions key and slot. */
-export interface PairTalliesTable {
-  agent_id: string
-  agent_config_version: number
-  dimensions_key: string
-  slot: number
-  n: number
-}
-
-/** Documents per project, status, attachment or not, live or not, and slot. */
-export interface DocumentTalliesTable {
-  project_id: string
-  status: string
-  is_attachment: boolean
-  is_live: boolean
-  slot: number
-  n: number
-}
-
-/** Web searches per agent and config version: recorded, and done. */
-export interface WebSearchTalliesTable {
-  agent_id: string
-  agent_config_version: number
-  total: number
-  done: number
-}
-
-/** The model usage of a run, summed per slot as its tasks record it. */
-export interface RunUsageTable {
-  run_id: string
-  slot: number
-  requests: ColumnType<string, number | string, number | string>
-  cache_hits: ColumnType<string, number | string, number | string>
-  input_tokens: ColumnType<string, number | string, number | string>
-  cached_input_tokens: ColumnType<string, number | string, number | string>
-  output_tokens: ColumnType<string, number | string, number | string>
-}
-
 export interface AgentResolutionsTable {
   agent_id: string
   agent_config_version: number
@@ -477,115 +423,6 @@ export interface LlmCacheTable {
   prompt_tokens: Generated<number>
   completion_tokens: Generated<number>
   created_at: Generated<Date>
-}
-
-export interface WebhookSubscriptionsTable {
-  id: Generated<string>
-  organization_id: string
-  name: Generated<string>
-  url: string
-  subscribed_events: Json<ReadonlyArray<string>>
-  is_active: Generated<boolean>
-  /** Header name → encrypted value. */
-  headers: Json<Readonly<Record<string, string>>>
-  /** The signing secret (`whsec_…`), encrypted. */
-  secret: string
-  deactivated_reason: string | null
-  created_at: Generated<Date>
-  updated_at: Generated<Date>
-}
-
-export interface WebhookDeliveriesTable {
-  /** The Standard Webhooks `webhook-id`: stable across attempts. */
-  id: Generated<string>
-  subscription_id: string
-  /** Null for a test ping. */
-  event_id: string | null
-  event_type: string
-  data: Json<Record<string, unknown>>
-  occurred_at: ColumnType<Date, Date | string, Date | string>
-  status: Generated<"pending" | "succeeded" | "failed">
-  attempt_count: Generated<number>
-  next_attempt_at: NullableTimestamp
-  last_status_code: number | null
-  last_error: string | null
-  created_at: Generated<Date>
-  delivered_at: NullableTimestamp
-}
-
-export interface WebhookAttemptsTable {
-  /** The attempt's `Service-Delivery-Id` (and the envelope's `id`). */
-  id: string
-  delivery_id: string
-  number: number
-  url: string
-  status_code: number | null
-  error: string | null
-  duration_ms: Generated<number>
-  response_body: string | null
-  attempted_at: Generated<Date>
-}
-
-export interface MembersTable {
-  id: Generated<string>
-  organization_id: string
-  email: string
-  /** `scrypt$N$r$p$salt$hash` (base64 salt and hash). */
-  password_hash: string
-  created_at: Generated<Date>
-  disabled_at: NullableTimestamp
-}
-
-export interface SessionsTable {
-  id: Generated<string>
-  /** SHA-256 (hex) of the cookie's token; the token itself is never stored. */
-  token_hash: string
-  member_id: string
-  csrf_token: string
-  created_at: Generated<Date>
-  expires_at: Date
-  last_seen_at: Generated<Date>
-}
-
-export interface RateCountersTable {
-  /** `key:<hash prefix>` or `member:<id>`. */
-  subject: string
-  window_start: Date
-  count: number
-}
-
-export interface IdempotencyKeysTable {
-  organization_id: string
-  /** `document-upload` or `extract`. */
-  operation: string
-  key: string
-  /** SHA-256 of what identifies the request (target, file digests, fields). */
-  fingerprint: string
-  status: number
-  body: Json<unknown | null>
-  created_at: Generated<Date>
-}
-
-/** A project's file-edit job: a template filled from its results (one per project). */
-export interface FileEditJobsTable {
-  id: Generated<string>
-  project_id: string
-  state: "running" | "succeeded" | "failed"
-  format: "xlsx" | "docx"
-  template_name: string
-  template_key: string
-  /** The filled file, once the job succeeded. */
-  output_key: string | null
-  progress_completed: Generated<number>
-  progress_total: Generated<number>
-  error: string | null
-  problems: Json<
-    ReadonlyArray<{ readonly placeholder: string; readonly location: string; readonly message: string }>
-  >
-  /** The task that fills it. */
-  task_id: string | null
-  started_at: Generated<Date>
-  finished_at: NullableTimestamp
 }
 
 export interface Database {
@@ -646,3 +483,6 @@ export type AtomicValueRow = Selectable<AtomicValuesTable>
 export type ExtractionRow = Selectable<ExtractionsTable>
 export type ResolutionResultRow = Selectable<ResolutionResultsTable>
 export type EventRow = Selectable<EventsTable>
+
+export type * from "./SchemaAccess.ts"
+export type * from "./SchemaTallies.ts"

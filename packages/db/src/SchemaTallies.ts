@@ -1,0 +1,75 @@
+/** The tallies kept by the writes that change them (in the same transaction), so that reads never count a project. */
+import type { ColumnType, GeneratedAlways } from "kysely"
+
+/** Current results per agent and resolution status, kept by the results' writes. */
+export interface ResultTalliesTable {
+  agent_id: string
+  resolution_status: string
+  n: number
+}
+
+/** The results grid's rows (combinations with at least one current result), their cells counted by status. */
+export interface ResultRowsTable {
+  project_id: string
+  row_hash: string
+  row_name: string
+  dimension_key: string
+  cells: number
+  resolved: number
+  requires_attention: number
+  not_resolved: number
+  ignored: number
+  no_result: number
+  row_rank: GeneratedAlways<number>
+  row_sort: GeneratedAlways<string>
+  row_exact: GeneratedAlways<string>
+}
+
+/** Per project: the grid's rows, and rows with a cell of each status. */
+export interface ResultRowTalliesTable {
+  project_id: string
+  rows: number
+  resolved: number
+  requires_attention: number
+  not_resolved: number
+  ignored: number
+  no_result: number
+}
+
+/** Extraction pairs that count for progress, per agent, config version, dimensions key and slot. */
+export interface PairTalliesTable {
+  agent_id: string
+  agent_config_version: number
+  dimensions_key: string
+  slot: number
+  n: number
+}
+
+/** Documents per project, status, attachment or not, live or not, and slot. */
+export interface DocumentTalliesTable {
+  project_id: string
+  status: string
+  is_attachment: boolean
+  is_live: boolean
+  slot: number
+  n: number
+}
+
+/** Web searches per agent and config version: recorded, and done. */
+export interface WebSearchTalliesTable {
+  agent_id: string
+  agent_config_version: number
+  total: number
+  done: number
+}
+
+/** The model usage of a run, summed per slot as its tasks record it. */
+export interface RunUsageTable {
+  run_id: string
+  slot: number
+  requests: ColumnType<string, number | string, number | string>
+  cache_hits: ColumnType<string, number | string, number | string>
+  input_tokens: ColumnType<string, number | string, number | string>
+  cached_input_tokens: ColumnType<string, number | string, number | string>
+  output_tokens: ColumnType<string, number | string, number | string>
+}
