@@ -9,8 +9,10 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { onePagePdf } from "@dxs/pipeline/parsing/OnePagePdf"
+import { onePagePdf } from "@dxs/testing/Documents"
 import { Dxs, killSpawned, repoRoot } from "@dxs/testing/DxsProcess"
+import { createProject, restClient } from "@dxs/testing/RestClient"
+import { upload, waitProcessed } from "@dxs/testing/Runs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const KEY = /dxs_live_[0-9A-Za-z]{32}/
@@ -108,28 +110,15 @@ describe("the image's layout", () => {
     ])
     expect((await created.waitForExit()).code, created.output).toBe(0)
     const key = KEY.exec(created.stdout)![0]
-    const call = (p: string, init: RequestInit = {}) =>
-      fetch(`${origin}/api/v1${p}`, { ...init, headers: { "x-api-key": key, ...(init.headers as object) } })
-    const project = (await (
-      await call("/projects/", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ name: "Image" }),
-      })
-    ).json()) as { id: string }
-    const form = new FormData()
-    form.set("file", new Blob([onePagePdf("Image layout 5120")]), "image.pdf")
-    const uploaded = await call(`/projects/${project.id}/documents/`, { method: "POST", body: form })
-    expect(uploaded.status, await uploaded.clone().text()).toBe(201)
-    const { id } = (await uploaded.json()) as { id: string }
-    const deadline = Date.now() + 90_000
-    let document: { status: string } | undefined
-    for (;;) {
-      document = (await (await call(`/projects/${project.id}/documents/${id}/`)).json()) as typeof document
-      if (document!.status !== "Pending" || Date.now() > deadline) break
-      await new Promise((r) => setTimeout(r, 200))
-    }
-    expect(document, server.output).toMatchObject({ status: "Processed" })
+    // The same steps as every REST test, through the shared client.
+    const client = restClient(`${origin}/api/v1`, key)
+    const projectId = await createProject(client, { name: "Image" })
+    await upload(client, projectId, "image.pdf", onePagePdf("Image layout 5120"))
+    const documents = await waitProcessed(client, projectId)
+    expect(
+      documents.map((d) => d.status),
+      server.output,
+    ).toEqual(["Processed"])
     // The web application is served from the layout too.
     const app = await fetch(`${origin}/`)
     expect(app.status).toBe(200)

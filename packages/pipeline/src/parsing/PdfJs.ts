@@ -6,7 +6,7 @@ import { type ParsedPage, ParseFailure, type ParseInput, type ParseOutput } from
 import { ocrPng } from "./Ocr.ts"
 import type { Matrix } from "./PdfGraphics.ts"
 import { pageGraphicsOf } from "./PdfJsGraphics.ts"
-import { finishPdfPages, type PdfPageContent, pdfPageContent, showsScan } from "./PdfPage.ts"
+import { type PdfPageContent, pdfOutput, pdfPageContent, showsScan } from "./PdfPage.ts"
 import {
   hasPdfHeader,
   infoText,
@@ -352,26 +352,18 @@ const parse = (input: ParseInput): Effect.Effect<ParseOutput, ParseFailure> =>
         return yield* new ParseFailure({
           reason: `the PDF is damaged: no page could be read (${sentence(message(firstError))})`,
         })
-      if (ocrFailures.length > 0 && pages.every((p) => p.text === ""))
-        return yield* new ParseFailure({
-          reason: `the PDF has no text layer and OCR failed: ${ocrFailures[0]!.reason}`,
-        })
-      const first = pages.find((p) => p.width !== null)
-      return {
-        parser: ocrPages.length > 0 ? "pdfjs-dist+tesseract.js" : "pdfjs-dist",
-        pages: finishPdfPages(pages),
-        metadata: {
-          ...metadata,
-          page_count: count,
-          ...(first ? { page_width: first.width, page_height: first.height } : {}),
-          ocr_pages: ocrPages,
-          ...(repaired
-            ? { repaired: "the trailer was missing or broken (a truncated file?) and was rebuilt" }
-            : {}),
-          ...(unreadable.length > 0 ? { unreadable_pages: unreadable } : {}),
-          ...(ocrFailures.length > 0 ? { ocr_failures: ocrFailures } : {}),
-        },
-      } satisfies ParseOutput
+      return yield* pdfOutput({
+        engine: "pdfjs-dist",
+        pages,
+        count,
+        metadata,
+        ocrPages,
+        ocrFailures,
+        unreadable,
+        extra: repaired
+          ? { repaired: "the trailer was missing or broken (a truncated file?) and was rebuilt" }
+          : {},
+      })
     }),
   )
 

@@ -20,7 +20,7 @@ import {
   withPage,
 } from "./PdfiumModule.ts"
 import { runsOfTextPage } from "./PdfiumText.ts"
-import { finishPdfPages, type PdfPageContent, pdfPageContent, showsScan } from "./PdfPage.ts"
+import { type PdfPageContent, pdfOutput, pdfPageContent, showsScan } from "./PdfPage.ts"
 import { infoText, message, ocrResolution, renderResolution, round, scaleForSize } from "./PdfText.ts"
 
 export { PdfiumRefused, pdfiumHeapBytes } from "./PdfiumModule.ts"
@@ -244,23 +244,15 @@ const parse = (input: ParseInput): Effect.Effect<ParseOutput, PdfiumError> =>
       }
       if (unreadable.length === count)
         return yield* new PdfiumRefused({ reason: "PDFium could not read any page" })
-      if (ocrFailures.length > 0 && pages.every((p) => p.text === ""))
-        return yield* new ParseFailure({
-          reason: `the PDF has no text layer and OCR failed: ${ocrFailures[0]!.reason}`,
-        })
-      const first = pages.find((p) => p.width !== null)
-      return {
-        parser: ocrPages.length > 0 ? "pdfium+tesseract.js" : "pdfium",
-        pages: finishPdfPages(pages),
-        metadata: {
-          ...metadata,
-          page_count: count,
-          ...(first ? { page_width: first.width, page_height: first.height } : {}),
-          ocr_pages: ocrPages,
-          ...(unreadable.length > 0 ? { unreadable_pages: unreadable } : {}),
-          ...(ocrFailures.length > 0 ? { ocr_failures: ocrFailures } : {}),
-        },
-      } satisfies ParseOutput
+      return yield* pdfOutput({
+        engine: "pdfium",
+        pages,
+        count,
+        metadata,
+        ocrPages,
+        ocrFailures,
+        unreadable,
+      })
     }),
   )
 
