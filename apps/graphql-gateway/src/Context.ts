@@ -3,22 +3,33 @@ import {
   Agents,
   type AgentsStatus,
   authenticateRequest,
+  type BadRequest,
   type BoundingBoxesResponse,
+  type Conflict,
   CurrentOrganization,
   Dimensions,
   Documents,
+  type DownloadForbidden,
+  type Forbidden,
   Launches,
   NotFound,
   Pages,
+  type PayloadTooLarge,
   Projects,
   Results,
   requestSubject,
   type Services,
   type ServicesContext,
+  type ServiceUnavailable,
+  type TooManyRequests,
+  type TooManySubscriptions,
+  type Unauthorized,
+  type Unprocessable,
+  type UnsupportedMediaType,
   unavailableFor,
 } from "@dxs/services"
 import DataLoader from "dataloader"
-import { Cause, Effect, Exit, type ManagedRuntime, Option, Stream } from "effect"
+import { Cause, Effect, Exit, type ManagedRuntime, Option, Predicate, Stream } from "effect"
 import { GraphQLError } from "graphql"
 import { createGraphQLError } from "graphql-yoga"
 
@@ -28,38 +39,54 @@ export type GatewayServices = Services
 /** The services and the storage under them, which the authentication of a request reads. */
 export type GatewayRuntime = ManagedRuntime.ManagedRuntime<ServicesContext, unknown>
 
-/** The GraphQL `extensions.code` of each problem status. */
-const codes: Record<number, string> = {
-  400: "BAD_USER_INPUT",
-  401: "UNAUTHENTICATED",
-  404: "NOT_FOUND",
-  403: "FORBIDDEN",
-  409: "CONFLICT",
-  422: "BAD_USER_INPUT",
-  429: "RATE_LIMITED",
-  503: "SERVICE_UNAVAILABLE",
+/** The failures a use-case ends with that a client is told about (the rest are defects, masked). */
+type Problem =
+  | BadRequest
+  | Unauthorized
+  | Forbidden
+  | DownloadForbidden
+  | TooManyRequests
+  | TooManySubscriptions
+  | NotFound
+  | Conflict
+  | PayloadTooLarge
+  | UnsupportedMediaType
+  | Unprocessable
+  | ServiceUnavailable
+
+/** The GraphQL `extensions.code` of each failure, by its tag (a new failure type must be given one). */
+const codes: { readonly [Tag in Problem["_tag"]]: string } = {
+  BadRequest: "BAD_USER_INPUT",
+  Unauthorized: "UNAUTHENTICATED",
+  Forbidden: "FORBIDDEN",
+  DownloadForbidden: "FORBIDDEN",
+  TooManyRequests: "RATE_LIMITED",
+  TooManySubscriptions: "RATE_LIMITED",
+  NotFound: "NOT_FOUND",
+  Conflict: "CONFLICT",
+  PayloadTooLarge: "BAD_REQUEST",
+  UnsupportedMediaType: "BAD_REQUEST",
+  Unprocessable: "BAD_USER_INPUT",
+  ServiceUnavailable: "SERVICE_UNAVAILABLE",
 }
 
-const isProblem = (e: unknown): e is { readonly status: number; readonly detail: string } =>
-  typeof e === "object" &&
-  e !== null &&
-  typeof (e as { status?: unknown }).status === "number" &&
-  typeof (e as { detail?: unknown }).detail === "string"
+const isProblem = (e: unknown): e is Problem =>
+  Predicate.hasProperty(e, "_tag") && typeof e._tag === "string" && Object.hasOwn(codes, e._tag)
 
-/** A problem error (400/401/404/409…) as a GraphQL error with `extensions.code`; anything else stays masked. */
+/** A failure a client is told about as a GraphQL error with `extensions.code`; anything else stays masked. */
 export const toGraphQLError = (e: unknown): GraphQLError | undefined => {
   if (e instanceof GraphQLError) return e
   if (!isProblem(e)) return undefined
-  const errors = (e as { errors?: unknown }).errors
-  const diagnostics = (e as { diagnostics?: unknown }).diagnostics
-  const retryAfter = (e as { retry_after?: unknown }).retry_after
+  const errors = "errors" in e ? e.errors : undefined
+  const diagnostics = "diagnostics" in e ? e.diagnostics : undefined
+  const retryAfter = "retry_after" in e ? e.retry_after : undefined
   return createGraphQLError(e.detail, {
     extensions: {
-      code: codes[e.status] ?? (e.status >= 500 ? "INTERNAL_SERVER_ERROR" : "BAD_REQUEST"),
+      code: codes[e._tag],
       status: e.status,
       ...(errors === undefined ? {} : { errors }),
       ...(diagnostics === undefined ? {} : { diagnostics }),
-      ...(typeof retryAfter === "number" ? { retry_after: retryAfter } : {}),
+      ...(retryAfter === undefined ? {} : { retry_after: retryAfter }),
     },
   })
 }
