@@ -7,6 +7,9 @@ import * as TaskQueue from "@dxs/db/TaskQueue"
 import { defaultLimits } from "@dxs/pipeline/parsing/Backend"
 import { backgroundHousekeeping } from "@dxs/services"
 import { onePagePdf as pdfBytes } from "@dxs/testing/Documents"
+import { textImage } from "@dxs/testing/ImageFiles"
+import { buildMsg } from "@dxs/testing/MsgFiles"
+import { csvText, makeDocx, makePptx, makeXlsx } from "@dxs/testing/OfficeFiles"
 import { type Client, createProject, expectProblem, type Reply, timestamp } from "@dxs/testing/RestClient"
 import { backgroundTaskHandlers, type TaskHandler } from "@dxs/worker"
 import { Effect } from "effect"
@@ -563,11 +566,6 @@ function emailWith(attachments: ReadonlyArray<{ name: string; type: string; body
 
 describe("every supported type through the REST API", () => {
   it("ends Processed with the right pages: PDF, Word, PowerPoint, Excel, CSV, image, e-mail (.eml, .msg), HTML, Markdown", async () => {
-    const { makeDocx, makePptx, makeXlsx, csvText } = await import(
-      "../../../packages/pipeline/test/office/fixtures.ts"
-    )
-    const { textImage } = await import("../../../packages/pipeline/test/image/fixtures.ts")
-    const { buildMsg } = await import("../../../packages/pipeline/test/email/msgFixtures.ts")
     const projectId = await createProject(a)
     const files: ReadonlyArray<readonly [string, Uint8Array, string, number, string]> = [
       ["report.pdf", pdfBytes("Quarterly revenue grew"), "PDF", 1, "Quarterly revenue grew"],
@@ -608,14 +606,12 @@ describe("every supported type through the REST API", () => {
 })
 
 describe("Outlook .msg messages", () => {
-  const msgFixtures = () => import("../../../packages/pipeline/test/email/msgFixtures.ts")
   const documents = async (projectId: string) => {
     const list = (await a.get(`/projects/${projectId}/documents/`)).body as Array<any>
     return Object.fromEntries(list.map((d) => [d.file_name, d])) as Record<string, any>
   }
 
   it("are parsed, their attachments and attached messages become documents, and the project launches", async () => {
-    const { buildMsg } = await msgFixtures()
     const projectId = await createProject(a)
     const msg = buildMsg({
       subject: "Board papers",
@@ -689,7 +685,6 @@ describe("Outlook .msg messages", () => {
   })
 
   it("a damaged .msg ends Failed with its reason", async () => {
-    const { buildMsg } = await msgFixtures()
     const projectId = await createProject(a)
     const msg = buildMsg({ subject: "cut", body: "a body long enough to need its own sector ".repeat(20) })
     const doc = await uploadOk(projectId, "cut.msg", msg.subarray(0, 1024))
@@ -700,7 +695,6 @@ describe("Outlook .msg messages", () => {
   })
 
   it("attachments are bounded in number and in depth through attached messages", async () => {
-    const { buildMsg } = await msgFixtures()
     const bounded = backgroundTaskHandlers({
       blobs,
       parsing: { timeoutMs: 60_000, limits: { ...defaultLimits, maxAttachments: 2, maxAttachmentDepth: 2 } },

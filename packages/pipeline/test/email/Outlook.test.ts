@@ -1,5 +1,6 @@
 import * as fs from "node:fs"
 import { fileURLToPath } from "node:url"
+import { buildMsg, directoryEntries, type MsgSpec } from "@dxs/testing/MsgFiles"
 import fc from "fast-check"
 import MailComposer from "nodemailer/lib/mail-composer/index.js"
 import type Mail from "nodemailer/lib/mailer/index.js"
@@ -13,7 +14,6 @@ import { runParse } from "../../src/parsing/Runner.ts"
 import { pageChars } from "../../src/parsing/TextPages.ts"
 import { parseWith } from "../support.ts"
 import { expectGolden, expectTextPages, failureReason, input } from "../text/golden.ts"
-import { buildMsg, directoryEntries, type MsgSpec } from "./msgFixtures.ts"
 
 const here = new URL("./", import.meta.url)
 const docling = fileURLToPath(
