@@ -2,43 +2,17 @@
  * The agent editor: every field of an agent (extraction or derived), its dimension attachments, save
  * (PATCH of the changed fields; a 400 shows per field) and delete.
  */
-import type { AgentType, DimensionSource, AgentValueType as ValueType } from "@dxs/domain/Enums"
+import type { AgentValueType as ValueType } from "@dxs/domain/Enums"
 import { SupportedAgentValueTypes } from "@dxs/domain/Enums"
-import type { AgentDimensionRequest, Agent as AgentRecord, Dimension } from "@dxs/domain/Records"
-import { useMutation } from "@tanstack/react-query"
-import { type FormEvent, type ReactNode, useEffect, useMemo, useRef, useState } from "react"
-import { api, errorMessage, fieldErrorsOf, seg } from "../api.ts"
+import type { Agent as AgentRecord, Dimension } from "@dxs/domain/Records"
+import { type ReactNode, useEffect, useMemo, useRef } from "react"
 import { ErrorAlert } from "../components.tsx"
+import { type DraftDimension, type DraftForm, useAgentEditor } from "./AgentEditorState.ts"
 import { AgentMentionField } from "./AgentMentionField.tsx"
 import { FieldError } from "./DimensionsSection.tsx"
 
 const PREFIX = "agent-edit"
 const SUPPORTED_VALUE_TYPES: ReadonlyArray<ValueType> = SupportedAgentValueTypes
-
-interface DraftDimension {
-  readonly dimension_id: string
-  readonly source: DimensionSource
-  readonly dynamic: boolean
-  /** The values as typed: comma-separated. */
-  readonly values: string
-}
-
-interface Draft {
-  readonly name: string
-  readonly extraction_instructions: string
-  readonly value_type: ValueType
-  readonly unit: string
-  readonly examples: string
-  readonly inconsistency_instructions: string
-  readonly resolution_instructions: string
-  readonly enable_complex_calculations_in_resolution: boolean
-  readonly enable_web_search: boolean
-  readonly value_if_not_found: string
-  readonly agent_type: AgentType
-  readonly derived_prompt: string
-  readonly is_evaluation: boolean
-  readonly dimensions: ReadonlyArray<DraftDimension>
-}
 
 type TextField =
   | "extraction_instructions"
@@ -49,92 +23,7 @@ type TextField =
   | "value_if_not_found"
   | "derived_prompt"
 
-const SCALAR_FIELDS = [
-  "extraction_instructions",
-  "value_type",
-  "unit",
-  "examples",
-  "inconsistency_instructions",
-  "resolution_instructions",
-  "enable_complex_calculations_in_resolution",
-  "enable_web_search",
-  "value_if_not_found",
-  "agent_type",
-  "derived_prompt",
-  "is_evaluation",
-] as const
-
-const draftOf = (agent: AgentRecord): Draft => ({
-  name: agent.name,
-  extraction_instructions: agent.extraction_instructions,
-  value_type: agent.value_type,
-  unit: agent.unit,
-  examples: agent.examples,
-  inconsistency_instructions: agent.inconsistency_instructions,
-  resolution_instructions: agent.resolution_instructions,
-  enable_complex_calculations_in_resolution: agent.enable_complex_calculations_in_resolution,
-  enable_web_search: agent.enable_web_search,
-  value_if_not_found: agent.value_if_not_found,
-  agent_type: agent.agent_type,
-  derived_prompt: agent.derived_prompt,
-  is_evaluation: agent.is_evaluation,
-  dimensions: [...agent.dimensions]
-    .sort((a, b) => a.order - b.order)
-    .map((d) => ({
-      dimension_id: d.dimension_id,
-      source: d.source,
-      dynamic: d.are_values_dynamic,
-      values: d.values.join(", "),
-    })),
-})
-
-/** Comma-separated values as a list, blanks dropped. */
-const parseValues = (text: string): ReadonlyArray<string> =>
-  text
-    .split(",")
-    .map((v) => v.trim())
-    .filter((v) => v !== "")
-
-const dimensionRequest = (d: DraftDimension): AgentDimensionRequest =>
-  d.source !== "CUSTOM"
-    ? { dimension_id: d.dimension_id }
-    : d.dynamic
-      ? { dimension_id: d.dimension_id, are_values_dynamic: true }
-      : { dimension_id: d.dimension_id, are_values_dynamic: false, values: parseValues(d.values) }
-
-const sameDimensions = (a: ReadonlyArray<DraftDimension>, b: ReadonlyArray<DraftDimension>): boolean =>
-  a.length === b.length &&
-  a.every((x, i) => {
-    const y = b[i]!
-    if (x.dimension_id !== y.dimension_id) return false
-    if (x.source !== "CUSTOM") return true
-    if (x.dynamic !== y.dynamic) return false
-    return x.dynamic || parseValues(x.values).join("\u0000") === parseValues(y.values).join("\u0000")
-  })
-
-/** The PATCH body: only the fields that differ from the agent. */
-const changesOf = (agent: AgentRecord, draft: Draft): Record<string, unknown> => {
-  const body: Record<string, unknown> = {}
-  if (draft.name.trim() !== agent.name) body.name = draft.name.trim()
-  for (const field of SCALAR_FIELDS) if (draft[field] !== agent[field]) body[field] = draft[field]
-  if (!sameDimensions(draft.dimensions, draftOf(agent).dimensions))
-    body.dimensions = draft.dimensions.map(dimensionRequest)
-  return body
-}
-
-/**
- * Where an error of the API belongs: a field of the form (`name`, …), a dimension attachment
- * (`dimension:<id>`, from `dimensions/<i>/…` of the request), else the prompt for agent references.
- */
-const errorKey = (path: string, sent: ReadonlyArray<AgentDimensionRequest> | undefined): string => {
-  const dim = /^dimensions\/(\d+)/.exec(path)
-  if (dim) {
-    const entry = sent?.[Number(dim[1])]
-    return entry ? `dimension:${entry.dimension_id}` : "dimensions"
-  }
-  if (path.startsWith("derived_agent_references")) return "derived_prompt"
-  return path.split("/")[0] ?? path
-}
+type CheckField = "enable_complex_calculations_in_resolution" | "enable_web_search" | "is_evaluation"
 
 export function AgentEditor({
   base,
@@ -154,13 +43,13 @@ export function AgentEditor({
   readonly onDeleted: () => void
   readonly onClose: () => void
 }) {
-  const [saved, setSaved] = useState<AgentRecord>(agent)
-  const [draft, setDraft] = useState<Draft>(() => draftOf(agent))
-  const [error, setError] = useState<string | undefined>(undefined)
-  const [errors, setErrors] = useState<Readonly<Record<string, string>>>({})
-  const [note, setNote] = useState("")
+  const { saved, form, error, note, busy, setDimension, toggleDimension, save, remove } = useAgentEditor(
+    base,
+    agent,
+    onSaved,
+    onDeleted,
+  )
   const heading = useRef<HTMLHeadingElement>(null)
-  const path = `${base}/agents/${seg(agent.id)}/`
 
   useEffect(() => {
     heading.current?.focus()
@@ -172,143 +61,6 @@ export function AgentEditor({
     [agents, agent.id],
   )
 
-  const set = <K extends keyof Draft>(field: K, value: Draft[K]) => {
-    setDraft((d) => ({ ...d, [field]: value }))
-    setNote("")
-  }
-
-  const setDimension = (id: string, patch: Partial<DraftDimension>) =>
-    set(
-      "dimensions",
-      draft.dimensions.map((d) => (d.dimension_id === id ? { ...d, ...patch } : d)),
-    )
-
-  const toggleDimension = (dimension: Dimension, on: boolean) => {
-    if (!on) {
-      set(
-        "dimensions",
-        draft.dimensions.filter((d) => d.dimension_id !== dimension.id),
-      )
-      return
-    }
-    const before = draftOf(saved).dimensions.find((d) => d.dimension_id === dimension.id)
-    set("dimensions", [
-      ...draft.dimensions,
-      before ?? { dimension_id: dimension.id, source: dimension.source, dynamic: false, values: "" },
-    ])
-  }
-
-  const saveMutation = useMutation({
-    mutationFn: (body: ReturnType<typeof changesOf>) => api.patch<AgentRecord>(path, body),
-    onSuccess: (updated) => {
-      setSaved(updated)
-      setDraft(draftOf(updated))
-      setNote("Saved.")
-      onSaved(updated)
-    },
-    onError: (err, body) => {
-      setError(errorMessage(err))
-      const sent = body.dimensions as ReadonlyArray<AgentDimensionRequest> | undefined
-      const byField: Record<string, string> = {}
-      for (const [p, message] of Object.entries(fieldErrorsOf(err))) {
-        const key = errorKey(p, sent)
-        if (byField[key] === undefined) byField[key] = message
-      }
-      setErrors(byField)
-    },
-  })
-  const removeMutation = useMutation({
-    mutationFn: () => api.del(path),
-    onSuccess: () => onDeleted(),
-    onError: (err) => setError(errorMessage(err)),
-  })
-  const busy = saveMutation.isPending || removeMutation.isPending
-
-  const save = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault()
-    const body = changesOf(saved, draft)
-    setError(undefined)
-    setErrors({})
-    if (Object.keys(body).length === 0) {
-      setNote("No changes to save.")
-      return
-    }
-    setNote("")
-    saveMutation.mutate(body)
-  }
-
-  const remove = () => {
-    if (!window.confirm(`Delete the agent "${saved.name}" and its results? This cannot be undone.`)) return
-    setError(undefined)
-    removeMutation.mutate()
-  }
-
-  /** aria-invalid and aria-describedby of a field (its hint, then its error). */
-  const described = (key: string, hint?: string) => {
-    const ids = [hint, errors[key] ? `${PREFIX}-${key}-error` : undefined].filter(Boolean).join(" ")
-    return {
-      "aria-invalid": errors[key] ? true : undefined,
-      "aria-describedby": ids === "" ? undefined : ids,
-    }
-  }
-  const fieldError = (key: string) => <FieldError id={`${PREFIX}-${key}-error`} message={errors[key]} />
-
-  const text = (field: TextField, label: string, options: { rows?: number; hint?: ReactNode } = {}) => {
-    const id = `${PREFIX}-${field}`
-    const hintId = options.hint ? `${id}-hint` : undefined
-    return (
-      <div className="field">
-        <label htmlFor={id}>{label}</label>
-        {options.rows ? (
-          <textarea
-            id={id}
-            rows={options.rows}
-            value={draft[field]}
-            onChange={(e) => set(field, e.target.value)}
-            {...described(field, hintId)}
-          />
-        ) : (
-          <input
-            id={id}
-            value={draft[field]}
-            onChange={(e) => set(field, e.target.value)}
-            {...described(field, hintId)}
-          />
-        )}
-        {options.hint && (
-          <span id={hintId} className="muted small">
-            {options.hint}
-          </span>
-        )}
-        {fieldError(field)}
-      </div>
-    )
-  }
-
-  const check = (
-    field: "enable_complex_calculations_in_resolution" | "enable_web_search" | "is_evaluation",
-    label: string,
-  ) => {
-    const id = `${PREFIX}-${field}`
-    return (
-      <div className="check-field">
-        <input
-          id={id}
-          type="checkbox"
-          checked={draft[field]}
-          onChange={(e) => set(field, e.target.checked)}
-          {...described(field)}
-        />
-        <label htmlFor={id}>{label}</label>
-        {fieldError(field)}
-      </div>
-    )
-  }
-
-  const valueTypes = SUPPORTED_VALUE_TYPES.includes(draft.value_type)
-    ? SUPPORTED_VALUE_TYPES
-    : [...SUPPORTED_VALUE_TYPES, draft.value_type]
-  const projectDimensions = dimensions ?? []
   const headingId = `${PREFIX}-heading`
 
   return (
@@ -332,161 +84,48 @@ export function AgentEditor({
           <input
             id={`${PREFIX}-name`}
             required
-            value={draft.name}
-            onChange={(e) => set("name", e.target.value)}
-            {...described("name")}
+            value={form.draft.name}
+            onChange={(e) => form.set("name", e.target.value)}
+            {...described(form.errors, "name")}
           />
-          {fieldError("name")}
+          <ErrorOf form={form} field="name" />
         </div>
 
-        <div className="field-row">
-          <div className="field">
-            <label htmlFor={`${PREFIX}-agent_type`}>Agent type</label>
-            <select
-              id={`${PREFIX}-agent_type`}
-              value={draft.agent_type}
-              onChange={(e) => set("agent_type", e.target.value === "derived" ? "derived" : "extraction")}
-              {...described("agent_type")}
-            >
-              <option value="extraction">Extraction: read from the documents</option>
-              <option value="derived">Derived: computed from other agents</option>
-            </select>
-            {fieldError("agent_type")}
-          </div>
-          <div className="field">
-            <label htmlFor={`${PREFIX}-value_type`}>Type of value</label>
-            <select
-              id={`${PREFIX}-value_type`}
-              value={draft.value_type}
-              onChange={(e) => set("value_type", e.target.value as ValueType)}
-              {...described("value_type")}
-            >
-              {valueTypes.map((t) => (
-                <option key={t} value={t}>
-                  {SUPPORTED_VALUE_TYPES.includes(t) ? t : `${t} (legacy)`}
-                </option>
-              ))}
-            </select>
-            {fieldError("value_type")}
-          </div>
-          {text("unit", "Unit")}
-        </div>
+        <TypeFields form={form} />
 
-        {text("extraction_instructions", "Extraction instructions", { rows: 3 })}
-
-        <div className="field">
-          <label htmlFor={`${PREFIX}-derived_prompt`}>Derived prompt</label>
-          <AgentMentionField
-            id={`${PREFIX}-derived_prompt`}
-            value={draft.derived_prompt}
-            onChange={(v) => set("derived_prompt", v)}
-            names={mentionNames}
-            rows={3}
-            invalid={errors.derived_prompt !== undefined}
-            describedBy={described("derived_prompt", `${PREFIX}-derived_prompt-hint`)["aria-describedby"]}
-          />
-          <span id={`${PREFIX}-derived_prompt-hint`} className="muted small">
-            For derived agents: how to compute the value. Type @ to mention another agent.
-          </span>
-          {fieldError("derived_prompt")}
-        </div>
-
-        {text("examples", "Examples", { rows: 2 })}
-        {text("value_if_not_found", "Value if not found")}
-        {text("inconsistency_instructions", "Inconsistency instructions", { rows: 2 })}
-        {text("resolution_instructions", "Resolution instructions", { rows: 2 })}
+        <DraftText form={form} field="extraction_instructions" label="Extraction instructions" rows={3} />
+        <DerivedPromptField form={form} names={mentionNames} />
+        <DraftText form={form} field="examples" label="Examples" rows={2} />
+        <DraftText form={form} field="value_if_not_found" label="Value if not found" />
+        <DraftText
+          form={form}
+          field="inconsistency_instructions"
+          label="Inconsistency instructions"
+          rows={2}
+        />
+        <DraftText form={form} field="resolution_instructions" label="Resolution instructions" rows={2} />
 
         <fieldset className="fieldset">
           <legend>Options</legend>
-          {check("enable_complex_calculations_in_resolution", "Enable complex calculations in resolution")}
-          {check("enable_web_search", "Enable web search")}
-          {check("is_evaluation", "Evaluation agent (its value is always a number)")}
+          <DraftCheck
+            form={form}
+            field="enable_complex_calculations_in_resolution"
+            label="Enable complex calculations in resolution"
+          />
+          <DraftCheck form={form} field="enable_web_search" label="Enable web search" />
+          <DraftCheck
+            form={form}
+            field="is_evaluation"
+            label="Evaluation agent (its value is always a number)"
+          />
         </fieldset>
 
-        <fieldset
-          className="fieldset"
-          aria-describedby={errors.dimensions ? `${PREFIX}-dimensions-error` : undefined}
-        >
-          <legend>Dimensions</legend>
-          {fieldError("dimensions")}
-          {dimensions === undefined ? (
-            <p className="muted small">Loading dimensions…</p>
-          ) : projectDimensions.length === 0 ? (
-            <p className="muted small">
-              This project has no dimensions: create one in the Dimensions section.
-            </p>
-          ) : (
-            projectDimensions.map((d) => {
-              const attached = draft.dimensions.find((x) => x.dimension_id === d.id)
-              const key = `dimension:${d.id}`
-              const checkId = `${PREFIX}-dim-${d.id}`
-              const valuesId = `${PREFIX}-dim-values-${d.id}`
-              const errorId = `${PREFIX}-${key}-error`
-              return (
-                <div key={d.id} className="dimension-choice" data-dimension-id={d.id}>
-                  <div className="check-field">
-                    <input
-                      id={checkId}
-                      type="checkbox"
-                      checked={attached !== undefined}
-                      onChange={(e) => toggleDimension(d, e.target.checked)}
-                      aria-describedby={
-                        errors[key] && (!attached || d.source !== "CUSTOM") ? errorId : undefined
-                      }
-                    />
-                    <label htmlFor={checkId}>Split by {d.name}</label>
-                    {d.source !== "CUSTOM" && (
-                      <span className="muted small">(values follow the documents)</span>
-                    )}
-                  </div>
-                  {attached && d.source === "CUSTOM" && (
-                    <fieldset className="values-choice">
-                      <legend>{d.name} values</legend>
-                      <div className="check-field">
-                        <input
-                          id={`${checkId}-dynamic`}
-                          type="radio"
-                          name={`${checkId}-mode`}
-                          checked={attached.dynamic}
-                          onChange={() => setDimension(d.id, { dynamic: true })}
-                        />
-                        <label htmlFor={`${checkId}-dynamic`}>Values discovered from documents</label>
-                      </div>
-                      <div className="check-field">
-                        <input
-                          id={`${checkId}-static`}
-                          type="radio"
-                          name={`${checkId}-mode`}
-                          checked={!attached.dynamic}
-                          onChange={() => setDimension(d.id, { dynamic: false })}
-                        />
-                        <label htmlFor={`${checkId}-static`}>Listed values</label>
-                      </div>
-                      {!attached.dynamic && (
-                        <div className="field">
-                          <label htmlFor={valuesId}>Values of {d.name}</label>
-                          <input
-                            id={valuesId}
-                            value={attached.values}
-                            placeholder={d.example_values || undefined}
-                            onChange={(e) => setDimension(d.id, { values: e.target.value })}
-                            aria-invalid={errors[key] ? true : undefined}
-                            aria-describedby={`${valuesId}-hint${errors[key] ? ` ${errorId}` : ""}`}
-                          />
-                          <span id={`${valuesId}-hint`} className="muted small">
-                            Comma-separated
-                          </span>
-                        </div>
-                      )}
-                      {fieldError(key)}
-                    </fieldset>
-                  )}
-                  {(!attached || d.source !== "CUSTOM") && fieldError(key)}
-                </div>
-              )
-            })
-          )}
-        </fieldset>
+        <DimensionsFieldset
+          form={form}
+          dimensions={dimensions}
+          onToggle={toggleDimension}
+          onChange={setDimension}
+        />
 
         <ErrorAlert message={error} />
         <div className="form-actions">
@@ -502,5 +141,273 @@ export function AgentEditor({
         </div>
       </form>
     </section>
+  )
+}
+
+/** aria-invalid and aria-describedby of a field (its hint, then its error). */
+const described = (errors: DraftForm["errors"], key: string, hint?: string) => {
+  const ids = [hint, errors[key] ? `${PREFIX}-${key}-error` : undefined].filter(Boolean).join(" ")
+  return {
+    "aria-invalid": errors[key] ? true : undefined,
+    "aria-describedby": ids === "" ? undefined : ids,
+  }
+}
+
+/** The API's error for one part of the form (`field`: a field, or `dimension:<id>`), if any. */
+function ErrorOf({ form, field }: { readonly form: DraftForm; readonly field: string }) {
+  return <FieldError id={`${PREFIX}-${field}-error`} message={form.errors[field]} />
+}
+
+/** A text field of the draft: one line, or `rows` lines. */
+function DraftText({
+  form,
+  field,
+  label,
+  rows,
+  hint,
+}: {
+  readonly form: DraftForm
+  readonly field: TextField
+  readonly label: string
+  readonly rows?: number
+  readonly hint?: ReactNode
+}) {
+  const id = `${PREFIX}-${field}`
+  const hintId = hint ? `${id}-hint` : undefined
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {rows ? (
+        <textarea
+          id={id}
+          rows={rows}
+          value={form.draft[field]}
+          onChange={(e) => form.set(field, e.target.value)}
+          {...described(form.errors, field, hintId)}
+        />
+      ) : (
+        <input
+          id={id}
+          value={form.draft[field]}
+          onChange={(e) => form.set(field, e.target.value)}
+          {...described(form.errors, field, hintId)}
+        />
+      )}
+      {hint && (
+        <span id={hintId} className="muted small">
+          {hint}
+        </span>
+      )}
+      <ErrorOf form={form} field={field} />
+    </div>
+  )
+}
+
+/** A yes-or-no option of the draft. */
+function DraftCheck({
+  form,
+  field,
+  label,
+}: {
+  readonly form: DraftForm
+  readonly field: CheckField
+  readonly label: string
+}) {
+  const id = `${PREFIX}-${field}`
+  return (
+    <div className="check-field">
+      <input
+        id={id}
+        type="checkbox"
+        checked={form.draft[field]}
+        onChange={(e) => form.set(field, e.target.checked)}
+        {...described(form.errors, field)}
+      />
+      <label htmlFor={id}>{label}</label>
+      <ErrorOf form={form} field={field} />
+    </div>
+  )
+}
+
+/** The agent's type, its type of value (a legacy one kept while the agent has it) and its unit. */
+function TypeFields({ form }: { readonly form: DraftForm }) {
+  const { draft, errors, set } = form
+  const valueTypes = SUPPORTED_VALUE_TYPES.includes(draft.value_type)
+    ? SUPPORTED_VALUE_TYPES
+    : [...SUPPORTED_VALUE_TYPES, draft.value_type]
+  return (
+    <div className="field-row">
+      <div className="field">
+        <label htmlFor={`${PREFIX}-agent_type`}>Agent type</label>
+        <select
+          id={`${PREFIX}-agent_type`}
+          value={draft.agent_type}
+          onChange={(e) => set("agent_type", e.target.value === "derived" ? "derived" : "extraction")}
+          {...described(errors, "agent_type")}
+        >
+          <option value="extraction">Extraction: read from the documents</option>
+          <option value="derived">Derived: computed from other agents</option>
+        </select>
+        <ErrorOf form={form} field="agent_type" />
+      </div>
+      <div className="field">
+        <label htmlFor={`${PREFIX}-value_type`}>Type of value</label>
+        <select
+          id={`${PREFIX}-value_type`}
+          value={draft.value_type}
+          onChange={(e) => set("value_type", e.target.value as ValueType)}
+          {...described(errors, "value_type")}
+        >
+          {valueTypes.map((t) => (
+            <option key={t} value={t}>
+              {SUPPORTED_VALUE_TYPES.includes(t) ? t : `${t} (legacy)`}
+            </option>
+          ))}
+        </select>
+        <ErrorOf form={form} field="value_type" />
+      </div>
+      <DraftText form={form} field="unit" label="Unit" />
+    </div>
+  )
+}
+
+/** The derived agent's prompt, where `@` offers the other agents' `names`. */
+function DerivedPromptField({
+  form,
+  names,
+}: {
+  readonly form: DraftForm
+  readonly names: ReadonlyArray<string>
+}) {
+  return (
+    <div className="field">
+      <label htmlFor={`${PREFIX}-derived_prompt`}>Derived prompt</label>
+      <AgentMentionField
+        id={`${PREFIX}-derived_prompt`}
+        value={form.draft.derived_prompt}
+        onChange={(v) => form.set("derived_prompt", v)}
+        names={names}
+        rows={3}
+        invalid={form.errors.derived_prompt !== undefined}
+        describedBy={
+          described(form.errors, "derived_prompt", `${PREFIX}-derived_prompt-hint`)["aria-describedby"]
+        }
+      />
+      <span id={`${PREFIX}-derived_prompt-hint`} className="muted small">
+        For derived agents: how to compute the value. Type @ to mention another agent.
+      </span>
+      <ErrorOf form={form} field="derived_prompt" />
+    </div>
+  )
+}
+
+interface DimensionChanges {
+  /** Attach (`on`) or detach a dimension. */
+  readonly onToggle: (dimension: Dimension, on: boolean) => void
+  /** Change how an attached custom dimension's values are given. */
+  readonly onChange: (id: string, patch: Partial<DraftDimension>) => void
+}
+
+/** The project's dimensions, each one attached to the agent or not. */
+function DimensionsFieldset({
+  form,
+  dimensions,
+  ...changes
+}: DimensionChanges & {
+  readonly form: DraftForm
+  readonly dimensions: ReadonlyArray<Dimension> | undefined
+}) {
+  const projectDimensions = dimensions ?? []
+  return (
+    <fieldset
+      className="fieldset"
+      aria-describedby={form.errors.dimensions ? `${PREFIX}-dimensions-error` : undefined}
+    >
+      <legend>Dimensions</legend>
+      <ErrorOf form={form} field="dimensions" />
+      {dimensions === undefined ? (
+        <p className="muted small">Loading dimensions…</p>
+      ) : projectDimensions.length === 0 ? (
+        <p className="muted small">This project has no dimensions: create one in the Dimensions section.</p>
+      ) : (
+        projectDimensions.map((d) => <DimensionChoice key={d.id} form={form} dimension={d} {...changes} />)
+      )}
+    </fieldset>
+  )
+}
+
+/**
+ * One dimension of the project: whether the agent is split by it and, for an attached custom dimension,
+ * whether its values are discovered from the documents or listed.
+ */
+function DimensionChoice({
+  form,
+  dimension: d,
+  onToggle,
+  onChange,
+}: DimensionChanges & { readonly form: DraftForm; readonly dimension: Dimension }) {
+  const { errors } = form
+  const attached = form.draft.dimensions.find((x) => x.dimension_id === d.id)
+  const key = `dimension:${d.id}`
+  const checkId = `${PREFIX}-dim-${d.id}`
+  const valuesId = `${PREFIX}-dim-values-${d.id}`
+  const errorId = `${PREFIX}-${key}-error`
+  return (
+    <div className="dimension-choice" data-dimension-id={d.id}>
+      <div className="check-field">
+        <input
+          id={checkId}
+          type="checkbox"
+          checked={attached !== undefined}
+          onChange={(e) => onToggle(d, e.target.checked)}
+          aria-describedby={errors[key] && (!attached || d.source !== "CUSTOM") ? errorId : undefined}
+        />
+        <label htmlFor={checkId}>Split by {d.name}</label>
+        {d.source !== "CUSTOM" && <span className="muted small">(values follow the documents)</span>}
+      </div>
+      {attached && d.source === "CUSTOM" && (
+        <fieldset className="values-choice">
+          <legend>{d.name} values</legend>
+          <div className="check-field">
+            <input
+              id={`${checkId}-dynamic`}
+              type="radio"
+              name={`${checkId}-mode`}
+              checked={attached.dynamic}
+              onChange={() => onChange(d.id, { dynamic: true })}
+            />
+            <label htmlFor={`${checkId}-dynamic`}>Values discovered from documents</label>
+          </div>
+          <div className="check-field">
+            <input
+              id={`${checkId}-static`}
+              type="radio"
+              name={`${checkId}-mode`}
+              checked={!attached.dynamic}
+              onChange={() => onChange(d.id, { dynamic: false })}
+            />
+            <label htmlFor={`${checkId}-static`}>Listed values</label>
+          </div>
+          {!attached.dynamic && (
+            <div className="field">
+              <label htmlFor={valuesId}>Values of {d.name}</label>
+              <input
+                id={valuesId}
+                value={attached.values}
+                placeholder={d.example_values || undefined}
+                onChange={(e) => onChange(d.id, { values: e.target.value })}
+                aria-invalid={errors[key] ? true : undefined}
+                aria-describedby={`${valuesId}-hint${errors[key] ? ` ${errorId}` : ""}`}
+              />
+              <span id={`${valuesId}-hint`} className="muted small">
+                Comma-separated
+              </span>
+            </div>
+          )}
+          <ErrorOf form={form} field={key} />
+        </fieldset>
+      )}
+      {(!attached || d.source !== "CUSTOM") && <ErrorOf form={form} field={key} />}
+    </div>
   )
 }

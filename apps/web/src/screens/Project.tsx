@@ -18,7 +18,7 @@ import { DimensionsSection } from "./DimensionsSection.tsx"
 import { DocumentsSection, documentRowId, focusDocumentRow } from "./DocumentsSection.tsx"
 import { FileEditPanel } from "./FileEditPanel.tsx"
 import { ResultsGrid } from "./ResultsGrid.tsx"
-import { RunHistory, useRunTracker } from "./Runs.tsx"
+import { RunHistory, type RunTracker, useRunTracker } from "./Runs.tsx"
 
 /**
  * `/projects/:id`: documents (upload, parsing state, e-mail attachments under their message), dimensions,
@@ -99,51 +99,11 @@ function AgentsSection({
   /** An agent was created, changed or deleted: its results may have changed. */
   readonly onAgentsChanged: () => void
 }) {
-  const [name, setName] = useState("")
-  const [instructions, setInstructions] = useState("")
-  const [valueType, setValueType] = useState<"string" | "number">("string")
   const [editingId, setEditingId] = useState<string | null>(null)
   const editButtons = useRef(new Map<string, HTMLButtonElement>())
-
-  const [runError, setRunError] = useState<string | undefined>(undefined)
-  const [refused, setRefused] = useState<ReadonlyArray<FailedDocument> | null>(null)
-  const tracker = useRunTracker(base, projectId, onRunEnded)
-  const { view, status } = tracker
-
-  const launch = async () => {
-    setRunError(undefined)
-    setRefused(null)
-    const error = await tracker.launch()
-    if (error === undefined) return
-    const failed = failedDocumentsOf(error)
-    if (failed) {
-      setRefused(failed)
-      onRefused()
-    } else setRunError(errorMessage(error))
-  }
-
-  const createAgent = useMutation({
-    mutationFn: () =>
-      api.post<Agent>(`${base}/agents/`, {
-        name: name.trim(),
-        extraction_instructions: instructions,
-        value_type: valueType,
-      }),
-    onSuccess: async () => {
-      setName("")
-      setInstructions("")
-      setValueType("string")
-      await agents.reload()
-      onAgentsChanged()
-    },
-  })
-  const create = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault()
-    createAgent.mutate()
-  }
+  const { tracker, launch, runError, refused } = useLaunch(base, projectId, onRunEnded, onRefused)
 
   const list = useMemo(() => sortAgents(agents.data ?? []), [agents.data])
-  const progress = runProgressOf(view, status)
   const editing = list.find((a) => a.id === editingId)
 
   const closeEditor = (id: string) => {
@@ -163,45 +123,13 @@ function AgentsSection({
       ) : list.length === 0 ? (
         <p className="muted">No agents yet: an agent describes one value to extract.</p>
       ) : (
-        <div className="table-wrap">
-          <table className="data-table" data-testid="agents-table">
-            <caption className="visually-hidden">Agents</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">What to extract</th>
-                <th scope="col">Value type</th>
-                <th scope="col">Extraction</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((a) => (
-                <tr key={a.id} data-agent-id={a.id}>
-                  <td>
-                    <button
-                      type="button"
-                      className="link-button agent-name"
-                      aria-expanded={editingId === a.id}
-                      ref={(el) => {
-                        if (el) editButtons.current.set(a.id, el)
-                        else editButtons.current.delete(a.id)
-                      }}
-                      onClick={() => setEditingId(editingId === a.id ? null : a.id)}
-                    >
-                      {a.name}
-                    </button>
-                    {a.agent_type === "derived" && <span className="muted small"> (derived)</span>}
-                  </td>
-                  <td className="instructions">
-                    {a.extraction_instructions || <span className="muted">—</span>}
-                  </td>
-                  <td>{a.value_type}</td>
-                  <td>{agentProgressText(a, status)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <AgentsTable
+          agents={list}
+          status={tracker.status}
+          editingId={editingId}
+          editButtons={editButtons.current}
+          onEdit={setEditingId}
+        />
       )}
 
       {editing && (
@@ -224,38 +152,177 @@ function AgentsSection({
         />
       )}
 
-      <div className="run-panel">
-        <button
-          type="button"
-          onClick={() => void launch()}
-          disabled={view.phase === "launching" || list.length === 0}
-        >
-          Launch
-        </button>
-        {view.phase !== "idle" && (
-          <div className="run-progress" data-live={tracker.live}>
-            <label htmlFor="extraction-progress">Extraction progress</label>
-            <progress
-              id="extraction-progress"
-              max={100}
-              {...(progress.percentage === null ? {} : { value: progress.percentage })}
-            />
-            <span className="muted small">
-              {progress.text}
-              {view.phase === "tracking" && !view.finished && !tracker.live
-                ? " (no live updates: checked every second)"
-                : ""}
-            </span>
-          </div>
-        )}
-        <p role="status" className="run-status" data-testid="run-status">
-          {progress.state}
-        </p>
-      </div>
+      <RunPanel tracker={tracker} onLaunch={() => void launch()} noAgents={list.length === 0} />
       <ErrorAlert message={runError} />
       {refused && <LaunchRefusal base={base} refused={refused} />}
       <RunHistory runs={tracker.runs} count={tracker.runCount} error={tracker.runsError} agents={list} />
 
+      <NewAgentForm
+        base={base}
+        onCreated={async () => {
+          await agents.reload()
+          onAgentsChanged()
+        }}
+      />
+    </section>
+  )
+}
+
+/**
+ * The project's runs with the launch: a launch refused because documents failed gives those documents
+ * (and `onRefused`), any other failure its message.
+ */
+function useLaunch(base: string, projectId: string, onRunEnded: () => void, onRefused: () => void) {
+  const [runError, setRunError] = useState<string | undefined>(undefined)
+  const [refused, setRefused] = useState<ReadonlyArray<FailedDocument> | null>(null)
+  const tracker = useRunTracker(base, projectId, onRunEnded)
+
+  const launch = async () => {
+    setRunError(undefined)
+    setRefused(null)
+    const error = await tracker.launch()
+    if (error === undefined) return
+    const failed = failedDocumentsOf(error)
+    if (failed) {
+      setRefused(failed)
+      onRefused()
+    } else setRunError(errorMessage(error))
+  }
+
+  return { tracker, launch, runError, refused }
+}
+
+/** The project's agents, each name a button that opens (or closes) its editor, with its extraction's progress. */
+function AgentsTable({
+  agents,
+  status,
+  editingId,
+  editButtons,
+  onEdit,
+}: {
+  readonly agents: ReadonlyArray<Agent>
+  readonly status: AgentsStatus | undefined
+  readonly editingId: string | null
+  /** The agents' edit buttons by id, for focus to go back to when the editor closes. */
+  readonly editButtons: Map<string, HTMLButtonElement>
+  readonly onEdit: (id: string | null) => void
+}) {
+  return (
+    <div className="table-wrap">
+      <table className="data-table" data-testid="agents-table">
+        <caption className="visually-hidden">Agents</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">What to extract</th>
+            <th scope="col">Value type</th>
+            <th scope="col">Extraction</th>
+          </tr>
+        </thead>
+        <tbody>
+          {agents.map((a) => (
+            <tr key={a.id} data-agent-id={a.id}>
+              <td>
+                <button
+                  type="button"
+                  className="link-button agent-name"
+                  aria-expanded={editingId === a.id}
+                  ref={(el) => {
+                    if (el) editButtons.set(a.id, el)
+                    else editButtons.delete(a.id)
+                  }}
+                  onClick={() => onEdit(editingId === a.id ? null : a.id)}
+                >
+                  {a.name}
+                </button>
+                {a.agent_type === "derived" && <span className="muted small"> (derived)</span>}
+              </td>
+              <td className="instructions">
+                {a.extraction_instructions || <span className="muted">—</span>}
+              </td>
+              <td>{a.value_type}</td>
+              <td>{agentProgressText(a, status)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  )
+}
+
+/** The launch button with the followed run's progress and state. */
+function RunPanel({
+  tracker,
+  onLaunch,
+  noAgents,
+}: {
+  readonly tracker: RunTracker
+  readonly onLaunch: () => void
+  readonly noAgents: boolean
+}) {
+  const { view, status } = tracker
+  const progress = runProgressOf(view, status)
+  return (
+    <div className="run-panel">
+      <button type="button" onClick={onLaunch} disabled={view.phase === "launching" || noAgents}>
+        Launch
+      </button>
+      {view.phase !== "idle" && (
+        <div className="run-progress" data-live={tracker.live}>
+          <label htmlFor="extraction-progress">Extraction progress</label>
+          <progress
+            id="extraction-progress"
+            max={100}
+            {...(progress.percentage === null ? {} : { value: progress.percentage })}
+          />
+          <span className="muted small">
+            {progress.text}
+            {view.phase === "tracking" && !view.finished && !tracker.live
+              ? " (no live updates: checked every second)"
+              : ""}
+          </span>
+        </div>
+      )}
+      <p role="status" className="run-status" data-testid="run-status">
+        {progress.state}
+      </p>
+    </div>
+  )
+}
+
+/** The form that creates an agent from its name, what to extract and its type of value. */
+function NewAgentForm({
+  base,
+  onCreated,
+}: {
+  readonly base: string
+  readonly onCreated: () => Promise<void>
+}) {
+  const [name, setName] = useState("")
+  const [instructions, setInstructions] = useState("")
+  const [valueType, setValueType] = useState<"string" | "number">("string")
+
+  const createAgent = useMutation({
+    mutationFn: () =>
+      api.post<Agent>(`${base}/agents/`, {
+        name: name.trim(),
+        extraction_instructions: instructions,
+        value_type: valueType,
+      }),
+    onSuccess: async () => {
+      setName("")
+      setInstructions("")
+      setValueType("string")
+      await onCreated()
+    },
+  })
+  const create = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    createAgent.mutate()
+  }
+
+  return (
+    <>
       <h3>New agent</h3>
       <form className="stack agent-form" onSubmit={create}>
         <div className="field">
@@ -297,7 +364,7 @@ function AgentsSection({
           </button>
         </div>
       </form>
-    </section>
+    </>
   )
 }
 

@@ -28,71 +28,47 @@ const sortProjects = (projects: ReadonlyArray<Project>): ReadonlyArray<Project> 
       a.id.localeCompare(b.id),
   )
 
-/** `/`: the organisation's projects by folder (search, rename, pin, move, delete) and a form to create one. */
-export function ProjectsScreen() {
-  useTitle("Projects")
-  const projects = useApiQuery<ReadonlyArray<Project>>("/projects/")
-  const folders = useApiQuery<ReadonlyArray<Folder>>("/folders/")
-  const archived = useApiQuery<ReadonlyArray<Project>>("/projects/?archived=true")
+/**
+ * Which projects the list shows: the folder chosen (or all, or the unfiled ones) and the name searched;
+ * with the count of projects of each folder and the list's heading.
+ */
+function useProjectFilter(
+  projects: ReadonlyArray<Project> | undefined,
+  folders: ReadonlyArray<Folder> | undefined,
+) {
   const [filter, setFilter] = useState<ProjectFilter>(ALL_PROJECTS)
   const [query, setQuery] = useState("")
-  const [name, setName] = useState("")
-  const [perDocument, setPerDocument] = useState(false)
 
-  const folderList = folders.data ?? []
-  const tree = useMemo(() => folderTree(folders.data ?? []), [folders.data])
+  const folderList = folders ?? []
+  const tree = useMemo(() => folderTree(folders ?? []), [folders])
   const selectedFolder = folderList.find((f) => f.id === filter)
   // a folder that went away (deleted elsewhere) shows every project again
   const activeFilter =
-    filter === ALL_PROJECTS || filter === UNFILED || selectedFolder || folders.data === undefined
+    filter === ALL_PROJECTS || filter === UNFILED || selectedFolder || folders === undefined
       ? filter
       : ALL_PROJECTS
 
   const counts = useMemo(() => {
     const m = new Map<string, number>()
-    const known = new Set((folders.data ?? []).map((f) => f.id))
-    for (const p of projects.data ?? []) {
+    const known = new Set((folders ?? []).map((f) => f.id))
+    for (const p of projects ?? []) {
       m.set(ALL_PROJECTS, (m.get(ALL_PROJECTS) ?? 0) + 1)
       const key = p.folder_id !== null && known.has(p.folder_id) ? p.folder_id : UNFILED
       m.set(key, (m.get(key) ?? 0) + 1)
     }
     return m
-  }, [projects.data, folders.data])
+  }, [projects, folders])
 
   const visible = useMemo(() => {
-    const known = new Set((folders.data ?? []).map((f) => f.id))
+    const known = new Set((folders ?? []).map((f) => f.id))
     const q = query.trim().toLocaleLowerCase()
-    return sortProjects(projects.data ?? []).filter((p) => {
+    return sortProjects(projects ?? []).filter((p) => {
       const folderId = p.folder_id !== null && known.has(p.folder_id) ? p.folder_id : null
       if (activeFilter === UNFILED && folderId !== null) return false
       if (activeFilter !== UNFILED && activeFilter !== ALL_PROJECTS && folderId !== activeFilter) return false
       return q === "" || p.name.toLocaleLowerCase().includes(q)
     })
-  }, [projects.data, folders.data, activeFilter, query])
-
-  const createProject = useMutation({
-    mutationFn: () =>
-      api.post<Project>("/projects/", {
-        name: name.trim(),
-        auto_attach_document_dimension: perDocument,
-        ...(selectedFolder ? { folder_id: selectedFolder.id } : {}),
-      }),
-    onSuccess: (project) => {
-      void invalidateApi("/projects/")
-      navigate(`/projects/${seg(project.id)}`)
-    },
-  })
-  // stays busy from the click until the project's screen replaces this one
-  const busy = createProject.isPending || createProject.isSuccess
-  const error = createProject.error ? errorMessage(createProject.error) : undefined
-
-  const create = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault()
-    createProject.mutate()
-  }
-
-  const replaceProject = (updated: Project) =>
-    projects.setData((projects.data ?? []).map((p) => (p.id === updated.id ? updated : p)))
+  }, [projects, folders, activeFilter, query])
 
   const listHeading =
     activeFilter === ALL_PROJECTS
@@ -100,6 +76,42 @@ export function ProjectsScreen() {
       : activeFilter === UNFILED
         ? "Unfiled"
         : selectedFolder?.name
+
+  return {
+    setFilter,
+    query,
+    setQuery,
+    folderList,
+    tree,
+    selectedFolder,
+    activeFilter,
+    counts,
+    visible,
+    listHeading,
+  }
+}
+
+/** `/`: the organisation's projects by folder (search, rename, pin, move, delete) and a form to create one. */
+export function ProjectsScreen() {
+  useTitle("Projects")
+  const projects = useApiQuery<ReadonlyArray<Project>>("/projects/")
+  const folders = useApiQuery<ReadonlyArray<Folder>>("/folders/")
+  const archived = useApiQuery<ReadonlyArray<Project>>("/projects/?archived=true")
+  const {
+    setFilter,
+    query,
+    setQuery,
+    folderList,
+    tree,
+    selectedFolder,
+    activeFilter,
+    counts,
+    visible,
+    listHeading,
+  } = useProjectFilter(projects.data, folders.data)
+
+  const replaceProject = (updated: Project) =>
+    projects.setData((projects.data ?? []).map((p) => (p.id === updated.id ? updated : p)))
 
   return (
     <>
@@ -180,43 +192,74 @@ export function ProjectsScreen() {
           projects.setData([...(projects.data ?? []), p])
         }}
       />
-      <section aria-labelledby="new-project-heading" className="section">
-        <h2 id="new-project-heading">New project</h2>
-        <form className="inline-form" onSubmit={create}>
-          <div className="field">
-            <label htmlFor="new-project-name">New project name</label>
-            <input
-              id="new-project-name"
-              name="name"
-              required
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-            />
-          </div>
-          <button type="submit" disabled={busy || name.trim() === ""}>
-            Create project
-          </button>
-        </form>
-        <div className="checkbox-field new-project-options">
-          <input
-            id="new-project-per-document"
-            type="checkbox"
-            checked={perDocument}
-            onChange={(e) => setPerDocument(e.target.checked)}
-            aria-describedby="new-project-per-document-hint"
-          />
-          <div>
-            <label htmlFor="new-project-per-document">One result per document</label>
-            <p id="new-project-per-document-hint" className="muted small">
-              Each agent gives a value for every document (split by the Document dimension), not one value for
-              all the documents together.
-            </p>
-          </div>
-        </div>
-        {selectedFolder && <p className="muted small">It goes into the folder {selectedFolder.name}.</p>}
-        <ErrorAlert message={error} />
-      </section>
+      <NewProject folder={selectedFolder} />
     </>
+  )
+}
+
+/** The form that creates a project (in the folder chosen, if any), then opens it. */
+function NewProject({ folder }: { readonly folder: Folder | undefined }) {
+  const [name, setName] = useState("")
+  const [perDocument, setPerDocument] = useState(false)
+
+  const createProject = useMutation({
+    mutationFn: () =>
+      api.post<Project>("/projects/", {
+        name: name.trim(),
+        auto_attach_document_dimension: perDocument,
+        ...(folder ? { folder_id: folder.id } : {}),
+      }),
+    onSuccess: (project) => {
+      void invalidateApi("/projects/")
+      navigate(`/projects/${seg(project.id)}`)
+    },
+  })
+  // stays busy from the click until the project's screen replaces this one
+  const busy = createProject.isPending || createProject.isSuccess
+  const error = createProject.error ? errorMessage(createProject.error) : undefined
+
+  const create = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    createProject.mutate()
+  }
+
+  return (
+    <section aria-labelledby="new-project-heading" className="section">
+      <h2 id="new-project-heading">New project</h2>
+      <form className="inline-form" onSubmit={create}>
+        <div className="field">
+          <label htmlFor="new-project-name">New project name</label>
+          <input
+            id="new-project-name"
+            name="name"
+            required
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+          />
+        </div>
+        <button type="submit" disabled={busy || name.trim() === ""}>
+          Create project
+        </button>
+      </form>
+      <div className="checkbox-field new-project-options">
+        <input
+          id="new-project-per-document"
+          type="checkbox"
+          checked={perDocument}
+          onChange={(e) => setPerDocument(e.target.checked)}
+          aria-describedby="new-project-per-document-hint"
+        />
+        <div>
+          <label htmlFor="new-project-per-document">One result per document</label>
+          <p id="new-project-per-document-hint" className="muted small">
+            Each agent gives a value for every document (split by the Document dimension), not one value for
+            all the documents together.
+          </p>
+        </div>
+      </div>
+      {folder && <p className="muted small">It goes into the folder {folder.name}.</p>}
+      <ErrorAlert message={error} />
+    </section>
   )
 }
 

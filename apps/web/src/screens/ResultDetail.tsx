@@ -12,11 +12,33 @@ import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useState } from "react"
 import { API_BASE, api, errorMessage, seg } from "../api.ts"
 import { ConfidenceMark, ErrorAlert, formatDate, formatValue, Loading, StatusBadge } from "../components.tsx"
+import type { Resource } from "../hooks.ts"
 import { useApiQuery } from "../query.ts"
 import { Link, useTitle } from "../router.tsx"
 import { overrideValue } from "../values.ts"
 
 const EXTRACTIONS_LIMIT = 50
+
+/**
+ * The extractions behind a result (the first `EXTRACTIONS_LIMIT`) and the one whose page is shown: the one
+ * chosen, else the first with a cited page, else the first; with the cited document alone (its type decides
+ * how its page is shown), not the project's every document.
+ */
+function useCitedExtraction(base: string, resultId: string) {
+  const extractions = useApiQuery<ExtractionsPage>(
+    `${base}/results/${seg(resultId)}/extractions/?limit=${EXTRACTIONS_LIMIT}`,
+  )
+  const [selectedId, setSelectedId] = useState<string | undefined>(undefined)
+  const list = extractions.data?.data ?? []
+  const selected =
+    list.find((x) => x.id === selectedId) ??
+    list.find((x) => x.document_id !== null && x.page_number !== null) ??
+    list[0]
+  const citedDocument = useApiQuery<DocumentRecord>(
+    selected?.document_id ? `${base}/documents/${seg(selected.document_id)}/` : null,
+  )
+  return { extractions, list, selected, select: setSelectedId, citedDocument }
+}
 
 /**
  * `/projects/:p/agents/:a/:rr`: one resolved value with its status and justification, the extractions
@@ -35,21 +57,8 @@ export function ResultDetailScreen({
   const projectHref = base
   const project = useApiQuery<Project>(`${base}/`)
   const result = useApiQuery<ResultDetail>(`${base}/results/${seg(resultId)}/`)
-  const extractions = useApiQuery<ExtractionsPage>(
-    `${base}/results/${seg(resultId)}/extractions/?limit=${EXTRACTIONS_LIMIT}`,
-  )
-  const [selectedId, setSelectedId] = useState<string | undefined>(undefined)
+  const { extractions, list, selected, select, citedDocument } = useCitedExtraction(base, resultId)
   useTitle(result.data?.agent_name ?? "Result")
-
-  const list = extractions.data?.data ?? []
-  const selected =
-    list.find((x) => x.id === selectedId) ??
-    list.find((x) => x.document_id !== null && x.page_number !== null) ??
-    list[0]
-  // The cited document alone (its type decides how its page is shown), not the project's every document.
-  const citedDocument = useApiQuery<DocumentRecord>(
-    selected?.document_id ? `${base}/documents/${seg(selected.document_id)}/` : null,
-  )
 
   const breadcrumb = (
     <nav aria-label="Breadcrumb" className="breadcrumb">
@@ -89,102 +98,13 @@ export function ResultDetailScreen({
       )}
       <div className="detail-layout">
         <div className="detail-main">
-          <section aria-labelledby="value-heading" className="section card">
-            <h2 id="value-heading">Current value</h2>
-            <dl className="facts">
-              <dt>Value</dt>
-              <dd>
-                <span className="result-value" data-testid="result-value">
-                  {formatValue(r.value)}
-                </span>
-                {r.unit && r.value !== null ? <span className="muted"> {r.unit}</span> : null}
-              </dd>
-              <dt>For</dt>
-              <dd>{r.dimension_instances.length === 0 ? "All documents" : r.result_name}</dd>
-              <dt>Status</dt>
-              <dd>
-                <StatusBadge status={r.resolution_status} />
-              </dd>
-              <dt>Confidence</dt>
-              <dd data-testid="result-confidence">
-                {r.confidence === null ? "—" : <ConfidenceMark confidence={r.confidence} />}
-              </dd>
-              <dt>Justification</dt>
-              <dd className="justification">{r.justification_for_resolution_status || "—"}</dd>
-              {r.is_overridden && (
-                <>
-                  <dt>Set by hand</dt>
-                  <dd>
-                    {r.updated_by_email ?? "someone"} on {formatDate(r.updated_at)}
-                  </dd>
-                </>
-              )}
-            </dl>
-            <OverrideForm
-              key={r.id}
-              path={`${base}/results/${seg(r.id)}/`}
-              valueType={r.value_type}
-              current={r.value === null ? "" : String(r.value)}
-              onSaved={(detail) => result.setData(detail)}
-            />
-            <ReviewForm
-              key={`review-${r.id}`}
-              path={`${base}/results/${seg(r.id)}/review/`}
-              detail={r}
-              onSaved={(detail) => result.setData(detail)}
-            />
-          </section>
-
-          <section aria-labelledby="extractions-heading" className="section">
-            <h2 id="extractions-heading">Extractions</h2>
-            <ErrorAlert message={extractions.error} />
-            {extractions.data === undefined ? (
-              extractions.error ? null : (
-                <Loading what="extractions" />
-              )
-            ) : list.length === 0 ? (
-              <p className="muted">No extractions behind this value.</p>
-            ) : (
-              <>
-                {extractions.data.total_count > list.length && (
-                  <p className="muted small">
-                    The first {list.length} of {extractions.data.total_count} extractions.
-                  </p>
-                )}
-                <ol className="extraction-list">
-                  {list.map((x) => (
-                    <li key={x.id}>
-                      <button
-                        type="button"
-                        className="extraction"
-                        aria-pressed={selected?.id === x.id}
-                        data-testid="extraction"
-                        onClick={() => setSelectedId(x.id)}
-                      >
-                        <span className="extraction-value">{x.value || "—"}</span>
-                        {x.relevant_passage && <q className="passage">{x.relevant_passage}</q>}
-                        <span className="extraction-source muted small">{sourceText(x)}</span>
-                        {(!x.grounded || x.confidence !== null) && (
-                          <span className="extraction-checks small">
-                            {!x.grounded && (
-                              <span
-                                className="badge status-requires-attention"
-                                data-testid="not-grounded"
-                                title="The quoted passage is not on the cited page, or does not state the value"
-                              >
-                                not grounded
-                              </span>
-                            )}
-                            {x.confidence !== null && <ConfidenceMark confidence={x.confidence} />}
-                          </span>
-                        )}
-                      </button>
-                    </li>
-                  ))}
-                </ol>
-              </>
-            )}
-          </section>
+          <CurrentValue base={base} detail={r} onSaved={(detail) => result.setData(detail)} />
+          <ExtractionsSection
+            extractions={extractions}
+            list={list}
+            selectedId={selected?.id}
+            onSelect={select}
+          />
           <p>
             <Link href={projectHref}>Back to project</Link>
           </p>
@@ -209,6 +129,146 @@ export function ResultDetailScreen({
         </section>
       </div>
     </>
+  )
+}
+
+/** The result's value with its status, confidence and justification; the forms to override and review it. */
+function CurrentValue({
+  base,
+  detail: r,
+  onSaved,
+}: {
+  readonly base: string
+  readonly detail: ResultDetail
+  readonly onSaved: (detail: ResultDetail) => void
+}) {
+  return (
+    <section aria-labelledby="value-heading" className="section card">
+      <h2 id="value-heading">Current value</h2>
+      <dl className="facts">
+        <dt>Value</dt>
+        <dd>
+          <span className="result-value" data-testid="result-value">
+            {formatValue(r.value)}
+          </span>
+          {r.unit && r.value !== null ? <span className="muted"> {r.unit}</span> : null}
+        </dd>
+        <dt>For</dt>
+        <dd>{r.dimension_instances.length === 0 ? "All documents" : r.result_name}</dd>
+        <dt>Status</dt>
+        <dd>
+          <StatusBadge status={r.resolution_status} />
+        </dd>
+        <dt>Confidence</dt>
+        <dd data-testid="result-confidence">
+          {r.confidence === null ? "—" : <ConfidenceMark confidence={r.confidence} />}
+        </dd>
+        <dt>Justification</dt>
+        <dd className="justification">{r.justification_for_resolution_status || "—"}</dd>
+        {r.is_overridden && (
+          <>
+            <dt>Set by hand</dt>
+            <dd>
+              {r.updated_by_email ?? "someone"} on {formatDate(r.updated_at)}
+            </dd>
+          </>
+        )}
+      </dl>
+      <OverrideForm
+        key={r.id}
+        path={`${base}/results/${seg(r.id)}/`}
+        valueType={r.value_type}
+        current={r.value === null ? "" : String(r.value)}
+        onSaved={onSaved}
+      />
+      <ReviewForm
+        key={`review-${r.id}`}
+        path={`${base}/results/${seg(r.id)}/review/`}
+        detail={r}
+        onSaved={onSaved}
+      />
+    </section>
+  )
+}
+
+/** The extractions behind the value, each a button that shows its cited page. */
+function ExtractionsSection({
+  extractions,
+  list,
+  selectedId,
+  onSelect,
+}: {
+  readonly extractions: Resource<ExtractionsPage>
+  readonly list: ReadonlyArray<Extraction>
+  readonly selectedId: string | undefined
+  readonly onSelect: (id: string) => void
+}) {
+  return (
+    <section aria-labelledby="extractions-heading" className="section">
+      <h2 id="extractions-heading">Extractions</h2>
+      <ErrorAlert message={extractions.error} />
+      {extractions.data === undefined ? (
+        extractions.error ? null : (
+          <Loading what="extractions" />
+        )
+      ) : list.length === 0 ? (
+        <p className="muted">No extractions behind this value.</p>
+      ) : (
+        <>
+          {extractions.data.total_count > list.length && (
+            <p className="muted small">
+              The first {list.length} of {extractions.data.total_count} extractions.
+            </p>
+          )}
+          <ol className="extraction-list">
+            {list.map((x) => (
+              <li key={x.id}>
+                <ExtractionButton extraction={x} pressed={selectedId === x.id} onSelect={onSelect} />
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
+    </section>
+  )
+}
+
+/** One extraction: its value, passage and source, and whether it is grounded and how confident. */
+function ExtractionButton({
+  extraction: x,
+  pressed,
+  onSelect,
+}: {
+  readonly extraction: Extraction
+  readonly pressed: boolean
+  readonly onSelect: (id: string) => void
+}) {
+  return (
+    <button
+      type="button"
+      className="extraction"
+      aria-pressed={pressed}
+      data-testid="extraction"
+      onClick={() => onSelect(x.id)}
+    >
+      <span className="extraction-value">{x.value || "—"}</span>
+      {x.relevant_passage && <q className="passage">{x.relevant_passage}</q>}
+      <span className="extraction-source muted small">{sourceText(x)}</span>
+      {(!x.grounded || x.confidence !== null) && (
+        <span className="extraction-checks small">
+          {!x.grounded && (
+            <span
+              className="badge status-requires-attention"
+              data-testid="not-grounded"
+              title="The quoted passage is not on the cited page, or does not state the value"
+            >
+              not grounded
+            </span>
+          )}
+          {x.confidence !== null && <ConfidenceMark confidence={x.confidence} />}
+        </span>
+      )}
+    </button>
   )
 }
 

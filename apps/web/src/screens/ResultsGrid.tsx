@@ -1,5 +1,5 @@
 import type { ResolutionStatus } from "@dxs/domain/Enums"
-import type { ResultsGrid as Grid, ResultsGridColumn } from "@dxs/domain/Records"
+import type { ResultsGrid as Grid, ResultsGridCell, ResultsGridColumn } from "@dxs/domain/Records"
 import { keepPreviousData, useQuery } from "@tanstack/react-query"
 import { type KeyboardEvent, useEffect, useRef, useState } from "react"
 import { API_BASE, errorMessage, seg } from "../api.ts"
@@ -81,20 +81,22 @@ const ariaSort = (current: string, column: string): "ascending" | "descending" |
 const withUnit = (text: string, column: ResultsGridColumn) =>
   column.unit && text !== "—" ? `${text} ${column.unit}` : text
 
+/** A cell of the grid by its row and column on the page. */
+interface CellAt {
+  readonly row: number
+  readonly col: number
+}
+
 /**
- * The project's results as a grid computed by the server (`GET …/results/grid/`): one row per combination
- * of dimension values, one column per agent; paged, sorted by a click on a header, filtered, and exported
- * with the same filters. Arrow keys move between cells; Enter opens a cell's result.
+ * The grid's page, sort and filters, and the query that reads it: the search box asks the server once
+ * typing pauses; a new filter, sort or page size starts again at the first page.
  */
-export function ResultsGrid({ projectId }: { readonly projectId: string }) {
-  const base = `/projects/${seg(projectId)}`
+function useGridQuery(base: string) {
   const [offset, setOffset] = useState(0)
   const [pageRows, setPageRows] = useState(50)
   const [sort, setSort] = useState("name")
   const [filters, setFilters] = useState<Filters>(NO_FILTERS)
   const [searchText, setSearchText] = useState("")
-  const [active, setActive] = useState<{ readonly row: number; readonly col: number }>({ row: 0, col: 0 })
-  const table = useRef<HTMLTableElement>(null)
 
   // the search box asks the server once typing pauses
   useEffect(() => {
@@ -122,11 +124,38 @@ export function ResultsGrid({ projectId }: { readonly projectId: string }) {
     setSort((s) => nextSort(s, column))
     setOffset(0)
   }
+  const setPageSize = (rows: number) => {
+    setPageRows(rows)
+    setOffset(0)
+  }
 
-  const data = grid.data
   const exportQuery = params.toString()
   const exportHref = (format: "csv" | "xlsx") =>
     `${API_BASE}${base}/results/export/?format=${format}${exportQuery ? `&${exportQuery}` : ""}`
+
+  return {
+    grid,
+    offset,
+    setOffset,
+    pageRows,
+    setPageSize,
+    sort,
+    sortBy,
+    filters,
+    setFilter,
+    searchText,
+    setSearchText,
+    exportHref,
+  }
+}
+
+/**
+ * Roving focus over the grid's cells: the one cell reached by Tab, moved by the arrow keys, Home and
+ * End; Enter opens a cell's result.
+ */
+function useCellFocus(data: Grid | undefined) {
+  const [active, setActive] = useState<CellAt>({ row: 0, col: 0 })
+  const table = useRef<HTMLTableElement>(null)
 
   const focusCell = (row: number, col: number) => {
     const cell = table.current?.querySelector<HTMLElement>(`[data-cell="${row}:${col}"]`)
@@ -170,93 +199,34 @@ export function ResultsGrid({ projectId }: { readonly projectId: string }) {
         col: Math.max(0, Math.min(active.col, data.columns.length - 1)),
       }
     : active
-  const from = data && data.rows.length > 0 ? offset + 1 : 0
-  const to = data ? offset + data.rows.length : 0
+
+  return { table, current, setActive, onCellKey }
+}
+
+type CellFocus = ReturnType<typeof useCellFocus>
+
+/**
+ * The project's results as a grid computed by the server (`GET …/results/grid/`): one row per combination
+ * of dimension values, one column per agent; paged, sorted by a click on a header, filtered, and exported
+ * with the same filters. Arrow keys move between cells; Enter opens a cell's result.
+ */
+export function ResultsGrid({ projectId }: { readonly projectId: string }) {
+  const base = `/projects/${seg(projectId)}`
+  const query = useGridQuery(base)
+  const { grid, filters } = query
+  const data = grid.data
+  const focus = useCellFocus(data)
 
   return (
     <section aria-labelledby="results-heading" className="section">
       <h2 id="results-heading">Results</h2>
-      <form className="grid-filters" aria-label="Filter results" onSubmit={(e) => e.preventDefault()}>
-        <div className="field">
-          <label htmlFor="grid-search">Search</label>
-          <input
-            id="grid-search"
-            type="search"
-            maxLength={200}
-            value={searchText}
-            onChange={(e) => setSearchText(e.target.value)}
-          />
-        </div>
-        <div className="field">
-          <SelectField
-            id="grid-agent"
-            label="Agent"
-            value={filters.agentId}
-            any="Any agent"
-            options={(data?.columns ?? []).map((c) => ({ value: c.agent_id, label: c.agent_name }))}
-            onChange={(agentId) => setFilter({ agentId })}
-          />
-        </div>
-        <div className="field">
-          <SelectField
-            id="grid-status"
-            label="Status"
-            value={filters.status}
-            any="Any status"
-            options={STATUSES}
-            onChange={(status) => setFilter({ status })}
-          />
-        </div>
-        <div className="field">
-          <label htmlFor="grid-dimension-value">Dimension value</label>
-          <input
-            id="grid-dimension-value"
-            value={filters.dimensionValue}
-            onChange={(e) => setFilter({ dimensionValue: e.target.value })}
-          />
-        </div>
-        <div className="field">
-          <SelectField
-            id="grid-confidence"
-            label="Confidence at most"
-            value={filters.maxConfidence}
-            any="Any confidence"
-            options={[
-              { value: "0.25", label: "25 %" },
-              { value: "0.5", label: "50 %" },
-              { value: "0.75", label: "75 %" },
-            ]}
-            onChange={(maxConfidence) => setFilter({ maxConfidence })}
-          />
-        </div>
-        <div className="field">
-          <SelectField
-            id="grid-review"
-            label="Review"
-            value={filters.review}
-            any="Any review"
-            options={[
-              { value: "none", label: "Not reviewed" },
-              { value: "positive", label: "Marked correct" },
-              { value: "negative", label: "Marked wrong" },
-            ]}
-            onChange={(review) => setFilter({ review })}
-          />
-        </div>
-        <div className="field">
-          <SelectField
-            id="grid-source"
-            label="Value from"
-            value={filters.source}
-            any="Model or by hand"
-            options={[
-              { value: "model", label: "Model" },
-              { value: "manual", label: "Set by hand" },
-            ]}
-            onChange={(source) => setFilter({ source })}
-          />
-        </div>
-      </form>
+      <GridFilters
+        filters={filters}
+        searchText={query.searchText}
+        onSearch={query.setSearchText}
+        onFilter={query.setFilter}
+        columns={data?.columns ?? []}
+      />
 
       <ErrorAlert message={grid.error ? errorMessage(grid.error) : undefined} />
       {data === undefined ? (
@@ -275,119 +245,23 @@ export function ResultsGrid({ projectId }: { readonly projectId: string }) {
             </p>
           )}
           <div className="table-wrap">
-            <table
-              className="data-table matrix"
-              data-testid="results-grid"
-              ref={table}
-              aria-busy={grid.isFetching}
-            >
-              <caption className="visually-hidden">Results</caption>
-              <thead>
-                <tr>
-                  <th scope="col" aria-sort={ariaSort(sort, "name")}>
-                    <button type="button" className="link-button sort-button" onClick={() => sortBy("name")}>
-                      Row
-                    </button>
-                  </th>
-                  {data.columns.map((c) => (
-                    <th
-                      scope="col"
-                      key={c.agent_id}
-                      data-agent-id={c.agent_id}
-                      aria-sort={ariaSort(sort, `agent:${c.agent_id}`)}
-                    >
-                      <button
-                        type="button"
-                        className="link-button sort-button"
-                        onClick={() => sortBy(`agent:${c.agent_id}`)}
-                      >
-                        {c.agent_name}
-                        {c.unit && <span className="muted small"> ({c.unit})</span>}
-                      </button>
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {data.rows.map((row, r) => (
-                  <tr key={row.key} data-row={row.key}>
-                    <th scope="row">{row.name}</th>
-                    {data.columns.map((c, col) => {
-                      const cell = row.cells[c.agent_id]
-                      const focus = current.row === r && current.col === col ? 0 : -1
-                      const common = {
-                        "data-cell": `${r}:${col}`,
-                        "data-agent-id": c.agent_id,
-                        tabIndex: focus,
-                        onFocus: () => setActive({ row: r, col }),
-                      }
-                      if (!cell)
-                        return (
-                          <td
-                            key={c.agent_id}
-                            {...common}
-                            className="empty-cell"
-                            onKeyDown={(e) => onCellKey(e, r, col, null)}
-                          >
-                            <span aria-hidden="true">·</span>
-                            <span className="visually-hidden">No result yet</span>
-                          </td>
-                        )
-                      const href = `${base}/agents/${seg(c.agent_id)}/${seg(cell.resolution_result_id)}`
-                      return (
-                        <td
-                          key={c.agent_id}
-                          {...common}
-                          data-status={cell.resolution_status}
-                          title={cell.resolution_status}
-                          className={`result-cell ${statusClass(cell.resolution_status)}`}
-                          onKeyDown={(e) => onCellKey(e, r, col, href)}
-                        >
-                          <Link href={href} tabIndex={-1}>
-                            {withUnit(formatValue(cell.value), c)}
-                          </Link>
-                          <span className="visually-hidden">{`, ${cell.resolution_status}`}</span>
-                          <ReviewMark review={cell.latest_review_status} source={cell.source} />
-                          <ConfidenceMark confidence={cell.confidence} />
-                        </td>
-                      )
-                    })}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <div className="grid-paging">
-            <button
-              type="button"
-              onClick={() => setOffset(Math.max(0, offset - pageRows))}
-              disabled={data.previous === null}
-            >
-              Previous
-            </button>
-            <span data-testid="grid-range" aria-live="polite">
-              Rows {from}–{to} of {data.count}
-            </span>
-            <button type="button" onClick={() => setOffset(offset + pageRows)} disabled={data.next === null}>
-              Next
-            </button>
-            <SelectField
-              id="grid-page-size"
-              label="Rows per page"
-              value={pageRows}
-              options={PAGE_SIZES}
-              onChange={(v) => {
-                setPageRows(Number(v))
-                setOffset(0)
-              }}
+            <GridTable
+              base={base}
+              data={data}
+              fetching={grid.isFetching}
+              sort={query.sort}
+              onSort={query.sortBy}
+              focus={focus}
             />
-            <a className="button-link" href={exportHref("csv")} download data-testid="export-csv">
-              Export CSV
-            </a>
-            <a className="button-link" href={exportHref("xlsx")} download data-testid="export-xlsx">
-              Export XLSX
-            </a>
           </div>
+          <GridPaging
+            data={data}
+            offset={query.offset}
+            pageRows={query.pageRows}
+            onOffset={query.setOffset}
+            onPageSize={query.setPageSize}
+            exportHref={query.exportHref}
+          />
           <ul className="legend" aria-label="Status colours">
             {STATUSES.map((s) => (
               <li key={s}>
@@ -399,5 +273,267 @@ export function ResultsGrid({ projectId }: { readonly projectId: string }) {
         </>
       )}
     </section>
+  )
+}
+
+/** The filters of the grid: a search (sent once typing pauses), agent, status, dimension value and more. */
+function GridFilters({
+  filters,
+  searchText,
+  onSearch,
+  onFilter,
+  columns,
+}: {
+  readonly filters: Filters
+  readonly searchText: string
+  readonly onSearch: (text: string) => void
+  readonly onFilter: (change: Partial<Filters>) => void
+  readonly columns: ReadonlyArray<ResultsGridColumn>
+}) {
+  return (
+    <form className="grid-filters" aria-label="Filter results" onSubmit={(e) => e.preventDefault()}>
+      <div className="field">
+        <label htmlFor="grid-search">Search</label>
+        <input
+          id="grid-search"
+          type="search"
+          maxLength={200}
+          value={searchText}
+          onChange={(e) => onSearch(e.target.value)}
+        />
+      </div>
+      <div className="field">
+        <SelectField
+          id="grid-agent"
+          label="Agent"
+          value={filters.agentId}
+          any="Any agent"
+          options={columns.map((c) => ({ value: c.agent_id, label: c.agent_name }))}
+          onChange={(agentId) => onFilter({ agentId })}
+        />
+      </div>
+      <div className="field">
+        <SelectField
+          id="grid-status"
+          label="Status"
+          value={filters.status}
+          any="Any status"
+          options={STATUSES}
+          onChange={(status) => onFilter({ status })}
+        />
+      </div>
+      <div className="field">
+        <label htmlFor="grid-dimension-value">Dimension value</label>
+        <input
+          id="grid-dimension-value"
+          value={filters.dimensionValue}
+          onChange={(e) => onFilter({ dimensionValue: e.target.value })}
+        />
+      </div>
+      <div className="field">
+        <SelectField
+          id="grid-confidence"
+          label="Confidence at most"
+          value={filters.maxConfidence}
+          any="Any confidence"
+          options={[
+            { value: "0.25", label: "25 %" },
+            { value: "0.5", label: "50 %" },
+            { value: "0.75", label: "75 %" },
+          ]}
+          onChange={(maxConfidence) => onFilter({ maxConfidence })}
+        />
+      </div>
+      <div className="field">
+        <SelectField
+          id="grid-review"
+          label="Review"
+          value={filters.review}
+          any="Any review"
+          options={[
+            { value: "none", label: "Not reviewed" },
+            { value: "positive", label: "Marked correct" },
+            { value: "negative", label: "Marked wrong" },
+          ]}
+          onChange={(review) => onFilter({ review })}
+        />
+      </div>
+      <div className="field">
+        <SelectField
+          id="grid-source"
+          label="Value from"
+          value={filters.source}
+          any="Model or by hand"
+          options={[
+            { value: "model", label: "Model" },
+            { value: "manual", label: "Set by hand" },
+          ]}
+          onChange={(source) => onFilter({ source })}
+        />
+      </div>
+    </form>
+  )
+}
+
+/** The page of the grid: a header per agent (a click sorts by it), a row per combination of dimension values. */
+function GridTable({
+  base,
+  data,
+  fetching,
+  sort,
+  onSort,
+  focus,
+}: {
+  readonly base: string
+  readonly data: Grid
+  readonly fetching: boolean
+  readonly sort: string
+  readonly onSort: (column: string) => void
+  readonly focus: CellFocus
+}) {
+  return (
+    <table className="data-table matrix" data-testid="results-grid" ref={focus.table} aria-busy={fetching}>
+      <caption className="visually-hidden">Results</caption>
+      <thead>
+        <tr>
+          <th scope="col" aria-sort={ariaSort(sort, "name")}>
+            <button type="button" className="link-button sort-button" onClick={() => onSort("name")}>
+              Row
+            </button>
+          </th>
+          {data.columns.map((c) => (
+            <th
+              scope="col"
+              key={c.agent_id}
+              data-agent-id={c.agent_id}
+              aria-sort={ariaSort(sort, `agent:${c.agent_id}`)}
+            >
+              <button
+                type="button"
+                className="link-button sort-button"
+                onClick={() => onSort(`agent:${c.agent_id}`)}
+              >
+                {c.agent_name}
+                {c.unit && <span className="muted small"> ({c.unit})</span>}
+              </button>
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {data.rows.map((row, r) => (
+          <tr key={row.key} data-row={row.key}>
+            <th scope="row">{row.name}</th>
+            {data.columns.map((c, col) => (
+              <GridCell
+                key={c.agent_id}
+                base={base}
+                column={c}
+                cell={row.cells[c.agent_id]}
+                at={{ row: r, col }}
+                focus={focus}
+              />
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  )
+}
+
+/** One cell of the grid: the agent's value for the row (a link to its result), or a mark for none yet. */
+function GridCell({
+  base,
+  column: c,
+  cell,
+  at,
+  focus,
+}: {
+  readonly base: string
+  readonly column: ResultsGridColumn
+  readonly cell: ResultsGridCell | undefined
+  readonly at: CellAt
+  readonly focus: CellFocus
+}) {
+  const { row: r, col } = at
+  const common = {
+    "data-cell": `${r}:${col}`,
+    "data-agent-id": c.agent_id,
+    tabIndex: focus.current.row === r && focus.current.col === col ? 0 : -1,
+    onFocus: () => focus.setActive({ row: r, col }),
+  }
+  if (!cell)
+    return (
+      <td {...common} className="empty-cell" onKeyDown={(e) => focus.onCellKey(e, r, col, null)}>
+        <span aria-hidden="true">·</span>
+        <span className="visually-hidden">No result yet</span>
+      </td>
+    )
+  const href = `${base}/agents/${seg(c.agent_id)}/${seg(cell.resolution_result_id)}`
+  return (
+    <td
+      {...common}
+      data-status={cell.resolution_status}
+      title={cell.resolution_status}
+      className={`result-cell ${statusClass(cell.resolution_status)}`}
+      onKeyDown={(e) => focus.onCellKey(e, r, col, href)}
+    >
+      <Link href={href} tabIndex={-1}>
+        {withUnit(formatValue(cell.value), c)}
+      </Link>
+      <span className="visually-hidden">{`, ${cell.resolution_status}`}</span>
+      <ReviewMark review={cell.latest_review_status} source={cell.source} />
+      <ConfidenceMark confidence={cell.confidence} />
+    </td>
+  )
+}
+
+/** Previous and next page, the rows shown, the page size, and the exports with the same filters. */
+function GridPaging({
+  data,
+  offset,
+  pageRows,
+  onOffset,
+  onPageSize,
+  exportHref,
+}: {
+  readonly data: Grid
+  readonly offset: number
+  readonly pageRows: number
+  readonly onOffset: (offset: number) => void
+  readonly onPageSize: (rows: number) => void
+  readonly exportHref: (format: "csv" | "xlsx") => string
+}) {
+  const from = data.rows.length > 0 ? offset + 1 : 0
+  const to = offset + data.rows.length
+  return (
+    <div className="grid-paging">
+      <button
+        type="button"
+        onClick={() => onOffset(Math.max(0, offset - pageRows))}
+        disabled={data.previous === null}
+      >
+        Previous
+      </button>
+      <span data-testid="grid-range" aria-live="polite">
+        Rows {from}–{to} of {data.count}
+      </span>
+      <button type="button" onClick={() => onOffset(offset + pageRows)} disabled={data.next === null}>
+        Next
+      </button>
+      <SelectField
+        id="grid-page-size"
+        label="Rows per page"
+        value={pageRows}
+        options={PAGE_SIZES}
+        onChange={(v) => onPageSize(Number(v))}
+      />
+      <a className="button-link" href={exportHref("csv")} download data-testid="export-csv">
+        Export CSV
+      </a>
+      <a className="button-link" href={exportHref("xlsx")} download data-testid="export-xlsx">
+        Export XLSX
+      </a>
+    </div>
   )
 }
