@@ -156,7 +156,7 @@ const chatMessages = (prompt: Prompt<unknown>) => [
   { role: "user" as const, content: prompt.user },
 ]
 
-/** The request body: JSON-schema structured output, and log-probabilities when the prompt and server allow. */
+/** The request body: JSON-schema structured output; log-probabilities when the prompt and server allow. */
 const chatBody = (
   model: string,
   messages: ChatCompletionsBody["messages"],
@@ -491,7 +491,7 @@ const resolveValue = (
     } satisfies ResolveResponse
   })
 
-/** The derived value, normalised (an evaluation's as a decimal number); an answer that is no value is null. */
+/** The derived value, normalised (an evaluation's as a decimal number); an unusable answer is null. */
 const deriveValue = (complete: Complete, request: DeriveRequest): Effect.Effect<DeriveResponse, ModelError> =>
   Effect.gen(function* () {
     const { value: raw, usage } = yield* complete(derivePrompt(request))
