@@ -92,6 +92,241 @@ const sinkOf =
 const definedOnly = (fields: Readonly<Record<string, unknown>>) =>
   Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined))
 
+/** What running and claiming tasks needs of the worker. */
+interface WorkerEnv {
+  readonly workerId: string
+  readonly handlers: Readonly<Record<string, TaskHandler>>
+  readonly db: TaskQueue.TaskDb
+  readonly leaseMs: number
+  readonly retryWindowMs: number
+  /** The worker's runtime, for the handlers' log lines from promise code. */
+  readonly runtime: Runtime.Runtime<never>
+}
+
+/** A group of kinds sharing slots. */
+interface SlotGroup {
+  readonly kinds: ReadonlyArray<string>
+  readonly slots: number
+}
+
+/** The worker's slots: its groups, the tasks running per group, their fibers, and the pending wake-up. */
+interface Slots {
+  readonly groups: ReadonlyArray<SlotGroup>
+  readonly inFlight: Ref.Ref<ReadonlyArray<number>>
+  readonly tasks: FiberSet.FiberSet
+  readonly wake: Queue.Queue<void>
+}
+
+/** Slot groups: each kind with a limit of its own, then every other kind under `concurrency`. */
+const slotGroups = (
+  kinds: ReadonlyArray<string>,
+  kindConcurrency: Readonly<Record<string, number>>,
+  concurrency: number,
+): ReadonlyArray<SlotGroup> => {
+  const own = Object.entries(kindConcurrency).filter(([kind]) => kinds.includes(kind))
+  return [
+    ...own.map(([kind, n]) => ({ kinds: [kind], slots: Math.max(1, Math.floor(n)) })),
+    { kinds: kinds.filter((k) => !own.some(([kind]) => kind === k)), slots: concurrency },
+  ].filter((g) => g.kinds.length > 0)
+}
+
+/** What a task's log lines say about it. */
+const aboutTask = (task: TaskRow) => ({ task_kind: task.kind, task_id: task.id, attempt: task.attempts })
+
+/** Counts the task's outcome and its duration since `started` in the metrics. */
+const timed = (task: TaskRow, started: number, outcome: string) =>
+  Effect.sync(() => {
+    tasksDone.inc({ kind: task.kind, outcome })
+    taskSeconds.observe({ kind: task.kind }, (Date.now() - started) / 1000)
+  })
+
+/**
+ * The handler's run of the task. Its log lines (of its Effect code and of the promise code it calls) go to
+ * the task's sink; its signal is aborted when it is interrupted; `completed` is called once it completed the
+ * task in its own transaction.
+ */
+const handlerWork = (env: WorkerEnv, task: TaskRow, completed: () => void): Effect.Effect<void, unknown> => {
+  const { workerId, db } = env
+  const handler = env.handlers[task.kind]!
+  const controller = new AbortController()
+  return Effect.suspend(() =>
+    withLogSink(sinkOf(env.runtime, task), () =>
+      inLogContext(
+        handler(task, {
+          workerId,
+          db,
+          signal: controller.signal,
+          complete: async (trx) => {
+            if (!(await TaskQueue.complete(trx, task.id, workerId)))
+              throw new LeaseLostError({ taskId: task.id })
+            completed()
+          },
+        }),
+      ),
+    ),
+  ).pipe(
+    Effect.onInterrupt(() => Effect.sync(() => controller.abort())),
+    // A failure or a defect alike is a failed attempt, recorded with what went wrong.
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.failCause(cause)
+        : Effect.fail(Option.getOrElse(Cause.failureOption(cause), () => Cause.squash(cause))),
+    ),
+  )
+}
+
+/**
+ * Renews the task's lease every leaseMs / 3. Never returns normally: fails with LeaseLostError once the
+ * lease is gone. A failed heartbeat query is retried on the next beat (the lease outlives two missed beats).
+ */
+const heartbeats = (env: WorkerEnv, task: TaskRow): Effect.Effect<never, LeaseLostError> =>
+  Effect.tryPromise(() => TaskQueue.heartbeat(env.db, task.id, env.workerId, env.leaseMs)).pipe(
+    Effect.orElseSucceed(() => true),
+    Effect.flatMap((held) => (held ? Effect.void : Effect.fail(new LeaseLostError({ taskId: task.id })))),
+    Effect.delay(Duration.millis(env.leaseMs / 3)),
+    Effect.forever,
+  )
+
+/** A task that succeeded: completed (unless the handler did so in its own transaction), counted, logged. */
+const finishTask = (env: WorkerEnv, task: TaskRow, started: number, completedByHandler: boolean) =>
+  (completedByHandler
+    ? Effect.void
+    : Effect.promise(() => TaskQueue.complete(env.db, task.id, env.workerId))
+  ).pipe(
+    Effect.zipRight(timed(task, started, "succeeded")),
+    Effect.zipRight(
+      Effect.logDebug("task done").pipe(
+        Effect.annotateLogs({ ...aboutTask(task), ms: Date.now() - started }),
+      ),
+    ),
+  )
+
+/** A failed task: its attempt recorded (to retry, failed for good, or no longer ours), counted, logged. */
+const recordFailure = (env: WorkerEnv, task: TaskRow, started: number, e: unknown) =>
+  Effect.promise(() =>
+    TaskQueue.fail(env.db, task.id, env.workerId, errorMessage(e), {
+      outage: outageOf(e) !== undefined,
+      retryWindowMs: env.retryWindowMs,
+    }),
+  ).pipe(
+    Effect.tap((status) =>
+      Effect.zipRight(
+        timed(
+          task,
+          started,
+          status === "pending" ? "retrying" : status === "failed" ? "failed" : "abandoned",
+        ),
+        Effect.logWarning(
+          status === "pending"
+            ? outageOf(e) !== undefined
+              ? "task met an outage, will be retried"
+              : "task failed, will be retried"
+            : status === "failed"
+              ? "task failed for good"
+              : "task failed after its lease was lost",
+        ).pipe(
+          Effect.annotateLogs({
+            ...aboutTask(task),
+            max_attempts: task.max_attempts,
+            ms: Date.now() - started,
+            error: errorMessage(e),
+          }),
+        ),
+      ),
+    ),
+  )
+
+/**
+ * Stopped while running (the worker shuts down): given back for another worker at once. A handler still
+ * finishing in the background can no longer complete it (the lease is gone).
+ */
+const releaseTask = (env: WorkerEnv, task: TaskRow, started: number) =>
+  Effect.tryPromise(() => TaskQueue.release(env.db, task, env.workerId)).pipe(
+    Effect.flatMap((released) =>
+      released
+        ? Effect.zipRight(
+            timed(task, started, "released"),
+            Effect.logWarning("task released: its worker is stopping").pipe(
+              Effect.annotateLogs(aboutTask(task)),
+            ),
+          )
+        : Effect.void,
+    ),
+    Effect.catchAll((e) =>
+      Effect.logWarning(`releasing a task failed: ${errorMessage(e.error)}`).pipe(
+        Effect.annotateLogs(aboutTask(task)),
+      ),
+    ),
+  )
+
+/** Runs one claimed task while heartbeats hold its lease, then records how it ended. */
+const runTask = (env: WorkerEnv, task: TaskRow): Effect.Effect<void> => {
+  let completedByHandler = false
+  const started = Date.now()
+  const work = handlerWork(env, task, () => {
+    completedByHandler = true
+  })
+  return Effect.raceFirst(work, heartbeats(env, task)).pipe(
+    Effect.matchEffect({
+      onSuccess: () => finishTask(env, task, started, completedByHandler),
+      onFailure: (e) =>
+        e instanceof LeaseLostError
+          ? Effect.zipRight(
+              timed(task, started, "abandoned"),
+              Effect.logWarning("task abandoned: its lease was lost").pipe(
+                Effect.annotateLogs(aboutTask(task)),
+              ),
+            )
+          : recordFailure(env, task, started, e),
+    }),
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.failCause(cause)
+        : Effect.logError("task bookkeeping failed", cause),
+    ),
+    Effect.onInterrupt(() => releaseTask(env, task, started)),
+    Effect.asVoid,
+  )
+}
+
+const inGroup = (inFlight: Ref.Ref<ReadonlyArray<number>>, i: number, delta: number) =>
+  Ref.update(inFlight, (counts) => counts.map((n, j) => (j === i ? n + delta : n)))
+
+/** Claims due tasks for every group with free slots; true when a group filled them all (there may be more). */
+const claimFree = (env: WorkerEnv, slots: Slots): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    const { workerId, leaseMs, retryWindowMs } = env
+    const { inFlight, tasks, wake } = slots
+    let filled = false
+    for (const [i, group] of slots.groups.entries()) {
+      const free = group.slots - (yield* Ref.get(inFlight))[i]!
+      if (free <= 0) continue
+      const claimed = yield* Effect.tryPromise(() =>
+        TaskQueue.claim(env.db, { workerId, kinds: group.kinds, leaseMs, limit: free, retryWindowMs }),
+      ).pipe(Effect.catchAll((e) => Effect.as(Effect.logError(`claim failed: ${errorMessage(e.error)}`), [])))
+      for (const task of claimed) {
+        if (task.previous_owner !== null)
+          yield* Effect.logWarning("task taken over: the lease of its worker expired").pipe(
+            Effect.annotateLogs({
+              task_id: task.id,
+              task_kind: task.kind,
+              attempt: task.attempts,
+              previous_owner: task.previous_owner,
+            }),
+          )
+        yield* inGroup(inFlight, i, 1)
+        yield* FiberSet.run(
+          tasks,
+          runTask(env, task).pipe(
+            Effect.ensuring(inGroup(inFlight, i, -1).pipe(Effect.zipRight(Queue.offer(wake, undefined)))),
+          ),
+        )
+      }
+      if (claimed.length === free) filled = true
+    }
+    return filled
+  })
+
 /**
  * Claims and runs tasks until interrupted. Wakes on NOTIFY (when `url` is given), when a slot frees up,
  * or every `pollMs`. Abandoned tasks (interruption, crash) are retried by whichever worker claims them
@@ -106,12 +341,7 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
       const pollMs = options.pollMs ?? 1_000
       const concurrency = Math.max(1, options.concurrency ?? 4)
       const kinds = Object.keys(handlers)
-      // Slot groups: each kind with a limit of its own, then every other kind under `concurrency`.
-      const own = Object.entries(options.kindConcurrency ?? {}).filter(([kind]) => kinds.includes(kind))
-      const groups: ReadonlyArray<{ readonly kinds: ReadonlyArray<string>; readonly slots: number }> = [
-        ...own.map(([kind, n]) => ({ kinds: [kind], slots: Math.max(1, Math.floor(n)) })),
-        { kinds: kinds.filter((k) => !own.some(([kind]) => kind === k)), slots: concurrency },
-      ].filter((g) => g.kinds.length > 0)
+      const groups = slotGroups(kinds, options.kindConcurrency ?? {}, concurrency)
       const totalSlots = groups.reduce((n, g) => n + g.slots, 0)
 
       const db =
@@ -148,173 +378,11 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
       )
 
       const runtime = yield* Effect.runtime<never>()
-      const runTask = (task: TaskRow): Effect.Effect<void> => {
-        const handler = handlers[task.kind]!
-        let completedByHandler = false
-        const started = Date.now()
-        const timed = (outcome: string) =>
-          Effect.sync(() => {
-            tasksDone.inc({ kind: task.kind, outcome })
-            taskSeconds.observe({ kind: task.kind }, (Date.now() - started) / 1000)
-          })
-        const about = { task_kind: task.kind, task_id: task.id, attempt: task.attempts }
-        // The handler's log lines (of its Effect code and of the promise code it calls) go to the task's sink.
-        const controller = new AbortController()
-        const work = Effect.suspend(() =>
-          withLogSink(sinkOf(runtime, task), () =>
-            inLogContext(
-              handler(task, {
-                workerId,
-                db,
-                signal: controller.signal,
-                complete: async (trx) => {
-                  if (!(await TaskQueue.complete(trx, task.id, workerId)))
-                    throw new LeaseLostError({ taskId: task.id })
-                  completedByHandler = true
-                },
-              }),
-            ),
-          ),
-        ).pipe(
-          Effect.onInterrupt(() => Effect.sync(() => controller.abort())),
-          // A failure or a defect alike is a failed attempt, recorded with what went wrong.
-          Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause)
-              ? Effect.failCause(cause)
-              : Effect.fail(Option.getOrElse(Cause.failureOption(cause), () => Cause.squash(cause))),
-          ),
-        )
-        // Never returns normally: fails with LeaseLostError once the lease is gone. A failed heartbeat
-        // query is retried on the next beat (the lease outlives two missed beats).
-        const heartbeats = Effect.tryPromise(() => TaskQueue.heartbeat(db, task.id, workerId, leaseMs)).pipe(
-          Effect.orElseSucceed(() => true),
-          Effect.flatMap((held) =>
-            held ? Effect.void : Effect.fail(new LeaseLostError({ taskId: task.id })),
-          ),
-          Effect.delay(Duration.millis(leaseMs / 3)),
-          Effect.forever,
-        )
-        return Effect.raceFirst(work, heartbeats).pipe(
-          Effect.matchEffect({
-            // Unless the handler completed the task in its own transaction (which then committed).
-            onSuccess: () =>
-              (completedByHandler
-                ? Effect.void
-                : Effect.promise(() => TaskQueue.complete(db, task.id, workerId))
-              ).pipe(
-                Effect.zipRight(timed("succeeded")),
-                Effect.zipRight(
-                  Effect.logDebug("task done").pipe(
-                    Effect.annotateLogs({ ...about, ms: Date.now() - started }),
-                  ),
-                ),
-              ),
-            onFailure: (e) =>
-              e instanceof LeaseLostError
-                ? Effect.zipRight(
-                    timed("abandoned"),
-                    Effect.logWarning("task abandoned: its lease was lost").pipe(Effect.annotateLogs(about)),
-                  )
-                : Effect.promise(() =>
-                    TaskQueue.fail(db, task.id, workerId, errorMessage(e), {
-                      outage: outageOf(e) !== undefined,
-                      retryWindowMs,
-                    }),
-                  ).pipe(
-                    Effect.tap((status) =>
-                      Effect.zipRight(
-                        timed(
-                          status === "pending" ? "retrying" : status === "failed" ? "failed" : "abandoned",
-                        ),
-                        Effect.logWarning(
-                          status === "pending"
-                            ? outageOf(e) !== undefined
-                              ? "task met an outage, will be retried"
-                              : "task failed, will be retried"
-                            : status === "failed"
-                              ? "task failed for good"
-                              : "task failed after its lease was lost",
-                        ).pipe(
-                          Effect.annotateLogs({
-                            ...about,
-                            max_attempts: task.max_attempts,
-                            ms: Date.now() - started,
-                            error: errorMessage(e),
-                          }),
-                        ),
-                      ),
-                    ),
-                  ),
-          }),
-          Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause)
-              ? Effect.failCause(cause)
-              : Effect.logError("task bookkeeping failed", cause),
-          ),
-          // Stopped while running (the worker shuts down): given back for another worker at once. A
-          // handler still finishing in the background can no longer complete it (the lease is gone).
-          Effect.onInterrupt(() =>
-            Effect.tryPromise(() => TaskQueue.release(db, task, workerId)).pipe(
-              Effect.flatMap((released) =>
-                released
-                  ? Effect.zipRight(
-                      timed("released"),
-                      Effect.logWarning("task released: its worker is stopping").pipe(
-                        Effect.annotateLogs(about),
-                      ),
-                    )
-                  : Effect.void,
-              ),
-              Effect.catchAll((e) =>
-                Effect.logWarning(`releasing a task failed: ${errorMessage(e.error)}`).pipe(
-                  Effect.annotateLogs(about),
-                ),
-              ),
-            ),
-          ),
-          Effect.asVoid,
-        )
-      }
-
-      const inGroup = (i: number, delta: number) =>
-        Ref.update(inFlight, (counts) => counts.map((n, j) => (j === i ? n + delta : n)))
-
-      /** Claims due tasks for every group with free slots; true when a group filled them all (there may be more). */
-      const claimFree = Effect.gen(function* () {
-        let filled = false
-        for (const [i, group] of groups.entries()) {
-          const free = group.slots - (yield* Ref.get(inFlight))[i]!
-          if (free <= 0) continue
-          const claimed = yield* Effect.tryPromise(() =>
-            TaskQueue.claim(db, { workerId, kinds: group.kinds, leaseMs, limit: free, retryWindowMs }),
-          ).pipe(
-            Effect.catchAll((e) => Effect.as(Effect.logError(`claim failed: ${errorMessage(e.error)}`), [])),
-          )
-          for (const task of claimed) {
-            if (task.previous_owner !== null)
-              yield* Effect.logWarning("task taken over: the lease of its worker expired").pipe(
-                Effect.annotateLogs({
-                  task_id: task.id,
-                  task_kind: task.kind,
-                  attempt: task.attempts,
-                  previous_owner: task.previous_owner,
-                }),
-              )
-            yield* inGroup(i, 1)
-            yield* FiberSet.run(
-              tasks,
-              runTask(task).pipe(
-                Effect.ensuring(inGroup(i, -1).pipe(Effect.zipRight(Queue.offer(wake, undefined)))),
-              ),
-            )
-          }
-          if (claimed.length === free) filled = true
-        }
-        return filled
-      })
+      const env: WorkerEnv = { workerId, handlers, db, leaseMs, retryWindowMs, runtime }
+      const slots: Slots = { groups, inFlight, tasks, wake }
 
       // Claim while there is work and room; otherwise wait for a wake-up or the poll interval.
-      return yield* claimFree.pipe(
+      return yield* claimFree(env, slots).pipe(
         Effect.flatMap((filledAllSlots) =>
           filledAllSlots ? Effect.void : Effect.timeout(Queue.take(wake), Duration.millis(pollMs)),
         ),

@@ -27,7 +27,7 @@ import {
   valuesEqual,
 } from "@dxs/domain/Values"
 import { Effect, Layer } from "effect"
-import { type ChatCompletionsBody, makeChatCompletions } from "./ChatCompletions.ts"
+import { type Attempt, type ChatCompletionsBody, makeChatCompletions } from "./ChatCompletions.ts"
 import { locatePassage } from "./Citations.ts"
 import {
   extractDocument,
@@ -39,11 +39,16 @@ import {
 import { varyingDimensions } from "./DocumentPrompt.ts"
 import {
   addUsage,
+  type ConsistencyRequest,
   type ConsistencyResponse,
+  type DeriveRequest,
   type DeriveResponse,
+  type DescribeFieldsRequest,
   type DescribeFieldsResponse,
+  type DiscoverRequest,
   type DiscoverResponse,
   type ExtractedValue,
+  type ExtractRequest,
   type ExtractResponse,
   type FieldDescription,
   type FieldToDescribe,
@@ -51,6 +56,7 @@ import {
   type LanguageModelShape,
   ModelError,
   noUsage,
+  type ResolveRequest,
   type ResolveResponse,
   type Usage,
 } from "./LanguageModel.ts"
@@ -126,13 +132,125 @@ export const parseContent = (content: unknown): unknown => {
   }
 }
 
-export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape => {
+/** Asks the model (or the cache) for the prompt's answer, decoded. */
+type Complete = <T>(prompt: Prompt<T>) => Effect.Effect<Completion<T>, ModelError>
+
+/** When and how long failed requests are retried (the options' values, defaults filled in). */
+interface RetryPolicy {
+  readonly maxRetries: number
+  readonly retryBaseMs: number
+  readonly maxRetryDelayMs: number
+  readonly random: () => number
+}
+
+/** A request the server answered with a completion. */
+type Completed = Extract<Attempt, { readonly kind: "completion" }>
+
+/** A request that failed in a way worth retrying (429, 5xx, network error, timeout). */
+type Retryable = Extract<Attempt, { readonly kind: "retry" }>
+
+/** The messages a prompt sends: its instructions, its shared context when it has one, then its question. */
+const chatMessages = (prompt: Prompt<unknown>) => [
+  { role: "system" as const, content: prompt.system },
+  ...(prompt.context === undefined ? [] : [{ role: "user" as const, content: prompt.context }]),
+  { role: "user" as const, content: prompt.user },
+]
+
+/** The request body: JSON-schema structured output; log-probabilities when the prompt and server allow. */
+const chatBody = (
+  model: string,
+  messages: ChatCompletionsBody["messages"],
+  prompt: Prompt<unknown>,
+  logprobs: boolean,
+): ChatCompletionsBody => ({
+  model,
+  messages,
+  temperature: TEMPERATURE,
+  response_format: {
+    type: "json_schema",
+    json_schema: { name: prompt.schemaName, strict: true, schema: prompt.schema },
+  },
+  ...(prompt.logprobs === true && logprobs ? { logprobs: true } : {}),
+})
+
+/** The cached answer to the prompt, as a completion that cost no request; undefined when there is none. */
+const cachedCompletion = <T>(
+  cache: ResponseCache,
+  key: string,
+  prompt: Prompt<T>,
+): Effect.Effect<Completion<T> | undefined> =>
+  Effect.gen(function* () {
+    const hit = yield* cache.get(key).pipe(Effect.catchAllDefect(() => Effect.succeed(undefined)))
+    const value = hit === undefined ? undefined : prompt.decode(hit.content)
+    if (value === undefined) return undefined
+    modelRequests.inc({ outcome: "cached" })
+    return { value, usage: { ...noUsage, cacheHits: 1 } }
+  })
+
+/** Counts a completion's request and tokens in the metrics. */
+const countCompletion = (result: Completed) => {
+  modelRequests.inc({ outcome: "ok" })
+  modelTokens.inc({ kind: "prompt" }, result.promptTokens)
+  modelTokens.inc({ kind: "completion" }, result.completionTokens)
+}
+
+/**
+ * The completion's content, parsed and (when the prompt asks and the server sent log-probabilities)
+ * annotated, with the prompt's decoding of it; `value` is undefined when the answer is malformed.
+ */
+const decodeCompletion = <T>(
+  prompt: Prompt<T>,
+  result: Completed,
+): { readonly content: unknown; readonly value: T | undefined } => {
+  const parsed = parseContent(result.content)
+  const content =
+    parsed !== undefined &&
+    prompt.annotate !== undefined &&
+    result.logprobs !== undefined &&
+    typeof result.content === "string"
+      ? prompt.annotate(parsed, result.content, result.logprobs)
+      : parsed
+  return { content, value: content === undefined ? undefined : prompt.decode(content) }
+}
+
+/** Exponential back-off with jitter: between half and all of the doubled delay, at most `maxRetryDelayMs`. */
+const backoff = (policy: RetryPolicy, retry: number): number => {
+  const ceiling = Math.min(policy.maxRetryDelayMs, policy.retryBaseMs * 2 ** retry)
+  return Math.round(ceiling / 2 + (policy.random() * ceiling) / 2)
+}
+
+/**
+ * Waits before the next attempt (`Retry-After` when the server gave one, else the back-off); fails with a
+ * retryable `ModelError` instead once the retries are spent or the wait would be too long.
+ */
+const waitToRetry = (
+  policy: RetryPolicy,
+  result: Retryable,
+  retries: number,
+): Effect.Effect<void, ModelError> =>
+  Effect.suspend(() => {
+    const delay = result.retryAfterMs ?? backoff(policy, retries)
+    if (retries >= policy.maxRetries || delay > policy.maxRetryDelayMs)
+      return new ModelError({
+        message: `${result.message} (${retries + 1} attempt${retries === 0 ? "" : "s"})`,
+        retryable: true,
+      })
+    return Effect.sleep(delay)
+  })
+
+/**
+ * The provider's `complete`: the cache first, then requests under the concurrency limit, retried by the
+ * policy, a malformed answer asked again once.
+ */
+const makeComplete = (options: OpenAiModelOptions): Complete => {
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? 4))
   const timeoutMs = options.timeoutMs ?? 60_000
-  const maxRetries = Math.max(0, Math.floor(options.maxRetries ?? 5))
-  const retryBaseMs = options.retryBaseMs ?? 500
-  const maxRetryDelayMs = options.maxRetryDelayMs ?? 60_000
-  const random = options.random ?? Math.random
+  const policy: RetryPolicy = {
+    maxRetries: Math.max(0, Math.floor(options.maxRetries ?? 5)),
+    retryBaseMs: options.retryBaseMs ?? 500,
+    maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
+    random: options.random ?? Math.random,
+  }
   const semaphore = Effect.unsafeMakeSemaphore(concurrency)
   /** Whether requests that want log-probabilities ask for them (until the server refuses them once). */
   let logprobs = true
@@ -143,19 +261,9 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   })
 
-  const backoff = (retry: number): number => {
-    const ceiling = Math.min(maxRetryDelayMs, retryBaseMs * 2 ** retry)
-    return Math.round(ceiling / 2 + (random() * ceiling) / 2)
-  }
-
-  /** Asks the model (or the cache) for the prompt's answer, decoded. */
-  const complete = <T>(prompt: Prompt<T>): Effect.Effect<Completion<T>, ModelError> =>
+  return <T>(prompt: Prompt<T>): Effect.Effect<Completion<T>, ModelError> =>
     Effect.gen(function* () {
-      const messages = [
-        { role: "system" as const, content: prompt.system },
-        ...(prompt.context === undefined ? [] : [{ role: "user" as const, content: prompt.context }]),
-        { role: "user" as const, content: prompt.user },
-      ]
+      const messages = chatMessages(prompt)
       const cache = options.cache
       const key = cacheKey({
         model: options.model,
@@ -165,23 +273,9 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
         temperature: TEMPERATURE,
       })
       if (cache !== undefined) {
-        const hit = yield* cache.get(key).pipe(Effect.catchAllDefect(() => Effect.succeed(undefined)))
-        const value = hit === undefined ? undefined : prompt.decode(hit.content)
-        if (value !== undefined) {
-          modelRequests.inc({ outcome: "cached" })
-          return { value, usage: { ...noUsage, cacheHits: 1 } }
-        }
+        const hit = yield* cachedCompletion(cache, key, prompt)
+        if (hit !== undefined) return hit
       }
-      const body = (): ChatCompletionsBody => ({
-        model: options.model,
-        messages,
-        temperature: TEMPERATURE,
-        response_format: {
-          type: "json_schema",
-          json_schema: { name: prompt.schemaName, strict: true, schema: prompt.schema },
-        },
-        ...(prompt.logprobs === true && logprobs ? { logprobs: true } : {}),
-      })
       let calls = 0
       let promptTokens = 0
       let cachedTokens = 0
@@ -189,25 +283,15 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
       let retries = 0
       let malformed = 0
       for (;;) {
-        const asked = body()
+        const asked = chatBody(options.model, messages, prompt, logprobs)
         const result = yield* semaphore.withPermits(1)(Effect.promise((signal) => attempt(asked, signal)))
         if (result.kind === "completion") {
           calls += 1
           promptTokens += result.promptTokens
           cachedTokens += result.cachedTokens
           completionTokens += result.completionTokens
-          modelRequests.inc({ outcome: "ok" })
-          modelTokens.inc({ kind: "prompt" }, result.promptTokens)
-          modelTokens.inc({ kind: "completion" }, result.completionTokens)
-          const parsed = parseContent(result.content)
-          const content =
-            parsed !== undefined &&
-            prompt.annotate !== undefined &&
-            result.logprobs !== undefined &&
-            typeof result.content === "string"
-              ? prompt.annotate(parsed, result.content, result.logprobs)
-              : parsed
-          const value = content === undefined ? undefined : prompt.decode(content)
+          countCompletion(result)
+          const { content, value } = decodeCompletion(prompt, result)
           if (value !== undefined) {
             if (cache !== undefined) {
               const entry = {
@@ -237,191 +321,215 @@ export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape
         }
         if (result.kind === "fatal")
           return yield* new ModelError({ message: result.message, retryable: false })
-        const delay = result.retryAfterMs ?? backoff(retries)
-        if (retries >= maxRetries || delay > maxRetryDelayMs)
-          return yield* new ModelError({
-            message: `${result.message} (${retries + 1} attempt${retries === 0 ? "" : "s"})`,
-            retryable: true,
-          })
+        yield* waitToRetry(policy, result, retries)
         retries += 1
-        yield* Effect.sleep(delay)
       }
     })
+}
 
+export const makeOpenAiModel = (options: OpenAiModelOptions): LanguageModelShape => {
+  const complete = makeComplete(options)
   return {
     name: `openai:${options.model}`,
-
-    extract: (request) =>
-      Effect.gen(function* () {
-        const varying = varyingDimensions(request.dimensions)
-        if (request.pages.length === 0 || varying.some((d) => d.values.length === 0))
-          return { values: [], usage: noUsage } satisfies ExtractResponse
-        const { value: raw, usage } = yield* complete(extractPrompt(request, varying))
-        const located: Array<MatchedAnswer & { readonly pageNumber: number }> = []
-        for (const answer of matchedAnswers(raw, request)) {
-          const found = locatePassage(
-            request.pages,
-            answer.pageNumber,
-            answer.relevantPassage,
-            answer.value,
-            request.agent.valueType,
-          )
-          if (found !== undefined)
-            located.push({ ...answer, relevantPassage: found.passage, pageNumber: found.pageNumber })
-        }
-        const values = firstPerCombination(located).map(
-          (a): ExtractedValue => ({
-            dimensionValues: a.dimensionValues,
-            value: a.value,
-            relevantPassage: a.relevantPassage,
-            reasoning: a.reasoning,
-            pageNumber: a.pageNumber,
-          }),
-        )
-        return { values, usage } satisfies ExtractResponse
-      }),
-
+    extract: (request) => extractValues(complete, request),
     extractDocument: (request) => extractDocument(complete, request),
-
-    discoverDimensionValues: (request) =>
-      Effect.gen(function* () {
-        if (request.pages.length === 0) return { values: [], usage: noUsage } satisfies DiscoverResponse
-        const { value: raw, usage } = yield* complete(discoverPrompt(request))
-        const values: Array<string> = []
-        for (const candidate of raw) {
-          const text = collapseWhitespace(candidate)
-          if (text === "") continue
-          const known = matchValue(request.dimension.values, text) ?? text
-          if (!values.some((v) => valuesEqual("string", v, known))) values.push(known)
-        }
-        return { values, usage } satisfies DiscoverResponse
-      }),
-
-    checkConsistency: (request) =>
-      Effect.gen(function* () {
-        const { agent, extractions } = request
-        const first = extractions[0]
-        if (first === undefined)
-          return { verdicts: [], summary: null, usage: noUsage } satisfies ConsistencyResponse
-        const allEqual = extractions.every((e) => valuesEqual(agent.valueType, e.value, first.value))
-        if (allEqual && agent.inconsistencyInstructions.trim() === "")
-          return {
-            verdicts: extractions.map((e) => ({
-              id: e.id,
-              consistent: true,
-              justification:
-                extractions.length === 1
-                  ? "The only extraction of this value."
-                  : "All extractions state the same value.",
-            })),
-            summary: null,
-            usage: noUsage,
-          } satisfies ConsistencyResponse
-        const { value: raw, usage } = yield* complete(
-          consistencyPrompt(agent, request.resultName, extractions),
-        )
-        const verdicts = extractions.map((e, i) => {
-          const label = extractionLabel(i)
-          const verdict = raw.verdicts.find((v) => v.label === label || v.label === e.id)
-          return verdict === undefined
-            ? { id: e.id, consistent: false, justification: "not assessed by the model" }
-            : { id: e.id, consistent: verdict.consistent, justification: verdict.justification.trim() }
-        })
-        const agree = verdicts.every((v) => v.consistent)
-        const summary = agree
-          ? null
-          : (raw.summary ?? "The extractions disagree; see the justification of each extraction.")
-        return { verdicts, summary, usage } satisfies ConsistencyResponse
-      }),
-
-    resolve: (request) =>
-      Effect.gen(function* () {
-        const { agent, extractions } = request
-        const first = extractions[0]
-        if (first === undefined)
-          return {
-            value: null,
-            status: "No result",
-            justification: "No extraction holds a value.",
-            usedExtractionIds: [],
-            usage: noUsage,
-          } satisfies ResolveResponse
-        const settled =
-          extractions.every(
-            (e) => e.consistent !== false && valuesEqual(agent.valueType, e.value, first.value),
-          ) &&
-          agent.resolutionInstructions.trim() === "" &&
-          !agent.enableComplexCalculations
-        if (settled)
-          return {
-            value: normalizeValue(agent.valueType, first.value),
-            status: "Resolved",
-            justification:
-              extractions.length === 1
-                ? "The only extraction of this value."
-                : `All ${extractions.length} extractions state the same value.`,
-            usedExtractionIds: extractions.map((e) => e.id),
-            usage: noUsage,
-          } satisfies ResolveResponse
-        const { value: raw, usage } = yield* complete(resolvePrompt(agent, request.resultName, extractions))
-        let value = raw.value === null ? null : normalizeValue(agent.valueType, raw.value)
-        if (value === "") value = null
-        let status = raw.status
-        if (status === "No result") value = null
-        else if (value === null && status === "Resolved") status = "No result"
-        const used = new Set<string>()
-        for (const label of raw.usedLabels) {
-          const index = extractions.findIndex((e, i) => extractionLabel(i) === label || e.id === label)
-          if (index >= 0) used.add(extractions[index]!.id)
-        }
-        return {
-          value,
-          status,
-          justification: raw.justification.trim(),
-          usedExtractionIds: value === null ? [] : [...used],
-          usage,
-        } satisfies ResolveResponse
-      }),
-
-    derive: (request) =>
-      Effect.gen(function* () {
-        const { value: raw, usage } = yield* complete(derivePrompt(request))
-        let value: string | null = null
-        if (raw.value !== null) {
-          if (request.agent.isEvaluation) {
-            const n = parseNumber(collapseWhitespace(raw.value))
-            value = n === undefined ? null : canonicalDecimal(n)
-          } else {
-            const normalised = normalizeValue(request.agent.valueType, raw.value)
-            value = normalised === "" ? null : normalised
-          }
-        }
-        const reasoning =
-          raw.value !== null && value === null
-            ? `${raw.reasoning.trim()} (The model's answer "${raw.value}" is not a number.)`.trim()
-            : raw.reasoning.trim()
-        return { value, reasoning, usage } satisfies DeriveResponse
-      }),
-
-    describeFields: (request) =>
-      Effect.gen(function* () {
-        const chunks: Array<ReadonlyArray<FieldToDescribe>> = []
-        for (let i = 0; i < request.fields.length; i += MAX_FIELDS_PER_CALL)
-          chunks.push(request.fields.slice(i, i + MAX_FIELDS_PER_CALL))
-        const answers = yield* Effect.forEach(
-          chunks,
-          (fields) => complete(describeFieldsPrompt({ schemaTitle: request.schemaTitle, fields })),
-          { concurrency: "unbounded" },
-        )
-        const fields = chunks.flatMap((chunk, i) => describeChunk(chunk, answers[i]!.value))
-        const usage = answers.reduce((total, a) => addUsage(total, a.usage), noUsage)
-        return { fields, usage } satisfies DescribeFieldsResponse
-      }),
+    discoverDimensionValues: (request) => discoverValues(complete, request),
+    checkConsistency: (request) => checkConsistency(complete, request),
+    resolve: (request) => resolveValue(complete, request),
+    derive: (request) => deriveValue(complete, request),
+    describeFields: (request) => describeFields(complete, request),
   }
 }
 
 export const openAiModelLayer = (options: OpenAiModelOptions): Layer.Layer<LanguageModel> =>
   Layer.succeed(LanguageModel, makeOpenAiModel(options))
+
+// ---------------------------------------------------------------------------------------------------------
+// The operations, each through `complete`
+
+/** Values of one agent, each located on its page (answers whose passage is not found are dropped). */
+const extractValues = (
+  complete: Complete,
+  request: ExtractRequest,
+): Effect.Effect<ExtractResponse, ModelError> =>
+  Effect.gen(function* () {
+    const varying = varyingDimensions(request.dimensions)
+    if (request.pages.length === 0 || varying.some((d) => d.values.length === 0))
+      return { values: [], usage: noUsage } satisfies ExtractResponse
+    const { value: raw, usage } = yield* complete(extractPrompt(request, varying))
+    const located: Array<MatchedAnswer & { readonly pageNumber: number }> = []
+    for (const answer of matchedAnswers(raw, request)) {
+      const found = locatePassage(
+        request.pages,
+        answer.pageNumber,
+        answer.relevantPassage,
+        answer.value,
+        request.agent.valueType,
+      )
+      if (found !== undefined)
+        located.push({ ...answer, relevantPassage: found.passage, pageNumber: found.pageNumber })
+    }
+    const values = firstPerCombination(located).map(
+      (a): ExtractedValue => ({
+        dimensionValues: a.dimensionValues,
+        value: a.value,
+        relevantPassage: a.relevantPassage,
+        reasoning: a.reasoning,
+        pageNumber: a.pageNumber,
+      }),
+    )
+    return { values, usage } satisfies ExtractResponse
+  })
+
+/** A dynamic dimension's values found in the pages: distinct, a known value's spelling preferred. */
+const discoverValues = (
+  complete: Complete,
+  request: DiscoverRequest,
+): Effect.Effect<DiscoverResponse, ModelError> =>
+  Effect.gen(function* () {
+    if (request.pages.length === 0) return { values: [], usage: noUsage } satisfies DiscoverResponse
+    const { value: raw, usage } = yield* complete(discoverPrompt(request))
+    const values: Array<string> = []
+    for (const candidate of raw) {
+      const text = collapseWhitespace(candidate)
+      if (text === "") continue
+      const known = matchValue(request.dimension.values, text) ?? text
+      if (!values.some((v) => valuesEqual("string", v, known))) values.push(known)
+    }
+    return { values, usage } satisfies DiscoverResponse
+  })
+
+/** One verdict per extraction; identical values without instructions are consistent without asking. */
+const checkConsistency = (
+  complete: Complete,
+  request: ConsistencyRequest,
+): Effect.Effect<ConsistencyResponse, ModelError> =>
+  Effect.gen(function* () {
+    const { agent, extractions } = request
+    const first = extractions[0]
+    if (first === undefined)
+      return { verdicts: [], summary: null, usage: noUsage } satisfies ConsistencyResponse
+    const allEqual = extractions.every((e) => valuesEqual(agent.valueType, e.value, first.value))
+    if (allEqual && agent.inconsistencyInstructions.trim() === "")
+      return {
+        verdicts: extractions.map((e) => ({
+          id: e.id,
+          consistent: true,
+          justification:
+            extractions.length === 1
+              ? "The only extraction of this value."
+              : "All extractions state the same value.",
+        })),
+        summary: null,
+        usage: noUsage,
+      } satisfies ConsistencyResponse
+    const { value: raw, usage } = yield* complete(consistencyPrompt(agent, request.resultName, extractions))
+    const verdicts = extractions.map((e, i) => {
+      const label = extractionLabel(i)
+      const verdict = raw.verdicts.find((v) => v.label === label || v.label === e.id)
+      return verdict === undefined
+        ? { id: e.id, consistent: false, justification: "not assessed by the model" }
+        : { id: e.id, consistent: verdict.consistent, justification: verdict.justification.trim() }
+    })
+    const agree = verdicts.every((v) => v.consistent)
+    const summary = agree
+      ? null
+      : (raw.summary ?? "The extractions disagree; see the justification of each extraction.")
+    return { verdicts, summary, usage } satisfies ConsistencyResponse
+  })
+
+/** The resolved value; settled without asking when every extraction states the same consistent value. */
+const resolveValue = (
+  complete: Complete,
+  request: ResolveRequest,
+): Effect.Effect<ResolveResponse, ModelError> =>
+  Effect.gen(function* () {
+    const { agent, extractions } = request
+    const first = extractions[0]
+    if (first === undefined)
+      return {
+        value: null,
+        status: "No result",
+        justification: "No extraction holds a value.",
+        usedExtractionIds: [],
+        usage: noUsage,
+      } satisfies ResolveResponse
+    const settled =
+      extractions.every(
+        (e) => e.consistent !== false && valuesEqual(agent.valueType, e.value, first.value),
+      ) &&
+      agent.resolutionInstructions.trim() === "" &&
+      !agent.enableComplexCalculations
+    if (settled)
+      return {
+        value: normalizeValue(agent.valueType, first.value),
+        status: "Resolved",
+        justification:
+          extractions.length === 1
+            ? "The only extraction of this value."
+            : `All ${extractions.length} extractions state the same value.`,
+        usedExtractionIds: extractions.map((e) => e.id),
+        usage: noUsage,
+      } satisfies ResolveResponse
+    const { value: raw, usage } = yield* complete(resolvePrompt(agent, request.resultName, extractions))
+    let value = raw.value === null ? null : normalizeValue(agent.valueType, raw.value)
+    if (value === "") value = null
+    let status = raw.status
+    if (status === "No result") value = null
+    else if (value === null && status === "Resolved") status = "No result"
+    const used = new Set<string>()
+    for (const label of raw.usedLabels) {
+      const index = extractions.findIndex((e, i) => extractionLabel(i) === label || e.id === label)
+      if (index >= 0) used.add(extractions[index]!.id)
+    }
+    return {
+      value,
+      status,
+      justification: raw.justification.trim(),
+      usedExtractionIds: value === null ? [] : [...used],
+      usage,
+    } satisfies ResolveResponse
+  })
+
+/** The derived value, normalised (an evaluation's as a decimal number); an unusable answer is null. */
+const deriveValue = (complete: Complete, request: DeriveRequest): Effect.Effect<DeriveResponse, ModelError> =>
+  Effect.gen(function* () {
+    const { value: raw, usage } = yield* complete(derivePrompt(request))
+    let value: string | null = null
+    if (raw.value !== null) {
+      if (request.agent.isEvaluation) {
+        const n = parseNumber(collapseWhitespace(raw.value))
+        value = n === undefined ? null : canonicalDecimal(n)
+      } else {
+        const normalised = normalizeValue(request.agent.valueType, raw.value)
+        value = normalised === "" ? null : normalised
+      }
+    }
+    const reasoning =
+      raw.value !== null && value === null
+        ? `${raw.reasoning.trim()} (The model's answer "${raw.value}" is not a number.)`.trim()
+        : raw.reasoning.trim()
+    return { value, reasoning, usage } satisfies DeriveResponse
+  })
+
+/** Descriptions of the fields, asked `MAX_FIELDS_PER_CALL` at a time, all at once. */
+const describeFields = (
+  complete: Complete,
+  request: DescribeFieldsRequest,
+): Effect.Effect<DescribeFieldsResponse, ModelError> =>
+  Effect.gen(function* () {
+    const chunks: Array<ReadonlyArray<FieldToDescribe>> = []
+    for (let i = 0; i < request.fields.length; i += MAX_FIELDS_PER_CALL)
+      chunks.push(request.fields.slice(i, i + MAX_FIELDS_PER_CALL))
+    const answers = yield* Effect.forEach(
+      chunks,
+      (fields) => complete(describeFieldsPrompt({ schemaTitle: request.schemaTitle, fields })),
+      { concurrency: "unbounded" },
+    )
+    const fields = chunks.flatMap((chunk, i) => describeChunk(chunk, answers[i]!.value))
+    const usage = answers.reduce((total, a) => addUsage(total, a.usage), noUsage)
+    return { fields, usage } satisfies DescribeFieldsResponse
+  })
 
 // ---------------------------------------------------------------------------------------------------------
 // Mapping answers back onto the request

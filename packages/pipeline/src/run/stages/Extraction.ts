@@ -13,9 +13,11 @@ import {
   agentsStillAt,
   type DocumentExtraction,
   ensureAtomicValues,
+  type InstanceInput,
   replaceDocumentExtractionsOfAgents,
 } from "@dxs/db/repositories/Results"
 import { findRunningRun } from "@dxs/db/repositories/Runs"
+import type { TaskTrx } from "@dxs/db/TaskQueue"
 import { extractionConfidence } from "@dxs/domain/Confidence"
 import type { DocumentExtraction as DocumentWork } from "@dxs/domain/LaunchPlanner"
 import { agentGroups, pageTokenBudget } from "@dxs/domain/ModelRequests"
@@ -27,6 +29,8 @@ import {
   type DimensionQuery,
   type ExtractedValue,
   LanguageModel,
+  type LanguageModelShape,
+  type ModelError,
   noUsage,
   type PageText,
   type Usage,
@@ -40,6 +44,7 @@ import {
   loadAgentsOfProjects,
   loadDocuments,
   type ProjectAgent,
+  type ProjectDocument,
 } from "../ProjectState.ts"
 import {
   commitTask,
@@ -105,6 +110,218 @@ const mergeAnswers = (agent: ProjectAgent, answers: ReadonlyArray<Answer>): Arra
   })
 }
 
+/** An agent of the task, at the config version the task was planned for. */
+interface TaskAgent {
+  readonly agent: ProjectAgent
+  readonly configVersion: number
+  readonly spec: AgentSpec
+}
+
+/**
+ * The task's agents still at the version it was planned for (drafts left out), when the document is still
+ * processed at its planned version; none otherwise.
+ */
+const currentAgents = (
+  p: ExtractPayload,
+  loaded: ReadonlyMap<string, ProjectAgent>,
+  document: ProjectDocument | undefined,
+): Array<TaskAgent> => {
+  const documentCurrent =
+    document !== undefined && document.status === "Processed" && document.version === p.documentVersion
+  return documentCurrent
+    ? p.agents.flatMap((ref) => {
+        const agent = loaded.get(ref.agentId)
+        return agent !== undefined &&
+          !agent.row.is_draft &&
+          agent.row.config_version === ref.agentConfigVersion
+          ? [{ agent, configVersion: ref.agentConfigVersion, spec: agentSpec(agent.row) }]
+          : []
+      })
+    : []
+}
+
+/** Dynamic dimension values, discovered from every window; per agent, the dimensions its requests ask. */
+const discoverDimensions = (
+  model: LanguageModelShape,
+  document: ProjectDocument,
+  agents: ReadonlyArray<TaskAgent>,
+  windows: ReadonlyArray<ReadonlyArray<PageText>>,
+): Effect.Effect<
+  { readonly usage: Usage; readonly dimensionsOf: ReadonlyMap<string, ReadonlyArray<DimensionQuery>> },
+  ModelError
+> =>
+  Effect.gen(function* () {
+    let usage: Usage = noUsage
+    const dimensionsOf = new Map<string, ReadonlyArray<DimensionQuery>>()
+    for (const { agent, spec } of agents) {
+      const discovered = new Map<string, ReadonlyArray<string>>()
+      for (const dimension of agent.dimensions) {
+        if (dimension.source !== "CUSTOM" || !dimension.areValuesDynamic) continue
+        const found: Array<string> = []
+        for (const pages of windows) {
+          const r = yield* model.discoverDimensionValues({
+            agent: spec,
+            dimension: dimensionQuery(dimension, document, found),
+            document: { id: document.id, name: document.name },
+            pages,
+          })
+          usage = addUsage(usage, r.usage)
+          for (const v of r.values) if (!found.includes(v)) found.push(v)
+        }
+        discovered.set(dimension.dimensionId, found)
+      }
+      dimensionsOf.set(
+        agent.row.id,
+        agent.dimensions.map((d) => dimensionQuery(d, document, discovered.get(d.dimensionId))),
+      )
+    }
+    return { usage, dimensionsOf }
+  })
+
+/** The document's answers per agent, each with its citation checked against the pages it was asked on. */
+const extractAnswers = (
+  model: LanguageModelShape,
+  maxAgentsPerRequest: number,
+  input: {
+    readonly document: ProjectDocument
+    readonly agents: ReadonlyArray<TaskAgent>
+    readonly windows: ReadonlyArray<ReadonlyArray<PageText>>
+    readonly dimensionsOf: ReadonlyMap<string, ReadonlyArray<DimensionQuery>>
+    readonly referenceDate: string
+  },
+): Effect.Effect<
+  { readonly usage: Usage; readonly answers: ReadonlyMap<string, Array<Answer>> },
+  ModelError
+> =>
+  Effect.gen(function* () {
+    const { document, agents, windows, dimensionsOf } = input
+    // One request per group of agents and window; a dimension with no value for this document (a tag
+    // it lacks, nothing discovered) leaves its agent out: there is nothing to ask.
+    const askable = agents.filter(({ agent }) =>
+      (dimensionsOf.get(agent.row.id) ?? []).every((d) => d.values.length > 0),
+    )
+    const requests = agentGroups(askable, maxAgentsPerRequest).flatMap((group) =>
+      windows.map((pages, window) => ({ group, pages, window })),
+    )
+    const responses = yield* Effect.forEach(
+      requests,
+      ({ group, pages, window }) =>
+        Effect.map(
+          model.extractDocument({
+            document: { id: document.id, name: document.name },
+            pages,
+            agents: group.map(({ agent, spec }) => ({
+              agent: spec,
+              dimensions: dimensionsOf.get(agent.row.id) ?? [],
+            })),
+            referenceDate: input.referenceDate,
+          }),
+          (response) => ({ response, pages, window }),
+        ),
+      { concurrency: "unbounded" },
+    )
+    let usage: Usage = noUsage
+    const answers = new Map<string, Array<Answer>>()
+    for (const { response, pages, window } of responses) {
+      usage = addUsage(usage, response.usage)
+      for (const { agentId, values } of response.agents) {
+        const spec = agents.find((a) => a.spec.id === agentId)?.spec
+        if (spec === undefined) continue
+        const list = answers.get(agentId) ?? []
+        for (const value of values) list.push({ value, citation: checkCitation(pages, value, spec), window })
+        answers.set(agentId, list)
+      }
+    }
+    return { usage, answers }
+  })
+
+/** A merged answer to store, with the dimension instances of its atomic value. */
+interface Kept {
+  readonly agent: ProjectAgent
+  readonly value: ExtractedValue
+  readonly citation: Citation
+  readonly instances: ReadonlyArray<InstanceInput>
+}
+
+/**
+ * Per agent, its merged answers with their dimension instances; a value missing one of the agent's dimensions
+ * has no atomic value and is not kept.
+ */
+const keptAnswers = (
+  agents: ReadonlyArray<TaskAgent>,
+  answers: ReadonlyMap<string, ReadonlyArray<Answer>>,
+  document: ProjectDocument,
+): Array<Kept> =>
+  agents.flatMap(({ agent }) =>
+    mergeAnswers(agent, answers.get(agent.row.id) ?? []).flatMap(({ value, citation }) => {
+      const instances = agent.dimensions.map((d) => {
+        const v = value.dimensionValues[d.dimensionId]
+        return v === undefined ? undefined : instanceFor(d, v, document)
+      })
+      return instances.some((i) => i === undefined)
+        ? []
+        : [{ agent, value, citation, instances: instanceInputs(instances as Array<InstanceRef>) }]
+    }),
+  )
+
+/** Per agent, the extractions to store: each kept answer on its atomic value (`atomics` in `kept` order). */
+const documentExtractions = (
+  kept: ReadonlyArray<Kept>,
+  atomics: ReadonlyArray<{ readonly id: string }>,
+): Map<string, Array<DocumentExtraction>> => {
+  const extractions = new Map<string, Array<DocumentExtraction>>()
+  kept.forEach(({ agent, value, citation }, i) => {
+    const list = extractions.get(agent.row.id) ?? []
+    list.push({
+      atomicValueId: atomics[i]!.id,
+      value: value.value,
+      relevantPassage: citation.passage,
+      reasoning: value.reasoning,
+      pageNumber: citation.pageNumber,
+      grounded: citation.grounded,
+      confidence: extractionConfidence({
+        modelConfidence: value.modelConfidence,
+        grounded: citation.grounded,
+      }),
+    })
+    extractions.set(agent.row.id, list)
+  })
+  return extractions
+}
+
+/** The task's writes: the document's extractions of each agent still at its planned version. */
+const writeExtractions = (
+  trx: TaskTrx,
+  input: {
+    readonly projectId: string
+    readonly documentId: string
+    readonly documentVersion: number
+    readonly agents: ReadonlyArray<TaskAgent>
+    readonly extractions: ReadonlyMap<string, ReadonlyArray<DocumentExtraction>>
+  },
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const { agents, extractions } = input
+    // Only the agents still at the version the task was planned for (their rows locked for share).
+    const current = yield* agentsStillAt(
+      trx,
+      agents.map(({ agent, configVersion }) => ({ agentId: agent.row.id, configVersion })),
+    )
+    yield* replaceDocumentExtractionsOfAgents(trx, {
+      projectId: input.projectId,
+      documentId: input.documentId,
+      documentVersion: input.documentVersion,
+      agents: agents
+        .filter(({ agent }) => current.has(agent.row.id))
+        .map(({ agent, configVersion }) => ({
+          agentId: agent.row.id,
+          agentConfigVersion: configVersion,
+          dimensionsKey: agentDimensionsKey(agent),
+          extractions: extractions.get(agent.row.id) ?? [],
+        })),
+    })
+  })
+
 export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extraction", {
   effect: Effect.gen(function* () {
     const model = yield* LanguageModel
@@ -126,18 +343,7 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
           { concurrency: 2 },
         )
         const loaded = new Map((agentsById.get(runInfo.projectId) ?? []).map((a) => [a.row.id, a]))
-        const documentCurrent =
-          document !== undefined && document.status === "Processed" && document.version === p.documentVersion
-        const agents = documentCurrent
-          ? p.agents.flatMap((ref) => {
-              const agent = loaded.get(ref.agentId)
-              return agent !== undefined &&
-                !agent.row.is_draft &&
-                agent.row.config_version === ref.agentConfigVersion
-                ? [{ agent, configVersion: ref.agentConfigVersion, spec: agentSpec(agent.row) }]
-                : []
-            })
-          : []
+        const agents = currentAgents(p, loaded, document)
         if (document === undefined || agents.length === 0)
           return yield* commitTask(ctx, task, p.runId, noUsage)
 
@@ -147,126 +353,31 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
           documentName: document.name,
           tokenBudget: pageTokenBudget(budget, Math.min(budget.maxAgentsPerRequest, agents.length)),
         })
-        let usage: Usage = noUsage
+        const discovered = yield* discoverDimensions(model, document, agents, windows)
+        const extracted = yield* extractAnswers(model, budget.maxAgentsPerRequest, {
+          document,
+          agents,
+          windows,
+          dimensionsOf: discovered.dimensionsOf,
+          referenceDate: runInfo.referenceDate,
+        })
+        const usage = addUsage(discovered.usage, extracted.usage)
 
-        // Dynamic dimension values, discovered from every window.
-        const dimensionsOf = new Map<string, ReadonlyArray<DimensionQuery>>()
-        for (const { agent, spec } of agents) {
-          const discovered = new Map<string, ReadonlyArray<string>>()
-          for (const dimension of agent.dimensions) {
-            if (dimension.source !== "CUSTOM" || !dimension.areValuesDynamic) continue
-            const found: Array<string> = []
-            for (const pages of windows) {
-              const r = yield* model.discoverDimensionValues({
-                agent: spec,
-                dimension: dimensionQuery(dimension, document, found),
-                document: { id: document.id, name: document.name },
-                pages,
-              })
-              usage = addUsage(usage, r.usage)
-              for (const v of r.values) if (!found.includes(v)) found.push(v)
-            }
-            discovered.set(dimension.dimensionId, found)
-          }
-          dimensionsOf.set(
-            agent.row.id,
-            agent.dimensions.map((d) => dimensionQuery(d, document, discovered.get(d.dimensionId))),
-          )
-        }
-
-        // One request per group of agents and window; a dimension with no value for this document (a tag
-        // it lacks, nothing discovered) leaves its agent out: there is nothing to ask.
-        const askable = agents.filter(({ agent }) =>
-          (dimensionsOf.get(agent.row.id) ?? []).every((d) => d.values.length > 0),
-        )
-        const requests = agentGroups(askable, budget.maxAgentsPerRequest).flatMap((group) =>
-          windows.map((pages, window) => ({ group, pages, window })),
-        )
-        const responses = yield* Effect.forEach(
-          requests,
-          ({ group, pages, window }) =>
-            Effect.map(
-              model.extractDocument({
-                document: { id: document.id, name: document.name },
-                pages,
-                agents: group.map(({ agent, spec }) => ({
-                  agent: spec,
-                  dimensions: dimensionsOf.get(agent.row.id) ?? [],
-                })),
-                referenceDate: runInfo.referenceDate,
-              }),
-              (response) => ({ response, pages, window }),
-            ),
-          { concurrency: "unbounded" },
-        )
-        const answers = new Map<string, Array<Answer>>()
-        for (const { response, pages, window } of responses) {
-          usage = addUsage(usage, response.usage)
-          for (const { agentId, values } of response.agents) {
-            const spec = agents.find((a) => a.spec.id === agentId)?.spec
-            if (spec === undefined) continue
-            const list = answers.get(agentId) ?? []
-            for (const value of values)
-              list.push({ value, citation: checkCitation(pages, value, spec), window })
-            answers.set(agentId, list)
-          }
-        }
-
-        // Atomic values outside the final transaction, all at once (see `ensureAtomicValues`); a value
-        // missing one of the agent's dimensions has none and is not kept.
-        const kept = agents.flatMap(({ agent }) =>
-          mergeAnswers(agent, answers.get(agent.row.id) ?? []).flatMap(({ value, citation }) => {
-            const instances = agent.dimensions.map((d) => {
-              const v = value.dimensionValues[d.dimensionId]
-              return v === undefined ? undefined : instanceFor(d, v, document)
-            })
-            return instances.some((i) => i === undefined)
-              ? []
-              : [{ agent, value, citation, instances: instanceInputs(instances as Array<InstanceRef>) }]
-          }),
-        )
+        // Atomic values outside the final transaction, all at once (see `ensureAtomicValues`).
+        const kept = keptAnswers(agents, extracted.answers, document)
         const atomics = yield* ensureAtomicValues(
           ctx.db,
           runInfo.projectId,
           kept.map((k) => ({ agentId: k.agent.row.id, instances: k.instances })),
         )
-        const extractions = new Map<string, Array<DocumentExtraction>>()
-        kept.forEach(({ agent, value, citation }, i) => {
-          const list = extractions.get(agent.row.id) ?? []
-          list.push({
-            atomicValueId: atomics[i]!.id,
-            value: value.value,
-            relevantPassage: citation.passage,
-            reasoning: value.reasoning,
-            pageNumber: citation.pageNumber,
-            grounded: citation.grounded,
-            confidence: extractionConfidence({
-              modelConfidence: value.modelConfidence,
-              grounded: citation.grounded,
-            }),
-          })
-          extractions.set(agent.row.id, list)
-        })
+        const extractions = documentExtractions(kept, atomics)
         yield* commitTask(ctx, task, p.runId, usage, (trx) =>
-          Effect.gen(function* () {
-            // Only the agents still at the version the task was planned for (their rows locked for share).
-            const current = yield* agentsStillAt(
-              trx,
-              agents.map(({ agent, configVersion }) => ({ agentId: agent.row.id, configVersion })),
-            )
-            yield* replaceDocumentExtractionsOfAgents(trx, {
-              projectId: runInfo.projectId,
-              documentId: document.id,
-              documentVersion: p.documentVersion,
-              agents: agents
-                .filter(({ agent }) => current.has(agent.row.id))
-                .map(({ agent, configVersion }) => ({
-                  agentId: agent.row.id,
-                  agentConfigVersion: configVersion,
-                  dimensionsKey: agentDimensionsKey(agent),
-                  extractions: extractions.get(agent.row.id) ?? [],
-                })),
-            })
+          writeExtractions(trx, {
+            projectId: runInfo.projectId,
+            documentId: document.id,
+            documentVersion: p.documentVersion,
+            agents,
+            extractions,
           }),
         )
       })
