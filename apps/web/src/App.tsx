@@ -17,13 +17,14 @@ import { useEffect, useState } from "react"
 import { api, errorMessage, isApiError, setCsrfToken, setUnauthorizedHandler } from "./api.ts"
 import { ErrorAlert } from "./components.tsx"
 import { queryClient } from "./query.ts"
-import { bindRouter, Link, navigate, usePath, useTitle } from "./router.tsx"
+import { bindRouter, Link, navigate, useHeadingFocus, usePath, useTitle } from "./router.tsx"
 import { DeveloperScreen } from "./screens/Developer.tsx"
 import { DocumentViewerScreen } from "./screens/DocumentViewer.tsx"
 import { OutputSchemaScreen } from "./screens/OutputSchema.tsx"
 import { ProjectScreen } from "./screens/Project.tsx"
 import { ProjectsScreen } from "./screens/Projects.tsx"
 import { ResultDetailScreen } from "./screens/ResultDetail.tsx"
+import { RunChangesScreen } from "./screens/RunChanges.tsx"
 import { SignInScreen } from "./screens/SignIn.tsx"
 
 const SIGN_IN = "/sign-in"
@@ -54,6 +55,7 @@ const signedOut = () => {
 function Shell() {
   const path = usePath()
   const session = useQuery(sessionQuery)
+  useHeadingFocus(path)
 
   useEffect(() => {
     setUnauthorizedHandler(signedOut)
@@ -87,8 +89,21 @@ function Shell() {
 
   return (
     <>
+      {/* biome-ignore lint/a11y/useValidAnchor: an in-page link to the main content; it moves the focus there without a history entry */}
+      <a
+        href="#main"
+        className="skip-link"
+        onClick={(e) => {
+          e.preventDefault()
+          const main = document.getElementById("main")
+          main?.focus()
+          main?.scrollIntoView()
+        }}
+      >
+        Skip to main content
+      </a>
       <Header email={session.data.member.email} path={path} />
-      <main className="page" id="main">
+      <main className="page" id="main" tabIndex={-1}>
         <Outlet />
       </main>
     </>
@@ -143,6 +158,11 @@ function ResultRoute() {
   )
 }
 
+function RunChangesRoute() {
+  const { projectId, runNumber } = useParams({ strict: false }) as { projectId: string; runNumber: string }
+  return <RunChangesScreen key={`${projectId}/${runNumber}`} projectId={projectId} runNumber={runNumber} />
+}
+
 const rootRoute = createRootRoute({ component: Shell, notFoundComponent: NotFound })
 
 export const routeTree = rootRoute.addChildren([
@@ -159,6 +179,11 @@ export const routeTree = rootRoute.addChildren([
     getParentRoute: () => rootRoute,
     path: "/projects/$projectId/documents/$documentId",
     component: DocumentRoute,
+  }),
+  createRoute({
+    getParentRoute: () => rootRoute,
+    path: "/projects/$projectId/runs/$runNumber/changes",
+    component: RunChangesRoute,
   }),
   createRoute({
     getParentRoute: () => rootRoute,
