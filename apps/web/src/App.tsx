@@ -17,7 +17,15 @@ import { useEffect, useState } from "react"
 import { api, errorMessage, isApiError, setCsrfToken, setUnauthorizedHandler } from "./api.ts"
 import { ErrorAlert } from "./components.tsx"
 import { queryClient } from "./query.ts"
-import { bindRouter, Link, navigate, useHeadingFocus, usePath, useTitle } from "./router.tsx"
+import {
+  bindRouter,
+  Link,
+  navigate,
+  useHeadingFocus,
+  usePath,
+  useScrollOnNavigation,
+  useTitle,
+} from "./router.tsx"
 import { DeveloperScreen } from "./screens/Developer.tsx"
 import { DocumentViewerScreen } from "./screens/DocumentViewer.tsx"
 import { OutputSchemaScreen } from "./screens/OutputSchema.tsx"
@@ -55,7 +63,8 @@ const signedOut = () => {
 function Shell() {
   const path = usePath()
   const session = useQuery(sessionQuery)
-  useHeadingFocus(path)
+  useHeadingFocus()
+  useScrollOnNavigation()
 
   useEffect(() => {
     setUnauthorizedHandler(signedOut)
@@ -192,7 +201,12 @@ export const routeTree = rootRoute.addChildren([
   }),
 ])
 
-export const router = createRouter({ routeTree, defaultNotFoundComponent: NotFound })
+export const router = createRouter({
+  routeTree,
+  defaultNotFoundComponent: NotFound,
+  // the scroll is the application's (useScrollOnNavigation): the router's reset to the top is off
+  scrollRestoration: () => false,
+})
 bindRouter(router)
 
 export function App() {

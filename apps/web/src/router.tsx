@@ -5,7 +5,7 @@
  */
 import type { AnyRouter } from "@tanstack/react-router"
 import { useRouterState } from "@tanstack/react-router"
-import { type AnchorHTMLAttributes, type MouseEvent, useEffect, useRef, useState } from "react"
+import { type AnchorHTMLAttributes, type MouseEvent, useEffect, useRef } from "react"
 
 let current: AnyRouter | null = null
 
@@ -21,9 +21,8 @@ const SCROLL_POSITIONS_KEPT = 50
 const hereHref = () => window.location.pathname + window.location.search
 
 /**
- * Go to `to` (a same-origin path, with its query and hash if any) without reloading the page. Another
- * page starts at the top (the position left is kept for `useScrollRestore`); a new query on the same page
- * (a filter, a section) keeps the scroll where it is.
+ * Go to `to` (a same-origin path, with its query and hash if any) without reloading the page. The position
+ * left on another page is kept for `useScrollOnNavigation`.
  */
 export function navigate(to: string, options: { readonly replace?: boolean } = {}): void {
   const here = hereHref() + window.location.hash
@@ -41,45 +40,61 @@ export function navigate(to: string, options: { readonly replace?: boolean } = {
       if (oldest !== undefined) scrollPositions.delete(oldest)
     }
   }
-  void current.navigate({ href: to, replace: options.replace === true })
-  if (!samePage) window.scrollTo(0, 0)
+  void current.navigate({ href: to, replace: options.replace === true, resetScroll: false })
+}
+
+/** Scroll to `y` now, and again as the page grows (parts still loading) for a few seconds, unless the user scrolls. */
+const scrollBackTo = (y: number): (() => void) => {
+  const reached = () => {
+    window.scrollTo(0, y)
+    return Math.abs(window.scrollY - y) < 2
+  }
+  if (reached()) return () => undefined
+  const observer = new ResizeObserver(() => {
+    if (reached()) stop()
+  })
+  const timer = setTimeout(() => stop(), 5000)
+  const stop = () => {
+    observer.disconnect()
+    clearTimeout(timer)
+    window.removeEventListener("wheel", stop)
+    window.removeEventListener("keydown", stop)
+    window.removeEventListener("touchmove", stop)
+  }
+  observer.observe(document.body)
+  window.addEventListener("wheel", stop)
+  window.addEventListener("keydown", stop)
+  window.addEventListener("touchmove", stop)
+  return stop
 }
 
 /**
- * Once `ready` (the page's data is in), scroll back to where this page (its path and query) was left by a
- * navigation, if it was: after Back, or a link back to the same state. Parts that load later make the page
- * taller: the position is tried again as it grows, for a few seconds. Says whether there was a position to
- * give back (as the page opened).
+ * The scroll as pages change (the router's own reset is off): another page starts at the top, unless it was
+ * left by `navigate` with that same address (Back, or a link back to the same state), which is given its
+ * position back. A new query on the same page (a filter, a section) keeps the scroll.
  */
-export function useScrollRestore(ready: boolean): boolean {
-  const href = useRouterState({ select: (s) => s.location.pathname + s.location.searchStr })
-  const [saved] = useState(() => scrollPositions.get(href))
+export function useScrollOnNavigation(): void {
+  const path = useRouterState({ select: (s) => s.resolvedLocation?.pathname })
+  const first = useRef(true)
   useEffect(() => {
-    if (!ready || saved === undefined) return
+    if (path === undefined) return
+    if (first.current) {
+      first.current = false
+      return
+    }
+    const href = hereHref()
+    const saved = scrollPositions.get(href)
     scrollPositions.delete(href)
-    const reached = () => {
-      window.scrollTo(0, saved)
-      return Math.abs(window.scrollY - saved) < 2
+    if (saved === undefined) {
+      window.scrollTo(0, 0)
+      return
     }
-    if (reached()) return
-    const observer = new ResizeObserver(() => {
-      if (reached()) observer.disconnect()
-    })
-    observer.observe(document.body)
-    const stop = setTimeout(() => observer.disconnect(), 5000)
-    const stopOnUserScroll = () => observer.disconnect()
-    window.addEventListener("wheel", stopOnUserScroll, { once: true })
-    window.addEventListener("keydown", stopOnUserScroll, { once: true })
-    return () => {
-      observer.disconnect()
-      clearTimeout(stop)
-      window.removeEventListener("wheel", stopOnUserScroll)
-      window.removeEventListener("keydown", stopOnUserScroll)
-    }
-    // only as the page opens: `href` and `saved` are those it opened with
-  }, [ready, href, saved])
-  return saved !== undefined
+    return scrollBackTo(saved)
+  }, [path])
 }
+
+/** Whether the page now shown is given back a scroll position (read as it renders, before it is). */
+export const scrollToRestore = (): boolean => scrollPositions.has(hereHref())
 
 /** The last address (path and query) shown of each project's screen. */
 const projectHrefs = new Map<string, string>()
@@ -88,7 +103,9 @@ const projectHrefs = new Map<string, string>()
 export function useRememberProjectHref(projectId: string): void {
   const href = useRouterState({ select: (s) => s.location.pathname + s.location.searchStr })
   useEffect(() => {
-    projectHrefs.set(projectId, href)
+    // the screen still shows for a moment after a navigation to another page: that address is not its own
+    if (href.replace(/[?#].*$/, "").replace(/\/+$/, "") === `/projects/${encodeURIComponent(projectId)}`)
+      projectHrefs.set(projectId, href)
   }, [projectId, href])
 }
 
@@ -145,9 +162,12 @@ export function Link({ href, onClick, children, ...rest }: LinkProps) {
  * After each navigation to another page (not a new query on the same one), the focus goes to the new
  * screen's h1 once it is shown, so that screen readers start there; the first page keeps the browser's.
  */
-export function useHeadingFocus(path: string): void {
+export function useHeadingFocus(): void {
+  // the path once the navigation is done (the new screen rendered), not as it starts
+  const path = useRouterState({ select: (s) => s.resolvedLocation?.pathname })
   const first = useRef(true)
   useEffect(() => {
+    if (path === undefined) return
     if (first.current) {
       first.current = false
       return

@@ -22,9 +22,9 @@ import { invalidateApi, queryClient, useApiQuery } from "../query.ts"
 import {
   Link,
   replaceQuery,
+  scrollToRestore,
   useQueryString,
   useRememberProjectHref,
-  useScrollRestore,
   useTitle,
 } from "../router.tsx"
 import { runProgressOf } from "../runState.ts"
@@ -88,7 +88,7 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
   useRememberProjectHref(projectId)
   const section = useQueryString().get("section")
   const ready = project.data !== undefined
-  const restoring = useScrollRestore(ready)
+  const [restoring] = useState(scrollToRestore)
 
   // opened at a section (a link, a reload): shown once the page is there, unless going back to a position
   const shown = useRef(false)
