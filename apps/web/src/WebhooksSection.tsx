@@ -12,7 +12,7 @@ import type {
 } from "@dxs/domain/Records"
 import { type FormEvent, useEffect, useRef, useState } from "react"
 import { api, seg } from "./api.ts"
-import { ErrorAlert, formatDate, Loading, VisuallyHidden } from "./components.tsx"
+import { ErrorAlert, formatDate, Loading, useConfirm, VisuallyHidden } from "./components.tsx"
 import { useAction, useClipboard } from "./hooks.ts"
 import { useApiQuery } from "./query.ts"
 
@@ -93,7 +93,10 @@ export function WebhooksSection() {
             onChange={(e) => setUrl(e.target.value)}
           />
           <span id="webhook-url-hint" className="muted small">
-            HTTPS only; private and loopback addresses are refused.
+            HTTPS only. Events go to public addresses only: an IP address or localhost is checked when you
+            save, a host name each time it is resolved for a delivery (private, loopback, link-local and
+            metadata addresses are refused then). Loopback, plain http included, only on a server set up for
+            development (WEBHOOK_ALLOW_LOOPBACK).
           </span>
         </div>
         <fieldset className="event-choices">
@@ -194,10 +197,16 @@ function SubscriptionItem({
     })
   }
 
+  const confirm = useConfirm()
   const remove = () =>
-    run(async () => {
-      await api.del(`/webhooks/${seg(s.id)}/`)
-      onDeleted()
+    confirm.ask({
+      thing: "webhook",
+      name: s.name || s.url,
+      details: <p>No more events are sent to it, and its delivery log is removed. This cannot be undone.</p>,
+      action: async () => {
+        await api.del(`/webhooks/${seg(s.id)}/`)
+        onDeleted()
+      },
     })
 
   return (
@@ -226,7 +235,7 @@ function SubscriptionItem({
         <button type="button" className="secondary compact" disabled={busy} onClick={() => void sendTest()}>
           Send test event<VisuallyHidden> {label}</VisuallyHidden>
         </button>
-        <button type="button" className="danger" disabled={busy} onClick={() => void remove()}>
+        <button type="button" className="danger" disabled={busy} onClick={remove}>
           Delete<VisuallyHidden> {label}</VisuallyHidden>
         </button>
         {sent && (
@@ -237,6 +246,7 @@ function SubscriptionItem({
       </div>
       <ErrorAlert message={error} />
       <Deliveries subscription={s} refresh={refresh} />
+      {confirm.dialog}
     </li>
   )
 }

@@ -84,7 +84,8 @@ const gridFilters = {
   ),
   dimension_value: Schema.optional(
     Schema.String.annotations({
-      description: "only rows with a cell whose result has a dimension instance of exactly this value",
+      description:
+        "only rows with a cell whose result has a dimension instance whose value contains this, ignoring case (part of a file name is enough; `GET …/results/` keeps its exact match)",
     }),
   ),
   max_confidence: Schema.optional(

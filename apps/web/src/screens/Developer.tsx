@@ -2,7 +2,7 @@ import type { ApiKey, NewApiKey } from "@dxs/domain/Records"
 import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
-import { ErrorAlert, formatDate, Loading, VisuallyHidden } from "../components.tsx"
+import { ErrorAlert, formatDate, Loading, useConfirm, VisuallyHidden } from "../components.tsx"
 import { useClipboard } from "../hooks.ts"
 import { useApiQuery } from "../query.ts"
 import { useTitle } from "../router.tsx"
@@ -59,7 +59,15 @@ export function DeveloperScreen() {
     e.preventDefault()
     createKey.mutate(name.trim())
   }
-  const revoke = (key: ApiKey) => keyAction.mutateAsync({ key, action: "revoke" }).catch(() => undefined)
+  const confirm = useConfirm()
+  const revoke = (key: ApiKey) =>
+    confirm.ask({
+      thing: "API key",
+      name: key.name || key.prefix,
+      verb: "Revoke",
+      details: <p>Programs using this key are refused from then on. This cannot be undone.</p>,
+      action: () => keyAction.mutateAsync({ key, action: "revoke" }).then(() => undefined),
+    })
   const rotate = (key: ApiKey) => keyAction.mutateAsync({ key, action: "rotate" }).catch(() => undefined)
 
   return (
@@ -137,7 +145,7 @@ export function DeveloperScreen() {
                             type="button"
                             className="danger"
                             disabled={revoking === k.id}
-                            onClick={() => void revoke(k)}
+                            onClick={() => revoke(k)}
                           >
                             Revoke<VisuallyHidden> {k.name || k.prefix}</VisuallyHidden>
                           </button>
@@ -153,6 +161,7 @@ export function DeveloperScreen() {
       </section>
 
       <WebhooksSection />
+      {confirm.dialog}
     </>
   )
 }
