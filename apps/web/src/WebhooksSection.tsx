@@ -99,38 +99,7 @@ export function WebhooksSection() {
             development (WEBHOOK_ALLOW_LOOPBACK).
           </span>
         </div>
-        <fieldset className="event-choices">
-          <legend>Events</legend>
-          <ErrorAlert message={events.error} />
-          {events.data === undefined ? (
-            events.error ? null : (
-              <Loading what="events" />
-            )
-          ) : (
-            events.data.map((ev) => {
-              const id = `webhook-event-${ev.name.replace(/[^A-Za-z0-9_-]+/g, "-")}`
-              return (
-                <div className="checkbox-field" key={ev.name}>
-                  <input
-                    id={id}
-                    type="checkbox"
-                    name="subscribed_events"
-                    value={ev.name}
-                    checked={chosen.has(ev.name)}
-                    aria-describedby={`${id}-description`}
-                    onChange={(e) => toggle(ev.name, e.target.checked)}
-                  />
-                  <div>
-                    <label htmlFor={id}>{ev.name}</label>
-                    <p id={`${id}-description`} className="muted small hint">
-                      {ev.description}
-                    </p>
-                  </div>
-                </div>
-              )
-            })
-          )}
-        </fieldset>
+        <EventChoices events={events} chosen={chosen} onToggle={toggle} />
         <div>
           <button type="submit" disabled={busy}>
             Create webhook
@@ -138,21 +107,7 @@ export function WebhooksSection() {
         </div>
       </form>
       {created && (
-        <div className="card new-key" role="status">
-          <p>
-            <strong>The signing secret of {created.name ? `“${created.name}”` : "the new webhook"}:</strong>
-          </p>
-          <p className="key-line">
-            <code data-testid="new-webhook-secret">{created.secret}</code>
-            <button type="button" className="secondary" onClick={() => void copy(created.secret)}>
-              {copied ? "Copied" : "Copy"}
-            </button>
-          </p>
-          <p className="note">
-            It is shown once: store it where your endpoint verifies the <code>webhook-signature</code> header.
-            It cannot be displayed again.
-          </p>
-        </div>
+        <NewSecretNote created={created} copied={copied} onCopy={() => void copy(created.secret)} />
       )}
       <ErrorAlert message={error} />
 
@@ -172,6 +127,84 @@ export function WebhooksSection() {
         </ul>
       )}
     </section>
+  )
+}
+
+/** The events a subscription may choose, each with its description. */
+function EventChoices({
+  events,
+  chosen,
+  onToggle,
+}: {
+  readonly events: {
+    readonly data: ReadonlyArray<WebhookEventType> | undefined
+    readonly error: string | undefined
+  }
+  readonly chosen: ReadonlySet<string>
+  readonly onToggle: (event: string, on: boolean) => void
+}) {
+  return (
+    <fieldset className="event-choices">
+      <legend>Events</legend>
+      <ErrorAlert message={events.error} />
+      {events.data === undefined ? (
+        events.error ? null : (
+          <Loading what="events" />
+        )
+      ) : (
+        events.data.map((ev) => {
+          const id = `webhook-event-${ev.name.replace(/[^A-Za-z0-9_-]+/g, "-")}`
+          return (
+            <div className="checkbox-field" key={ev.name}>
+              <input
+                id={id}
+                type="checkbox"
+                name="subscribed_events"
+                value={ev.name}
+                checked={chosen.has(ev.name)}
+                aria-describedby={`${id}-description`}
+                onChange={(e) => onToggle(ev.name, e.target.checked)}
+              />
+              <div>
+                <label htmlFor={id}>{ev.name}</label>
+                <p id={`${id}-description`} className="muted small hint">
+                  {ev.description}
+                </p>
+              </div>
+            </div>
+          )
+        })
+      )}
+    </fieldset>
+  )
+}
+
+/** A new subscription's signing secret: shown once, with a button that copies it. */
+function NewSecretNote({
+  created,
+  copied,
+  onCopy,
+}: {
+  readonly created: NewWebhookSubscription
+  readonly copied: boolean
+  readonly onCopy: () => void
+}) {
+  return (
+    <div className="card new-key" role="status">
+      <p>
+        <strong>The signing secret of {created.name ? `“${created.name}”` : "the new webhook"}:</strong>
+      </p>
+      <p className="key-line">
+        <code data-testid="new-webhook-secret">{created.secret}</code>
+        <button type="button" className="secondary" onClick={onCopy}>
+          {copied ? "Copied" : "Copy"}
+        </button>
+      </p>
+      <p className="note">
+        It is shown once: store it where your endpoint verifies the <code>webhook-signature</code> header. It
+        cannot be displayed again.
+      </p>
+    </div>
   )
 }
 
