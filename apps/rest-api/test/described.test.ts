@@ -296,7 +296,7 @@ interface Body {
   readonly closed: Array<ReadonlyArray<string>>
 }
 
-/** The schema of `allOf` parts as one object schema; of `anyOf`/`oneOf`, the first alternative other than null. */
+/** `allOf` parts as one object schema; of `anyOf`/`oneOf`, the first alternative other than null. */
 const chosen = (schema: any): any => {
   const s = resolve(schema) ?? {}
   if (Array.isArray(s.allOf)) {
@@ -314,7 +314,7 @@ const chosen = (schema: any): any => {
   return s
 }
 
-/** A string of the schema: a fixture id, a value of its format, or a label of the member within its lengths. */
+/** A string of the schema: a fixture id, a value of its format, or the member's label within its lengths. */
 const stringOf = (o: DescribedOperation, s: any, at: ReadonlyArray<string>, variant: Variant) => {
   const member = at.findLast((p) => !/^\d+$/.test(p)) ?? ""
   if (s.format === "uuid") return idOf(o, member)
