@@ -261,6 +261,8 @@ const MEMBER_VALUES: Record<string, unknown> = {
   "subscribed_events/0": "webhook.ping",
   // The fixture result's agent is a number agent: its value must be a number.
   "results.override value": 1200,
+  // The smallest mapping of the schema's root (a mapping's nodes are the mapping's rules, not a schema's).
+  "outputSchema.put mapping": { kind: "object", properties: {} },
 }
 
 /** The fixture a member holding an id names. */
@@ -404,8 +406,11 @@ const typesOf = (schema: any): Set<string> => {
   )
 }
 
-/** A value of another JSON type than the member's (string↔number, array↔object, …), if the schema has one. */
-const wrongTypeOf = (value: unknown, schema: any): unknown => {
+/**
+ * Values of other JSON types than the member's, if the schema has any: the swapped type (string↔number,
+ * array↔object, …), and for an object also its JSON text (a form's way of sending it, not JSON's).
+ */
+const wrongTypesOf = (value: unknown, schema: any): Array<unknown> => {
   const swapped: Record<string, unknown> = {
     string: 7,
     number: String(value),
@@ -415,7 +420,9 @@ const wrongTypeOf = (value: unknown, schema: any): unknown => {
     null: 7,
   }
   const allowed = typesOf(schema)
-  return [swapped[jsonType(value)], 7, "seven", true, [], {}].find((v) => !allowed.has(jsonType(v)))
+  const other = [swapped[jsonType(value)], 7, "seven", true, [], {}].find((v) => !allowed.has(jsonType(v)))
+  const text = jsonType(value) === "object" && !allowed.has("string") ? [JSON.stringify(value)] : []
+  return [...(other === undefined ? [] : [other]), ...text]
 }
 
 /** The body with the value at `path` replaced (`undefined`: left out). */
@@ -475,16 +482,13 @@ const invalidBodyCases = (): Array<Case & { readonly member: string }> =>
       .map((m) => make(`${m.path.join("/")} left out`, m.path, withMember(full.value, m.path, undefined)))
     const wrong = full.members.flatMap((m) => {
       const current = m.path.reduce((v: any, p) => v[p], full.value)
-      const replaced = wrongTypeOf(current, m.schema)
-      return replaced === undefined
-        ? []
-        : [
-            make(
-              `${m.path.join("/")} = ${JSON.stringify(replaced)}`,
-              m.path,
-              withMember(full.value, m.path, replaced),
-            ),
-          ]
+      return wrongTypesOf(current, m.schema).map((replaced) =>
+        make(
+          `${m.path.join("/")} = ${JSON.stringify(replaced)}`,
+          m.path,
+          withMember(full.value, m.path, replaced),
+        ),
+      )
     })
     return [...unknown, ...missing, ...wrong]
   })
