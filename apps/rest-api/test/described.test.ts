@@ -245,7 +245,7 @@ describe("requests generated from the description", () => {
 // ---------------------------------------------------------------------------------------------------------
 // Request bodies
 
-/** A body's own fixtures (its changes stay there), and an agent of their project for the agent updates. */
+/** The body operations' own fixtures: the changes their bodies make stay there. */
 let bx: Fixtures
 /** What the body operations' paths name: `bx`, with the agent updated being one of its own. */
 let targets: Fixtures
@@ -353,7 +353,10 @@ const bodyValue = (
   const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== "null") : s.type
   if (type === "string") return stringOf(o, s, at, variant)
   if (type === "integer" || type === "number") {
-    const [low, high] = [s.minimum ?? s.exclusiveMinimum + 1, s.maximum ?? s.exclusiveMaximum - 1]
+    const low: number | undefined =
+      s.minimum ?? (s.exclusiveMinimum === undefined ? undefined : s.exclusiveMinimum + 1)
+    const high: number | undefined =
+      s.maximum ?? (s.exclusiveMaximum === undefined ? undefined : s.exclusiveMaximum - 1)
     return variant === "full" ? (high ?? low ?? 7) : (low ?? Math.min(high ?? 7, 7))
   }
   if (type === "boolean") return false
