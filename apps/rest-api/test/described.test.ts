@@ -13,8 +13,9 @@
  * - every operation with a JSON body (but file uploads) takes a minimal body (required members only) and a
  *   full one (every described member, strings at their largest length), made from its schema with the
  *   fixtures' ids, without refusing either for a member; the same body with an unknown member in any object
- *   the description closes, with a required member left out or with a member of another JSON type
- *   (string↔number, array↔object, …), at any depth, is a 400 naming that member.
+ *   the description closes, with a required member left out or with a member or an array's item of another
+ *   JSON type (string↔number, array↔object, an object as its JSON text, …), at any depth, is a 400 naming
+ *   that member.
  *
  * Deterministic (no randomness) and bounded (a few hundred requests).
  */
@@ -284,7 +285,7 @@ const idOf = (o: DescribedOperation, member: string): string => {
 
 type Variant = "minimal" | "full"
 
-/** A member of a generated body: where it is, its schema, whether its object requires it. */
+/** A member (or an array's item) of a generated body: where it is, its schema, whether it is required. */
 interface BodyMember {
   readonly path: ReadonlyArray<string>
   readonly schema: any
@@ -363,9 +364,11 @@ const bodyValue = (
   if (type === "null") return null
   if (type === "array") {
     const count = Math.max(s.minItems ?? 0, variant === "full" ? 1 : 0)
-    return Array.from({ length: count }, (_, i) =>
-      bodyValue(o, s.items ?? {}, [...at, String(i)], variant, body),
-    )
+    return Array.from({ length: count }, (_, i) => {
+      // An item is not left out as a member is, but may be of the wrong type as one.
+      body.members.push({ path: [...at, String(i)], schema: s.items ?? {}, required: false })
+      return bodyValue(o, s.items ?? {}, [...at, String(i)], variant, body)
+    })
   }
   if (type === "object" || s.properties !== undefined) {
     if (s.additionalProperties === false) body.closed.push(at)
