@@ -9,6 +9,7 @@ import {
   ResultsExportFormats,
   ResultsGrid,
   ResultsPage,
+  ReviewQueue,
 } from "@dxs/domain/contract/Result"
 import { ResolutionStatuses } from "@dxs/domain/Enums"
 import {
@@ -17,6 +18,8 @@ import {
   GRID_SEARCH_MAX_LENGTH,
   RELEVANT_PAGES_MAX_LIMIT,
   RESULTS_MAX_LIMIT,
+  REVIEW_QUEUE_DEFAULT_LIMIT,
+  REVIEW_QUEUE_MAX_LIMIT,
 } from "@dxs/services"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
@@ -168,6 +171,15 @@ export const RelevantPagesParams = Schema.Struct({
   ),
 })
 
+export const ReviewQueueParams = Schema.Struct({
+  limit: Schema.optional(
+    wholeNumber(1, REVIEW_QUEUE_MAX_LIMIT).annotations({
+      description: `documents per page, default ${REVIEW_QUEUE_DEFAULT_LIMIT}, at most ${REVIEW_QUEUE_MAX_LIMIT}`,
+    }),
+  ),
+  cursor: Schema.optional(cursorParam),
+})
+
 const ProjectPath = Schema.Struct({ project_id: Uuid })
 const ResultPath = Schema.Struct({ project_id: Uuid, resolution_result_id: Uuid })
 const AgentPath = Schema.Struct({ project_id: Uuid, agent_id: Uuid })
@@ -211,6 +223,20 @@ export class ResultsApi extends HttpApiGroup.make("results")
       .annotate(
         OpenApi.Description,
         "Beyond the contract. The grid's rows with its filters and sort, streamed: columns `Row`, one per dimension, then per agent (oldest first) `<agent name>` (the value, with the agent's unit), `<agent name> status` and `<agent name> citations` (`<document name> p.<page>` joined by `; `), with `include=confidence,review` also `<agent name> confidence`, `<agent name> review` and `<agent name> source`. Sent as an attachment named `<project name>-results.csv` or `.xlsx`.",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.get("reviewQueue", "/projects/:project_id/review/queue/")
+      .setPath(ProjectPath)
+      .setUrlParams(ReviewQueueParams)
+      .addSuccess(ReviewQueue)
+      .annotate(
+        OpenApi.Summary,
+        "The documents to review, those with a value requiring attention first, then the least confident first (beyond the contract)",
+      )
+      .annotate(
+        OpenApi.Description,
+        "Beyond the contract. The project's documents with current values (a document's values are the results whose Document dimension instance is that document), each with its values counted (all, reviewed, requiring attention), its least confidence and whether it is reviewed (every value has a review, positive or negative, or a value set by hand); documents with a value requiring attention come first, then by least confidence (documents without one last), then by id. `total_documents` and `reviewed_documents` count the whole queue. `next` is a relative link (a cursor) to the following page, or null.",
       ),
   )
   .add(
