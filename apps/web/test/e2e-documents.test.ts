@@ -1,74 +1,18 @@
-/**
- * The documents panel and the document viewer end to end in a real headless Chromium (as e2e.test.ts:
- * Debian's `chromium` driven by playwright-core, against the all-in-one `dxs start` process on loopback
- * over a fresh test database): a document that failed parsing is shown with its reason, re-parsed,
- * replaced, another deleted through the confirmation dialog, and the launch then succeeds; a PDF is opened
- * in the viewer, paged and zoomed; e-mail attachments are listed under their message; documents are
- * deleted in bulk; the list is searched, filtered and paged; a PDF's table is drawn over its page and read
- * as a table in the text view. The panel and the viewer are checked with axe-core for serious or critical
- * violations.
- *
- * Without a Chromium (CHROMIUM_PATH, or /usr/bin/chromium) the suite is skipped and says so.
- */
-import { existsSync, promises as fs } from "node:fs"
-import { createRequire } from "node:module"
-import * as os from "node:os"
-import * as path from "node:path"
 import { invoice, ruledInvoice } from "@dxs/testing/Documents"
-import { Dxs, killSpawned } from "@dxs/testing/DxsProcess"
-import { useTestDatabase } from "@dxs/testing/TestDatabase"
-import { type Browser, chromium, type FileChooser, type Page } from "playwright-core"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import type { FileChooser, Page } from "playwright-core"
+import { beforeAll, describe, expect, it } from "vitest"
+import { browserSuite, CHROMIUM, PASSWORD } from "./browser.ts"
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
-  (p): p is string => p !== undefined && p !== "" && existsSync(p),
-)
-if (CHROMIUM === undefined)
-  console.warn(
-    "documents end-to-end tests skipped: no Chromium (set CHROMIUM_PATH or apt-get install chromium)",
-  )
-
-const require = createRequire(import.meta.url)
-const axeSource = require.resolve("axe-core/axe.min.js")
 const EMAIL = "grace@example.com"
-const PASSWORD = "correct horse battery staple"
-const KEY = /dxs_live_[0-9A-Za-z]{32}/
 
-let tmp: string
-let env: NodeJS.ProcessEnv
-let server: Dxs
 let origin: string
-let browser: Browser
 let page: Page
 
-const dxs = async (args: ReadonlyArray<string>, input?: string) => {
-  const p = new Dxs(args, env, input)
-  const exit = await p.waitForExit()
-  if (exit.code !== 0) throw new Error(`dxs ${args.join(" ")} failed\n${p.output}`)
-  return p.stdout
-}
+const web = browserSuite({ org: "docs", email: EMAIL, tmpPrefix: "dxs-web-docs-" })
+const { newKey, seriousViolations } = web
 
 /** The REST API with a new key of the organisation. */
-const rest = async () => {
-  const key = KEY.exec(await dxs(["keys", "create", "--org", "docs"]))![0]
-  return {
-    get: async (p: string) => {
-      const response = await fetch(`${origin}/api/v1${p}`, { headers: { "x-api-key": key } })
-      return { status: response.status, body: (await response.json()) as any }
-    },
-  }
-}
-
-const seriousViolations = async () => {
-  await page.addScriptTag({ content: await fs.readFile(axeSource, "utf8") })
-  const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document) => Promise<any> } }).axe
-    return axe.run(document)
-  })
-  return (result.violations as Array<{ id: string; impact: string; help: string; nodes: Array<unknown> }>)
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id}: ${v.help} (${v.nodes.length})`)
-}
+const rest = async () => web.api(await newKey())
 
 const goodPdf = async (number: string, total: string) =>
   Buffer.from(
@@ -114,41 +58,8 @@ const emailWith = (attachments: ReadonlyArray<{ name: string; body: string }>) =
 }
 
 describe.skipIf(CHROMIUM === undefined)("the documents panel and viewer in Chromium", () => {
-  beforeAll(async () => {
-    tmp = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-web-docs-"))
-    env = {
-      ...process.env,
-      DATABASE_URL: await useTestDatabase(),
-      DATA_DIR: tmp,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      LOG_LEVEL: "info",
-    }
-    for (const name of ["BLOB_DIR", "PUBLIC_URL", "APP_URL", "INIT_CWD"]) delete env[name]
-    server = new Dxs(["start", "all"], env)
-    const [, port] = await server.waitFor(/REST API listening on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1/)
-    origin = `http://localhost:${port}`
-    await dxs(["users", "create", "--org", "docs", "--email", EMAIL], `${PASSWORD}\n`)
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ["--no-sandbox", "--disable-gpu"] })
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })
-    page = await context.newPage()
-    page.setDefaultTimeout(30_000)
-  }, 600_000)
-
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state !== "fail" || page === undefined) return
-    const text = await page.evaluate(() => document.body.textContent ?? "").catch(() => "")
-    console.error(`the browser was at ${page.url()}, showing:\n${text.slice(0, 3000)}`)
-  })
-
-  afterAll(async () => {
-    await browser?.close()
-    if (server !== undefined && server.exit === undefined) {
-      server.child.kill("SIGTERM")
-      await server.waitForExit(60_000).catch(() => undefined)
-    }
-    killSpawned()
-    if (tmp) await fs.rm(tmp, { recursive: true, force: true })
+  beforeAll(() => {
+    ;({ page, origin } = web)
   })
 
   it("fixes failed documents from the panel, opens a PDF in the viewer, acts in bulk, searches and pages", async () => {

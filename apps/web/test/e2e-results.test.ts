@@ -6,27 +6,13 @@
  *
  * Without a Chromium (CHROMIUM_PATH, or /usr/bin/chromium) the suite is skipped and says so.
  */
-import { existsSync, promises as fs } from "node:fs"
-import { createRequire } from "node:module"
-import * as os from "node:os"
-import * as path from "node:path"
+import { promises as fs } from "node:fs"
 import { invoice } from "@dxs/testing/Documents"
-import { Dxs, killSpawned } from "@dxs/testing/DxsProcess"
-import { useTestDatabase } from "@dxs/testing/TestDatabase"
-import { type Browser, chromium, type Page } from "playwright-core"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import type { Page } from "playwright-core"
+import { beforeAll, describe, expect, it } from "vitest"
+import { browserSuite, CHROMIUM, PASSWORD } from "./browser.ts"
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
-  (p): p is string => p !== undefined && p !== "" && existsSync(p),
-)
-if (CHROMIUM === undefined)
-  console.warn("web end-to-end tests skipped: no Chromium (set CHROMIUM_PATH or apt-get install chromium)")
-
-const require = createRequire(import.meta.url)
-const axeSource = require.resolve("axe-core/axe.min.js")
 const EMAIL = "grace@example.com"
-const PASSWORD = "correct horse battery staple"
-const KEY = /dxs_live_[0-9A-Za-z]{32}/
 
 /** The invoices' totals by file name; the local extractor reads them back. */
 const TOTALS: Record<string, number> = {
@@ -38,45 +24,20 @@ const TOTALS: Record<string, number> = {
   "f.pdf": 1775,
 }
 
-let tmp: string
-let env: NodeJS.ProcessEnv
-let server: Dxs
 let origin: string
-let browser: Browser
 let page: Page
 let key: string
 let projectId: string
 
-const dxs = async (args: ReadonlyArray<string>, input?: string) => {
-  const p = new Dxs(args, env, input)
-  const exit = await p.waitForExit()
-  if (exit.code !== 0) throw new Error(`dxs ${args.join(" ")} failed\n${p.output}`)
-  return p.stdout
-}
+const web = browserSuite({
+  org: "acme",
+  email: EMAIL,
+  tmpPrefix: "dxs-web-results-",
+  context: { acceptDownloads: true },
+})
+const { newKey, seriousViolations } = web
 
-const rest = async (method: string, p: string, body?: unknown) => {
-  const response = await fetch(`${origin}/api/v1${p}`, {
-    method,
-    headers: {
-      "x-api-key": key,
-      ...(body === undefined || body instanceof FormData ? {} : { "content-type": "application/json" }),
-    },
-    ...(body === undefined ? {} : { body: body instanceof FormData ? body : JSON.stringify(body) }),
-  })
-  const text = await response.text()
-  return { status: response.status, body: text === "" ? undefined : (JSON.parse(text) as any) }
-}
-
-const seriousViolations = async () => {
-  await page.addScriptTag({ content: await fs.readFile(axeSource, "utf8") })
-  const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document) => Promise<any> } }).axe
-    return axe.run(document)
-  })
-  return (result.violations as Array<{ id: string; impact: string; help: string; nodes: Array<unknown> }>)
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id}: ${v.help} (${v.nodes.length})`)
-}
+const rest = (method: string, p: string, body?: unknown) => web.api(key).request(method, p, body)
 
 /** RFC 4180 CSV into rows of fields. */
 const parseCsv = (text: string): Array<Array<string>> => {
@@ -117,21 +78,8 @@ const resultsSection = () => page.locator('section[aria-labelledby="results-head
 
 describe.skipIf(CHROMIUM === undefined)("the results grid in Chromium", () => {
   beforeAll(async () => {
-    tmp = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-web-results-"))
-    env = {
-      ...process.env,
-      DATABASE_URL: await useTestDatabase(),
-      DATA_DIR: tmp,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      LOG_LEVEL: "info",
-    }
-    for (const name of ["BLOB_DIR", "PUBLIC_URL", "APP_URL", "INIT_CWD"]) delete env[name]
-    server = new Dxs(["start", "all"], env)
-    const [, port] = await server.waitFor(/REST API listening on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1/)
-    origin = `http://localhost:${port}`
-    await dxs(["users", "create", "--org", "acme", "--email", EMAIL], `${PASSWORD}\n`)
-    key = KEY.exec(await dxs(["keys", "create", "--org", "acme"]))![0]
+    ;({ page, origin } = web)
+    key = await newKey()
 
     // The project: six invoices and two agents split by the Document dimension.
     const project = await rest("POST", "/projects/", { name: "Grid invoices" })
@@ -178,32 +126,7 @@ describe.skipIf(CHROMIUM === undefined)("the results grid in Chromium", () => {
           })
         ).status,
       ).toBe(201)
-
-    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ["--no-sandbox", "--disable-gpu"] })
-    const context = await browser.newContext({
-      viewport: { width: 1280, height: 900 },
-      bypassCSP: true,
-      acceptDownloads: true,
-    })
-    page = await context.newPage()
-    page.setDefaultTimeout(30_000)
   }, 600_000)
-
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state !== "fail" || page === undefined) return
-    const text = await page.evaluate(() => document.body.textContent ?? "").catch(() => "")
-    console.error(`the browser was at ${page.url()}, showing:\n${text.slice(0, 3000)}`)
-  })
-
-  afterAll(async () => {
-    await browser?.close()
-    if (server !== undefined && server.exit === undefined) {
-      server.child.kill("SIGTERM")
-      await server.waitForExit(60_000).catch(() => undefined)
-    }
-    killSpawned()
-    if (tmp) await fs.rm(tmp, { recursive: true, force: true })
-  })
 
   it("launches, then sorts, filters, pages, opens a cell by keyboard and exports the grid", async () => {
     await page.goto(`${origin}/sign-in`)

@@ -13,7 +13,7 @@
  */
 import { Db, listenForProgress } from "@dxs/db"
 import type { ProjectStatus } from "@dxs/domain/Records"
-import { Cause, Context, Effect, Exit, Fiber, Option, Queue, Stream, Take } from "effect"
+import { Cause, Context, Effect, Exit, Fiber, Option, Queue, type Scope, Stream, Take } from "effect"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import type { NotFound, TooManySubscriptions } from "./Errors.ts"
 import { type AgentsStatus, Launches } from "./Launches.ts"
@@ -53,6 +53,179 @@ interface Hub {
   ended: boolean
 }
 
+/** The feed of this process: its hubs, the listening connection, and what reads a project's progress. */
+interface Feed {
+  /** The database the listening connection is opened to. */
+  readonly url: string
+  readonly hubs: Map<string, Hub>
+  readonly byProject: Map<string, Set<Hub>>
+  /** One read of a hub's project, on behalf of its organisation. */
+  readonly read: (hub: Hub) => Effect.Effect<ProjectProgress, NotFound>
+  readonly settings: ProgressFeedSettings["Type"]
+  /** The feed's scope: hubs' readings run in it. */
+  readonly scope: Scope.Scope
+  closed: boolean
+  /** The listening connection: started by the first hub, stopped with the last. */
+  listening: Promise<() => Promise<void>> | undefined
+  /** Every stop of a listener, awaited at shutdown. */
+  stopped: Promise<unknown>
+}
+
+const wake = (hub: Hub) => Queue.unsafeOffer(hub.wake, true)
+
+const startListening = (feed: Feed) => {
+  const started = listenForProgress(
+    feed.url,
+    (projectId) => {
+      for (const hub of feed.byProject.get(projectId) ?? []) wake(hub)
+    },
+    () => {
+      for (const hub of feed.hubs.values()) wake(hub)
+    },
+  )
+  feed.listening = started
+  started.catch(() => {
+    if (feed.listening === started) feed.listening = undefined
+  })
+  return started
+}
+
+const stopListening = (feed: Feed) => {
+  const stopping = feed.listening
+  feed.listening = undefined
+  if (stopping)
+    feed.stopped = Promise.all([
+      feed.stopped,
+      stopping.then(
+        (stop) => stop(),
+        () => undefined,
+      ),
+    ])
+}
+
+const forget = (feed: Feed, hub: Hub) => {
+  hub.ended = true
+  const key = `${hub.organization.id}:${hub.projectId}`
+  if (feed.hubs.get(key) === hub) feed.hubs.delete(key)
+  const same = feed.byProject.get(hub.projectId)
+  same?.delete(hub)
+  if (same?.size === 0) feed.byProject.delete(hub.projectId)
+  if (feed.hubs.size === 0) stopListening(feed)
+}
+
+/** Ends every subscriber of the hub with `message` (the end, or the failure that ends them). */
+const end = (feed: Feed, hub: Hub, message: Message) => {
+  forget(feed, hub)
+  for (const s of hub.subscribers) Queue.unsafeOffer(s, message)
+}
+
+const publish = (hub: Hub, value: ProjectProgress) => {
+  const json = JSON.stringify(value)
+  if (hub.latest?.json === json) return
+  hub.latest = { value, json }
+  for (const s of hub.subscribers) Queue.unsafeOffer(s, Take.of(value))
+}
+
+/** Reads the hub's project whenever it is woken (at most once per `minReadIntervalMs`), until it ends. */
+const reading = (feed: Feed, hub: Hub): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const { settings } = feed
+    for (;;) {
+      // Changes committed before this read are in it; one notified during it makes another read.
+      yield* Queue.takeAll(hub.wake)
+      const exit = yield* Effect.exit(feed.read(hub))
+      if (Exit.isSuccess(exit)) publish(hub, exit.value)
+      else if (Cause.isInterruptedOnly(exit.cause)) return
+      else if (hub.latest === undefined || Option.isSome(Cause.failureOption(exit.cause))) {
+        // No state yet to stand by, or the project is gone (NotFound): its subscribers end with that.
+        return end(feed, hub, Take.failCause(exit.cause))
+      } else {
+        yield* Effect.logWarning(
+          `reading the progress of project ${hub.projectId} failed; it is read again at the next change`,
+          exit.cause,
+        )
+      }
+      yield* Effect.sleep(settings.minReadIntervalMs)
+      yield* Effect.timeoutOption(Queue.take(hub.wake), settings.safetyReadIntervalMs)
+    }
+  })
+
+/**
+ * Adds the mailbox to the project's hub (made, and its reading started, if new) until the scope
+ * closes. Only the wait for the listening connection can be interrupted: a registration always comes
+ * with its removal.
+ */
+const join = (
+  feed: Feed,
+  organization: CurrentOrganization["Type"],
+  projectId: string,
+  mailbox: Queue.Queue<Message>,
+) =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function* () {
+      const key = `${organization.id}:${projectId}`
+      for (;;) {
+        if (feed.closed) {
+          Queue.unsafeOffer(mailbox, Take.end)
+          return
+        }
+        const existing = feed.hubs.get(key)
+        if (existing) {
+          existing.subscribers.add(mailbox)
+          if (existing.latest) Queue.unsafeOffer(mailbox, Take.of(existing.latest.value))
+          yield* Effect.addFinalizer(() => leave(feed, existing, mailbox))
+          return
+        }
+        // Listening before the first read, so that no change falls between the two.
+        const started = feed.listening ?? startListening(feed)
+        yield* restore(Effect.promise(() => started)).pipe(
+          // A subscriber gone before its hub was made leaves no listener behind.
+          Effect.onInterrupt(() =>
+            Effect.sync(() => {
+              if (feed.hubs.size === 0 && feed.listening === started) stopListening(feed)
+            }),
+          ),
+        )
+        // Meanwhile the listener may have stopped (its last hub left) or the hub been made: look again.
+        if (feed.listening !== started || feed.hubs.has(key) || feed.closed) continue
+        const hub: Hub = {
+          projectId,
+          organization,
+          subscribers: new Set([mailbox]),
+          wake: yield* Queue.sliding<true>(1),
+          latest: undefined,
+          fiber: undefined,
+          ended: false,
+        }
+        feed.hubs.set(key, hub)
+        feed.byProject.set(projectId, (feed.byProject.get(projectId) ?? new Set()).add(hub))
+        // (A fiber forked here would inherit the uninterruptible region; its reading must stay stoppable.)
+        hub.fiber = yield* Effect.forkIn(Effect.interruptible(reading(feed, hub)), feed.scope)
+        yield* Effect.addFinalizer(() => leave(feed, hub, mailbox))
+        return
+      }
+    }),
+  )
+
+const leave = (feed: Feed, hub: Hub, mailbox: Queue.Queue<Message>) =>
+  Effect.suspend(() => {
+    hub.subscribers.delete(mailbox)
+    if (hub.subscribers.size > 0 || hub.ended) return Effect.void
+    forget(feed, hub)
+    return hub.fiber === undefined ? Effect.void : Fiber.interruptFork(hub.fiber)
+  })
+
+/** Ends every hub's subscribers and reading, and stops listening (every stop awaited). */
+const close = (feed: Feed) =>
+  Effect.gen(function* () {
+    feed.closed = true
+    const open = [...feed.hubs.values()]
+    for (const hub of open) end(feed, hub, Take.end)
+    yield* Fiber.interruptAll(open.flatMap((h) => (h.fiber === undefined ? [] : [h.fiber])))
+    stopListening(feed)
+    yield* Effect.promise(() => feed.stopped)
+  })
+
 export class ProgressFeed extends Effect.Service<ProgressFeed>()("@dxs/services/ProgressFeed", {
   scoped: Effect.gen(function* () {
     const { url } = yield* Db
@@ -60,172 +233,27 @@ export class ProgressFeed extends Effect.Service<ProgressFeed>()("@dxs/services/
     const launches = yield* Launches
     const places = yield* LiveSubscriptions
     const scope = yield* Effect.scope
-    const hubs = new Map<string, Hub>()
-    const byProject = new Map<string, Set<Hub>>()
-    let closed = false
-
-    // The listening connection: started by the first hub, stopped with the last.
-    let listening: Promise<() => Promise<void>> | undefined
-    const wake = (hub: Hub) => Queue.unsafeOffer(hub.wake, true)
-    const startListening = () => {
-      const started = listenForProgress(
-        url,
-        (projectId) => {
-          for (const hub of byProject.get(projectId) ?? []) wake(hub)
-        },
-        () => {
-          for (const hub of hubs.values()) wake(hub)
-        },
-      )
-      listening = started
-      started.catch(() => {
-        if (listening === started) listening = undefined
-      })
-      return started
-    }
-    // Every stop of a listener, awaited at shutdown.
-    let stopped: Promise<unknown> = Promise.resolve()
-    const stopListening = () => {
-      const stopping = listening
-      listening = undefined
-      if (stopping)
-        stopped = Promise.all([
-          stopped,
-          stopping.then(
-            (stop) => stop(),
-            () => undefined,
-          ),
-        ])
-    }
-
-    const read = (hub: Hub) =>
-      Effect.all(
-        {
-          status: projects.status(hub.projectId),
-          agents: launches.status(hub.projectId),
-        },
-        { concurrency: 2 },
-      ).pipe(Effect.provideService(CurrentOrganization, hub.organization))
-
-    const forget = (hub: Hub) => {
-      hub.ended = true
-      const key = `${hub.organization.id}:${hub.projectId}`
-      if (hubs.get(key) === hub) hubs.delete(key)
-      const same = byProject.get(hub.projectId)
-      same?.delete(hub)
-      if (same?.size === 0) byProject.delete(hub.projectId)
-      if (hubs.size === 0) stopListening()
-    }
-
-    /** Ends every subscriber of the hub with `message` (the end, or the failure that ends them). */
-    const end = (hub: Hub, message: Message) => {
-      forget(hub)
-      for (const s of hub.subscribers) Queue.unsafeOffer(s, message)
-    }
-
-    const publish = (hub: Hub, value: ProjectProgress) => {
-      const json = JSON.stringify(value)
-      if (hub.latest?.json === json) return
-      hub.latest = { value, json }
-      for (const s of hub.subscribers) Queue.unsafeOffer(s, Take.of(value))
-    }
-
     const settings = yield* ProgressFeedSettings
-    const reading = (hub: Hub): Effect.Effect<void> =>
-      Effect.gen(function* () {
-        for (;;) {
-          // Changes committed before this read are in it; one notified during it makes another read.
-          yield* Queue.takeAll(hub.wake)
-          const exit = yield* Effect.exit(read(hub))
-          if (Exit.isSuccess(exit)) publish(hub, exit.value)
-          else if (Cause.isInterruptedOnly(exit.cause)) return
-          else if (hub.latest === undefined || Option.isSome(Cause.failureOption(exit.cause))) {
-            // No state yet to stand by, or the project is gone (NotFound): its subscribers end with that.
-            return end(hub, Take.failCause(exit.cause))
-          } else {
-            yield* Effect.logWarning(
-              `reading the progress of project ${hub.projectId} failed; it is read again at the next change`,
-              exit.cause,
-            )
-          }
-          yield* Effect.sleep(settings.minReadIntervalMs)
-          yield* Effect.timeoutOption(Queue.take(hub.wake), settings.safetyReadIntervalMs)
-        }
-      })
-
-    /**
-     * Adds the mailbox to the project's hub (made, and its reading started, if new) until the scope
-     * closes. Only the wait for the listening connection can be interrupted: a registration always comes
-     * with its removal.
-     */
-    const join = (
-      organization: CurrentOrganization["Type"],
-      projectId: string,
-      mailbox: Queue.Queue<Message>,
-    ) =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function* () {
-          const key = `${organization.id}:${projectId}`
-          for (;;) {
-            if (closed) {
-              Queue.unsafeOffer(mailbox, Take.end)
-              return
-            }
-            const existing = hubs.get(key)
-            if (existing) {
-              existing.subscribers.add(mailbox)
-              if (existing.latest) Queue.unsafeOffer(mailbox, Take.of(existing.latest.value))
-              yield* Effect.addFinalizer(() => leave(existing, mailbox))
-              return
-            }
-            // Listening before the first read, so that no change falls between the two.
-            const started = listening ?? startListening()
-            yield* restore(Effect.promise(() => started)).pipe(
-              // A subscriber gone before its hub was made leaves no listener behind.
-              Effect.onInterrupt(() =>
-                Effect.sync(() => {
-                  if (hubs.size === 0 && listening === started) stopListening()
-                }),
-              ),
-            )
-            // Meanwhile the listener may have stopped (its last hub left) or the hub been made: look again.
-            if (listening !== started || hubs.has(key) || closed) continue
-            const hub: Hub = {
-              projectId,
-              organization,
-              subscribers: new Set([mailbox]),
-              wake: yield* Queue.sliding<true>(1),
-              latest: undefined,
-              fiber: undefined,
-              ended: false,
-            }
-            hubs.set(key, hub)
-            byProject.set(projectId, (byProject.get(projectId) ?? new Set()).add(hub))
-            // (A fiber forked here would inherit the uninterruptible region; its reading must stay stoppable.)
-            hub.fiber = yield* Effect.forkIn(Effect.interruptible(reading(hub)), scope)
-            yield* Effect.addFinalizer(() => leave(hub, mailbox))
-            return
-          }
-        }),
-      )
-
-    const leave = (hub: Hub, mailbox: Queue.Queue<Message>) =>
-      Effect.suspend(() => {
-        hub.subscribers.delete(mailbox)
-        if (hub.subscribers.size > 0 || hub.ended) return Effect.void
-        forget(hub)
-        return hub.fiber === undefined ? Effect.void : Fiber.interruptFork(hub.fiber)
-      })
-
-    const close = Effect.gen(function* () {
-      closed = true
-      const open = [...hubs.values()]
-      for (const hub of open) end(hub, Take.end)
-      yield* Fiber.interruptAll(open.flatMap((h) => (h.fiber === undefined ? [] : [h.fiber])))
-      stopListening()
-      yield* Effect.promise(() => stopped)
-    })
-    yield* Effect.addFinalizer(() => close)
+    const feed: Feed = {
+      url,
+      hubs: new Map(),
+      byProject: new Map(),
+      read: (hub) =>
+        Effect.all(
+          {
+            status: projects.status(hub.projectId),
+            agents: launches.status(hub.projectId),
+          },
+          { concurrency: 2 },
+        ).pipe(Effect.provideService(CurrentOrganization, hub.organization)),
+      settings,
+      scope,
+      closed: false,
+      listening: undefined,
+      stopped: Promise.resolve(),
+    }
+    const closing = close(feed)
+    yield* Effect.addFinalizer(() => closing)
 
     return {
       /**
@@ -243,7 +271,7 @@ export class ProgressFeed extends Effect.Service<ProgressFeed>()("@dxs/services/
             yield* places.hold(subscriber)
             const organization = yield* CurrentOrganization
             const mailbox = yield* Queue.sliding<Message>(1)
-            yield* join(organization, projectId, mailbox)
+            yield* join(feed, organization, projectId, mailbox)
             return Stream.flattenTake(Stream.fromQueue(mailbox))
           }),
         ),
@@ -251,9 +279,9 @@ export class ProgressFeed extends Effect.Service<ProgressFeed>()("@dxs/services/
        * Shuts the feed down before its scope closes (a server's shutdown, so that open subscriptions'
        * responses can complete first): every stream ends, and new ones end at once.
        */
-      close,
+      close: closing,
       /** Projects read on behalf of subscribers now, and whether the notification channel is listened to. */
-      activity: Effect.sync(() => ({ projects: hubs.size, listening: listening !== undefined })),
+      activity: Effect.sync(() => ({ projects: feed.hubs.size, listening: feed.listening !== undefined })),
     }
   }),
   dependencies: [Projects.Default, Launches.Default, LiveSubscriptions.Default],

@@ -13,7 +13,7 @@
  *
  * Not part of the product's runtime: nothing in the service starts it.
  */
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 
 export interface ChatMessage {
@@ -164,6 +164,76 @@ const logprobsOf = (content: string, logprob: (token: string, content: string) =
   return { content: tokens }
 }
 
+/** The value as a JSON answer, unless the response has ended already. */
+const sendJson = (
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+) => {
+  if (res.destroyed || res.writableEnded) return
+  const text = JSON.stringify(value)
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(text)),
+    ...headers,
+  })
+  res.end(text)
+}
+
+/** A completion in the OpenAI response shape (with log-probabilities when asked for and `logprob` is set). */
+const chatCompletion = (
+  sequence: number,
+  body: ChatCompletionRequestBody,
+  content: string,
+  usage: FakeUsage,
+  logprob: FakeOpenAiOptions["logprob"],
+) => ({
+  id: `chatcmpl-fake-${sequence}`,
+  object: "chat.completion",
+  created: Math.floor(Date.now() / 1000),
+  model: body.model ?? "fake",
+  choices: [
+    {
+      index: 0,
+      message: { role: "assistant", content },
+      finish_reason: "stop",
+      ...(body.logprobs === true && logprob !== undefined ? { logprobs: logprobsOf(content, logprob) } : {}),
+    },
+  ],
+  usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+})
+
+/**
+ * A scripted answer: the connection dropped, a completion of the raw content (`complete`), or an HTTP error
+ * recorded and sent.
+ */
+const answerScripted = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  record: FakeOpenAiRequest,
+  failure: FakeFailure,
+  complete: (content: string) => void,
+) => {
+  if ("drop" in failure) {
+    req.socket.destroy()
+    return
+  }
+  if ("content" in failure) {
+    complete(failure.content)
+    return
+  }
+  record.status = failure.status
+  const headers: Record<string, string> =
+    failure.retryAfter === undefined ? {} : { "retry-after": String(failure.retryAfter) }
+  sendJson(
+    res,
+    failure.status,
+    failure.body ?? { error: { message: `scripted failure ${failure.status}`, type: "fake_error" } },
+    headers,
+  )
+}
+
 export const startFakeOpenAiServer = async (options: FakeOpenAiOptions = {}): Promise<FakeOpenAiServer> => {
   const requests: Array<FakeOpenAiRequest> = []
   let failures: Array<FakeFailure> = [...(options.failures ?? [])]
@@ -185,22 +255,6 @@ export const startFakeOpenAiServer = async (options: FakeOpenAiOptions = {}): Pr
       timers.add(timer)
     })
 
-  const sendJson = (
-    res: ServerResponse,
-    status: number,
-    value: unknown,
-    headers: Record<string, string> = {},
-  ) => {
-    if (res.destroyed || res.writableEnded) return
-    const text = JSON.stringify(value)
-    res.writeHead(status, {
-      "content-type": "application/json",
-      "content-length": String(Buffer.byteLength(text)),
-      ...headers,
-    })
-    res.end(text)
-  }
-
   const completion = (record: FakeOpenAiRequest, res: ServerResponse, content: string) => {
     if (res.destroyed || res.writableEnded) return
     const usage = usageOf(record.body, content)
@@ -208,23 +262,7 @@ export const startFakeOpenAiServer = async (options: FakeOpenAiOptions = {}): Pr
     record.content = content
     record.usage = usage
     completions += 1
-    sendJson(res, 200, {
-      id: `chatcmpl-fake-${++sequence}`,
-      object: "chat.completion",
-      created: Math.floor(Date.now() / 1000),
-      model: record.body.model ?? "fake",
-      choices: [
-        {
-          index: 0,
-          message: { role: "assistant", content },
-          finish_reason: "stop",
-          ...(record.body.logprobs === true && options.logprob !== undefined
-            ? { logprobs: logprobsOf(content, options.logprob) }
-            : {}),
-        },
-      ],
-      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-    })
+    sendJson(res, 200, chatCompletion(++sequence, record.body, content, usage, options.logprob))
   }
 
   const server: FakeOpenAiServer & { latencyMs: number; respond: FakeResponder } = {
@@ -295,23 +333,7 @@ export const startFakeOpenAiServer = async (options: FakeOpenAiOptions = {}): Pr
         await sleep(server.latencyMs)
         if (res.destroyed || res.writableEnded) return
         if (failure !== undefined) {
-          if ("drop" in failure) {
-            req.socket.destroy()
-            return
-          }
-          if ("content" in failure) {
-            completion(record, res, failure.content)
-            return
-          }
-          record.status = failure.status
-          const headers: Record<string, string> =
-            failure.retryAfter === undefined ? {} : { "retry-after": String(failure.retryAfter) }
-          sendJson(
-            res,
-            failure.status,
-            failure.body ?? { error: { message: `scripted failure ${failure.status}`, type: "fake_error" } },
-            headers,
-          )
+          answerScripted(req, res, record, failure, (content) => completion(record, res, content))
           return
         }
         let content: string

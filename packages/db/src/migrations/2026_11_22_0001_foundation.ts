@@ -2,6 +2,14 @@ import { type Kysely, sql } from "kysely"
 
 // Frozen: never import application code here.
 export async function up(db: Kysely<any>): Promise<void> {
+  await organizations(db)
+  await projectsAndDocuments(db)
+  await agentsAndDimensions(db)
+  await tasks(db)
+}
+
+/** Organisations with their API keys, and the server's secrets. */
+async function organizations(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable("organizations")
     .addColumn("id", "uuid", (c) => c.primaryKey().defaultTo(sql`gen_random_uuid()`))
@@ -29,7 +37,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("value", "text", (c) => c.notNull())
     .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
     .execute()
+}
 
+/** Folders, projects, and the documents of a project with their tags. */
+async function projectsAndDocuments(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable("folders")
     .addColumn("id", "uuid", (c) => c.primaryKey().defaultTo(sql`gen_random_uuid()`))
@@ -105,7 +116,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("value", "text", (c) => c.notNull())
     .addPrimaryKeyConstraint("document_tags_pk", ["document_id", "key"])
     .execute()
+}
 
+/** Dimensions and agents of a project, with the dimensions and agents an agent refers to. */
+async function agentsAndDimensions(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable("dimensions")
     .addColumn("id", "uuid", (c) => c.primaryKey().defaultTo(sql`gen_random_uuid()`))
@@ -168,7 +182,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("position", "integer", (c) => c.notNull().defaultTo(0))
     .addPrimaryKeyConstraint("agent_references_pk", ["agent_id", "referenced_agent_id"])
     .execute()
+}
 
+/** The task queue. */
+async function tasks(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable("tasks")
     .addColumn("id", "uuid", (c) => c.primaryKey().defaultTo(sql`gen_random_uuid()`))

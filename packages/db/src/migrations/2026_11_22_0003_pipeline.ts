@@ -2,7 +2,15 @@ import { type Kysely, sql } from "kysely"
 
 // Frozen: never import application code here.
 export async function up(db: Kysely<any>): Promise<void> {
-  const now = sql`now()`
+  await runs(db)
+  await values(db)
+  await outboxAndCache(db)
+}
+
+const now = sql`now()`
+
+/** Pipeline runs, and the tasks of a run. */
+async function runs(db: Kysely<any>): Promise<void> {
   // A launched pipeline run. At most one running and one queued run per project (partial unique indexes).
   await db.schema
     .createTable("runs")
@@ -40,7 +48,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index tasks_project_active on tasks (project_id, kind) where status in ('pending', 'running')`.execute(
     db,
   )
+}
 
+/** What the pipeline finds: dimension instances, atomic values, extractions and resolved results. */
+async function values(db: Kysely<any>): Promise<void> {
   // One id per value of a dimension (the `Document` dimension: per document).
   await db.schema
     .createTable("dimension_instances")
@@ -144,7 +155,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("complete", "boolean", (c) => c.notNull().defaultTo(true))
     .addColumn("resolved_at", "timestamptz", (c) => c.notNull().defaultTo(now))
     .execute()
+}
 
+/** The event outbox and the language-model cache. */
+async function outboxAndCache(db: Kysely<any>): Promise<void> {
   // The event outbox: written in the transaction that ends a run; webhook delivery reads it.
   await db.schema
     .createTable("events")

@@ -43,6 +43,12 @@ export async function resultColumns(db: Kysely<any>, trigram: boolean): Promise<
   await sql`create trigger dimensions_renamed after update of name on dimensions for each row
     when (old.name is distinct from new.name) execute function dxs_dimension_renamed()`.execute(db)
 
+  await resultReadColumns(db)
+  await resultPageIndexes(db, trigram)
+}
+
+/** The columns of a result that its reads need, its JSON parts, and the triggers that keep them. */
+async function resultReadColumns(db: Kysely<any>): Promise<void> {
   // ---------------------------------------------------------------------------------------------------
   // Results: what their reads need, on the row.
   await sql`
@@ -158,7 +164,10 @@ export async function resultColumns(db: Kysely<any>, trigram: boolean): Promise<
     for each row when (old.config_version is distinct from new.config_version or old.is_draft is distinct from new.is_draft
                        or old.value_type is distinct from new.value_type)
     execute function dxs_agent_results()`.execute(db)
+}
 
+/** The indexes that pages of current results are read through, and how often their statistics are renewed. */
+async function resultPageIndexes(db: Kysely<any>, trigram: boolean): Promise<void> {
   // Pages of current results: the list (by agent, then name), by status, by confidence; a grid row's cells;
   // the grid by one agent's value in either direction; a dimension value; a search.
   await sql`drop index if exists resolution_results_row`.execute(db)

@@ -5,6 +5,12 @@ import { changesByEvent, REFERENCING, STATUSES, statusColumns } from "./Statemen
 
 /** Result tallies, the grid's rows, and the extraction pairs that count for progress. */
 export async function resultTallies(db: Kysely<any>): Promise<void> {
+  await resultTalliesAndRows(db)
+  await countedExtractionPairs(db)
+}
+
+/** Result tallies and the grid's rows: their tables, the triggers that keep them, and their counts so far. */
+async function resultTalliesAndRows(db: Kysely<any>): Promise<void> {
   // ---------------------------------------------------------------------------------------------------
   // Result tallies and the grid's rows.
   await sql`
@@ -134,7 +140,10 @@ export async function resultTallies(db: Kysely<any>): Promise<void> {
     insert into result_row_tallies (project_id, rows, ${sql.raw(statusColumns.join(", "))})
       select project_id, count(*), ${sql.raw(statusColumns.map((c) => `count(*) filter (where ${c} > 0)`).join(", "))}
       from result_rows group by project_id`.execute(db)
+}
 
+/** Which extraction pairs count for an agent's extraction progress (kept by triggers), and their tallies. */
+async function countedExtractionPairs(db: Kysely<any>): Promise<void> {
   // ---------------------------------------------------------------------------------------------------
   // Extraction pairs that count for an agent's extraction progress.
   await sql`alter table extraction_pairs add column counted boolean not null default false`.execute(db)
