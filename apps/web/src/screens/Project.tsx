@@ -18,6 +18,7 @@ import { DimensionsSection } from "./DimensionsSection.tsx"
 import { DocumentsSection, documentRowId, focusDocumentRow } from "./DocumentsSection.tsx"
 import { FileEditPanel } from "./FileEditPanel.tsx"
 import { ResultsGrid } from "./ResultsGrid.tsx"
+import { StartReview } from "./Review.tsx"
 import { RunHistory, type RunTracker, useRunTracker } from "./Runs.tsx"
 
 /**
@@ -54,6 +55,7 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
         <Link href={`${base}/schema`} className="heading-link">
           Output schema
         </Link>
+        <StartReview projectId={projectId} />
       </div>
       {project.data.description && <p className="lead">{project.data.description}</p>}
       <DocumentsSection base={base} onChanged={refreshRefusal} />
