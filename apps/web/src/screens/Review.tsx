@@ -145,7 +145,6 @@ export function ReviewScreen({
       setAnnouncement(`${value.column.agent_name} saved.`)
     },
   })
-  const busy = review.isPending || override.isPending
   const actionError = review.error ?? override.error
 
   const goTo = useCallback(
@@ -167,7 +166,7 @@ export function ReviewScreen({
           const from = Math.min(i, values.length - 1)
           return key === "j" ? Math.min(values.length - 1, from + 1) : Math.max(0, from - 1)
         })
-      } else if ((key === "a" || key === "r") && current !== undefined && !busy) {
+      } else if ((key === "a" || key === "r") && current !== undefined) {
         e.preventDefault()
         review.mutate({ value: current, status: key === "a" ? "positive" : "negative" })
       } else if (key === "e" && current !== undefined) {
@@ -183,7 +182,7 @@ export function ReviewScreen({
     }
     window.addEventListener("keydown", onKey)
     return () => window.removeEventListener("keydown", onKey)
-  }, [values.length, current, busy, editing, review.mutate, goTo, nextDoc, previousDoc])
+  }, [values.length, current, editing, review.mutate, goTo, nextDoc, previousDoc])
 
   // The selected value stays in view as j/k move through a long list.
   useEffect(() => {
@@ -523,7 +522,14 @@ function DocumentPage({
   if (d.status !== "Processed" || d.page_count === 0)
     return <p className="muted">This document has no pages to show yet.</p>
   return (
-    <div className="review-page-scroll" data-testid="review-page" data-page={cited?.page_number ?? 1}>
+    <section
+      className="review-page-scroll"
+      data-testid="review-page"
+      data-page={cited?.page_number ?? 1}
+      aria-label={`Page ${cited?.page_number ?? 1} of ${d.file_name}`}
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolled region is reached by keyboard to scroll it
+      tabIndex={0}
+    >
       {value !== undefined && extractions.data !== undefined && cited === undefined && (
         <p className="muted small">This value cites no page of this document: its first page is shown.</p>
       )}
@@ -539,7 +545,7 @@ function DocumentPage({
         width={width}
         scrollToPassage
       />
-    </div>
+    </section>
   )
 }
 
