@@ -125,6 +125,22 @@ describe("GET /projects/{id}/review/queue/", () => {
     expect(seen).toEqual([s.docs.alarm, s.docs.doubt, s.docs.calm])
   })
 
+  it("gives a document's neighbours in the queue, after it and before it (nearest first)", async () => {
+    const ids = (body: any) => body.documents.map((d: any) => d.document_id)
+    expect(ids(await queue(`?after_document=${s.docs.alarm}&limit=1`))).toEqual([s.docs.doubt])
+    expect(ids(await queue(`?after_document=${s.docs.alarm}`))).toEqual([s.docs.doubt, s.docs.calm])
+    expect(ids(await queue(`?after_document=${s.docs.calm}`))).toEqual([])
+    expect(ids(await queue(`?before_document=${s.docs.calm}`))).toEqual([s.docs.doubt, s.docs.alarm])
+    expect(ids(await queue(`?before_document=${s.docs.alarm}`))).toEqual([])
+    const neighbours = await queue(`?before_document=${s.docs.calm}&limit=1`)
+    expect(neighbours.next).toBeNull()
+    expect(neighbours.total_documents).toBe(3)
+    // A document with no values is before the whole queue.
+    const unknown = randomUUID()
+    expect(ids(await queue(`?after_document=${unknown}&limit=1`))).toEqual([s.docs.alarm])
+    expect(ids(await queue(`?before_document=${unknown}`))).toEqual([])
+  })
+
   it("counts a document reviewed once each of its values has a review or a value set by hand", async () => {
     const base = `/projects/${s.project}/results`
     const reviewed = await a.post(`${base}/${s.rr.calm0}/review/`, { status: "positive", comment: "" })
@@ -153,6 +169,12 @@ describe("GET /projects/{id}/review/queue/", () => {
     expectProblem(await a.get(`/projects/${s.project}/review/queue/?limit=0`), 400)
     expectProblem(await a.get(`/projects/${s.project}/review/queue/?limit=1000`), 400)
     expectProblem(await a.get(`/projects/${s.project}/review/queue/?cursor=nonsense`), 400)
+    expectProblem(await a.get(`/projects/${s.project}/review/queue/?after_document=nope`), 400)
+    const first = await queue("?limit=1")
+    expectProblem(
+      await a.get(`/projects/${s.project}/review/queue/${first.next}&after_document=${s.docs.alarm}`),
+      400,
+    )
     expectProblem(await b.get(`/projects/${s.project}/review/queue/`), 404)
     expectProblem(await a.get(`/projects/${randomUUID()}/review/queue/`), 404)
   })

@@ -24,6 +24,7 @@ import {
   gridPageJson,
   replaceDocumentExtractionsOfAgents,
   resultsListPage,
+  reviewQueueNeighbours,
   reviewQueuePage,
   reviewTotals,
   writeResults,
@@ -290,6 +291,19 @@ describe("pages of a project are read through indexes", () => {
     expect(second.rows[0]!.documentId).not.toBe(first.rows[19]!.documentId)
     expect(second.rows.some((r) => first.rows.some((f) => f.documentId === r.documentId))).toBe(false)
     await expectIndexed(() => run(reviewTotals(recorded, projectId)))
+    // A document's neighbours in the queue, both ways, from its own key.
+    const middle = second.rows[5]!
+    const after = await run(reviewQueueNeighbours(db, projectId, middle.documentId, "after", 3))
+    expect(after.map((r) => r.documentId)).toEqual(second.rows.slice(6, 9).map((r) => r.documentId))
+    const before = await run(reviewQueueNeighbours(db, projectId, middle.documentId, "before", 3))
+    expect(before.map((r) => r.documentId)).toEqual(
+      second.rows
+        .slice(2, 5)
+        .reverse()
+        .map((r) => r.documentId),
+    )
+    await expectIndexed(() => run(reviewQueueNeighbours(recorded, projectId, middle.documentId, "after", 1)))
+    await expectIndexed(() => run(reviewQueueNeighbours(recorded, projectId, middle.documentId, "before", 1)))
     expect(await run(reviewTotals(db, projectId))).toEqual({ documents: DOCUMENTS, reviewed: 0 })
   })
 

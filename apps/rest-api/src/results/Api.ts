@@ -178,6 +178,17 @@ export const ReviewQueueParams = Schema.Struct({
     }),
   ),
   cursor: Schema.optional(cursorParam),
+  after_document: Schema.optional(
+    Uuid.annotations({
+      description:
+        "only the documents after this one in the queue (a document without values: from the start); not with cursor",
+    }),
+  ),
+  before_document: Schema.optional(
+    Uuid.annotations({
+      description: "only the documents before this one in the queue, nearest first; not with cursor",
+    }),
+  ),
 })
 
 const ProjectPath = Schema.Struct({ project_id: Uuid })
@@ -236,7 +247,7 @@ export class ResultsApi extends HttpApiGroup.make("results")
       )
       .annotate(
         OpenApi.Description,
-        "Beyond the contract. The project's documents with current values (a document's values are the results whose Document dimension instance is that document), each with its values counted (all, reviewed, requiring attention), its least confidence and whether it is reviewed (every value has a review, positive or negative, or a value set by hand); documents with a value requiring attention come first, then by least confidence (documents without one last), then by id. `total_documents` and `reviewed_documents` count the whole queue. `next` is a relative link (a cursor) to the following page, or null.",
+        "Beyond the contract. The project's documents with current values (a document's values are the results whose Document dimension instance is that document), each with its values counted (all, reviewed, requiring attention), its least confidence and whether it is reviewed (every value has a review, positive or negative, or a value set by hand); documents with a value requiring attention come first, then by least confidence (documents without one last), then by id. `total_documents` and `reviewed_documents` count the whole queue. `next` is a relative link (a cursor) to the following page, or null. With `after_document` (or `before_document`), the documents after (before, nearest first) that one, the way a reviewer moves through the queue; `next` is then null.",
       ),
   )
   .add(

@@ -27,8 +27,6 @@ import { Link, navigate, useTitle } from "../router.tsx"
 import { overrideValue } from "../values.ts"
 import { CitedPage } from "./CitedPage.tsx"
 
-/** Documents of the queue read at once: `n`/`p` move within them. */
-export const REVIEW_QUEUE_PAGE = 200
 /** Grid rows of one document read at once (its combinations of other dimension values). */
 const DOCUMENT_ROWS = 100
 const ZOOM_MIN = 50
@@ -40,8 +38,18 @@ const PAGE_WIDTH_PX = 800
 export const reviewPath = (projectId: string, documentId: string): string =>
   `/projects/${seg(projectId)}/documents/${seg(documentId)}/review`
 
-export const reviewQueuePath = (projectId: string, limit = REVIEW_QUEUE_PAGE): string =>
-  `/projects/${seg(projectId)}/review/queue/?limit=${limit}`
+/** The review queue: its first document, or the one after (before) a document, with the totals. */
+export const reviewQueuePath = (
+  projectId: string,
+  from?: { readonly after: string } | { readonly before: string },
+): string =>
+  `/projects/${seg(projectId)}/review/queue/?limit=1${
+    from === undefined
+      ? ""
+      : "after" in from
+        ? `&after_document=${seg(from.after)}`
+        : `&before_document=${seg(from.before)}`
+  }`
 
 /** One value of the document: an agent's cell in one of the document's rows. */
 interface ReviewValue {
@@ -98,7 +106,8 @@ export function ReviewScreen({
   const base = `/projects/${seg(projectId)}`
   const project = useApiQuery<Project>(`${base}/`)
   const document = useApiQuery<DocumentRecord>(`${base}/documents/${seg(documentId)}/`)
-  const queue = useApiQuery<ReviewQueue>(reviewQueuePath(projectId))
+  const following = useApiQuery<ReviewQueue>(reviewQueuePath(projectId, { after: documentId }))
+  const preceding = useApiQuery<ReviewQueue>(reviewQueuePath(projectId, { before: documentId }))
   const d = document.data
   const grid = useApiQuery<ResultsGrid>(
     d === undefined
@@ -113,15 +122,13 @@ export function ReviewScreen({
   const current: ReviewValue | undefined = values[Math.min(selected, values.length - 1)]
   useTitle(d === undefined ? "Review" : `Review ${d.file_name}`)
 
-  const queueDocs = queue.data?.documents ?? []
-  const at = queueDocs.findIndex((q) => q.document_id === documentId)
-  const nextDoc = at >= 0 ? queueDocs[at + 1] : queueDocs.find((q) => q.document_id !== documentId)
-  const previousDoc = at > 0 ? queueDocs[at - 1] : undefined
+  const nextDoc = following.data?.documents[0]
+  const previousDoc = preceding.data?.documents[0]
 
   const refresh = useCallback(async () => {
-    await Promise.all([grid.reload(), queue.reload()])
+    await Promise.all([grid.reload(), following.reload(), preceding.reload()])
     void invalidateApi(`${base}/results/`)
-  }, [grid.reload, queue.reload, base])
+  }, [grid.reload, following.reload, preceding.reload, base])
 
   const review = useMutation({
     mutationFn: async ({ value, status }: { value: ReviewValue; status: "positive" | "negative" }) =>
@@ -228,9 +235,8 @@ export function ReviewScreen({
       {breadcrumb}
       <h1>Review {d.file_name}</h1>
       <QueueBar
-        queue={queue.data}
-        error={queue.error}
-        position={at}
+        queue={following.data}
+        error={following.error ?? preceding.error}
         previousHref={previousDoc ? reviewPath(projectId, previousDoc.document_id) : undefined}
         nextHref={nextDoc ? reviewPath(projectId, nextDoc.document_id) : undefined}
       />
@@ -293,13 +299,11 @@ export function ReviewScreen({
 function QueueBar({
   queue,
   error,
-  position,
   previousHref,
   nextHref,
 }: {
   readonly queue: ReviewQueue | undefined
   readonly error: string | undefined
-  readonly position: number
   readonly previousHref: string | undefined
   readonly nextHref: string | undefined
 }) {
@@ -311,11 +315,6 @@ function QueueBar({
           ? "Loading the queue…"
           : `${queue.reviewed_documents} of ${queue.total_documents} reviewed`}
       </p>
-      {queue !== undefined && position >= 0 && (
-        <p className="muted small">
-          Document {position + 1} of {queue.total_documents} in the queue
-        </p>
-      )}
       <p className="review-queue-links">
         {previousHref ? (
           <Link href={previousHref}>Previous document</Link>
@@ -585,7 +584,7 @@ function KeyLegend() {
 export function StartReview({ projectId }: { readonly projectId: string }) {
   const [message, setMessage] = useState("")
   const start = useMutation({
-    mutationFn: () => api.get<ReviewQueue>(reviewQueuePath(projectId, 1)),
+    mutationFn: () => api.get<ReviewQueue>(reviewQueuePath(projectId)),
     onSuccess: (queue) => {
       const first = queue.documents[0]
       if (first === undefined) setMessage("No document has values to review yet: launch the agents first.")
