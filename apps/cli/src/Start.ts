@@ -30,7 +30,8 @@ import {
   sweepSpool,
 } from "@dxs/services"
 import { backgroundTaskHandlers, runWorker, type TaskHandler } from "@dxs/worker"
-import { HttpServer, type HttpServerError } from "@effect/platform"
+import * as HttpServer from "@effect/platform/HttpServer"
+import type * as HttpServerError from "@effect/platform/HttpServerError"
 import { Cause, Effect, Layer } from "effect"
 import type { Kysely } from "kysely"
 import type { StartMode } from "./Args.ts"

@@ -4,7 +4,7 @@
  * starts: the all-in-one process answers its first REST request that much sooner. Only this module and
  * the types of Server.ts are loaded up front.
  */
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect, Scope } from "effect"
 import type { GatewayOptions } from "./Server.ts"
 

@@ -13,14 +13,12 @@ import {
   serverOptions,
   servicesLayer,
 } from "@dxs/services"
-import {
-  Cookies,
-  HttpApiBuilder,
-  HttpBody,
-  HttpServerError,
-  HttpServerRequest,
-  HttpServerResponse,
-} from "@effect/platform"
+import * as Cookies from "@effect/platform/Cookies"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Exit, ManagedRuntime, Option, Stream } from "effect"
 import {
   type ASTVisitor,

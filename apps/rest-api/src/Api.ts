@@ -1,4 +1,5 @@
-import { HttpApi, OpenApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { AgentsApi } from "./agents/Api.ts"
 import { AuthApi } from "./auth/Api.ts"
 import { DimensionsApi } from "./dimensions/Api.ts"

@@ -7,7 +7,9 @@ import {
   type TooManyRequests,
   Unauthorized,
 } from "@dxs/services"
-import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { noteOrganization } from "./RequestLog.ts"
 

@@ -1,6 +1,6 @@
 import { MAX_INT } from "@dxs/domain/contract/Fields"
 import { IDEMPOTENCY_KEY_PATTERN, problemResponses } from "@dxs/services"
-import { Multipart } from "@effect/platform"
+import * as Multipart from "@effect/platform/Multipart"
 import { Schema } from "effect"
 
 export { IsoDateInput, MAX_INT, Uuid, wholeNumberValue } from "@dxs/domain/contract/Fields"

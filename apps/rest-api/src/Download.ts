@@ -2,7 +2,8 @@
  * Files sent as downloads (a document's bytes, a filled template, a results export): an `attachment` with
  * the file's name, never sniffed by the browser nor kept in a shared cache.
  */
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Effect, Stream } from "effect"
 

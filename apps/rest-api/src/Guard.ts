@@ -23,13 +23,11 @@ import {
   routeOf,
   SESSION_COOKIE,
 } from "@dxs/services"
-import {
-  type HttpApp,
-  HttpIncomingMessage,
-  HttpServerError,
-  HttpServerRequest,
-  HttpServerResponse,
-} from "@effect/platform"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Cause, Effect, Exit, Option } from "effect"
 import { FORM_MARKER } from "./Body.ts"

@@ -4,7 +4,7 @@
  * goes to Node's socket as a string (a raw body with its byte length): Node encodes it while writing, where
  * a text body would first be copied into a new byte array on every answer.
  */
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 
 export const jsonText = (text: string) =>
   HttpServerResponse.raw(text, { contentType: "application/json", contentLength: Buffer.byteLength(text) })

@@ -1,5 +1,7 @@
 import { problemType } from "@dxs/services"
-import { Headers, HttpApp, HttpServerResponse } from "@effect/platform"
+import * as Headers from "@effect/platform/Headers"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
 
 export const REQUEST_ID_HEADER = "x-request-id"

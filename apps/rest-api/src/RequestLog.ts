@@ -3,7 +3,7 @@
  * acted for, once authentication has decided it. Kept per underlying Node request (the router may hand
  * handlers a modified copy of the Effect request).
  */
-import type { HttpServerRequest } from "@effect/platform"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 
 const organizations = new WeakMap<object, string>()

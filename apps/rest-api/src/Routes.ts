@@ -4,7 +4,8 @@
  * is never taken for an `{id}`), and whether the operation needs credentials (so they are checked before
  * anything of the request is read).
  */
-import { HttpApi, type HttpApiMiddleware } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import type * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import { Api } from "./Api.ts"
 import { Authentication } from "./Auth.ts"
 

@@ -7,13 +7,15 @@ import {
   requestAuthenticator,
   serverOptions,
 } from "@dxs/services"
-import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
 import { Api } from "./Api.ts"
 import { AuthenticationLive } from "./Auth.ts"
 import { AgentsHttp } from "./agents/Http.ts"
 import { AuthHttp } from "./auth/Http.ts"
+import { DocsLive } from "./Docs.ts"
 import { DimensionsHttp } from "./dimensions/Http.ts"
 import { DocumentsHttp, FilesHttp } from "./documents/Http.ts"
 import { FileEditHttp } from "./fileedit/Http.ts"
@@ -42,9 +44,6 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(WebhooksHttp),
   Layer.provide(AuthenticationLive),
 )
-
-/** The docs page, served inline: no CDN, and the system's fonts rather than Scalar's hosted ones. */
-export const DocsLive = HttpApiScalar.layer({ path: "/api/v1/docs", scalar: { withDefaultFonts: false } })
 
 /**
  * The REST API served by whatever HttpServer is provided, with `routes` (layers that add routes to the

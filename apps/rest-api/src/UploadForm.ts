@@ -18,7 +18,8 @@ import {
   SpoolSettings,
   spoolFolder,
 } from "@dxs/services"
-import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import busboy from "busboy"
 import { Effect, Either } from "effect"

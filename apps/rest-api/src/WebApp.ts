@@ -1,7 +1,9 @@
 import { promises as fs } from "node:fs"
 import * as path from "node:path"
 import { problemType } from "@dxs/services"
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
 
 /** Content types of the files a built web application holds. */

@@ -493,6 +493,29 @@ describe("copy", () => {
       [],
     )
   })
+  it("refuses with 409 a document whose stored file is gone, naming it, and copies nothing", async () => {
+    const source = await newProject()
+    const target = await newProject()
+    const kept = await uploadOk(source, "kept.pdf")
+    const lost = await uploadOk(source, "lost.pdf")
+    await markProcessed([kept.id, lost.id])
+    await fs.rm(path.join(api.blobDir, (await row(lost.id))!.blob_key))
+    const r = await a.post(`/projects/${source}/documents/copy/`, {
+      target_project_id: target,
+      document_ids: [kept.id, lost.id],
+    })
+    expectProblem(r, 409)
+    expect(r.body.detail).toContain(lost.id)
+    expect(r.body.detail).not.toContain(kept.id)
+    expect(await db.selectFrom("documents").select("id").where("project_id", "=", target).execute()).toEqual(
+      [],
+    )
+    // The copy of the file that was there is removed again.
+    const copiedFiles = await fs
+      .readdir(path.join(api.blobDir, target), { recursive: true, withFileTypes: true })
+      .catch(() => [])
+    expect(copiedFiles.filter((e) => e.isFile()).map((e) => e.name)).toEqual([])
+  })
 })
 
 describe("tenant isolation", () => {

@@ -394,6 +394,30 @@ describe("while a job runs, and what is refused", () => {
     expectProblem(await b.get(`/projects/${cancelled}/file-edit/download/`), 404)
   })
 
+  it("fails a job whose template is gone from storage at its first attempt, saying so", async () => {
+    const lost = await createProject(b)
+    expect((await send(b, lost, "t.xlsx", await template())).status).toBe(202)
+    const [file] = await storedFiles(idle, lost)
+    await fs.rm(path.join(idle.blobDir, "file-edit", lost, file!))
+    const [task] = await TaskQueue.claim(db, { workerId: "test", kinds: ["file-edit"], leaseMs: 60_000 })
+    expect(task).toMatchObject({ project_id: lost, attempts: 1 })
+    expect(task!.attempts).toBeLessThan(task!.max_attempts)
+    await runTaskHandler(fileEditTaskHandler(fileBlobStore(idle.blobDir)), task!, {
+      workerId: "test",
+      db,
+      signal: new AbortController().signal,
+      complete: async (trx) => {
+        await TaskQueue.complete(trx, task!.id, "test")
+      },
+    })
+    const status = (await b.get(`/projects/${lost}/file-edit/status/`)).body
+    expect(status).toMatchObject({
+      state: "failed",
+      error: "the template's stored file is missing",
+      download_url: null,
+    })
+  })
+
   it("removes a job's files with its project", async () => {
     const doomed = await createProject(b)
     expect((await send(b, doomed, "t.xlsx", await template())).status).toBe(202)

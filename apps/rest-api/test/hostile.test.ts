@@ -21,7 +21,7 @@ import { expectNoFailures } from "@dxs/testing/HostileReport"
 import { type RawRequest, rawClient } from "@dxs/testing/RawClient"
 import type { Client } from "@dxs/testing/RestClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { compileDescription, type Description, errorsText, operationsOf } from "./description.ts"
+import { compileDescription, type Description, operationsOf } from "./description.ts"
 import { startTestApi, type TestApi } from "./harness.ts"
 import { type Case, type DescribedOperation, runCases } from "./judge.ts"
 

@@ -299,5 +299,13 @@ describe("docs page", () => {
     expect(html).toContain("<html")
     expect(html).not.toMatch(/<script[^>]+src=["']https?:/i)
     expect(html).not.toMatch(/<link[^>]+href=["']https?:/i)
+    // The description it shows is the API's own, and Scalar's script is inline.
+    const embedded = /<script id="api-reference" type="application\/json">([\s\S]*?)<\/script>/.exec(html)
+    expect(embedded).not.toBeNull()
+    const served = (await fetch(`${api.base}/schema/?format=json`).then((r) => r.json())) as { paths: object }
+    expect(Object.keys(JSON.parse(embedded![1]!).paths)).toEqual(Object.keys(served.paths))
+    expect(html).toContain("@scalar/api-reference")
+    // Asked again, the same page.
+    expect(await fetch(api.base.replace(/\/api\/v1$/, "/api/v1/docs")).then((r) => r.text())).toBe(html)
   })
 })

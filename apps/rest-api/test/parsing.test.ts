@@ -227,6 +227,25 @@ describe("parsing an upload", () => {
     expect(pages.body.detail).toContain(failed.failure_reason)
   })
 
+  it("makes a document whose stored file is gone before its parse Failed, saying so, at the first attempt", async () => {
+    const projectId = await createProject(a)
+    const doc = await uploadOk(projectId, "lost.pdf", pdfBytes("Never read"))
+    const stored = await db
+      .selectFrom("documents")
+      .select("blob_key")
+      .where("id", "=", doc.id)
+      .executeTakeFirstOrThrow()
+    await fs.rm(path.join(api.blobDir, stored.blob_key))
+    const ran = await work()
+    expect(ran.filter((t) => t.kind === "parse")).toHaveLength(1)
+    const failed = (await getDocument(projectId, doc.id)).body
+    expect(failed).toMatchObject({
+      status: "Failed",
+      page_count: 0,
+      failure_reason: "the stored file is missing",
+    })
+  })
+
   it("draws a PDF page as a PNG", async () => {
     const projectId = await createProject(a)
     const doc = await uploadOk(projectId, "one.pdf", pdfBytes("Hello page image"))

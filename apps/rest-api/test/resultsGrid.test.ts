@@ -233,6 +233,10 @@ describe("GET /projects/{id}/results/grid/", () => {
     expect(names(await grid("?resolution_status=Requires%20attention"))).toEqual(["US"])
     expect(names(await grid("?resolution_status=Not%20resolved"))).toEqual(["APAC"])
     expect(names(await grid("?dimension_value=EU"))).toEqual(["EU"])
+    // part of a value, ignoring case, is enough in the grid; LIKE's wildcards are plain characters
+    expect(names(await grid("?dimension_value=pa"))).toEqual(["APAC"])
+    expect(names(await grid("?dimension_value=u"))).toEqual(["EU", "US"])
+    expect((await grid("?dimension_value=%25")).count).toBe(0)
     expect(names(await grid("?max_confidence=0.3"))).toEqual(["US"])
     // all cell filters hold for one cell: Note's US cell is Resolved
     expect((await grid(`?agent_id=${s.note}&resolution_status=Requires%20attention`)).count).toBe(0)

@@ -17,7 +17,15 @@ import { useEffect, useState } from "react"
 import { api, errorMessage, isApiError, setCsrfToken, setUnauthorizedHandler } from "./api.ts"
 import { ErrorAlert } from "./components.tsx"
 import { queryClient } from "./query.ts"
-import { bindRouter, Link, navigate, usePath, useTitle } from "./router.tsx"
+import {
+  bindRouter,
+  Link,
+  navigate,
+  useHeadingFocus,
+  usePath,
+  useScrollOnNavigation,
+  useTitle,
+} from "./router.tsx"
 import { DeveloperScreen } from "./screens/Developer.tsx"
 import { DocumentViewerScreen } from "./screens/DocumentViewer.tsx"
 import { OutputSchemaScreen } from "./screens/OutputSchema.tsx"
@@ -25,6 +33,7 @@ import { ProjectScreen } from "./screens/Project.tsx"
 import { ProjectsScreen } from "./screens/Projects.tsx"
 import { ResultDetailScreen } from "./screens/ResultDetail.tsx"
 import { ReviewScreen } from "./screens/Review.tsx"
+import { RunChangesScreen } from "./screens/RunChanges.tsx"
 import { SignInScreen } from "./screens/SignIn.tsx"
 
 const SIGN_IN = "/sign-in"
@@ -55,6 +64,8 @@ const signedOut = () => {
 function Shell() {
   const path = usePath()
   const session = useQuery(sessionQuery)
+  useHeadingFocus()
+  useScrollOnNavigation()
 
   useEffect(() => {
     setUnauthorizedHandler(signedOut)
@@ -88,8 +99,21 @@ function Shell() {
 
   return (
     <>
+      {/* biome-ignore lint/a11y/useValidAnchor: an in-page link to the main content; it moves the focus there without a history entry */}
+      <a
+        href="#main"
+        className="skip-link"
+        onClick={(e) => {
+          e.preventDefault()
+          const main = document.getElementById("main")
+          main?.focus()
+          main?.scrollIntoView()
+        }}
+      >
+        Skip to main content
+      </a>
       <Header email={session.data.member.email} path={path} />
-      <main className="page" id="main">
+      <main className="page" id="main" tabIndex={-1}>
         <Outlet />
       </main>
     </>
@@ -152,6 +176,11 @@ function ResultRoute() {
   )
 }
 
+function RunChangesRoute() {
+  const { projectId, runNumber } = useParams({ strict: false }) as { projectId: string; runNumber: string }
+  return <RunChangesScreen key={`${projectId}/${runNumber}`} projectId={projectId} runNumber={runNumber} />
+}
+
 const rootRoute = createRootRoute({ component: Shell, notFoundComponent: NotFound })
 
 export const routeTree = rootRoute.addChildren([
@@ -176,12 +205,22 @@ export const routeTree = rootRoute.addChildren([
   }),
   createRoute({
     getParentRoute: () => rootRoute,
+    path: "/projects/$projectId/runs/$runNumber/changes",
+    component: RunChangesRoute,
+  }),
+  createRoute({
+    getParentRoute: () => rootRoute,
     path: "/projects/$projectId/agents/$agentId/$resultId",
     component: ResultRoute,
   }),
 ])
 
-export const router = createRouter({ routeTree, defaultNotFoundComponent: NotFound })
+export const router = createRouter({
+  routeTree,
+  defaultNotFoundComponent: NotFound,
+  // the scroll is the application's (useScrollOnNavigation): the router's reset to the top is off
+  scrollRestoration: () => false,
+})
 bindRouter(router)
 
 export function App() {

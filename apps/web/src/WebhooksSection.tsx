@@ -12,7 +12,7 @@ import type {
 } from "@dxs/domain/Records"
 import { type FormEvent, useEffect, useRef, useState } from "react"
 import { api, seg } from "./api.ts"
-import { ErrorAlert, formatDate, Loading, VisuallyHidden } from "./components.tsx"
+import { ErrorAlert, formatDate, Loading, useConfirm, VisuallyHidden } from "./components.tsx"
 import { useAction, useClipboard } from "./hooks.ts"
 import { useApiQuery } from "./query.ts"
 
@@ -93,41 +93,13 @@ export function WebhooksSection() {
             onChange={(e) => setUrl(e.target.value)}
           />
           <span id="webhook-url-hint" className="muted small">
-            HTTPS only; private and loopback addresses are refused.
+            HTTPS only. Events go to public addresses only: an IP address or localhost is checked when you
+            save, a host name each time it is resolved for a delivery (private, loopback, link-local and
+            metadata addresses are refused then). Loopback, plain http included, only on a server set up for
+            development (WEBHOOK_ALLOW_LOOPBACK).
           </span>
         </div>
-        <fieldset className="event-choices">
-          <legend>Events</legend>
-          <ErrorAlert message={events.error} />
-          {events.data === undefined ? (
-            events.error ? null : (
-              <Loading what="events" />
-            )
-          ) : (
-            events.data.map((ev) => {
-              const id = `webhook-event-${ev.name.replace(/[^A-Za-z0-9_-]+/g, "-")}`
-              return (
-                <div className="checkbox-field" key={ev.name}>
-                  <input
-                    id={id}
-                    type="checkbox"
-                    name="subscribed_events"
-                    value={ev.name}
-                    checked={chosen.has(ev.name)}
-                    aria-describedby={`${id}-description`}
-                    onChange={(e) => toggle(ev.name, e.target.checked)}
-                  />
-                  <div>
-                    <label htmlFor={id}>{ev.name}</label>
-                    <p id={`${id}-description`} className="muted small hint">
-                      {ev.description}
-                    </p>
-                  </div>
-                </div>
-              )
-            })
-          )}
-        </fieldset>
+        <EventChoices events={events} chosen={chosen} onToggle={toggle} />
         <div>
           <button type="submit" disabled={busy}>
             Create webhook
@@ -135,21 +107,7 @@ export function WebhooksSection() {
         </div>
       </form>
       {created && (
-        <div className="card new-key" role="status">
-          <p>
-            <strong>The signing secret of {created.name ? `“${created.name}”` : "the new webhook"}:</strong>
-          </p>
-          <p className="key-line">
-            <code data-testid="new-webhook-secret">{created.secret}</code>
-            <button type="button" className="secondary" onClick={() => void copy(created.secret)}>
-              {copied ? "Copied" : "Copy"}
-            </button>
-          </p>
-          <p className="note">
-            It is shown once: store it where your endpoint verifies the <code>webhook-signature</code> header.
-            It cannot be displayed again.
-          </p>
-        </div>
+        <NewSecretNote created={created} copied={copied} onCopy={() => void copy(created.secret)} />
       )}
       <ErrorAlert message={error} />
 
@@ -169,6 +127,84 @@ export function WebhooksSection() {
         </ul>
       )}
     </section>
+  )
+}
+
+/** The events a subscription may choose, each with its description. */
+function EventChoices({
+  events,
+  chosen,
+  onToggle,
+}: {
+  readonly events: {
+    readonly data: ReadonlyArray<WebhookEventType> | undefined
+    readonly error: string | undefined
+  }
+  readonly chosen: ReadonlySet<string>
+  readonly onToggle: (event: string, on: boolean) => void
+}) {
+  return (
+    <fieldset className="event-choices">
+      <legend>Events</legend>
+      <ErrorAlert message={events.error} />
+      {events.data === undefined ? (
+        events.error ? null : (
+          <Loading what="events" />
+        )
+      ) : (
+        events.data.map((ev) => {
+          const id = `webhook-event-${ev.name.replace(/[^A-Za-z0-9_-]+/g, "-")}`
+          return (
+            <div className="checkbox-field" key={ev.name}>
+              <input
+                id={id}
+                type="checkbox"
+                name="subscribed_events"
+                value={ev.name}
+                checked={chosen.has(ev.name)}
+                aria-describedby={`${id}-description`}
+                onChange={(e) => onToggle(ev.name, e.target.checked)}
+              />
+              <div>
+                <label htmlFor={id}>{ev.name}</label>
+                <p id={`${id}-description`} className="muted small hint">
+                  {ev.description}
+                </p>
+              </div>
+            </div>
+          )
+        })
+      )}
+    </fieldset>
+  )
+}
+
+/** A new subscription's signing secret: shown once, with a button that copies it. */
+function NewSecretNote({
+  created,
+  copied,
+  onCopy,
+}: {
+  readonly created: NewWebhookSubscription
+  readonly copied: boolean
+  readonly onCopy: () => void
+}) {
+  return (
+    <div className="card new-key" role="status">
+      <p>
+        <strong>The signing secret of {created.name ? `“${created.name}”` : "the new webhook"}:</strong>
+      </p>
+      <p className="key-line">
+        <code data-testid="new-webhook-secret">{created.secret}</code>
+        <button type="button" className="secondary" onClick={onCopy}>
+          {copied ? "Copied" : "Copy"}
+        </button>
+      </p>
+      <p className="note">
+        It is shown once: store it where your endpoint verifies the <code>webhook-signature</code> header. It
+        cannot be displayed again.
+      </p>
+    </div>
   )
 }
 
@@ -194,10 +230,16 @@ function SubscriptionItem({
     })
   }
 
+  const confirm = useConfirm()
   const remove = () =>
-    run(async () => {
-      await api.del(`/webhooks/${seg(s.id)}/`)
-      onDeleted()
+    confirm.ask({
+      thing: "webhook",
+      name: s.name || s.url,
+      details: <p>No more events are sent to it, and its delivery log is removed. This cannot be undone.</p>,
+      action: async () => {
+        await api.del(`/webhooks/${seg(s.id)}/`)
+        onDeleted()
+      },
     })
 
   return (
@@ -226,7 +268,7 @@ function SubscriptionItem({
         <button type="button" className="secondary compact" disabled={busy} onClick={() => void sendTest()}>
           Send test event<VisuallyHidden> {label}</VisuallyHidden>
         </button>
-        <button type="button" className="danger" disabled={busy} onClick={() => void remove()}>
+        <button type="button" className="danger" disabled={busy} onClick={remove}>
           Delete<VisuallyHidden> {label}</VisuallyHidden>
         </button>
         {sent && (
@@ -237,6 +279,7 @@ function SubscriptionItem({
       </div>
       <ErrorAlert message={error} />
       <Deliveries subscription={s} refresh={refresh} />
+      {confirm.dialog}
     </li>
   )
 }

@@ -2,7 +2,8 @@
 
 import type { ResolutionStatus } from "@dxs/domain/Enums"
 import type { ResultValue } from "@dxs/domain/Records"
-import { type ReactNode, useEffect, useId, useRef } from "react"
+import { type ReactNode, useCallback, useEffect, useId, useRef, useState } from "react"
+import { errorMessage } from "./api.ts"
 import { confidenceText, isLowConfidence } from "./values.ts"
 
 /** An error for the user (the API's `detail`), announced by screen readers. Renders nothing without one. */
@@ -149,6 +150,67 @@ export function ConfirmDialog({
       </div>
     </dialog>
   )
+}
+
+/** What a destructive action asks before it is done. */
+export interface ConfirmRequest {
+  /** What is removed, as a word: `document`, `agent`, `API key`, `webhook`, `folder`, `project`. */
+  readonly thing: string
+  /** Its name, quoted in the question. */
+  readonly name: string
+  /** What the server does beyond removing it, in a sentence or two. */
+  readonly details?: ReactNode
+  /** The verb, `Delete` unless told (`Revoke` for a key). */
+  readonly verb?: string
+  /** The action: the dialog stays, busy, until it ends; a failure is shown in it. */
+  readonly action: () => Promise<void>
+}
+
+/** The question of a destructive action: `Delete document “scan.pdf”?`. */
+export const confirmTitle = (r: Pick<ConfirmRequest, "thing" | "name" | "verb">): string =>
+  `${r.verb ?? "Delete"} ${r.thing} “${r.name}”?`
+
+/**
+ * Every destructive action asks the same way: `ask` opens a `ConfirmDialog` ("Delete <thing> “name”?",
+ * Delete and Cancel, the focus on Cancel) that the caller renders as `dialog`.
+ */
+export function useConfirm(): { readonly ask: (r: ConfirmRequest) => void; readonly dialog: ReactNode } {
+  const [request, setRequest] = useState<ConfirmRequest | null>(null)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string | undefined>(undefined)
+  const ask = useCallback((r: ConfirmRequest) => {
+    setError(undefined)
+    setBusy(false)
+    setRequest(r)
+  }, [])
+  const dialog =
+    request === null ? null : (
+      <ConfirmDialog
+        title={confirmTitle(request)}
+        confirmLabel={request.verb ?? "Delete"}
+        busyLabel={`${request.verb === undefined ? "Delet" : request.verb.replace(/e$/, "")}ing…`}
+        busy={busy}
+        error={error}
+        onConfirm={() => {
+          setBusy(true)
+          setError(undefined)
+          request.action().then(
+            () => {
+              setBusy(false)
+              setRequest(null)
+            },
+            (e: unknown) => {
+              setBusy(false)
+              setError(errorMessage(e))
+            },
+          )
+        }}
+        onCancel={() => setRequest(null)}
+      >
+        {request.details ?? <p>This cannot be undone.</p>}
+      </ConfirmDialog>
+    )
+  return { ask, dialog }
 }
 
 /** A result's confidence beside its value: a small percentage, marked when low. */

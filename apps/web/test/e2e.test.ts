@@ -114,6 +114,9 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     expect(created).toBeDefined()
     expect((await rest(created!).get("/projects/")).status).toBe(200)
     await page.getByRole("button", { name: "Revoke ci" }).click()
+    const revokeDialog = page.getByRole("dialog", { name: "Revoke API key “ci”?" })
+    await revokeDialog.getByRole("button", { name: "Revoke", exact: true }).click()
+    await revokeDialog.waitFor({ state: "hidden" })
     await expect
       .poll(async () => (await rest(created!).get("/projects/")).status, { timeout: 15_000 })
       .toBe(401)
@@ -356,7 +359,7 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     await row("scan.pdf", "Failed").waitFor({ timeout: 60_000 })
     const deleteScan = row("scan.pdf").getByRole("button", { name: "Delete scan.pdf", exact: true })
     await deleteScan.click()
-    const dialog = page.getByRole("dialog", { name: "Delete scan.pdf?" })
+    const dialog = page.getByRole("dialog", { name: "Delete document “scan.pdf”?" })
     await dialog.waitFor()
     // Focus starts inside the dialog, on the harmless choice; Escape cancels and gives the focus back.
     expect(
@@ -372,7 +375,7 @@ describe.skipIf(CHROMIUM === undefined)("the web application in Chromium", () =>
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Delete scan.pdf")
     await page.keyboard.press("Enter")
     await dialog.waitFor()
-    await dialog.getByRole("button", { name: "Delete document" }).click()
+    await dialog.getByRole("button", { name: "Delete", exact: true }).click()
     await row("scan.pdf").waitFor({ state: "detached" })
     await dialog.waitFor({ state: "hidden" })
     await page.getByRole("status").filter({ hasText: "scan.pdf deleted." }).waitFor()

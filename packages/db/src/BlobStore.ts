@@ -47,8 +47,9 @@ export interface BlobEntry {
 }
 
 /**
- * What `read`, `stream` and `copy` die with when there is no object at the key: the same `code` as the
- * file system's error, so one check (`isBlobNotFound`) serves every store.
+ * What `read`, `stream` and `copy` fail with when there is no object at the key (in the error channel: a
+ * caller says what a missing file means where it is read). It carries the file system's `code`, so a
+ * defect made of it elsewhere is still recognised by `isBlobNotFound`.
  */
 export class BlobNotFound extends Data.TaggedError("BlobNotFound")<{ readonly key: string }> {
   readonly code = "ENOENT"
@@ -62,9 +63,19 @@ export const isBlobNotFound = (e: unknown): boolean =>
   e instanceof BlobNotFound || (e as { code?: unknown } | null)?.code === "ENOENT"
 
 /**
+ * A store's call as an effect: a missing object (`BlobNotFound`, thrown by the call) in the error channel,
+ * anything else (an outage, a refused request) a defect, as every other call of a store.
+ */
+export const failingIfMissing = <A>(call: () => Promise<A>): Effect.Effect<A, BlobNotFound> =>
+  Effect.tryPromise({ try: call, catch: (e) => e }).pipe(
+    Effect.catchAll((e) => (e instanceof BlobNotFound ? Effect.fail(e) : Effect.die(e))),
+  )
+
+/**
  * Where original files live: a directory (`fileBlobStore`) or an S3-compatible bucket (`s3BlobStore`).
  * Keys are opaque, relative, slash-separated. Every write is durable and all-or-nothing before its effect
- * succeeds; a missing key is `undefined` from `size` and a `BlobNotFound` defect elsewhere.
+ * succeeds; a missing key is `undefined` from `size` and a `BlobNotFound` failure of `read`, `stream` and
+ * `copy`.
  */
 export interface BlobStoreShape {
   /** Stores the bytes durably (written, fsynced, renamed into place) before returning. */
@@ -72,10 +83,10 @@ export interface BlobStoreShape {
   /** Moves an already written local file into the store (for uploads spooled to disk); it is gone after. */
   readonly putFile: (key: string, file: string) => Effect.Effect<void>
   /** Stores a copy of the object at `from` under `to`, without holding it in memory. */
-  readonly copy: (from: string, to: string) => Effect.Effect<void>
-  readonly read: (key: string) => Effect.Effect<Uint8Array>
+  readonly copy: (from: string, to: string) => Effect.Effect<void, BlobNotFound>
+  readonly read: (key: string) => Effect.Effect<Uint8Array, BlobNotFound>
   /** The object's bytes as they are read (the object is opened, or found missing, before this returns). */
-  readonly stream: (key: string) => Effect.Effect<Readable>
+  readonly stream: (key: string) => Effect.Effect<Readable, BlobNotFound>
   readonly size: (key: string) => Effect.Effect<number | undefined>
   /** Removes the object; removing a missing one succeeds. */
   readonly remove: (key: string) => Effect.Effect<void>
@@ -146,17 +157,19 @@ export const fileBlobStore = (root: string): BlobStoreShape => {
   return {
     put: (key, bytes) => Effect.promise(() => write(key, (tmp) => fs.writeFile(tmp, bytes))),
     copy: (from, to) =>
-      Effect.promise(() => write(to, (tmp) => fs.copyFile(safeJoin(root, from), tmp).catch(missingAs(from)))),
+      failingIfMissing(() =>
+        write(to, (tmp) => fs.copyFile(safeJoin(root, from), tmp).catch(missingAs(from))),
+      ),
     putFile: (key, file) =>
       Effect.promise(() =>
         write(key, (tmp) =>
           fs.rename(file, tmp).catch(() => fs.copyFile(file, tmp).then(() => fs.rm(file, { force: true }))),
         ),
       ),
-    read: (key) => Effect.promise(() => fs.readFile(safeJoin(root, key)).catch(missingAs(key))),
+    read: (key) => failingIfMissing(() => fs.readFile(safeJoin(root, key)).catch(missingAs(key))),
     // Opened here, so that a missing file is known before a response starts, not halfway through it.
     stream: (key) =>
-      Effect.promise(() =>
+      failingIfMissing(() =>
         fs.open(safeJoin(root, key), "r").then((fh) => fh.createReadStream(), missingAs(key)),
       ),
     size: (key) =>

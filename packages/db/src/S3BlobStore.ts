@@ -18,6 +18,7 @@ import {
   BlobStore,
   type BlobStoreShape,
   DEFAULT_S3_TIMEOUT_MS,
+  failingIfMissing,
   normalizeS3Prefix,
   S3_MAX_SINGLE_PUT_BYTES,
   type S3BlobStoreOptions,
@@ -209,7 +210,7 @@ export const s3BlobStore = (options: S3BlobStoreOptions): S3BlobStore => {
         await fs.rm(file, { force: true })
       }),
     copy: (from, to) =>
-      Effect.promise(() =>
+      failingIfMissing(() =>
         send(s3, "CopyObject", from, (abortSignal) =>
           client.send(
             new CopyObjectCommand({
@@ -224,7 +225,7 @@ export const s3BlobStore = (options: S3BlobStoreOptions): S3BlobStore => {
       ).pipe(Effect.asVoid),
     // The deadline covers the answer and its bytes.
     read: (key) =>
-      Effect.promise(() =>
+      failingIfMissing(() =>
         send(s3, "GetObject", key, async (abortSignal) =>
           (await getObject(s3, key, abortSignal)).Body!.transformToByteArray(),
         ),
@@ -232,7 +233,7 @@ export const s3BlobStore = (options: S3BlobStoreOptions): S3BlobStore => {
     // The deadline covers the answer's start; then the body streams at the client's pace (a stalled store is
     // cut off by the socket's idle timeout).
     stream: (key) =>
-      Effect.promise(async () => {
+      failingIfMissing(async () => {
         const body = (await send(s3, "GetObject", key, (abortSignal) => getObject(s3, key, abortSignal))).Body
         // In Node the body is the HTTP response (a Readable); anything else is wrapped as one.
         if (body instanceof Readable) return body

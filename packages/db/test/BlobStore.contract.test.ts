@@ -4,9 +4,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import type { Readable } from "node:stream"
 import { startTestS3Server, type TestS3Server } from "@dxs/testing/TestS3Server"
-import { Cause, Chunk, Effect, Exit, Stream } from "effect"
+import { Cause, Chunk, Effect, Exit, Option, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type BlobStoreShape, fileBlobStore, isBlobNotFound } from "../src/BlobStore.ts"
+import { BlobNotFound, type BlobStoreShape, fileBlobStore, isBlobNotFound } from "../src/BlobStore.ts"
 import { s3BlobStore } from "../src/S3BlobStore.ts"
 
 /**
@@ -14,13 +14,13 @@ import { s3BlobStore } from "../src/S3BlobStore.ts"
  * the orphan sweep) holds for the directory store and for an S3 bucket on a real S3-protocol server.
  */
 
-const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
-/** The defect an effect died with (the test fails if it succeeded). */
-const defectOf = async (effect: Effect.Effect<unknown>) => {
+/** The failure an effect ended with, in its error channel (the test fails if it succeeded or died). */
+const failureOf = async <E>(effect: Effect.Effect<unknown, E>) => {
   const exit = await Effect.runPromiseExit(effect)
-  if (Exit.isSuccess(exit)) throw new Error("expected the effect to die")
-  return Chunk.unsafeHead(Cause.defects(exit.cause))
+  if (Exit.isSuccess(exit)) throw new Error("expected the effect to fail")
+  return Option.getOrThrowWith(Cause.failureOption(exit.cause), () => Cause.squash(exit.cause))
 }
 
 const drain = async (stream: Readable) => {
@@ -120,14 +120,15 @@ describe.each(subjects)("blob store contract: $name", ({ make }) => {
     expect(sha(await run(store.read(from)))).toBe(sha(bytes))
   })
 
-  it("tells a missing key clearly: size undefined, and read, stream and copy die with a not-found", async () => {
+  it("tells a missing key clearly: size undefined, and read, stream and copy fail with a not-found", async () => {
     const store = await make()
     const key = docKey("never-written.pdf")
     expect(await run(store.size(key))).toBeUndefined()
     for (const effect of [store.read(key), store.stream(key), store.copy(key, docKey("x.pdf"))]) {
-      const defect = await defectOf(effect)
-      expect(isBlobNotFound(defect)).toBe(true)
-      expect(defect).toMatchObject({ _tag: "BlobNotFound", key, message: `no stored object at ${key}` })
+      const failure = await failureOf(effect)
+      expect(failure).toBeInstanceOf(BlobNotFound)
+      expect(isBlobNotFound(failure)).toBe(true)
+      expect(failure).toMatchObject({ _tag: "BlobNotFound", key, message: `no stored object at ${key}` })
     }
   })
 
@@ -140,7 +141,7 @@ describe.each(subjects)("blob store contract: $name", ({ make }) => {
     expect(await run(store.size(key))).toBeUndefined()
     await run(store.remove(key))
     await run(store.remove(docKey("never.pdf")))
-    expect(isBlobNotFound(await defectOf(store.read(key)))).toBe(true)
+    expect(await failureOf(store.read(key))).toBeInstanceOf(BlobNotFound)
     expect(await listed(store)).toEqual([])
   })
 

@@ -257,11 +257,16 @@ describe("pages of a project are read through indexes", () => {
         ok: boolean
       }>`select exists (select 1 from pg_extension where extname = 'pg_trgm') as ok`.execute(db)
     ).rows[0]?.ok
-    if (trigram)
+    if (trigram) {
       await expectIndexed(
         () => gridRead({ search: "supplier 42" }, byName, { limit: 10, offset: 0 }),
         "matches",
       )
+      await expectIndexed(
+        () => gridRead({ dimensionValue: "voice-7" }, byName, { limit: 10, offset: 0 }),
+        "matches",
+      )
+    }
     const first = await gridRead({}, byValue(false), { limit: 10, offset: 0 })
     await expectIndexed(() => gridRead({}, byValue(false), { limit: 10, after: first.last, position: 10 }))
     await expectIndexed(() => gridRead({}, byValue(true), { limit: 10, before: first.last, position: 9 }))

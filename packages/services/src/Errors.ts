@@ -1,6 +1,6 @@
 import { outageInCause } from "@dxs/db/Outage"
 import { Diagnostic } from "@dxs/domain/contract/OutputSchema"
-import { HttpApiSchema } from "@effect/platform"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Cause, Schema } from "effect"
 
 /**

@@ -6,15 +6,7 @@
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs/promises"
 import type { Readable } from "node:stream"
-import {
-  BlobStore,
-  type BlobStoreShape,
-  Db,
-  isBlobNotFound,
-  transaction,
-  undoUnlessCommitted,
-  withDb,
-} from "@dxs/db"
+import { BlobStore, type BlobStoreShape, Db, transaction, undoUnlessCommitted, withDb } from "@dxs/db"
 import * as FileEdits from "@dxs/db/repositories/FileEdits"
 import { type FileEditStatus, idleFileEditStatus } from "@dxs/domain/contract/FileEdit"
 import { fileEditBlobKey } from "@dxs/pipeline/fileedit/FillTask"
@@ -193,9 +185,7 @@ export class FileEdit extends Effect.Service<FileEdit>()("@dxs/services/FileEdit
           if (size === undefined) return yield* notReady
           const stream = yield* blobs
             .stream(key)
-            .pipe(
-              Effect.catchAllDefect((e) => (isBlobNotFound(e) ? Effect.succeed(undefined) : Effect.die(e))),
-            )
+            .pipe(Effect.catchTag("BlobNotFound", () => Effect.succeed(undefined)))
           if (stream === undefined) return yield* notReady
           return {
             stream,

@@ -3,7 +3,7 @@
  * format's backend in a worker thread (never in the API's own thread), under the parse limits, once per
  * document version and page: the drawing is stored beside the version's file and read from there after.
  */
-import { BlobStore, type Conn, Db, type DocumentRow, isBlobNotFound, withDb } from "@dxs/db"
+import { BlobStore, type Conn, Db, type DocumentRow, withDb } from "@dxs/db"
 import { attachmentTree, currentBlobKey } from "@dxs/db/repositories/Documents"
 import { findPage as findPageRow, type PageContent, pagesOfDocuments } from "@dxs/db/repositories/Pages"
 import {
@@ -150,9 +150,7 @@ const findPage = (projectId: string, documentId: string, pageNumber: number, ver
 const readIfStored = (blobs: BlobStore["Type"], key: string) =>
   Effect.gen(function* () {
     if ((yield* blobs.size(key)) === undefined) return undefined
-    return yield* blobs
-      .read(key)
-      .pipe(Effect.catchAllDefect((e) => (isBlobNotFound(e) ? Effect.succeed(undefined) : Effect.die(e))))
+    return yield* blobs.read(key).pipe(Effect.catchTag("BlobNotFound", () => Effect.succeed(undefined)))
   })
 
 /** What drawing page images takes in this process: the parse limits, and the drawings running. */

@@ -1,6 +1,7 @@
 import { contentMediaTypes } from "@dxs/domain/Content"
 import { BadRequest, Documents, Pages } from "@dxs/services"
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Schema } from "effect"
 import { Api } from "../Api.ts"
 import { fileDownload } from "../Download.ts"

@@ -1,5 +1,5 @@
 import type { PageImage } from "@dxs/services"
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 
 /** Whether an `If-None-Match` header names `etag` (weak comparison, as RFC 9110 §13.1.2 asks). */
 export const matchesIfNoneMatch = (header: string | undefined, etag: string): boolean => {

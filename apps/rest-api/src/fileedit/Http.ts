@@ -1,5 +1,6 @@
 import { BadRequest, FileEdit } from "@dxs/services"
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { fileDownload } from "../Download.ts"

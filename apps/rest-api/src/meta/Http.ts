@@ -1,4 +1,6 @@
-import { HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 

@@ -1,5 +1,5 @@
 import { Projects } from "@dxs/services"
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 

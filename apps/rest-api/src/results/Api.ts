@@ -21,7 +21,10 @@ import {
   REVIEW_QUEUE_DEFAULT_LIMIT,
   REVIEW_QUEUE_MAX_LIMIT,
 } from "@dxs/services"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { Authentication } from "../Auth.ts"
 import { flexibleBody } from "../Body.ts"
@@ -84,7 +87,8 @@ const gridFilters = {
   ),
   dimension_value: Schema.optional(
     Schema.String.annotations({
-      description: "only rows with a cell whose result has a dimension instance of exactly this value",
+      description:
+        "only rows with a cell whose result has a dimension instance whose value contains this, ignoring case (part of a file name is enough; `GET …/results/` keeps its exact match)",
     }),
   ),
   max_confidence: Schema.optional(

@@ -1,5 +1,5 @@
 import { BadRequest, Documents, EXTRACT_MAX_FILES, OutputSchemas } from "@dxs/services"
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import {
@@ -10,9 +10,16 @@ import {
   type UploadFormLimits,
 } from "../UploadForm.ts"
 
-/** In a form body the schema and the mapping arrive as JSON text. */
-const jsonField = (value: unknown, path: string) => {
-  if (typeof value !== "string") return Effect.succeed(value)
+/** Whether a body is a form (urlencoded or multipart), whose fields are text, rather than JSON. */
+const isForm = (contentType: string | undefined) =>
+  /^\s*(application\/x-www-form-urlencoded|multipart\/form-data)\b/i.test(contentType ?? "")
+
+/**
+ * In a form body the schema and the mapping arrive as JSON text; in a JSON body they are JSON, and a
+ * string is left for the service to refuse as not an object.
+ */
+const jsonField = (value: unknown, path: string, form: boolean) => {
+  if (!form || typeof value !== "string") return Effect.succeed(value)
   try {
     return Effect.succeed(JSON.parse(value) as unknown)
   } catch {
@@ -46,11 +53,12 @@ export const OutputSchemaHttp = HttpApiBuilder.group(Api, "outputSchema", (handl
     return (
       handlers
         .handle("get", ({ path }) => schemas.get(path.project_id))
-        .handle("put", ({ path, payload }) =>
+        .handle("put", ({ path, payload, request }) =>
           Effect.gen(function* () {
-            const schema = yield* jsonField(payload.schema, "schema")
+            const form = isForm(request.headers["content-type"])
+            const schema = yield* jsonField(payload.schema, "schema", form)
             const mapping =
-              payload.mapping === undefined ? undefined : yield* jsonField(payload.mapping, "mapping")
+              payload.mapping === undefined ? undefined : yield* jsonField(payload.mapping, "mapping", form)
             return yield* schemas.put(path.project_id, { schema, auto_map: payload.auto_map, mapping })
           }),
         )

@@ -6,7 +6,7 @@ import type { AgentValueType as ValueType } from "@dxs/domain/Enums"
 import { SupportedAgentValueTypes } from "@dxs/domain/Enums"
 import type { Agent as AgentRecord, Dimension } from "@dxs/domain/Records"
 import { type ReactNode, useEffect, useMemo, useRef } from "react"
-import { ErrorAlert } from "../components.tsx"
+import { ErrorAlert, useConfirm } from "../components.tsx"
 import { type DraftDimension, type DraftForm, useAgentEditor } from "./AgentEditorState.ts"
 import { AgentMentionField } from "./AgentMentionField.tsx"
 import { FieldError } from "./DimensionsSection.tsx"
@@ -50,6 +50,7 @@ export function AgentEditor({
     onDeleted,
   )
   const heading = useRef<HTMLHeadingElement>(null)
+  const confirm = useConfirm()
 
   useEffect(() => {
     heading.current?.focus()
@@ -132,7 +133,19 @@ export function AgentEditor({
           <button type="submit" disabled={busy}>
             Save agent
           </button>
-          <button type="button" className="danger" disabled={busy} onClick={remove}>
+          <button
+            type="button"
+            className="danger"
+            disabled={busy}
+            onClick={() =>
+              confirm.ask({
+                thing: "agent",
+                name: saved.name,
+                details: <p>Its results are deleted with it. This cannot be undone.</p>,
+                action: remove,
+              })
+            }
+          >
             Delete agent
           </button>
           <p role="status" className="saved-note">
@@ -140,6 +153,7 @@ export function AgentEditor({
           </p>
         </div>
       </form>
+      {confirm.dialog}
     </section>
   )
 }

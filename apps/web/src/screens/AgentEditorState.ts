@@ -215,10 +215,10 @@ export function useAgentEditor(
     saveMutation.mutate(body)
   }
 
-  const remove = () => {
-    if (!window.confirm(`Delete the agent "${saved.name}" and its results? This cannot be undone.`)) return
+  /** Delete the agent (once confirmed): resolves when deleted, rejects with the failure. */
+  const remove = async (): Promise<void> => {
     setError(undefined)
-    removeMutation.mutate()
+    await removeMutation.mutateAsync()
   }
 
   const form: DraftForm = { draft, errors, set }

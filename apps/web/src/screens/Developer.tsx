@@ -2,7 +2,7 @@ import type { ApiKey, NewApiKey } from "@dxs/domain/Records"
 import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
-import { ErrorAlert, formatDate, Loading, VisuallyHidden } from "../components.tsx"
+import { ErrorAlert, formatDate, Loading, useConfirm, VisuallyHidden } from "../components.tsx"
 import { useClipboard } from "../hooks.ts"
 import { useApiQuery } from "../query.ts"
 import { useTitle } from "../router.tsx"
@@ -59,7 +59,15 @@ export function DeveloperScreen() {
     e.preventDefault()
     createKey.mutate(name.trim())
   }
-  const revoke = (key: ApiKey) => keyAction.mutateAsync({ key, action: "revoke" }).catch(() => undefined)
+  const confirm = useConfirm()
+  const revoke = (key: ApiKey) =>
+    confirm.ask({
+      thing: "API key",
+      name: key.name || key.prefix,
+      verb: "Revoke",
+      details: <p>Programs using this key are refused from then on. This cannot be undone.</p>,
+      action: () => keyAction.mutateAsync({ key, action: "revoke" }).then(() => undefined),
+    })
   const rotate = (key: ApiKey) => keyAction.mutateAsync({ key, action: "rotate" }).catch(() => undefined)
 
   return (
@@ -97,63 +105,87 @@ export function DeveloperScreen() {
         ) : keys.data.length === 0 ? (
           <p className="muted">No API keys yet.</p>
         ) : (
-          <div className="table-wrap">
-            <table className="data-table">
-              <caption className="visually-hidden">API keys</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Prefix</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Revoked</th>
-                  <th scope="col">
-                    <VisuallyHidden>Actions</VisuallyHidden>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {keys.data.map((k) => (
-                  <tr key={k.id} data-key-id={k.id} className={k.revoked_at ? "revoked" : undefined}>
-                    <td>{k.name || <span className="muted">(no name)</span>}</td>
-                    <td>
-                      <code>{k.prefix}</code>
-                    </td>
-                    <td>{formatDate(k.created_at)}</td>
-                    <td>{formatDate(k.last_used_at, "Never")}</td>
-                    <td>{k.revoked_at ? formatDate(k.revoked_at) : "No"}</td>
-                    <td>
-                      {k.revoked_at ? null : (
-                        <span className="row-actions">
-                          <button
-                            type="button"
-                            className="secondary compact"
-                            disabled={revoking === k.id}
-                            onClick={() => void rotate(k)}
-                          >
-                            Rotate<VisuallyHidden> {k.name || k.prefix}</VisuallyHidden>
-                          </button>
-                          <button
-                            type="button"
-                            className="danger"
-                            disabled={revoking === k.id}
-                            onClick={() => void revoke(k)}
-                          >
-                            Revoke<VisuallyHidden> {k.name || k.prefix}</VisuallyHidden>
-                          </button>
-                        </span>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <KeysTable
+            keys={keys.data}
+            busyKeyId={revoking}
+            onRotate={(k) => void rotate(k)}
+            onRevoke={revoke}
+          />
         )}
       </section>
 
       <WebhooksSection />
+      {confirm.dialog}
     </>
+  )
+}
+
+/** The organisation's keys, each with its dates and, unless revoked, Rotate and Revoke. */
+function KeysTable({
+  keys,
+  busyKeyId,
+  onRotate,
+  onRevoke,
+}: {
+  readonly keys: ReadonlyArray<ApiKey>
+  /** The key being revoked or rotated, if any. */
+  readonly busyKeyId: string | undefined
+  readonly onRotate: (key: ApiKey) => void
+  readonly onRevoke: (key: ApiKey) => void
+}) {
+  return (
+    <div className="table-wrap">
+      <table className="data-table">
+        <caption className="visually-hidden">API keys</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Prefix</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last used</th>
+            <th scope="col">Revoked</th>
+            <th scope="col">
+              <VisuallyHidden>Actions</VisuallyHidden>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {keys.map((k) => (
+            <tr key={k.id} data-key-id={k.id} className={k.revoked_at ? "revoked" : undefined}>
+              <td>{k.name || <span className="muted">(no name)</span>}</td>
+              <td>
+                <code>{k.prefix}</code>
+              </td>
+              <td>{formatDate(k.created_at)}</td>
+              <td>{formatDate(k.last_used_at, "Never")}</td>
+              <td>{k.revoked_at ? formatDate(k.revoked_at) : "No"}</td>
+              <td>
+                {k.revoked_at ? null : (
+                  <span className="row-actions">
+                    <button
+                      type="button"
+                      className="secondary compact"
+                      disabled={busyKeyId === k.id}
+                      onClick={() => onRotate(k)}
+                    >
+                      Rotate<VisuallyHidden> {k.name || k.prefix}</VisuallyHidden>
+                    </button>
+                    <button
+                      type="button"
+                      className="danger"
+                      disabled={busyKeyId === k.id}
+                      onClick={() => onRevoke(k)}
+                    >
+                      Revoke<VisuallyHidden> {k.name || k.prefix}</VisuallyHidden>
+                    </button>
+                  </span>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   )
 }
 

@@ -12,7 +12,7 @@ import { type FormEvent, type ReactNode, useEffect, useState } from "react"
 import { API_BASE, errorMessage, seg } from "../api.ts"
 import { ErrorAlert, Loading } from "../components.tsx"
 import { apiQuery } from "../query.ts"
-import { Link, useTitle } from "../router.tsx"
+import { Link, projectReturnHref, useTitle } from "../router.tsx"
 import { documentPathOf, PageBlocks, TablesOverlay } from "./PageTables.tsx"
 
 const ZOOM_MIN = 50
@@ -35,7 +35,11 @@ export function DocumentViewerScreen({
     ...apiQuery<DocumentRecord>(`${base}/documents/${seg(documentId)}/`),
     refetchInterval: (q) => (q.state.data?.status === "Pending" ? PARSING_POLL_MS : false),
   })
-  const [pageNumber, setPageNumber] = useState(1)
+  // a link to a cited page opens at that page (`?page=3`)
+  const [pageNumber, setPageNumber] = useState(() => {
+    const asked = Number(new URLSearchParams(window.location.search).get("page"))
+    return Number.isInteger(asked) && asked > 1 ? asked : 1
+  })
   const [zoom, setZoom] = useState(100)
   const [view, setView] = useState<View>("page")
   const [showTables, setShowTables] = useState(false)
@@ -44,7 +48,7 @@ export function DocumentViewerScreen({
 
   const back = (
     <p>
-      <Link href={base}>Back to the project</Link>
+      <Link href={projectReturnHref(projectId)}>Back to the project</Link>
     </p>
   )
 

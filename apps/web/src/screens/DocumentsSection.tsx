@@ -11,7 +11,7 @@ import { type DocumentStatus, DocumentStatuses } from "@dxs/domain/Enums"
 import type { DocumentBulkResponse } from "@dxs/domain/Records"
 import { useCallback, useEffect, useRef, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
-import { ConfirmDialog, ErrorAlert, Loading, pluralize, SelectField } from "../components.tsx"
+import { ConfirmDialog, confirmTitle, ErrorAlert, Loading, pluralize, SelectField } from "../components.tsx"
 import { invalidateApi } from "../query.ts"
 import { type ListedDocument, type PageOfDocuments, type RowActions, RowsOf } from "./DocumentRows.tsx"
 import {
@@ -359,8 +359,8 @@ function ConfirmDialogs({
   if (confirming?.kind === "delete")
     return (
       <ConfirmDialog
-        title={`Delete ${confirming.document.file_name}?`}
-        confirmLabel="Delete document"
+        title={confirmTitle({ thing: "document", name: confirming.document.file_name })}
+        confirmLabel="Delete"
         busyLabel="Deleting…"
         busy={busy}
         error={error}
@@ -375,7 +375,7 @@ function ConfirmDialogs({
     return (
       <ConfirmDialog
         title={`${confirming.action === "delete" ? "Delete" : "Archive"} ${pluralize(confirming.ids.length, "document")}?`}
-        confirmLabel={confirming.action === "delete" ? "Delete documents" : "Archive documents"}
+        confirmLabel={confirming.action === "delete" ? "Delete" : "Archive"}
         busyLabel={confirming.action === "delete" ? "Deleting…" : "Archiving…"}
         busy={busy}
         error={error}

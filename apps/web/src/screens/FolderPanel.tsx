@@ -7,7 +7,7 @@ import type { Folder } from "@dxs/domain/Records"
 import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
-import { ErrorAlert, VisuallyHidden } from "../components.tsx"
+import { ErrorAlert, useConfirm, VisuallyHidden } from "../components.tsx"
 import { useAction } from "../hooks.ts"
 
 /** The filter of the project list: every project, the unfiled ones, or a folder's (its id). */
@@ -187,18 +187,17 @@ export function FolderTools({
     })
   }
 
-  const remove = () => {
-    if (
-      !window.confirm(
-        `Delete the folder "${folder.name}" and its subfolders? The projects in them become unfiled.`,
-      )
-    )
-      return
-    void run(async () => {
-      await api.del(path)
-      onDeleted()
+  const confirm = useConfirm()
+  const remove = () =>
+    confirm.ask({
+      thing: "folder",
+      name: folder.name,
+      details: <p>Its subfolders are deleted with it; the projects in them are kept, unfiled.</p>,
+      action: async () => {
+        await api.del(path)
+        onDeleted()
+      },
     })
-  }
 
   return (
     <div className="folder-tools">
@@ -258,6 +257,7 @@ export function FolderTools({
         </div>
       )}
       <ErrorAlert message={error} />
+      {confirm.dialog}
     </div>
   )
 }

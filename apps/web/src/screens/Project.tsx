@@ -6,12 +6,27 @@ import type {
   Project,
 } from "@dxs/domain/Records"
 import { useMutation, useQueries } from "@tanstack/react-query"
-import { type FormEvent, type MouseEvent, useMemo, useRef, useState } from "react"
+import {
+  type FormEvent,
+  type KeyboardEvent,
+  type MouseEvent,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+} from "react"
 import { api, errorMessage, isApiError, seg } from "../api.ts"
-import { ErrorAlert, Loading, pluralize } from "../components.tsx"
-import type { Resource } from "../hooks.ts"
+import { ErrorAlert, Loading, pluralize, useConfirm } from "../components.tsx"
+import { type Resource, useAction } from "../hooks.ts"
 import { invalidateApi, queryClient, useApiQuery } from "../query.ts"
-import { Link, useTitle } from "../router.tsx"
+import {
+  Link,
+  replaceQuery,
+  scrollToRestore,
+  useQueryString,
+  useRememberProjectHref,
+  useTitle,
+} from "../router.tsx"
 import { runProgressOf } from "../runState.ts"
 import { AgentEditor } from "./AgentEditor.tsx"
 import { DimensionsSection } from "./DimensionsSection.tsx"
@@ -21,9 +36,36 @@ import { ResultsGrid } from "./ResultsGrid.tsx"
 import { StartReview } from "./Review.tsx"
 import { RunHistory, type RunTracker, useRunTracker } from "./Runs.tsx"
 
+/** The project screen's sections, in page order: each in the section nav, the one chosen in the URL (`?section=`). */
+const SECTIONS = [
+  { key: "documents", label: "Documents" },
+  { key: "dimensions", label: "Dimensions" },
+  { key: "agents", label: "Agents" },
+  { key: "runs", label: "Runs" },
+  { key: "results", label: "Results" },
+  { key: "file-edit", label: "File edit" },
+] as const
+type SectionKey = (typeof SECTIONS)[number]["key"]
+
+const sectionId = (key: string) => `section-${key}`
+const isSection = (key: string | null): key is SectionKey => SECTIONS.some((s) => s.key === key)
+
+/** Bring a section into view and its heading into focus (where screen readers continue). */
+const showSection = (key: SectionKey, behavior: ScrollBehavior = "smooth") => {
+  const panel = document.getElementById(sectionId(key))
+  if (panel === null) return
+  panel.scrollIntoView({ block: "start", behavior })
+  const heading = panel.querySelector<HTMLElement>("h2")
+  if (heading) {
+    if (!heading.hasAttribute("tabindex")) heading.setAttribute("tabindex", "-1")
+    heading.focus({ preventScroll: true })
+  }
+}
+
 /**
- * `/projects/:id`: documents (upload, parsing state, e-mail attachments under their message), dimensions,
- * agents (create, edit, launch, progress) and the results grid.
+ * `/projects/:id` as a workspace: a sticky nav of its sections (documents, dimensions, agents, runs,
+ * results, file edit), the chosen one in the URL; the results grid keeps its state in the URL too, so that
+ * Back from a result shows the same grid at the same place.
  */
 export function ProjectScreen({ projectId }: { readonly projectId: string }) {
   const base = `/projects/${seg(projectId)}`
@@ -33,7 +75,29 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
   const dimensions = useApiQuery<ReadonlyArray<Dimension>>(`${base}/dimensions/`)
   const refreshResults = () => void invalidateApi(`${base}/results/`)
   const refreshRefusal = () => void queryClient.invalidateQueries({ queryKey: [REFUSAL] })
+  const launch = useLaunch(
+    base,
+    projectId,
+    () => {
+      refreshResults()
+      void agents.reload()
+      void invalidateApi(`${base}/documents/`)
+    },
+    refreshRefusal,
+  )
   useTitle(project.data?.name ?? "Project")
+  useRememberProjectHref(projectId)
+  const section = useQueryString().get("section")
+  const ready = project.data !== undefined
+  const [restoring] = useState(scrollToRestore)
+
+  // opened at a section (a link, a reload): shown once the page is there, unless going back to a position
+  const shown = useRef(false)
+  useEffect(() => {
+    if (!ready || shown.current) return
+    shown.current = true
+    if (!restoring && isSection(section)) requestAnimationFrame(() => showSection(section, "auto"))
+  }, [ready, restoring, section])
 
   if (project.data === undefined)
     return project.error ? (
@@ -48,6 +112,13 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
       <Loading what="the project" />
     )
 
+  const select = (key: SectionKey) => {
+    const query = new URLSearchParams(window.location.search)
+    query.set("section", key)
+    replaceQuery(query)
+    showSection(key)
+  }
+
   return (
     <>
       <div className="heading-row">
@@ -58,52 +129,125 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
         <StartReview projectId={projectId} />
       </div>
       {project.data.description && <p className="lead">{project.data.description}</p>}
-      <DocumentsSection base={base} onChanged={refreshRefusal} />
-      <DimensionsSection base={base} dimensions={dimensions} />
-      <AgentsSection
-        base={base}
-        projectId={projectId}
-        agents={agents}
-        dimensions={dimensions.data}
-        onRefused={refreshRefusal}
-        onRunEnded={() => {
-          refreshResults()
-          void agents.reload()
-          void invalidateApi(`${base}/documents/`)
-        }}
-        onAgentsChanged={refreshResults}
-      />
-      <ResultsGrid projectId={projectId} />
-      <FileEditPanel base={base} />
+      <SectionNav selected={isSection(section) ? section : null} onSelect={select} />
+      <div id={sectionId("documents")}>
+        <DocumentsSection base={base} onChanged={refreshRefusal} />
+      </div>
+      <div id={sectionId("dimensions")}>
+        <DimensionsSection base={base} dimensions={dimensions} />
+      </div>
+      <div id={sectionId("agents")}>
+        <AgentsSection
+          base={base}
+          agents={agents}
+          dimensions={dimensions.data}
+          launch={launch}
+          onRefusalChanged={refreshRefusal}
+          onAgentsChanged={refreshResults}
+        />
+      </div>
+      <div id={sectionId("runs")}>
+        <RunHistory
+          base={base}
+          runs={launch.tracker.runs}
+          count={launch.tracker.runCount}
+          error={launch.tracker.runsError}
+          agents={agents.data}
+        />
+      </div>
+      <div id={sectionId("results")}>
+        <ResultsGrid projectId={projectId} />
+      </div>
+      <div id={sectionId("file-edit")}>
+        <FileEditPanel base={base} />
+      </div>
     </>
+  )
+}
+
+/**
+ * The sections of the project as a sticky nav of in-page links: Tab reaches it, the arrow keys (and Home,
+ * End) move between its links, Enter goes to a section (kept in the URL) and puts the focus on its heading.
+ */
+function SectionNav({
+  selected,
+  onSelect,
+}: {
+  readonly selected: SectionKey | null
+  readonly onSelect: (key: SectionKey) => void
+}) {
+  const links = useRef<Array<HTMLAnchorElement | null>>([])
+  const onKey = (e: KeyboardEvent<HTMLAnchorElement>, i: number) => {
+    const last = SECTIONS.length - 1
+    const to =
+      e.key === "ArrowRight" || e.key === "ArrowDown"
+        ? i === last
+          ? 0
+          : i + 1
+        : e.key === "ArrowLeft" || e.key === "ArrowUp"
+          ? i === 0
+            ? last
+            : i - 1
+          : e.key === "Home"
+            ? 0
+            : e.key === "End"
+              ? last
+              : null
+    if (to === null) return
+    e.preventDefault()
+    links.current[to]?.focus()
+  }
+  return (
+    <nav aria-label="Project sections" className="section-nav" data-testid="section-nav">
+      <ul>
+        {SECTIONS.map((s, i) => (
+          <li key={s.key}>
+            <a
+              href={`?section=${s.key}`}
+              ref={(el) => {
+                links.current[i] = el
+              }}
+              aria-current={selected === s.key ? "location" : undefined}
+              onKeyDown={(e) => onKey(e, i)}
+              onClick={(e) => {
+                if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return
+                e.preventDefault()
+                onSelect(s.key)
+              }}
+            >
+              {s.label}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
   )
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // Agents and the pipeline run
 
+type Launch = ReturnType<typeof useLaunch>
+
 function AgentsSection({
   base,
-  projectId,
   agents,
   dimensions,
-  onRefused,
-  onRunEnded,
+  launch: { tracker, launch, runError, refused },
+  onRefusalChanged,
   onAgentsChanged,
 }: {
   readonly base: string
-  readonly projectId: string
   readonly agents: Resource<ReadonlyArray<Agent>>
   readonly dimensions: ReadonlyArray<Dimension> | undefined
-  /** A launch was refused because documents failed: what is known of them may be out of date. */
-  readonly onRefused: () => void
-  readonly onRunEnded: () => void
+  readonly launch: Launch
+  /** Refused documents were re-parsed or deleted: what is known of them is out of date. */
+  readonly onRefusalChanged: () => void
   /** An agent was created, changed or deleted: its results may have changed. */
   readonly onAgentsChanged: () => void
 }) {
   const [editingId, setEditingId] = useState<string | null>(null)
   const editButtons = useRef(new Map<string, HTMLButtonElement>())
-  const { tracker, launch, runError, refused } = useLaunch(base, projectId, onRunEnded, onRefused)
 
   const list = useMemo(() => sortAgents(agents.data ?? []), [agents.data])
   const editing = list.find((a) => a.id === editingId)
@@ -156,8 +300,9 @@ function AgentsSection({
 
       <RunPanel tracker={tracker} onLaunch={() => void launch()} noAgents={list.length === 0} />
       <ErrorAlert message={runError} />
-      {refused && <LaunchRefusal base={base} refused={refused} />}
-      <RunHistory runs={tracker.runs} count={tracker.runCount} error={tracker.runsError} agents={list} />
+      {refused && (
+        <LaunchRefusal base={base} refused={refused} onLaunch={launch} onChanged={onRefusalChanged} />
+      )}
 
       <NewAgentForm
         base={base}
@@ -393,15 +538,21 @@ const REFUSAL_CHECKED = 50
 
 /**
  * Why the launch was refused, naming each failed document with a link to its row in the list (where it
- * can be replaced or deleted). Each named document is read again (not the whole list): one since replaced
- * or deleted drops out; once none is left, so does the message.
+ * can be replaced or deleted), with two ways on: "Re-parse failed" parses each again, "Remove failed and
+ * launch" deletes them (once confirmed) and launches again. Each named document is read again (not the
+ * whole list): one since replaced, re-parsed or deleted drops out; once none is left, so does the message.
  */
 function LaunchRefusal({
   base,
   refused,
+  onLaunch,
+  onChanged,
 }: {
   readonly base: string
   readonly refused: ReadonlyArray<FailedDocument>
+  readonly onLaunch: () => Promise<void>
+  /** Documents were re-parsed or deleted: their states are read again. */
+  readonly onChanged: () => void
 }) {
   const states = useQueries({
     queries: refused.slice(0, REFUSAL_CHECKED).map((f) => ({
@@ -416,15 +567,52 @@ function LaunchRefusal({
       },
     })),
   })
+  const { busy, error, run } = useAction()
+  const confirm = useConfirm()
   const still = refused.flatMap((f, i) => {
     const d = states[i]?.data
     if (d === undefined) return [f]
     return d?.status === "Failed" ? [{ id: d.id, name: d.file_name }] : []
   })
-  if (still.length === 0) return null
+  if (still.length === 0) return confirm.dialog
   const go = (e: MouseEvent<HTMLAnchorElement>, id: string) => {
     if (focusDocumentRow(id)) e.preventDefault()
   }
+  const documentsChanged = async () => {
+    onChanged()
+    await invalidateApi(`${base}/documents/`)
+  }
+  const reparse = () =>
+    void run(async () => {
+      try {
+        for (const f of still) await api.post(`${base}/documents/${seg(f.id)}/reparse/`)
+      } finally {
+        await documentsChanged()
+      }
+    })
+  const removeAndLaunch = () =>
+    confirm.ask({
+      thing: still.length === 1 ? "failed document" : `${still.length} failed documents`,
+      name: still.map((f) => f.name).join("”, “"),
+      details: (
+        <p>
+          {still.length === 1 ? "It is" : "They are"} deleted from the project, with{" "}
+          {still.length === 1 ? "its" : "their"} file and pages; then the extraction is launched again. This
+          cannot be undone.
+        </p>
+      ),
+      action: async () => {
+        try {
+          for (const f of still)
+            await api.del(`${base}/documents/${seg(f.id)}/`).catch((e: unknown) => {
+              if (!(isApiError(e) && e.status === 404)) throw e
+            })
+        } finally {
+          await documentsChanged()
+        }
+        await onLaunch()
+      },
+    })
   return (
     <div role="alert" className="alert launch-refusal" data-testid="launch-refusal">
       <p>
@@ -440,9 +628,20 @@ function LaunchRefusal({
         .
       </p>
       <p className="refusal-advice">
-        Nothing was launched: replace or delete {still.length === 1 ? "it" : "them"} in the list of documents,
-        then launch again.
+        Nothing was launched: parse {still.length === 1 ? "it" : "them"} again, or remove{" "}
+        {still.length === 1 ? "it" : "them"} and launch (or replace or delete{" "}
+        {still.length === 1 ? "it" : "them"} in the list of documents).
       </p>
+      <div className="refusal-actions">
+        <button type="button" className="secondary" disabled={busy} onClick={reparse}>
+          Re-parse failed
+        </button>
+        <button type="button" className="danger" disabled={busy} onClick={removeAndLaunch}>
+          Remove failed and launch
+        </button>
+      </div>
+      <ErrorAlert message={error} />
+      {confirm.dialog}
     </div>
   )
 }

@@ -2,7 +2,7 @@ import type { Folder, Project } from "@dxs/domain/Records"
 import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useMemo, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
-import { ErrorAlert, Loading, pluralize, VisuallyHidden } from "../components.tsx"
+import { ErrorAlert, Loading, pluralize, useConfirm, VisuallyHidden } from "../components.tsx"
 import { useAction } from "../hooks.ts"
 import { invalidateApi, useApiQuery } from "../query.ts"
 import { Link, navigate, useTitle } from "../router.tsx"
@@ -304,18 +304,19 @@ function ProjectItem({
       onArchived()
     })
 
-  const remove = () => {
-    if (
-      !window.confirm(
-        `Delete the project "${p.name}" with its documents, agents, dimensions and results? This cannot be undone.`,
-      )
-    )
-      return
-    void run(async () => {
-      await api.del(path)
-      onDeleted()
+  const confirm = useConfirm()
+  const remove = () =>
+    confirm.ask({
+      thing: "project",
+      name: p.name,
+      details: (
+        <p>Its documents, agents, dimensions and results are deleted with it. This cannot be undone.</p>
+      ),
+      action: async () => {
+        await api.del(path)
+        onDeleted()
+      },
     })
-  }
 
   return (
     <li data-project-id={p.id} className={p.is_pinned ? "pinned" : undefined}>
@@ -404,6 +405,7 @@ function ProjectItem({
           {error}
         </p>
       )}
+      {confirm.dialog}
     </li>
   )
 }

@@ -12,7 +12,7 @@ import { api, errorMessage, seg } from "../api.ts"
 import { ConfidenceMark, ErrorAlert, formatDate, formatValue, Loading, StatusBadge } from "../components.tsx"
 import type { Resource } from "../hooks.ts"
 import { useApiQuery } from "../query.ts"
-import { Link, useTitle } from "../router.tsx"
+import { Link, projectReturnHref, useTitle } from "../router.tsx"
 import { overrideValue } from "../values.ts"
 import { PageViewer } from "./CitedPage.tsx"
 
@@ -53,7 +53,7 @@ export function ResultDetailScreen({
   readonly resultId: string
 }) {
   const base = `/projects/${seg(projectId)}`
-  const projectHref = base
+  const projectHref = projectReturnHref(projectId)
   const project = useApiQuery<Project>(`${base}/`)
   const result = useApiQuery<ResultDetail>(`${base}/results/${seg(resultId)}/`)
   const { extractions, list, selected, select, citedDocument } = useCitedExtraction(base, resultId)

@@ -5,7 +5,7 @@ import { type KeyboardEvent, useEffect, useRef, useState } from "react"
 import { API_BASE, errorMessage, seg } from "../api.ts"
 import { ConfidenceMark, ErrorAlert, formatValue, Loading, SelectField, statusClass } from "../components.tsx"
 import { apiQuery } from "../query.ts"
-import { Link, navigate } from "../router.tsx"
+import { Link, navigate, replaceQuery, useQueryString } from "../router.tsx"
 
 const PAGE_SIZES = [5, 10, 25, 50, 100] as const
 const SEARCH_DEBOUNCE_MS = 300
@@ -26,16 +26,6 @@ interface Filters {
   readonly search: string
   readonly review: string
   readonly source: string
-}
-
-const NO_FILTERS: Filters = {
-  agentId: "",
-  status: "",
-  dimensionValue: "",
-  maxConfidence: "",
-  search: "",
-  review: "",
-  source: "",
 }
 
 /** What a cell's review and source say, as a mark beside its value and as words for screen readers. */
@@ -87,25 +77,77 @@ interface CellAt {
   readonly col: number
 }
 
+/** The grid's filters as the query names of the page's URL (the API's names). */
+const FILTER_PARAMS: ReadonlyArray<readonly [keyof Filters, string]> = [
+  ["agentId", "agent_id"],
+  ["status", "resolution_status"],
+  ["dimensionValue", "dimension_value"],
+  ["maxConfidence", "max_confidence"],
+  ["search", "search"],
+  ["review", "review_status"],
+  ["source", "source"],
+]
+/** Every query name of the grid's state in the page's URL. */
+const GRID_PARAMS = [...FILTER_PARAMS.map(([, name]) => name), "sort", "limit", "offset"]
+const DEFAULT_PAGE_ROWS = 50
+
+/** The grid's state read from the page's query (anything unknown or out of range: the default). */
+const gridStateOf = (query: URLSearchParams) => {
+  const filters = Object.fromEntries(FILTER_PARAMS.map(([key, name]) => [key, query.get(name) ?? ""])) as {
+    [K in keyof Filters]: string
+  }
+  const limit = Number(query.get("limit"))
+  const offset = Number(query.get("offset"))
+  return {
+    filters: filters as Filters,
+    sort: query.get("sort") || "name",
+    pageRows: (PAGE_SIZES as ReadonlyArray<number>).includes(limit) ? limit : DEFAULT_PAGE_ROWS,
+    offset: Number.isInteger(offset) && offset > 0 ? offset : 0,
+  }
+}
+
 /**
- * The grid's page, sort and filters, and the query that reads it: the search box asks the server once
- * typing pauses; a new filter, sort or page size starts again at the first page.
+ * The grid's page, sort and filters, kept in the page's URL (so that Back from a result, or a shared link,
+ * shows the same grid), and the query that reads it: the search and dimension value boxes ask the server
+ * once typing pauses; a new filter, sort or page size starts again at the first page.
  */
 function useGridQuery(base: string) {
-  const [offset, setOffset] = useState(0)
-  const [pageRows, setPageRows] = useState(50)
-  const [sort, setSort] = useState("name")
-  const [filters, setFilters] = useState<Filters>(NO_FILTERS)
-  const [searchText, setSearchText] = useState("")
+  const query = useQueryString()
+  const { filters, sort, pageRows, offset } = gridStateOf(query)
+  const [searchText, setSearchText] = useState(filters.search)
+  const [dimensionText, setDimensionText] = useState(filters.dimensionValue)
 
-  // the search box asks the server once typing pauses
+  /** The page's query with the grid's state changed (other parameters, such as the section, kept). */
+  const update = (change: {
+    readonly filters?: Partial<Filters>
+    readonly sort?: string
+    readonly pageRows?: number
+    readonly offset?: number
+  }) => {
+    const next = new URLSearchParams(window.location.search)
+    for (const name of GRID_PARAMS) next.delete(name)
+    const f = { ...filters, ...change.filters }
+    for (const [name, value] of filterParams(f, change.sort ?? sort)) next.set(name, value)
+    const rows = change.pageRows ?? pageRows
+    if (rows !== DEFAULT_PAGE_ROWS) next.set("limit", String(rows))
+    const at = change.offset ?? offset
+    if (at > 0) next.set("offset", String(at))
+    replaceQuery(next)
+  }
+
+  // the text boxes ask the server once typing pauses
+  const typed = { search: searchText, dimensionValue: dimensionText }
+  const latest = useRef({ filters, update })
+  latest.current = { filters, update }
   useEffect(() => {
     const t = setTimeout(() => {
-      setFilters((f) => (f.search === searchText ? f : { ...f, search: searchText }))
-      setOffset(0)
+      const { filters: f, update: u } = latest.current
+      if (f.search.trim() === typed.search.trim() && f.dimensionValue.trim() === typed.dimensionValue.trim())
+        return
+      u({ filters: typed, offset: 0 })
     }, SEARCH_DEBOUNCE_MS)
     return () => clearTimeout(t)
-  }, [searchText])
+  }, [typed.search, typed.dimensionValue])
 
   const params = filterParams(filters, sort)
   const pageParams = new URLSearchParams(params)
@@ -116,19 +158,6 @@ function useGridQuery(base: string) {
     placeholderData: keepPreviousData,
   })
 
-  const setFilter = (change: Partial<Filters>) => {
-    setFilters((f) => ({ ...f, ...change }))
-    setOffset(0)
-  }
-  const sortBy = (column: string) => {
-    setSort((s) => nextSort(s, column))
-    setOffset(0)
-  }
-  const setPageSize = (rows: number) => {
-    setPageRows(rows)
-    setOffset(0)
-  }
-
   const exportQuery = params.toString()
   const exportHref = (format: "csv" | "xlsx", withReview: boolean) =>
     `${API_BASE}${base}/results/export/?format=${format}${exportQuery ? `&${exportQuery}` : ""}${withReview ? "&include=confidence,review" : ""}`
@@ -136,15 +165,17 @@ function useGridQuery(base: string) {
   return {
     grid,
     offset,
-    setOffset,
+    setOffset: (at: number) => update({ offset: at }),
     pageRows,
-    setPageSize,
+    setPageSize: (rows: number) => update({ pageRows: rows, offset: 0 }),
     sort,
-    sortBy,
+    sortBy: (column: string) => update({ sort: nextSort(sort, column), offset: 0 }),
     filters,
-    setFilter,
+    setFilter: (change: Partial<Filters>) => update({ filters: change, offset: 0 }),
     searchText,
     setSearchText,
+    dimensionText,
+    setDimensionText,
     exportHref,
   }
 }
@@ -224,6 +255,8 @@ export function ResultsGrid({ projectId }: { readonly projectId: string }) {
         filters={filters}
         searchText={query.searchText}
         onSearch={query.setSearchText}
+        dimensionText={query.dimensionText}
+        onDimension={query.setDimensionText}
         onFilter={query.setFilter}
         columns={data?.columns ?? []}
       />
@@ -281,12 +314,16 @@ function GridFilters({
   filters,
   searchText,
   onSearch,
+  dimensionText,
+  onDimension,
   onFilter,
   columns,
 }: {
   readonly filters: Filters
   readonly searchText: string
   readonly onSearch: (text: string) => void
+  readonly dimensionText: string
+  readonly onDimension: (text: string) => void
   readonly onFilter: (change: Partial<Filters>) => void
   readonly columns: ReadonlyArray<ResultsGridColumn>
 }) {
@@ -326,9 +363,13 @@ function GridFilters({
         <label htmlFor="grid-dimension-value">Dimension value</label>
         <input
           id="grid-dimension-value"
-          value={filters.dimensionValue}
-          onChange={(e) => onFilter({ dimensionValue: e.target.value })}
+          aria-describedby="grid-dimension-value-hint"
+          value={dimensionText}
+          onChange={(e) => onDimension(e.target.value)}
         />
+        <span id="grid-dimension-value-hint" className="muted small">
+          Part of a value is enough
+        </span>
       </div>
       <div className="field">
         <SelectField

@@ -59,15 +59,21 @@ interface ReviewValue {
   readonly cell: ResultsGridCell
 }
 
-const valuesOf = (grid: ResultsGrid | undefined): ReadonlyArray<ReviewValue> =>
-  (grid?.rows ?? []).flatMap((row) =>
-    grid!.columns.flatMap((column) => {
-      const cell = row.cells[column.agent_id]
-      return cell === undefined
-        ? []
-        : [{ key: `${row.key}/${column.agent_id}`, rowName: row.name, column, cell }]
-    }),
-  )
+/**
+ * The values of the document's rows: the grid's dimension value filter matches part of a value, so only the
+ * rows with a dimension value of exactly the document's name are its own.
+ */
+const valuesOf = (grid: ResultsGrid | undefined, fileName: string): ReadonlyArray<ReviewValue> =>
+  (grid?.rows ?? [])
+    .filter((row) => Object.values(row.dimension_values).includes(fileName))
+    .flatMap((row) =>
+      grid!.columns.flatMap((column) => {
+        const cell = row.cells[column.agent_id]
+        return cell === undefined
+          ? []
+          : [{ key: `${row.key}/${column.agent_id}`, rowName: row.name, column, cell }]
+      }),
+    )
 
 /** The words for a value's review state (never colour alone). */
 const reviewText = (cell: ResultsGridCell): string =>
@@ -114,7 +120,7 @@ export function ReviewScreen({
       ? null
       : `${base}/results/grid/?dimension_value=${encodeURIComponent(d.file_name)}&limit=${DOCUMENT_ROWS}`,
   )
-  const values = valuesOf(grid.data)
+  const values = valuesOf(grid.data, d?.file_name ?? "")
   const [selected, setSelected] = useState(0)
   const [editing, setEditing] = useState(false)
   const [zoom, setZoom] = useState<number | "fit">("fit")
@@ -266,7 +272,7 @@ export function ReviewScreen({
                     current={v === current}
                     editing={editing && v === current}
                     saving={override.isPending}
-                    showRow={grid.data!.rows.length > 1}
+                    showRow={new Set(values.map((v) => v.rowName)).size > 1}
                     onSelect={() => setSelected(i)}
                     onSave={(text) => override.mutate({ value: v, text })}
                     onCancel={() => setEditing(false)}

@@ -9,9 +9,10 @@ import type { Agent, AgentStatus } from "@dxs/domain/Records"
 import { useMutation, useQuery } from "@tanstack/react-query"
 import { useEffect, useRef, useState } from "react"
 import { api, errorMessage } from "../api.ts"
-import { ErrorAlert, formatDate, Loading, pluralize } from "../components.tsx"
+import { ErrorAlert, formatDate, Loading, pluralize, VisuallyHidden } from "../components.tsx"
 import { subscribeRunProgress } from "../live.ts"
 import { apiQuery, invalidateApi, queryClient } from "../query.ts"
+import { Link } from "../router.tsx"
 import { isActive, launchMark, type RunView, runAfter } from "../runState.ts"
 
 const RUNS_SHOWN = 10
@@ -155,22 +156,29 @@ const RUN_STATE_LABEL: Record<RunRecord["status"], string> = {
 
 const numberFormat = new Intl.NumberFormat("en")
 
-/** The project's runs, newest first: number, state, times, agents, pairs and model usage. */
+/**
+ * The project's runs, newest first: number, state, times, agents, pairs and model usage; each run after the
+ * project's first links to what it changed.
+ */
 export function RunHistory({
+  base,
   runs,
   count,
   error,
   agents,
 }: {
+  readonly base: string
   readonly runs: ReadonlyArray<RunRecord> | undefined
   readonly count: number
   readonly error: unknown
   readonly agents: ReadonlyArray<Agent> | undefined
 }) {
   const names = new Map((agents ?? []).map((a) => [a.id, a.name]))
+  // the project's first run has nothing before it to compare with (its number is 1 unless runs were removed)
+  const firstRun = runs !== undefined && count === runs.length ? Math.min(...runs.map((r) => r.number)) : 1
   return (
-    <section aria-labelledby="runs-heading" className="subsection">
-      <h3 id="runs-heading">Run history</h3>
+    <section aria-labelledby="runs-heading" className="section">
+      <h2 id="runs-heading">Runs</h2>
       {error ? <ErrorAlert message={errorMessage(error)} /> : null}
       {runs === undefined ? (
         error ? null : (
@@ -192,6 +200,9 @@ export function RunHistory({
                 <th scope="col">Pairs</th>
                 <th scope="col">Requests</th>
                 <th scope="col">Tokens (in / out)</th>
+                <th scope="col">
+                  <VisuallyHidden>Changes</VisuallyHidden>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -223,6 +234,13 @@ export function RunHistory({
                   </td>
                   <td className="number">
                     {numberFormat.format(r.usage.input_tokens)} / {numberFormat.format(r.usage.output_tokens)}
+                  </td>
+                  <td>
+                    {r.number > firstRun && r.status !== "queued" ? (
+                      <Link href={`${base}/runs/${r.number}/changes`}>
+                        What changed<VisuallyHidden> in run {r.number}</VisuallyHidden>
+                      </Link>
+                    ) : null}
                   </td>
                 </tr>
               ))}

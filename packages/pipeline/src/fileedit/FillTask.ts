@@ -140,6 +140,8 @@ export const fileEditTaskHandler =
         Effect.catchTags({
           JobGone: () => blobs.remove(outputKey),
           FillRefused: (refused) => failJob(refused.message),
+          // Gone from storage: no later attempt would find it.
+          BlobNotFound: () => failJob("the template's stored file is missing"),
         }),
         Effect.catchAllDefect((e) =>
           task.attempts >= task.max_attempts && outageOf(e) === undefined

@@ -367,11 +367,13 @@ export const runParseTask = (
     if (!awaitsThisParse(row, version)) return
 
     const started = Date.now()
-    const size = yield* options.blobs.size(row.blob_key)
+    const bytes = yield* options.blobs
+      .read(row.blob_key)
+      .pipe(Effect.catchTag("BlobNotFound", () => Effect.succeed(undefined)))
     const outcome: Outcome =
-      size === undefined
+      bytes === undefined
         ? { _tag: "Failed", reason: "the stored file is missing" }
-        : yield* parseOutcome(row, yield* options.blobs.read(row.blob_key), options)
+        : yield* parseOutcome(row, bytes, options)
 
     const stored: Array<StoredAttachment> = []
     let keep = false

@@ -9,7 +9,7 @@ import type { DocumentCopyRequest } from "@dxs/domain/contract/Document"
 import type { DocumentCopyResponse } from "@dxs/domain/Records"
 import { Effect } from "effect"
 import { CurrentOrganization } from "../CurrentOrganization.ts"
-import { BadRequest, type FieldError } from "../Errors.ts"
+import { BadRequest, Conflict, type FieldError } from "../Errors.ts"
 import { checkLiveProject, checkProject } from "../Projects.ts"
 import { syncTagDimensions } from "../TagDimensions.ts"
 import type { DocumentsEnv } from "./Records.ts"
@@ -86,10 +86,22 @@ export const copying = ({ provide }: DocumentsEnv) => {
         yield* undoUnlessCommitted(
           Effect.gen(function* () {
             // Copied inside the store (a server-side copy in a bucket): no file is held in memory.
-            yield* Effect.forEach(copies, (c) => blobs.copy(c.source.blob_key, c.key), {
-              concurrency: 4,
-              discard: true,
-            })
+            // A source whose file is gone from storage cannot be copied: the client is told which, and
+            // nothing is copied (the copies already made are removed).
+            yield* Effect.forEach(
+              copies,
+              (c) =>
+                blobs
+                  .copy(c.source.blob_key, c.key)
+                  .pipe(
+                    Effect.catchTag("BlobNotFound", () =>
+                      Conflict.of(
+                        `The stored file of document ${c.source.id} is gone, so it cannot be copied; upload it again (PUT …/documents/${c.source.id}/file/)`,
+                      ),
+                    ),
+                  ),
+              { concurrency: 4, discard: true },
+            )
             yield* transaction((trx) =>
               Effect.gen(function* () {
                 yield* lockProject(trx, input.target_project_id)

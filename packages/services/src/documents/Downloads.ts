@@ -4,7 +4,7 @@
 import { timingSafeEqual } from "node:crypto"
 import { withDb } from "@dxs/db"
 import * as Repo from "@dxs/db/repositories/Documents"
-import { HttpApiSchema } from "@effect/platform"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Clock, Effect, Schema } from "effect"
 import { CurrentOrganization } from "../CurrentOrganization.ts"
 import { NotFound, problemType } from "../Errors.ts"

@@ -2,7 +2,7 @@
  * A document as the API shows it, and what every use-case of the documents service shares.
  */
 import { createHmac } from "node:crypto"
-import { BlobStore, type Conn, type Db, type DocumentRow, isBlobNotFound } from "@dxs/db"
+import { BlobStore, type Conn, type Db, type DocumentRow } from "@dxs/db"
 import * as Repo from "@dxs/db/repositories/Documents"
 import type { DocumentStatus, DocumentType } from "@dxs/domain/Enums"
 import type { Document, DocumentTag } from "@dxs/domain/Records"
@@ -111,7 +111,7 @@ export const documentRecords = (settings: {
       // Opened before the answer starts: a file removed since `size` is a 404, not a broken download.
       const stream = yield* blobs
         .stream(row.blob_key)
-        .pipe(Effect.catchAllDefect((e) => (isBlobNotFound(e) ? Effect.succeed(undefined) : Effect.die(e))))
+        .pipe(Effect.catchTag("BlobNotFound", () => Effect.succeed(undefined)))
       if (stream === undefined) return yield* NotFound.of("Stored file of document", row.id)
       return {
         stream,

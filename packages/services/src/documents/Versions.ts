@@ -6,7 +6,6 @@ import {
   type BlobStoreShape,
   type DocumentRow,
   documentBlobKey,
-  isBlobNotFound,
   transaction,
   undoUnlessCommitted,
   withDb,
@@ -158,14 +157,10 @@ export const versions = ({ records, maxFileBytes, provide }: DocumentsEnv) => {
             blobs
               .copy(current.blob_key, key)
               .pipe(
-                Effect.catchAllDefect((e) =>
-                  isBlobNotFound(e)
-                    ? Effect.fail(
-                        Conflict.of(
-                          `The stored file of document ${documentId} is gone, so it cannot be parsed again; upload it again (PUT …/documents/${documentId}/file/)`,
-                        ),
-                      )
-                    : Effect.die(e),
+                Effect.catchTag("BlobNotFound", () =>
+                  Conflict.of(
+                    `The stored file of document ${documentId} is gone, so it cannot be parsed again; upload it again (PUT …/documents/${documentId}/file/)`,
+                  ),
                 ),
               ),
         } satisfies VersionSource),

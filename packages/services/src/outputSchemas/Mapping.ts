@@ -158,7 +158,14 @@ export const put = (projectId: string, input: OutputSchemaPut) =>
   Effect.gen(function* () {
     const org = yield* CurrentOrganization
     yield* checkTargetSchema(input.schema)
-    if (input.mapping !== undefined && input.mapping !== null) yield* checkJsonInput(input.mapping, "mapping")
+    if (input.mapping !== undefined && input.mapping !== null) {
+      // An object or null, as described: any other JSON value is the body's fault, not the mapping's rules'.
+      if (typeof input.mapping !== "object" || Array.isArray(input.mapping))
+        return yield* BadRequest.of("mapping must be an object or null", [
+          { path: "mapping", message: "must be an object or null" },
+        ])
+      yield* checkJsonInput(input.mapping, "mapping")
+    }
     if (input.auto_map && input.mapping !== undefined && input.mapping !== null)
       return yield* BadRequest.of("mapping must be omitted or null when auto_map is true", [
         { path: "mapping", message: "must be omitted or null when auto_map is true" },

@@ -48,8 +48,13 @@ const cellConditions = (filter: GridFilter): Array<RawBuilder<unknown>> => {
   const where: Array<RawBuilder<unknown>> = []
   if (filter.agentId !== undefined) where.push(sql`c.agent_id = ${filter.agentId}::uuid`)
   if (filter.resolutionStatus !== undefined) where.push(sql`c.resolution_status = ${filter.resolutionStatus}`)
-  if (filter.dimensionValue !== undefined)
-    where.push(sql`c.dimension_values @> array[${filter.dimensionValue}::text]`)
+  if (filter.dimensionValue !== undefined) {
+    // Part of a dimension value, case-insensitively: the search text (which holds the dimension values)
+    // narrows through its trigram index, then one of the values must hold the part itself.
+    const part = `%${escapeLike(filter.dimensionValue.toLowerCase())}%`
+    where.push(sql`c.search_text like ${part}
+      and exists (select 1 from unnest(c.dimension_values) as dv(v) where lower(dv.v) like ${part})`)
+  }
   if (filter.maxConfidence !== undefined)
     where.push(sql`c.confidence <= ${asReal(filter.maxConfidence)}::real`)
   if (filter.reviewStatus !== undefined)

@@ -21,6 +21,11 @@ export type GridSort =
     }
 
 export interface GridFilter extends CurrentResultsFilter {
+  /**
+   * In the grid, rows with a cell that has a dimension value containing this (case-insensitively): part of a
+   * name is enough. The results list (`CurrentResultsFilter`) keeps its exact match.
+   */
+  readonly dimensionValue?: string | undefined
   /** Rows whose name, dimension values or a cell's value contain this (case-insensitively). */
   readonly search?: string | undefined
   /** Rows with a cell whose latest review is this (`none`: never reviewed). */
