@@ -165,6 +165,15 @@ describe("GET /projects/{id}/review/queue/", () => {
     expect((await queue()).reviewed_documents).toBe(0)
   })
 
+  it("the results grid lists the rows of one document with document_id", async () => {
+    const r = await a.get(`/projects/${s.project}/results/grid/?document_id=${s.docs.alarm}`)
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    expect(r.body.count).toBe(1)
+    expect(r.body.rows.map((row: any) => row.name)).toEqual(["alarm.pdf"])
+    expect(Object.keys(r.body.rows[0].cells)).toHaveLength(2)
+    expectProblem(await a.get(`/projects/${s.project}/results/grid/?document_id=nope`), 400)
+  })
+
   it("refuses bad parameters (400) and another organisation's project (404)", async () => {
     expectProblem(await a.get(`/projects/${s.project}/review/queue/?limit=0`), 400)
     expectProblem(await a.get(`/projects/${s.project}/review/queue/?limit=1000`), 400)

@@ -296,6 +296,23 @@ describe("pages of a project are read through indexes", () => {
     expect(second.rows[0]!.documentId).not.toBe(first.rows[19]!.documentId)
     expect(second.rows.some((r) => first.rows.some((f) => f.documentId === r.documentId))).toBe(false)
     await expectIndexed(() => run(reviewTotals(recorded, projectId)))
+    // The grid of one document, as the review screen reads it.
+    const ofDocument = await gridRead(
+      { documentId: first.rows[3]!.documentId },
+      { by: "name", descending: false },
+      {
+        limit: 10,
+        offset: 0,
+      },
+    )
+    expect(ofDocument.count).toBe(1)
+    await expectIndexed(() =>
+      gridRead(
+        { documentId: first.rows[3]!.documentId },
+        { by: "name", descending: false },
+        { limit: 10, offset: 0 },
+      ),
+    )
     // A document's neighbours in the queue, both ways, from its own key.
     const middle = second.rows[5]!
     const after = await run(reviewQueueNeighbours(db, projectId, middle.documentId, "after", 3))

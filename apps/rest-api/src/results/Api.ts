@@ -91,6 +91,11 @@ const gridFilters = {
         "only rows with a cell whose result has a dimension instance whose value contains this, ignoring case (part of a file name is enough; `GET …/results/` keeps its exact match)",
     }),
   ),
+  document_id: Schema.optional(
+    Uuid.annotations({
+      description: "only rows with a cell of this document (its Document dimension instance)",
+    }),
+  ),
   max_confidence: Schema.optional(
     confidenceText.annotations({
       description: "only rows with a cell whose confidence is at or below this (0 to 1)",
@@ -226,7 +231,7 @@ export class ResultsApi extends HttpApiGroup.make("results")
       )
       .annotate(
         OpenApi.Description,
-        'Beyond the contract. A row is a combination of dimension values ("All documents" for results no dimension splits, else the result name); the columns are every agent of the project, oldest first; a cell missing from `cells` has no result yet. Cell filters (`agent_id`, `resolution_status`, `dimension_value`, `max_confidence`, `review_status`, `source`) list a row when one of its cells matches all of them. Each cell carries its latest review (`latest_review_status`) and who gave its value (`source`: model or manual). Paged by rows; `next` and `previous` are relative links that keep the filters and the sort.',
+        'Beyond the contract. A row is a combination of dimension values ("All documents" for results no dimension splits, else the result name); the columns are every agent of the project, oldest first; a cell missing from `cells` has no result yet. Cell filters (`agent_id`, `resolution_status`, `dimension_value`, `document_id`, `max_confidence`, `review_status`, `source`) list a row when one of its cells matches all of them. Each cell carries its latest review (`latest_review_status`) and who gave its value (`source`: model or manual). Paged by rows; `next` and `previous` are relative links that keep the filters and the sort.',
       ),
   )
   .add(

@@ -1,7 +1,7 @@
 /**
  * `/projects/:projectId/documents/:documentId/review`: a document reviewed by keyboard. The document's page
  * (zoomable, fit to width by default) beside every agent's value for it (one per agent and combination of
- * dimension values, read from the results grid rows of the document), each with its status, confidence and
+ * dimension values: the results grid's rows with `document_id`), each with its status, confidence and
  * review; the selected value's cited page is shown with its passage highlighted and scrolled into view.
  * Values are marked correct or wrong and edited in place; `n`/`p` follow the review queue
  * (`GET …/review/queue/`: documents requiring attention first, then the least confident), whose totals give
@@ -59,21 +59,16 @@ interface ReviewValue {
   readonly cell: ResultsGridCell
 }
 
-/**
- * The values of the document's rows: the grid's dimension value filter matches part of a value, so only the
- * rows with a dimension value of exactly the document's name are its own.
- */
-const valuesOf = (grid: ResultsGrid | undefined, fileName: string): ReadonlyArray<ReviewValue> =>
-  (grid?.rows ?? [])
-    .filter((row) => Object.values(row.dimension_values).includes(fileName))
-    .flatMap((row) =>
-      grid!.columns.flatMap((column) => {
-        const cell = row.cells[column.agent_id]
-        return cell === undefined
-          ? []
-          : [{ key: `${row.key}/${column.agent_id}`, rowName: row.name, column, cell }]
-      }),
-    )
+/** The values of the document's rows of the grid, row by row, each row's agents oldest first. */
+const valuesOf = (grid: ResultsGrid | undefined): ReadonlyArray<ReviewValue> =>
+  (grid?.rows ?? []).flatMap((row) =>
+    grid!.columns.flatMap((column) => {
+      const cell = row.cells[column.agent_id]
+      return cell === undefined
+        ? []
+        : [{ key: `${row.key}/${column.agent_id}`, rowName: row.name, column, cell }]
+    }),
+  )
 
 /** The words for a value's review state (never colour alone). */
 const reviewText = (cell: ResultsGridCell): string =>
@@ -116,11 +111,9 @@ export function ReviewScreen({
   const preceding = useApiQuery<ReviewQueue>(reviewQueuePath(projectId, { before: documentId }))
   const d = document.data
   const grid = useApiQuery<ResultsGrid>(
-    d === undefined
-      ? null
-      : `${base}/results/grid/?dimension_value=${encodeURIComponent(d.file_name)}&limit=${DOCUMENT_ROWS}`,
+    `${base}/results/grid/?document_id=${seg(documentId)}&limit=${DOCUMENT_ROWS}`,
   )
-  const values = valuesOf(grid.data, d?.file_name ?? "")
+  const values = valuesOf(grid.data)
   const [selected, setSelected] = useState(0)
   const [editing, setEditing] = useState(false)
   const [zoom, setZoom] = useState<number | "fit">("fit")
