@@ -5,7 +5,8 @@
  * walked with j/k, marked correct (a) and wrong (r), one edited in place (e, typing, Enter; and an edit
  * cancelled with Escape), the next document of the queue (n), the progress following. Then the results grid
  * shows the marks, its review filter lists only the rows marked, and the CSV export with confidence and
- * review carries them. axe-core on the review screen: no serious or critical violation.
+ * review carries them; each document's row links to its review, and so does a value's result screen.
+ * axe-core on the review screen: no serious or critical violation.
  *
  * Without a Chromium (CHROMIUM_PATH, or /usr/bin/chromium) the suite is skipped and says so.
  */
@@ -283,6 +284,22 @@ describe.skipIf(CHROMIUM === undefined)("the review screen in Chromium", () => {
     await review.selectOption("")
     await expect.poll(rowNames).toEqual(Object.keys(TOTALS))
 
+    // Each processed document's row links to its review; so does a value's result screen.
+    for (const name of Object.keys(TOTALS)) {
+      const link = page
+        .getByTestId("documents-panel")
+        .getByRole("link", { name: `Review ${name}`, exact: true })
+      expect(await link.getAttribute("href")).toMatch(
+        new RegExp(`^/projects/${projectId}/documents/[0-9a-f-]{36}/review$`),
+      )
+    }
+    expect(
+      await page
+        .getByTestId("documents-panel")
+        .getByRole("link", { name: `Review ${first.file_name}`, exact: true })
+        .getAttribute("href"),
+    ).toBe(`/projects/${projectId}/documents/${first.document_id}/review`)
+
     // The CSV export with confidence and review.
     await page.getByLabel("Export with confidence and review").check()
     const [download] = await Promise.all([
@@ -315,5 +332,14 @@ describe.skipIf(CHROMIUM === undefined)("the review screen in Chromium", () => {
       expect(confidence).toBeGreaterThan(0)
       expect(confidence).toBeLessThanOrEqual(1)
     }
+
+    // From a value's result screen, back to its document's review.
+    await gridRow(second.file_name)
+      .getByRole("link", { name: /INV-jk-2/ })
+      .click()
+    await page.getByRole("heading", { name: "Invoice number", level: 1 }).waitFor()
+    await page.getByRole("link", { name: "Review this document" }).click()
+    await page.waitForURL(`${origin}/projects/${projectId}/documents/${second.document_id}/review`)
+    await value(1).getByTestId("review-value-text").filter({ hasText: "INV-jk-2" }).waitFor()
   })
 })
