@@ -89,9 +89,10 @@ export interface ReviewDocumentsTable {
   queue_confidence: GeneratedAlways<number>
 }
 
-/** Per project: the review queue's documents, and those whose every value is reviewed. */
+/** Per project and slot: the review queue's documents, and those whose every value is reviewed (summed). */
 export interface ReviewTalliesTable {
   project_id: string
+  slot: number
   documents: number
   reviewed: number
 }

@@ -10,7 +10,8 @@ import { type Kysely, sql } from "kysely"
 //   (set by a BEFORE trigger from its atomic value);
 // - `review_documents`: one row per document with current results; a value is reviewed when it has a
 //   review (positive or negative) or a value set by hand;
-// - `review_tallies`: per project, the documents of the queue and those whose every value is reviewed.
+// - `review_tallies`: per project and slot (by the writing connection, as the other tallies), the documents
+//   of the queue and those whose every value is reviewed; a project's totals are the sums of its slots.
 // A statement's changed results name the documents to count again (from their own current results, by
 // `resolution_results_document`); a document or project being removed in the same transaction is left out.
 export async function up(db: Kysely<any>): Promise<void> {
@@ -49,24 +50,37 @@ export async function up(db: Kysely<any>): Promise<void> {
     (project_id, queue_rank, queue_confidence, document_id)`.execute(db)
   await sql`
     create table review_tallies (
-      project_id uuid primary key references projects(id) on delete cascade,
+      project_id uuid not null references projects(id) on delete cascade,
+      slot smallint not null,
       documents integer not null default 0,
-      reviewed integer not null default 0
+      reviewed integer not null default 0,
+      primary key (project_id, slot)
     )`.execute(db)
 
   // The tally follows the queue's rows, however they change (a document removed takes its row with it).
   await sql`
     create function dxs_review_tally() returns trigger language plpgsql as $$
+    declare
+      project uuid := case when tg_op = 'DELETE' then old.project_id else new.project_id end;
+      added_documents integer := 0;
+      added_reviewed integer := 0;
     begin
       if tg_op in ('UPDATE', 'DELETE') then
-        update review_tallies set documents = documents - 1, reviewed = reviewed - (old.reviewed = old."values")::int
-          where project_id = old.project_id;
+        added_documents := added_documents - 1;
+        added_reviewed := added_reviewed - (old.reviewed = old."values")::int;
       end if;
       if tg_op in ('INSERT', 'UPDATE') then
-        insert into review_tallies as t (project_id, documents, reviewed)
-          values (new.project_id, 1, (new.reviewed = new."values")::int)
-          on conflict (project_id) do update set documents = t.documents + 1, reviewed = t.reviewed + excluded.reviewed;
+        added_documents := added_documents + 1;
+        added_reviewed := added_reviewed + (new.reviewed = new."values")::int;
       end if;
+      -- Nothing to count, or the project is being removed (its tallies go with it).
+      if (added_documents = 0 and added_reviewed = 0) or not exists (select 1 from projects p where p.id = project) then
+        return null;
+      end if;
+      insert into review_tallies as t (project_id, slot, documents, reviewed)
+        values (project, pg_backend_pid() % 64, added_documents, added_reviewed)
+        on conflict (project_id, slot) do update
+          set documents = t.documents + excluded.documents, reviewed = t.reviewed + excluded.reviewed;
       return null;
     end $$`.execute(db)
   await sql`create trigger review_documents_tally after insert or update or delete on review_documents

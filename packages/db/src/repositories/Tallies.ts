@@ -90,12 +90,14 @@ export const tallyDifferences = (conn: Conn): Effect.Effect<ReadonlyArray<TallyD
       ),
       differences(
         "review_tallies.documents",
-        sql`select project_id::text as key, documents as n from review_tallies where documents <> 0`,
+        sql`select project_id::text as key, sum(documents) as n from review_tallies group by project_id
+            having sum(documents) <> 0`,
         sql`select project_id::text as key, count(*) as n from review_documents group by project_id`,
       ),
       differences(
         "review_tallies.reviewed",
-        sql`select project_id::text as key, reviewed as n from review_tallies where reviewed <> 0`,
+        sql`select project_id::text as key, sum(reviewed) as n from review_tallies group by project_id
+            having sum(reviewed) <> 0`,
         sql`select project_id::text as key, count(*) filter (where reviewed = "values") as n from review_documents
             group by project_id having count(*) filter (where reviewed = "values") > 0`,
       ),

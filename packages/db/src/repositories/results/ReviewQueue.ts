@@ -125,10 +125,8 @@ export const reviewQueueNeighbours = (
 /** The queue's documents and those whose every value is reviewed (a value has a review or a value set by hand). */
 export const reviewTotals = (conn: Conn, projectId: string): Effect.Effect<ReviewTotals> =>
   run(async () => {
-    const row = await conn
-      .selectFrom("review_tallies")
-      .select(["documents", "reviewed"])
-      .where("project_id", "=", projectId)
-      .executeTakeFirst()
-    return { documents: row?.documents ?? 0, reviewed: row?.reviewed ?? 0 }
+    const { rows } = await sql<ReviewTotals>`
+      select coalesce(sum(documents), 0)::int as documents, coalesce(sum(reviewed), 0)::int as reviewed
+      from review_tallies where project_id = ${projectId}::uuid`.execute(conn)
+    return rows[0] ?? { documents: 0, reviewed: 0 }
   })
