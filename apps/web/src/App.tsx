@@ -32,6 +32,7 @@ import { OutputSchemaScreen } from "./screens/OutputSchema.tsx"
 import { ProjectScreen } from "./screens/Project.tsx"
 import { ProjectsScreen } from "./screens/Projects.tsx"
 import { ResultDetailScreen } from "./screens/ResultDetail.tsx"
+import { ReviewScreen } from "./screens/Review.tsx"
 import { RunChangesScreen } from "./screens/RunChanges.tsx"
 import { SignInScreen } from "./screens/SignIn.tsx"
 
@@ -151,6 +152,14 @@ function DocumentRoute() {
   )
 }
 
+function ReviewRoute() {
+  const { projectId, documentId } = useParams({ strict: false }) as {
+    projectId: string
+    documentId: string
+  }
+  return <ReviewScreen key={`${projectId}/${documentId}`} projectId={projectId} documentId={documentId} />
+}
+
 function ResultRoute() {
   const { projectId, agentId, resultId } = useParams({ strict: false }) as {
     projectId: string
@@ -188,6 +197,11 @@ export const routeTree = rootRoute.addChildren([
     getParentRoute: () => rootRoute,
     path: "/projects/$projectId/documents/$documentId",
     component: DocumentRoute,
+  }),
+  createRoute({
+    getParentRoute: () => rootRoute,
+    path: "/projects/$projectId/documents/$documentId/review",
+    component: ReviewRoute,
   }),
   createRoute({
     getParentRoute: () => rootRoute,

@@ -17,6 +17,8 @@ import type {
   ResultRowsTable,
   ResultRowTalliesTable,
   ResultTalliesTable,
+  ReviewDocumentsTable,
+  ReviewTalliesTable,
   RunUsageTable,
   WebSearchTalliesTable,
 } from "./SchemaTallies.ts"
@@ -361,6 +363,8 @@ export interface ResolutionResultsTable {
   updated_at: Generated<Date>
   /** 0 to 1 (`domain/Confidence`); null when there is no value or it was never computed. */
   confidence: number | null
+  /** The document of the result's Document dimension instance, if any (set by the database). */
+  document_id: Generated<string | null>
   // Set by the database from the result's agent and atomic value (a BEFORE trigger), for its reads:
   /** The agent is published and at the config version the result was resolved for. */
   is_current: Generated<boolean>
@@ -456,6 +460,8 @@ export interface Database {
   document_tallies: DocumentTalliesTable
   web_search_tallies: WebSearchTalliesTable
   run_usage: RunUsageTable
+  review_documents: ReviewDocumentsTable
+  review_tallies: ReviewTalliesTable
   agent_resolutions: AgentResolutionsTable
   web_searches: WebSearchesTable
   events: EventsTable

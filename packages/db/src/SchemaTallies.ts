@@ -73,3 +73,26 @@ export interface RunUsageTable {
   cached_input_tokens: ColumnType<string, number | string, number | string>
   output_tokens: ColumnType<string, number | string, number | string>
 }
+
+/** The review queue: a document with current results, its values counted and its least confidence. */
+export interface ReviewDocumentsTable {
+  project_id: string
+  document_id: string
+  values: number
+  /** Values with a review (positive or negative) or a value set by hand. */
+  reviewed: number
+  requires_attention: number
+  min_confidence: number | null
+  /** 0 when a value requires attention, else 1: the queue's first key. */
+  queue_rank: GeneratedAlways<number>
+  /** The least confidence, 2 when no value has one: the queue's second key. */
+  queue_confidence: GeneratedAlways<number>
+}
+
+/** Per project and slot: the review queue's documents, and those whose every value is reviewed (summed). */
+export interface ReviewTalliesTable {
+  project_id: string
+  slot: number
+  documents: number
+  reviewed: number
+}

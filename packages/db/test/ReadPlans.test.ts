@@ -24,6 +24,9 @@ import {
   gridPageJson,
   replaceDocumentExtractionsOfAgents,
   resultsListPage,
+  reviewQueueNeighbours,
+  reviewQueuePage,
+  reviewTotals,
   writeResults,
 } from "../src/repositories/Results.ts"
 import type { Database } from "../src/Schema.ts"
@@ -50,6 +53,7 @@ const run = Effect.runPromise
 /** Tables a page must never read whole. */
 const LARGE = [
   "resolution_results",
+  "review_documents",
   "result_rows",
   "documents",
   "extraction_pairs",
@@ -275,6 +279,54 @@ describe("pages of a project are read through indexes", () => {
     await expectIndexed(() => documentsPage({ status: "Processed" }))
     await expectIndexed(() => run(agentStateInputs(recorded, [projectId])))
     await expectIndexed(() => run(projectStatusRows(recorded, organizationId, [projectId])))
+  })
+
+  it("the review queue, its totals, and a page after a document's key", async () => {
+    const first = await run(reviewQueuePage(recorded, projectId, { limit: 20 }))
+    // Requiring attention first, then the least confident.
+    expect(first.rows).toHaveLength(20)
+    expect(first.rows.slice(0, 8).every((r) => r.requiresAttention > 0)).toBe(true)
+    expect(first.rows[8]!.requiresAttention).toBe(0)
+    expect(first.rows[8]!.leastConfidence).toBe(0)
+    expect(first.rows[9]!.leastConfidence).toBeGreaterThanOrEqual(first.rows[8]!.leastConfidence!)
+    expect(first.next).toBeDefined()
+    await expectIndexed(() => run(reviewQueuePage(recorded, projectId, { limit: 20 })))
+    await expectIndexed(() => run(reviewQueuePage(recorded, projectId, { limit: 20, after: first.next })))
+    const second = await run(reviewQueuePage(recorded, projectId, { limit: 20, after: first.next }))
+    expect(second.rows[0]!.documentId).not.toBe(first.rows[19]!.documentId)
+    expect(second.rows.some((r) => first.rows.some((f) => f.documentId === r.documentId))).toBe(false)
+    await expectIndexed(() => run(reviewTotals(recorded, projectId)))
+    // The grid of one document, as the review screen reads it.
+    const ofDocument = await gridRead(
+      { documentId: first.rows[3]!.documentId },
+      { by: "name", descending: false },
+      {
+        limit: 10,
+        offset: 0,
+      },
+    )
+    expect(ofDocument.count).toBe(1)
+    await expectIndexed(() =>
+      gridRead(
+        { documentId: first.rows[3]!.documentId },
+        { by: "name", descending: false },
+        { limit: 10, offset: 0 },
+      ),
+    )
+    // A document's neighbours in the queue, both ways, from its own key.
+    const middle = second.rows[5]!
+    const after = await run(reviewQueueNeighbours(db, projectId, middle.documentId, "after", 3))
+    expect(after.map((r) => r.documentId)).toEqual(second.rows.slice(6, 9).map((r) => r.documentId))
+    const before = await run(reviewQueueNeighbours(db, projectId, middle.documentId, "before", 3))
+    expect(before.map((r) => r.documentId)).toEqual(
+      second.rows
+        .slice(2, 5)
+        .reverse()
+        .map((r) => r.documentId),
+    )
+    await expectIndexed(() => run(reviewQueueNeighbours(recorded, projectId, middle.documentId, "after", 1)))
+    await expectIndexed(() => run(reviewQueueNeighbours(recorded, projectId, middle.documentId, "before", 1)))
+    expect(await run(reviewTotals(db, projectId))).toEqual({ documents: DOCUMENTS, reviewed: 0 })
   })
 
   it("catches a page that no index serves", async () => {

@@ -28,7 +28,7 @@ const Envelope = Schema.Struct({
   p: Schema.Int.pipe(Schema.between(0, 2_147_483_647)),
 })
 
-const encodeCursor = <K>(cursor: CursorOf<K>): string =>
+export const encodeCursor = <K>(cursor: CursorOf<K>): string =>
   Buffer.from(
     JSON.stringify({
       ...(cursor.after !== undefined ? { a: cursor.after } : {}),

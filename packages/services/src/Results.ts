@@ -32,6 +32,7 @@ import { exportOf, type ResultsExportQuery, type ResultsGridQuery } from "./Resu
 import { detail, extractions, override, review } from "./results/Detail.ts"
 import { gridPage, listPage, type ResultsQuery } from "./results/Lists.ts"
 import { boundingBoxes, boundingBoxesFor, relevantPages } from "./results/Passages.ts"
+import { type ReviewQueueQuery, reviewQueue } from "./results/ReviewQueue.ts"
 
 // ---------------------------------------------------------------------------------------------------------
 // Records: the contract's (api-v1.md "Result row (list) and result detail", "Extraction (V1ExtractionResult)")
@@ -61,6 +62,11 @@ export {
 export { EXTRACTIONS_DEFAULT_LIMIT, EXTRACTIONS_MAX_LIMIT } from "./results/Detail.ts"
 export { checkPage, RESULTS_DEFAULT_LIMIT, RESULTS_MAX_LIMIT, type ResultsQuery } from "./results/Lists.ts"
 export { locatePassage, RELEVANT_PAGES_DEFAULT_LIMIT, RELEVANT_PAGES_MAX_LIMIT } from "./results/Passages.ts"
+export {
+  REVIEW_QUEUE_DEFAULT_LIMIT,
+  REVIEW_QUEUE_MAX_LIMIT,
+  type ReviewQueueQuery,
+} from "./results/ReviewQueue.ts"
 
 export type ResultOverride = ResultOverrideRequest
 
@@ -109,6 +115,13 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
           const org = yield* CurrentOrganization
           return yield* withDb((db) => exportOf(db, org.id, projectId, query))
         }).pipe(provide),
+
+      /**
+       * The review queue (beyond the contract): the project's documents with current values, those with a
+       * value requiring attention first, then the least confident first, with the project's totals.
+       */
+      reviewQueue: (projectId: string, query: ReviewQueueQuery) =>
+        reviewQueue(projectId, query).pipe(provide),
 
       /** One current result of the project, with its sources, web supplement and review. */
       detail: (projectId: string, resultId: string) => detail(projectId, resultId).pipe(provide),

@@ -36,6 +36,8 @@ export interface ResultsGridFilters {
   readonly agent_id?: string | undefined
   readonly resolution_status?: ResolutionStatus | undefined
   readonly dimension_value?: string | undefined
+  /** Rows with a cell of this document (beyond the contract, as the grid is). */
+  readonly document_id?: string | undefined
   readonly max_confidence?: number | undefined
   readonly search?: string | undefined
   /** Rows with a cell whose latest review is this: `none` (never reviewed), `positive`, `negative`. */
@@ -114,6 +116,7 @@ const checkFilters = (q: ResultsGridFilters) =>
         agentId: q.agent_id,
         resolutionStatus: q.resolution_status,
         dimensionValue: q.dimension_value,
+        documentId: q.document_id,
         maxConfidence: q.max_confidence,
         search: q.search,
         reviewStatus: q.review_status as ResultsRepo.GridFilter["reviewStatus"],
@@ -197,6 +200,7 @@ export const gridOf = (
             "agent_id",
             "resolution_status",
             "dimension_value",
+            "document_id",
             "max_confidence",
             "review_status",
             "source",

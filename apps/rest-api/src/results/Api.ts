@@ -9,6 +9,7 @@ import {
   ResultsExportFormats,
   ResultsGrid,
   ResultsPage,
+  ReviewQueue,
 } from "@dxs/domain/contract/Result"
 import { ResolutionStatuses } from "@dxs/domain/Enums"
 import {
@@ -17,6 +18,8 @@ import {
   GRID_SEARCH_MAX_LENGTH,
   RELEVANT_PAGES_MAX_LIMIT,
   RESULTS_MAX_LIMIT,
+  REVIEW_QUEUE_DEFAULT_LIMIT,
+  REVIEW_QUEUE_MAX_LIMIT,
 } from "@dxs/services"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -86,6 +89,11 @@ const gridFilters = {
     Schema.String.annotations({
       description:
         "only rows with a cell whose result has a dimension instance whose value contains this, ignoring case (part of a file name is enough; `GET …/results/` keeps its exact match)",
+    }),
+  ),
+  document_id: Schema.optional(
+    Uuid.annotations({
+      description: "only rows with a cell of this document (its Document dimension instance)",
     }),
   ),
   max_confidence: Schema.optional(
@@ -172,6 +180,26 @@ export const RelevantPagesParams = Schema.Struct({
   ),
 })
 
+export const ReviewQueueParams = Schema.Struct({
+  limit: Schema.optional(
+    wholeNumber(1, REVIEW_QUEUE_MAX_LIMIT).annotations({
+      description: `documents per page, default ${REVIEW_QUEUE_DEFAULT_LIMIT}, at most ${REVIEW_QUEUE_MAX_LIMIT}`,
+    }),
+  ),
+  cursor: Schema.optional(cursorParam),
+  after_document: Schema.optional(
+    Uuid.annotations({
+      description:
+        "only the documents after this one in the queue (a document without values: from the start); not with cursor",
+    }),
+  ),
+  before_document: Schema.optional(
+    Uuid.annotations({
+      description: "only the documents before this one in the queue, nearest first; not with cursor",
+    }),
+  ),
+})
+
 const ProjectPath = Schema.Struct({ project_id: Uuid })
 const ResultPath = Schema.Struct({ project_id: Uuid, resolution_result_id: Uuid })
 const AgentPath = Schema.Struct({ project_id: Uuid, agent_id: Uuid })
@@ -203,7 +231,7 @@ export class ResultsApi extends HttpApiGroup.make("results")
       )
       .annotate(
         OpenApi.Description,
-        'Beyond the contract. A row is a combination of dimension values ("All documents" for results no dimension splits, else the result name); the columns are every agent of the project, oldest first; a cell missing from `cells` has no result yet. Cell filters (`agent_id`, `resolution_status`, `dimension_value`, `max_confidence`, `review_status`, `source`) list a row when one of its cells matches all of them. Each cell carries its latest review (`latest_review_status`) and who gave its value (`source`: model or manual). Paged by rows; `next` and `previous` are relative links that keep the filters and the sort.',
+        'Beyond the contract. A row is a combination of dimension values ("All documents" for results no dimension splits, else the result name); the columns are every agent of the project, oldest first; a cell missing from `cells` has no result yet. Cell filters (`agent_id`, `resolution_status`, `dimension_value`, `document_id`, `max_confidence`, `review_status`, `source`) list a row when one of its cells matches all of them. Each cell carries its latest review (`latest_review_status`) and who gave its value (`source`: model or manual). Paged by rows; `next` and `previous` are relative links that keep the filters and the sort.',
       ),
   )
   .add(
@@ -215,6 +243,20 @@ export class ResultsApi extends HttpApiGroup.make("results")
       .annotate(
         OpenApi.Description,
         "Beyond the contract. The grid's rows with its filters and sort, streamed: columns `Row`, one per dimension, then per agent (oldest first) `<agent name>` (the value, with the agent's unit), `<agent name> status` and `<agent name> citations` (`<document name> p.<page>` joined by `; `), with `include=confidence,review` also `<agent name> confidence`, `<agent name> review` and `<agent name> source`. Sent as an attachment named `<project name>-results.csv` or `.xlsx`.",
+      ),
+  )
+  .add(
+    HttpApiEndpoint.get("reviewQueue", "/projects/:project_id/review/queue/")
+      .setPath(ProjectPath)
+      .setUrlParams(ReviewQueueParams)
+      .addSuccess(ReviewQueue)
+      .annotate(
+        OpenApi.Summary,
+        "The documents to review, those with a value requiring attention first, then the least confident first (beyond the contract)",
+      )
+      .annotate(
+        OpenApi.Description,
+        "Beyond the contract. The project's documents with current values (a document's values are the results whose Document dimension instance is that document), each with its values counted (all, reviewed, requiring attention), its least confidence and whether it is reviewed (every value has a review, positive or negative, or a value set by hand); documents with a value requiring attention come first, then by least confidence (documents without one last), then by id. `total_documents` and `reviewed_documents` count the whole queue. `next` is a relative link (a cursor) to the following page, or null. With `after_document` (or `before_document`), the documents after (before, nearest first) that one, the way a reviewer moves through the queue; `next` is then null.",
       ),
   )
   .add(

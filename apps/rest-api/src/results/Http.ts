@@ -18,6 +18,7 @@ export const ResultsHttp = HttpApiBuilder.group(Api, "results", (handlers) =>
       .handle("export", ({ path, urlParams }) =>
         Effect.flatMap(results.export(path.project_id, urlParams), streamedDownload),
       )
+      .handle("reviewQueue", ({ path, urlParams }) => results.reviewQueue(path.project_id, urlParams))
       .handle("get", ({ path }) => results.detail(path.project_id, path.resolution_result_id))
       .handle("extractions", ({ path, urlParams }) =>
         results.extractions(path.project_id, path.resolution_result_id, urlParams),

@@ -153,6 +153,11 @@ function DocumentRow({ document: d, ...props }: RowsProps & { readonly document:
           {/* The group's legend keeps the cell's name short: each button names its document. */}
           <fieldset className="row-actions">
             <legend className="visually-hidden">Actions</legend>
+            {d.status === "Processed" && (
+              <Link href={`${base}/documents/${seg(d.id)}/review`} className="compact-link">
+                Review<VisuallyHidden> {d.file_name}</VisuallyHidden>
+              </Link>
+            )}
             <button
               type="button"
               className="secondary compact"

@@ -16,6 +16,7 @@ import { DimensionsSection } from "./DimensionsSection.tsx"
 import { DocumentsSection } from "./DocumentsSection.tsx"
 import { FileEditPanel } from "./FileEditPanel.tsx"
 import { ResultsGrid } from "./ResultsGrid.tsx"
+import { StartReview } from "./Review.tsx"
 import { RunHistory } from "./Runs.tsx"
 
 /** The project screen's sections, in page order: each in the section nav, the one chosen in the URL (`?section=`). */
@@ -108,6 +109,7 @@ export function ProjectScreen({ projectId }: { readonly projectId: string }) {
         <Link href={`${base}/schema`} className="heading-link">
           Output schema
         </Link>
+        <StartReview projectId={projectId} />
       </div>
       {project.data.description && <p className="lead">{project.data.description}</p>}
       <SectionNav selected={isSection(section) ? section : null} onSelect={select} />

@@ -1,7 +1,5 @@
 import type { AgentValueType as ValueType } from "@dxs/domain/Enums"
 import type {
-  BoundingBoxesResponse as BoundingBoxes,
-  DocumentPage,
   Document as DocumentRecord,
   ExtractionResult as Extraction,
   ExtractionsPage,
@@ -10,12 +8,13 @@ import type {
 } from "@dxs/domain/Records"
 import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useState } from "react"
-import { API_BASE, api, errorMessage, seg } from "../api.ts"
+import { api, errorMessage, seg } from "../api.ts"
 import { ConfidenceMark, ErrorAlert, formatDate, formatValue, Loading, StatusBadge } from "../components.tsx"
 import type { Resource } from "../hooks.ts"
 import { useApiQuery } from "../query.ts"
 import { Link, projectReturnHref, useTitle } from "../router.tsx"
 import { overrideValue } from "../values.ts"
+import { PageViewer } from "./CitedPage.tsx"
 
 const EXTRACTIONS_LIMIT = 50
 
@@ -89,10 +88,18 @@ export function ResultDetailScreen({
     )
 
   const r = result.data
+  const reviewDocument = r.dimension_instances.find((i) => i.document_id !== null)?.document_id
   return (
     <>
       {breadcrumb}
-      <h1>{r.agent_name}</h1>
+      <div className="heading-row">
+        <h1>{r.agent_name}</h1>
+        {reviewDocument ? (
+          <Link href={`${base}/documents/${seg(reviewDocument)}/review`} className="heading-link">
+            Review this document
+          </Link>
+        ) : null}
+      </div>
       {r.agent_id !== agentId && (
         <p className="muted small">This result belongs to the agent “{r.agent_name}”.</p>
       )}
@@ -386,153 +393,4 @@ function ReviewForm({
       <ErrorAlert message={error} />
     </form>
   )
-}
-
-/** Document types whose pages have no image: their page text is shown instead. */
-const TEXT_ONLY_TYPES = new Set(["Text", "Website", "Email", "Audio"])
-
-function PageViewer({
-  base,
-  extraction,
-  documentType,
-}: {
-  readonly base: string
-  readonly extraction: Extraction
-  readonly documentType: string | undefined
-}) {
-  if (extraction.document_id === null || extraction.page_number === null)
-    return (
-      <p className="muted">
-        {extraction.source_type === "web"
-          ? "This extraction comes from a web search: there is no page to show."
-          : "This extraction has no page to show."}
-      </p>
-    )
-  const props = {
-    base,
-    documentId: extraction.document_id,
-    documentName: extraction.document_name ?? "the document",
-    pageNumber: extraction.page_number,
-  }
-  return documentType !== undefined && TEXT_ONLY_TYPES.has(documentType) ? (
-    <PageText {...props} passage={extraction.relevant_passage} />
-  ) : (
-    <PageImage {...props} extractionId={extraction.id} passage={extraction.relevant_passage} />
-  )
-}
-
-interface PageProps {
-  readonly base: string
-  readonly documentId: string
-  readonly documentName: string
-  readonly pageNumber: number
-  readonly passage: string
-}
-
-/** The page as an image with the passage's bounding boxes over it; the page's text when it has no image. */
-function PageImage({ extractionId, ...page }: PageProps & { readonly extractionId: string }) {
-  const { base, documentId, documentName, pageNumber } = page
-  const boxes = useApiQuery<BoundingBoxes>(`${base}/extractions/${seg(extractionId)}/bounding-boxes/`)
-  const [natural, setNatural] = useState<{ readonly width: number; readonly height: number } | undefined>(
-    undefined,
-  )
-  const [failed, setFailed] = useState(false)
-  const src = `${API_BASE}${base}/documents/${seg(documentId)}/pages/${pageNumber}/image/`
-
-  if (failed) return <PageText {...page} />
-
-  const onImage = (img: HTMLImageElement | null) => {
-    if (img?.complete && img.naturalWidth > 0 && !natural)
-      setNatural({ width: img.naturalWidth, height: img.naturalHeight })
-  }
-
-  // page units → percentages of the rendered image (the image shows the whole page), so the boxes
-  // follow the image at any size
-  const b = boxes.data
-  const pageWidth = b?.page_width ?? natural?.width
-  const pageHeight = b?.page_height ?? natural?.height
-  const highlights =
-    natural && b && pageWidth && pageHeight
-      ? b.boxes.map((box) => ({
-          left: (box.x / pageWidth) * 100,
-          top: (box.y / pageHeight) * 100,
-          width: (box.width / pageWidth) * 100,
-          height: (box.height / pageHeight) * 100,
-          text: box.text,
-        }))
-      : []
-  const located =
-    boxes.data && natural
-      ? boxes.data.boxes.length > 0
-        ? ` · the passage is highlighted (${boxes.data.boxes.length} ${boxes.data.boxes.length === 1 ? "line" : "lines"})`
-        : " · the passage could not be located on this page"
-      : ""
-
-  return (
-    <figure className="page-figure">
-      <div className="page-frame">
-        <img
-          ref={onImage}
-          src={src}
-          alt={`Page ${pageNumber} of ${documentName}`}
-          onLoad={(e) =>
-            setNatural({ width: e.currentTarget.naturalWidth, height: e.currentTarget.naturalHeight })
-          }
-          onError={() => setFailed(true)}
-        />
-        {highlights.map((h, i) => (
-          <div
-            key={i}
-            className="highlight"
-            data-testid="highlight"
-            aria-hidden="true"
-            title={h.text}
-            style={{ left: `${h.left}%`, top: `${h.top}%`, width: `${h.width}%`, height: `${h.height}%` }}
-          />
-        ))}
-      </div>
-      <figcaption className="muted small">
-        {documentName}, page {pageNumber}
-        {located}
-      </figcaption>
-      <ErrorAlert message={boxes.error} />
-    </figure>
-  )
-}
-
-/** The page's text with the passage marked (documents without page images). */
-function PageText({ base, documentId, documentName, pageNumber, passage }: PageProps) {
-  const page = useApiQuery<DocumentPage>(`${base}/documents/${seg(documentId)}/pages/${pageNumber}/`)
-  if (page.data === undefined)
-    return page.error ? <ErrorAlert message={page.error} /> : <Loading what="the page" />
-  const text = page.data.text
-  const at = findPassage(text, passage)
-  return (
-    <figure className="page-figure">
-      <div className="page-text" data-testid="page-text">
-        {at === null ? (
-          text
-        ) : (
-          <>
-            {text.slice(0, at.start)}
-            <mark data-testid="highlight">{text.slice(at.start, at.end)}</mark>
-            {text.slice(at.end)}
-          </>
-        )}
-      </div>
-      <figcaption className="muted small">
-        Text of {documentName}, page {pageNumber} (no page image)
-        {at === null ? " · the passage could not be located on this page" : " · the passage is marked"}
-      </figcaption>
-    </figure>
-  )
-}
-
-/** Where `passage` is in `text`: exactly, else ignoring case. */
-const findPassage = (text: string, passage: string): { start: number; end: number } | null => {
-  const p = passage.trim()
-  if (p === "") return null
-  let start = text.indexOf(p)
-  if (start < 0) start = text.toLowerCase().indexOf(p.toLowerCase())
-  return start < 0 ? null : { start, end: start + p.length }
 }

@@ -159,8 +159,8 @@ function useGridQuery(base: string) {
   })
 
   const exportQuery = params.toString()
-  const exportHref = (format: "csv" | "xlsx") =>
-    `${API_BASE}${base}/results/export/?format=${format}${exportQuery ? `&${exportQuery}` : ""}`
+  const exportHref = (format: "csv" | "xlsx", withReview: boolean) =>
+    `${API_BASE}${base}/results/export/?format=${format}${exportQuery ? `&${exportQuery}` : ""}${withReview ? "&include=confidence,review" : ""}`
 
   return {
     grid,
@@ -543,8 +543,9 @@ function GridPaging({
   readonly pageRows: number
   readonly onOffset: (offset: number) => void
   readonly onPageSize: (rows: number) => void
-  readonly exportHref: (format: "csv" | "xlsx") => string
+  readonly exportHref: (format: "csv" | "xlsx", withReview: boolean) => string
 }) {
+  const [withReview, setWithReview] = useState(false)
   const from = data.rows.length > 0 ? offset + 1 : 0
   const to = offset + data.rows.length
   return (
@@ -569,10 +570,14 @@ function GridPaging({
         options={PAGE_SIZES}
         onChange={(v) => onPageSize(Number(v))}
       />
-      <a className="button-link" href={exportHref("csv")} download data-testid="export-csv">
+      <label className="export-option">
+        <input type="checkbox" checked={withReview} onChange={(e) => setWithReview(e.target.checked)} />
+        Export with confidence and review
+      </label>
+      <a className="button-link" href={exportHref("csv", withReview)} download data-testid="export-csv">
         Export CSV
       </a>
-      <a className="button-link" href={exportHref("xlsx")} download data-testid="export-xlsx">
+      <a className="button-link" href={exportHref("xlsx", withReview)} download data-testid="export-xlsx">
         Export XLSX
       </a>
     </div>

@@ -14,6 +14,7 @@ export * from "./results/AtomicValues.ts"
 export * from "./results/CurrentResults.ts"
 export * from "./results/Extractions.ts"
 export * from "./results/Grid.ts"
+export * from "./results/ReviewQueue.ts"
 
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 

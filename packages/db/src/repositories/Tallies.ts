@@ -66,6 +66,41 @@ export const tallyDifferences = (conn: Conn): Effect.Effect<ReadonlyArray<TallyD
               from result_rows group by project_id`,
         ),
       ),
+      // The review queue: each document's current results, counted again.
+      ...(
+        [
+          ["values", "count(*)"],
+          [
+            "reviewed",
+            "count(*) filter (where latest_review_status in ('positive', 'negative') or is_overridden)",
+          ],
+          ["requires_attention", "count(*) filter (where resolution_status = 'Requires attention')"],
+          ["min_confidence", "coalesce(round(min(confidence)::numeric * 1000000), -1)"],
+        ] as const
+      ).map(([column, count]) =>
+        differences(
+          `review_documents.${column}`,
+          column === "min_confidence"
+            ? sql`select document_id::text as key, coalesce(round(min_confidence::numeric * 1000000), -1) as n from review_documents`
+            : sql`select document_id::text as key, ${sql.ref(column)} as n from review_documents`,
+          sql`select rr.document_id::text as key, ${sql.raw(count)} as n from resolution_results rr
+              join documents d on d.id = rr.document_id
+              where rr.is_current and rr.document_id is not null group by rr.document_id`,
+        ),
+      ),
+      differences(
+        "review_tallies.documents",
+        sql`select project_id::text as key, sum(documents) as n from review_tallies group by project_id
+            having sum(documents) <> 0`,
+        sql`select project_id::text as key, count(*) as n from review_documents group by project_id`,
+      ),
+      differences(
+        "review_tallies.reviewed",
+        sql`select project_id::text as key, sum(reviewed) as n from review_tallies group by project_id
+            having sum(reviewed) <> 0`,
+        sql`select project_id::text as key, count(*) filter (where reviewed = "values") as n from review_documents
+            group by project_id having count(*) filter (where reviewed = "values") > 0`,
+      ),
       differences(
         "extraction_pairs.counted",
         sql`select p.agent_id || '/' || p.document_id as key, p.counted::int as n from extraction_pairs p`,

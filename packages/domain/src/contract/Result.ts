@@ -310,3 +310,30 @@ export type ResultsExportFormat = (typeof ResultsExportFormats)[number]
 /** The columns an export may add per agent (`include=confidence,review`). */
 export const ResultsExportIncludes = ["confidence", "review"] as const
 export type ResultsExportInclude = (typeof ResultsExportIncludes)[number]
+
+/** A document of the review queue (beyond the contract). */
+export const ReviewQueueDocument = Schema.Struct({
+  document_id: Schema.UUID,
+  file_name: Schema.String,
+  values: Schema.Int.annotations({
+    description: "the document's current values (one per agent and dimension instance)",
+  }),
+  reviewed_values: Schema.Int.annotations({
+    description: "values with a review (positive or negative) or a value set by hand",
+  }),
+  requires_attention: Schema.Int.annotations({ description: "values whose status is Requires attention" }),
+  least_confidence: Schema.NullOr(Schema.Number).annotations({
+    description: "the least confidence of its values (0 to 1), null when none has one",
+  }),
+  reviewed: Schema.Boolean.annotations({ description: "every value of the document is reviewed" }),
+}).annotations({ identifier: "V1ReviewQueueDocument" })
+export type ReviewQueueDocument = typeof ReviewQueueDocument.Type
+
+/** A page of the review queue with the project's totals (beyond the contract). */
+export const ReviewQueue = Schema.Struct({
+  total_documents: Schema.Int.annotations({ description: "documents with current values, across all pages" }),
+  reviewed_documents: Schema.Int.annotations({ description: "of them, those whose every value is reviewed" }),
+  next: Schema.NullOr(Schema.String).annotations({ description: "relative URL of the next page, or null" }),
+  documents: Schema.Array(ReviewQueueDocument),
+}).annotations({ identifier: "V1ReviewQueue" })
+export type ReviewQueue = typeof ReviewQueue.Type

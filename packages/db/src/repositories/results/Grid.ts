@@ -55,6 +55,7 @@ const cellConditions = (filter: GridFilter): Array<RawBuilder<unknown>> => {
     where.push(sql`c.search_text like ${part}
       and exists (select 1 from unnest(c.dimension_values) as dv(v) where lower(dv.v) like ${part})`)
   }
+  if (filter.documentId !== undefined) where.push(sql`c.document_id = ${filter.documentId}::uuid`)
   if (filter.maxConfidence !== undefined)
     where.push(sql`c.confidence <= ${asReal(filter.maxConfidence)}::real`)
   if (filter.reviewStatus !== undefined)
@@ -68,6 +69,7 @@ const statusOnly = (filter: GridFilter) =>
   filter.resolutionStatus !== undefined &&
   filter.agentId === undefined &&
   filter.dimensionValue === undefined &&
+  filter.documentId === undefined &&
   filter.maxConfidence === undefined &&
   filter.reviewStatus === undefined &&
   filter.source === undefined &&
@@ -273,9 +275,19 @@ const countWithValue = (conn: Conn, projectId: string, filter: GridFilter, agent
 
 /** How many rows pass the filter: from the tallies for none, a status, an agent or both; else counted. */
 const countRows = async (conn: Conn, projectId: string, filter: GridFilter): Promise<number> => {
-  const { agentId, resolutionStatus, dimensionValue, maxConfidence, search, reviewStatus, source } = filter
+  const {
+    agentId,
+    resolutionStatus,
+    dimensionValue,
+    documentId,
+    maxConfidence,
+    search,
+    reviewStatus,
+    source,
+  } = filter
   const untallied =
     dimensionValue !== undefined ||
+    documentId !== undefined ||
     maxConfidence !== undefined ||
     search !== undefined ||
     reviewStatus !== undefined ||

@@ -26,6 +26,8 @@ export interface GridFilter extends CurrentResultsFilter {
    * name is enough. The results list (`CurrentResultsFilter`) keeps its exact match.
    */
   readonly dimensionValue?: string | undefined
+  /** Rows with a cell of this document (the document of its Document dimension instance). */
+  readonly documentId?: string | undefined
   /** Rows whose name, dimension values or a cell's value contain this (case-insensitively). */
   readonly search?: string | undefined
   /** Rows with a cell whose latest review is this (`none`: never reviewed). */

@@ -1,0 +1,603 @@
+/**
+ * `/projects/:projectId/documents/:documentId/review`: a document reviewed by keyboard. The document's page
+ * (zoomable, fit to width by default) beside every agent's value for it (one per agent and combination of
+ * dimension values: the results grid's rows with `document_id`), each with its status, confidence and
+ * review; the selected value's cited page is shown with its passage highlighted and scrolled into view.
+ * Values are marked correct or wrong and edited in place; `n`/`p` follow the review queue
+ * (`GET …/review/queue/`: documents requiring attention first, then the least confident), whose totals give
+ * the progress. Keys: j/k, a, r, e (Enter saves, Escape cancels), n/p; none of them while typing in a field.
+ */
+import type { AgentValueType } from "@dxs/domain/Enums"
+import type {
+  Document as DocumentRecord,
+  ExtractionsPage,
+  Project,
+  ResultDetail,
+  ResultsGrid,
+  ResultsGridCell,
+  ResultsGridColumn,
+  ReviewQueue,
+} from "@dxs/domain/Records"
+import { useMutation } from "@tanstack/react-query"
+import { type KeyboardEvent, useCallback, useEffect, useRef, useState } from "react"
+import { api, errorMessage, seg } from "../api.ts"
+import { ConfidenceMark, ErrorAlert, formatValue, Loading, StatusBadge } from "../components.tsx"
+import { invalidateApi, useApiQuery } from "../query.ts"
+import { Link, navigate, useTitle } from "../router.tsx"
+import { overrideValue } from "../values.ts"
+import { CitedPage } from "./CitedPage.tsx"
+
+/** Grid rows of one document read at once (its combinations of other dimension values). */
+const DOCUMENT_ROWS = 100
+const ZOOM_MIN = 50
+const ZOOM_MAX = 200
+const ZOOM_STEP = 25
+/** The width of a page at 100 %, in CSS pixels. */
+const PAGE_WIDTH_PX = 800
+
+export const reviewPath = (projectId: string, documentId: string): string =>
+  `/projects/${seg(projectId)}/documents/${seg(documentId)}/review`
+
+/** The review queue: its first document, or the one after (before) a document, with the totals. */
+export const reviewQueuePath = (
+  projectId: string,
+  from?: { readonly after: string } | { readonly before: string },
+): string =>
+  `/projects/${seg(projectId)}/review/queue/?limit=1${
+    from === undefined
+      ? ""
+      : "after" in from
+        ? `&after_document=${seg(from.after)}`
+        : `&before_document=${seg(from.before)}`
+  }`
+
+/** One value of the document: an agent's cell in one of the document's rows. */
+interface ReviewValue {
+  readonly key: string
+  readonly rowName: string
+  readonly column: ResultsGridColumn
+  readonly cell: ResultsGridCell
+}
+
+/** The values of the document's rows of the grid, row by row, each row's agents oldest first. */
+const valuesOf = (grid: ResultsGrid | undefined): ReadonlyArray<ReviewValue> =>
+  (grid?.rows ?? []).flatMap((row) =>
+    grid!.columns.flatMap((column) => {
+      const cell = row.cells[column.agent_id]
+      return cell === undefined
+        ? []
+        : [{ key: `${row.key}/${column.agent_id}`, rowName: row.name, column, cell }]
+    }),
+  )
+
+/** The words for a value's review state (never colour alone). */
+const reviewText = (cell: ResultsGridCell): string =>
+  cell.latest_review_status === "positive"
+    ? "Marked correct"
+    : cell.latest_review_status === "negative"
+      ? "Marked wrong"
+      : cell.is_overridden
+        ? "Set by hand"
+        : "Not reviewed"
+
+const reviewMark = (cell: ResultsGridCell): string =>
+  cell.latest_review_status === "positive"
+    ? "✓"
+    : cell.latest_review_status === "negative"
+      ? "✗"
+      : cell.is_overridden
+        ? "✎"
+        : "○"
+
+/** The keys do nothing while typing in a field (or with a modifier held). */
+const isTyping = (e: globalThis.KeyboardEvent): boolean => {
+  if (e.ctrlKey || e.metaKey || e.altKey) return true
+  const t = e.target
+  if (!(t instanceof HTMLElement)) return false
+  return t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName)
+}
+
+export function ReviewScreen({
+  projectId,
+  documentId,
+}: {
+  readonly projectId: string
+  readonly documentId: string
+}) {
+  const base = `/projects/${seg(projectId)}`
+  const project = useApiQuery<Project>(`${base}/`)
+  const document = useApiQuery<DocumentRecord>(`${base}/documents/${seg(documentId)}/`)
+  const following = useApiQuery<ReviewQueue>(reviewQueuePath(projectId, { after: documentId }))
+  const preceding = useApiQuery<ReviewQueue>(reviewQueuePath(projectId, { before: documentId }))
+  const d = document.data
+  const grid = useApiQuery<ResultsGrid>(
+    `${base}/results/grid/?document_id=${seg(documentId)}&limit=${DOCUMENT_ROWS}`,
+  )
+  const values = valuesOf(grid.data)
+  const [selected, setSelected] = useState(0)
+  const [editing, setEditing] = useState(false)
+  const [zoom, setZoom] = useState<number | "fit">("fit")
+  const [announcement, setAnnouncement] = useState("")
+  const current: ReviewValue | undefined = values[Math.min(selected, values.length - 1)]
+  useTitle(d === undefined ? "Review" : `Review ${d.file_name}`)
+
+  const nextDoc = following.data?.documents[0]
+  const previousDoc = preceding.data?.documents[0]
+
+  const refresh = useCallback(async () => {
+    await Promise.all([grid.reload(), following.reload(), preceding.reload()])
+    void invalidateApi(`${base}/results/`)
+  }, [grid.reload, following.reload, preceding.reload, base])
+
+  const review = useMutation({
+    mutationFn: async ({ value, status }: { value: ReviewValue; status: "positive" | "negative" }) =>
+      api.post<ResultDetail>(`${base}/results/${seg(value.cell.resolution_result_id)}/review/`, {
+        status,
+        comment: "",
+      }),
+    onSuccess: async (_, { value, status }) => {
+      await refresh()
+      setAnnouncement(`${value.column.agent_name} marked ${status === "positive" ? "correct" : "wrong"}.`)
+    },
+  })
+  const override = useMutation({
+    mutationFn: async ({ value, text }: { value: ReviewValue; text: string }) =>
+      api.patch<ResultDetail>(`${base}/results/${seg(value.cell.resolution_result_id)}/`, {
+        value: overrideValue(text, value.column.value_type),
+      }),
+    onSuccess: async (_, { value }) => {
+      setEditing(false)
+      await refresh()
+      setAnnouncement(`${value.column.agent_name} saved.`)
+    },
+  })
+  const actionError = review.error ?? override.error
+
+  const goTo = useCallback(
+    (doc: { readonly document_id: string } | undefined) => {
+      if (doc !== undefined) navigate(reviewPath(projectId, doc.document_id))
+    },
+    [projectId],
+  )
+
+  const listRef = useRef<HTMLOListElement | null>(null)
+  useEffect(() => {
+    const onKey = (e: globalThis.KeyboardEvent) => {
+      if (isTyping(e) || editing) return
+      const key = e.key
+      if (key === "j" || key === "k") {
+        if (values.length === 0) return
+        e.preventDefault()
+        setSelected((i) => {
+          const from = Math.min(i, values.length - 1)
+          return key === "j" ? Math.min(values.length - 1, from + 1) : Math.max(0, from - 1)
+        })
+      } else if ((key === "a" || key === "r") && current !== undefined) {
+        e.preventDefault()
+        review.mutate({ value: current, status: key === "a" ? "positive" : "negative" })
+      } else if (key === "e" && current !== undefined) {
+        e.preventDefault()
+        setEditing(true)
+      } else if (key === "n") {
+        e.preventDefault()
+        goTo(nextDoc)
+      } else if (key === "p") {
+        e.preventDefault()
+        goTo(previousDoc)
+      }
+    }
+    window.addEventListener("keydown", onKey)
+    return () => window.removeEventListener("keydown", onKey)
+  }, [values.length, current, editing, review.mutate, goTo, nextDoc, previousDoc])
+
+  // The selected value stays in view as j/k move through a long list.
+  useEffect(() => {
+    listRef.current
+      ?.querySelector<HTMLElement>(`[data-index="${selected}"]`)
+      ?.scrollIntoView({ block: "nearest" })
+  }, [selected])
+
+  const breadcrumb = (
+    <nav aria-label="Breadcrumb" className="breadcrumb">
+      <ol>
+        <li>
+          <Link href="/">Projects</Link>
+        </li>
+        <li>
+          <Link href={base}>{project.data?.name ?? "Project"}</Link>
+        </li>
+        <li aria-current="page">Review {d?.file_name ?? ""}</li>
+      </ol>
+    </nav>
+  )
+
+  if (d === undefined)
+    return document.error ? (
+      <>
+        {breadcrumb}
+        <h1>Document not found</h1>
+        <ErrorAlert message={document.error} />
+      </>
+    ) : (
+      <Loading what="the document" />
+    )
+
+  const reviewedHere = values.filter(
+    (v) =>
+      v.cell.latest_review_status === "positive" ||
+      v.cell.latest_review_status === "negative" ||
+      v.cell.is_overridden,
+  ).length
+
+  return (
+    <>
+      {breadcrumb}
+      <h1>Review {d.file_name}</h1>
+      <QueueBar
+        queue={following.data}
+        error={following.error ?? preceding.error}
+        previousHref={previousDoc ? reviewPath(projectId, previousDoc.document_id) : undefined}
+        nextHref={nextDoc ? reviewPath(projectId, nextDoc.document_id) : undefined}
+      />
+      <p role="status" className="visually-hidden" data-testid="review-announcement">
+        {announcement}
+      </p>
+      <div className="review-layout">
+        <section aria-labelledby="review-values-heading" className="section review-values">
+          <h2 id="review-values-heading">Values</h2>
+          <p className="muted small" data-testid="document-progress">
+            {reviewedHere} of {values.length} values reviewed
+          </p>
+          <ErrorAlert message={grid.error} />
+          <ErrorAlert message={actionError ? errorMessage(actionError) : undefined} />
+          {grid.data === undefined ? (
+            grid.error ? null : (
+              <Loading what="the values" />
+            )
+          ) : values.length === 0 ? (
+            <p className="muted">This document has no values yet: launch the agents first.</p>
+          ) : (
+            <ol className="review-list" aria-label={`Values of ${d.file_name}`} ref={listRef}>
+              {values.map((v, i) => (
+                <li key={v.key} data-index={i}>
+                  <ValueItem
+                    value={v}
+                    current={v === current}
+                    editing={editing && v === current}
+                    saving={override.isPending}
+                    showRow={new Set(values.map((v) => v.rowName)).size > 1}
+                    onSelect={() => setSelected(i)}
+                    onSave={(text) => override.mutate({ value: v, text })}
+                    onCancel={() => setEditing(false)}
+                  />
+                </li>
+              ))}
+            </ol>
+          )}
+          <KeyLegend />
+        </section>
+        <section aria-labelledby="review-page-heading" className="section review-page">
+          <h2 id="review-page-heading">Page</h2>
+          <ZoomControls zoom={zoom} onZoom={setZoom} />
+          <DocumentPage
+            base={base}
+            document={d}
+            value={current}
+            width={zoom === "fit" ? undefined : (PAGE_WIDTH_PX * zoom) / 100}
+          />
+          <p className="small">
+            <Link href={`${base}/documents/${seg(d.id)}`}>Open the document viewer</Link>
+          </p>
+        </section>
+      </div>
+    </>
+  )
+}
+
+/** The queue's progress and the neighbours of this document in it. */
+function QueueBar({
+  queue,
+  error,
+  previousHref,
+  nextHref,
+}: {
+  readonly queue: ReviewQueue | undefined
+  readonly error: string | undefined
+  readonly previousHref: string | undefined
+  readonly nextHref: string | undefined
+}) {
+  return (
+    <nav aria-label="Review queue" className="review-queue">
+      <ErrorAlert message={error} />
+      <p data-testid="review-progress" aria-live="polite">
+        {queue === undefined
+          ? "Loading the queue…"
+          : `${queue.reviewed_documents} of ${queue.total_documents} reviewed`}
+      </p>
+      <p className="review-queue-links">
+        {previousHref ? (
+          <Link href={previousHref}>Previous document</Link>
+        ) : (
+          <span className="muted">No previous document</span>
+        )}
+        {nextHref ? (
+          <Link href={nextHref}>Next document</Link>
+        ) : (
+          <span className="muted">No next document</span>
+        )}
+      </p>
+    </nav>
+  )
+}
+
+/** One value: its agent, value, status, confidence and review; the field that edits it in place. */
+function ValueItem({
+  value: v,
+  current,
+  editing,
+  saving,
+  showRow,
+  onSelect,
+  onSave,
+  onCancel,
+}: {
+  readonly value: ReviewValue
+  readonly current: boolean
+  readonly editing: boolean
+  readonly saving: boolean
+  readonly showRow: boolean
+  readonly onSelect: () => void
+  readonly onSave: (text: string) => void
+  readonly onCancel: () => void
+}) {
+  const c = v.cell
+  const unit = v.column.unit && c.value !== null ? ` ${v.column.unit}` : ""
+  return (
+    <div
+      className={`review-value${current ? " review-current" : ""}`}
+      data-testid="review-value"
+      data-review={c.latest_review_status ?? (c.is_overridden ? "manual" : "none")}
+    >
+      <button
+        type="button"
+        className="review-select"
+        aria-current={current ? "true" : undefined}
+        onClick={onSelect}
+      >
+        <span className="review-agent">
+          {v.column.agent_name}
+          {showRow ? <span className="muted"> · {v.rowName}</span> : null}
+        </span>
+        <span className="review-value-text" data-testid="review-value-text">
+          {formatValue(c.value)}
+          {unit}
+        </span>
+      </button>
+      <span className="review-facts small">
+        <StatusBadge status={c.resolution_status} />
+        {c.confidence === null ? (
+          <span className="muted">no confidence</span>
+        ) : (
+          <ConfidenceMark confidence={c.confidence} />
+        )}
+        <span className="review-state" data-testid="review-state">
+          <span aria-hidden="true">{reviewMark(c)} </span>
+          {reviewText(c)}
+        </span>
+      </span>
+      {editing && (
+        <EditField
+          agentName={v.column.agent_name}
+          valueType={v.column.value_type}
+          initial={c.value === null ? "" : String(c.value)}
+          saving={saving}
+          onSave={onSave}
+          onCancel={onCancel}
+        />
+      )}
+    </div>
+  )
+}
+
+/** The value's field: Enter saves, Escape cancels. */
+function EditField({
+  agentName,
+  valueType,
+  initial,
+  saving,
+  onSave,
+  onCancel,
+}: {
+  readonly agentName: string
+  readonly valueType: AgentValueType
+  readonly initial: string
+  readonly saving: boolean
+  readonly onSave: (text: string) => void
+  readonly onCancel: () => void
+}) {
+  const [text, setText] = useState(initial)
+  const ref = useRef<HTMLInputElement | null>(null)
+  useEffect(() => {
+    ref.current?.focus()
+    ref.current?.select()
+  }, [])
+  const onKeyDown = (e: KeyboardEvent<HTMLInputElement>) => {
+    if (e.key === "Enter") {
+      e.preventDefault()
+      if (!saving) onSave(text)
+    } else if (e.key === "Escape") {
+      e.preventDefault()
+      onCancel()
+    }
+  }
+  return (
+    <div className="review-edit">
+      <label htmlFor="review-edit-value">New value of {agentName}</label>
+      <input
+        id="review-edit-value"
+        ref={ref}
+        value={text}
+        inputMode={valueType === "number" ? "decimal" : undefined}
+        aria-describedby="review-edit-hint"
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={onKeyDown}
+      />
+      <span id="review-edit-hint" className="muted small">
+        Enter saves, Escape cancels
+      </span>
+    </div>
+  )
+}
+
+function ZoomControls({
+  zoom,
+  onZoom,
+}: {
+  readonly zoom: number | "fit"
+  readonly onZoom: (zoom: number | "fit") => void
+}) {
+  const level = zoom === "fit" ? 100 : zoom
+  return (
+    <fieldset className="zoom-controls">
+      <legend className="visually-hidden">Zoom</legend>
+      <button
+        type="button"
+        className="secondary compact"
+        aria-label="Zoom out"
+        disabled={zoom !== "fit" && zoom <= ZOOM_MIN}
+        onClick={() => onZoom(Math.max(ZOOM_MIN, level - ZOOM_STEP))}
+      >
+        −
+      </button>
+      <output aria-live="polite" data-testid="zoom-level">
+        {zoom === "fit" ? "Fit width" : `${zoom} %`}
+      </output>
+      <button
+        type="button"
+        className="secondary compact"
+        aria-label="Zoom in"
+        disabled={zoom !== "fit" && zoom >= ZOOM_MAX}
+        onClick={() => onZoom(Math.min(ZOOM_MAX, level + ZOOM_STEP))}
+      >
+        +
+      </button>
+      <button
+        type="button"
+        className="secondary compact"
+        aria-pressed={zoom === "fit"}
+        onClick={() => onZoom("fit")}
+      >
+        Fit width
+      </button>
+    </fieldset>
+  )
+}
+
+/**
+ * The page to show: the selected value's cited page of this document with its passage highlighted and
+ * scrolled to, else the document's first page.
+ */
+function DocumentPage({
+  base,
+  document: d,
+  value,
+  width,
+}: {
+  readonly base: string
+  readonly document: DocumentRecord
+  readonly value: ReviewValue | undefined
+  readonly width: number | undefined
+}) {
+  const extractions = useApiQuery<ExtractionsPage>(
+    value === undefined
+      ? null
+      : `${base}/results/${seg(value.cell.resolution_result_id)}/extractions/?limit=50`,
+  )
+  const list = value === undefined ? [] : (extractions.data?.data ?? [])
+  const cited =
+    list.find((x) => x.document_id === d.id && x.page_number !== null && x.grounded) ??
+    list.find((x) => x.document_id === d.id && x.page_number !== null)
+  if (d.status !== "Processed" || d.page_count === 0)
+    return <p className="muted">This document has no pages to show yet.</p>
+  return (
+    <section
+      className="review-page-scroll"
+      data-testid="review-page"
+      data-page={cited?.page_number ?? 1}
+      aria-label={`Page ${cited?.page_number ?? 1} of ${d.file_name}`}
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolled region is reached by keyboard to scroll it
+      tabIndex={0}
+    >
+      {value !== undefined && extractions.data !== undefined && cited === undefined && (
+        <p className="muted small">This value cites no page of this document: its first page is shown.</p>
+      )}
+      <CitedPage
+        key={cited?.id ?? "first"}
+        base={base}
+        documentId={d.id}
+        documentName={d.file_name}
+        documentType={d.type}
+        pageNumber={cited?.page_number ?? 1}
+        extractionId={cited?.id}
+        passage={cited?.relevant_passage ?? ""}
+        width={width}
+        scrollToPassage
+      />
+    </section>
+  )
+}
+
+/** The keys of the screen, always shown. */
+function KeyLegend() {
+  const keys: ReadonlyArray<readonly [string, string]> = [
+    ["j / k", "next / previous value"],
+    ["a", "mark correct"],
+    ["r", "mark wrong"],
+    ["e", "edit the value (Enter saves, Escape cancels)"],
+    ["n / p", "next / previous document of the queue"],
+  ]
+  return (
+    <section aria-labelledby="review-keys-heading" className="review-keys">
+      <h3 id="review-keys-heading">Keys</h3>
+      <dl>
+        {keys.map(([k, what]) => (
+          <div key={k}>
+            <dt>
+              {k.split(" / ").map((part, i) => (
+                <span key={part}>
+                  {i > 0 ? " / " : ""}
+                  <kbd>{part}</kbd>
+                </span>
+              ))}
+            </dt>
+            <dd>{what}</dd>
+          </div>
+        ))}
+      </dl>
+      <p className="muted small">The keys do nothing while typing in a field.</p>
+    </section>
+  )
+}
+
+/** "Start review": opens the first document of the review queue (or says there is none to review). */
+export function StartReview({ projectId }: { readonly projectId: string }) {
+  const [message, setMessage] = useState("")
+  const start = useMutation({
+    mutationFn: () => api.get<ReviewQueue>(reviewQueuePath(projectId)),
+    onSuccess: (queue) => {
+      const first = queue.documents[0]
+      if (first === undefined) setMessage("No document has values to review yet: launch the agents first.")
+      else navigate(reviewPath(projectId, first.document_id))
+    },
+  })
+  return (
+    <span className="start-review">
+      <button type="button" className="secondary" disabled={start.isPending} onClick={() => start.mutate()}>
+        Start review
+      </button>
+      <span role="status" className="muted small">
+        {start.error ? errorMessage(start.error) : message}
+      </span>
+    </span>
+  )
+}
