@@ -152,12 +152,16 @@ export const browserSuite = (options: BrowserSuiteOptions): BrowserSuite => {
     state.page.setDefaultTimeout(30_000)
   }, 600_000)
 
-  // A failed step says where the browser was and what it showed.
+  // A failed step says where the browser was and what it showed, and what the server said last.
   afterEach(async (ctx) => {
     const page = state.page
     if (ctx.task.result?.state !== "fail" || page === undefined) return
     const text = await page.evaluate(() => document.body.textContent ?? "").catch(() => "")
     console.error(`the browser was at ${page.url()}, showing:\n${text.slice(0, 3000)}`)
+    if (server !== undefined)
+      console.error(
+        `the server ${server.exit === undefined ? "is running" : `exited (${JSON.stringify(server.exit)})`}; its last output:\n${server.output.slice(-5000)}`,
+      )
   })
 
   afterAll(async () => {

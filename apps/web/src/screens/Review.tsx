@@ -12,63 +12,25 @@ import type {
   Document as DocumentRecord,
   ExtractionsPage,
   Project,
-  ResultDetail,
-  ResultsGrid,
   ResultsGridCell,
-  ResultsGridColumn,
   ReviewQueue,
 } from "@dxs/domain/Records"
 import { useMutation } from "@tanstack/react-query"
-import { type KeyboardEvent, useCallback, useEffect, useRef, useState } from "react"
+import { type KeyboardEvent, useEffect, useRef, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
 import { ConfidenceMark, ErrorAlert, formatValue, Loading, StatusBadge } from "../components.tsx"
-import { invalidateApi, useApiQuery } from "../query.ts"
+import { useApiQuery } from "../query.ts"
 import { Link, navigate, useTitle } from "../router.tsx"
-import { overrideValue } from "../values.ts"
 import { CitedPage } from "./CitedPage.tsx"
+import { isReviewed, type ReviewValue, reviewPath, reviewQueuePath, useReview } from "./ReviewState.ts"
 
-/** Grid rows of one document read at once (its combinations of other dimension values). */
-const DOCUMENT_ROWS = 100
 const ZOOM_MIN = 50
 const ZOOM_MAX = 200
 const ZOOM_STEP = 25
 /** The width of a page at 100 %, in CSS pixels. */
 const PAGE_WIDTH_PX = 800
 
-export const reviewPath = (projectId: string, documentId: string): string =>
-  `/projects/${seg(projectId)}/documents/${seg(documentId)}/review`
-
-/** The review queue: its first document, or the one after (before) a document, with the totals. */
-export const reviewQueuePath = (
-  projectId: string,
-  from?: { readonly after: string } | { readonly before: string },
-): string =>
-  `/projects/${seg(projectId)}/review/queue/?limit=1${
-    from === undefined
-      ? ""
-      : "after" in from
-        ? `&after_document=${seg(from.after)}`
-        : `&before_document=${seg(from.before)}`
-  }`
-
-/** One value of the document: an agent's cell in one of the document's rows. */
-interface ReviewValue {
-  readonly key: string
-  readonly rowName: string
-  readonly column: ResultsGridColumn
-  readonly cell: ResultsGridCell
-}
-
-/** The values of the document's rows of the grid, row by row, each row's agents oldest first. */
-const valuesOf = (grid: ResultsGrid | undefined): ReadonlyArray<ReviewValue> =>
-  (grid?.rows ?? []).flatMap((row) =>
-    grid!.columns.flatMap((column) => {
-      const cell = row.cells[column.agent_id]
-      return cell === undefined
-        ? []
-        : [{ key: `${row.key}/${column.agent_id}`, rowName: row.name, column, cell }]
-    }),
-  )
+export { reviewPath, reviewQueuePath } from "./ReviewState.ts"
 
 /** The words for a value's review state (never colour alone). */
 const reviewText = (cell: ResultsGridCell): string =>
@@ -89,14 +51,6 @@ const reviewMark = (cell: ResultsGridCell): string =>
         ? "✎"
         : "○"
 
-/** The keys do nothing while typing in a field (or with a modifier held). */
-const isTyping = (e: globalThis.KeyboardEvent): boolean => {
-  if (e.ctrlKey || e.metaKey || e.altKey) return true
-  const t = e.target
-  if (!(t instanceof HTMLElement)) return false
-  return t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName)
-}
-
 export function ReviewScreen({
   projectId,
   documentId,
@@ -104,98 +58,13 @@ export function ReviewScreen({
   readonly projectId: string
   readonly documentId: string
 }) {
-  const base = `/projects/${seg(projectId)}`
+  const state = useReview(projectId, documentId)
+  const { base, following, preceding, current, announcement, nextDoc, previousDoc } = state
   const project = useApiQuery<Project>(`${base}/`)
   const document = useApiQuery<DocumentRecord>(`${base}/documents/${seg(documentId)}/`)
-  const following = useApiQuery<ReviewQueue>(reviewQueuePath(projectId, { after: documentId }))
-  const preceding = useApiQuery<ReviewQueue>(reviewQueuePath(projectId, { before: documentId }))
   const d = document.data
-  const grid = useApiQuery<ResultsGrid>(
-    `${base}/results/grid/?document_id=${seg(documentId)}&limit=${DOCUMENT_ROWS}`,
-  )
-  const values = valuesOf(grid.data)
-  const [selected, setSelected] = useState(0)
-  const [editing, setEditing] = useState(false)
   const [zoom, setZoom] = useState<number | "fit">("fit")
-  const [announcement, setAnnouncement] = useState("")
-  const current: ReviewValue | undefined = values[Math.min(selected, values.length - 1)]
   useTitle(d === undefined ? "Review" : `Review ${d.file_name}`)
-
-  const nextDoc = following.data?.documents[0]
-  const previousDoc = preceding.data?.documents[0]
-
-  const refresh = useCallback(async () => {
-    await Promise.all([grid.reload(), following.reload(), preceding.reload()])
-    void invalidateApi(`${base}/results/`)
-  }, [grid.reload, following.reload, preceding.reload, base])
-
-  const review = useMutation({
-    mutationFn: async ({ value, status }: { value: ReviewValue; status: "positive" | "negative" }) =>
-      api.post<ResultDetail>(`${base}/results/${seg(value.cell.resolution_result_id)}/review/`, {
-        status,
-        comment: "",
-      }),
-    onSuccess: async (_, { value, status }) => {
-      await refresh()
-      setAnnouncement(`${value.column.agent_name} marked ${status === "positive" ? "correct" : "wrong"}.`)
-    },
-  })
-  const override = useMutation({
-    mutationFn: async ({ value, text }: { value: ReviewValue; text: string }) =>
-      api.patch<ResultDetail>(`${base}/results/${seg(value.cell.resolution_result_id)}/`, {
-        value: overrideValue(text, value.column.value_type),
-      }),
-    onSuccess: async (_, { value }) => {
-      setEditing(false)
-      await refresh()
-      setAnnouncement(`${value.column.agent_name} saved.`)
-    },
-  })
-  const actionError = review.error ?? override.error
-
-  const goTo = useCallback(
-    (doc: { readonly document_id: string } | undefined) => {
-      if (doc !== undefined) navigate(reviewPath(projectId, doc.document_id))
-    },
-    [projectId],
-  )
-
-  const listRef = useRef<HTMLOListElement | null>(null)
-  useEffect(() => {
-    const onKey = (e: globalThis.KeyboardEvent) => {
-      if (isTyping(e) || editing) return
-      const key = e.key
-      if (key === "j" || key === "k") {
-        if (values.length === 0) return
-        e.preventDefault()
-        setSelected((i) => {
-          const from = Math.min(i, values.length - 1)
-          return key === "j" ? Math.min(values.length - 1, from + 1) : Math.max(0, from - 1)
-        })
-      } else if ((key === "a" || key === "r") && current !== undefined) {
-        e.preventDefault()
-        review.mutate({ value: current, status: key === "a" ? "positive" : "negative" })
-      } else if (key === "e" && current !== undefined) {
-        e.preventDefault()
-        setEditing(true)
-      } else if (key === "n") {
-        e.preventDefault()
-        goTo(nextDoc)
-      } else if (key === "p") {
-        e.preventDefault()
-        goTo(previousDoc)
-      }
-    }
-    window.addEventListener("keydown", onKey)
-    return () => window.removeEventListener("keydown", onKey)
-  }, [values.length, current, editing, review.mutate, goTo, nextDoc, previousDoc])
-
-  // The selected value stays in view as j/k move through a long list.
-  useEffect(() => {
-    listRef.current
-      ?.querySelector<HTMLElement>(`[data-index="${selected}"]`)
-      ?.scrollIntoView({ block: "nearest" })
-  }, [selected])
 
   const breadcrumb = (
     <nav aria-label="Breadcrumb" className="breadcrumb">
@@ -222,13 +91,6 @@ export function ReviewScreen({
       <Loading what="the document" />
     )
 
-  const reviewedHere = values.filter(
-    (v) =>
-      v.cell.latest_review_status === "positive" ||
-      v.cell.latest_review_status === "negative" ||
-      v.cell.is_overridden,
-  ).length
-
   return (
     <>
       {breadcrumb}
@@ -243,39 +105,7 @@ export function ReviewScreen({
         {announcement}
       </p>
       <div className="review-layout">
-        <section aria-labelledby="review-values-heading" className="section review-values">
-          <h2 id="review-values-heading">Values</h2>
-          <p className="muted small" data-testid="document-progress">
-            {reviewedHere} of {values.length} values reviewed
-          </p>
-          <ErrorAlert message={grid.error} />
-          <ErrorAlert message={actionError ? errorMessage(actionError) : undefined} />
-          {grid.data === undefined ? (
-            grid.error ? null : (
-              <Loading what="the values" />
-            )
-          ) : values.length === 0 ? (
-            <p className="muted">This document has no values yet: launch the agents first.</p>
-          ) : (
-            <ol className="review-list" aria-label={`Values of ${d.file_name}`} ref={listRef}>
-              {values.map((v, i) => (
-                <li key={v.key} data-index={i}>
-                  <ValueItem
-                    value={v}
-                    current={v === current}
-                    editing={editing && v === current}
-                    saving={override.isPending}
-                    showRow={new Set(values.map((v) => v.rowName)).size > 1}
-                    onSelect={() => setSelected(i)}
-                    onSave={(text) => override.mutate({ value: v, text })}
-                    onCancel={() => setEditing(false)}
-                  />
-                </li>
-              ))}
-            </ol>
-          )}
-          <KeyLegend />
-        </section>
+        <ValuesSection state={state} fileName={d.file_name} />
         <section aria-labelledby="review-page-heading" className="section review-page">
           <h2 id="review-page-heading">Page</h2>
           <ZoomControls zoom={zoom} onZoom={setZoom} />
@@ -291,6 +121,52 @@ export function ReviewScreen({
         </section>
       </div>
     </>
+  )
+}
+
+/** The document's values, the selected one current, with the document's progress and the keys. */
+function ValuesSection({
+  state,
+  fileName,
+}: {
+  readonly state: ReturnType<typeof useReview>
+  readonly fileName: string
+}) {
+  const { grid, values, current, editing, override, actionError, listRef, setSelected, setEditing } = state
+  return (
+    <section aria-labelledby="review-values-heading" className="section review-values">
+      <h2 id="review-values-heading">Values</h2>
+      <p className="muted small" data-testid="document-progress">
+        {values.filter(isReviewed).length} of {values.length} values reviewed
+      </p>
+      <ErrorAlert message={grid.error} />
+      <ErrorAlert message={actionError ? errorMessage(actionError) : undefined} />
+      {grid.data === undefined ? (
+        grid.error ? null : (
+          <Loading what="the values" />
+        )
+      ) : values.length === 0 ? (
+        <p className="muted">This document has no values yet: launch the agents first.</p>
+      ) : (
+        <ol className="review-list" aria-label={`Values of ${fileName}`} ref={listRef}>
+          {values.map((v, i) => (
+            <li key={v.key} data-index={i}>
+              <ValueItem
+                value={v}
+                current={v === current}
+                editing={editing && v === current}
+                saving={override.isPending}
+                showRow={new Set(values.map((v) => v.rowName)).size > 1}
+                onSelect={() => setSelected(i)}
+                onSave={(text) => override.mutate({ value: v, text })}
+                onCancel={() => setEditing(false)}
+              />
+            </li>
+          ))}
+        </ol>
+      )}
+      <KeyLegend />
+    </section>
   )
 }
 
