@@ -137,11 +137,19 @@ export async function up(db: Kysely<any>): Promise<void> {
       referencing ${sql.raw(event === "delete" ? "old table as old_rows" : event === "insert" ? "new table as new_rows" : "old table as old_rows new table as new_rows")}
       for each statement execute function ${sql.id(`dxs_review_queue_${event}`)}()`.execute(db)
   }
+  // The queue as it stands, in one statement (counting each document by itself would read the results once
+  // per document); the tally follows each row as it is inserted.
+  await sql`analyze resolution_results`.execute(db)
   await sql`
-    select dxs_review_document(d) from (
-      select distinct document_id as d from resolution_results where document_id is not null and is_current order by 1) x`.execute(
-    db,
-  )
+    insert into review_documents (project_id, document_id, "values", reviewed, requires_attention, min_confidence)
+      select d.project_id, rr.document_id, count(*)::int,
+             (count(*) filter (where rr.latest_review_status in ('positive', 'negative') or rr.is_overridden))::int,
+             (count(*) filter (where rr.resolution_status = 'Requires attention'))::int,
+             min(rr.confidence)
+        from resolution_results rr join documents d on d.id = rr.document_id
+        where rr.document_id is not null and rr.is_current
+        group by d.project_id, rr.document_id
+        order by rr.document_id`.execute(db)
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
