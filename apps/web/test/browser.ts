@@ -12,10 +12,11 @@ import { existsSync, promises as fs } from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
+import { invoice } from "@dxs/testing/Documents"
 import { Dxs, killSpawned } from "@dxs/testing/DxsProcess"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { type Browser, type BrowserContextOptions, chromium, type Page } from "playwright-core"
-import { afterAll, afterEach, beforeAll } from "vitest"
+import { afterAll, afterEach, beforeAll, expect } from "vitest"
 
 export const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
   (p): p is string => p !== undefined && p !== "" && existsSync(p),
@@ -175,4 +176,61 @@ export const browserSuite = (options: BrowserSuiteOptions): BrowserSuite => {
   })
 
   return state
+}
+
+/**
+ * A project of invoices (file name → total due, as the local extractor reads it back) and two agents split
+ * by the Document dimension ("Total due", a number in USD, and "Invoice number"), its documents processed
+ * and nothing launched yet. Its id.
+ */
+export const invoiceProject = async (
+  rest: (method: string, p: string, body?: unknown) => Promise<Reply>,
+  name: string,
+  totals: Readonly<Record<string, number>>,
+): Promise<string> => {
+  const project = await rest("POST", "/projects/", { name })
+  expect(project.status).toBe(201)
+  const projectId = project.body.id as string
+  for (const [fileName, total] of Object.entries(totals)) {
+    const money = `$${total.toLocaleString("en-US")}.00`
+    const form = new FormData()
+    const pdf = await invoice({
+      number: `INV-${fileName[0]}`,
+      date: "March 3, 2024",
+      seller: "Acme Supplies Inc.",
+      currency: "USD",
+      subtotal: money,
+      tax: "$0.00",
+      total: money,
+    })
+    form.set("file", new Blob([Buffer.from(pdf)]), fileName)
+    expect((await rest("POST", `/projects/${projectId}/documents/`, form)).status).toBe(201)
+  }
+  for (const deadline = Date.now() + 180_000; ; ) {
+    const documents = (await rest("GET", `/projects/${projectId}/documents/`)).body as Array<any>
+    if (documents.every((d) => d.status === "Processed")) break
+    if (documents.some((d) => d.status === "Failed") || Date.now() > deadline)
+      throw new Error(`documents not processed: ${JSON.stringify(documents.map((d) => d.status))}`)
+    await new Promise((r) => setTimeout(r, 250))
+  }
+  const dimensions = (await rest("GET", `/projects/${projectId}/dimensions/`)).body as Array<any>
+  const documentDimension = dimensions.find((d) => d.source === "DOCUMENT").id
+  for (const agent of [
+    {
+      name: "Total due",
+      extraction_instructions: "The total amount due on the invoice",
+      value_type: "number",
+      unit: "USD",
+    },
+    { name: "Invoice number", extraction_instructions: "The invoice number" },
+  ])
+    expect(
+      (
+        await rest("POST", `/projects/${projectId}/agents/`, {
+          ...agent,
+          dimensions: [{ dimension_id: documentDimension }],
+        })
+      ).status,
+    ).toBe(201)
+  return projectId
 }

@@ -7,10 +7,9 @@
  * Without a Chromium (CHROMIUM_PATH, or /usr/bin/chromium) the suite is skipped and says so.
  */
 import { promises as fs } from "node:fs"
-import { invoice } from "@dxs/testing/Documents"
 import type { Page } from "playwright-core"
 import { beforeAll, describe, expect, it } from "vitest"
-import { browserSuite, CHROMIUM, PASSWORD } from "./browser.ts"
+import { browserSuite, CHROMIUM, invoiceProject, PASSWORD } from "./browser.ts"
 
 const EMAIL = "grace@example.com"
 
@@ -82,50 +81,7 @@ describe.skipIf(CHROMIUM === undefined)("the results grid in Chromium", () => {
     key = await newKey()
 
     // The project: six invoices and two agents split by the Document dimension.
-    const project = await rest("POST", "/projects/", { name: "Grid invoices" })
-    expect(project.status).toBe(201)
-    projectId = project.body.id
-    for (const [name, total] of Object.entries(TOTALS)) {
-      const money = `$${total.toLocaleString("en-US")}.00`
-      const form = new FormData()
-      const pdf = await invoice({
-        number: `INV-${name[0]}`,
-        date: "March 3, 2024",
-        seller: "Acme Supplies Inc.",
-        currency: "USD",
-        subtotal: money,
-        tax: "$0.00",
-        total: money,
-      })
-      form.set("file", new Blob([Buffer.from(pdf)]), name)
-      expect((await rest("POST", `/projects/${projectId}/documents/`, form)).status).toBe(201)
-    }
-    for (const deadline = Date.now() + 180_000; ; ) {
-      const documents = (await rest("GET", `/projects/${projectId}/documents/`)).body as Array<any>
-      if (documents.every((d) => d.status === "Processed")) break
-      if (documents.some((d) => d.status === "Failed") || Date.now() > deadline)
-        throw new Error(`documents not processed: ${JSON.stringify(documents.map((d) => d.status))}`)
-      await new Promise((r) => setTimeout(r, 250))
-    }
-    const dimensions = (await rest("GET", `/projects/${projectId}/dimensions/`)).body as Array<any>
-    const documentDimension = dimensions.find((d) => d.source === "DOCUMENT").id
-    for (const agent of [
-      {
-        name: "Total due",
-        extraction_instructions: "The total amount due on the invoice",
-        value_type: "number",
-        unit: "USD",
-      },
-      { name: "Invoice number", extraction_instructions: "The invoice number" },
-    ])
-      expect(
-        (
-          await rest("POST", `/projects/${projectId}/agents/`, {
-            ...agent,
-            dimensions: [{ dimension_id: documentDimension }],
-          })
-        ).status,
-      ).toBe(201)
+    projectId = await invoiceProject(rest, "Grid invoices", TOTALS)
   }, 600_000)
 
   it("launches, then sorts, filters, pages, opens a cell by keyboard and exports the grid", async () => {
