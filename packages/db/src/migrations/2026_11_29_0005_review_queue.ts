@@ -13,7 +13,8 @@ import { type Kysely, sql } from "kysely"
 // - `review_tallies`: per project and slot (by the writing connection, as the other tallies), the documents
 //   of the queue and those whose every value is reviewed; a project's totals are the sums of its slots.
 // A statement's changed results name the documents to count again (from their own current results, by
-// `resolution_results_document`); a document or project being removed in the same transaction is left out.
+// `resolution_results_document`), one transaction after the other per document and in the documents'
+// order; a document or project being removed in the same transaction is left out.
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table resolution_results add column document_id uuid`.execute(db)
   await sql`
@@ -93,6 +94,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       project uuid;
       counted record;
     begin
+      -- A count, not a sum of changes: two transactions that change one document's results count it one
+      -- after the other. The later waits here for the earlier to end, and each statement below then reads
+      -- what that one committed besides its own changes (a new snapshot per statement), so the last count
+      -- written is the count of everything committed.
+      perform pg_advisory_xact_lock(hashtext('review-document'), hashtext(doc::text));
       select d.project_id into project from documents d join projects p on p.id = d.project_id where d.id = doc;
       if project is null then
         delete from review_documents where document_id = doc;
