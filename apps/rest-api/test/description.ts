@@ -5,6 +5,7 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js"
 import addFormatsModule from "ajv-formats"
+import { expect } from "vitest"
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
   addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020
@@ -129,6 +130,27 @@ export const errorsText = (errors: ReadonlyArray<ErrorObject> | null | undefined
     .slice(0, 5)
     .map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`)
     .join("; ")
+
+/** The JSON answer of an operation matches the description's schema for that status (`at`: the described path). */
+export const expectDescribed = (
+  description: Description,
+  body: unknown,
+  method: string,
+  at: string,
+  status: number,
+): void => {
+  const validate = description.validator([
+    "paths",
+    at,
+    method,
+    "responses",
+    String(status),
+    "content",
+    "application/json",
+    "schema",
+  ])
+  expect(validate(body), errorsText(validate.errors)).toBe(true)
+}
 
 /** Every `$id` in the description with how often it occurs. */
 export const idsOf = (value: unknown, found = new Map<string, number>()): Map<string, number> => {

@@ -9,14 +9,14 @@ import { type Database, fileBlobStore, makeKysely } from "@dxs/db"
 import * as TaskQueue from "@dxs/db/TaskQueue"
 import { fileEditTaskHandler } from "@dxs/pipeline/fileedit/FillTask"
 import { invoice } from "@dxs/testing/Documents"
-import { type Client, createProject, expectProblem, type Reply } from "@dxs/testing/RestClient"
+import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
 import { createAgent, launchAndWait, until, upload, waitProcessed } from "@dxs/testing/Runs"
 import { Document, Packer, Paragraph, TextRun } from "docx"
 import ExcelJS from "exceljs"
 import type { Kysely } from "kysely"
 import PizZip from "pizzip"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { compileDescription, type Description, errorsText } from "./description.ts"
+import { compileDescription, type Description, expectDescribed } from "./description.ts"
 import { runTaskHandler, startTestApi, type TestApi } from "./harness.ts"
 
 const XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -52,20 +52,6 @@ const storedFiles = (server: TestApi, projectId: string) =>
 const statusPath = "/api/v1/projects/{project_id}/file-edit/status/"
 
 /** The body matches the description's schema of the operation's answer. */
-const expectDescribed = (reply: Reply, method: string, at: string, status: number) => {
-  const validate = description.validator([
-    "paths",
-    at,
-    method,
-    "responses",
-    String(status),
-    "content",
-    "application/json",
-    "schema",
-  ])
-  expect(validate(reply.body), errorsText(validate.errors)).toBe(true)
-}
-
 const workbookBytes = async (build: (wb: ExcelJS.Workbook) => void): Promise<Uint8Array> => {
   const wb = new ExcelJS.Workbook()
   build(wb)
@@ -166,7 +152,7 @@ describe("filling templates from a run's results", () => {
       finished_at: null,
       download_url: null,
     })
-    expectDescribed(r, "get", statusPath, 200)
+    expectDescribed(description, r.body, "get", statusPath, 200)
     expectProblem(await a.get(`/projects/${other}/file-edit/download/`), 404)
   })
 
@@ -197,10 +183,10 @@ describe("filling templates from a run's results", () => {
     const started = await send(a, projectId, "Quarterly report.xlsx", template)
     expect(started.status).toBe(202)
     expect(started.body).toMatchObject({ state: "running", template_name: "Quarterly report.xlsx" })
-    expectDescribed(started, "post", "/api/v1/projects/{project_id}/file-edit/", 202)
+    expectDescribed(description, started.body, "post", "/api/v1/projects/{project_id}/file-edit/", 202)
 
     const done = await waitFinished(a, projectId)
-    expectDescribed(done, "get", statusPath, 200)
+    expectDescribed(description, done.body, "get", statusPath, 200)
     expect(done.body).toMatchObject({
       state: "succeeded",
       template_name: "Quarterly report.xlsx",
@@ -286,7 +272,7 @@ describe("filling templates from a run's results", () => {
     const bytes = new Uint8Array(await Packer.toBuffer(doc))
     expect((await send(a, projectId, "broken.docx", bytes)).status).toBe(202)
     const done = await waitFinished(a, projectId)
-    expectDescribed(done, "get", statusPath, 200)
+    expectDescribed(description, done.body, "get", statusPath, 200)
     expect(done.body).toMatchObject({ state: "failed", download_url: null })
     expect(done.body.error).toMatch(/placeholders could not be read/)
     expectProblem(await a.get(`/projects/${projectId}/file-edit/download/`), 404)

@@ -6,12 +6,13 @@
  */
 import { randomUUID } from "node:crypto"
 import { makeKysely } from "@dxs/db"
+import { parseCsv } from "@dxs/testing/Csv"
 import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
 import { agentVersion, projectRows } from "@dxs/testing/Seeding"
 import ExcelJS from "exceljs"
 import { sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { compileDescription, type Description, errorsText } from "./description.ts"
+import { compileDescription, type Description, expectDescribed } from "./description.ts"
 import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
@@ -120,17 +121,7 @@ afterAll(async () => {
 const grid = async (query = "") => {
   const r = await a.get(`/projects/${s.project}/results/grid/${query}`)
   expect(r.status, JSON.stringify(r.body)).toBe(200)
-  const validate = description.validator([
-    "paths",
-    "/api/v1/projects/{project_id}/results/grid/",
-    "get",
-    "responses",
-    "200",
-    "content",
-    "application/json",
-    "schema",
-  ])
-  expect(validate(r.body), errorsText(validate.errors)).toBe(true)
+  expectDescribed(description, r.body, "get", "/api/v1/projects/{project_id}/results/grid/", 200)
   return r.body
 }
 
@@ -280,36 +271,6 @@ describe("GET /projects/{id}/results/grid/", () => {
     expect(format.body.detail).toContain("format")
   })
 })
-
-/** RFC 4180 CSV into rows of fields. */
-const parseCsv = (text: string): Array<Array<string>> => {
-  const rows: Array<Array<string>> = []
-  let row: Array<string> = []
-  let field = ""
-  let quoted = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"'
-        i++
-      } else if (c === '"') quoted = false
-      else field += c
-    } else if (c === '"') quoted = true
-    else if (c === ",") {
-      row.push(field)
-      field = ""
-    } else if (c === "\r" && text[i + 1] === "\n") {
-      row.push(field)
-      rows.push(row)
-      row = []
-      field = ""
-      i++
-    } else field += c
-  }
-  if (field !== "" || row.length > 0) rows.push([...row, field])
-  return rows
-}
 
 const HEADER = [
   "Row",

@@ -9,7 +9,7 @@ import { makeKysely } from "@dxs/db"
 import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
 import { agentVersion, projectRows } from "@dxs/testing/Seeding"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { compileDescription, type Description, errorsText } from "./description.ts"
+import { compileDescription, type Description, expectDescribed } from "./description.ts"
 import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
@@ -81,17 +81,7 @@ afterAll(async () => {
 const queue = async (query = "") => {
   const r = await a.get(`/projects/${s.project}/review/queue/${query}`)
   expect(r.status, JSON.stringify(r.body)).toBe(200)
-  const validate = description.validator([
-    "paths",
-    "/api/v1/projects/{project_id}/review/queue/",
-    "get",
-    "responses",
-    "200",
-    "content",
-    "application/json",
-    "schema",
-  ])
-  expect(validate(r.body), errorsText(validate.errors)).toBe(true)
+  expectDescribed(description, r.body, "get", "/api/v1/projects/{project_id}/review/queue/", 200)
   return r.body
 }
 

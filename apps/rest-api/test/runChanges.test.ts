@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto"
 import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
 import { createAgent, launchAndWait, upload, waitProcessed } from "@dxs/testing/Runs"
 import { beforeAll, describe, expect, it } from "vitest"
-import { compileDescription, type Description, errorsText } from "./description.ts"
+import { compileDescription, type Description, expectDescribed } from "./description.ts"
 import { startTestApi, type TestApi } from "./harness.ts"
 
 let api: TestApi
@@ -39,17 +39,7 @@ const agreement = (term: string) =>
 const changes = async (projectId: string, number: number, query = "") => {
   const r = await a.get(`/projects/${projectId}/runs/${number}/changes/${query}`)
   expect(r.status, JSON.stringify(r.body)).toBe(200)
-  const validate = description.validator([
-    "paths",
-    "/api/v1/projects/{project_id}/runs/{run_number}/changes/",
-    "get",
-    "responses",
-    "200",
-    "content",
-    "application/json",
-    "schema",
-  ])
-  expect(validate(r.body), errorsText(validate.errors)).toBe(true)
+  expectDescribed(description, r.body, "get", "/api/v1/projects/{project_id}/runs/{run_number}/changes/", 200)
   return r.body
 }
 

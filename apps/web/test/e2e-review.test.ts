@@ -11,6 +11,7 @@
  * Without a Chromium (CHROMIUM_PATH, or /usr/bin/chromium) the suite is skipped and says so.
  */
 import { promises as fs } from "node:fs"
+import { parseCsv } from "@dxs/testing/Csv"
 import type { Page } from "playwright-core"
 import { beforeAll, describe, expect, it } from "vitest"
 import { browserSuite, CHROMIUM, invoiceProject } from "./browser.ts"
@@ -36,36 +37,6 @@ const web = browserSuite({
 const { newKey, seriousViolations, signIn } = web
 
 const rest = (method: string, p: string, body?: unknown) => web.api(key).request(method, p, body)
-
-/** RFC 4180 CSV into rows of fields. */
-const parseCsv = (text: string): Array<Array<string>> => {
-  const rows: Array<Array<string>> = []
-  let row: Array<string> = []
-  let field = ""
-  let quoted = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"'
-        i++
-      } else if (c === '"') quoted = false
-      else field += c
-    } else if (c === '"') quoted = true
-    else if (c === ",") {
-      row.push(field)
-      field = ""
-    } else if (c === "\r" && text[i + 1] === "\n") {
-      row.push(field)
-      rows.push(row)
-      row = []
-      field = ""
-      i++
-    } else field += c
-  }
-  if (field !== "" || row.length > 0) rows.push([...row, field])
-  return rows
-}
 
 const queue = async () => {
   const r = await rest("GET", `/projects/${projectId}/review/queue/`)
