@@ -7,4 +7,6 @@ export default testConfig({
   database: true,
   timeoutMs: 90_000,
   build: "server",
+  // A 70-second storage outage: `pnpm test:outage`, in CI's second pass.
+  long: ["test/storageHang.test.ts"],
 })

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto"
 import { Context, Effect, type Exit, Layer, Runtime, type Scope } from "effect"
 import { Kysely, PostgresDialect, type Transaction } from "kysely"
 import pg from "pg"
+import { outageInCause } from "./Outage.ts"
 import type { Database } from "./Schema.ts"
 
 export type Conn = Kysely<Database> | Transaction<Database>
@@ -143,15 +144,24 @@ const ROLLBACK = Symbol("rollback")
 /**
  * Runs `work` (writes outside the database, such as stored files, then the `transaction` that records
  * them, as its last step) as one unit that an interruption cannot split: an interruption meanwhile
- * waits for the outcome. `undo` runs exactly when `work` did not succeed, that is when its transaction
- * did not commit; after a commit nothing is undone, whatever happens to the caller. (An `Effect.onError`
- * around a transaction in an interruptible region cannot tell: an interruption that arrives while the
- * transaction commits surfaces as a failure once the commit is done.)
+ * waits for the outcome. `undo` (removing the stored files) runs when `work` did not succeed, that is when
+ * its transaction did not commit; after a commit nothing is undone, whatever happens to the caller. (An
+ * `Effect.onError` around a transaction in an interruptible region cannot tell: an interruption that
+ * arrives while the transaction commits surfaces as a failure once the commit is done.)
+ *
+ * Except after a storage outage: the undo's calls would wait for the store that did not answer all over
+ * again (a request that met a hanging store would answer after twice its deadline), so the failure comes
+ * at once and what the work may have stored is left to the sweep of orphan files (a write that failed
+ * stored nothing, as a rule). It is not removed later in the background either: the key of a new version
+ * is the same for the request sent again, whose file a late removal could take from under it.
  */
 export const undoUnlessCommitted = <A, E, R, R2>(
   work: Effect.Effect<A, E, R>,
   undo: Effect.Effect<void, never, R2>,
-): Effect.Effect<A, E, R | R2> => Effect.uninterruptible(Effect.onError(work, () => undo))
+): Effect.Effect<A, E, R | R2> =>
+  Effect.uninterruptible(
+    Effect.onError(work, (cause) => (outageInCause(cause)?.part === "storage" ? Effect.void : undo)),
+  )
 
 /** Runs an Effect that needs the Kysely handle (for helpers shared by transactional and plain code). */
 export const withDb = <A, E, R>(

@@ -3,6 +3,7 @@ import { Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { sql } from "kysely"
 import { afterAll, describe, expect, it } from "vitest"
 import { Db, makeKysely, transaction, undoUnlessCommitted } from "../src/Db.ts"
+import { DatabaseUnavailable, outageInCause, StorageUnavailable } from "../src/Outage.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 2)
@@ -78,5 +79,27 @@ describe("transaction", () => {
     expect(await has("kept")).toBe(true)
     expect(await has("refused")).toBe(false)
     expect(undone).toBe(1)
+  })
+
+  it("after a storage outage the failure comes at once, without an undo that would wait for storage again", async () => {
+    let undone = 0
+    const failing = (defect: unknown) =>
+      undoUnlessCommitted(
+        Effect.die(defect),
+        Effect.sync(() => undone++),
+      ).pipe(Effect.runPromiseExit)
+    const storage = await failing(
+      new StorageUnavailable({
+        operation: "S3 PutObject",
+        key: "p/d/v1/a.pdf",
+        reason: "no answer within 20 s",
+      }),
+    )
+    expect(Exit.isFailure(storage) && outageInCause(storage.cause)?.part).toBe("storage")
+    expect(undone).toBe(0)
+    // Storage answered, the database did not (or the work failed for a reason of its own): undone.
+    await failing(new DatabaseUnavailable({ reason: "connection refused" }))
+    await failing(new Error("refused"))
+    expect(undone).toBe(2)
   })
 })

@@ -39,8 +39,16 @@ export const testConfig = (options: {
   readonly build?: "server" | "all"
   /** Test files at once, when the package's tests must not share the machine with each other. */
   readonly workers?: number
+  /**
+   * Test files of real-length scenarios (a minute-long outage), left out of the package's run: with
+   * `DXS_TEST_LONG=1` they are in it too (`pnpm test:outage` names the one to run).
+   */
+  readonly long?: ReadonlyArray<string>
 }) => {
   const reportDir = process.env.DXS_TEST_REPORT_DIR
+  const long = process.env.DXS_TEST_LONG === "1"
+  // A long run's report is written beside the package's own, not over it.
+  const reportName = `${options.name.replace(/[^a-z0-9-]+/gi, "_")}${long ? "-long" : ""}.json`
   return defineConfig({
     // The workspace's packages are tested from their TypeScript sources, never from a build in dist/.
     resolve: { conditions: [SOURCE_CONDITION] },
@@ -48,6 +56,7 @@ export const testConfig = (options: {
     test: {
       name: options.name,
       include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+      exclude: [...configDefaults.exclude, ...(long ? [] : (options.long ?? []))],
       // Resolved by vitest from the package under test, which has @dxs/testing among its devDependencies.
       globalSetup: [
         ...(options.build === "server" ? ["@dxs/testing/BuildServer"] : []),
@@ -62,9 +71,7 @@ export const testConfig = (options: {
       testTimeout: options.timeoutMs ?? 30_000,
       hookTimeout: 120_000,
       reporters: reportDir ? ["default", "json"] : ["default"],
-      ...(reportDir
-        ? { outputFile: { json: path.join(reportDir, `${options.name.replace(/[^a-z0-9-]+/gi, "_")}.json`) } }
-        : {}),
+      ...(reportDir ? { outputFile: { json: path.join(reportDir, reportName) } } : {}),
     },
   })
 }

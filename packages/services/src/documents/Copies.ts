@@ -22,7 +22,8 @@ export const copying = ({ provide }: DocumentsEnv) => {
     /**
      * Copies processed documents into another live project of the organisation: new ids, the stored
      * bytes under new keys, tags, status, pages (and their count), summary and metadata. Files are copied before the
-     * rows commit, and removed again exactly when the transaction does not commit.
+     * rows commit, and removed again when the transaction does not commit (unless storage itself was out of
+     * reach: `undoUnlessCommitted`).
      */
     copy: (sourceProjectId: string, input: DocumentCopy) =>
       Effect.gen(function* () {

@@ -27,9 +27,10 @@ export const uploading = ({ records, maxFileBytes, provide }: DocumentsEnv) => {
     /**
      * Stores the file, then in one transaction records the document (Pending, version 1), its tags and
      * their TAG dimensions, and enqueues its parse task. The file is stored first, so an answered upload
-     * is never lost; it is removed again exactly when the transaction does not commit (a client that
-     * disconnects meanwhile changes nothing). With an Idempotency-Key, a repeated request gets the first
-     * answer again (`replayed`), and a different request with the same key is refused (422).
+     * is never lost; it is removed again when the transaction does not commit (a client that disconnects
+     * meanwhile changes nothing), unless storage itself was out of reach (`undoUnlessCommitted`). With an
+     * Idempotency-Key, a repeated request gets the first answer again (`replayed`), and a different
+     * request with the same key is refused (422).
      */
     upload: (
       projectId: string,
