@@ -15,6 +15,7 @@ import { deleteDocuments, requestDocumentArchive, startNewVersion } from "../src
 import { recordParseOutcome } from "../src/repositories/ParseTasks.ts"
 import {
   ensureAtomicValue,
+  ensureAtomicValues,
   overrideResult,
   type ResolvedRow,
   recordReview,
@@ -275,6 +276,87 @@ describe("tallies under concurrent writes", () => {
       .where("project_id", "=", projectId)
       .executeTakeFirstOrThrow()
     expect(Number(counted.n)).toBeGreaterThan(0)
+    expect(await run(tallyDifferences(db))).toEqual([])
+  }, 120_000)
+})
+
+describe("the results of many documents written at once", () => {
+  it("count every document in the review queue, holding no lock per document (the lock table is bounded)", async () => {
+    const { projectId } = await newOrganizationProject(db)
+    const dimension = await db
+      .insertInto("dimensions")
+      .values({ project_id: projectId, name: "Document", source: "DOCUMENT" })
+      .returning("id")
+      .executeTakeFirstOrThrow()
+    const agent = await db
+      .insertInto("agents")
+      .values({ project_id: projectId, name: "Total" })
+      .returning(["id", "config_version"])
+      .executeTakeFirstOrThrow()
+    // A resolution writes an agent's results for every document of its project in one statement. The locks
+    // a transaction holds come from one table of bounded size shared by every connection (about
+    // max_locks_per_transaction × max_connections): a lock per document ran it out ("out of shared memory")
+    // for a project of 25,000 documents on a server with the default settings.
+    const n = 3_000
+    const { rows: documents } = await sql<{ id: string; file_name: string }>`
+      insert into documents (project_id, file_name, type, status, blob_key, content_type, size_bytes, sha256)
+      select ${projectId}::uuid, 'doc-' || i || '.txt', 'Text', 'Processed', gen_random_uuid()::text, 'text/plain', 1, '0'
+      from generate_series(1, ${n}::int) i
+      returning id, file_name`.execute(db)
+    const atomics = await run(
+      ensureAtomicValues(
+        db,
+        projectId,
+        documents.map((d) => ({
+          agentId: agent.id,
+          instances: [{ dimensionId: dimension.id, name: "Document", value: d.file_name, documentId: d.id }],
+        })),
+      ),
+    )
+    const held = await transactionOn(db, (trx) =>
+      Effect.gen(function* () {
+        yield* writeResults(trx, {
+          projectId,
+          agentId: agent.id,
+          configVersion: agent.config_version,
+          rows: atomics.map((atomic, i) => ({
+            atomicValueId: atomic.id,
+            resultName: documents[i]!.file_name,
+            value: `${i}`,
+            status: i % 10 === 0 ? "Requires attention" : "Resolved",
+            justification: "",
+            references: {},
+            sources: [],
+            sourceType: "document",
+            webSupplement: null,
+            verdicts: [],
+            summary: null,
+            confidence: (i % 100) / 100,
+          })),
+        })
+        return yield* Effect.promise(() =>
+          sql<{ n: number }>`select count(*)::int as n from pg_locks where pid = pg_backend_pid()`.execute(
+            trx,
+          ),
+        )
+      }),
+    ).pipe(run)
+    // The locks of its own rows' writes, not one per document it counted.
+    expect(held.rows[0]!.n).toBeLessThan(100)
+    const queue = await db
+      .selectFrom("review_documents")
+      .select((eb) => [
+        eb.fn.countAll<string>().as("documents"),
+        eb.fn.sum<string>("values").as("values"),
+        eb.fn.sum<string>("requires_attention").as("attention"),
+      ])
+      .where("project_id", "=", projectId)
+      .executeTakeFirstOrThrow()
+    expect([Number(queue.documents), Number(queue.values), Number(queue.attention)]).toEqual([
+      n,
+      n,
+      Math.ceil(n / 10),
+    ])
     expect(await run(tallyDifferences(db))).toEqual([])
   }, 120_000)
 })
