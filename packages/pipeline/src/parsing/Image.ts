@@ -212,17 +212,24 @@ const withoutDarkEdges = async (
 }
 
 /**
- * The page's OCR. A page where nothing was read is read again without the dark bands along its edges:
- * tesseract finds no text at all on some scans framed by black edges, and reads them well once cropped.
+ * Fewer words than this on a page are what tesseract reads when it finds no text: a speck or two of a
+ * border read as letters, not a line of text.
+ */
+const specksOnly = 5
+
+/**
+ * The page's OCR. A page where nothing, or only specks, was read is read again without the dark bands along
+ * its edges: tesseract finds no text on some scans framed by black edges, and reads them well once cropped.
+ * The reading with more words is kept.
  */
 const ocrPage = (png: Uint8Array, scale: number): Effect.Effect<OcrResult, ParseFailure> =>
   Effect.gen(function* () {
     const first = yield* ocrPng(png, { scale })
-    if (first.words.length > 0) return first
+    if (first.words.length >= specksOnly) return first
     const cropped = yield* Effect.promise(() => withoutDarkEdges(png))
     if (cropped === undefined) return first
     const again = yield* ocrPng(cropped.png, { scale })
-    if (again.words.length === 0) return first
+    if (again.words.length <= first.words.length) return first
     const dx = cropped.left / scale
     const dy = cropped.top / scale
     return {

@@ -188,6 +188,41 @@ export const ocrPng = (
     )
   })
 
+/** A word's height in image pixels. */
+const heightOf = (word: Tesseract.Word): number => word.bbox.y1 - word.bbox.y0
+
+/**
+ * Whether a word at a line's end is a speck of the scan rather than print: a mark of one or two characters
+ * that stands apart from its neighbour, further than the line's height, and is either much smaller than the
+ * line's words (a dot of dirt read as `1` or `'`) or a sliver read with next to no confidence (a border's
+ * edge read as `©` or `g`). A character of the print that stands apart (a quantity, a column's `-`) has the
+ * height and the confidence of its line.
+ */
+const isSpeck = (word: Tesseract.Word, neighbour: Tesseract.Word, lineHeight: number): boolean => {
+  if (word.text.trim().length > 2) return false
+  const gap =
+    word.bbox.x1 <= neighbour.bbox.x0 ? neighbour.bbox.x0 - word.bbox.x1 : word.bbox.x0 - neighbour.bbox.x1
+  if (gap < lineHeight) return false
+  const width = word.bbox.x1 - word.bbox.x0
+  return heightOf(word) < lineHeight * 0.4 || (word.confidence < 20 && width < lineHeight * 0.5)
+}
+
+/** A line's words without the specks at its ends. */
+export const withoutSpecks = (line: ReadonlyArray<Tesseract.Word>): ReadonlyArray<Tesseract.Word> => {
+  if (line.length < 2) return line
+  const heights = line.map(heightOf).sort((a, b) => a - b)
+  const lineHeight = heights[Math.floor(heights.length / 2)]!
+  let from = 0
+  let to = line.length
+  while (to - from > 1 && isSpeck(line[from]!, line[from + 1]!, lineHeight)) from++
+  while (to - from > 1 && isSpeck(line[to - 1]!, line[to - 2]!, lineHeight)) to--
+  return line.slice(from, to)
+}
+
+/**
+ * The words and the text of a reading: one line of text per line tesseract found, its words apart by a space,
+ * a blank line between paragraphs (as tesseract's own text), without the specks at the lines' ends.
+ */
 const ocrResult = (
   result: Tesseract.RecognizeResult,
   size: { readonly width: number; readonly height: number },
@@ -195,15 +230,17 @@ const ocrResult = (
 ): OcrResult => {
   reportSlowStep()
   const words: Array<LayoutItem> = []
+  const paragraphs: Array<string> = []
   for (const block of result.data.blocks ?? []) {
     for (const paragraph of block.paragraphs) {
+      const lines: Array<string> = []
       for (const line of paragraph.lines) {
-        for (const word of line.words) {
-          const text = word.text.trim()
-          if (text === "") continue
+        const printed = withoutSpecks(line.words.filter((word) => word.text.trim() !== ""))
+        if (printed.length === 0) continue
+        for (const word of printed) {
           const { x0, y0, x1, y1 } = word.bbox
           words.push({
-            text,
+            text: word.text.trim(),
             x: round(x0 / scale),
             y: round(y0 / scale),
             width: round((x1 - x0) / scale),
@@ -211,12 +248,14 @@ const ocrResult = (
             confidence: round(word.confidence),
           })
         }
+        lines.push(printed.map((word) => word.text.trim()).join(" "))
       }
+      paragraphs.push(lines.join("\n"))
     }
   }
   const confidence =
     words.length === 0 ? 0 : round(words.reduce((sum, w) => sum + (w.confidence ?? 0), 0) / words.length)
-  const text = result.data.text
+  const text = (result.data.blocks ? paragraphs.join("\n\n") : result.data.text)
     .split("\n")
     .map((l) => l.replace(/[ \t]+$/u, ""))
     .join("\n")

@@ -76,6 +76,11 @@ describe("organisations", () => {
     ],
     ["the document's title above it", "TAX INVOICE\nKHIAM AIK CHAN SDN BHD", "KHIAM AIK CHAN SDN BHD"],
     ["a lone letter above it", "A\nUNIHAKKA INTERNATIONAL SDN BHD", "UNIHAKKA INTERNATIONAL SDN BHD"],
+    [
+      "a branch's code and number above it",
+      "OUTLET 207\nKedai Maju Trading Sdn Bhd",
+      "Kedai Maju Trading Sdn Bhd",
+    ],
   ])("leaves out %s", (_, text, name) => {
     expect(findOrganisations(text).map((c) => c.value)).toEqual([name])
   })

@@ -208,22 +208,37 @@ describe("image backend", () => {
     await expectGolden("big.png", output)
   })
 
+  const framed = textImage(["SPEED MART (519537-X)", "JALAN KAPAR, MUKIM KAPAR", "Total Sales RM 82.80"], {
+    width: 880,
+    height: 1600,
+    fontSize: 28,
+    left: 180,
+    top: 300,
+    ink: "#aaaaaa",
+    darkBands: 40,
+  })
+
   it("reads a faint page framed by black bands again without them when nothing was read", async () => {
-    const framed = textImage(["SPEED MART (519537-X)", "JALAN KAPAR, MUKIM KAPAR", "Total Sales RM 82.80"], {
-      width: 880,
-      height: 1600,
-      fontSize: 28,
-      left: 180,
-      top: 300,
-      ink: "#aaaaaa",
-      darkBands: 40,
-    })
     // As it is, tesseract finds no text on it at all.
     expect((await runParsing(ocrPng(framed.png))).words).toEqual([])
     const output = await parse(input("framed.png", framed.png))
     expect(output.pages[0]).toMatchObject({ width: 880, height: 1600 })
     expect(wordsOf(output.pages[0]!.text)).toEqual(expect.arrayContaining(["speed", "mart", "kapar", "82"]))
     // Boxes are in the page's own pixels, not in the cropped image's.
+    for (const word of framed.words.filter((w) => ["SPEED", "JALAN", "MUKIM", "Sales"].includes(w.text)))
+      expectWordNear(output.pages[0]!.layout, word, 6)
+  })
+
+  it("reads a framed page again without its bands when only a speck was read, and keeps the fuller reading", async () => {
+    const speck = textImage(["Hok4p98"], { width: 200, height: 80, fontSize: 28, left: 10, top: 50 })
+    const png = await sharp(framed.png)
+      .composite([{ input: speck.png, left: 600, top: 60 }])
+      .png()
+      .toBuffer()
+    // As it is, tesseract reads the speck and nothing of the text.
+    expect((await runParsing(ocrPng(png))).words.map((w) => w.text)).toEqual(["Hok4p98"])
+    const output = await parse(input("specks.png", png))
+    expect(wordsOf(output.pages[0]!.text)).toEqual(expect.arrayContaining(["speed", "mart", "kapar", "82"]))
     for (const word of framed.words.filter((w) => ["SPEED", "JALAN", "MUKIM", "Sales"].includes(w.text)))
       expectWordNear(output.pages[0]!.layout, word, 6)
   })

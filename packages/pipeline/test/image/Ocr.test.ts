@@ -1,8 +1,9 @@
 import { existsSync, statSync } from "node:fs"
 import { join } from "node:path"
+import type Tesseract from "tesseract.js"
 import { afterAll, describe, expect, it } from "vitest"
 import { ParseFailure } from "../../src/parsing/Backend.ts"
-import { ocrPng, ocrWorkerOptions, terminateOcr } from "../../src/parsing/Ocr.ts"
+import { ocrPng, ocrWorkerOptions, terminateOcr, withoutSpecks } from "../../src/parsing/Ocr.ts"
 import { runParsing } from "../support.ts"
 import { expectWordNear, textImage, wordsOf } from "./fixtures.ts"
 
@@ -81,5 +82,34 @@ describe("ocrPng", () => {
     await terminateOcr()
     await terminateOcr()
     expect(wordsOf((await runParsing(ocrPng(invoice.png))).text)).toContain("widgets")
+  })
+})
+
+describe("specks at a line's ends", () => {
+  /** A word as tesseract gives it: its text, its box from x0 to x1 on a line 100–135 px down, its confidence. */
+  const word = (text: string, x0: number, x1: number, confidence = 90, y0 = 100, y1 = 135) =>
+    ({ text, bbox: { x0, x1, y0, y1 }, confidence }) as Tesseract.Word
+  const texts = (line: ReadonlyArray<Tesseract.Word>) => withoutSpecks(line).map((w) => w.text)
+  const line = [word("Jalan", 312, 400), word("Ipoh,", 421, 490), word("51200", 511, 600)]
+
+  it.each([
+    ["a dot of dirt read as a digit, far before the line", [word("1", 24, 37, 63, 106, 117), ...line]],
+    ["a sliver of a border read with no confidence", [word("©", 6, 10, 15), ...line]],
+    ["marks at both ends", [word("‘", 6, 12, 0, 120, 126), ...line, word("g", 880, 888, 0)]],
+  ])("drops %s", (_, words) => {
+    expect(texts(words)).toEqual(["Jalan", "Ipoh,", "51200"])
+  })
+
+  it.each([
+    ["a quantity of the line's height in a column of its own", [word("1", 24, 40, 91), ...line]],
+    ["a small mark close to its word (a space away)", [word("-", 290, 300, 10, 115, 120), ...line]],
+    ["a small letter of the print (x-height), apart", [word("x", 24, 40, 95, 114, 135), ...line]],
+    ["a word of three letters or more read with no confidence", [word("Tel", 6, 60, 5), ...line]],
+  ])("keeps %s", (_, words) => {
+    expect(texts(words)).toEqual(words.map((w) => w.text))
+  })
+
+  it("keeps a line's only word, however small", () => {
+    expect(texts([word("1", 24, 37, 63, 106, 117)])).toEqual(["1"])
   })
 })

@@ -31,8 +31,9 @@ const ENDS_WITH_SUFFIX = new RegExp(`(?<![A-Za-z])${LEGAL_SUFFIX_PATTERN}\\W*$`)
 
 /**
  * The lines of a name that wraps: from the line of its legal suffix, the whole lines above it that read as
- * the same name (written in the same case, no specks, no title, more than a letter or two); a line of another
- * kind above a name, or the end of a line that begins with something else, is not part of it.
+ * the same name (written in the same case, no specks, no title, more than a letter or two, not ending in a
+ * number as a branch's or an outlet's code does); a line of another kind above a name, or the end of a line
+ * that begins with something else, is not part of it.
  */
 const ownLines = (raw: string, wholeFirstLine: boolean): string => {
   const lines = raw.split("\n")
@@ -47,6 +48,7 @@ const ownLines = (raw: string, wholeFirstLine: boolean): string => {
       !PERSON_OR_ROLE.test(line) &&
       !ENDS_WITH_SUFFIX.test(line) &&
       line.replace(/[^A-Za-z]/g, "").length > 2 &&
+      !/^\d+$/.test(words[words.length - 1]!) &&
       words.every((w) => !SPECK.test(w) && (!allCaps || !/[a-z]/.test(w)))
     if (!fits) break
     first--
