@@ -30,7 +30,7 @@ import {
   writeResults,
 } from "../src/repositories/Results.ts"
 import type { Database } from "../src/Schema.ts"
-import { newOrganizationProject } from "./fixtures.ts"
+import { newDocumentDimension, newOrganizationProject } from "./fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)
@@ -73,11 +73,7 @@ const agentIds: Array<string> = []
 beforeAll(async () => {
   await explainer.connect()
   ;({ organizationId, projectId } = await newOrganizationProject(db))
-  const dimension = await db
-    .insertInto("dimensions")
-    .values({ project_id: projectId, name: "Document", source: "DOCUMENT" })
-    .returning("id")
-    .executeTakeFirstOrThrow()
+  const dimension = await newDocumentDimension(db, projectId)
   const documents = await db
     .insertInto("documents")
     .values(

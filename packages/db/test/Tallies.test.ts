@@ -23,7 +23,7 @@ import {
   writeResults,
 } from "../src/repositories/Results.ts"
 import { tallyDifferences } from "../src/repositories/Tallies.ts"
-import { newOrganizationProject } from "./fixtures.ts"
+import { newDocumentDimension, newOrganizationProject } from "./fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 12)
@@ -32,6 +32,20 @@ afterAll(() => db.destroy())
 const run = Effect.runPromise
 const STATUSES = ["Resolved", "Requires attention", "Not resolved", "Ignored", "No result"]
 const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(Math.random() * xs.length)]!
+
+/** A resolved result of a document, as the resolution stage writes it (no sources, verdicts or summary). */
+const resolvedRow = (
+  row: Pick<ResolvedRow, "atomicValueId" | "resultName" | "value" | "status" | "confidence">,
+): ResolvedRow => ({
+  ...row,
+  justification: "",
+  references: {},
+  sources: [],
+  sourceType: "document",
+  webSupplement: null,
+  verdicts: [],
+  summary: null,
+})
 
 /**
  * Retries a transaction the database refused, as a task is retried: a deadlock, or a row that another
@@ -62,11 +76,7 @@ const retried = async (f: () => Promise<unknown>, attempts = 25): Promise<void> 
 describe("tallies under concurrent writes", () => {
   it("equal their recount after extractions, resolutions, overrides, reviews and document and agent changes", async () => {
     const { projectId } = await newOrganizationProject(db)
-    const dimension = await db
-      .insertInto("dimensions")
-      .values({ project_id: projectId, name: "Document", source: "DOCUMENT" })
-      .returning("id")
-      .executeTakeFirstOrThrow()
+    const dimension = await newDocumentDimension(db, projectId)
     const agentIds: Array<string> = []
     for (let i = 0; i < 4; i++)
       agentIds.push(
@@ -156,20 +166,15 @@ describe("tallies under concurrent writes", () => {
           for (const doc of docs) {
             const atomic = yield* atomicOf(trx, agent.id, doc)
             const status = pick(STATUSES)
-            rows.push({
-              atomicValueId: atomic.id,
-              resultName: doc.file_name,
-              value: status === "No result" ? null : `${Math.random()}`,
-              status,
-              justification: "",
-              references: {},
-              sources: [],
-              sourceType: "document",
-              webSupplement: null,
-              verdicts: [],
-              summary: null,
-              confidence: Math.random(),
-            })
+            rows.push(
+              resolvedRow({
+                atomicValueId: atomic.id,
+                resultName: doc.file_name,
+                value: status === "No result" ? null : `${Math.random()}`,
+                status,
+                confidence: Math.random(),
+              }),
+            )
           }
           yield* writeResults(trx, {
             projectId,
@@ -283,11 +288,7 @@ describe("tallies under concurrent writes", () => {
 describe("the results of many documents written at once", () => {
   it("count every document in the review queue, holding no lock per document (the lock table is bounded)", async () => {
     const { projectId } = await newOrganizationProject(db)
-    const dimension = await db
-      .insertInto("dimensions")
-      .values({ project_id: projectId, name: "Document", source: "DOCUMENT" })
-      .returning("id")
-      .executeTakeFirstOrThrow()
+    const dimension = await newDocumentDimension(db, projectId)
     const agent = await db
       .insertInto("agents")
       .values({ project_id: projectId, name: "Total" })
@@ -319,20 +320,15 @@ describe("the results of many documents written at once", () => {
           projectId,
           agentId: agent.id,
           configVersion: agent.config_version,
-          rows: atomics.map((atomic, i) => ({
-            atomicValueId: atomic.id,
-            resultName: documents[i]!.file_name,
-            value: `${i}`,
-            status: i % 10 === 0 ? "Requires attention" : "Resolved",
-            justification: "",
-            references: {},
-            sources: [],
-            sourceType: "document",
-            webSupplement: null,
-            verdicts: [],
-            summary: null,
-            confidence: (i % 100) / 100,
-          })),
+          rows: atomics.map((atomic, i) =>
+            resolvedRow({
+              atomicValueId: atomic.id,
+              resultName: documents[i]!.file_name,
+              value: `${i}`,
+              status: i % 10 === 0 ? "Requires attention" : "Resolved",
+              confidence: (i % 100) / 100,
+            }),
+          ),
         })
         return yield* Effect.promise(() =>
           sql<{ n: number }>`select count(*)::int as n from pg_locks where pid = pg_backend_pid()`.execute(

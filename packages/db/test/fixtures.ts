@@ -25,6 +25,14 @@ export const newOrganizationProject = async (db: Kysely<Database>) => {
   return { organizationId: org.id, projectId: project.id }
 }
 
+/** The project's Document dimension (its documents' dimension), made. */
+export const newDocumentDimension = async (db: Kysely<Database>, projectId: string) =>
+  db
+    .insertInto("dimensions")
+    .values({ project_id: projectId, name: "Document", source: "DOCUMENT" })
+    .returning("id")
+    .executeTakeFirstOrThrow()
+
 /**
  * A page of the results list as the API reads it (the list's context, then its page as JSON), parsed: the
  * count of results that pass the filter and the page's rows (`V1ResultRow`s, extraction status `Pending`).
