@@ -8,8 +8,8 @@
  * A page is read in the order of an index: by name through `result_rows`, by an agent's value through that
  * agent's current results (rows with a value first, then rows without one by name), from an offset or from
  * the key of a row (keyset), so a page deep in a project costs what the first does; its cells are then read
- * by the rows' keys. Counts come from the tallies when the filter is a resolution status or an agent (or
- * none), else from the matching rows.
+ * by the rows' keys, from one index alone. Counts come from the tallies when the filter is a resolution status
+ * or an agent (or none), else from the matching rows.
  */
 import { Effect, Option, Stream } from "effect"
 import { type Kysely, type RawBuilder, sql } from "kysely"
@@ -472,38 +472,38 @@ export interface GridPageJson {
   readonly last?: GridKey | undefined
 }
 
-/** A cell's review state, appended to the members of its kept JSON (`cell_json`, an object). */
-const REVIEW_MEMBERS = sql`',"latest_review_status":' || coalesce(to_json(rr.latest_review_status)::text, 'null')
-  || ',"source":' || case when rr.is_overridden then '"manual"' else '"model"' end`
-
 /**
  * The rows of a page as the grid's JSON, built by the database from their keys: per row its key, name,
  * dimension values (of its oldest agent's result, as its atomic value keeps them) and cells by agent.
+ * A row's cells are read from their index alone (`resolution_results_cells` carries each one's kept text and
+ * its row's name), already in the row's order, oldest agent first; a text too long for the index is null
+ * there and made from the result itself.
  */
 const rowsJson = async (conn: Conn, projectId: string, keys: ReadonlyArray<KeyRow>): Promise<string> => {
   if (keys.length === 0) return "[]"
-  // Assembled as text from the parts each result keeps (its cell), never built member by member.
+  // Assembled as text from the parts each result and atomic value keep, never built member by member. The
+  // aggregates take their rows in the order they come (PostgreSQL 15 sorts for an aggregate's own order
+  // even when its input is in that order already): the keys' order (a nested loop over them) and each
+  // row's cells in the order of the index.
   const { rows } = await sql<{ json: string }>`
-    select '[' || coalesce(string_agg('{"key":"' || r.row_hash || '","name":' || to_json(r.row_name)::text
-             || ',"dimension_values":' || (select coalesce(json_object_agg(x.e->>'name', x.e->>'dimension_value' order by x.o),
-                                                           '{}'::json)::text
-                                           from atomic_values av, jsonb_array_elements(av.dimension_values)
-                                                with ordinality as x(e, o)
-                                           where av.id = r.first_atomic)
-             || ',"cells":{' || r.cells || '}}', ',' order by r.position), '') || ']' as json
-    from (
-      -- Each row's cells read by its key (one index probe per row, never the project's results whole).
-      select p.position, p.row_hash, c.row_name, c.first_atomic, c.cells
-      from unnest(${sql.val(keys.map((k) => k.row_hash))}::uuid[]) with ordinality as p(row_hash, position)
-      cross join lateral (
-        select min(rr.row_name) as row_name,
-               (array_agg(rr.atomic_value_id order by rr.agent_created_at, rr.agent_id))[1] as first_atomic,
-               string_agg('"' || rr.agent_id || '":' || left(rr.cell_json, -1) || ${REVIEW_MEMBERS} || '}', ','
-                          order by rr.agent_created_at, rr.agent_id) as cells
-        from resolution_results rr
-        where rr.project_id = ${projectId}::uuid and rr.row_hash = p.row_hash and rr.is_current
-      ) c
-      where c.cells is not null
+    select '[' || coalesce(string_agg(r.json, ','), '') || ']' as json
+    from unnest(${sql.val(keys.map((k) => k.row_hash))}::uuid[]) as p(row_hash)
+    cross join lateral (
+      select '{"key":"' || p.row_hash || '","name":' || to_json(min(c.row_name))::text
+             || ',"dimension_values":' || coalesce((select av.dimension_values_json from atomic_values av
+                                                    where av.id = (array_agg(c.atomic_value_id))[1]), '{}')
+             || ',"cells":{' || string_agg(c.cell, ',') || '}}' as json
+      from (select coalesce(rr.grid_row_name, (select x.row_name from resolution_results x where x.id = rr.id)) as row_name,
+                   rr.atomic_value_id,
+                   coalesce(rr.grid_cell_json,
+                            (select dxs_grid_cell(x.agent_id, x.id, x.value, x.value_type, x.resolution_status, x.confidence,
+                                                  x.is_overridden, x.latest_review_status)
+                             from resolution_results x where x.id = rr.id)) as cell
+            from resolution_results rr
+            where rr.project_id = ${projectId}::uuid and rr.row_hash = p.row_hash and rr.is_current
+            order by rr.agent_created_at, rr.agent_id) c
+      -- A row whose cells went since its key was read is left out.
+      having count(*) > 0
     ) r`.execute(conn)
   return rows[0]?.json ?? "[]"
 }
