@@ -285,6 +285,30 @@ describe("pages of a project are read through indexes", () => {
     const first = await gridRead({}, byValue(false), { limit: 10, offset: 0 })
     await expectIndexed(() => gridRead({}, byValue(false), { limit: 10, after: first.last, position: 10 }))
     await expectIndexed(() => gridRead({}, byValue(true), { limit: 10, before: first.last, position: 9 }))
+    // Filters the tallies do not count: the matching rows found once for the count and the page.
+    await expectIndexed(() => gridRead({ source: "manual" }, byName, { limit: 10, offset: 0 }))
+    await expectIndexed(() => gridRead({ reviewStatus: "positive" }, byName, { limit: 10, offset: 0 }))
+    if (trigram) {
+      const searched = await gridRead({ search: "supplier 4" }, byName, { limit: 10, offset: 0 })
+      expect(searched.count).toBeGreaterThan(10)
+      await expectIndexed(
+        () => gridRead({ search: "supplier 4" }, byName, { limit: 10, after: searched.last, position: 10 }),
+        "matches",
+      )
+      await expectIndexed(
+        () =>
+          gridRead(
+            { search: "supplier 4" },
+            { by: "name", descending: true },
+            {
+              limit: 10,
+              before: searched.last,
+              position: 9,
+            },
+          ),
+        "matches",
+      )
+    }
   })
 
   it("reads a page's cells from their index alone, none from the results themselves", async () => {

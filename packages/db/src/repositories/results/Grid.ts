@@ -9,7 +9,7 @@
  * agent's current results (rows with a value first, then rows without one by name), from an offset or from
  * the key of a row (keyset), so a page deep in a project costs what the first does; its cells are then read
  * by the rows' keys, from one index alone. Counts come from the tallies when the filter is a resolution status
- * or an agent (or none), else from the matching rows.
+ * or an agent (or none), else from the matching rows (found once with a page's keys by name).
  */
 import { Effect, Option, Stream } from "effect"
 import { type Kysely, type RawBuilder, sql } from "kysely"
@@ -131,28 +131,73 @@ interface Walk {
 
 const FORWARD: Walk = { backwards: false }
 
+/** What rows by name are read from: the rows that pass the filter, those past the key, in which direction. */
+const nameRange = (
+  projectId: string,
+  filter: GridFilter,
+  descending: boolean,
+  { edge, backwards }: Walk,
+) => ({
+  matching: [sql`r.project_id = ${projectId}::uuid`, ...rowConditions(projectId, filter, "r")],
+  past:
+    edge === undefined
+      ? []
+      : [sql`(${NAME_COLUMNS("r")}) ${sql.raw(descending !== backwards ? "<" : ">")} ${nameKey(edge)}`],
+  // Reading backwards (before a key) reverses the direction; the caller reverses the rows.
+  dir: sql.raw(descending !== backwards ? "desc" : "asc"),
+})
+
 /** Rows by name (either direction), from a key or an offset. */
 const byName = (
   conn: Conn,
   projectId: string,
   filter: GridFilter,
   descending: boolean,
-  { edge, backwards }: Walk,
+  walk: Walk,
   limit: number,
   offset: number,
 ) => {
-  // Reading backwards (before a key) reverses the direction; the caller reverses the rows.
-  const dir = sql.raw(descending !== backwards ? "desc" : "asc")
-  const where = [sql`r.project_id = ${projectId}::uuid`, ...rowConditions(projectId, filter, "r")]
-  if (edge !== undefined)
-    where.push(sql`(${NAME_COLUMNS("r")}) ${sql.raw(descending !== backwards ? "<" : ">")} ${nameKey(edge)}`)
+  const { matching, past, dir } = nameRange(projectId, filter, descending, walk)
   return sql<KeyRow>`
     select r.row_hash, 0 as section, 0 as rank, '0' as num, '' as text, r.row_rank, r.row_sort, r.row_exact
-    from result_rows r where ${and(where)}
+    from result_rows r where ${and([...matching, ...past])}
     order by r.row_rank ${dir}, r.row_sort ${dir}, r.row_exact ${dir}, r.row_hash ${dir}
     ${pageWindow(limit, offset)}`
     .execute(conn)
     .then((r) => r.rows)
+}
+
+/**
+ * Rows by name and how many rows pass the filter, in one statement, for a filter the tallies do not count:
+ * the rows that pass it (a search's, a document's) are found once for both, not once for each.
+ */
+const byNameCounted = async (
+  conn: Conn,
+  projectId: string,
+  filter: GridFilter,
+  descending: boolean,
+  walk: Walk,
+  limit: number,
+  offset: number,
+): Promise<{ readonly count: number; readonly rows: Array<KeyRow> }> => {
+  const { matching, past, dir } = nameRange(projectId, filter, descending, walk)
+  // The count comes with each row of the page, and alone (with no row) when the page has none.
+  const { rows } = await sql<KeyRow & { n: number }>`
+    with matched as materialized (
+      select r.row_hash, r.row_rank, r.row_sort, r.row_exact from result_rows r where ${and(matching)}
+    )
+    select k.row_hash, 0 as section, 0 as rank, '0' as num, '' as text, k.row_rank, k.row_sort, k.row_exact, c.n
+    from (select count(*)::int as n from matched) c
+    left join (
+      select r.* from matched r where ${and(past)}
+      order by r.row_rank ${dir}, r.row_sort ${dir}, r.row_exact ${dir}, r.row_hash ${dir}
+      ${pageWindow(limit, offset)}
+    ) k on true
+    order by k.row_rank ${dir}, k.row_sort ${dir}, k.row_exact ${dir}, k.row_hash ${dir}`.execute(conn)
+  return {
+    count: rows[0]?.n ?? 0,
+    rows: rows.filter((r) => r.row_hash !== null).map(({ n: _, ...key }) => key),
+  }
 }
 
 /** The value keys of an agent's results with a value, in the sort's direction. */
@@ -273,25 +318,19 @@ const countWithValue = (conn: Conn, projectId: string, filter: GridFilter, agent
     .execute(conn)
     .then((r) => r.rows[0]?.n ?? 0)
 
+/** Whether the tallies count the rows that pass the filter: for none, a status, an agent or both. */
+const tallied = (filter: GridFilter) =>
+  filter.dimensionValue === undefined &&
+  filter.documentId === undefined &&
+  filter.maxConfidence === undefined &&
+  filter.search === undefined &&
+  filter.reviewStatus === undefined &&
+  filter.source === undefined
+
 /** How many rows pass the filter: from the tallies for none, a status, an agent or both; else counted. */
 const countRows = async (conn: Conn, projectId: string, filter: GridFilter): Promise<number> => {
-  const {
-    agentId,
-    resolutionStatus,
-    dimensionValue,
-    documentId,
-    maxConfidence,
-    search,
-    reviewStatus,
-    source,
-  } = filter
-  const untallied =
-    dimensionValue !== undefined ||
-    documentId !== undefined ||
-    maxConfidence !== undefined ||
-    search !== undefined ||
-    reviewStatus !== undefined ||
-    source !== undefined
+  const { agentId, resolutionStatus } = filter
+  const untallied = !tallied(filter)
   if (!untallied && agentId !== undefined) {
     // One current result per agent and row: the agent's rows are its results.
     const { rows } = await sql<{ n: number }>`select coalesce(sum(n), 0)::int as n from result_tallies
@@ -313,6 +352,12 @@ const countRows = async (conn: Conn, projectId: string, filter: GridFilter): Pro
   return rows[0]?.n ?? 0
 }
 
+/** From where a window reads (see `Walk`), and its offset. */
+const walkOf = (window: GridWindow): { readonly walk: Walk; readonly offset: number } =>
+  "offset" in window
+    ? { walk: FORWARD, offset: window.offset }
+    : { walk: { edge: window.after ?? window.before, backwards: window.before !== undefined }, offset: 0 }
+
 /** The keys of a page of rows, in the grid's order. */
 const pageKeys = async (
   conn: Conn,
@@ -321,10 +366,8 @@ const pageKeys = async (
   sort: GridSort,
   window: GridWindow,
 ): Promise<ReadonlyArray<KeyRow>> => {
-  const offset = "offset" in window ? window.offset : 0
-  const edge = "offset" in window ? undefined : (window.after ?? window.before)
-  const backwards = !("offset" in window) && window.before !== undefined
-  const walk: Walk = { edge, backwards }
+  const { walk, offset } = walkOf(window)
+  const { edge, backwards } = walk
   if (sort.by === "name") {
     const rows = await byName(conn, projectId, filter, sort.descending, walk, window.limit, offset)
     return backwards ? rows.reverse() : rows
@@ -508,6 +551,34 @@ const rowsJson = async (conn: Conn, projectId: string, keys: ReadonlyArray<KeyRo
   return rows[0]?.json ?? "[]"
 }
 
+/** How many rows pass the filter, and the keys of the page's rows. */
+const countAndKeys = async (
+  conn: Conn,
+  projectId: string,
+  filter: GridFilter,
+  sort: GridSort,
+  window: GridWindow,
+): Promise<{ readonly count: number; readonly keys: ReadonlyArray<KeyRow> }> => {
+  if (sort.by === "name" && !tallied(filter)) {
+    const { walk, offset } = walkOf(window)
+    const { count, rows } = await byNameCounted(
+      conn,
+      projectId,
+      filter,
+      sort.descending,
+      walk,
+      window.limit,
+      offset,
+    )
+    return { count, keys: walk.backwards ? rows.reverse() : rows }
+  }
+  const [count, keys] = await Promise.all([
+    countRows(conn, projectId, filter),
+    pageKeys(conn, projectId, filter, sort, window),
+  ])
+  return { count, keys }
+}
+
 /**
  * One page of the grid's rows as its JSON, with how many rows pass the filter in all and the offset of its
  * first row: the count (from the tallies when it can), the keys of the page's rows in the order of an
@@ -521,10 +592,7 @@ export const gridPageJson = (
   window: GridWindow,
 ): Effect.Effect<GridPageJson> =>
   run(async () => {
-    const [count, keys] = await Promise.all([
-      countRows(conn, projectId, filter),
-      pageKeys(conn, projectId, filter, sort, window),
-    ])
+    const { count, keys } = await countAndKeys(conn, projectId, filter, sort, window)
     const json = await rowsJson(conn, projectId, keys)
     const offset =
       "offset" in window
