@@ -17,16 +17,26 @@ import { type Kysely, sql } from "kysely"
 // marked the page all-visible (autovacuum, or `vacuum resolution_results` right after upgrading), so the
 // saving arrives with the first vacuum.
 export async function up(db: Kysely<any>): Promise<void> {
-  // The cell as `cell_json` was made (its members then the review's, in this order and spacing), as the
-  // member of its row's `cells`. (Declared immutable, as `dxs_cell_json`: what it is made of prints the same
-  // in every session.)
+  // The cell as `cell_json` was made (`dxs_cell_json`'s members, then the review's, in this order and
+  // spacing), as the member of its row's `cells`; null when longer than `bytes` (null: however long).
+  // PL/pgSQL, which evaluates it as one expression: a SQL function that cannot be inlined (`json_build_object`
+  // is stable) runs as a query of its own on every call, which made the cell cost each write of a result
+  // several times what the expression does. (Declared immutable, as `dxs_cell_json`: what it is made of prints
+  // the same in every session.)
   await sql`
     create function dxs_grid_cell(agent uuid, id uuid, value jsonb, value_type text, status text, confidence real,
-                                  overridden boolean, review text)
-    returns text language sql immutable as $$
-      select '"' || agent || '":' || left(dxs_cell_json(id, value, value_type, status, confidence, overridden), -1)
+                                  overridden boolean, review text, bytes integer)
+    returns text language plpgsql immutable as $$
+    declare
+      cell text := '"' || agent || '":'
+        || left(json_build_object('resolution_result_id', id, 'value', dxs_present_value(value, value_type),
+                                  'resolution_status', status, 'confidence', confidence,
+                                  'is_overridden', overridden)::text, -1)
         || ',"latest_review_status":' || coalesce(to_json(review)::text, 'null')
-        || ',"source":' || case when overridden then '"manual"' else '"model"' end || '}' $$`.execute(db)
+        || ',"source":' || case when overridden then '"manual"' else '"model"' end || '}';
+    begin
+      return case when bytes is null or octet_length(cell) <= bytes then cell end;
+    end $$`.execute(db)
   // A text that fits in an index entry beside the others (at most `bytes`), else null.
   await sql`
     create function dxs_within(t text, bytes integer) returns text language sql immutable as $$
@@ -35,8 +45,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     alter table resolution_results
       drop column cell_json,
-      add column grid_cell_json text generated always as (dxs_within(dxs_grid_cell(agent_id, id, value, value_type,
-        resolution_status, confidence, is_overridden, latest_review_status), 1600)) stored,
+      add column grid_cell_json text generated always as (dxs_grid_cell(agent_id, id, value, value_type,
+        resolution_status, confidence, is_overridden, latest_review_status, 1600)) stored,
       add column grid_row_name text generated always as (dxs_within(row_name, 800)) stored`.execute(db)
   await sql`
     create function dxs_dimension_values_json(dimension_values jsonb) returns text language sql immutable as $$
@@ -64,5 +74,7 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`alter table atomic_values drop column dimension_values_json`.execute(db)
   await sql`drop function dxs_dimension_values_json(jsonb)`.execute(db)
   await sql`drop function dxs_within(text, integer)`.execute(db)
-  await sql`drop function dxs_grid_cell(uuid, uuid, jsonb, text, text, real, boolean, text)`.execute(db)
+  await sql`drop function dxs_grid_cell(uuid, uuid, jsonb, text, text, real, boolean, text, integer)`.execute(
+    db,
+  )
 }

@@ -540,7 +540,7 @@ const rowsJson = async (conn: Conn, projectId: string, keys: ReadonlyArray<KeyRo
                    rr.atomic_value_id,
                    coalesce(rr.grid_cell_json,
                             (select dxs_grid_cell(x.agent_id, x.id, x.value, x.value_type, x.resolution_status, x.confidence,
-                                                  x.is_overridden, x.latest_review_status)
+                                                  x.is_overridden, x.latest_review_status, null)
                              from resolution_results x where x.id = rr.id)) as cell
             from resolution_results rr
             where rr.project_id = ${projectId}::uuid and rr.row_hash = p.row_hash and rr.is_current
