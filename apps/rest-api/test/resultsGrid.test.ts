@@ -205,6 +205,31 @@ describe("GET /projects/{id}/results/grid/", () => {
     const beyond = await grid("?offset=10")
     expect(beyond.count).toBe(4)
     expect(beyond.rows).toEqual([])
+    // Filtered by what the tallies do not count (its count read with the page's rows): every page counts
+    // all the rows that pass, a page past them too.
+    for (const sort of ["name", "-name"]) {
+      const all = await grid(`?search=e&sort=${sort}`)
+      expect(all.count).toBeGreaterThan(1)
+      const forwards: Array<string> = []
+      let page = await grid(`?search=e&sort=${sort}&limit=1`)
+      forwards.push(...names(page))
+      while (page.next !== null) {
+        page = await grid(page.next)
+        expect(page.count).toBe(all.count)
+        forwards.push(...names(page))
+      }
+      expect(forwards).toEqual(names(all))
+      const backwards: Array<string> = [...names(page)]
+      while (page.previous !== null) {
+        page = await grid(page.previous)
+        expect(page.count).toBe(all.count)
+        backwards.unshift(...names(page))
+      }
+      expect(backwards).toEqual(names(all))
+      const past = await grid(`?search=e&sort=${sort}&offset=10`)
+      expect(past.count).toBe(all.count)
+      expect(past.rows).toEqual([])
+    }
   })
 
   it("sorts by name and by an agent's value, rows without a value last in both directions", async () => {

@@ -273,6 +273,8 @@ export interface AtomicValuesTable {
   /** Canonical key of the combination (JSON of the instance ids in the agent's dimension order). */
   dimension_key: string
   dimension_values: Json<ReadonlyArray<StoredDimensionValue>>
+  /** The dimension values as the results grid shows them: a JSON object of names to values, as text. */
+  dimension_values_json: GeneratedAlways<string>
   created_at: Generated<Date>
 }
 
@@ -388,8 +390,12 @@ export interface ResolutionResultsTable {
   value_text: GeneratedAlways<string>
   /** The results list's `resolution_result` of it, as JSON text. */
   summary_json: GeneratedAlways<string>
-  /** The grid's cell of it, as JSON text. */
-  cell_json: GeneratedAlways<string>
+  /**
+   * The grid's cell of it as a member of its row's `cells` (`"<agent id>":{…}`, JSON text), and its row's name,
+   * both carried by the index a row's cells are read by; null when too long for it (see `results/Grid.ts`).
+   */
+  grid_cell_json: GeneratedAlways<string | null>
+  grid_row_name: GeneratedAlways<string | null>
 }
 
 export interface AgentResolutionsTable {

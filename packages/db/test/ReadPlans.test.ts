@@ -5,7 +5,8 @@
  * sequential scans made as costly as the planner allows (`enable_seqscan = off`). No statement may scan a
  * large table (results, grid rows, documents, extraction records) whole, and together they may read only a
  * page's worth of its rows: a project of 1,200 results is read 20 rows at a time, so a statement that reads
- * them all (a sequential scan, or an index walked in full to be sorted) is caught.
+ * them all (a sequential scan, or an index walked in full to be sorted) is caught. A grid page's cells are
+ * read from their index alone (an index-only scan that reads no result row once the table is vacuumed).
  */
 import { randomUUID } from "node:crypto"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
@@ -159,19 +160,33 @@ beforeAll(async () => {
   await sql`analyze`.execute(db)
 })
 
-/** What every statement of `read` scans of the large tables: sequential scans, and rows touched. */
+/**
+ * What every statement of `read` scans of the large tables: sequential scans, rows touched, and how it read
+ * the results (the scans that ran, and the rows an index-only scan still read from the table).
+ */
 const plansOf = async (read: () => Promise<unknown>) => {
   statements.length = 0
   await read()
-  const found: Array<{ readonly sql: string; readonly seq: ReadonlyArray<string>; readonly rows: number }> =
-    []
+  const found: Array<{
+    readonly sql: string
+    readonly seq: ReadonlyArray<string>
+    readonly rows: number
+    readonly results: ReadonlyArray<string>
+    readonly heapFetches: number
+  }> = []
   await explainer.query("set enable_seqscan = off")
   for (const s of statements) {
     const { rows } = await explainer.query(`explain (analyze, format json) ${s.sql}`, [...s.parameters])
     const seq: Array<string> = []
+    const results: Array<string> = []
     let touched = 0
+    let heapFetches = 0
     const walk = (node: any) => {
       const relation = node["Relation Name"]
+      if (relation === "resolution_results" && (node["Actual Loops"] ?? 0) > 0) {
+        results.push(node["Node Type"])
+        heapFetches += node["Heap Fetches"] ?? 0
+      }
       if (LARGE.includes(relation)) {
         if (node["Node Type"] === "Seq Scan") seq.push(relation)
         touched +=
@@ -189,7 +204,7 @@ const plansOf = async (read: () => Promise<unknown>) => {
           .map((r: any) => r["QUERY PLAN"])
           .join("\n"),
       )
-    found.push({ sql: s.sql.replace(/\s+/g, " ").slice(0, 160), seq, rows: touched })
+    found.push({ sql: s.sql.replace(/\s+/g, " ").slice(0, 160), seq, rows: touched, results, heapFetches })
   }
   expect(found.length).toBeGreaterThan(0)
   return found
@@ -266,6 +281,42 @@ describe("pages of a project are read through indexes", () => {
     const first = await gridRead({}, byValue(false), { limit: 10, offset: 0 })
     await expectIndexed(() => gridRead({}, byValue(false), { limit: 10, after: first.last, position: 10 }))
     await expectIndexed(() => gridRead({}, byValue(true), { limit: 10, before: first.last, position: 9 }))
+    // Filters the tallies do not count: the matching rows found once for the count and the page.
+    await expectIndexed(() => gridRead({ source: "manual" }, byName, { limit: 10, offset: 0 }))
+    await expectIndexed(() => gridRead({ reviewStatus: "positive" }, byName, { limit: 10, offset: 0 }))
+    if (trigram) {
+      const searched = await gridRead({ search: "supplier 4" }, byName, { limit: 10, offset: 0 })
+      expect(searched.count).toBeGreaterThan(10)
+      await expectIndexed(
+        () => gridRead({ search: "supplier 4" }, byName, { limit: 10, after: searched.last, position: 10 }),
+        "matches",
+      )
+      await expectIndexed(
+        () =>
+          gridRead(
+            { search: "supplier 4" },
+            { by: "name", descending: true },
+            {
+              limit: 10,
+              before: searched.last,
+              position: 9,
+            },
+          ),
+        "matches",
+      )
+    }
+  })
+
+  it("reads a page's cells from their index alone, none from the results themselves", async () => {
+    // Once vacuumed, the index knows every row is visible (as autovacuum leaves a settled table).
+    await sql`vacuum resolution_results`.execute(db)
+    const plans = await plansOf(() =>
+      gridRead({}, { by: "name", descending: false }, { limit: 20, offset: 40 }),
+    )
+    const cells = plans.filter((p) => p.sql.includes("select '[' || coalesce(string_agg("))
+    expect(cells).toHaveLength(1)
+    expect(cells[0]!.results).toEqual(["Index Only Scan"])
+    expect(cells[0]!.heapFetches).toBe(0)
   })
 
   it("the documents page, the agents' states and the project's status", async () => {

@@ -8,8 +8,8 @@
  * A page is read in the order of an index: by name through `result_rows`, by an agent's value through that
  * agent's current results (rows with a value first, then rows without one by name), from an offset or from
  * the key of a row (keyset), so a page deep in a project costs what the first does; its cells are then read
- * by the rows' keys. Counts come from the tallies when the filter is a resolution status or an agent (or
- * none), else from the matching rows.
+ * by the rows' keys, from one index alone. Counts come from the tallies when the filter is a resolution status
+ * or an agent (or none), else from the matching rows (found once with a page's keys by name).
  */
 import { Effect, Option, Stream } from "effect"
 import { type Kysely, type RawBuilder, sql } from "kysely"
@@ -131,28 +131,73 @@ interface Walk {
 
 const FORWARD: Walk = { backwards: false }
 
+/** What rows by name are read from: the rows that pass the filter, those past the key, in which direction. */
+const nameRange = (
+  projectId: string,
+  filter: GridFilter,
+  descending: boolean,
+  { edge, backwards }: Walk,
+) => ({
+  matching: [sql`r.project_id = ${projectId}::uuid`, ...rowConditions(projectId, filter, "r")],
+  past:
+    edge === undefined
+      ? []
+      : [sql`(${NAME_COLUMNS("r")}) ${sql.raw(descending !== backwards ? "<" : ">")} ${nameKey(edge)}`],
+  // Reading backwards (before a key) reverses the direction; the caller reverses the rows.
+  dir: sql.raw(descending !== backwards ? "desc" : "asc"),
+})
+
 /** Rows by name (either direction), from a key or an offset. */
 const byName = (
   conn: Conn,
   projectId: string,
   filter: GridFilter,
   descending: boolean,
-  { edge, backwards }: Walk,
+  walk: Walk,
   limit: number,
   offset: number,
 ) => {
-  // Reading backwards (before a key) reverses the direction; the caller reverses the rows.
-  const dir = sql.raw(descending !== backwards ? "desc" : "asc")
-  const where = [sql`r.project_id = ${projectId}::uuid`, ...rowConditions(projectId, filter, "r")]
-  if (edge !== undefined)
-    where.push(sql`(${NAME_COLUMNS("r")}) ${sql.raw(descending !== backwards ? "<" : ">")} ${nameKey(edge)}`)
+  const { matching, past, dir } = nameRange(projectId, filter, descending, walk)
   return sql<KeyRow>`
     select r.row_hash, 0 as section, 0 as rank, '0' as num, '' as text, r.row_rank, r.row_sort, r.row_exact
-    from result_rows r where ${and(where)}
+    from result_rows r where ${and([...matching, ...past])}
     order by r.row_rank ${dir}, r.row_sort ${dir}, r.row_exact ${dir}, r.row_hash ${dir}
     ${pageWindow(limit, offset)}`
     .execute(conn)
     .then((r) => r.rows)
+}
+
+/**
+ * Rows by name and how many rows pass the filter, in one statement, for a filter the tallies do not count:
+ * the rows that pass it (a search's, a document's) are found once for both, not once for each.
+ */
+const byNameCounted = async (
+  conn: Conn,
+  projectId: string,
+  filter: GridFilter,
+  descending: boolean,
+  walk: Walk,
+  limit: number,
+  offset: number,
+): Promise<{ readonly count: number; readonly rows: Array<KeyRow> }> => {
+  const { matching, past, dir } = nameRange(projectId, filter, descending, walk)
+  // The count comes with each row of the page, and alone (with no row) when the page has none.
+  const { rows } = await sql<KeyRow & { n: number }>`
+    with matched as materialized (
+      select r.row_hash, r.row_rank, r.row_sort, r.row_exact from result_rows r where ${and(matching)}
+    )
+    select k.row_hash, 0 as section, 0 as rank, '0' as num, '' as text, k.row_rank, k.row_sort, k.row_exact, c.n
+    from (select count(*)::int as n from matched) c
+    left join (
+      select r.* from matched r where ${and(past)}
+      order by r.row_rank ${dir}, r.row_sort ${dir}, r.row_exact ${dir}, r.row_hash ${dir}
+      ${pageWindow(limit, offset)}
+    ) k on true
+    order by k.row_rank ${dir}, k.row_sort ${dir}, k.row_exact ${dir}, k.row_hash ${dir}`.execute(conn)
+  return {
+    count: rows[0]?.n ?? 0,
+    rows: rows.filter((r) => r.row_hash !== null).map(({ n: _, ...key }) => key),
+  }
 }
 
 /** The value keys of an agent's results with a value, in the sort's direction. */
@@ -273,25 +318,19 @@ const countWithValue = (conn: Conn, projectId: string, filter: GridFilter, agent
     .execute(conn)
     .then((r) => r.rows[0]?.n ?? 0)
 
+/** Whether the tallies count the rows that pass the filter: for none, a status, an agent or both. */
+const tallied = (filter: GridFilter) =>
+  filter.dimensionValue === undefined &&
+  filter.documentId === undefined &&
+  filter.maxConfidence === undefined &&
+  filter.search === undefined &&
+  filter.reviewStatus === undefined &&
+  filter.source === undefined
+
 /** How many rows pass the filter: from the tallies for none, a status, an agent or both; else counted. */
 const countRows = async (conn: Conn, projectId: string, filter: GridFilter): Promise<number> => {
-  const {
-    agentId,
-    resolutionStatus,
-    dimensionValue,
-    documentId,
-    maxConfidence,
-    search,
-    reviewStatus,
-    source,
-  } = filter
-  const untallied =
-    dimensionValue !== undefined ||
-    documentId !== undefined ||
-    maxConfidence !== undefined ||
-    search !== undefined ||
-    reviewStatus !== undefined ||
-    source !== undefined
+  const { agentId, resolutionStatus } = filter
+  const untallied = !tallied(filter)
   if (!untallied && agentId !== undefined) {
     // One current result per agent and row: the agent's rows are its results.
     const { rows } = await sql<{ n: number }>`select coalesce(sum(n), 0)::int as n from result_tallies
@@ -313,6 +352,12 @@ const countRows = async (conn: Conn, projectId: string, filter: GridFilter): Pro
   return rows[0]?.n ?? 0
 }
 
+/** From where a window reads (see `Walk`), and its offset. */
+const walkOf = (window: GridWindow): { readonly walk: Walk; readonly offset: number } =>
+  "offset" in window
+    ? { walk: FORWARD, offset: window.offset }
+    : { walk: { edge: window.after ?? window.before, backwards: window.before !== undefined }, offset: 0 }
+
 /** The keys of a page of rows, in the grid's order. */
 const pageKeys = async (
   conn: Conn,
@@ -321,10 +366,8 @@ const pageKeys = async (
   sort: GridSort,
   window: GridWindow,
 ): Promise<ReadonlyArray<KeyRow>> => {
-  const offset = "offset" in window ? window.offset : 0
-  const edge = "offset" in window ? undefined : (window.after ?? window.before)
-  const backwards = !("offset" in window) && window.before !== undefined
-  const walk: Walk = { edge, backwards }
+  const { walk, offset } = walkOf(window)
+  const { edge, backwards } = walk
   if (sort.by === "name") {
     const rows = await byName(conn, projectId, filter, sort.descending, walk, window.limit, offset)
     return backwards ? rows.reverse() : rows
@@ -472,40 +515,68 @@ export interface GridPageJson {
   readonly last?: GridKey | undefined
 }
 
-/** A cell's review state, appended to the members of its kept JSON (`cell_json`, an object). */
-const REVIEW_MEMBERS = sql`',"latest_review_status":' || coalesce(to_json(rr.latest_review_status)::text, 'null')
-  || ',"source":' || case when rr.is_overridden then '"manual"' else '"model"' end`
-
 /**
  * The rows of a page as the grid's JSON, built by the database from their keys: per row its key, name,
  * dimension values (of its oldest agent's result, as its atomic value keeps them) and cells by agent.
+ * A row's cells are read from their index alone (`resolution_results_cells` carries each one's kept text and
+ * its row's name), already in the row's order, oldest agent first; a text too long for the index is null
+ * there and made from the result itself.
  */
 const rowsJson = async (conn: Conn, projectId: string, keys: ReadonlyArray<KeyRow>): Promise<string> => {
   if (keys.length === 0) return "[]"
-  // Assembled as text from the parts each result keeps (its cell), never built member by member.
+  // Assembled as text from the parts each result and atomic value keep, never built member by member. The
+  // aggregates take their rows in the order they come (PostgreSQL 15 sorts for an aggregate's own order
+  // even when its input is in that order already): the keys' order (a nested loop over them) and each
+  // row's cells in the order of the index.
   const { rows } = await sql<{ json: string }>`
-    select '[' || coalesce(string_agg('{"key":"' || r.row_hash || '","name":' || to_json(r.row_name)::text
-             || ',"dimension_values":' || (select coalesce(json_object_agg(x.e->>'name', x.e->>'dimension_value' order by x.o),
-                                                           '{}'::json)::text
-                                           from atomic_values av, jsonb_array_elements(av.dimension_values)
-                                                with ordinality as x(e, o)
-                                           where av.id = r.first_atomic)
-             || ',"cells":{' || r.cells || '}}', ',' order by r.position), '') || ']' as json
-    from (
-      -- Each row's cells read by its key (one index probe per row, never the project's results whole).
-      select p.position, p.row_hash, c.row_name, c.first_atomic, c.cells
-      from unnest(${sql.val(keys.map((k) => k.row_hash))}::uuid[]) with ordinality as p(row_hash, position)
-      cross join lateral (
-        select min(rr.row_name) as row_name,
-               (array_agg(rr.atomic_value_id order by rr.agent_created_at, rr.agent_id))[1] as first_atomic,
-               string_agg('"' || rr.agent_id || '":' || left(rr.cell_json, -1) || ${REVIEW_MEMBERS} || '}', ','
-                          order by rr.agent_created_at, rr.agent_id) as cells
-        from resolution_results rr
-        where rr.project_id = ${projectId}::uuid and rr.row_hash = p.row_hash and rr.is_current
-      ) c
-      where c.cells is not null
+    select '[' || coalesce(string_agg(r.json, ','), '') || ']' as json
+    from unnest(${sql.val(keys.map((k) => k.row_hash))}::uuid[]) as p(row_hash)
+    cross join lateral (
+      select '{"key":"' || p.row_hash || '","name":' || to_json(min(c.row_name))::text
+             || ',"dimension_values":' || coalesce((select av.dimension_values_json from atomic_values av
+                                                    where av.id = (array_agg(c.atomic_value_id))[1]), '{}')
+             || ',"cells":{' || string_agg(c.cell, ',') || '}}' as json
+      from (select coalesce(rr.grid_row_name, (select x.row_name from resolution_results x where x.id = rr.id)) as row_name,
+                   rr.atomic_value_id,
+                   coalesce(rr.grid_cell_json,
+                            (select dxs_grid_cell(x.agent_id, x.id, x.value, x.value_type, x.resolution_status, x.confidence,
+                                                  x.is_overridden, x.latest_review_status, null)
+                             from resolution_results x where x.id = rr.id)) as cell
+            from resolution_results rr
+            where rr.project_id = ${projectId}::uuid and rr.row_hash = p.row_hash and rr.is_current
+            order by rr.agent_created_at, rr.agent_id) c
+      -- A row whose cells went since its key was read is left out.
+      having count(*) > 0
     ) r`.execute(conn)
   return rows[0]?.json ?? "[]"
+}
+
+/** How many rows pass the filter, and the keys of the page's rows. */
+const countAndKeys = async (
+  conn: Conn,
+  projectId: string,
+  filter: GridFilter,
+  sort: GridSort,
+  window: GridWindow,
+): Promise<{ readonly count: number; readonly keys: ReadonlyArray<KeyRow> }> => {
+  if (sort.by === "name" && !tallied(filter)) {
+    const { walk, offset } = walkOf(window)
+    const { count, rows } = await byNameCounted(
+      conn,
+      projectId,
+      filter,
+      sort.descending,
+      walk,
+      window.limit,
+      offset,
+    )
+    return { count, keys: walk.backwards ? rows.reverse() : rows }
+  }
+  const [count, keys] = await Promise.all([
+    countRows(conn, projectId, filter),
+    pageKeys(conn, projectId, filter, sort, window),
+  ])
+  return { count, keys }
 }
 
 /**
@@ -521,10 +592,7 @@ export const gridPageJson = (
   window: GridWindow,
 ): Effect.Effect<GridPageJson> =>
   run(async () => {
-    const [count, keys] = await Promise.all([
-      countRows(conn, projectId, filter),
-      pageKeys(conn, projectId, filter, sort, window),
-    ])
+    const { count, keys } = await countAndKeys(conn, projectId, filter, sort, window)
     const json = await rowsJson(conn, projectId, keys)
     const offset =
       "offset" in window
