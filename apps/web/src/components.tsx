@@ -4,6 +4,7 @@ import type { ResolutionStatus } from "@dxs/domain/Enums"
 import type { ResultValue } from "@dxs/domain/Records"
 import { type ReactNode, useCallback, useEffect, useId, useRef, useState } from "react"
 import { errorMessage } from "./api.ts"
+import { Link } from "./router.tsx"
 import { confidenceText, isLowConfidence } from "./values.ts"
 
 /** An error for the user (the API's `detail`), announced by screen readers. Renders nothing without one. */
@@ -268,5 +269,30 @@ export function SelectField({
         })}
       </select>
     </>
+  )
+}
+
+/** Where a screen of a project stands: Projects › the project › this screen. */
+export function ProjectBreadcrumb({
+  href,
+  name,
+  current,
+}: {
+  readonly href: string
+  readonly name: string | undefined
+  readonly current: ReactNode
+}) {
+  return (
+    <nav aria-label="Breadcrumb" className="breadcrumb">
+      <ol>
+        <li>
+          <Link href="/">Projects</Link>
+        </li>
+        <li>
+          <Link href={href}>{name ?? "Project"}</Link>
+        </li>
+        <li aria-current="page">{current}</li>
+      </ol>
+    </nav>
   )
 }

@@ -19,7 +19,7 @@ import {
   settleByReview,
   writeResults,
 } from "../src/repositories/Results.ts"
-import { newOrganizationProject } from "./fixtures.ts"
+import { newOrganizationProject, resolvedRow } from "./fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 2)
@@ -79,20 +79,14 @@ const resolved = (
   value: unknown,
   status = "Resolved",
   resultName = region,
-): ResolvedRow => ({
-  atomicValueId: atomics.get(agent.id)!.get(region)!,
-  resultName,
-  value,
-  status,
-  justification: "",
-  references: {},
-  sources: [],
-  sourceType: "document",
-  webSupplement: null,
-  verdicts: [],
-  summary: null,
-  confidence: value === null ? null : 0.75,
-})
+): ResolvedRow =>
+  resolvedRow({
+    atomicValueId: atomics.get(agent.id)!.get(region)!,
+    resultName,
+    value,
+    status,
+    confidence: value === null ? null : 0.75,
+  })
 
 const write = (agent: (typeof agents)[number], rows: ReadonlyArray<ResolvedRow>) =>
   run(writeResults(db, { projectId, agentId: agent.id, configVersion: 1, rows }))

@@ -31,7 +31,7 @@ import {
   writeResults,
 } from "../src/repositories/Results.ts"
 import type { Database } from "../src/Schema.ts"
-import { newDocumentDimension, newOrganizationProject } from "./fixtures.ts"
+import { newDocumentDimension, newOrganizationProject, resolvedRow } from "./fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)
@@ -141,20 +141,15 @@ beforeAll(async () => {
         projectId,
         agentId,
         configVersion: 1,
-        rows: documents.map((d, j) => ({
-          atomicValueId: atomics[j * AGENTS + k]!.id,
-          resultName: d.file_name,
-          value: k === 0 ? j * 10 : `Supplier ${j % 97}`,
-          status: j % 40 === 0 ? "Requires attention" : "Resolved",
-          justification: "",
-          references: {},
-          sources: [],
-          sourceType: "document",
-          webSupplement: null,
-          verdicts: [],
-          summary: null,
-          confidence: (j % 100) / 100,
-        })),
+        rows: documents.map((d, j) =>
+          resolvedRow({
+            atomicValueId: atomics[j * AGENTS + k]!.id,
+            resultName: d.file_name,
+            value: k === 0 ? j * 10 : `Supplier ${j % 97}`,
+            status: j % 40 === 0 ? "Requires attention" : "Resolved",
+            confidence: (j % 100) / 100,
+          }),
+        ),
       }),
     )
   await sql`analyze`.execute(db)

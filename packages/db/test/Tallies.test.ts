@@ -23,7 +23,7 @@ import {
   writeResults,
 } from "../src/repositories/Results.ts"
 import { tallyDifferences } from "../src/repositories/Tallies.ts"
-import { newDocumentDimension, newOrganizationProject } from "./fixtures.ts"
+import { newDocumentDimension, newOrganizationProject, resolvedRow } from "./fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 12)
@@ -32,20 +32,6 @@ afterAll(() => db.destroy())
 const run = Effect.runPromise
 const STATUSES = ["Resolved", "Requires attention", "Not resolved", "Ignored", "No result"]
 const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(Math.random() * xs.length)]!
-
-/** A resolved result of a document, as the resolution stage writes it (no sources, verdicts or summary). */
-const resolvedRow = (
-  row: Pick<ResolvedRow, "atomicValueId" | "resultName" | "value" | "status" | "confidence">,
-): ResolvedRow => ({
-  ...row,
-  justification: "",
-  references: {},
-  sources: [],
-  sourceType: "document",
-  webSupplement: null,
-  verdicts: [],
-  summary: null,
-})
 
 /**
  * Retries a transaction the database refused, as a task is retried: a deadlock, or a row that another

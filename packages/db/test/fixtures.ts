@@ -5,6 +5,7 @@ import type { Kysely } from "kysely"
 import {
   type CurrentResultsFilter,
   EXTRACTION_STATUS_SLOT,
+  type ResolvedRow,
   type ResultsWindow,
   resultsListPage,
 } from "../src/repositories/Results.ts"
@@ -32,6 +33,21 @@ export const newDocumentDimension = async (db: Kysely<Database>, projectId: stri
     .values({ project_id: projectId, name: "Document", source: "DOCUMENT" })
     .returning("id")
     .executeTakeFirstOrThrow()
+
+/** A result as the resolution stage writes it, with no justification, sources, verdicts or summary. */
+export const resolvedRow = (
+  row: Pick<ResolvedRow, "atomicValueId" | "resultName" | "value" | "status"> &
+    Partial<Pick<ResolvedRow, "confidence">>,
+): ResolvedRow => ({
+  ...row,
+  justification: "",
+  references: {},
+  sources: [],
+  sourceType: "document",
+  webSupplement: null,
+  verdicts: [],
+  summary: null,
+})
 
 /**
  * A page of the results list as the API reads it (the list's context, then its page as JSON), parsed: the

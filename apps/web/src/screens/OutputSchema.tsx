@@ -8,7 +8,7 @@ import type {
 import { useQuery } from "@tanstack/react-query"
 import { type FormEvent, type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from "react"
 import { api, errorMessage, isApiError, seg } from "../api.ts"
-import { ErrorAlert, formatDate, Loading } from "../components.tsx"
+import { ErrorAlert, formatDate, Loading, ProjectBreadcrumb } from "../components.tsx"
 import { useApiQuery } from "../query.ts"
 import { Link, useTitle } from "../router.tsx"
 import { DiagnosticsTable, JsonWithLinks } from "../SchemaComponents.tsx"
@@ -215,7 +215,7 @@ export function OutputSchemaScreen({ projectId }: { readonly projectId: string }
   const agentNames = useMemo(() => (agents.data ?? []).map((a) => a.name), [agents.data])
   const dimensionNames = useMemo(() => (dimensions.data ?? []).map((d) => d.name), [dimensions.data])
 
-  const breadcrumb = <Breadcrumb base={base} name={project.data?.name} />
+  const breadcrumb = <ProjectBreadcrumb href={base} name={project.data?.name} current="Output schema" />
 
   if (project.error && project.data === undefined)
     return <ProjectNotFound breadcrumb={breadcrumb} error={project.error} />
@@ -290,22 +290,6 @@ function ProjectNotFound({ breadcrumb, error }: { readonly breadcrumb: ReactNode
         <Link href="/">Back to the projects</Link>
       </p>
     </>
-  )
-}
-
-function Breadcrumb({ base, name }: { readonly base: string; readonly name: string | undefined }) {
-  return (
-    <nav aria-label="Breadcrumb" className="breadcrumb">
-      <ol>
-        <li>
-          <Link href="/">Projects</Link>
-        </li>
-        <li>
-          <Link href={base}>{name ?? "Project"}</Link>
-        </li>
-        <li aria-current="page">Output schema</li>
-      </ol>
-    </nav>
   )
 }
 

@@ -9,7 +9,15 @@ import type {
 import { useMutation } from "@tanstack/react-query"
 import { type FormEvent, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
-import { ConfidenceMark, ErrorAlert, formatDate, formatValue, Loading, StatusBadge } from "../components.tsx"
+import {
+  ConfidenceMark,
+  ErrorAlert,
+  formatDate,
+  formatValue,
+  Loading,
+  ProjectBreadcrumb,
+  StatusBadge,
+} from "../components.tsx"
 import type { Resource } from "../hooks.ts"
 import { useApiQuery } from "../query.ts"
 import { Link, projectReturnHref, useTitle } from "../router.tsx"
@@ -60,17 +68,11 @@ export function ResultDetailScreen({
   useTitle(result.data?.agent_name ?? "Result")
 
   const breadcrumb = (
-    <nav aria-label="Breadcrumb" className="breadcrumb">
-      <ol>
-        <li>
-          <Link href="/">Projects</Link>
-        </li>
-        <li>
-          <Link href={projectHref}>{project.data?.name ?? "Project"}</Link>
-        </li>
-        <li aria-current="page">{result.data?.agent_name ?? "Result"}</li>
-      </ol>
-    </nav>
+    <ProjectBreadcrumb
+      href={projectHref}
+      name={project.data?.name}
+      current={result.data?.agent_name ?? "Result"}
+    />
   )
 
   if (result.data === undefined)

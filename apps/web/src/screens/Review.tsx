@@ -18,7 +18,14 @@ import type {
 import { useMutation } from "@tanstack/react-query"
 import { type KeyboardEvent, useEffect, useRef, useState } from "react"
 import { api, errorMessage, seg } from "../api.ts"
-import { ConfidenceMark, ErrorAlert, formatValue, Loading, StatusBadge } from "../components.tsx"
+import {
+  ConfidenceMark,
+  ErrorAlert,
+  formatValue,
+  Loading,
+  ProjectBreadcrumb,
+  StatusBadge,
+} from "../components.tsx"
 import { useApiQuery } from "../query.ts"
 import { Link, navigate, useTitle } from "../router.tsx"
 import { CitedPage } from "./CitedPage.tsx"
@@ -67,17 +74,7 @@ export function ReviewScreen({
   useTitle(d === undefined ? "Review" : `Review ${d.file_name}`)
 
   const breadcrumb = (
-    <nav aria-label="Breadcrumb" className="breadcrumb">
-      <ol>
-        <li>
-          <Link href="/">Projects</Link>
-        </li>
-        <li>
-          <Link href={base}>{project.data?.name ?? "Project"}</Link>
-        </li>
-        <li aria-current="page">Review {d?.file_name ?? ""}</li>
-      </ol>
-    </nav>
+    <ProjectBreadcrumb href={base} name={project.data?.name} current={`Review ${d?.file_name ?? ""}`} />
   )
 
   if (d === undefined)

@@ -7,7 +7,14 @@
 import type { RunChangeSide, RunChangesPage } from "@dxs/domain/contract/Run"
 import type { Project } from "@dxs/domain/Records"
 import { seg } from "../api.ts"
-import { ErrorAlert, formatValue, Loading, pluralize, StatusBadge } from "../components.tsx"
+import {
+  ErrorAlert,
+  formatValue,
+  Loading,
+  ProjectBreadcrumb,
+  pluralize,
+  StatusBadge,
+} from "../components.tsx"
 import { useApiQuery } from "../query.ts"
 import { Link, navigate, projectReturnHref, useQueryString, useTitle } from "../router.tsx"
 
@@ -32,17 +39,7 @@ export function RunChangesScreen({
   useTitle(`What changed in run ${runNumber}`)
 
   const breadcrumb = (
-    <nav aria-label="Breadcrumb" className="breadcrumb">
-      <ol>
-        <li>
-          <Link href="/">Projects</Link>
-        </li>
-        <li>
-          <Link href={projectHref}>{project.data?.name ?? "Project"}</Link>
-        </li>
-        <li aria-current="page">Run {runNumber}</li>
-      </ol>
-    </nav>
+    <ProjectBreadcrumb href={projectHref} name={project.data?.name} current={`Run ${runNumber}`} />
   )
   const page = changes.data
   const toOffset = (at: number) =>

@@ -15,7 +15,7 @@ import {
   recordReview,
   writeResults,
 } from "../../src/repositories/Results.ts"
-import { listResults } from "../fixtures.ts"
+import { listResults, resolvedRow } from "../fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)
@@ -72,19 +72,7 @@ const resolve = async (key: string, agentId: string, years: Record<string, strin
       }),
     )
     atomicValues.set(`${key}/${year}`, atomic.id)
-    rows.push({
-      atomicValueId: atomic.id,
-      resultName: year,
-      value: `${key} ${year}`,
-      status,
-      justification: "",
-      references: {},
-      sources: [],
-      sourceType: "document",
-      webSupplement: null,
-      verdicts: [],
-      summary: null,
-    })
+    rows.push(resolvedRow({ atomicValueId: atomic.id, resultName: year, value: `${key} ${year}`, status }))
   }
   await run(writeResults(db, { projectId, agentId, configVersion: 1, rows }))
   for (const r of await db
