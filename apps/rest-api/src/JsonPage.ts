@@ -1,10 +1,11 @@
 /**
  * An answer whose JSON the database built (a page of results or of the grid, see services' `JsonPage`), sent
- * as it is, never parsed and encoded again. Its shape is the endpoint's described success schema. The text
- * goes to Node's socket as a string (a raw body with its byte length): Node encodes it while writing, where
- * a text body would first be copied into a new byte array on every answer.
+ * as it is, never parsed and encoded again. Its shape is the endpoint's described success schema. The
+ * bytes are made in one buffer outside the JavaScript heap (services' `jsonPageBytes`, `gridPageBytes`),
+ * which Node's socket writes as they are: a page's text is not copied again by joining, flattening or
+ * encoding it on the way out.
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 
-export const jsonText = (text: string) =>
-  HttpServerResponse.raw(text, { contentType: "application/json", contentLength: Buffer.byteLength(text) })
+export const jsonBytes = (bytes: Uint8Array) =>
+  HttpServerResponse.uint8Array(bytes, { contentType: "application/json" })

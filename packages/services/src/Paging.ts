@@ -122,14 +122,42 @@ export const pageLinks = <K = never>(
   return { next, previous }
 }
 
+/**
+ * JSON text in pieces, to be read one after the other: the text a database built with what the code puts
+ * in its slots between them, where joining them would copy a page's text (tens of kilobytes) once more.
+ */
+export type JsonPieces = ReadonlyArray<string>
+
+/**
+ * `pieces` written one after the other into one buffer of their exact size, after `head` and before
+ * `tail`: the bytes of an answer, made without a joined string (each join or flattening of a page's text
+ * copies it on the JavaScript heap; the buffer lives outside it, and the socket writes it as it is).
+ */
+export const piecesBytes = (head: string, pieces: JsonPieces, tail: string): Buffer => {
+  let size = Buffer.byteLength(head) + Buffer.byteLength(tail)
+  for (const piece of pieces) size += Buffer.byteLength(piece)
+  const bytes = Buffer.allocUnsafe(size)
+  let at = bytes.write(head, 0)
+  for (const piece of pieces) at += bytes.write(piece, at)
+  bytes.write(tail, at)
+  return bytes
+}
+
 /** A page envelope whose rows are already JSON text (an array), built by the database. */
 export interface JsonPage {
   readonly count: number
   readonly next: string | null
   readonly previous: string | null
-  readonly resultsJson: string
+  /** The rows' JSON array in pieces. */
+  readonly resultsJson: JsonPieces
 }
 
-/** The envelope's JSON text: `count`, `next`, `previous`, then the rows as they are. */
-export const jsonPageText = (page: JsonPage): string =>
-  `{"count":${page.count},"next":${JSON.stringify(page.next)},"previous":${JSON.stringify(page.previous)},"results":${page.resultsJson}}`
+const jsonPageHead = (page: JsonPage) =>
+  `{"count":${page.count},"next":${JSON.stringify(page.next)},"previous":${JSON.stringify(page.previous)},"results":`
+
+/**
+ * The envelope's JSON (UTF-8): `count`, `next`, `previous`, then the rows as they are, made without joining
+ * the rows' pieces (see `piecesBytes`).
+ */
+export const jsonPageBytes = (page: JsonPage): Buffer =>
+  piecesBytes(jsonPageHead(page), page.resultsJson, "}")

@@ -84,8 +84,8 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
       /**
        * The project's current results, by agent (oldest first) then result name, filtered and paginated
        * (with `max_confidence`, those at or below it, least confident first); `next`/`previous` are relative
-       * links keeping the filters. The rows come as the API's JSON, built by the database (`jsonPageText`
-       * makes the envelope's text).
+       * links keeping the filters. The rows come as the API's JSON, built by the database (`jsonPageBytes`
+       * makes the envelope's bytes).
        */
       listPage: (projectId: string, filters: ResultsQuery) => listPage(projectId, filters).pipe(provide),
 
@@ -93,7 +93,10 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
       list: (projectId: string, filters: ResultsQuery) =>
         Effect.map(
           listPage(projectId, filters),
-          ({ resultsJson, ...links }): ResultsPage => ({ ...links, results: JSON.parse(resultsJson) }),
+          ({ resultsJson, ...links }): ResultsPage => ({
+            ...links,
+            results: JSON.parse(resultsJson.join("")),
+          }),
         ).pipe(provide),
 
       gridPage: (projectId: string, query: ResultsGridQuery) => gridPage(projectId, query).pipe(provide),

@@ -1,19 +1,19 @@
-import { gridPageText, jsonPageText, Results } from "@dxs/services"
+import { gridPageBytes, jsonPageBytes, Results } from "@dxs/services"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { streamedDownload } from "../Download.ts"
-import { jsonText } from "../JsonPage.ts"
+import { jsonBytes } from "../JsonPage.ts"
 
 export const ResultsHttp = HttpApiBuilder.group(Api, "results", (handlers) =>
   Effect.gen(function* () {
     const results = yield* Results
     return handlers
       .handle("list", ({ path, urlParams }) =>
-        Effect.map(results.listPage(path.project_id, urlParams), (page) => jsonText(jsonPageText(page))),
+        Effect.map(results.listPage(path.project_id, urlParams), (page) => jsonBytes(jsonPageBytes(page))),
       )
       .handle("grid", ({ path, urlParams }) =>
-        Effect.map(results.gridPage(path.project_id, urlParams), (page) => jsonText(gridPageText(page))),
+        Effect.map(results.gridPage(path.project_id, urlParams), (page) => jsonBytes(gridPageBytes(page))),
       )
       .handle("export", ({ path, urlParams }) =>
         Effect.flatMap(results.export(path.project_id, urlParams), streamedDownload),

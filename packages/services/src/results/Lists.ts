@@ -7,7 +7,7 @@ import { type ResolutionStatus, ResolutionStatuses } from "@dxs/domain/Enums"
 import { Effect, Schema } from "effect"
 import { CurrentOrganization } from "../CurrentOrganization.ts"
 import { BadRequest, NotFound } from "../Errors.ts"
-import { type JsonPage, pageLinks, pageStart } from "../Paging.ts"
+import { type JsonPage, type JsonPieces, pageLinks, pageStart } from "../Paging.ts"
 import { deriveAgentStates } from "../PipelineState.ts"
 import { GRID_DEFAULT_LIMIT, GRID_MAX_LIMIT, gridOf, type ResultsGridQuery } from "../ResultsGrid.ts"
 
@@ -52,6 +52,22 @@ export const checkPage = (
     return { limit: l, offset: o }
   })
 
+/**
+ * The list's JSON text with each row's extraction status in its slot (`EXTRACTION_STATUS_SLOT`), in
+ * pieces: the text between the slots is sliced, not copied (see `JsonPieces`).
+ */
+export const filledSlots = (json: string, status: (agentId: string) => string): JsonPieces => {
+  const pieces: Array<string> = []
+  const slot = new RegExp(ResultsRepo.EXTRACTION_STATUS_SLOT.source, "g")
+  let from = 0
+  for (let found = slot.exec(json); found !== null; found = slot.exec(json)) {
+    pieces.push(json.slice(from, found.index), `"extraction_status":"${status(found[1]!)}"`)
+    from = found.index + found[0].length
+  }
+  pieces.push(json.slice(from))
+  return pieces
+}
+
 export const listPage = (projectId: string, filters: ResultsQuery) =>
   Effect.gen(function* () {
     const org = yield* CurrentOrganization
@@ -89,11 +105,7 @@ export const listPage = (projectId: string, filters: ResultsQuery) =>
         )
         if (!page.found) return yield* NotFound.of("Project", projectId)
         const states = deriveAgentStates(page.states)
-        const json = page.json.replace(
-          ResultsRepo.EXTRACTION_STATUS_SLOT,
-          (_, agentId: string) =>
-            `"extraction_status":"${states.get(agentId)?.extractionStatus ?? "Pending"}"`,
-        )
+        const json = filledSlots(page.json, (agentId) => states.get(agentId)?.extractionStatus ?? "Pending")
         const count = page.count
         return {
           count,
@@ -115,7 +127,7 @@ export const listPage = (projectId: string, filters: ResultsQuery) =>
 /**
  * The results grid (beyond the contract): one row per combination of dimension values, one column per
  * agent (oldest first), sorted, filtered and paged in the database, its rows built as JSON there
- * (`gridPageText` makes the envelope's text).
+ * (`gridPageBytes` makes the envelope's bytes).
  */
 export const gridPage = (projectId: string, query: ResultsGridQuery) =>
   Effect.gen(function* () {
