@@ -3,7 +3,7 @@
  * set by hand, a review, a value settled by its review, a result removed, a dimension renamed, and values and
  * names too long for the index), a page of the grid answers exactly (byte for byte) what the grid answered
  * when it built each cell from its result's own columns: the statement below, as the grid ran it before its
- * cells were kept.
+ * cells were kept. Each result's kept summary (the results list's) is checked likewise.
  */
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
@@ -120,8 +120,26 @@ const builtFromResults = async (keys: ReadonlyArray<string>) => {
   return rows[0]!.json
 }
 
+/**
+ * Every result's kept `summary_json` (the results list's `resolution_result`) is the text its columns make,
+ * as `dxs_summary_json` made it when it was a SQL function.
+ */
+const summariesMatchResults = async () => {
+  const { rows } = await sql<{ results: number; different: number }>`
+    select count(*)::int as results,
+           (count(*) filter (where rr.summary_json is distinct from json_build_object('id', rr.id,
+              'value', dxs_present_value(rr.value, rr.value_type), 'resolution_status', rr.resolution_status,
+              'references', coalesce(rr."references", '{}'::jsonb), 'justification_for_resolution_status',
+              rr.justification, 'source_type', rr.source_type, 'updated_by_email', rr.updated_by_email,
+              'confidence', rr.confidence)::text))::int as different
+    from resolution_results rr where rr.project_id = ${projectId}::uuid`.execute(db)
+  expect(rows[0]!.results).toBeGreaterThan(0)
+  expect(rows[0]!.different).toBe(0)
+}
+
 /** The grid's first page (every row), checked against the rows built from the results; parsed. */
 const gridMatchesResults = async () => {
+  await summariesMatchResults()
   const page = await run(
     gridPageJson(db, projectId, {}, { by: "name", descending: false }, { limit: 50, offset: 0 }),
   )
