@@ -26,7 +26,7 @@ const PAGE = `
   join agents a on a.id = rr.agent_id
   join atomic_values av on av.id = rr.atomic_value_id`
 
-const server = http.createServer((req, res) => {
+const server = http.createServer((_request, res) => {
   pool.query({ name: "page", text: PAGE, values: [projectId] }).then(
     (r) => {
       res.writeHead(200, { "content-type": "application/json" }).end(r.rows[0].body)
