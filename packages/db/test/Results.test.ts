@@ -10,7 +10,7 @@ import {
   settleByReview,
   writeResults,
 } from "../src/repositories/Results.ts"
-import { listResults } from "./fixtures.ts"
+import { listResults, resolvedRow } from "./fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 2)
@@ -58,17 +58,8 @@ const atomic = (value: string) =>
   )
 
 const row = (atomicValueId: string, value: string): ResolvedRow => ({
-  atomicValueId,
-  resultName: "2025",
-  value,
-  status: "Resolved",
+  ...resolvedRow({ atomicValueId, resultName: "2025", value, status: "Resolved" }),
   justification: "from the invoice",
-  references: {},
-  sources: [],
-  sourceType: "document",
-  webSupplement: null,
-  verdicts: [],
-  summary: null,
 })
 
 describe("the results repository", () => {

@@ -67,11 +67,7 @@ const main = async () => {
     let startMs = Number.NaN
     let queued = 0
     for (const deadline = Date.now() + 10 * 60_000; Date.now() < deadline; ) {
-      const run = await db
-        .selectFrom("runs")
-        .select(["id", "status"])
-        .where("project_id", "=", projectId)
-        .executeTakeFirst()
+      const run = await projectRun(db, projectId)
       if (run?.status === "running" || run?.status === "succeeded" || run?.status === "failed") {
         startMs = Date.now() - launchStart
         const { n } = await db
@@ -120,15 +116,16 @@ const main = async () => {
   }
 }
 
+/** The project's run (a seeded project has one launch, so one run), if there is one yet. */
+const projectRun = (db: Db, projectId: string) =>
+  db.selectFrom("runs").select(["id", "status"]).where("project_id", "=", projectId).executeTakeFirst()
+
 /** Waits until the project's run has ended, printing its tasks' progress now and then. */
 const untilEnded = async (db: Db, projectId: string, launchStart: number) => {
   let shown = Date.now()
   for (;;) {
-    const run = await db
-      .selectFrom("runs")
-      .select(["id", "status"])
-      .where("project_id", "=", projectId)
-      .executeTakeFirstOrThrow()
+    const run = await projectRun(db, projectId)
+    if (run === undefined) throw new Error("the launch made no run")
     if (run.status === "succeeded" || run.status === "failed") {
       const ms = Date.now() - launchStart
       const { n } = await db

@@ -58,9 +58,8 @@ export const checkPage = (
  */
 export const filledSlots = (json: string, status: (agentId: string) => string): JsonPieces => {
   const pieces: Array<string> = []
-  const slot = new RegExp(ResultsRepo.EXTRACTION_STATUS_SLOT.source, "g")
   let from = 0
-  for (let found = slot.exec(json); found !== null; found = slot.exec(json)) {
+  for (const found of json.matchAll(ResultsRepo.EXTRACTION_STATUS_SLOT)) {
     pieces.push(json.slice(from, found.index), `"extraction_status":"${status(found[1]!)}"`)
     from = found.index + found[0].length
   }
