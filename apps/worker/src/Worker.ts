@@ -109,12 +109,23 @@ interface SlotGroup {
   readonly slots: number
 }
 
-/** The worker's slots: its groups, the tasks running per group, their fibers, and the pending wake-up. */
+/**
+ * The worker's slots: its groups, the tasks running per group, their fibers, the pending wake-up, and per
+ * group whether tasks of its kinds may be due (see `claimFree`).
+ */
 interface Slots {
   readonly groups: ReadonlyArray<SlotGroup>
   readonly inFlight: Ref.Ref<ReadonlyArray<number>>
   readonly tasks: FiberSet.FiberSet
   readonly wake: Queue.Queue<void>
+  readonly due: Array<boolean>
+}
+
+/** Marks the groups for which `which` holds as possibly having due tasks. */
+const markDue = (slots: Pick<Slots, "groups" | "due">, which: (group: SlotGroup) => boolean) => {
+  slots.groups.forEach((group, i) => {
+    if (which(group)) slots.due[i] = true
+  })
 }
 
 /** Slot groups: each kind with a limit of its own, then every other kind under `concurrency`. */
@@ -292,7 +303,13 @@ const runTask = (env: WorkerEnv, task: TaskRow): Effect.Effect<void> => {
 const inGroup = (inFlight: Ref.Ref<ReadonlyArray<number>>, i: number, delta: number) =>
   Ref.update(inFlight, (counts) => counts.map((n, j) => (j === i ? n + delta : n)))
 
-/** Claims due tasks for every group with free slots; true when a group filled them all (there may be more). */
+/**
+ * Claims due tasks for every group with free slots whose kinds may have due tasks; true when a group filled
+ * them all (there may be more). A group that found fewer than it had room for is not asked again until its
+ * kinds are notified, one of its own tasks ends or the poll comes round: the claim of a group with nothing
+ * due reads past every other kind's due task, and it came after each task of the other groups (during a run,
+ * two of every three claims found nothing).
+ */
 const claimFree = (env: WorkerEnv, slots: Slots): Effect.Effect<boolean> =>
   Effect.gen(function* () {
     const { workerId, leaseMs, retryWindowMs } = env
@@ -300,7 +317,9 @@ const claimFree = (env: WorkerEnv, slots: Slots): Effect.Effect<boolean> =>
     let filled = false
     for (const [i, group] of slots.groups.entries()) {
       const free = group.slots - (yield* Ref.get(inFlight))[i]!
-      if (free <= 0) continue
+      if (free <= 0 || !slots.due[i]) continue
+      // Cleared before the claim: a notification that comes during it marks the group again.
+      slots.due[i] = false
       const claimed = yield* Effect.tryPromise(() =>
         TaskQueue.claim(env.db, { workerId, kinds: group.kinds, leaseMs, limit: free, retryWindowMs }),
       ).pipe(Effect.catchAll((e) => Effect.as(Effect.logError(`claim failed: ${errorMessage(e.error)}`), [])))
@@ -318,11 +337,19 @@ const claimFree = (env: WorkerEnv, slots: Slots): Effect.Effect<boolean> =>
         yield* FiberSet.run(
           tasks,
           runTask(env, task).pipe(
-            Effect.ensuring(inGroup(inFlight, i, -1).pipe(Effect.zipRight(Queue.offer(wake, undefined)))),
+            Effect.ensuring(
+              inGroup(inFlight, i, -1).pipe(
+                Effect.tap(() => markDue(slots, (g) => g === group)),
+                Effect.zipRight(Queue.offer(wake, undefined)),
+              ),
+            ),
           ),
         )
       }
-      if (claimed.length === free) filled = true
+      if (claimed.length === free) {
+        filled = true
+        markDue(slots, (g) => g === group)
+      }
     }
     return filled
   })
@@ -353,11 +380,15 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
 
       // At most one pending wake-up: a burst of notifications causes one extra claim, not many.
       const wake = yield* Queue.sliding<void>(1)
+      // Per group, whether tasks of its kinds may be due: at first, all of them.
+      const due = groups.map(() => true)
       if (options.url) {
         yield* Effect.acquireRelease(
           Effect.promise(() =>
             TaskQueue.listenForTasks(options.url!, (kind) => {
-              if (kind === "" || kinds.includes(kind)) Queue.unsafeOffer(wake, undefined)
+              if (kind !== "" && !kinds.includes(kind)) return
+              markDue({ groups, due }, (g) => kind === "" || g.kinds.includes(kind))
+              Queue.unsafeOffer(wake, undefined)
             }),
           ),
           (unlisten) => Effect.promise(unlisten),
@@ -379,12 +410,26 @@ export const runWorker = (options: WorkerOptions): Effect.Effect<never> =>
 
       const runtime = yield* Effect.runtime<never>()
       const env: WorkerEnv = { workerId, handlers, db, leaseMs, retryWindowMs, runtime }
-      const slots: Slots = { groups, inFlight, tasks, wake }
+      const slots: Slots = { groups, inFlight, tasks, wake, due }
+      // Without notifications, nothing says which kinds have new tasks: every wake-up asks every group.
+      const everyGroup = () => markDue(slots, () => true)
 
-      // Claim while there is work and room; otherwise wait for a wake-up or the poll interval.
-      return yield* claimFree(env, slots).pipe(
+      // Claim while there is work and room; otherwise wait for a wake-up or the poll interval (which asks
+      // every group again: retries come due and leases expire without a notification).
+      return yield* Effect.suspend(() => {
+        if (!options.url) everyGroup()
+        return claimFree(env, slots)
+      }).pipe(
         Effect.flatMap((filledAllSlots) =>
-          filledAllSlots ? Effect.void : Effect.timeout(Queue.take(wake), Duration.millis(pollMs)),
+          filledAllSlots
+            ? Effect.void
+            : Queue.take(wake).pipe(
+                Effect.timeoutTo({
+                  duration: Duration.millis(pollMs),
+                  onSuccess: () => {},
+                  onTimeout: everyGroup,
+                }),
+              ),
         ),
         Effect.ignore,
         Effect.forever,

@@ -3,12 +3,14 @@
  * many of the kind run at once, however many are due, and they never take the slots of the other kinds.
  * A real worker loop over a real database, in this process.
  */
-import { makeKysely } from "@dxs/db/Db"
+import { makeDialect, makeKysely } from "@dxs/db/Db"
+import type { Database } from "@dxs/db/Schema"
 import { enqueue } from "@dxs/db/TaskQueue"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 // Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
 import type {} from "@dxs/testing/TestGlobalSetup"
 import { Effect, Fiber } from "effect"
+import { Kysely } from "kysely"
 import { afterAll, expect, it } from "vitest"
 import { runWorker } from "../src/Worker.ts"
 
@@ -63,5 +65,49 @@ it("runs at most kindConcurrency tasks of a kind at once, beside the other kinds
   } finally {
     release()
     await Effect.runPromise(Fiber.interrupt(fiber))
+  }
+})
+
+it("claims for a kind's own slots when its tasks may be due, not after every task of the other kinds", async () => {
+  // The worker's claims, by the kinds they asked for (a claim is the statement that takes due tasks).
+  const claims: Array<string> = []
+  const counted = new Kysely<Database>({
+    dialect: makeDialect(url, 4),
+    log: (event) => {
+      if (event.level === "query" && /with due as/.test(event.query.sql))
+        claims.push(String((event.query.parameters as ReadonlyArray<unknown>).find(Array.isArray)))
+    },
+  })
+  const done: Array<string> = []
+  const handler = (kind: string) => () =>
+    Effect.sync(() => {
+      done.push(kind)
+    })
+  for (let i = 0; i < 30; i++) await enqueue(db, { kind: "quick", idempotencyKey: `quick-${i}`, payload: {} })
+
+  const fiber = Effect.runFork(
+    runWorker({
+      url,
+      kysely: counted,
+      workerId: "idle-kind",
+      handlers: { quick: handler("quick"), own: handler("own") },
+      concurrency: 2,
+      kindConcurrency: { own: 2 },
+      // No poll during the test: only notifications and freed slots wake the worker.
+      pollMs: 600_000,
+    }),
+  )
+  try {
+    while (done.length < 30) await sleep(20)
+    // Thirty tasks of the other kinds, and the idle kind claimed for once, when the worker started (it was
+    // claimed for after nearly every one of them before: 28 times).
+    expect(claims.filter((kinds) => kinds === "own")).toHaveLength(1)
+    // A task of the kind, once enqueued (and notified), is claimed and run at once.
+    await enqueue(db, { kind: "own", idempotencyKey: "own-1", payload: {} })
+    while (!done.includes("own")) await sleep(20)
+    expect(claims.filter((kinds) => kinds === "own").length).toBeGreaterThan(1)
+  } finally {
+    await Effect.runPromise(Fiber.interrupt(fiber))
+    await counted.destroy()
   }
 })
