@@ -24,6 +24,7 @@ import * as m0022 from "./migrations/2026_11_29_0005_review_queue.ts"
 import * as m0023 from "./migrations/2026_11_29_0006_review_queue_set_counts.ts"
 import * as m0024 from "./migrations/2026_11_29_0007_grid_cells.ts"
 import * as m0025 from "./migrations/2026_11_29_0008_cheaper_result_writes.ts"
+import * as m0026 from "./migrations/2026_11_29_0009_confidence_tallies.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -52,6 +53,7 @@ export const migrations: Record<string, Migration> = {
   "2026_11_29_0006_review_queue_set_counts": m0023,
   "2026_11_29_0007_grid_cells": m0024,
   "2026_11_29_0008_cheaper_result_writes": m0025,
+  "2026_11_29_0009_confidence_tallies": m0026,
 }
 
 export interface MigrationOutcome {

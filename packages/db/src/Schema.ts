@@ -14,6 +14,7 @@ import type {
 import type {
   DocumentTalliesTable,
   PairTalliesTable,
+  ResultConfidenceTalliesTable,
   ResultRowsTable,
   ResultRowTalliesTable,
   ResultTalliesTable,
@@ -460,6 +461,7 @@ export interface Database {
   extractions: ExtractionsTable
   resolution_results: ResolutionResultsTable
   result_tallies: ResultTalliesTable
+  result_confidence_tallies: ResultConfidenceTalliesTable
   result_rows: ResultRowsTable
   result_row_tallies: ResultRowTalliesTable
   pair_tallies: PairTalliesTable

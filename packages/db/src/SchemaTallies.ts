@@ -8,6 +8,13 @@ export interface ResultTalliesTable {
   n: number
 }
 
+/** Current results with a confidence per agent and band of it (`floor(confidence * 100)`), kept by the writes. */
+export interface ResultConfidenceTalliesTable {
+  agent_id: string
+  band: number
+  n: number
+}
+
 /** The results grid's rows (combinations with at least one current result), their cells counted by status. */
 export interface ResultRowsTable {
   project_id: string

@@ -236,6 +236,11 @@ describe("pages of a project are read through indexes", () => {
     await expectIndexed(() => listPage({ resolutionStatus: "Requires attention" }, { limit: 20, offset: 0 }))
     await expectIndexed(() => listPage({ dimensionValue: "invoice-7.pdf" }, { limit: 20, offset: 0 }))
     await expectIndexed(() => listPage({ maxConfidence: 0.05 }, { limit: 20, offset: 0 }))
+    // Most results are at or below it: counted by the confidence tallies, and one band's rows.
+    await expectIndexed(() => listPage({ maxConfidence: 0.9 }, { limit: 20, offset: 0 }))
+    await expectIndexed(() =>
+      listPage({ agentId: agentIds[2], maxConfidence: 0.95 }, { limit: 20, offset: 0 }),
+    )
     const first = await listPage({}, { limit: 20, offset: 0 })
     await expectIndexed(() => listPage({}, { limit: 20, after: first.last, position: 20 }))
     await expectIndexed(() => listPage({}, { limit: 20, before: first.last, position: 19 }))

@@ -255,6 +255,85 @@ describe("the results repository", () => {
     expect((await list(0)).count).toBe(0)
     expect((await list(1)).rows.map((r) => r.result_name)).toEqual(["c", "b", "a"])
   })
+
+  it("counts the results at or below a confidence exactly, at the edges of the tallies' bands", async () => {
+    const agent = (
+      await db
+        .insertInto("agents")
+        .values({ project_id: projectId, name: "Bands", is_draft: false })
+        .returning("id")
+        .executeTakeFirstOrThrow()
+    ).id
+    // Confidences on and beside the hundredths the tallies band them by, and none.
+    const confidences = [
+      0,
+      0.004,
+      0.005,
+      0.0099,
+      0.01,
+      0.29,
+      0.3,
+      0.30000001,
+      0.55,
+      0.5500001,
+      0.999,
+      1,
+      null,
+    ]
+    const atomics = await Promise.all(
+      confidences.map((_, i) =>
+        Effect.runPromise(
+          ensureAtomicValue(db, {
+            projectId,
+            agentId: agent,
+            instances: [{ dimensionId, name: "Year", value: `band-${i}`, documentId: null }],
+          }),
+        ),
+      ),
+    )
+    const write = (shift: number) =>
+      Effect.runPromise(
+        writeResults(db, {
+          projectId,
+          agentId: agent,
+          configVersion: 1,
+          rows: confidences.map((confidence, i) => ({
+            ...row(atomics[i]!.id, `${i}`),
+            resultName: `band-${i}`,
+            confidence: confidence === null ? null : Math.min(1, confidence + shift),
+          })),
+        }),
+      )
+    /** What the filter means: the project's (or the agent's) current results at or below `x`, as reals. */
+    const recount = async (x: number, only?: string) =>
+      (
+        await db
+          .selectFrom("resolution_results")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("project_id", "=", projectId)
+          .where("is_current", "=", true)
+          .where((eb) => eb("confidence", "<=", Math.fround(x)))
+          .$if(only !== undefined, (q) => q.where("agent_id", "=", only!))
+          .executeTakeFirstOrThrow()
+      ).n
+    const thresholds = [
+      0, 0.004, 0.0049, 0.005, 0.01, 0.0100001, 0.29, 0.3, 0.3000001, 0.55, 0.5499999, 0.999, 1,
+    ]
+    for (const shift of [0, 0.001]) {
+      await write(shift)
+      for (const x of thresholds) {
+        const forAgent = await listResults(
+          db,
+          projectId,
+          { agentId: agent, maxConfidence: x },
+          { limit: 1, offset: 0 },
+        )
+        expect([x, shift, forAgent.count]).toEqual([x, shift, Number(await recount(x, agent))])
+        const forProject = await listResults(db, projectId, { maxConfidence: x }, { limit: 1, offset: 0 })
+        expect([x, shift, forProject.count]).toEqual([x, shift, Number(await recount(x))])
+      }
+    }
+  })
 })
 
 describe("a value marked correct", () => {

@@ -36,6 +36,12 @@ export const tallyDifferences = (conn: Conn): Effect.Effect<ReadonlyArray<TallyD
         sql`select agent_id || '/' || resolution_status as key, count(*) as n from resolution_results
             where is_current group by agent_id, resolution_status`,
       ),
+      differences(
+        "result_confidence_tallies",
+        sql`select agent_id || '/' || band as key, n from result_confidence_tallies`,
+        sql`select agent_id || '/' || floor(confidence::float8 * 100) as key, count(*) as n from resolution_results
+            where is_current and confidence is not null group by 1`,
+      ),
       // Each result is current exactly when its agent says so.
       differences(
         "resolution_results.is_current",

@@ -150,6 +150,24 @@ const tallied = (filter: CurrentResultsFilter) =>
   filter.dimensionValue === undefined && filter.maxConfidence === undefined
 
 /**
+ * A confidence, with an agent or none: counted by the confidence tallies (migration
+ * `2026_11_29_0009_confidence_tallies`): the bands below the confidence's own from the tallies, its own
+ * band's results at or below it through the confidence index (from half a band below, so that rounding
+ * cannot leave one out; the band itself is compared exactly).
+ */
+const countedByBands = (projectId: string, filter: CurrentResultsFilter, maxConfidence: number) => {
+  const band = sql`floor(${asReal(maxConfidence)}::real::float8 * 100)`
+  return sql`select null::uuid as id, null::timestamptz as created_at,
+      ((select coalesce(sum(t.n), 0) from agents a join result_confidence_tallies t on t.agent_id = a.id
+        where a.project_id = ${projectId}::uuid and t.band < ${band}
+          ${filter.agentId === undefined ? sql`` : sql`and a.id = ${filter.agentId}::uuid`})
+       + (select count(*) from resolution_results rr
+          where ${sql.join(conditions(projectId, filter), sql` and `)}
+            and rr.confidence >= ((${band} - 0.5) / 100)::real and floor(rr.confidence::float8 * 100) = ${band})
+      )::int as n`
+}
+
+/**
  * Where a row's extraction status goes in the list's JSON: its agent's id after `\u0001` (which no JSON text
  * of a value can put right after this member's name), for the caller to put the agent's status in its place,
  * since the status is derived from the agents' records in code.
@@ -235,7 +253,11 @@ export const resultsListPage = (
             ${filter.agentId === undefined ? sql`` : sql`and a.id = ${filter.agentId}::uuid`}
             ${filter.resolutionStatus === undefined ? sql`` : sql`and t.resolution_status = ${filter.resolutionStatus}`}
           group by a.id, a.created_at having sum(t.n) > 0`
-      : sql`select null::uuid as id, null::timestamptz as created_at,
+      : filter.maxConfidence !== undefined &&
+          filter.dimensionValue === undefined &&
+          filter.resolutionStatus === undefined
+        ? countedByBands(projectId, filter, filter.maxConfidence)
+        : sql`select null::uuid as id, null::timestamptz as created_at,
           (select count(*)::int from resolution_results rr where ${sql.join(conditions(projectId, filter), sql` and `)}) as n`
     const offset = byOffset ? window.offset : 0
     const pageOrder = sql.raw(descending ? "desc" : "asc")
