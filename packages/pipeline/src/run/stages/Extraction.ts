@@ -329,19 +329,28 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
     const run = (task: TaskRow, ctx: StageRun) =>
       Effect.gen(function* () {
         const p = payloadOf(task)
-        const runInfo = yield* findRunningRun(ctx.db, p.runId)
-        if (!runInfo) return
-        const [agentsById, [document]] = yield* Effect.all(
-          [
-            loadAgentsOfProjects(
-              ctx.db,
-              [runInfo.projectId],
-              p.agents.map((a) => a.agentId),
-            ),
-            loadDocuments(ctx.db, runInfo.projectId, p.documentId),
-          ],
+        const load = (projectId: string) =>
+          Effect.all(
+            [
+              loadAgentsOfProjects(
+                ctx.db,
+                [projectId],
+                p.agents.map((a) => a.agentId),
+              ),
+              loadDocuments(ctx.db, projectId, p.documentId),
+            ],
+            { concurrency: 2 },
+          )
+        // The task names its project: its agents and document are read beside its run, not after it.
+        const [runInfo, early] = yield* Effect.all(
+          [findRunningRun(ctx.db, p.runId), task.project_id === null ? Effect.void : load(task.project_id)],
           { concurrency: 2 },
         )
+        if (!runInfo) return
+        const [agentsById, [document]] =
+          early !== undefined && task.project_id === runInfo.projectId
+            ? early
+            : yield* load(runInfo.projectId)
         const loaded = new Map((agentsById.get(runInfo.projectId) ?? []).map((a) => [a.row.id, a]))
         const agents = currentAgents(p, loaded, document)
         if (document === undefined || agents.length === 0)
