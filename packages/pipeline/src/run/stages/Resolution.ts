@@ -158,17 +158,30 @@ const searchAtomics = (
     return { usage, webFindings }
   })
 
-/** The atomic value's candidates: its extractions from documents still there, then its web findings. */
+/** The extractions per atomic value (each atomic value's own read from one map, not from all of them). */
+const byAtomicValue = (
+  extractions: ReadonlyArray<ExtractionRow>,
+): ReadonlyMap<string, Array<ExtractionRow>> => {
+  const byAtomic = new Map<string, Array<ExtractionRow>>()
+  for (const e of extractions) {
+    const list = byAtomic.get(e.atomic_value_id)
+    if (list === undefined) byAtomic.set(e.atomic_value_id, [e])
+    else list.push(e)
+  }
+  return byAtomic
+}
+
+/**
+ * The atomic value's candidates: its extractions (`extractions`, the atomic value's own) from documents still
+ * there, then its web findings.
+ */
 const candidatesOf = (
-  atomicId: string,
   extractions: ReadonlyArray<ExtractionRow>,
   liveDocuments: ReadonlyMap<string, ProjectDocument>,
   findings: ReadonlyArray<WebFinding>,
 ): Array<Candidate> => [
   ...extractions
-    .filter(
-      (e) => e.atomic_value_id === atomicId && (e.document_id === null || liveDocuments.has(e.document_id)),
-    )
+    .filter((e) => e.document_id === null || liveDocuments.has(e.document_id))
     .map(
       (e): Candidate => ({
         candidate: {
@@ -371,8 +384,13 @@ export class Resolution extends Effect.Service<Resolution>()("@dxs/pipeline/Reso
         }
 
         const rows: Array<ResolvedRow> = []
+        const extractionsOf = byAtomicValue(extractions)
         for (const atomic of atomics) {
-          const mine = candidatesOf(atomic.id, extractions, liveDocuments, webFindings.get(atomic.id) ?? [])
+          const mine = candidatesOf(
+            extractionsOf.get(atomic.id) ?? [],
+            liveDocuments,
+            webFindings.get(atomic.id) ?? [],
+          )
           const resolved = yield* resolveAtomic(model, { agent, spec, atomic, mine, liveDocuments, checkOf })
           usage = addUsage(usage, resolved.usage)
           rows.push(resolved.row)
