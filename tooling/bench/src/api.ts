@@ -19,6 +19,7 @@
  * Uses DATABASE_URL's server when set (a fresh database, dropped afterwards), else an embedded server.
  */
 import { spawn } from "node:child_process"
+import { writeFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { makeKysely } from "@dxs/db"
@@ -62,7 +63,34 @@ interface Figure {
   readonly errors: number
   /** Bytes of a response (body and headers), on average. */
   readonly bytes: number
+  /** The server's peak resident memory during this read, in MB (NaN where it cannot be told). */
+  readonly peakMb: number
 }
+
+/** The server measured, whose peak resident memory is read per read (see `load`). */
+let serverPid: number | undefined
+
+/**
+ * The server's peak resident memory from now on: Linux resets a process's peak (VmHWM) to its current
+ * resident memory when 5 is written to its `clear_refs`. Answers how to read the peak since, and the peak
+ * before (so that the run's overall peak is not lost).
+ */
+const peakFromNow = (): (() => number) => {
+  if (serverPid === undefined) return () => Number.NaN
+  const pid = serverPid
+  overallPeakMb = Math.max(overallPeakMb, peakRssMb(pid))
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5")
+  } catch {
+    return () => Number.NaN
+  }
+  return () => {
+    const peak = peakRssMb(pid)
+    overallPeakMb = Math.max(overallPeakMb, peak)
+    return peak
+  }
+}
+let overallPeakMb = 0
 
 const load = async (
   label: string,
@@ -77,8 +105,10 @@ const load = async (
     !label.startsWith("bare")
   )
     return undefined
+  const peak = peakFromNow()
   const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS })
   return {
+    peakMb: peak(),
     label,
     target,
     rps: result.requests.average,
@@ -160,7 +190,7 @@ const measure = async (
 
 const row = (f: Figure, against?: Figure): readonly [string, string] => [
   f.label,
-  `${f.rps.toFixed(0).padStart(10)} ${`${f.p50} ms`.padStart(8)} ${`${f.p99} ms`.padStart(8)} ${String(f.errors).padStart(7)}${`${(f.bytes / 1024).toFixed(1)} kB`.padStart(10)}${
+  `${f.rps.toFixed(0).padStart(10)} ${`${f.p50} ms`.padStart(8)} ${`${f.p99} ms`.padStart(8)} ${String(f.errors).padStart(7)}${`${(f.bytes / 1024).toFixed(1)} kB`.padStart(10)}${Number.isNaN(f.peakMb) ? "" : `${f.peakMb.toFixed(0)} MB`.padStart(9)}${
     against
       ? `   ${(f.p99 / Math.max(1, against.p99)).toFixed(2)}× the ${REFERENCE.toLocaleString("en-US")} figure`
       : ""
@@ -195,6 +225,7 @@ const main = async () => {
     const member = dxs(["users", "create", "--org", "bench api", "--email", EMAIL], env, `${PASSWORD}\n`)
     await member.exited
     server = await startAll(env)
+    serverPid = server.child.pid
     const headers = { "x-api-key": key }
     const origin = new URL(server.api).origin
     bare = spawn(process.execPath, ["--import", "tsx", bareScript], {
@@ -230,7 +261,7 @@ const main = async () => {
         screen: screen.requests.length,
       })
     }
-    const rss = peakRssMb(server.child.pid!)
+    const rss = Math.max(overallPeakMb, peakRssMb(server.child.pid!))
 
     console.log(`\n${CONNECTIONS} connections, ${SECONDS} s each, on loopback:`)
     const reference = measured.length > 1 ? measured[0]! : undefined
@@ -243,7 +274,7 @@ const main = async () => {
           ? reference.figures.find((r) => r.label === f.label)
           : undefined
       printRows([
-        ["", "requests/s      p50      p99  errors  response"],
+        ["", "requests/s      p50      p99  errors  response     peak"],
         row(baseline),
         ...figures.map((f) => row(f, against(f))),
       ])
