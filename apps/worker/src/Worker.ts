@@ -339,7 +339,11 @@ const claimFree = (env: WorkerEnv, slots: Slots): Effect.Effect<boolean> =>
           runTask(env, task).pipe(
             Effect.ensuring(
               inGroup(inFlight, i, -1).pipe(
-                Effect.tap(() => markDue(slots, (g) => g === group)),
+                Effect.zipRight(
+                  Effect.sync(() => {
+                    slots.due[i] = true
+                  }),
+                ),
                 Effect.zipRight(Queue.offer(wake, undefined)),
               ),
             ),
@@ -348,7 +352,7 @@ const claimFree = (env: WorkerEnv, slots: Slots): Effect.Effect<boolean> =>
       }
       if (claimed.length === free) {
         filled = true
-        markDue(slots, (g) => g === group)
+        slots.due[i] = true
       }
     }
     return filled

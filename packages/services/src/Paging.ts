@@ -152,12 +152,16 @@ export interface JsonPage {
   readonly resultsJson: JsonPieces
 }
 
-const jsonPageHead = (page: JsonPage) =>
-  `{"count":${page.count},"next":${JSON.stringify(page.next)},"previous":${JSON.stringify(page.previous)},"results":`
+/** An envelope's JSON up to its rows' member: `count`, `next`, `previous`, then `rest` (its other members). */
+export const envelopeHead = (
+  page: { readonly count: number; readonly next: string | null; readonly previous: string | null },
+  rest: string,
+) =>
+  `{"count":${page.count},"next":${JSON.stringify(page.next)},"previous":${JSON.stringify(page.previous)},${rest}`
 
 /**
  * The envelope's JSON (UTF-8): `count`, `next`, `previous`, then the rows as they are, made without joining
  * the rows' pieces (see `piecesBytes`).
  */
 export const jsonPageBytes = (page: JsonPage): Buffer =>
-  piecesBytes(jsonPageHead(page), page.resultsJson, "}")
+  piecesBytes(envelopeHead(page, `"results":`), page.resultsJson, "}")

@@ -24,7 +24,7 @@ import { csvBytes, TABLE_FORMATS, type TableRow, xlsxBytes } from "@dxs/pipeline
 import { Effect, Option, Schema, Sink, Stream } from "effect"
 import type { Kysely } from "kysely"
 import { BadRequest, NotFound } from "./Errors.ts"
-import { pageLinks, pageStart, piecesBytes } from "./Paging.ts"
+import { envelopeHead, pageLinks, pageStart, piecesBytes } from "./Paging.ts"
 
 export const GRID_DEFAULT_LIMIT = 50
 export const GRID_MAX_LIMIT = 500
@@ -168,15 +168,12 @@ export interface GridJsonPage {
   readonly rowsJson: string
 }
 
-const gridPageHead = (page: GridJsonPage) =>
-  `{"count":${page.count},"next":${JSON.stringify(page.next)},"previous":${JSON.stringify(page.previous)},"columns":${JSON.stringify(page.columns)},"rows":`
-
 /**
  * The grid envelope's JSON (UTF-8): `count`, `next`, `previous`, `columns`, then the rows as they are, made
  * without a joined string (see `piecesBytes`).
  */
 export const gridPageBytes = (page: GridJsonPage): Buffer =>
-  piecesBytes(gridPageHead(page), [page.rowsJson], "}")
+  piecesBytes(envelopeHead(page, `"columns":${JSON.stringify(page.columns)},"rows":`), [page.rowsJson], "}")
 
 /** One page of the project's results grid, its rows built as JSON by the database. */
 export const gridOf = (

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from "kysely"
+import { changesByEvent, REFERENCING } from "./2026_11_29_0001_result_tallies/Statements.ts"
 
-// Frozen: never import application code here.
+// Frozen: never import application code here (the result tallies' statement helpers are frozen with them).
 //
 // The results list's `max_confidence` count from tallies: current results per agent and band of confidence
 // (the hundredth it falls in: `floor(confidence * 100)`, 0 to 100), kept by the results' writes as the
@@ -14,20 +15,11 @@ import { type Kysely, sql } from "kysely"
 /** A result's band, as the tallies and the count compute it (the confidence is a `real`). */
 const BAND = "floor(confidence::float8 * 100)::smallint"
 
-const REFERENCING = {
-  insert: "new table as new_rows",
-  update: "old table as old_rows new table as new_rows",
-  delete: "old table as old_rows",
-} as const
-
-const side = (rows: string, d: number) =>
-  `select project_id, agent_id, ${BAND} as band, ${d} as d from ${rows} where is_current and confidence is not null`
-
-const CHANGES = {
-  insert: side("new_rows", 1),
-  update: `${side("new_rows", 1)} union all ${side("old_rows", -1)}`,
-  delete: side("old_rows", -1),
-} as const
+/** What a statement changed, per event, as rows of (project, agent, band) with `d` (see `changesByEvent`). */
+const CHANGES = changesByEvent(
+  `project_id, agent_id, ${BAND} as band`,
+  "is_current and confidence is not null",
+)
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
@@ -37,8 +29,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       n integer not null default 0,
       primary key (agent_id, band)
     )`.execute(db)
-  for (const event of ["insert", "update", "delete"] as const) {
-    const changes = CHANGES[event]
+  for (const [event, changes] of CHANGES) {
     await sql`
       create function ${sql.id(`dxs_confidence_tally_${event}`)}() returns trigger language plpgsql as $$
       begin
@@ -68,7 +59,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const event of ["insert", "update", "delete"] as const) {
+  for (const [event] of CHANGES) {
     await sql`drop trigger ${sql.id(`resolution_results_tally_${event}_confidence`)} on resolution_results`.execute(
       db,
     )

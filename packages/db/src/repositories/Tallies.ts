@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
+import { confidenceBand } from "./results/CurrentResults.ts"
 
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 
@@ -39,7 +40,7 @@ export const tallyDifferences = (conn: Conn): Effect.Effect<ReadonlyArray<TallyD
       differences(
         "result_confidence_tallies",
         sql`select agent_id || '/' || band as key, n from result_confidence_tallies`,
-        sql`select agent_id || '/' || floor(confidence::float8 * 100) as key, count(*) as n from resolution_results
+        sql`select agent_id || '/' || ${confidenceBand(sql`confidence`)} as key, count(*) as n from resolution_results
             where is_current and confidence is not null group by 1`,
       ),
       // Each result is current exactly when its agent says so.

@@ -150,20 +150,26 @@ const tallied = (filter: CurrentResultsFilter) =>
   filter.dimensionValue === undefined && filter.maxConfidence === undefined
 
 /**
+ * The band of the confidence tallies a confidence (a `real`) falls in: its hundredth, as migration
+ * `2026_11_29_0009_confidence_tallies` computes it.
+ */
+export const confidenceBand = (confidence: RawBuilder<unknown>) => sql`floor(${confidence}::float8 * 100)`
+
+/**
  * A confidence, with an agent or none: counted by the confidence tallies (migration
  * `2026_11_29_0009_confidence_tallies`): the bands below the confidence's own from the tallies, its own
  * band's results at or below it through the confidence index (from half a band below, so that rounding
  * cannot leave one out; the band itself is compared exactly).
  */
 const countedByBands = (projectId: string, filter: CurrentResultsFilter, maxConfidence: number) => {
-  const band = sql`floor(${asReal(maxConfidence)}::real::float8 * 100)`
+  const band = confidenceBand(sql`${asReal(maxConfidence)}::real`)
   return sql`select null::uuid as id, null::timestamptz as created_at,
       ((select coalesce(sum(t.n), 0) from agents a join result_confidence_tallies t on t.agent_id = a.id
         where a.project_id = ${projectId}::uuid and t.band < ${band}
           ${filter.agentId === undefined ? sql`` : sql`and a.id = ${filter.agentId}::uuid`})
        + (select count(*) from resolution_results rr
           where ${sql.join(conditions(projectId, filter), sql` and `)}
-            and rr.confidence >= ((${band} - 0.5) / 100)::real and floor(rr.confidence::float8 * 100) = ${band})
+            and rr.confidence >= ((${band} - 0.5) / 100)::real and ${confidenceBand(sql`rr.confidence`)} = ${band})
       )::int as n`
 }
 

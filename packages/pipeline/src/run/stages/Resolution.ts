@@ -19,7 +19,7 @@ import { findRunningRun } from "@dxs/db/repositories/Runs"
 import type { TaskDb, TaskTrx } from "@dxs/db/TaskQueue"
 import { extractionConfidence, resultConfidence } from "@dxs/domain/Confidence"
 import { groundingAttention } from "@dxs/domain/Resolution"
-import { Effect, Option } from "effect"
+import { Array as Arr, Effect, Option } from "effect"
 import {
   type AgentSpec,
   addUsage,
@@ -157,19 +157,6 @@ const searchAtomics = (
     }
     return { usage, webFindings }
   })
-
-/** The extractions per atomic value (each atomic value's own read from one map, not from all of them). */
-const byAtomicValue = (
-  extractions: ReadonlyArray<ExtractionRow>,
-): ReadonlyMap<string, Array<ExtractionRow>> => {
-  const byAtomic = new Map<string, Array<ExtractionRow>>()
-  for (const e of extractions) {
-    const list = byAtomic.get(e.atomic_value_id)
-    if (list === undefined) byAtomic.set(e.atomic_value_id, [e])
-    else list.push(e)
-  }
-  return byAtomic
-}
 
 /**
  * The atomic value's candidates: its extractions (`extractions`, the atomic value's own) from documents still
@@ -384,10 +371,11 @@ export class Resolution extends Effect.Service<Resolution>()("@dxs/pipeline/Reso
         }
 
         const rows: Array<ResolvedRow> = []
-        const extractionsOf = byAtomicValue(extractions)
+        // Each atomic value's own extractions, grouped once (not filtered from all of them per value).
+        const extractionsOf = Arr.groupBy(extractions, (e) => e.atomic_value_id)
         for (const atomic of atomics) {
           const mine = candidatesOf(
-            extractionsOf.get(atomic.id) ?? [],
+            extractionsOf[atomic.id] ?? [],
             liveDocuments,
             webFindings.get(atomic.id) ?? [],
           )
