@@ -80,6 +80,14 @@ export const enqueue = async (
 const ENQUEUE_BATCH = 10_000
 
 /**
+ * New tasks of one `enqueueMany` from which the queue's statistics are taken again at once. A claim reads
+ * the due tasks in order through `tasks_claim_order` only while the planner knows how many are pending:
+ * with statistics from before a launch's thousands of tasks (autovacuum takes new ones a minute or more
+ * later), it reads every pending task of the kind and sorts them to take one, on every claim of the run.
+ */
+const ANALYZE_AFTER = 1_000
+
+/**
  * Inserts many tasks due now, skipping those whose idempotency key exists, with one wake-up notification
  * per kind; returns how many were new. The rows travel as one JSON parameter per batch expanded by
  * `jsonb_to_recordset`, so what a run's phase enqueues (hundreds of thousands of pairs for a large project)
@@ -116,6 +124,9 @@ export const enqueueMany = async (
       for (const row of inserted.rows) kinds.add(row.kind)
     }
   }
+  // In the caller's transaction, if any, the statistics count its new tasks (ANALYZE counts its own
+  // transaction's rows) and are seen by others when it commits, with the tasks.
+  if (created >= ANALYZE_AFTER) await sql`analyze tasks`.execute(conn)
   for (const kind of kinds) await sql`select pg_notify(${TASKS_CHANNEL}, ${kind})`.execute(conn)
   return created
 }
