@@ -143,10 +143,11 @@ const gridMatchesResults = async () => {
   const page = await run(
     gridPageJson(db, projectId, {}, { by: "name", descending: false }, { limit: 50, offset: 0 }),
   )
-  const keys = (JSON.parse(page.json) as Array<{ key: string }>).map((r) => r.key)
+  const json = `[${page.json.join(",")}]`
+  const keys = (JSON.parse(json) as Array<{ key: string }>).map((r) => r.key)
   expect(keys.length).toBeGreaterThan(0)
-  expect(page.json).toBe(await builtFromResults(keys))
-  return JSON.parse(page.json) as Array<{
+  expect(json).toBe(await builtFromResults(keys))
+  return JSON.parse(json) as Array<{
     readonly key: string
     readonly name: string
     readonly dimension_values: Record<string, string>

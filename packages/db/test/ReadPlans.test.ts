@@ -313,7 +313,7 @@ describe("pages of a project are read through indexes", () => {
     const plans = await plansOf(() =>
       gridRead({}, { by: "name", descending: false }, { limit: 20, offset: 40 }),
     )
-    const cells = plans.filter((p) => p.sql.includes("select '[' || coalesce(string_agg("))
+    const cells = plans.filter((p) => p.sql.trim().startsWith("select r.json from unnest("))
     expect(cells).toHaveLength(1)
     expect(cells[0]!.results).toEqual(["Index Only Scan"])
     expect(cells[0]!.heapFetches).toBe(0)

@@ -105,7 +105,7 @@ export class Results extends Effect.Service<Results>()("@dxs/services/Results", 
       grid: (projectId: string, query: ResultsGridQuery) =>
         Effect.map(
           gridPage(projectId, query),
-          ({ rowsJson, ...rest }): ResultsGrid => ({ ...rest, rows: JSON.parse(rowsJson) }),
+          ({ rowsJson, ...rest }): ResultsGrid => ({ ...rest, rows: rowsJson.map((row) => JSON.parse(row)) }),
         ).pipe(provide),
 
       /**

@@ -165,7 +165,8 @@ export interface GridJsonPage {
   readonly next: string | null
   readonly previous: string | null
   readonly columns: ReadonlyArray<ResultsGridColumn>
-  readonly rowsJson: string
+  /** Each row's JSON, in order (see the repository's `GridPageJson`). */
+  readonly rowsJson: ReadonlyArray<string>
 }
 
 /**
@@ -173,7 +174,11 @@ export interface GridJsonPage {
  * without a joined string (see `piecesBytes`).
  */
 export const gridPageBytes = (page: GridJsonPage): Buffer =>
-  piecesBytes(envelopeHead(page, `"columns":${JSON.stringify(page.columns)},"rows":`), [page.rowsJson], "}")
+  piecesBytes(
+    envelopeHead(page, `"columns":${JSON.stringify(page.columns)},"rows":[`),
+    page.rowsJson.flatMap((row, i) => (i === 0 ? [row] : [",", row])),
+    "]}",
+  )
 
 /** One page of the project's results grid, its rows built as JSON by the database. */
 export const gridOf = (

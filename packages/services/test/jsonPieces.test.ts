@@ -48,9 +48,13 @@ describe("a page's JSON in pieces", () => {
       next: null,
       previous: "?offset=0",
       columns: [{ agent_id: agentA, agent_name: "Größe", value_type: "number" as const, unit: "m²" }],
-      rowsJson: '[{"row_name":"Ünïcode 😀"}]',
+      rowsJson: ['{"row_name":"Ünïcode 😀"}', '{"row_name":"b\\u0001"}'],
     }
-    const text = `{"count":1,"next":null,"previous":"?offset=0","columns":${JSON.stringify(page.columns)},"rows":${page.rowsJson}}`
+    const text = `{"count":1,"next":null,"previous":"?offset=0","columns":${JSON.stringify(page.columns)},"rows":[${page.rowsJson.join(",")}]}`
     expect(gridPageBytes(page).equals(Buffer.from(text))).toBe(true)
+    expect(JSON.parse(text).rows).toEqual([{ row_name: "Ünïcode 😀" }, { row_name: "b\u0001" }])
+    expect(gridPageBytes({ ...page, rowsJson: [] }).toString("utf8")).toBe(
+      `{"count":1,"next":null,"previous":"?offset=0","columns":${JSON.stringify(page.columns)},"rows":[]}`,
+    )
   })
 })
