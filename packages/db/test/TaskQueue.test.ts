@@ -1,10 +1,8 @@
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import fc from "fast-check"
-import { Kysely, sql } from "kysely"
-import pg from "pg"
+import { sql } from "kysely"
 import { afterAll, describe, expect, it } from "vitest"
-import { makeDialect, makeKysely } from "../src/Db.ts"
-import type { Database } from "../src/Schema.ts"
+import { makeKysely } from "../src/Db.ts"
 import {
   claim,
   complete,
@@ -131,64 +129,6 @@ describe("TaskQueue", () => {
     expect(await claim(db, { workerId: "w1", kinds: ["other"], leaseMs: LONG_LEASE, limit: 10 })).toEqual([])
     expect(await claim(db, { workerId: "w1", kinds: ["lim"], leaseMs: LONG_LEASE, limit: 2 })).toHaveLength(2)
     expect(await claim(db, { workerId: "w2", kinds: ["lim"], leaseMs: LONG_LEASE, limit: 2 })).toHaveLength(1)
-  })
-
-  it("claims a run's first tasks without reading its other due tasks (no sort of the queue)", async () => {
-    // A launch enqueues its tasks in one statement: every one due at the same moment, made at the same
-    // moment, into a queue whose statistics were taken when it was nearly empty. A claim must take the
-    // first of them in the queue's order through its index, not read and sort them all (5,000 tasks:
-    // 2.6 ms a claim, on every task of the run).
-    await sql`analyze tasks`.execute(db)
-    const TASKS = 3_000
-    await enqueueMany(
-      db,
-      Array.from({ length: TASKS }, (_, i) => ({
-        kind: "burst",
-        idempotencyKey: `burst:${i}`,
-        payload: { i },
-      })),
-    )
-    const statements: Array<{ readonly sql: string; readonly parameters: ReadonlyArray<unknown> }> = []
-    const recorded = new Kysely<Database>({
-      dialect: makeDialect(url, 1),
-      log: (event) => {
-        statements.push({ sql: event.query.sql, parameters: event.query.parameters })
-      },
-    })
-    try {
-      expect(
-        await claim(recorded, { workerId: "w1", kinds: ["burst"], leaseMs: LONG_LEASE, limit: 2 }),
-      ).toHaveLength(2)
-      const [statement] = statements
-      const explainer = new pg.Client({ connectionString: url })
-      await explainer.connect()
-      const plan = await (async () => {
-        try {
-          await explainer.query("begin")
-          await explainer.query("set local enable_seqscan = off")
-          const { rows } = await explainer.query(`explain (analyze, format json) ${statement!.sql}`, [
-            ...statement!.parameters,
-          ])
-          return rows[0]["QUERY PLAN"][0].Plan
-        } finally {
-          await explainer.query("rollback")
-          await explainer.end()
-        }
-      })()
-      const sorts: Array<string> = []
-      let read = 0
-      const walk = (node: any) => {
-        if (/Sort/.test(node["Node Type"])) sorts.push(node["Node Type"])
-        if (node["Relation Name"] === "tasks" && /Scan/.test(node["Node Type"]))
-          read += node["Actual Rows"] * node["Actual Loops"]
-        for (const child of node.Plans ?? []) walk(child)
-      }
-      walk(plan)
-      expect(sorts).toEqual([])
-      expect(read).toBeLessThan(20)
-    } finally {
-      await recorded.destroy()
-    }
   })
 
   it("completes in the work's transaction: a rollback undoes both the write and the completion", async () => {

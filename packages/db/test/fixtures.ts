@@ -1,7 +1,9 @@
 /** Rows the repository tests start from. */
 import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
-import type { Kysely } from "kysely"
+import { Kysely } from "kysely"
+import pg from "pg"
+import { makeDialect } from "../src/Db.ts"
 import {
   type CurrentResultsFilter,
   EXTRACTION_STATUS_SLOT,
@@ -67,4 +69,61 @@ export const listResults = async (
   const page = await Effect.runPromise(resultsListPage(db, organization_id, projectId, filter, window))
   const json = page.json.replace(EXTRACTION_STATUS_SLOT, '"extraction_status":"Pending"')
   return { count: page.count, offset: page.offset, rows: JSON.parse(json) as Array<any>, page }
+}
+
+/** A statement as a connection ran it. */
+export interface RanStatement {
+  readonly sql: string
+  readonly parameters: ReadonlyArray<unknown>
+}
+
+/**
+ * The first statement `f` runs on a connection to `url` that records what it runs, and that statement's
+ * plan as it runs again under `EXPLAIN ANALYZE` in a transaction rolled back (with sequential scans made
+ * as costly as the planner allows, unless `seqscan`): the scan nodes of `table` (type and rows read) and
+ * any sort.
+ */
+export const planOfFirstStatement = async <A>(
+  url: string,
+  table: string,
+  f: (db: Kysely<Database>) => Promise<A>,
+  options: { readonly seqscan?: boolean } = {},
+) => {
+  const statements: Array<RanStatement> = []
+  const recorded = new Kysely<Database>({
+    dialect: makeDialect(url, 1),
+    log: (event) => {
+      statements.push({ sql: event.query.sql, parameters: event.query.parameters })
+    },
+  })
+  const explainer = new pg.Client({ connectionString: url })
+  try {
+    const outcome = await f(recorded)
+    const [statement] = statements
+    if (statement === undefined) throw new Error("no statement ran")
+    await explainer.connect()
+    await explainer.query("begin")
+    if (options.seqscan !== true) await explainer.query("set local enable_seqscan = off")
+    const { rows } = await explainer.query(`explain (analyze, format json) ${statement.sql}`, [
+      ...statement.parameters,
+    ])
+    await explainer.query("rollback")
+    const scans: Array<string> = []
+    const sorts: Array<string> = []
+    let read = 0
+    const walk = (node: any) => {
+      if (/Sort/.test(node["Node Type"])) sorts.push(node["Node Type"])
+      if (node["Relation Name"] === table && /Scan/.test(node["Node Type"])) {
+        scans.push(node["Node Type"])
+        read +=
+          ((node["Actual Rows"] ?? 0) + (node["Rows Removed by Filter"] ?? 0)) * (node["Actual Loops"] ?? 1)
+      }
+      for (const child of node.Plans ?? []) walk(child)
+    }
+    walk(rows[0]["QUERY PLAN"][0].Plan)
+    return { outcome, scans, sorts, read }
+  } finally {
+    await explainer.end()
+    await recorded.destroy()
+  }
 }

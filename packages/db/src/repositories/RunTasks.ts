@@ -68,16 +68,19 @@ export const enqueueAgentTasks = (
 const enqueueRunTasks = (conn: Conn, tasks: Parameters<typeof enqueueMany>[1]): Effect.Effect<number> =>
   run(() => enqueueMany(conn, tasks)).pipe(Effect.as(tasks.length))
 
-/** How many tasks of the run's phases (its start task aside) are pending or running. */
 /**
- * Whether the run has an unfinished phase task (its start task aside): one index probe, however many tasks
- * the run has (every task of a phase asks after its commit).
+ * Whether the run has an unfinished phase task (its start task aside): the first of them in the order they
+ * were written, through `tasks_run_unfinished`, however many tasks the run has or has finished (every task
+ * of a phase asks after its commit). The order is what keeps the read on the index: without it the planner
+ * may scan the table from its start, where the run's finished tasks are.
  */
 export const hasUnfinishedTasks = (conn: Conn, runId: string): Effect.Effect<boolean> =>
   run(() =>
-    sql<{ found: boolean }>`select exists (select 1 from tasks where run_id = ${runId}::uuid
-      and status in ('pending', 'running') and kind <> ${RUN_START_TASK}) as found`.execute(conn),
-  ).pipe(Effect.map((r) => r.rows[0]?.found === true))
+    sql<{ found: number }>`select 1 as found from tasks where run_id = ${runId}::uuid
+      and status in ('pending', 'running') and kind <> ${RUN_START_TASK} order by created_at limit 1`.execute(
+      conn,
+    ),
+  ).pipe(Effect.map((r) => r.rows.length > 0))
 
 /** A task of the run that failed for good (its last attempt errored or died with its worker), if any. */
 export const failedTaskOf = (

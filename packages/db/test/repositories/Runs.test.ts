@@ -9,7 +9,7 @@ import * as Runs from "../../src/repositories/Runs.ts"
 import * as RunTasks from "../../src/repositories/RunTasks.ts"
 import type { Database } from "../../src/Schema.ts"
 import { enqueue } from "../../src/TaskQueue.ts"
-import { newOrganizationProject } from "../fixtures.ts"
+import { newOrganizationProject, planOfFirstStatement } from "../fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)
@@ -137,6 +137,51 @@ describe("runs through their phases", () => {
     expect(await run(RunTasks.failedTaskOf(db, runId))).toBeUndefined()
     await setTask(`resolve:a2:${runId}`, { last_error: "boom" })
     expect(await run(RunTasks.failedTaskOf(db, runId))).toEqual({ kind: "resolve", last_error: "boom" })
+  })
+})
+
+describe("a phase's check for unfinished tasks", () => {
+  it("reads the run's unfinished tasks through an index, not the claimed ones before them", async () => {
+    // A run's tasks are claimed in the order they were written, so its claimed and finished tasks come
+    // first in the table. With statistics that know most of the run is pending, a check that may scan the
+    // table stops at the first unfinished task it meets, after every finished one (0.43 ms at 5,000 tasks,
+    // after every task of the run); through an index it reads the run's unfinished tasks alone.
+    const { projectId } = await newProject()
+    const { id: runId } = await run(Runs.createQueuedRun(db, projectId))
+    const pairs = Array.from({ length: 3_000 }, (_, i) => ({
+      agentId: "a1",
+      agentConfigVersion: 1,
+      documentId: `doc-${i}`,
+      documentVersion: 1,
+      dimensionsKey: "k",
+    }))
+    await run(RunTasks.enqueueExtractTasks(db, projectId, runId, pairs))
+    const ran = sql`update tasks set status = ${"running"} where id in (
+      select id from tasks where run_id = ${runId}::uuid and kind = 'extract' order by run_after, created_at, id limit 2000)`
+    await ran.execute(db)
+    await sql`update tasks set status = 'succeeded' where run_id = ${runId}::uuid and status = 'running'`.execute(
+      db,
+    )
+    await sql`analyze tasks`.execute(db)
+    const { outcome, scans, read } = await planOfFirstStatement(
+      url,
+      "tasks",
+      (recorded) => run(RunTasks.hasUnfinishedTasks(recorded, runId)),
+      { seqscan: true },
+    )
+    expect(outcome).toBe(true)
+    expect(scans.filter((s) => s === "Seq Scan")).toEqual([])
+    expect(read).toBeLessThan(20)
+    // The last unfinished task is found; the start task is not a task of a phase.
+    const last = sql`select id from tasks where run_id = ${runId}::uuid and kind = 'extract' and status = 'pending'
+      order by created_at desc, id desc limit 1`
+    await sql`update tasks set status = 'succeeded' where run_id = ${runId}::uuid and kind = 'extract'
+      and status = 'pending' and id not in (${last})`.execute(db)
+    expect(await run(RunTasks.hasUnfinishedTasks(db, runId))).toBe(true)
+    await sql`update tasks set status = 'succeeded' where run_id = ${runId}::uuid and kind = 'extract'`.execute(
+      db,
+    )
+    expect(await run(RunTasks.hasUnfinishedTasks(db, runId))).toBe(false)
   })
 })
 
