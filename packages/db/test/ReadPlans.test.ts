@@ -31,12 +31,12 @@ import {
   writeResults,
 } from "../src/repositories/Results.ts"
 import type { Database } from "../src/Schema.ts"
-import { newDocumentDimension, newOrganizationProject, resolvedRow } from "./fixtures.ts"
+import { newDocumentDimension, newOrganizationProject, type RanStatement, resolvedRow } from "./fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)
 /** The same database, every statement it runs recorded with its parameters. */
-const statements: Array<{ readonly sql: string; readonly parameters: ReadonlyArray<unknown> }> = []
+const statements: Array<RanStatement> = []
 const recorded = new Kysely<Database>({
   dialect: makeDialect(url, 2),
   log: (event) => {

@@ -156,9 +156,10 @@ describe("a phase's check for unfinished tasks", () => {
       dimensionsKey: "k",
     }))
     await run(RunTasks.enqueueExtractTasks(db, projectId, runId, pairs))
-    const ran = sql`update tasks set status = ${"running"} where id in (
-      select id from tasks where run_id = ${runId}::uuid and kind = 'extract' order by run_after, created_at, id limit 2000)`
-    await ran.execute(db)
+    await sql`update tasks set status = 'running' where id in (
+      select id from tasks where run_id = ${runId}::uuid and kind = 'extract' order by run_after, created_at, id limit 2000)`.execute(
+      db,
+    )
     await sql`update tasks set status = 'succeeded' where run_id = ${runId}::uuid and status = 'running'`.execute(
       db,
     )
