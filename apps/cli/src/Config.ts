@@ -118,6 +118,8 @@ export type LlmConfig =
 export interface ParsingConfig {
   /** Parsing threads of a process's warm pool; also the parse tasks a worker runs at once. */
   readonly threads: number
+  /** A parsing thread idle this long is ended (started again by the next parse); 0: kept. */
+  readonly idleSeconds: number
   /** Wall-clock limit of one parse (or page rendering), in seconds. */
   readonly timeoutSeconds: number
   /** Heap limit of the parsing thread, in MB. */
@@ -277,6 +279,7 @@ const baseUrl = (r: Reader, name: string, value: string | undefined): string | u
 const readParsing = (r: Reader): ParsingConfig => {
   let parsing: ParsingConfig = {
     threads: r.int("PARSE_THREADS", os.availableParallelism(), 1, 1024),
+    idleSeconds: r.int("PARSE_THREAD_IDLE_SECONDS", 60, 0, 86_400),
     timeoutSeconds: r.int("PARSE_TIMEOUT_SECONDS", 120, 1, 86_400),
     memoryMb: r.int("PARSE_MEMORY_MB", 1024, 64, 1_048_576),
     maxPages: r.int("MAX_PAGES", 2000, 1, 10_000_000),

@@ -137,6 +137,12 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
       "Parsing threads each process keeps warm and reuses across documents (default: the number of cores); a worker runs this many parses at once, apart from WORKER_CONCURRENCY.",
   },
   {
+    name: "PARSE_THREAD_IDLE_SECONDS",
+    default: "60",
+    description:
+      "A parsing thread that has had no document for this long is ended, giving back its memory (tens of MB each, with the parsers loaded); the next parse starts one again (0.5–2.5 s). 0 keeps them for the process's life.",
+  },
+  {
     name: "PARSE_TIMEOUT_SECONDS",
     default: "120",
     description:

@@ -427,7 +427,9 @@ export const start = (config: Config, mode: StartMode) =>
     const webhooks = yield* webhookSettings(config)
     // The parsing threads, closed after every layer has stopped (threads start on first use).
     const pool = yield* Effect.acquireRelease(
-      Effect.sync(() => new ParsePool({ threads: config.parsing.threads })),
+      Effect.sync(
+        () => new ParsePool({ threads: config.parsing.threads, idleMs: config.parsing.idleSeconds * 1000 }),
+      ),
       (pool) => Effect.promise(() => pool.close()),
     )
     const services: Layer.Layer<never, HttpServerError.ServeError | CliError, Db | BlobStore> =

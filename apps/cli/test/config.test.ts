@@ -43,6 +43,7 @@ describe("configuration", () => {
       metrics: undefined,
       parsing: {
         threads: os.availableParallelism(),
+        idleSeconds: 60,
         timeoutSeconds: 120,
         memoryMb: 1024,
         maxPages: 2000,
@@ -98,6 +99,7 @@ describe("configuration", () => {
         METRICS_PORT: "9464",
         METRICS_HOST: "0.0.0.0",
         PARSE_THREADS: "3",
+        PARSE_THREAD_IDLE_SECONDS: "0",
         PARSE_TIMEOUT_SECONDS: "30",
         PARSE_MEMORY_MB: "256",
         MAX_PAGES: "50",
@@ -153,6 +155,7 @@ describe("configuration", () => {
       metrics: { port: 9464, host: "0.0.0.0" },
       parsing: {
         threads: 3,
+        idleSeconds: 0,
         timeoutSeconds: 30,
         memoryMb: 256,
         maxPages: 50,

@@ -18,8 +18,8 @@ const file = (fileName: string, text = "hello") => ({
 })
 
 const pools: Array<ParsePool> = []
-const pool = (threads: number) => {
-  const p = new ParsePool({ threads })
+const pool = (threads: number, idleMs?: number) => {
+  const p = new ParsePool({ threads, idleMs })
   pools.push(p)
   return p
 }
@@ -42,7 +42,30 @@ const reasonOf = async (promise: Promise<unknown>) => {
   return (e as ParseFailure).reason
 }
 
+/** Resolves once `done()` holds, checking every 25 ms; fails after 10 s. */
+const until = async (done: () => boolean) => {
+  for (const deadline = Date.now() + 10_000; !done(); ) {
+    if (Date.now() > deadline) throw new Error("the condition did not hold within 10 s")
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
 describe("ParsePool", () => {
+  it("ends a thread left idle for its idle time, never one at work, and starts one again for the next job", async () => {
+    const p = pool(1, 300)
+    const first = await parsedBy(p)
+    // Taken from idle for a job longer than the idle time (six steps of 400 ms): not ended under it.
+    const slow = await runParse(file("steady.test"), { backendModule, pool: p })
+    expect(slow.metadata.threadId).toBe(first.thread)
+    expect(await parsedBy(p)).toEqual({ thread: first.thread, count: 3 })
+    expect(p.threadsStarted).toBe(1)
+    await until(() => p.liveThreads === 0)
+    const later = await parsedBy(p)
+    expect(later.count).toBe(1)
+    expect(p.threadsStarted).toBe(2)
+    expect(p.liveThreads).toBe(1)
+  })
+
   it("runs parse after parse in the same warm thread", async () => {
     const p = pool(1)
     const first = await parsedBy(p)

@@ -237,11 +237,18 @@ interface PoolThread {
   readonly memoryMb: number
   job: Assigned | undefined
   dead: boolean
+  /** While idle: ends the thread when no job has come for the pool's `idleMs`. */
+  idleTimer: ReturnType<typeof setTimeout> | undefined
 }
 
 export interface ParsePoolOptions {
   /** Threads at most (default: os.availableParallelism()). */
   readonly threads?: number | undefined
+  /**
+   * A thread idle this long is ended (its heap, tens of MB with the parsers loaded, given back); the next
+   * job starts one again. Undefined or 0: idle threads are kept until the pool closes.
+   */
+  readonly idleMs?: number | undefined
 }
 
 let jobIds = 0
@@ -261,9 +268,11 @@ export class ParsePool {
   private readonly waiting: Array<() => void> = []
   private closed = false
   private started = 0
+  private readonly idleMs: number
 
   constructor(options: ParsePoolOptions = {}) {
     this.size = Math.max(1, Math.floor(options.threads ?? os.availableParallelism()))
+    this.idleMs = Math.max(0, options.idleMs ?? 0)
   }
 
   /** Threads started so far (replacements included). */
@@ -292,7 +301,7 @@ export class ParsePool {
       execArgv: threadExecArgv,
       resourceLimits: { maxOldGenerationSizeMb: memoryMb },
     })
-    const thread: PoolThread = { worker, memoryMb, job: undefined, dead: false }
+    const thread: PoolThread = { worker, memoryMb, job: undefined, dead: false, idleTimer: undefined }
     this.started += 1
     this.threads.add(thread)
     worker.unref()
@@ -312,6 +321,7 @@ export class ParsePool {
     if (thread.dead) return
     thread.dead = true
     thread.job = undefined
+    clearTimeout(thread.idleTimer)
     this.threads.delete(thread)
     const i = this.idle.indexOf(thread)
     if (i >= 0) this.idle.splice(i, 1)
@@ -333,7 +343,11 @@ export class ParsePool {
       if (this.closed) throw new ParsePoolClosed()
       if (signal?.aborted) return undefined
       const same = this.idle.findIndex((t) => t.memoryMb === memoryMb)
-      if (same >= 0) return this.idle.splice(same, 1)[0]!
+      if (same >= 0) {
+        const thread = this.idle.splice(same, 1)[0]!
+        clearTimeout(thread.idleTimer)
+        return thread
+      }
       if (this.threads.size < this.size) return this.spawn(memoryMb)
       // All threads exist, some idle with another heap limit: one of them makes room.
       const other = this.idle.shift()
@@ -369,6 +383,15 @@ export class ParsePool {
     }
     thread.worker.unref()
     this.idle.push(thread)
+    if (this.idleMs > 0) {
+      clearTimeout(thread.idleTimer)
+      thread.idleTimer = setTimeout(() => {
+        if (!this.idle.includes(thread)) return
+        this.forget(thread)
+        thread.worker.terminate().catch(() => undefined)
+      }, this.idleMs)
+      thread.idleTimer.unref()
+    }
     this.waiting.shift()?.()
   }
 
