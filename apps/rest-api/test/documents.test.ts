@@ -52,7 +52,7 @@ const upload = (
   fields: Record<string, string> = {},
 ): Promise<Reply> => {
   const form = new FormData()
-  form.set("file", new Blob([bytes]), fileName)
+  form.set("file", new Blob([bytes as Uint8Array<ArrayBuffer>]), fileName)
   for (const [k, v] of Object.entries(fields)) form.set(k, v)
   return client.send("POST", `/projects/${projectId}/documents/`, form)
 }

@@ -94,7 +94,7 @@ const text = (s: string) => new TextEncoder().encode(s)
 
 const upload = async (client: Client, projectId: string, fileName: string, bytes: Uint8Array) => {
   const form = new FormData()
-  form.set("file", new Blob([bytes]), fileName)
+  form.set("file", new Blob([bytes as Uint8Array<ArrayBuffer>]), fileName)
   const r = await client.send("POST", `/projects/${projectId}/documents/`, form)
   expect(r.status, r.text).toBe(201)
   return r.body as { id: string; file_name: string }

@@ -50,7 +50,7 @@ const upload = async (
   const form = new FormData()
   form.set(
     "file",
-    new Blob([options.bytes ?? SAME_PDF], { type: "application/pdf" }),
+    new Blob([(options.bytes ?? SAME_PDF) as Uint8Array<ArrayBuffer>], { type: "application/pdf" }),
     options.name ?? "a.pdf",
   )
   if (options.tags !== undefined) form.set("tags", options.tags)
@@ -71,7 +71,7 @@ const SAME_PDF = onePagePdf("the same bytes")
 
 const extract = async (idempotencyKey: string | undefined, fields: Record<string, string> = {}) => {
   const form = new FormData()
-  form.append("files", new Blob([SAME_PDF], { type: "application/pdf" }), "a.pdf")
+  form.append("files", new Blob([SAME_PDF as Uint8Array<ArrayBuffer>], { type: "application/pdf" }), "a.pdf")
   form.append("schema", fields.schema ?? SCHEMA)
   form.append("auto_map", fields.auto_map ?? "false")
   if (fields.project_name !== undefined) form.append("project_name", fields.project_name)

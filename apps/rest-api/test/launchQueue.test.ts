@@ -52,7 +52,7 @@ it("launches during a run queue one run behind it, which starts when the first e
       tax: "$0.00",
       total: `$${n}.00`,
     })
-    form.append("file", new Blob([pdf]), `invoice-${n}.pdf`)
+    form.append("file", new Blob([pdf as Uint8Array<ArrayBuffer>]), `invoice-${n}.pdf`)
     expect((await a.send("POST", `/projects/${projectId}/documents/`, form)).status).toBe(201)
   }
   await until("the condition", async () => {

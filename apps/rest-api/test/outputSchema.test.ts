@@ -824,7 +824,8 @@ describe("POST /extract/", () => {
   /** POST /extract/ with the files (each a `files` part) and the text fields. */
   const extract = (files: ReadonlyArray<[string, Uint8Array]>, fields: Record<string, string>) => {
     const form = new FormData()
-    for (const [name, bytes] of files) form.append("files", new Blob([bytes]), name)
+    for (const [name, bytes] of files)
+      form.append("files", new Blob([bytes as Uint8Array<ArrayBuffer>]), name)
     for (const [k, v] of Object.entries(fields)) form.append(k, v)
     return a.send("POST", "/extract/", form)
   }

@@ -138,7 +138,7 @@ describe("page images", () => {
     expect(await exists(v1File)).toBe(true)
 
     const form = new FormData()
-    form.append("file", new Blob([onePagePdf("version two")]), "two.pdf")
+    form.append("file", new Blob([onePagePdf("version two") as Uint8Array<ArrayBuffer>]), "two.pdf")
     const replaced = await a.send("PUT", `/projects/${projectId}/documents/${documentId}/file/`, form)
     expect(replaced.status, JSON.stringify(replaced.body)).toBe(200)
     expect(replaced.body.version).toBe(2)

@@ -85,7 +85,7 @@ const upload = (
   fields: Record<string, string> = {},
 ) => {
   const form = new FormData()
-  form.set("file", new Blob([bytes]), fileName)
+  form.set("file", new Blob([bytes as Uint8Array<ArrayBuffer>]), fileName)
   for (const [k, v] of Object.entries(fields)) form.set(k, v)
   return a.send("POST", `/projects/${projectId}/documents/`, form)
 }
@@ -108,7 +108,7 @@ const replace = (
   bytes: Uint8Array,
 ): Promise<Reply> => {
   const form = new FormData()
-  form.set("file", new Blob([bytes]), fileName)
+  form.set("file", new Blob([bytes as Uint8Array<ArrayBuffer>]), fileName)
   return a.send("PUT", `/projects/${projectId}/documents/${documentId}/file/`, form)
 }
 

@@ -61,7 +61,7 @@ const parseUploads = async () => {
 
 const uploadPdf = async (project: string, fileName: string, line: string) => {
   const form = new FormData()
-  form.set("file", new Blob([onePagePdf(line)]), fileName)
+  form.set("file", new Blob([onePagePdf(line) as Uint8Array<ArrayBuffer>]), fileName)
   const r = await a.send("POST", `/projects/${project}/documents/`, form)
   expect(r.status).toBe(201)
   return r.body.id as string
