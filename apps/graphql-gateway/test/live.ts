@@ -10,12 +10,12 @@ import * as path from "node:path"
 import { type Database, Db, makeKysely } from "@dxs/db"
 import { nodeServerLayer, restApiWith } from "@dxs/rest-api/Server"
 import { ApiKeys, servicesLayer } from "@dxs/services"
+import { afterThisFile } from "@dxs/testing/FileCleanup"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { HttpServer } from "@effect/platform"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import type { YogaLogger } from "graphql-yoga"
 import { type Kysely, sql } from "kysely"
-import { afterAll } from "vitest"
 import { type GatewayOptions, graphqlRoute } from "../src/index.ts"
 
 export const PROGRESS = `subscription ($p: ID!) { runProgress(projectId: $p) {
@@ -238,7 +238,7 @@ export const startAllInOne = async (
     closed ??= runtime.dispose()
     return closed
   }
-  afterAll(async () => {
+  afterThisFile(async () => {
     await close()
     await fs.rm(blobDir, { recursive: true, force: true })
   })

@@ -22,6 +22,7 @@ import {
   servicesLayer,
   WebhookConfig,
 } from "@dxs/services"
+import { afterThisFile } from "@dxs/testing/FileCleanup"
 import { type Client, restClient } from "@dxs/testing/RestClient"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { backgroundTaskHandlers, runWorker, type TaskContext, type TaskHandler } from "@dxs/worker"
@@ -39,7 +40,6 @@ import {
   Option,
 } from "effect"
 import type { Kysely } from "kysely"
-import { afterAll } from "vitest"
 import { nodeServerLayer, restApiWith } from "../src/Server.ts"
 import { webAppRoute } from "../src/WebApp.ts"
 
@@ -167,7 +167,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
   const runtime = ManagedRuntime.make(Layer.merge(layer, Logger.minimumLogLevel(LogLevel.Warning)))
   const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
   if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
-  afterAll(async () => {
+  afterThisFile(async () => {
     await runtime.dispose()
     await fs.rm(blobDir, { recursive: true, force: true })
   })
@@ -192,7 +192,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
         pollMs: 200,
       }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning)),
     )
-    afterAll(async () => {
+    afterThisFile(async () => {
       await Effect.runPromise(Fiber.interrupt(fiber))
       await Effect.runPromise(Fiber.interrupt(loops))
       await kysely.destroy()

@@ -1,5 +1,6 @@
 import * as os from "node:os"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { configDefaults, defineConfig } from "vitest/config"
 import { SOURCE_CONDITION } from "./conditions.ts"
 
@@ -14,6 +15,9 @@ const testWorkers = () => {
     ? configured
     : Math.max(3, os.availableParallelism() + 1)
 }
+
+/** The setup file that runs each test file's cleanups (by path: not every package depends on @dxs/testing). */
+const fileCleanupSetup = fileURLToPath(new URL("../../testing/src/FileCleanupSetup.ts", import.meta.url))
 
 /**
  * Sources whose change reruns every test file of a package whose tests run the compiled build (`build`):
@@ -44,10 +48,20 @@ export const testConfig = (options: {
    * `DXS_TEST_LONG=1` they are in it too (`pnpm test:outage` names the one to run).
    */
   readonly long?: ReadonlyArray<string>
+  /**
+   * Each test file in a fresh process (vitest's default) rather than one process per worker for all the
+   * files it runs (`false`, the default here): a REST test file spent about 5 s of CPU importing the
+   * server, the pipeline and Effect before its first test, in every file. Files still get their own
+   * database, server and worker; what one file starts it stops in its `afterAll`. `DXS_TEST_ISOLATE=1`
+   * isolates every package (to tell whether a failure comes from another file of the same process).
+   */
+  readonly isolate?: boolean
 }) => {
   const reportDir = process.env.DXS_TEST_REPORT_DIR
   const long = process.env.DXS_TEST_LONG === "1"
   // A long run's report is written beside the package's own, not over it.
+  const isolate = process.env.DXS_TEST_ISOLATE === "1" || (options.isolate ?? false)
+  const workers = options.workers ?? testWorkers()
   const reportName = `${options.name.replace(/[^a-z0-9-]+/gi, "_")}${long ? "-long" : ""}.json`
   return defineConfig({
     // The workspace's packages are tested from their TypeScript sources, never from a build in dist/.
@@ -63,11 +77,16 @@ export const testConfig = (options: {
         ...(options.build === "all" ? ["@dxs/testing/BuildAll"] : []),
         ...(options.database ? ["@dxs/testing/TestGlobalSetup"] : []),
       ],
+      // Every test file runs the cleanups its helpers registered (servers, workers, databases).
+      setupFiles: [fileCleanupSetup],
       ...(options.build === undefined
         ? {}
         : { forceRerunTriggers: [...configDefaults.forceRerunTriggers, ...compiledSources] }),
-      maxWorkers: options.workers ?? testWorkers(),
-      minWorkers: 1,
+      isolate,
+      maxWorkers: workers,
+      // Shared workers kept for the whole run: tinypool terminating an idle one (above the minimum)
+      // while the run ends rejects with "Terminating worker thread".
+      minWorkers: isolate ? 1 : workers,
       testTimeout: options.timeoutMs ?? 30_000,
       hookTimeout: 120_000,
       reporters: reportDir ? ["default", "json"] : ["default"],
