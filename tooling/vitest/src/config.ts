@@ -52,8 +52,9 @@ export const testConfig = (options: {
    * Each test file in a fresh process (vitest's default) rather than one process per worker for all the
    * files it runs (`false`, the default here): a REST test file spent about 5 s of CPU importing the
    * server, the pipeline and Effect before its first test, in every file. Files still get their own
-   * database, server and worker; what one file starts it stops in its `afterAll`. `DXS_TEST_ISOLATE=1`
-   * isolates every package (to tell whether a failure comes from another file of the same process).
+   * database, server and worker, and stop them when they end (`afterAll`, or `afterThisFile` from a helper
+   * called in a hook). `DXS_TEST_ISOLATE=1` isolates every package (to tell whether a failure comes from
+   * another file of the same process).
    */
   readonly isolate?: boolean
 }) => {
