@@ -11,10 +11,10 @@
 import { randomUUID } from "node:crypto"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
-import { Kysely, sql } from "kysely"
+import { sql } from "kysely"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeDialect, makeKysely } from "../src/Db.ts"
+import { makeKysely } from "../src/Db.ts"
 import { pageOfDocuments } from "../src/repositories/Documents.ts"
 import { agentStateInputs } from "../src/repositories/ProjectReads.ts"
 import { projectStatusRows } from "../src/repositories/Projects.ts"
@@ -30,19 +30,19 @@ import {
   reviewTotals,
   writeResults,
 } from "../src/repositories/Results.ts"
-import type { Database } from "../src/Schema.ts"
-import { newDocumentDimension, newOrganizationProject, type RanStatement, resolvedRow } from "./fixtures.ts"
+import {
+  newDocumentDimension,
+  newOrganizationProject,
+  type RanStatement,
+  recordingKysely,
+  resolvedRow,
+} from "./fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)
 /** The same database, every statement it runs recorded with its parameters. */
 const statements: Array<RanStatement> = []
-const recorded = new Kysely<Database>({
-  dialect: makeDialect(url, 2),
-  log: (event) => {
-    statements.push({ sql: event.query.sql, parameters: event.query.parameters })
-  },
-})
+const recorded = recordingKysely(url, 2, statements)
 const explainer = new pg.Client({ connectionString: url })
 afterAll(async () => {
   await explainer.end()

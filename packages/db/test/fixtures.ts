@@ -77,6 +77,15 @@ export interface RanStatement {
   readonly parameters: ReadonlyArray<unknown>
 }
 
+/** A connection pool to `url` that records every statement it runs, with its parameters, in `into`. */
+export const recordingKysely = (url: string, connections: number, into: Array<RanStatement>) =>
+  new Kysely<Database>({
+    dialect: makeDialect(url, connections),
+    log: (event) => {
+      into.push({ sql: event.query.sql, parameters: event.query.parameters })
+    },
+  })
+
 /**
  * The first statement `f` runs on a connection to `url` that records what it runs, and that statement's
  * plan as it runs again under `EXPLAIN ANALYZE` in a transaction rolled back (with sequential scans made
@@ -90,12 +99,7 @@ export const planOfFirstStatement = async <A>(
   options: { readonly seqscan?: boolean } = {},
 ) => {
   const statements: Array<RanStatement> = []
-  const recorded = new Kysely<Database>({
-    dialect: makeDialect(url, 1),
-    log: (event) => {
-      statements.push({ sql: event.query.sql, parameters: event.query.parameters })
-    },
-  })
+  const recorded = recordingKysely(url, 1, statements)
   const explainer = new pg.Client({ connectionString: url })
   try {
     const outcome = await f(recorded)
