@@ -68,7 +68,10 @@ export const pluralize = (n: number, one: string, many = `${one}s`): string => `
  * A modal confirmation. The native <dialog> opened with showModal() is used rather than our own overlay: the
  * browser makes the rest of the page inert, keeps focus inside and cancels on Escape. Focus starts on Cancel
  * (the harmless choice) and returns to the element that opened the dialog when it closes, if that element
- * is still on the page.
+ * is still on the page. Give each question its own `key`: the browser tells of a close (Escape) in a task
+ * after the dialog is already hidden, and a user quick enough to ask again before it (Escape, then Enter on
+ * the button that opened it) would otherwise reuse the closed dialog, which that late close then dismisses.
+ * With a key per question the late close reaches only the dialog it closed, unmounted by then.
  */
 export function ConfirmDialog({
   title,
@@ -179,14 +182,18 @@ export function useConfirm(): { readonly ask: (r: ConfirmRequest) => void; reado
   const [request, setRequest] = useState<ConfirmRequest | null>(null)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | undefined>(undefined)
+  /** Each question's number: its dialog's key (see `ConfirmDialog`). */
+  const [asked, setAsked] = useState(0)
   const ask = useCallback((r: ConfirmRequest) => {
     setError(undefined)
     setBusy(false)
+    setAsked((n) => n + 1)
     setRequest(r)
   }, [])
   const dialog =
     request === null ? null : (
       <ConfirmDialog
+        key={asked}
         title={confirmTitle(request)}
         confirmLabel={request.verb ?? "Delete"}
         busyLabel={`${request.verb === undefined ? "Delet" : request.verb.replace(/e$/, "")}ing…`}

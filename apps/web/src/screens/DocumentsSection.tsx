@@ -355,10 +355,11 @@ function ConfirmDialogs({
   readonly confirmation: ReturnType<typeof useConfirmation>
   readonly onConfirm: () => void
 }) {
-  const { confirming, busy, error, setConfirming } = confirmation
+  const { confirming, busy, error, setConfirming, asked } = confirmation
   if (confirming?.kind === "delete")
     return (
       <ConfirmDialog
+        key={asked}
         title={confirmTitle({ thing: "document", name: confirming.document.file_name })}
         confirmLabel="Delete"
         busyLabel="Deleting…"
@@ -374,6 +375,7 @@ function ConfirmDialogs({
   if (confirming?.kind === "bulk")
     return (
       <ConfirmDialog
+        key={asked}
         title={`${confirming.action === "delete" ? "Delete" : "Archive"} ${pluralize(confirming.ids.length, "document")}?`}
         confirmLabel={confirming.action === "delete" ? "Delete" : "Archive"}
         busyLabel={confirming.action === "delete" ? "Deleting…" : "Archiving…"}

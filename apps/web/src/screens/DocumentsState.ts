@@ -138,8 +138,11 @@ export function useConfirmation() {
   const [confirming, setConfirming] = useState<Confirming | null>(null)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | undefined>(undefined)
+  /** Each question's number: its dialog's key (see `ConfirmDialog`). */
+  const [asked, setAsked] = useState(0)
   const ask = (c: Confirming) => {
     setError(undefined)
+    setAsked((n) => n + 1)
     setConfirming(c)
   }
   /** Runs the confirmed action; the dialog closes when it succeeds and shows its error when not. */
@@ -156,7 +159,7 @@ export function useConfirmation() {
       setBusy(false)
     }
   }
-  return { confirming, setConfirming, busy, error, ask, run }
+  return { confirming, setConfirming, busy, error, ask, asked, run }
 }
 
 /**
