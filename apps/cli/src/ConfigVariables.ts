@@ -134,7 +134,7 @@ export const configVariables: ReadonlyArray<ConfigVariable> = [
     name: "PARSE_THREADS",
     default: "(the number of cores)",
     description:
-      "Parsing threads each process keeps warm and reuses across documents (default: the number of cores); a worker runs this many parses at once, apart from WORKER_CONCURRENCY.",
+      "Parsing threads each process keeps warm and reuses across documents, the first started with the worker and the others as parses overlap (default: the number of cores); a worker runs this many parses at once, apart from WORKER_CONCURRENCY.",
   },
   {
     name: "PARSE_THREAD_IDLE_SECONDS",
