@@ -1,4 +1,6 @@
+import { makeKysely } from "@dxs/db"
 import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
+import { sql } from "kysely"
 import { beforeAll, describe, expect, it } from "vitest"
 import { startTestApi, type TestApi } from "./harness.ts"
 
@@ -101,6 +103,26 @@ describe("projects", () => {
     const unfiled = await a.get("/projects/?folder_id=")
     expect(unfiled.body.map((p: any) => p.name)).not.toContain("zeta")
     expect(unfiled.body.length).toBe(all.body.length - 1)
+  })
+
+  it("reads a project while a launch holds it, recording no visit then", async () => {
+    const id = (await a.post("/projects/", { name: "Held" })).body.id
+    const first = (await a.get(`/projects/${id}/`)).body.last_visited_at
+    expect(first).not.toBeNull()
+    const db = makeKysely(api.dbUrl, 1)
+    try {
+      // As a launch does, for as long as it plans its tasks.
+      await db.transaction().execute(async (trx) => {
+        await sql`select id from projects where id = ${id}::uuid for no key update`.execute(trx)
+        const got = await a.get(`/projects/${id}/`)
+        expect(got.status).toBe(200)
+        expect(got.body.name).toBe("Held")
+        expect(got.body.last_visited_at).toBe(first)
+      })
+    } finally {
+      await db.destroy()
+    }
+    expect((await a.get(`/projects/${id}/`)).body.last_visited_at).not.toBe(first)
   })
 
   it("gets (recording the visit), patches only supplied fields, puts, and deletes", async () => {

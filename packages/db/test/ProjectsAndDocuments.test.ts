@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
+import { sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../src/Db.ts"
 import * as Documents from "../src/repositories/Documents.ts"
@@ -95,6 +96,27 @@ describe("projects", () => {
       expect(await run(Projects.lockProjectPresence(trx, otherOrg, id))).toBeUndefined()
       expect((await run(Projects.lockProjectPresence(trx, org, id)))?.id).toBe(id)
     })
+  })
+
+  it("mark a visit without waiting for a writer that holds the project, and say when they did not", async () => {
+    const id = await newProject()
+    const visited = await run(Projects.markProjectVisited(db, id))
+    expect(visited).toBeInstanceOf(Date)
+    expect((await run(Projects.findProject(db, org, id)))!.last_visited_at).toEqual(visited)
+    // An upload holds the project row for share, a launch for update, while they last: a read of the project
+    // (which counts as a visit) must not wait for them.
+    for (const mode of ["share", "update"] as const)
+      await db.transaction().execute(async (writer) => {
+        await run(Projects.lockProjectPresence(writer, org, id, mode))
+        const during = await db.transaction().execute(async (reader) => {
+          // Without the skip, the update would wait for the writer: it fails after this instead of hanging.
+          await sql`set local lock_timeout = '3s'`.execute(reader)
+          return run(Projects.markProjectVisited(reader, id))
+        })
+        expect(during).toBeUndefined()
+      })
+    expect((await run(Projects.findProject(db, org, id)))!.last_visited_at).toEqual(visited)
+    expect(await run(Projects.markProjectVisited(db, id))).not.toEqual(visited)
   })
 
   it("keep the time of an earlier archival", async () => {

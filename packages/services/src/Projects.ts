@@ -216,15 +216,19 @@ export class Projects extends Effect.Service<Projects>()("@dxs/services/Projects
           )
         }).pipe(provide),
 
-      /** Retrieving a project counts as visiting it. */
+      /**
+       * Retrieving a project counts as visiting it: the answer carries the visit's time. A writer holding
+       * the project (an upload, a launch) is not waited for; its visit is then not marked, and readers at
+       * the same moment do not queue on one another's (see `markProjectVisited`).
+       */
       get: (id: string) =>
         Effect.gen(function* () {
           const org = yield* CurrentOrganization
-          return yield* transaction((trx) =>
+          return yield* withDb((db) =>
             Effect.gen(function* () {
-              yield* checkProject(trx, org.id, id)
-              yield* Repo.markProjectVisited(trx, id)
-              return toProject(yield* findProject(trx, org.id, id))
+              const row = yield* findProject(db, org.id, id)
+              const visited = yield* Repo.markProjectVisited(db, id)
+              return toProject(visited === undefined ? row : { ...row, last_visited_at: visited })
             }),
           )
         }).pipe(provide),

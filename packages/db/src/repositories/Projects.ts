@@ -210,10 +210,23 @@ export const setProjectArchived = (
       .execute(),
   )
 
-export const markProjectVisited = (trx: Conn, id: string): Effect.Effect<void> =>
+/**
+ * Marks the project visited now and answers the time, unless a writer holds its row (an upload for share,
+ * a launch or a tag change for update, see `lockProjectPresence`): then nothing is marked and nothing is
+ * waited for (undefined). A read of the project counts as a visit; it must not wait for a launch of
+ * thousands of documents, nor queue behind the other readers marking the same visit.
+ */
+export const markProjectVisited = (conn: Conn, id: string): Effect.Effect<Date | undefined> =>
   Effect.promise(() =>
-    trx.updateTable("projects").set({ last_visited_at: sql`now()` }).where("id", "=", id).execute(),
-  )
+    conn
+      .updateTable("projects")
+      .set({ last_visited_at: sql`now()` })
+      .where("id", "=", (eb) =>
+        eb.selectFrom("projects").select("id").where("id", "=", id).forNoKeyUpdate().skipLocked(),
+      )
+      .returning("last_visited_at")
+      .executeTakeFirst(),
+  ).pipe(Effect.map((row) => row?.last_visited_at ?? undefined))
 
 /** The stored versions of the documents of the project and of its archive projects. */
 export const documentVersionsOfProject = (
