@@ -96,7 +96,7 @@ export const startGateway = async (options: GatewayTestOptions = {}): Promise<Ga
             statements++
           }),
           // Every request reads its key: the counts of two requests are compared.
-          apiKeyMemoryMs: 0,
+          credentialMemoryMs: 0,
         }
       : {}),
   })

@@ -2,8 +2,8 @@ import { createHash, randomBytes } from "node:crypto"
 import { Db, transaction, withDb } from "@dxs/db"
 import * as Access from "@dxs/db/repositories/Access"
 import { Context, Effect } from "effect"
+import { CredentialMemory, makeCredentialMemory } from "./CredentialMemory.ts"
 import { NotFound, Unauthorized } from "./Errors.ts"
-import { ApiKeyMemory, makeKeyMemory } from "./KeyMemory.ts"
 
 /** How often a key's use is recorded (`last_used_at`): at most once a minute, no write on every request. */
 const USE_RECORDED_EVERY_MS = 60_000
@@ -36,13 +36,19 @@ export interface ApiKeyInfo {
   readonly revoked_at: string | null
 }
 
+/** A key found live: its organisation, and when its use was last recorded (`last_used_at`), epoch ms. */
+interface KnownKey {
+  readonly organization: { readonly id: string; readonly name: string }
+  readonly usedAt: number
+}
+
 export class ApiKeys extends Effect.Service<ApiKeys>()("@dxs/services/ApiKeys", {
   effect: Effect.gen(function* () {
     const storage = Context.make(Db, yield* Db)
     const provide = Effect.provide(storage)
-    // Keys found live are believed for a moment (see KeyMemory); a revocation waits it out.
-    const { ttlMs } = yield* ApiKeyMemory
-    const memory = makeKeyMemory(ttlMs)
+    // Keys found live are believed for a moment (see CredentialMemory); a revocation waits it out.
+    const { ttlMs } = yield* CredentialMemory
+    const memory = makeCredentialMemory<KnownKey>(ttlMs)
     /** Forgets every key here, then waits until no process can still believe one revoked before now. */
     const forgetKeys = Effect.zipRight(Effect.sync(memory.forgetAll), Effect.sleep(ttlMs))
     return {

@@ -16,13 +16,13 @@ import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import { type Clock, type Context, Effect, Layer } from "effect"
 import { Agents } from "./Agents.ts"
 import { ApiKeys } from "./ApiKeys.ts"
+import { CredentialMemory } from "./CredentialMemory.ts"
 import { Dimensions } from "./Dimensions.ts"
 import { Documents, FileLinks, PublicUrl, UploadLimits } from "./Documents.ts"
 import { FileEdit, FileEditLimits } from "./FileEdit.ts"
 import { Folders } from "./Folders.ts"
 import { RequestLimits } from "./HttpLimits.ts"
 import { KeyManagement } from "./KeyManagement.ts"
-import { ApiKeyMemory } from "./KeyMemory.ts"
 import { Launches, ModelProvider } from "./Launches.ts"
 import { SpoolSettings } from "./Leftovers.ts"
 import { LiveSubscriptionSettings } from "./LiveSubscriptions.ts"
@@ -88,8 +88,8 @@ export interface ServicesOptions<R = never> {
   readonly webhooks?: WebhookSettings | undefined
   /** Requests per minute per API key or member. */
   readonly rateLimitPerMinute?: number | undefined
-  /** How long a key found live is believed without reading it again (default 1 s; 0: never). */
-  readonly apiKeyMemoryMs?: number | undefined
+  /** How long a key or session found live is believed without reading it again (default 1 s; 0: never). */
+  readonly credentialMemoryMs?: number | undefined
   /** Throttles against guessing credentials. */
   readonly authThrottle?: AuthThrottleSettings["Type"] | undefined
   /** Live subscriptions per API key or member in this process. */
@@ -142,7 +142,7 @@ export const settingsLayer = <O extends ServicesOptions<any>>(
     setting(AppUrl, options.appUrl, (url) => url),
     setting(WebhookConfig, options.webhooks, (webhooks) => webhooks),
     setting(RateLimitSettings, options.rateLimitPerMinute, (perMinute) => ({ perMinute })),
-    setting(ApiKeyMemory, options.apiKeyMemoryMs, (ttlMs) => ({ ttlMs })),
+    setting(CredentialMemory, options.credentialMemoryMs, (ttlMs) => ({ ttlMs })),
     setting(AuthThrottleSettings, options.authThrottle, (throttle) => throttle),
     setting(LiveSubscriptionSettings, options.maxSubscriptionsPerKey, (maxPerSubject) => ({ maxPerSubject })),
     setting(UploadLimits, options.uploadMaxBytes, (maxFileBytes) => ({ maxFileBytes })),

@@ -9,6 +9,7 @@ import * as Access from "@dxs/db/repositories/Access"
 import { isEmail } from "@dxs/domain/contract/Fields"
 import type { Member as MemberRecord, Session } from "@dxs/domain/contract/Member"
 import { Context, Effect } from "effect"
+import { CredentialMemory, makeCredentialMemory } from "./CredentialMemory.ts"
 import { BadRequest, Conflict, Forbidden, Unauthorized } from "./Errors.ts"
 import { AuthThrottleSettings, consumeSignInAttempt } from "./RateLimits.ts"
 import { iso } from "./Time.ts"
@@ -83,6 +84,15 @@ const newToken = () => randomBytes(32).toString("base64url")
 
 const wrongCredentials = () => Unauthorized.of("The e-mail address or the password is wrong")
 
+/** How often a session's use is recorded (`last_seen_at`), at most. */
+const SEEN_RECORDED_EVERY_MS = 60_000
+
+/** A session found live: what `authenticate` answers, and when its use was last recorded, epoch ms. */
+interface KnownSession {
+  readonly session: SessionInfo
+  readonly seenAt: number
+}
+
 const toMember = (r: Access.MemberRow): Member => ({
   id: r.id,
   email: r.email,
@@ -98,6 +108,11 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
       Context.add(AuthThrottleSettings, yield* AuthThrottleSettings),
     )
     const provide = Effect.provide(storage)
+    // Sessions found live are believed for a moment (see CredentialMemory); a sign-out waits it out.
+    const { ttlMs } = yield* CredentialMemory
+    const memory = makeCredentialMemory<KnownSession>(ttlMs)
+    /** Forgets every session here, then waits until no process can still believe one ended before now. */
+    const forgetSessions = Effect.zipRight(Effect.sync(memory.forgetAll), Effect.sleep(ttlMs))
     return {
       /**
        * Creates a member of the organisation `orgName` (created if new). 400 for a malformed e-mail or a
@@ -163,7 +178,8 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
 
       /**
        * Ends the session of this token, which like any write with a session needs the session's CSRF token
-       * (403 without it or with another). Nothing happens for an unknown or expired session.
+       * (403 without it or with another). Nothing happens for an unknown or expired session. It answers once
+       * no process can still believe the session (see CredentialMemory).
        */
       signOut: (token: string, csrfToken: string | undefined) =>
         Effect.gen(function* () {
@@ -173,24 +189,37 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
             return yield* Forbidden.of(
               "Signing out needs the session's CSRF token in the X-CSRF-Token header (GET /api/v1/auth/session/ gives it)",
             )
-          yield* withDb((db) => Access.deleteSession(db, session.id))
+          yield* withDb((db) => Access.deleteSession(db, session.id)).pipe(Effect.ensuring(forgetSessions))
         }).pipe(provide),
 
-      /** The member and CSRF token of a live session; 401 for an unknown, expired or disabled one. */
+      /**
+       * The member and CSRF token of a live session; 401 for an unknown, expired or disabled one. A session
+       * found live is believed for a moment without reading it again (CredentialMemory).
+       */
       authenticate: (token: string) =>
         Effect.gen(function* () {
           if (token === "")
             return yield* Unauthorized.of("Sign in, or send an API key in the X-API-Key header")
-          const found = yield* withDb((db) => Access.findLiveSession(db, hashToken(token)))
+          const tokenHash = hashToken(token)
+          const known = memory.get(tokenHash)
+          if (known !== undefined && Date.now() - known.seenAt <= SEEN_RECORDED_EVERY_MS) return known.session
+          const readIn = memory.generation()
+          const readAt = Date.now()
+          const found = yield* withDb((db) => Access.findLiveSession(db, tokenHash))
           if (found === undefined || found.disabled_at !== null)
             return yield* Unauthorized.of("The session has expired or ended; sign in again")
-          if (Date.now() - found.last_seen_at.getTime() > 60_000)
+          let seenAt = found.last_seen_at.getTime()
+          if (Date.now() - seenAt > SEEN_RECORDED_EVERY_MS) {
             yield* withDb((db) => Access.markSessionSeen(db, found.session_id))
-          return {
+            seenAt = Date.now()
+          }
+          const session = {
             member: toMember(found),
             csrf_token: found.csrf_token,
             expires_at: iso(found.expires_at),
           } satisfies SessionInfo
+          memory.remember(tokenHash, { session, seenAt }, readIn, readAt, found.expires_at.getTime())
+          return session
         }).pipe(provide),
 
       /** The organisation's members (all organisations when `orgName` is undefined), oldest first. */

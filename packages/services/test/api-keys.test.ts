@@ -1,5 +1,5 @@
 /**
- * An API key found live is believed for a moment (`ApiKeyMemory`) without reading the database again, and
+ * An API key found live is believed for a moment (`CredentialMemory`) without reading the database again, and
  * never after a revocation has answered: this process forgets at once, and the revocation waits until no
  * other process can still believe the key. Two service layers over one database stand for two API
  * processes; a change made behind the services' back (SQL) shows what is answered from memory.
@@ -11,7 +11,7 @@ import { Context, Effect, Exit, Layer } from "effect"
 import { sql } from "kysely"
 import { beforeAll } from "vitest"
 import { ApiKeys } from "../src/ApiKeys.ts"
-import { ApiKeyMemory } from "../src/KeyMemory.ts"
+import { CredentialMemory } from "../src/CredentialMemory.ts"
 
 let dbUrl: string
 
@@ -25,7 +25,7 @@ const apiProcess = (ttlMs: number) =>
     Layer.build(
       ApiKeys.Default.pipe(
         Layer.provideMerge(Db.layer(dbUrl, 2)),
-        Layer.provide(Layer.succeed(ApiKeyMemory, { ttlMs })),
+        Layer.provide(Layer.succeed(CredentialMemory, { ttlMs })),
       ),
     ),
     (context) => ({ keys: Context.get(context, ApiKeys), db: Context.get(context, Db) }),
