@@ -4,14 +4,14 @@
  * other process can still believe the key. Two service layers over one database stand for two API
  * processes; a change made behind the services' back (SQL) shows what is answered from memory.
  */
-import { Db } from "@dxs/db"
+import type { Db } from "@dxs/db"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer } from "effect"
+import { Effect, Exit } from "effect"
 import { sql } from "kysely"
 import { beforeAll } from "vitest"
 import { ApiKeys } from "../src/ApiKeys.ts"
-import { CredentialMemory } from "../src/CredentialMemory.ts"
+import { credentialProcess } from "./credentialProcess.ts"
 
 let dbUrl: string
 
@@ -21,15 +21,10 @@ beforeAll(async () => {
 
 /** One API process's keys (its own service and memory, believing a key `ttlMs`) over its own pool. */
 const apiProcess = (ttlMs: number) =>
-  Effect.map(
-    Layer.build(
-      ApiKeys.Default.pipe(
-        Layer.provideMerge(Db.layer(dbUrl, 2)),
-        Layer.provide(Layer.succeed(CredentialMemory, { ttlMs })),
-      ),
-    ),
-    (context) => ({ keys: Context.get(context, ApiKeys), db: Context.get(context, Db) }),
-  )
+  Effect.map(credentialProcess(ApiKeys, ApiKeys.Default, dbUrl, ttlMs), ({ service, db }) => ({
+    keys: service,
+    db,
+  }))
 
 const refusal = (keys: ApiKeys, key: string) =>
   Effect.map(Effect.exit(keys.authenticate(key)), (exit) =>

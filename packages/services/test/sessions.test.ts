@@ -5,14 +5,15 @@
  * layers over one database stand for two API processes; a change made behind the services' back (SQL)
  * shows what is answered from memory.
  */
-import { Db } from "@dxs/db"
+import type { Db } from "@dxs/db"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer } from "effect"
+import { Effect, Exit } from "effect"
 import { sql } from "kysely"
 import { beforeAll } from "vitest"
-import { CredentialMemory, makeCredentialMemory } from "../src/CredentialMemory.ts"
+import { makeCredentialMemory } from "../src/CredentialMemory.ts"
 import { Members } from "../src/Members.ts"
+import { credentialProcess } from "./credentialProcess.ts"
 
 let dbUrl: string
 
@@ -22,15 +23,10 @@ beforeAll(async () => {
 
 /** One API process's members (its own service and memory, believing a session `ttlMs`) over its own pool. */
 const apiProcess = (ttlMs: number) =>
-  Effect.map(
-    Layer.build(
-      Members.Default.pipe(
-        Layer.provideMerge(Db.layer(dbUrl, 2)),
-        Layer.provide(Layer.succeed(CredentialMemory, { ttlMs })),
-      ),
-    ),
-    (context) => ({ members: Context.get(context, Members), db: Context.get(context, Db) }),
-  )
+  Effect.map(credentialProcess(Members, Members.Default, dbUrl, ttlMs), ({ service, db }) => ({
+    members: service,
+    db,
+  }))
 
 const PASSWORD = "correct horse battery"
 
