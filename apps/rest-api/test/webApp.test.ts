@@ -6,6 +6,7 @@
 import { promises as fs } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { afterThisFile } from "@dxs/testing/FileCleanup"
 import { expectProblem } from "@dxs/testing/RestClient"
 import { beforeAll, describe, expect, it } from "vitest"
 import { startTestApi, type TestApi } from "./harness.ts"
@@ -15,10 +16,15 @@ const INDEX = "<!doctype html><title>app</title><div id=root></div>"
 
 beforeAll(async () => {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "dxs-webapp-"))
+  // A file beside the application's folder, which no path may reach.
+  const secret = path.join(path.dirname(dir), "dxs-secret.txt")
+  afterThisFile(() =>
+    Promise.all([fs.rm(dir, { recursive: true, force: true }), fs.rm(secret, { force: true })]),
+  )
   await fs.mkdir(path.join(dir, "assets"))
   await fs.writeFile(path.join(dir, "index.html"), INDEX)
   await fs.writeFile(path.join(dir, "assets", "app-1234.js"), "console.log('app')")
-  await fs.writeFile(path.join(os.tmpdir(), "dxs-secret.txt"), "secret")
+  await fs.writeFile(secret, "secret")
   api = await startTestApi({ webApp: dir })
 })
 

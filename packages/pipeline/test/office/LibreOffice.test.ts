@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { convertBytesWithLibreOffice } from "../../src/parsing/LibreOffice.ts"
 import { backendFor } from "../../src/parsing/Registry.ts"
 import { wordBackend } from "../../src/parsing/Word.ts"
@@ -20,9 +20,12 @@ if (soffice === undefined)
   console.warn("LibreOffice (soffice) is not installed: its conversion tests are skipped")
 
 describe.skipIf(soffice === undefined)("LibreOffice conversions", () => {
-  const tempDir = mkdtempSync(join(tmpdir(), "dxs-office-test-"))
-  afterAll(() => rmSync(tempDir, { recursive: true, force: true }))
-  const tools = { libreOffice: soffice, tempDir }
+  // Made when the suite runs, not when it is collected: a skipped suite's afterAll does not run.
+  const tools = { libreOffice: soffice, tempDir: "" }
+  beforeAll(() => {
+    tools.tempDir = mkdtempSync(join(tmpdir(), "dxs-office-test-"))
+  })
+  afterAll(() => rmSync(tools.tempDir, { recursive: true, force: true }))
 
   it("converts a .docx to PDF, twice at once (own profile and output directory each)", async () => {
     const docx = await atFixedTime(makeDocx)
