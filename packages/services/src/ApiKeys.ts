@@ -49,8 +49,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@dxs/services/ApiKeys", 
     // Keys found live are believed for a moment (see CredentialMemory); a revocation waits it out.
     const { ttlMs } = yield* CredentialMemory
     const memory = makeCredentialMemory<KnownKey>(ttlMs)
-    /** Forgets every key here, then waits until no process can still believe one revoked before now. */
-    const forgetKeys = Effect.zipRight(Effect.sync(memory.forgetAll), Effect.sleep(ttlMs))
+    const forgetKeys = memory.forgetEverywhere
     return {
       /** Creates the organisation when it does not exist yet, then a key for it. Returns the key in clear, once. */
       create: (orgName: string, name = "") =>

@@ -10,7 +10,7 @@
  * Kept in our own code: a map with an expiry and a bound is all it needs, and the ending's wait is tied to
  * its expiry.
  */
-import { Context } from "effect"
+import { Context, Effect } from "effect"
 
 export class CredentialMemory extends Context.Reference<CredentialMemory>()(
   "@dxs/services/CredentialMemory",
@@ -27,6 +27,10 @@ const MAX_CREDENTIALS = 10_000
 export const makeCredentialMemory = <A>(ttlMs: number) => {
   const entries = new Map<string, { readonly value: A; readonly until: number }>()
   let generation = 0
+  const forgetAll = () => {
+    generation += 1
+    entries.clear()
+  }
   return {
     /** The credential of hash `hash` as read less than `ttlMs` ago, if it was. */
     get: (hash: string): A | undefined => {
@@ -51,9 +55,8 @@ export const makeCredentialMemory = <A>(ttlMs: number) => {
       entries.set(hash, { value, until: Math.min(readAt + ttlMs, notAfter) })
     },
     /** Credentials were ended or changed here: none is believed any more, nor a read begun before. */
-    forgetAll: () => {
-      generation += 1
-      entries.clear()
-    },
+    forgetAll,
+    /** Forgets every credential here, then waits until no process can still believe one ended before now. */
+    forgetEverywhere: Effect.zipRight(Effect.sync(forgetAll), Effect.sleep(ttlMs)),
   }
 }

@@ -111,8 +111,6 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
     // Sessions found live are believed for a moment (see CredentialMemory); a sign-out waits it out.
     const { ttlMs } = yield* CredentialMemory
     const memory = makeCredentialMemory<KnownSession>(ttlMs)
-    /** Forgets every session here, then waits until no process can still believe one ended before now. */
-    const forgetSessions = Effect.zipRight(Effect.sync(memory.forgetAll), Effect.sleep(ttlMs))
     return {
       /**
        * Creates a member of the organisation `orgName` (created if new). 400 for a malformed e-mail or a
@@ -189,7 +187,9 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
             return yield* Forbidden.of(
               "Signing out needs the session's CSRF token in the X-CSRF-Token header (GET /api/v1/auth/session/ gives it)",
             )
-          yield* withDb((db) => Access.deleteSession(db, session.id)).pipe(Effect.ensuring(forgetSessions))
+          yield* withDb((db) => Access.deleteSession(db, session.id)).pipe(
+            Effect.ensuring(memory.forgetEverywhere),
+          )
         }).pipe(provide),
 
       /**
