@@ -18,9 +18,10 @@ export interface TaskContext {
   /**
    * Completes the task inside the handler's transaction, so its writes and the completion commit
    * together. Throws `LeaseLostError` if this worker no longer holds the task: let it propagate so the
-   * transaction rolls back (another worker is running the task).
+   * transaction rolls back (another worker is running the task). `usage`, the model usage the work cost, is
+   * recorded with the completion (in the same statement).
    */
-  readonly complete: (trx: TaskQueue.TaskTrx) => Promise<void>
+  readonly complete: (trx: TaskQueue.TaskTrx, usage?: TaskQueue.TaskUsage) => Promise<void>
 }
 
 /**
@@ -167,8 +168,8 @@ const handlerWork = (env: WorkerEnv, task: TaskRow, completed: () => void): Effe
           workerId,
           db,
           signal: controller.signal,
-          complete: async (trx) => {
-            if (!(await TaskQueue.complete(trx, task.id, workerId)))
+          complete: async (trx, usage) => {
+            if (!(await TaskQueue.complete(trx, task.id, workerId, usage)))
               throw new LeaseLostError({ taskId: task.id })
             completed()
           },

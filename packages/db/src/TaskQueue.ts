@@ -220,11 +220,58 @@ export const heartbeat = async (
   return r.numUpdatedRows > 0n
 }
 
+/** A task's model usage (requests, cache hits, tokens), stored on the task and added to its run's tallies. */
+export type TaskUsage = Readonly<Record<string, number>>
+
+const USAGE_COLUMNS = [
+  ["calls", "requests"],
+  ["cacheHits", "cache_hits"],
+  ["promptTokens", "input_tokens"],
+  ["cachedTokens", "cached_input_tokens"],
+  ["completionTokens", "output_tokens"],
+] as const
+
 /**
- * Marks the task succeeded if this worker still holds it. Call it inside the transaction that writes the
- * work's results: they commit together, and a `false` (lease lost) should roll that transaction back.
+ * One statement that marks the task succeeded if this worker still holds it, stores its usage on it and adds
+ * that to its run's usage tallies (`run_usage`, one row per run and connection slot, so that tasks of a run
+ * committing side by side do not queue on one row). Answers how many tasks it completed (0 or 1).
  */
-export const complete = async (conn: Conn, taskId: string, workerId: string): Promise<boolean> => {
+const completeWithUsage = async (
+  conn: Conn,
+  taskId: string,
+  workerId: string,
+  usage: TaskUsage,
+): Promise<number> => {
+  const r = await sql<{ changed: number }>`
+    with done as (
+      update tasks set usage = ${JSON.stringify(usage)}::jsonb, status = 'succeeded', locked_until = null,
+                       last_error = null, completed_at = now(), updated_at = now()
+      where id = ${taskId}::uuid and status = 'running' and locked_by = ${workerId}
+      returning run_id
+    ), added as (
+      insert into run_usage as u (run_id, slot, ${sql.join(USAGE_COLUMNS.map(([, c]) => sql.ref(c)))})
+        select d.run_id, pg_backend_pid() % 64,
+               ${sql.join(USAGE_COLUMNS.map(([k]) => sql`${Math.max(0, Math.round(usage[k] ?? 0))}::bigint`))}
+        from done d where d.run_id is not null
+        on conflict (run_id, slot) do update set
+          ${sql.join(USAGE_COLUMNS.map(([, c]) => sql`${sql.ref(c)} = ${sql.ref(`u.${c}`)} + ${sql.ref(`excluded.${c}`)}`))}
+    )
+    select count(*)::int as changed from done`.execute(conn)
+  return r.rows[0]?.changed ?? 0
+}
+
+/**
+ * Marks the task succeeded if this worker still holds it, with the model usage the work cost when it cost
+ * any (in the same statement, see `completeWithUsage`). Call it inside the transaction that writes the work's
+ * results: they commit together, and a `false` (lease lost) should roll that transaction back.
+ */
+export const complete = async (
+  conn: Conn,
+  taskId: string,
+  workerId: string,
+  usage?: TaskUsage,
+): Promise<boolean> => {
+  if (usage !== undefined) return (await completeWithUsage(conn, taskId, workerId, usage)) > 0
   const r = await conn
     .updateTable("tasks")
     .set({

@@ -7,6 +7,7 @@ import {
   type ResolvedRow,
   recordReview,
   replaceDocumentExtractions,
+  replaceDocumentExtractionsOfAgents,
   settleByReview,
   writeResults,
 } from "../src/repositories/Results.ts"
@@ -124,6 +125,54 @@ describe("the results repository", () => {
       .where("document_id", "=", document.id)
       .executeTakeFirstOrThrow()
     expect(pair.value_count).toBe(1)
+  })
+
+  it("writes only the agents still at the version planned, in the write itself", async () => {
+    const edited = await db
+      .insertInto("agents")
+      .values({ project_id: projectId, name: "Edited", config_version: 2 })
+      .returning("id")
+      .executeTakeFirstOrThrow()
+    const a = await atomic("2025")
+    const document = await db
+      .insertInto("documents")
+      .values({
+        project_id: projectId,
+        file_name: "planned.txt",
+        type: "Text",
+        blob_key: "k",
+        content_type: "text/plain",
+        size_bytes: 1,
+        sha256: "0",
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow()
+    const extraction = { atomicValueId: a.id, value: "7", relevantPassage: "7", reasoning: "", pageNumber: 1 }
+    const written = await Effect.runPromise(
+      replaceDocumentExtractionsOfAgents(db, {
+        projectId,
+        documentId: document.id,
+        documentVersion: 1,
+        agents: [
+          { agentId, agentConfigVersion: 1, dimensionsKey: "k", extractions: [extraction] },
+          // Planned at version 1; the agent has been edited to version 2 since.
+          { agentId: edited.id, agentConfigVersion: 1, dimensionsKey: "k", extractions: [extraction] },
+        ],
+      }),
+    )
+    expect([...written]).toEqual([agentId])
+    const stored = await db
+      .selectFrom("extractions")
+      .select("agent_id")
+      .where("document_id", "=", document.id)
+      .execute()
+    expect(stored.map((e) => e.agent_id)).toEqual([agentId])
+    const pairs = await db
+      .selectFrom("extraction_pairs")
+      .select("agent_id")
+      .where("document_id", "=", document.id)
+      .execute()
+    expect(pairs.map((p) => p.agent_id)).toEqual([agentId])
   })
 
   it("keeps a value set by hand at the same config version, and drops results of combinations gone", async () => {

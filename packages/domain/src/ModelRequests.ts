@@ -37,6 +37,9 @@ export const defaultRequestBudget: RequestBudget = {
 
 export const estimateTokens = (characters: number): number => Math.ceil(characters / CHARS_PER_TOKEN)
 
+/** The most characters whose tokens (`estimateTokens`) fit in `tokens`. */
+export const charsWithin = (tokens: number): number => Math.max(0, Math.floor(tokens)) * CHARS_PER_TOKEN
+
 /** The agents split into groups of at most `max` (at least one per group), in the given order. */
 export const agentGroups = <A>(agents: ReadonlyArray<A>, max: number): ReadonlyArray<ReadonlyArray<A>> => {
   const size = Math.max(1, Math.floor(max))

@@ -200,6 +200,46 @@ export const pageTextLengthsOfDocuments = (
           .execute(),
       ).pipe(Effect.map((rows) => new Map(rows.map((r) => [r.document_id, r.lengths.map(Number)]))))
 
+/** A page's blocks as the model prompt needs them: only a page with tables needs the blocks placing them. */
+const promptBlocks = sql<PageRow["blocks"]>`case when tables = '[]'::jsonb then '[]'::jsonb else blocks end`
+
+export type PromptPage = Pick<PageRow, "number" | "text" | "tables" | "blocks">
+
+/**
+ * The document's size (as `pageTotals` answers it) and, when its pages hold at most `maxChars` characters in
+ * all, every page (as `pageTexts` reads it), in one statement: a document small enough to go to the model
+ * whole is read in one round trip; a larger one answers its size alone.
+ */
+export const pagesWithin = (
+  db: Conn,
+  documentId: string,
+  maxChars: number,
+): Effect.Effect<{
+  readonly size: Effect.Effect.Success<ReturnType<typeof pageTotals>>
+  readonly pages: ReadonlyArray<PromptPage> | undefined
+}> =>
+  Effect.promise(async () => {
+    const r = await sql<{
+      pages: number
+      chars: number
+      last: number | null
+      texts: Array<PromptPage> | null
+    }>`
+      with totals as (
+        select count(*)::int as pages, coalesce(sum(length(text)), 0)::bigint as chars, max(number) as last
+        from pages where document_id = ${documentId}::uuid
+      )
+      select t.pages, t.chars, t.last,
+             case when t.chars <= ${Math.floor(maxChars)} then (
+               select coalesce(jsonb_agg(jsonb_build_object('number', number, 'text', text, 'tables', tables,
+                                                            'blocks', ${promptBlocks}) order by number), '[]'::jsonb)
+               from pages where document_id = ${documentId}::uuid
+             ) end as texts
+      from totals t`.execute(db)
+    const row = r.rows[0]!
+    return { size: { pages: row.pages, chars: row.chars, last: row.last }, pages: row.texts ?? undefined }
+  })
+
 /**
  * The text of the document's pages (all, or those numbered `numbers`), in page order, with their tables,
  * and the blocks that place them (only for pages that have tables: what the model prompt needs).
@@ -208,16 +248,11 @@ export const pageTexts = (
   db: Conn,
   documentId: string,
   numbers?: ReadonlyArray<number>,
-): Effect.Effect<ReadonlyArray<Pick<PageRow, "number" | "text" | "tables" | "blocks">>> =>
+): Effect.Effect<ReadonlyArray<PromptPage>> =>
   Effect.promise(() => {
     let q = db
       .selectFrom("pages")
-      .select([
-        "number",
-        "text",
-        "tables",
-        sql<PageRow["blocks"]>`case when tables = '[]'::jsonb then '[]'::jsonb else blocks end`.as("blocks"),
-      ])
+      .select(["number", "text", "tables", promptBlocks.as("blocks")])
       .where("document_id", "=", documentId)
     if (numbers !== undefined) q = q.where("number", "in", numbers)
     return q.orderBy("number").execute()

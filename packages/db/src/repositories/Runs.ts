@@ -43,39 +43,6 @@ export const findRunningRun = (conn: Conn, runId: string): Effect.Effect<Running
     ),
   )
 
-/**
- * The model usage a task cost (calls, cache hits, tokens), recorded on the task and added to its run's usage
- * (what it adds to what the task had recorded, in one statement; per slot of the writing connection, so tasks of one run
- * committing together do not queue for one row).
- */
-export const recordTaskUsage = (
-  conn: Conn,
-  taskId: string,
-  usage: Readonly<Record<string, number>>,
-): Effect.Effect<void> =>
-  run(() =>
-    sql`
-      with before as (select id, run_id, usage from tasks where id = ${taskId}::uuid for update),
-      after as (
-        update tasks t set usage = ${JSON.stringify(usage)}::jsonb from before b where t.id = b.id
-        returning t.run_id, t.usage, b.usage as previous
-      )
-      insert into run_usage as u (run_id, slot, requests, cache_hits, input_tokens, cached_input_tokens, output_tokens)
-        select a.run_id, pg_backend_pid() % 64,
-               ${sql.join(
-                 ["calls", "cacheHits", "promptTokens", "cachedTokens", "completionTokens"].map(
-                   (k) =>
-                     sql`coalesce((a.usage->>${k})::bigint, 0) - coalesce((a.previous->>${k})::bigint, 0)`,
-                 ),
-               )}
-        from after a where a.run_id is not null
-        on conflict (run_id, slot) do update set
-          requests = u.requests + excluded.requests, cache_hits = u.cache_hits + excluded.cache_hits,
-          input_tokens = u.input_tokens + excluded.input_tokens,
-          cached_input_tokens = u.cached_input_tokens + excluded.cached_input_tokens,
-          output_tokens = u.output_tokens + excluded.output_tokens`.execute(conn),
-  ).pipe(Effect.asVoid)
-
 // ---------------------------------------------------------------------------------------------------------
 // Launch requests
 

@@ -8,7 +8,7 @@ import { projectStatusRows } from "../../src/repositories/Projects.ts"
 import * as Runs from "../../src/repositories/Runs.ts"
 import * as RunTasks from "../../src/repositories/RunTasks.ts"
 import type { Database } from "../../src/Schema.ts"
-import { enqueue } from "../../src/TaskQueue.ts"
+import { complete, enqueue } from "../../src/TaskQueue.ts"
 import { newOrganizationProject, planOfFirstStatement } from "../fixtures.ts"
 
 const url = await useTestDatabase()
@@ -199,24 +199,19 @@ describe("ending runs", () => {
       .where("kind", "=", "resolve")
       .orderBy("idempotency_key")
       .execute()
-    await run(
-      Runs.recordTaskUsage(db, t1!.id, {
-        calls: 2,
-        cacheHits: 1,
-        promptTokens: 100,
-        cachedTokens: 0,
-        completionTokens: 10,
-      }),
-    )
-    await run(
-      Runs.recordTaskUsage(db, t2!.id, {
-        calls: 1,
-        cacheHits: 0,
-        promptTokens: 50,
-        cachedTokens: 0,
-        completionTokens: 5,
-      }),
-    )
+    // Both held by worker w1; each completed with the usage it cost, in the completion's statement.
+    await sql`update tasks set status = 'running', locked_by = 'w1', attempts = 1
+      where run_id = ${runId}::uuid and kind = 'resolve'`.execute(db)
+    const first = { calls: 2, cacheHits: 1, promptTokens: 100, cachedTokens: 0, completionTokens: 10 }
+    const second = { calls: 1, cacheHits: 0, promptTokens: 50, cachedTokens: 0, completionTokens: 5 }
+    expect(await complete(db, t1!.id, "w1", first)).toBe(true)
+    // A worker that does not hold the task completes nothing and records none of its usage.
+    expect(await complete(db, t2!.id, "w2", { ...second, calls: 40 })).toBe(false)
+    expect(await complete(db, t2!.id, "w1", second)).toBe(true)
+    // Completed once: a second completion is refused and adds nothing.
+    expect(await complete(db, t2!.id, "w1", second)).toBe(false)
+    const stored = await db.selectFrom("tasks").select(["status", "usage"]).where("id", "=", t1!.id).execute()
+    expect(stored).toEqual([{ status: "succeeded", usage: first }])
 
     const end = { status: "failed", failureReason: "internal_error", error: "resolve: boom" } as const
     expect(await run(Runs.finishRun(db, runId, end))).toEqual({

@@ -4,8 +4,8 @@
  * (each agent's best pages, see `pagesForExtraction`), in page order, cut into consecutive windows.
  */
 import type { Conn } from "@dxs/db"
-import { pageTexts, pageTotals } from "@dxs/db/repositories/Pages"
-import { estimateTokens, pageTokens, pageWindows } from "@dxs/domain/ModelRequests"
+import { pagesWithin, pageTexts } from "@dxs/db/repositories/Pages"
+import { charsWithin, estimateTokens, pageTokens, pageWindows } from "@dxs/domain/ModelRequests"
 import { Effect } from "effect"
 import type { PageText } from "../llm/LanguageModel.ts"
 import { pageNumbersForExtraction, pageTextOf, type RetrievalAgent } from "./Retrieval.ts"
@@ -21,7 +21,9 @@ export const documentWindows = (
   },
 ): Effect.Effect<ReadonlyArray<ReadonlyArray<PageText>>> =>
   Effect.gen(function* () {
-    const size = yield* pageTotals(db, input.documentId)
+    // The size, and every page when the document could fit: one read for a document that goes whole.
+    const read = yield* pagesWithin(db, input.documentId, charsWithin(input.tokenBudget))
+    const { size } = read
     if (size.pages === 0) return []
     // A document that fits goes whole; else the pages retrieval picks for any of the request's agents,
     // read once (the size is known here, so no agent's pick reads it again).
@@ -34,9 +36,9 @@ export const documentWindows = (
           chosen.add(n)
       numbers = [...chosen]
     }
-    const pages: Array<PageText> = (yield* pageTexts(db, input.documentId, numbers)).map((p) =>
-      pageTextOf(input, p),
-    )
+    const stored =
+      fits && read.pages !== undefined ? read.pages : yield* pageTexts(db, input.documentId, numbers)
+    const pages: Array<PageText> = stored.map((p) => pageTextOf(input, p))
     return pageWindows(
       pages.map((page) => ({ page, tokens: pageTokens(page.text.length) })),
       input.tokenBudget,

@@ -6,8 +6,9 @@
 import type { Conn } from "@dxs/db"
 import {
   leadingPageNumbers,
+  pagesWithin,
   pageTexts,
-  pageTotals,
+  type pageTotals,
   rankedPageNumbers,
   rankPagesOfProject,
 } from "@dxs/db/repositories/Pages"
@@ -161,11 +162,16 @@ export const pagesForExtraction = (
   input: { readonly agent: RetrievalAgent; readonly documentId: string; readonly documentName: string },
 ): Effect.Effect<Array<PageText>> =>
   Effect.gen(function* () {
-    const size = yield* pageTotals(db, input.documentId)
+    // The size, and every page when the document is small enough to go whole: one read for it.
+    const read = yield* pagesWithin(db, input.documentId, WHOLE_DOCUMENT_MAX_CHARS)
+    const { size } = read
     if (size.pages === 0) return []
-    const whole = size.pages <= WHOLE_DOCUMENT_MAX_PAGES && Number(size.chars) <= WHOLE_DOCUMENT_MAX_CHARS
-    const numbers = whole ? undefined : yield* pageNumbersForExtraction(db, { ...input, size })
-    const pages = yield* pageTexts(db, input.documentId, numbers === undefined ? undefined : [...numbers])
+    const pages =
+      size.pages <= WHOLE_DOCUMENT_MAX_PAGES && read.pages !== undefined
+        ? read.pages
+        : yield* pageTexts(db, input.documentId, [
+            ...(yield* pageNumbersForExtraction(db, { ...input, size })),
+          ])
     return pages.map((p) => pageTextOf(input, p))
   })
 

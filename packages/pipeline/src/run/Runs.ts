@@ -17,7 +17,7 @@ import { clearResolutionsOfProject } from "@dxs/db/repositories/Results"
 import * as Runs from "@dxs/db/repositories/Runs"
 import * as RunTasks from "@dxs/db/repositories/RunTasks"
 import { DERIVE_TASK, RESOLVE_TASK } from "@dxs/db/repositories/TaskKinds"
-import { reschedule, type TaskDb, type TaskTrx } from "@dxs/db/TaskQueue"
+import { reschedule, type TaskDb, type TaskTrx, type TaskUsage } from "@dxs/db/TaskQueue"
 import { type ExtractionPair, type LaunchDecision, planLaunch } from "@dxs/domain/LaunchPlanner"
 import { Cause, Effect } from "effect"
 import { enqueueFanout } from "../webhooks/Queue.ts"
@@ -268,7 +268,8 @@ const succeededData = (trx: TaskTrx, projectId: string, runNumber: number) =>
 export interface RunTaskContext {
   readonly workerId: string
   readonly db: TaskDb
-  readonly complete: (trx: TaskTrx) => Promise<void>
+  /** Completes the task in `trx`, with the model usage it cost when it cost any. */
+  readonly complete: (trx: TaskTrx, usage?: TaskUsage) => Promise<void>
 }
 
 const runIdOf = (task: TaskRow): string | undefined => {

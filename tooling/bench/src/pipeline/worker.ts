@@ -121,9 +121,9 @@ const instrumented =
         queryMs: 0,
         completeAt: 0,
       }
-      const complete: typeof ctx.complete = async (trx) => {
+      const complete: typeof ctx.complete = async (trx, usage) => {
         span.completeAt = now()
-        return ctx.complete(trx)
+        return ctx.complete(trx, usage)
       }
       return current
         .run(span, () => handler(task, { ...ctx, complete }))

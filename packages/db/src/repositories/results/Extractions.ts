@@ -45,11 +45,14 @@ export const replaceDocumentExtractions = (
     documentId: input.documentId,
     documentVersion: input.documentVersion,
     agents: [input],
-  })
+  }).pipe(Effect.asVoid)
 
 /**
  * One document version's extractions of several agents, each replacing what the agent had from the
  * document, with each agent's extraction record: one statement whatever the number of agents and values.
+ * Only the agents still at the config version given write (their rows locked for share until the
+ * transaction ends, so an edit of the agent waits for the write or the write sees the edit): an agent
+ * edited since the work was planned keeps what it has. Answers the agents that wrote.
  */
 export const replaceDocumentExtractionsOfAgents = (
   conn: Conn,
@@ -64,8 +67,8 @@ export const replaceDocumentExtractionsOfAgents = (
       readonly extractions: ReadonlyArray<DocumentExtraction>
     }>
   },
-): Effect.Effect<void> => {
-  if (input.agents.length === 0) return Effect.void
+): Effect.Effect<ReadonlySet<string>> => {
+  if (input.agents.length === 0) return Effect.succeed(new Set())
   const rows = input.agents.flatMap((agent) => agent.extractions.map((e) => ({ agent, e })))
   // Each agent's record in one order for every writer, so two tasks never wait on each other in turn.
   const agents = [...input.agents].sort((x, y) =>
@@ -73,10 +76,19 @@ export const replaceDocumentExtractionsOfAgents = (
   )
   const column = <A>(f: (r: (typeof rows)[number]) => A) => sql.val(rows.map(f))
   return run(() =>
-    sql`
-      with gone as (
+    sql<{ agent_id: string }>`
+      with asked as (
+        select * from unnest(${sql.val(agents.map((a) => a.agentId))}::uuid[],
+                             ${sql.val(agents.map((a) => a.agentConfigVersion))}::int[])
+          as w(agent_id, agent_config_version)
+      ), held as (
+        select a.id, a.config_version from agents a where a.id in (select agent_id from asked)
+        order by a.id for share
+      ), current as (
+        select w.agent_id from asked w join held h on h.id = w.agent_id and h.config_version = w.agent_config_version
+      ), gone as (
         delete from extractions
-        where agent_id = any(${sql.val(agents.map((a) => a.agentId))}::uuid[])
+        where agent_id in (select agent_id from current)
           and document_id = ${input.documentId}::uuid and source_type = 'document'
       ), made as (
         insert into extractions (project_id, agent_id, agent_config_version, atomic_value_id, document_id, value,
@@ -90,7 +102,8 @@ export const replaceDocumentExtractionsOfAgents = (
                     ${column((r) => r.e.confidence ?? null)}::real[])
           as x(agent_id, agent_config_version, atomic_value_id, value, relevant_passage, reasoning, page_number,
                grounded, confidence)
-      )
+        where x.agent_id in (select agent_id from current)
+      ), paired as (
       insert into extraction_pairs as p (agent_id, document_id, agent_config_version, document_version, dimensions_key,
                                          value_count)
       select x.agent_id, ${input.documentId}::uuid, x.agent_config_version, ${input.documentVersion}::int,
@@ -98,13 +111,14 @@ export const replaceDocumentExtractionsOfAgents = (
       from unnest(${sql.val(agents.map((a) => a.agentId))}::uuid[], ${sql.val(agents.map((a) => a.agentConfigVersion))}::int[],
                   ${sql.val(agents.map((a) => a.dimensionsKey))}::text[], ${sql.val(agents.map((a) => a.extractions.length))}::int[])
         with ordinality as x(agent_id, agent_config_version, dimensions_key, value_count, position)
+      where x.agent_id in (select agent_id from current)
       order by x.position
       on conflict (agent_id, document_id) do update set
         agent_config_version = excluded.agent_config_version, document_version = excluded.document_version,
-        dimensions_key = excluded.dimensions_key, value_count = excluded.value_count, extracted_at = now()`.execute(
-      conn,
-    ),
-  ).pipe(Effect.asVoid)
+        dimensions_key = excluded.dimensions_key, value_count = excluded.value_count, extracted_at = now()
+      )
+      select agent_id from current`.execute(conn),
+  ).pipe(Effect.map((r) => new Set(r.rows.map((row) => row.agent_id))))
 }
 
 /** The agent's document (and derived) extractions at this config version, oldest first. */

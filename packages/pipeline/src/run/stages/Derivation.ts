@@ -48,7 +48,7 @@ export class Derivation extends Effect.Service<Derivation>()("@dxs/pipeline/Deri
         if (!runInfo) return
         const agents = yield* loadAgents(ctx.db, runInfo.projectId)
         const agent = agents.find((a) => a.row.id === p.agentId)
-        if (!agent || agent.row.is_draft) return yield* commitTask(ctx, task, p.runId, noUsage)
+        if (!agent || agent.row.is_draft) return yield* commitTask(ctx, p.runId, noUsage)
         const documents = yield* loadDocuments(ctx.db, runInfo.projectId)
         const configVersion = agent.row.config_version
         const inputs = yield* resolvedInputs(ctx.db, agent.references)
@@ -116,7 +116,7 @@ export class Derivation extends Effect.Service<Derivation>()("@dxs/pipeline/Deri
           })
         }
 
-        yield* commitTask(ctx, task, p.runId, usage, (trx) =>
+        yield* commitTask(ctx, p.runId, usage, (trx) =>
           Effect.gen(function* () {
             if (!(yield* agentStillAt(trx, agent.row.id, configVersion))) return
             yield* replaceDerivedExtractions(trx, {

@@ -10,7 +10,6 @@
  */
 import type { TaskRow } from "@dxs/db"
 import {
-  agentsStillAt,
   type DocumentExtraction,
   ensureAtomicValues,
   type InstanceInput,
@@ -289,7 +288,10 @@ const documentExtractions = (
   return extractions
 }
 
-/** The task's writes: the document's extractions of each agent still at its planned version. */
+/**
+ * The task's writes: the document's extractions of each agent still at the version the task was planned
+ * for (checked, and the agents' rows locked for share, by the write itself).
+ */
 const writeExtractions = (
   trx: TaskTrx,
   input: {
@@ -300,27 +302,17 @@ const writeExtractions = (
     readonly extractions: ReadonlyMap<string, ReadonlyArray<DocumentExtraction>>
   },
 ): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    const { agents, extractions } = input
-    // Only the agents still at the version the task was planned for (their rows locked for share).
-    const current = yield* agentsStillAt(
-      trx,
-      agents.map(({ agent, configVersion }) => ({ agentId: agent.row.id, configVersion })),
-    )
-    yield* replaceDocumentExtractionsOfAgents(trx, {
-      projectId: input.projectId,
-      documentId: input.documentId,
-      documentVersion: input.documentVersion,
-      agents: agents
-        .filter(({ agent }) => current.has(agent.row.id))
-        .map(({ agent, configVersion }) => ({
-          agentId: agent.row.id,
-          agentConfigVersion: configVersion,
-          dimensionsKey: agentDimensionsKey(agent),
-          extractions: extractions.get(agent.row.id) ?? [],
-        })),
-    })
-  })
+  replaceDocumentExtractionsOfAgents(trx, {
+    projectId: input.projectId,
+    documentId: input.documentId,
+    documentVersion: input.documentVersion,
+    agents: input.agents.map(({ agent, configVersion }) => ({
+      agentId: agent.row.id,
+      agentConfigVersion: configVersion,
+      dimensionsKey: agentDimensionsKey(agent),
+      extractions: input.extractions.get(agent.row.id) ?? [],
+    })),
+  }).pipe(Effect.asVoid)
 
 export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extraction", {
   effect: Effect.gen(function* () {
@@ -353,8 +345,7 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
             : yield* load(runInfo.projectId)
         const loaded = new Map((agentsById.get(runInfo.projectId) ?? []).map((a) => [a.row.id, a]))
         const agents = currentAgents(p, loaded, document)
-        if (document === undefined || agents.length === 0)
-          return yield* commitTask(ctx, task, p.runId, noUsage)
+        if (document === undefined || agents.length === 0) return yield* commitTask(ctx, p.runId, noUsage)
 
         const windows = yield* documentWindows(ctx.db, {
           agents: agents.map((a) => a.spec),
@@ -380,7 +371,7 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
           kept.map((k) => ({ agentId: k.agent.row.id, instances: k.instances })),
         )
         const extractions = documentExtractions(kept, atomics)
-        yield* commitTask(ctx, task, p.runId, usage, (trx) =>
+        yield* commitTask(ctx, p.runId, usage, (trx) =>
           writeExtractions(trx, {
             projectId: runInfo.projectId,
             documentId: document.id,

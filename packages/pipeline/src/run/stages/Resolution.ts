@@ -332,7 +332,7 @@ export class Resolution extends Effect.Service<Resolution>()("@dxs/pipeline/Reso
         const runInfo = yield* findRunningRun(ctx.db, p.runId)
         if (!runInfo) return
         const agent = (yield* loadAgents(ctx.db, runInfo.projectId)).find((a) => a.row.id === p.agentId)
-        if (!agent || agent.row.is_draft) return yield* commitTask(ctx, task, p.runId, noUsage)
+        if (!agent || agent.row.is_draft) return yield* commitTask(ctx, p.runId, noUsage)
         const documents = yield* loadDocuments(ctx.db, runInfo.projectId)
         const configVersion = agent.row.config_version
         const existing = yield* currentAtomicValues(ctx.db, agent.row.id, configVersion)
@@ -384,7 +384,7 @@ export class Resolution extends Effect.Service<Resolution>()("@dxs/pipeline/Reso
           rows.push(resolved.row)
         }
 
-        yield* commitTask(ctx, task, p.runId, usage, (trx) =>
+        yield* commitTask(ctx, p.runId, usage, (trx) =>
           writeAgentResults(trx, {
             projectId: runInfo.projectId,
             agentId: agent.row.id,

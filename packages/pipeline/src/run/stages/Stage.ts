@@ -11,7 +11,6 @@ import { AsyncLocalStorage } from "node:async_hooks"
 import { type StoredDimensionValue, type TaskRow, transactionOn } from "@dxs/db"
 import { inLogContext } from "@dxs/db/Log"
 import type { InstanceInput } from "@dxs/db/repositories/Results"
-import { recordTaskUsage } from "@dxs/db/repositories/Runs"
 import type { TaskTrx } from "@dxs/db/TaskQueue"
 import { cartesian } from "@dxs/domain/Combinations"
 import { parseNumber } from "@dxs/domain/Values"
@@ -70,7 +69,6 @@ export const stageHandler =
  */
 export const commitTask = (
   ctx: StageRun,
-  task: TaskRow,
   runId: string,
   usage: Usage,
   write: (trx: TaskTrx) => Effect.Effect<void> = () => Effect.void,
@@ -79,9 +77,8 @@ export const commitTask = (
     yield* transactionOn(ctx.db, (trx) =>
       Effect.gen(function* () {
         yield* write(trx)
-        yield* promiseCode(ctx, () => ctx.complete(trx))
-        if (usage.calls + usage.cacheHits + usage.promptTokens + usage.completionTokens > 0)
-          yield* recordTaskUsage(trx, task.id, { ...usage })
+        const used = usage.calls + usage.cacheHits + usage.promptTokens + usage.completionTokens > 0
+        yield* promiseCode(ctx, () => ctx.complete(trx, used ? { ...usage } : undefined))
       }),
     )
     yield* advanceAfterTask(ctx.db, runId)
