@@ -12,7 +12,7 @@ import { type Client, createProject, expectProblem, type Reply, uuid } from "@dx
 import { backgroundTaskHandlers, type TaskHandler } from "@dxs/worker"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compileDescription, type Description, errorsText } from "./description.ts"
-import { runTaskHandler, startTestApi, type TestApi } from "./harness.ts"
+import { runTaskHandler, startTestApi, type TestApi, taskContext } from "./harness.ts"
 
 let api: TestApi
 let a: Client
@@ -51,14 +51,7 @@ const work = async () => {
       claimed.map(async (task) => {
         ran.push(task)
         try {
-          await runTaskHandler(handlers[task.kind]!, task, {
-            workerId: WORKER,
-            db,
-            signal: new AbortController().signal,
-            complete: async (trx) => {
-              if (!(await TaskQueue.complete(trx, task.id, WORKER))) throw new Error("lease lost")
-            },
-          })
+          await runTaskHandler(handlers[task.kind]!, task, taskContext(db, task, WORKER))
           await TaskQueue.complete(db, task.id, WORKER)
         } catch (e) {
           await TaskQueue.fail(db, task.id, WORKER, e instanceof Error ? e.message : String(e), { now: true })

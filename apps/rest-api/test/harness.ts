@@ -8,6 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import type { TaskRow } from "@dxs/db"
 import { type BlobStoreShape, type Database, fileBlobStore, makeKysely } from "@dxs/db"
+import * as TaskQueue from "@dxs/db/TaskQueue"
 import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import type { WebhookSettings } from "@dxs/pipeline/webhooks/Settings"
 import type { WebSearchShape } from "@dxs/pipeline/websearch/WebSearch"
@@ -213,6 +214,19 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     client,
   }
 }
+
+/**
+ * A task's context as the worker gives it to a handler run by this test's worker `workerId`: the completion
+ * carries the usage and the writes the handler gives it, and a lost lease rejects.
+ */
+export const taskContext = (db: Kysely<Database>, task: TaskRow, workerId: string): TaskContext => ({
+  workerId,
+  db,
+  signal: new AbortController().signal,
+  complete: async (conn, usage, writes) => {
+    if (!(await TaskQueue.complete(conn, task.id, workerId, usage, writes))) throw new Error("lease lost")
+  },
+})
 
 /**
  * Runs one task with its handler, as the worker loop does: rejects with what the task's record would say

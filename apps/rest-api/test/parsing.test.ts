@@ -14,7 +14,7 @@ import { type Client, createProject, expectProblem, type Reply, timestamp } from
 import { backgroundTaskHandlers, type TaskHandler } from "@dxs/worker"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { runTaskHandler, startTestApi, type TestApi } from "./harness.ts"
+import { runTaskHandler, startTestApi, type TestApi, taskContext } from "./harness.ts"
 
 let api: TestApi
 let a: Client
@@ -59,12 +59,8 @@ const work = async (options: { readonly handlers?: Readonly<Record<string, TaskH
         const controller = new AbortController()
         try {
           await runTaskHandler(use[task.kind]!, task, {
-            workerId: WORKER,
-            db,
+            ...taskContext(db, task, WORKER),
             signal: controller.signal,
-            complete: async (trx) => {
-              if (!(await TaskQueue.complete(trx, task.id, WORKER))) throw new Error("lease lost")
-            },
           })
           await TaskQueue.complete(db, task.id, WORKER)
         } catch (e) {

@@ -6,7 +6,7 @@ import { type Client, createProject, expectProblem, timestamp, uuid } from "@dxs
 import { agentVersion, projectRows } from "@dxs/testing/Seeding"
 import { backgroundTaskHandlers } from "@dxs/worker"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { runTaskHandler, startTestApi, type TestApi } from "./harness.ts"
+import { runTaskHandler, startTestApi, type TestApi, taskContext } from "./harness.ts"
 
 let api: TestApi
 let a: Client
@@ -46,14 +46,7 @@ const parseUploads = async () => {
     })
     if (claimed.length === 0) return
     for (const task of claimed) {
-      await runTaskHandler(handlers[task.kind]!, task, {
-        workerId: WORKER,
-        db,
-        signal: new AbortController().signal,
-        complete: async (trx) => {
-          await TaskQueue.complete(trx, task.id, WORKER)
-        },
-      })
+      await runTaskHandler(handlers[task.kind]!, task, taskContext(db, task, WORKER))
       await TaskQueue.complete(db, task.id, WORKER)
     }
   }

@@ -1,4 +1,4 @@
-import { makeKysely } from "@dxs/db/Db"
+import { type Conn, makeKysely } from "@dxs/db/Db"
 import { inLogContext, type LogLevel as LineLevel, type LogSink, withLogSink } from "@dxs/db/Log"
 import { taskSeconds, tasksDone } from "@dxs/db/Metrics"
 import { outageOf } from "@dxs/db/Outage"
@@ -18,10 +18,15 @@ export interface TaskContext {
   /**
    * Completes the task inside the handler's transaction, so its writes and the completion commit
    * together. Throws `LeaseLostError` if this worker no longer holds the task: let it propagate so the
-   * transaction rolls back (another worker is running the task). `usage`, the model usage the work cost, is
-   * recorded with the completion (in the same statement).
+   * transaction rolls back (another worker is running the task). `usage`, the model usage the work cost,
+   * and `writes`, work a repository made to commit with the completion, go in the completion's statement:
+   * with them, `conn` need not be a transaction.
    */
-  readonly complete: (trx: TaskQueue.TaskTrx, usage?: TaskQueue.TaskUsage) => Promise<void>
+  readonly complete: (
+    conn: Conn,
+    usage?: TaskQueue.TaskUsage,
+    writes?: TaskQueue.CompletionWrites,
+  ) => Promise<void>
 }
 
 /**
@@ -168,8 +173,8 @@ const handlerWork = (env: WorkerEnv, task: TaskRow, completed: () => void): Effe
           workerId,
           db,
           signal: controller.signal,
-          complete: async (trx, usage) => {
-            if (!(await TaskQueue.complete(trx, task.id, workerId, usage)))
+          complete: async (conn, usage, writes) => {
+            if (!(await TaskQueue.complete(conn, task.id, workerId, usage, writes)))
               throw new LeaseLostError({ taskId: task.id })
             completed()
           },

@@ -2,7 +2,7 @@
 // transaction as the results it writes (`complete` takes the caller's transaction), so a crash never leaves
 // results without a finished task, nor a finished task without its results. Those libraries do not offer that:
 // they mark a job done on their own connection after the handler returns.
-import { type Kysely, sql, type Transaction } from "kysely"
+import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely"
 import type { Conn } from "./Db.ts"
 import { listen } from "./Listen.ts"
 import type { Database, TaskRow } from "./Schema.ts"
@@ -232,46 +232,66 @@ const USAGE_COLUMNS = [
 ] as const
 
 /**
+ * Writes that commit with a task's completion, in the completion's own statement (`complete`): a list of
+ * data-modifying common table expressions (`name as (…), …`, none named `done` or `added`) made by a
+ * repository, each guarded by `whenCompleted` so that nothing is written when the lease was lost.
+ */
+export type CompletionWrites = RawBuilder<unknown>
+
+/** True in a `CompletionWrites` expression when the task was completed (its worker still held it). */
+export const whenCompleted = sql<boolean>`exists (select from done)`
+
+/**
  * One statement that marks the task succeeded if this worker still holds it, stores its usage on it and adds
  * that to its run's usage tallies (`run_usage`, one row per run and connection slot, so that tasks of a run
- * committing side by side do not queue on one row). Answers how many tasks it completed (0 or 1).
+ * committing side by side do not queue on one row), with the work's own writes. Answers how many tasks it
+ * completed (0 or 1).
  */
-const completeWithUsage = async (
+const completeInOne = async (
   conn: Conn,
   taskId: string,
   workerId: string,
-  usage: TaskUsage,
+  usage: TaskUsage | undefined,
+  writes: CompletionWrites | undefined,
 ): Promise<number> => {
-  const r = await sql<{ changed: number }>`
-    with done as (
-      update tasks set usage = ${JSON.stringify(usage)}::jsonb, status = 'succeeded', locked_until = null,
-                       last_error = null, completed_at = now(), updated_at = now()
-      where id = ${taskId}::uuid and status = 'running' and locked_by = ${workerId}
-      returning run_id
-    ), added as (
+  const added =
+    usage === undefined
+      ? sql``
+      : sql`, added as (
       insert into run_usage as u (run_id, slot, ${sql.join(USAGE_COLUMNS.map(([, c]) => sql.ref(c)))})
         select d.run_id, pg_backend_pid() % 64,
                ${sql.join(USAGE_COLUMNS.map(([k]) => sql`${Math.max(0, Math.round(usage[k] ?? 0))}::bigint`))}
         from done d where d.run_id is not null
         on conflict (run_id, slot) do update set
           ${sql.join(USAGE_COLUMNS.map(([, c]) => sql`${sql.ref(c)} = ${sql.ref(`u.${c}`)} + ${sql.ref(`excluded.${c}`)}`))}
-    )
+    )`
+  const r = await sql<{ changed: number }>`
+    with done as (
+      update tasks set ${usage === undefined ? sql`` : sql`usage = ${JSON.stringify(usage)}::jsonb,`}
+                       status = 'succeeded', locked_until = null, last_error = null, completed_at = now(),
+                       updated_at = now()
+      where id = ${taskId}::uuid and status = 'running' and locked_by = ${workerId}
+      returning run_id
+    )${added}${writes === undefined ? sql`` : sql`, ${writes}`}
     select count(*)::int as changed from done`.execute(conn)
   return r.rows[0]?.changed ?? 0
 }
 
 /**
  * Marks the task succeeded if this worker still holds it, with the model usage the work cost when it cost
- * any (in the same statement, see `completeWithUsage`). Call it inside the transaction that writes the work's
- * results: they commit together, and a `false` (lease lost) should roll that transaction back.
+ * any and the work's `writes` when they can go in the same statement (see `completeInOne`). Call it inside
+ * the transaction that writes the rest of the work's results: they commit together, and a `false` (lease
+ * lost) should roll that transaction back; with the writes, no transaction is needed.
  */
 export const complete = async (
   conn: Conn,
   taskId: string,
   workerId: string,
   usage?: TaskUsage,
+  writes?: CompletionWrites,
 ): Promise<boolean> => {
-  if (usage !== undefined) return (await completeWithUsage(conn, taskId, workerId, usage)) > 0
+  if (usage !== undefined || writes !== undefined)
+    return (await completeInOne(conn, taskId, workerId, usage, writes)) > 0
   const r = await conn
     .updateTable("tasks")
     .set({

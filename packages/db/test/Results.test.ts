@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../src/Db.ts"
 import {
+  documentExtractionsOnCompletion,
   ensureAtomicValue,
   type ResolvedRow,
   recordReview,
@@ -11,6 +12,7 @@ import {
   settleByReview,
   writeResults,
 } from "../src/repositories/Results.ts"
+import { complete, enqueue } from "../src/TaskQueue.ts"
 import { listResults, resolvedRow } from "./fixtures.ts"
 
 const url = await useTestDatabase()
@@ -173,6 +175,61 @@ describe("the results repository", () => {
       .where("document_id", "=", document.id)
       .execute()
     expect(pairs.map((p) => p.agent_id)).toEqual([agentId])
+  })
+
+  it("writes a task's extractions in the statement that completes it, and none once its worker lost it", async () => {
+    const a = await atomic("2025")
+    const document = await db
+      .insertInto("documents")
+      .values({
+        project_id: projectId,
+        file_name: "completed.txt",
+        type: "Text",
+        blob_key: "k",
+        content_type: "text/plain",
+        size_bytes: 1,
+        sha256: "0",
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow()
+    const { id: taskId } = await enqueue(db, {
+      kind: "extract",
+      idempotencyKey: `extract:${document.id}`,
+      payload: {},
+    })
+    await db
+      .updateTable("tasks")
+      .set({ status: "running", locked_by: "w1" })
+      .where("id", "=", taskId)
+      .execute()
+    const writes = documentExtractionsOnCompletion({
+      projectId,
+      documentId: document.id,
+      documentVersion: 1,
+      agents: [
+        {
+          agentId,
+          agentConfigVersion: 1,
+          dimensionsKey: "k",
+          extractions: [
+            { atomicValueId: a.id, value: "9", relevantPassage: "9", reasoning: "", pageNumber: 1 },
+          ],
+        },
+      ],
+    })
+    const stored = () =>
+      db.selectFrom("extractions").select("value").where("document_id", "=", document.id).execute()
+    // Another worker holds the task now: neither the completion nor the writes happen.
+    expect(await complete(db, taskId, "w2", undefined, writes)).toBe(false)
+    expect(await stored()).toEqual([])
+    expect(await complete(db, taskId, "w1", { calls: 1 }, writes)).toBe(true)
+    expect(await stored()).toEqual([{ value: "9" }])
+    const task = await db
+      .selectFrom("tasks")
+      .select(["status", "usage"])
+      .where("id", "=", taskId)
+      .executeTakeFirst()
+    expect(task).toEqual({ status: "succeeded", usage: { calls: 1 } })
   })
 
   it("keeps a value set by hand at the same config version, and drops results of combinations gone", async () => {

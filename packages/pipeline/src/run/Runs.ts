@@ -8,7 +8,7 @@
  * transaction. Exactly one event per run: `events.run_id` is unique.
  */
 
-import { type RunRow, type TaskRow, transactionOn } from "@dxs/db"
+import { type Conn, type RunRow, type TaskRow, transactionOn } from "@dxs/db"
 import { logLine } from "@dxs/db/Log"
 import { outageInCause } from "@dxs/db/Outage"
 import { enqueueParse } from "@dxs/db/repositories/ParseTasks"
@@ -17,7 +17,13 @@ import { clearResolutionsOfProject } from "@dxs/db/repositories/Results"
 import * as Runs from "@dxs/db/repositories/Runs"
 import * as RunTasks from "@dxs/db/repositories/RunTasks"
 import { DERIVE_TASK, RESOLVE_TASK } from "@dxs/db/repositories/TaskKinds"
-import { reschedule, type TaskDb, type TaskTrx, type TaskUsage } from "@dxs/db/TaskQueue"
+import {
+  type CompletionWrites,
+  reschedule,
+  type TaskDb,
+  type TaskTrx,
+  type TaskUsage,
+} from "@dxs/db/TaskQueue"
 import { type ExtractionPair, type LaunchDecision, planLaunch } from "@dxs/domain/LaunchPlanner"
 import { Cause, Effect } from "effect"
 import { enqueueFanout } from "../webhooks/Queue.ts"
@@ -268,8 +274,11 @@ const succeededData = (trx: TaskTrx, projectId: string, runNumber: number) =>
 export interface RunTaskContext {
   readonly workerId: string
   readonly db: TaskDb
-  /** Completes the task in `trx`, with the model usage it cost when it cost any. */
-  readonly complete: (trx: TaskTrx, usage?: TaskUsage) => Promise<void>
+  /**
+   * Completes the task in `conn`'s transaction, with the model usage it cost when it cost any and the
+   * writes made to commit with it (in the completion's statement; see the worker's task context).
+   */
+  readonly complete: (conn: Conn, usage?: TaskUsage, writes?: CompletionWrites) => Promise<void>
 }
 
 const runIdOf = (task: TaskRow): string | undefined => {

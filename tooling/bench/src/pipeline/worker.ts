@@ -15,8 +15,8 @@ import { type Database, fileBlobStore, makeDialect } from "@dxs/db"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
 import { postgresResponseCache, type ResponseCache } from "@dxs/pipeline/llm/ResponseCache"
 import { backgroundTaskHandlers, runWorker, type TaskHandler } from "@dxs/worker"
-import { Effect, Fiber } from "effect"
-import { Kysely } from "kysely"
+import { Effect, Fiber, FiberRef } from "effect"
+import { Kysely, type KyselyPlugin } from "kysely"
 
 const env = (name: string): string => {
   const value = process.env[name]
@@ -43,7 +43,10 @@ interface Span {
   completeAt: number
 }
 
+/** The task's span: for Promise code called from it (the model's fetch, through the async context)… */
 const current = new AsyncLocalStorage<Span>()
+/** …and for its effects (Effect's fibers do not carry the async context). */
+const taskSpan = FiberRef.unsafeMake<Span | undefined>(undefined)
 const now = () => performance.now()
 
 const timedFetch: typeof fetch = async (input, init) => {
@@ -60,8 +63,7 @@ const timedCache = (cache: ResponseCache): ResponseCache => {
   const time =
     <A extends Array<unknown>, R>(f: (...args: A) => Effect.Effect<R>) =>
     (...args: A): Effect.Effect<R> =>
-      Effect.suspend(() => {
-        const span = current.getStore()
+      Effect.flatMap(FiberRef.get(taskSpan), (span) => {
         const start = now()
         return Effect.ensuring(
           f(...args),
@@ -87,13 +89,31 @@ const db = new Kysely<Database>({
     entry.count += 1
     entry.ms += event.queryDurationMillis
     statements.set(key, entry)
-    const span = current.getStore()
-    if (span) {
-      span.queries += 1
-      span.queryMs += event.queryDurationMillis
-    }
   },
 })
+
+/**
+ * The task's queries and their time, from the handler's own database (`ctx.db`, which the stages run every
+ * statement of the task on): from the statement's start, pool waits and lock waits included, to its result.
+ * (Async context cannot tell them: Effect's fibers do not carry it.)
+ */
+const timedQueries = (span: Span): KyselyPlugin => {
+  const started = new WeakMap<object, number>()
+  return {
+    transformQuery: (args) => {
+      started.set(args.queryId, now())
+      return args.node
+    },
+    transformResult: async (args) => {
+      const start = started.get(args.queryId)
+      if (start !== undefined) {
+        span.queries += 1
+        span.queryMs += now() - start
+      }
+      return args.result
+    },
+  }
+}
 const model = makeOpenAiModel({
   baseUrl: env("MODEL_URL"),
   model: "bench",
@@ -121,12 +141,13 @@ const instrumented =
         queryMs: 0,
         completeAt: 0,
       }
-      const complete: typeof ctx.complete = async (trx, usage) => {
+      const complete: typeof ctx.complete = async (...args) => {
         span.completeAt = now()
-        return ctx.complete(trx, usage)
+        return ctx.complete(...args)
       }
       return current
-        .run(span, () => handler(task, { ...ctx, complete }))
+        .run(span, () => handler(task, { ...ctx, db: ctx.db.withPlugin(timedQueries(span)), complete }))
+        .pipe(Effect.locally(taskSpan, span))
         .pipe(
           Effect.ensuring(
             Effect.sync(() => {

@@ -3,9 +3,10 @@
  * what the stages found, per source, before resolution.
  */
 import { Effect } from "effect"
-import { sql } from "kysely"
+import { type RawBuilder, sql } from "kysely"
 import type { Conn } from "../../Db.ts"
 import type { ExtractionRow, WebCitation } from "../../Schema.ts"
+import { type CompletionWrites, whenCompleted } from "../../TaskQueue.ts"
 
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 
@@ -47,50 +48,47 @@ export const replaceDocumentExtractions = (
     agents: [input],
   }).pipe(Effect.asVoid)
 
+/** One document version's extractions of several agents (see `replaceDocumentExtractionsOfAgents`). */
+export interface DocumentExtractionsOfAgents {
+  readonly projectId: string
+  readonly documentId: string
+  readonly documentVersion: number
+  readonly agents: ReadonlyArray<{
+    readonly agentId: string
+    readonly agentConfigVersion: number
+    readonly dimensionsKey: string
+    readonly extractions: ReadonlyArray<DocumentExtraction>
+  }>
+}
+
 /**
- * One document version's extractions of several agents, each replacing what the agent had from the
- * document, with each agent's extraction record: one statement whatever the number of agents and values.
- * Only the agents still at the config version given write (their rows locked for share until the
- * transaction ends, so an edit of the agent waits for the write or the write sees the edit): an agent
- * edited since the work was planned keeps what it has. Answers the agents that wrote.
+ * The writes of `replaceDocumentExtractionsOfAgents` as common table expressions (`ex_current` names the
+ * agents that write), made only when `guard` holds.
  */
-export const replaceDocumentExtractionsOfAgents = (
-  conn: Conn,
-  input: {
-    readonly projectId: string
-    readonly documentId: string
-    readonly documentVersion: number
-    readonly agents: ReadonlyArray<{
-      readonly agentId: string
-      readonly agentConfigVersion: number
-      readonly dimensionsKey: string
-      readonly extractions: ReadonlyArray<DocumentExtraction>
-    }>
-  },
-): Effect.Effect<ReadonlySet<string>> => {
-  if (input.agents.length === 0) return Effect.succeed(new Set())
+const documentExtractionWrites = (input: DocumentExtractionsOfAgents, guard: RawBuilder<boolean>) => {
   const rows = input.agents.flatMap((agent) => agent.extractions.map((e) => ({ agent, e })))
   // Each agent's record in one order for every writer, so two tasks never wait on each other in turn.
   const agents = [...input.agents].sort((x, y) =>
     x.agentId < y.agentId ? -1 : x.agentId > y.agentId ? 1 : 0,
   )
   const column = <A>(f: (r: (typeof rows)[number]) => A) => sql.val(rows.map(f))
-  return run(() =>
-    sql<{ agent_id: string }>`
-      with asked as (
+  return sql`
+      ex_asked as (
         select * from unnest(${sql.val(agents.map((a) => a.agentId))}::uuid[],
                              ${sql.val(agents.map((a) => a.agentConfigVersion))}::int[])
           as w(agent_id, agent_config_version)
-      ), held as (
-        select a.id, a.config_version from agents a where a.id in (select agent_id from asked)
+        where ${guard}
+      ), ex_held as (
+        select a.id, a.config_version from agents a where a.id in (select agent_id from ex_asked)
         order by a.id for share
-      ), current as (
-        select w.agent_id from asked w join held h on h.id = w.agent_id and h.config_version = w.agent_config_version
-      ), gone as (
+      ), ex_current as (
+        select w.agent_id from ex_asked w
+          join ex_held h on h.id = w.agent_id and h.config_version = w.agent_config_version
+      ), ex_gone as (
         delete from extractions
-        where agent_id in (select agent_id from current)
+        where agent_id in (select agent_id from ex_current)
           and document_id = ${input.documentId}::uuid and source_type = 'document'
-      ), made as (
+      ), ex_made as (
         insert into extractions (project_id, agent_id, agent_config_version, atomic_value_id, document_id, value,
                                  relevant_passage, reasoning, page_number, grounded, confidence, source_type)
         select ${input.projectId}::uuid, x.agent_id, x.agent_config_version, x.atomic_value_id, ${input.documentId}::uuid,
@@ -102,24 +100,48 @@ export const replaceDocumentExtractionsOfAgents = (
                     ${column((r) => r.e.confidence ?? null)}::real[])
           as x(agent_id, agent_config_version, atomic_value_id, value, relevant_passage, reasoning, page_number,
                grounded, confidence)
-        where x.agent_id in (select agent_id from current)
-      ), paired as (
-      insert into extraction_pairs as p (agent_id, document_id, agent_config_version, document_version, dimensions_key,
-                                         value_count)
-      select x.agent_id, ${input.documentId}::uuid, x.agent_config_version, ${input.documentVersion}::int,
-             x.dimensions_key, x.value_count
-      from unnest(${sql.val(agents.map((a) => a.agentId))}::uuid[], ${sql.val(agents.map((a) => a.agentConfigVersion))}::int[],
-                  ${sql.val(agents.map((a) => a.dimensionsKey))}::text[], ${sql.val(agents.map((a) => a.extractions.length))}::int[])
-        with ordinality as x(agent_id, agent_config_version, dimensions_key, value_count, position)
-      where x.agent_id in (select agent_id from current)
-      order by x.position
-      on conflict (agent_id, document_id) do update set
-        agent_config_version = excluded.agent_config_version, document_version = excluded.document_version,
-        dimensions_key = excluded.dimensions_key, value_count = excluded.value_count, extracted_at = now()
-      )
-      select agent_id from current`.execute(conn),
-  ).pipe(Effect.map((r) => new Set(r.rows.map((row) => row.agent_id))))
+        where x.agent_id in (select agent_id from ex_current)
+      ), ex_paired as (
+        insert into extraction_pairs as p (agent_id, document_id, agent_config_version, document_version,
+                                           dimensions_key, value_count)
+        select x.agent_id, ${input.documentId}::uuid, x.agent_config_version, ${input.documentVersion}::int,
+               x.dimensions_key, x.value_count
+        from unnest(${sql.val(agents.map((a) => a.agentId))}::uuid[], ${sql.val(agents.map((a) => a.agentConfigVersion))}::int[],
+                    ${sql.val(agents.map((a) => a.dimensionsKey))}::text[], ${sql.val(agents.map((a) => a.extractions.length))}::int[])
+          with ordinality as x(agent_id, agent_config_version, dimensions_key, value_count, position)
+        where x.agent_id in (select agent_id from ex_current)
+        order by x.position
+        on conflict (agent_id, document_id) do update set
+          agent_config_version = excluded.agent_config_version, document_version = excluded.document_version,
+          dimensions_key = excluded.dimensions_key, value_count = excluded.value_count, extracted_at = now()
+      )`
 }
+
+/**
+ * One document version's extractions of several agents, each replacing what the agent had from the
+ * document, with each agent's extraction record: one statement whatever the number of agents and values.
+ * Only the agents still at the config version given write (their rows locked for share until the
+ * transaction ends, so an edit of the agent waits for the write or the write sees the edit): an agent
+ * edited since the work was planned keeps what it has. Answers the agents that wrote.
+ */
+export const replaceDocumentExtractionsOfAgents = (
+  conn: Conn,
+  input: DocumentExtractionsOfAgents,
+): Effect.Effect<ReadonlySet<string>> =>
+  input.agents.length === 0
+    ? Effect.succeed(new Set())
+    : run(() =>
+        sql<{ agent_id: string }>`
+          with ${documentExtractionWrites(input, sql<boolean>`true`)}
+          select agent_id from ex_current`.execute(conn),
+      ).pipe(Effect.map((r) => new Set(r.rows.map((row) => row.agent_id))))
+
+/**
+ * The same writes as `replaceDocumentExtractionsOfAgents`, made in the statement that completes the task
+ * whose work they are (`TaskQueue.complete`): nothing is written when its worker no longer holds it.
+ */
+export const documentExtractionsOnCompletion = (input: DocumentExtractionsOfAgents): CompletionWrites =>
+  documentExtractionWrites(input, whenCompleted)
 
 /** The agent's document (and derived) extractions at this config version, oldest first. */
 export const nonWebExtractions = (

@@ -11,12 +11,12 @@
 import type { TaskRow } from "@dxs/db"
 import {
   type DocumentExtraction,
+  documentExtractionsOnCompletion,
   ensureAtomicValues,
   type InstanceInput,
-  replaceDocumentExtractionsOfAgents,
 } from "@dxs/db/repositories/Results"
 import { findRunningRun } from "@dxs/db/repositories/Runs"
-import type { TaskTrx } from "@dxs/db/TaskQueue"
+import type { CompletionWrites } from "@dxs/db/TaskQueue"
 import { extractionConfidence } from "@dxs/domain/Confidence"
 import type { DocumentExtraction as DocumentWork } from "@dxs/domain/LaunchPlanner"
 import { agentGroups, pageTokenBudget } from "@dxs/domain/ModelRequests"
@@ -290,19 +290,17 @@ const documentExtractions = (
 
 /**
  * The task's writes: the document's extractions of each agent still at the version the task was planned
- * for (checked, and the agents' rows locked for share, by the write itself).
+ * for (checked, and the agents' rows locked for share, by the write itself), made in the statement that
+ * completes the task.
  */
-const writeExtractions = (
-  trx: TaskTrx,
-  input: {
-    readonly projectId: string
-    readonly documentId: string
-    readonly documentVersion: number
-    readonly agents: ReadonlyArray<TaskAgent>
-    readonly extractions: ReadonlyMap<string, ReadonlyArray<DocumentExtraction>>
-  },
-): Effect.Effect<void> =>
-  replaceDocumentExtractionsOfAgents(trx, {
+const extractionWrites = (input: {
+  readonly projectId: string
+  readonly documentId: string
+  readonly documentVersion: number
+  readonly agents: ReadonlyArray<TaskAgent>
+  readonly extractions: ReadonlyMap<string, ReadonlyArray<DocumentExtraction>>
+}): CompletionWrites =>
+  documentExtractionsOnCompletion({
     projectId: input.projectId,
     documentId: input.documentId,
     documentVersion: input.documentVersion,
@@ -312,7 +310,7 @@ const writeExtractions = (
       dimensionsKey: agentDimensionsKey(agent),
       extractions: input.extractions.get(agent.row.id) ?? [],
     })),
-  }).pipe(Effect.asVoid)
+  })
 
 export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extraction", {
   effect: Effect.gen(function* () {
@@ -371,8 +369,11 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
           kept.map((k) => ({ agentId: k.agent.row.id, instances: k.instances })),
         )
         const extractions = documentExtractions(kept, atomics)
-        yield* commitTask(ctx, p.runId, usage, (trx) =>
-          writeExtractions(trx, {
+        yield* commitTask(
+          ctx,
+          p.runId,
+          usage,
+          extractionWrites({
             projectId: runInfo.projectId,
             documentId: document.id,
             documentVersion: p.documentVersion,

@@ -11,7 +11,7 @@ import { AsyncLocalStorage } from "node:async_hooks"
 import { type StoredDimensionValue, type TaskRow, transactionOn } from "@dxs/db"
 import { inLogContext } from "@dxs/db/Log"
 import type { InstanceInput } from "@dxs/db/repositories/Results"
-import type { TaskTrx } from "@dxs/db/TaskQueue"
+import type { CompletionWrites, TaskTrx } from "@dxs/db/TaskQueue"
 import { cartesian } from "@dxs/domain/Combinations"
 import { parseNumber } from "@dxs/domain/Values"
 import { Data, Effect } from "effect"
@@ -62,25 +62,31 @@ export const stageHandler =
     inLogContext(stage.run(task, { ...ctx, inTask: AsyncLocalStorage.snapshot() }))
 
 /**
- * The one commit of every stage: writes a task's results, its completion and the model usage it cost in
- * one transaction; then, after the commit, moves the run on if this was the phase's last task (see
- * `advanceAfterTask`). No lock on the run is held while the results are written, so the tasks of a run
- * commit side by side. Uninterruptible: a commit is always followed by its check of the phase.
+ * The one commit of every stage: writes a task's results, its completion and the model usage it cost
+ * together; then, after the commit, moves the run on if this was the phase's last task (see
+ * `advanceAfterTask`). `write` is either the stage's own writes, run in a transaction with the completion,
+ * or writes a repository made to go in the completion's own statement (`CompletionWrites`: one statement,
+ * no transaction around it); without writes the completion is a statement alone. No lock on the run is held
+ * while the results are written, so the tasks of a run commit side by side. Uninterruptible: a commit is
+ * always followed by its check of the phase.
  */
 export const commitTask = (
   ctx: StageRun,
   runId: string,
   usage: Usage,
-  write: (trx: TaskTrx) => Effect.Effect<void> = () => Effect.void,
+  write?: ((trx: TaskTrx) => Effect.Effect<void>) | CompletionWrites,
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
-    yield* transactionOn(ctx.db, (trx) =>
-      Effect.gen(function* () {
-        yield* write(trx)
-        const used = usage.calls + usage.cacheHits + usage.promptTokens + usage.completionTokens > 0
-        yield* promiseCode(ctx, () => ctx.complete(trx, used ? { ...usage } : undefined))
-      }),
-    )
+    const used = usage.calls + usage.cacheHits + usage.promptTokens + usage.completionTokens > 0
+    const cost = used ? { ...usage } : undefined
+    if (typeof write === "function")
+      yield* transactionOn(ctx.db, (trx) =>
+        Effect.zipRight(
+          write(trx),
+          promiseCode(ctx, () => ctx.complete(trx, cost)),
+        ),
+      )
+    else yield* promiseCode(ctx, () => ctx.complete(ctx.db, cost, write))
     yield* advanceAfterTask(ctx.db, runId)
   }).pipe(Effect.uninterruptible)
 
