@@ -25,7 +25,7 @@ import {
   type TaskUsage,
 } from "@dxs/db/TaskQueue"
 import { type ExtractionPair, type LaunchDecision, planLaunch } from "@dxs/domain/LaunchPlanner"
-import { Cause, Effect } from "effect"
+import { Cause, Effect, Exit } from "effect"
 import { enqueueFanout } from "../webhooks/Queue.ts"
 import { loadAgentStates } from "./AgentStates.ts"
 import { loadAgents, loadProjectState, toSnapshot } from "./ProjectState.ts"
@@ -207,6 +207,43 @@ export const advanceAfterTask = (db: TaskDb, runId: string): Effect.Effect<void>
   Effect.flatMap(RunTasks.hasUnfinishedTasks(db, runId), (unfinished) =>
     unfinished ? Effect.void : transactionOn(db, (trx) => advanceIfPhaseDone(trx, runId)),
   )
+
+/** Per run, the tasks of this process between the start of their commit and their look at the phase. */
+const committing = new Map<string, number>()
+
+/**
+ * Leaves the run's committing tasks; true when no other task of the run is committing in this process.
+ * Synchronous: a task's look and its leaving are one step, which no other task's look comes between.
+ */
+const leaveCommitting = (runId: string): boolean => {
+  const others = (committing.get(runId) ?? 1) - 1
+  if (others > 0) committing.set(runId, others)
+  else committing.delete(runId)
+  return others === 0
+}
+
+/**
+ * A phase task's commit, then its check of the phase (`advanceAfterTask`), which it leaves to another task
+ * of the run committing in this process at the same time: that one looks after its own commit, so after
+ * this one's, and the last of them to look checks. (A task whose commit fails checks nothing: it is
+ * unfinished and commits later, or fails, which the run watch sees.) The check is a statement per task
+ * otherwise, and a worker commits many tasks of a run side by side. Uninterruptible, as the commit and its
+ * check must be.
+ */
+export const commitThenAdvance = (
+  db: TaskDb,
+  runId: string,
+  commit: Effect.Effect<void>,
+): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    committing.set(runId, (committing.get(runId) ?? 0) + 1)
+    return commit.pipe(
+      Effect.onExit((exit) => {
+        const last = leaveCommitting(runId)
+        return Exit.isSuccess(exit) && last ? advanceAfterTask(db, runId) : Effect.void
+      }),
+    )
+  }).pipe(Effect.uninterruptible)
 
 export interface RunEnd {
   readonly status: "succeeded" | "failed"

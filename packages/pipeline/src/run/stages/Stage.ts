@@ -17,7 +17,7 @@ import { parseNumber } from "@dxs/domain/Values"
 import { Data, Effect } from "effect"
 import type { ModelError, Usage } from "../../llm/LanguageModel.ts"
 import type { AttachedDimension, ProjectAgent, ProjectDocument } from "../ProjectState.ts"
-import { advanceAfterTask, type RunTaskContext } from "../Runs.ts"
+import { commitThenAdvance, type RunTaskContext } from "../Runs.ts"
 
 /** What a stage gets besides its task (a structural subset of the worker's task context). */
 export interface StageContext extends RunTaskContext {
@@ -64,31 +64,33 @@ export const stageHandler =
 /**
  * The one commit of every stage: writes a task's results, its completion and the model usage it cost
  * together; then, after the commit, moves the run on if this was the phase's last task (see
- * `advanceAfterTask`). `write` is either the stage's own writes, run in a transaction with the completion,
+ * `commitThenAdvance`). `write` is either the stage's own writes, run in a transaction with the completion,
  * or writes a repository made to go in the completion's own statement (`CompletionWrites`: one statement,
  * no transaction around it); without writes the completion is a statement alone. No lock on the run is held
  * while the results are written, so the tasks of a run commit side by side. Uninterruptible: a commit is
- * always followed by its check of the phase.
+ * always followed by its look at the phase.
  */
 export const commitTask = (
   ctx: StageRun,
   runId: string,
   usage: Usage,
   write?: ((trx: TaskTrx) => Effect.Effect<void>) | CompletionWrites,
-): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    const used = usage.calls + usage.cacheHits + usage.promptTokens + usage.completionTokens > 0
-    const cost = used ? { ...usage } : undefined
-    if (typeof write === "function")
-      yield* transactionOn(ctx.db, (trx) =>
-        Effect.zipRight(
-          write(trx),
-          promiseCode(ctx, () => ctx.complete(trx, cost)),
-        ),
-      )
-    else yield* promiseCode(ctx, () => ctx.complete(ctx.db, cost, write))
-    yield* advanceAfterTask(ctx.db, runId)
-  }).pipe(Effect.uninterruptible)
+): Effect.Effect<void> => {
+  const used = usage.calls + usage.cacheHits + usage.promptTokens + usage.completionTokens > 0
+  const cost = used ? { ...usage } : undefined
+  return commitThenAdvance(
+    ctx.db,
+    runId,
+    typeof write === "function"
+      ? transactionOn(ctx.db, (trx) =>
+          Effect.zipRight(
+            write(trx),
+            promiseCode(ctx, () => ctx.complete(trx, cost)),
+          ),
+        )
+      : promiseCode(ctx, () => ctx.complete(ctx.db, cost, write)),
+  )
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // Dimension instances and the combinations an agent should have a result for
