@@ -1,9 +1,9 @@
-import { randomUUID } from "node:crypto"
 import { makeDialect, makeKysely } from "@dxs/db/Db"
 import * as Runs from "@dxs/db/repositories/Runs"
 import type { Database } from "@dxs/db/Schema"
 import { complete, enqueue } from "@dxs/db/TaskQueue"
 import { commitThenAdvance } from "@dxs/pipeline/run/Runs"
+import { newOrganizationProject } from "@dxs/testing/Seeding"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 // Brings in the `inject("dxsTemplateUrl")` typing that TestDatabase relies on.
 import type {} from "@dxs/testing/TestGlobalSetup"
@@ -32,17 +32,8 @@ const counted = () => {
 
 /** A running run in its extract phase with `n` extract tasks held by this test's worker. */
 const runningRun = async (n: number) => {
-  const org = await db
-    .insertInto("organizations")
-    .values({ name: `Org ${randomUUID()}` })
-    .returning("id")
-    .executeTakeFirstOrThrow()
-  const project = await db
-    .insertInto("projects")
-    .values({ organization_id: org.id, name: "P" })
-    .returning("id")
-    .executeTakeFirstOrThrow()
-  const queued = await Effect.runPromise(Runs.createQueuedRun(db, project.id))
+  const { projectId } = await newOrganizationProject(db)
+  const queued = await Effect.runPromise(Runs.createQueuedRun(db, projectId))
   await Effect.runPromise(
     Runs.startRun(db, queued.id, { extractPairs: n, resolve: [], deriveLevels: [], upToDate: [] }),
   )
@@ -55,7 +46,7 @@ const runningRun = async (n: number) => {
       kind: "extract",
       idempotencyKey: `extract:${queued.id}:${i}`,
       payload: {},
-      projectId: project.id,
+      projectId,
       runId: queued.id,
     })
     tasks.push(id)

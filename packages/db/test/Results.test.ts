@@ -60,6 +60,22 @@ const atomic = (value: string) =>
     }),
   )
 
+/** A text document of the project (no file stored). */
+const newDocument = (fileName: string) =>
+  db
+    .insertInto("documents")
+    .values({
+      project_id: projectId,
+      file_name: fileName,
+      type: "Text",
+      blob_key: "k",
+      content_type: "text/plain",
+      size_bytes: 1,
+      sha256: "0",
+    })
+    .returning("id")
+    .executeTakeFirstOrThrow()
+
 const row = (atomicValueId: string, value: string): ResolvedRow => ({
   ...resolvedRow({ atomicValueId, resultName: "2025", value, status: "Resolved" }),
   justification: "from the invoice",
@@ -82,19 +98,7 @@ describe("the results repository", () => {
 
   it("replaces a pair's document extractions and counts them on the pair", async () => {
     const a = await atomic("2025")
-    const document = await db
-      .insertInto("documents")
-      .values({
-        project_id: projectId,
-        file_name: "invoice.txt",
-        type: "Text",
-        blob_key: "k",
-        content_type: "text/plain",
-        size_bytes: 1,
-        sha256: "0",
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow()
+    const document = await newDocument("invoice.txt")
     const write = (values: ReadonlyArray<string>) =>
       Effect.runPromise(
         replaceDocumentExtractions(db, {
@@ -136,19 +140,7 @@ describe("the results repository", () => {
       .returning("id")
       .executeTakeFirstOrThrow()
     const a = await atomic("2025")
-    const document = await db
-      .insertInto("documents")
-      .values({
-        project_id: projectId,
-        file_name: "planned.txt",
-        type: "Text",
-        blob_key: "k",
-        content_type: "text/plain",
-        size_bytes: 1,
-        sha256: "0",
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow()
+    const document = await newDocument("planned.txt")
     const extraction = { atomicValueId: a.id, value: "7", relevantPassage: "7", reasoning: "", pageNumber: 1 }
     const written = await Effect.runPromise(
       replaceDocumentExtractionsOfAgents(db, {
@@ -179,19 +171,7 @@ describe("the results repository", () => {
 
   it("writes a task's extractions in the statement that completes it, and none once its worker lost it", async () => {
     const a = await atomic("2025")
-    const document = await db
-      .insertInto("documents")
-      .values({
-        project_id: projectId,
-        file_name: "completed.txt",
-        type: "Text",
-        blob_key: "k",
-        content_type: "text/plain",
-        size_bytes: 1,
-        sha256: "0",
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow()
+    const document = await newDocument("completed.txt")
     const { id: taskId } = await enqueue(db, {
       kind: "extract",
       idempotencyKey: `extract:${document.id}`,
@@ -259,19 +239,7 @@ describe("the results repository", () => {
 
   it("stores an extraction's grounding and confidence (grounded and unknown by default)", async () => {
     const a = await atomic("2027")
-    const document = await db
-      .insertInto("documents")
-      .values({
-        project_id: projectId,
-        file_name: "grounding.txt",
-        type: "Text",
-        blob_key: "g",
-        content_type: "text/plain",
-        size_bytes: 1,
-        sha256: "1",
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow()
+    const document = await newDocument("grounding.txt")
     await Effect.runPromise(
       replaceDocumentExtractions(db, {
         projectId,

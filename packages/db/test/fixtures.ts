@@ -1,5 +1,4 @@
 /** Rows the repository tests start from. */
-import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
 import { Kysely } from "kysely"
 import pg from "pg"
@@ -14,19 +13,7 @@ import {
 import type { Database } from "../src/Schema.ts"
 
 /** A new organisation with one project in it. */
-export const newOrganizationProject = async (db: Kysely<Database>) => {
-  const org = await db
-    .insertInto("organizations")
-    .values({ name: `Org ${randomUUID()}` })
-    .returning("id")
-    .executeTakeFirstOrThrow()
-  const project = await db
-    .insertInto("projects")
-    .values({ organization_id: org.id, name: "P" })
-    .returning("id")
-    .executeTakeFirstOrThrow()
-  return { organizationId: org.id, projectId: project.id }
-}
+export { newOrganizationProject } from "@dxs/testing/Seeding"
 
 /** The project's Document dimension (its documents' dimension), made. */
 export const newDocumentDimension = async (db: Kysely<Database>, projectId: string) =>

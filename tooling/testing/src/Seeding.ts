@@ -7,6 +7,21 @@ import { randomUUID } from "node:crypto"
 import type { Database } from "@dxs/db"
 import type { Kysely } from "kysely"
 
+/** A new organisation with one project; their ids. */
+export const newOrganizationProject = async (db: Kysely<Database>) => {
+  const org = await db
+    .insertInto("organizations")
+    .values({ name: `Org ${randomUUID()}` })
+    .returning("id")
+    .executeTakeFirstOrThrow()
+  const project = await db
+    .insertInto("projects")
+    .values({ organization_id: org.id, name: "P" })
+    .returning("id")
+    .executeTakeFirstOrThrow()
+  return { organizationId: org.id, projectId: project.id }
+}
+
 /** An agent at a configuration version, as extractions and results record it. */
 export interface AgentVersion {
   readonly id: string
