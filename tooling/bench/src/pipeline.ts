@@ -6,7 +6,7 @@
  * worker loop, the `openai` provider with its response cache in Postgres).
  *
  * Printed: one worker's model calls per second against the ideal (target ≥ 90 %), the database time per
- * extraction (the extract task's time outside model requests), and two workers' throughput against one
+ * extraction (the summed time of the extract task's statements), and two workers' throughput against one
  * worker's, measured in the same run (target ≥ 1.8×). It is a report: it exits 0 either way.
  *
  * One model request extracts every agent from one document, so a run makes D requests (200 by default, as

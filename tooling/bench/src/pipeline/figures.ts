@@ -12,7 +12,7 @@ export interface TaskSpan {
   readonly runId: string | null
   readonly start: number
   readonly end: number
-  /** Model HTTP requests, [start, end] each. */
+  /** The model's calls (response cache, HTTP request, decoding), [start, end] each. */
   readonly requests: ReadonlyArray<readonly [number, number]>
   /** Response-cache reads and writes. */
   readonly cacheMs: number
@@ -63,7 +63,7 @@ export interface RunFigures {
   readonly extractCalls: number
   readonly callsPerSecond: number
   readonly pairsPerSecond: number
-  /** Mean time of an extract task outside model requests. */
+  /** Mean time of an extract task's statements (their sum: a task runs some side by side). */
   readonly dbMsPerExtraction: number
   /** Share of the machine's CPU time in use during the run (all processes, ours included). */
   readonly machineBusy: number
@@ -111,15 +111,15 @@ export const describeRun = async (db: Db, input: RunInput): Promise<RunFigures> 
     `model: ${calls} requests (${extractCalls} extraction), at most ${input.maxInFlight} in flight; ` +
       `runs.model_calls ${run.model_calls}, cache hits ${run.cache_hits}; ${retried} task(s) retried`,
     `extract task, mean of ${extract.length}: ${ms(mean(extract.map((s) => s.end - s.start)))} = ` +
-      `${ms(mean(before))} before the model request + ${ms(mean(extract.map(requestMs)))} request + ` +
-      `${ms(mean(after))} after it`,
+      `${ms(mean(before))} before the model call + ${ms(mean(extract.map(requestMs)))} call (response cache, ` +
+      `request, decoding) + ${ms(mean(after))} after it`,
     `  outside the model: mean ${ms(mean(outside))}, p50 ${ms(quantile(outside, 0.5))}, ` +
       `p95 ${ms(quantile(outside, 0.95))}, max ${ms(quantile(outside, 1))}; response cache ${ms(mean(extract.map((s) => s.cacheMs)))}`,
     `  queries: ${mean(extract.map((s) => s.queries)).toFixed(1)} per task taking ${ms(mean(extract.map((s) => s.queryMs)))} ` +
       `(lock waits included; \`select 1\` took ${ms(input.roundTripMs)} before the run); the rest outside the model (Node CPU, event loop, pool waits): ` +
       `${ms(mean(extract.map((s) => s.end - s.start - requestMs(s) - s.queryMs)))}; ` +
-      `model requests seen by tasks: ${sum(extract.map((s) => s.requests.length))}`,
-    `  ctx.complete → commit (run usage, phase check under the run's row lock, commit): mean ${ms(mean(finalTx))}, ` +
+      `model calls seen by tasks: ${sum(extract.map((s) => s.requests.length))}`,
+    `  ctx.complete → end (the completion with the task's writes and usage, then the look at the phase): mean ${ms(mean(finalTx))}, ` +
       `p95 ${ms(quantile(finalTx, 0.95))}, max ${ms(quantile(finalTx, 1))}`,
   ]
   for (const kind of ["run-start", "resolve"]) {

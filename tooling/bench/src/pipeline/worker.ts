@@ -8,10 +8,10 @@
  * A `stats` line on stdin answers `{"stats": …}`: CPU time and query times by statement since the last
  * one. Stops on SIGTERM or when stdin closes (the benchmark process is gone).
  */
-import { AsyncLocalStorage } from "node:async_hooks"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type Database, fileBlobStore, makeDialect } from "@dxs/db"
+import type { LanguageModelShape } from "@dxs/pipeline/llm/LanguageModel"
 import { makeOpenAiModel } from "@dxs/pipeline/llm/OpenAi"
 import { postgresResponseCache, type ResponseCache } from "@dxs/pipeline/llm/ResponseCache"
 import { backgroundTaskHandlers, runWorker, type TaskHandler } from "@dxs/worker"
@@ -33,7 +33,7 @@ const workerConcurrency = Number(env("WORKER_CONCURRENCY"))
 interface Span {
   readonly start: number
   end: number
-  /** Model HTTP requests: [start, end] each. */
+  /** The model's calls (response cache, HTTP request, decoding): [start, end] each. */
   readonly requests: Array<[number, number]>
   cacheMs: number
   /** Queries run by the task, and their summed duration. */
@@ -43,21 +43,9 @@ interface Span {
   completeAt: number
 }
 
-/** The task's span: for Promise code called from it (the model's fetch, through the async context)… */
-const current = new AsyncLocalStorage<Span>()
-/** …and for its effects (Effect's fibers do not carry the async context). */
+/** The task's span, carried by its fiber (Effect's fibers do not carry the async context). */
 const taskSpan = FiberRef.unsafeMake<Span | undefined>(undefined)
 const now = () => performance.now()
-
-const timedFetch: typeof fetch = async (input, init) => {
-  const span = current.getStore()
-  const start = now()
-  try {
-    return await fetch(input, init)
-  } finally {
-    span?.requests.push([start, now()])
-  }
-}
 
 const timedCache = (cache: ResponseCache): ResponseCache => {
   const time =
@@ -114,6 +102,32 @@ const timedQueries = (span: Span): KyselyPlugin => {
     },
   }
 }
+/**
+ * The model's calls timed into the span of the task that makes them (the provider's call: its response
+ * cache, the HTTP request and the answer's decoding), through the task's fiber.
+ */
+const timedModel = (shape: LanguageModelShape): LanguageModelShape => {
+  const timed = <A, E>(call: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    Effect.flatMap(FiberRef.get(taskSpan), (span) => {
+      const start = now()
+      return Effect.ensuring(
+        call,
+        Effect.sync(() => span?.requests.push([start, now()])),
+      )
+    })
+  return Object.fromEntries(
+    Object.entries(shape).map(([key, value]) => [
+      key,
+      typeof value === "function"
+        ? (...args: Array<unknown>) => {
+            const call = (value as (...a: Array<unknown>) => unknown)(...args)
+            return Effect.isEffect(call) ? timed(call as Effect.Effect<unknown, unknown>) : call
+          }
+        : value,
+    ]),
+  ) as unknown as LanguageModelShape
+}
+
 const model = makeOpenAiModel({
   baseUrl: env("MODEL_URL"),
   model: "bench",
@@ -121,11 +135,10 @@ const model = makeOpenAiModel({
   timeoutMs: 30_000,
   maxRetries: 2,
   cache: timedCache(postgresResponseCache(db)),
-  fetch: timedFetch,
 })
 const background = backgroundTaskHandlers({
   blobs: fileBlobStore(path.join(os.tmpdir(), "dxs-bench-blobs")),
-  model,
+  model: timedModel(model),
 })
 
 const instrumented =
@@ -145,8 +158,9 @@ const instrumented =
         span.completeAt = now()
         return ctx.complete(...args)
       }
-      return current
-        .run(span, () => handler(task, { ...ctx, db: ctx.db.withPlugin(timedQueries(span)), complete }))
+      return Effect.suspend(() =>
+        handler(task, { ...ctx, db: ctx.db.withPlugin(timedQueries(span)), complete }),
+      )
         .pipe(Effect.locally(taskSpan, span))
         .pipe(
           Effect.ensuring(
