@@ -205,40 +205,45 @@ const promptBlocks = sql<PageRow["blocks"]>`case when tables = '[]'::jsonb then 
 
 export type PromptPage = Pick<PageRow, "number" | "text" | "tables" | "blocks">
 
+/** A document's size and, when it is small enough, its pages (see `pagesWithin`). */
+export interface PagesWithin {
+  readonly size: Effect.Effect.Success<ReturnType<typeof pageTotals>>
+  readonly pages: ReadonlyArray<PromptPage> | undefined
+}
+
+/** The row `pagesWithinQuery` answers. */
+export interface PagesWithinRow {
+  readonly pages: number
+  readonly chars: number
+  readonly last: number | null
+  readonly texts: Array<PromptPage> | null
+}
+
+/** `pagesWithin`'s query, as a subquery for a statement that reads more beside it. */
+export const pagesWithinQuery = (documentId: string, maxChars: number) => sql<PagesWithinRow>`
+  select t.pages, t.chars, t.last,
+         case when t.chars <= ${Math.floor(maxChars)} then (
+           select coalesce(jsonb_agg(jsonb_build_object('number', number, 'text', text, 'tables', tables,
+                                                        'blocks', ${promptBlocks}) order by number), '[]'::jsonb)
+           from pages where document_id = ${documentId}::uuid
+         ) end as texts
+  from (select count(*)::int as pages, coalesce(sum(length(text)), 0)::bigint as chars, max(number) as last
+        from pages where document_id = ${documentId}::uuid) t`
+
+export const pagesWithinOf = (row: PagesWithinRow): PagesWithin => ({
+  size: { pages: row.pages, chars: row.chars, last: row.last },
+  pages: row.texts ?? undefined,
+})
+
 /**
  * The document's size (as `pageTotals` answers it) and, when its pages hold at most `maxChars` characters in
  * all, every page (as `pageTexts` reads it), in one statement: a document small enough to go to the model
  * whole is read in one round trip; a larger one answers its size alone.
  */
-export const pagesWithin = (
-  db: Conn,
-  documentId: string,
-  maxChars: number,
-): Effect.Effect<{
-  readonly size: Effect.Effect.Success<ReturnType<typeof pageTotals>>
-  readonly pages: ReadonlyArray<PromptPage> | undefined
-}> =>
-  Effect.promise(async () => {
-    const r = await sql<{
-      pages: number
-      chars: number
-      last: number | null
-      texts: Array<PromptPage> | null
-    }>`
-      with totals as (
-        select count(*)::int as pages, coalesce(sum(length(text)), 0)::bigint as chars, max(number) as last
-        from pages where document_id = ${documentId}::uuid
-      )
-      select t.pages, t.chars, t.last,
-             case when t.chars <= ${Math.floor(maxChars)} then (
-               select coalesce(jsonb_agg(jsonb_build_object('number', number, 'text', text, 'tables', tables,
-                                                            'blocks', ${promptBlocks}) order by number), '[]'::jsonb)
-               from pages where document_id = ${documentId}::uuid
-             ) end as texts
-      from totals t`.execute(db)
-    const row = r.rows[0]!
-    return { size: { pages: row.pages, chars: row.chars, last: row.last }, pages: row.texts ?? undefined }
-  })
+export const pagesWithin = (db: Conn, documentId: string, maxChars: number): Effect.Effect<PagesWithin> =>
+  Effect.promise(async () =>
+    pagesWithinOf((await pagesWithinQuery(documentId, maxChars).execute(db)).rows[0]!),
+  )
 
 /**
  * The text of the document's pages (all, or those numbered `numbers`), in page order, with their tables,

@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { type RawBuilder, sql } from "kysely"
 import type { Conn } from "../Db.ts"
 import type { AgentRow } from "../Schema.ts"
+import { type PagesWithin, type PagesWithinRow, pagesWithinOf, pagesWithinQuery } from "./Pages.ts"
 import { DERIVE_TASK, PARSE_TASK, RESOLVE_TASK } from "./TaskKinds.ts"
 
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
@@ -25,6 +26,10 @@ export interface LiveDocumentRow {
   readonly tags: Readonly<Record<string, string>>
 }
 
+/** A document's tags as one object (`d` the document). */
+const documentTags = sql<Record<string, string>>`coalesce((select jsonb_object_agg(g.key, g.value)
+  from document_tags g where g.document_id = d.id), '{}'::jsonb)`
+
 /** The projects' live documents, oldest first; `only`: just this one. */
 export const liveDocumentsOfProjects = (
   conn: Conn,
@@ -34,20 +39,61 @@ export const liveDocumentsOfProjects = (
   run(() => {
     const q = conn
       .selectFrom("documents as d")
-      .select([
-        "d.id",
-        "d.project_id",
-        "d.file_name",
-        "d.status",
-        "d.version",
-        sql<Record<string, string>>`coalesce((select jsonb_object_agg(g.key, g.value) from document_tags g
-        where g.document_id = d.id), '{}'::jsonb)`.as("tags"),
-      ])
+      .select(["d.id", "d.project_id", "d.file_name", "d.status", "d.version", documentTags.as("tags")])
       .where("d.project_id", "in", projectIds)
       .where("d.archive_requested_at", "is", null)
       .orderBy("d.uploaded_at")
       .orderBy("d.id")
     return (only === undefined ? q : q.where("d.id", "=", only)).execute()
+  })
+
+/** What an extract task reads before it asks the model (see `extractionInputs`). */
+export interface ExtractionInputs extends PagesWithin {
+  /** The task's run, when it is running: its project and the project's reference date. */
+  readonly run: { readonly projectId: string; readonly referenceDate: string } | undefined
+  /** The document, when it is a live document of the run's project. */
+  readonly document: LiveDocumentRow | undefined
+}
+
+/**
+ * An extract task's run (as `findRunningRun` reads it), its document (as `liveDocumentsOfProjects`) and
+ * the document's size with its pages when they hold at most `maxChars` characters (`pagesWithin`), in one
+ * statement: what every extract task reads before it asks the model.
+ */
+export const extractionInputs = (
+  conn: Conn,
+  input: { readonly runId: string; readonly documentId: string; readonly maxChars: number },
+): Effect.Effect<ExtractionInputs> =>
+  run(async () => {
+    const { rows } = await sql<
+      PagesWithinRow & {
+        status: string
+        project_id: string
+        reference_date: string
+        document: LiveDocumentRow | null
+      }
+    >`
+      select r.status, r.project_id, coalesce(p.reference_date, p.created_at::date)::text as reference_date,
+             (select jsonb_build_object('id', d.id, 'project_id', d.project_id, 'file_name', d.file_name,
+                                        'status', d.status, 'version', d.version, 'tags', ${documentTags})
+              from documents d
+              where d.id = ${input.documentId}::uuid and d.project_id = r.project_id
+                and d.archive_requested_at is null) as document,
+             w.pages, w.chars, w.last, w.texts
+      from runs r join projects p on p.id = r.project_id
+      cross join lateral (${pagesWithinQuery(input.documentId, input.maxChars)}) w
+      where r.id = ${input.runId}::uuid`.execute(conn)
+    const row = rows[0]
+    return row === undefined
+      ? { run: undefined, document: undefined, size: { pages: 0, chars: 0, last: null }, pages: undefined }
+      : {
+          ...pagesWithinOf(row),
+          run:
+            row.status === "running"
+              ? { projectId: row.project_id, referenceDate: row.reference_date }
+              : undefined,
+          document: row.document ?? undefined,
+        }
   })
 
 /** The documents of the projects with a parse task pending or running. */

@@ -11,6 +11,7 @@ import {
   saveAttachment,
 } from "../../src/repositories/Agents.ts"
 import { insertCustomDimension } from "../../src/repositories/Dimensions.ts"
+import { type NewPage, replacePages } from "../../src/repositories/Pages.ts"
 import * as ProjectReads from "../../src/repositories/ProjectReads.ts"
 import { clearResolutionsOfProject } from "../../src/repositories/Results.ts"
 import { createQueuedRun, startRun } from "../../src/repositories/Runs.ts"
@@ -47,6 +48,16 @@ const newDocument = async (projectId: string, fileName: string, status = "Proces
       .returning("id")
       .executeTakeFirstOrThrow()
   ).id
+
+const emptyPage = (documentId: string, number: number): NewPage => ({
+  document_id: documentId,
+  number,
+  text: "",
+  layout: "[]",
+  width: null,
+  height: null,
+  unit: null,
+})
 
 const newAtomicValue = async (projectId: string, agentId: string) =>
   (
@@ -279,5 +290,59 @@ describe("records of finished work", () => {
     expect(await active()).toEqual([false])
     await run(startRun(db, queued.id, {}))
     expect(await active()).toEqual([true])
+  })
+})
+
+describe("an extract task's inputs", () => {
+  it("are its running run, its live document of the run's project and the pages that fit, in one read", async () => {
+    const projectId = await newProject()
+    const other = await newProject()
+    const document = await newDocument(projectId, "contract.pdf")
+    await db
+      .insertInto("document_tags")
+      .values({ document_id: document, key: "year", value: "2025" })
+      .execute()
+    const elsewhere = await newDocument(other, "elsewhere.pdf")
+    const archived = await newDocument(projectId, "archived.pdf")
+    await db
+      .updateTable("documents")
+      .set({ archive_requested_at: new Date() })
+      .where("id", "=", archived)
+      .execute()
+    await run(
+      replacePages(
+        db,
+        document,
+        [1, 2].map((number) => ({ ...emptyPage(document, number), text: `page ${number}` })),
+      ),
+    )
+    const queued = await run(createQueuedRun(db, projectId))
+    const inputs = (documentId: string, maxChars = 100) =>
+      run(ProjectReads.extractionInputs(db, { runId: queued.id, documentId, maxChars }))
+
+    // Not running yet: no run (the task does nothing).
+    expect((await inputs(document)).run).toBeUndefined()
+    await run(startRun(db, queued.id, {}))
+    const read = await inputs(document)
+    expect(read.run).toEqual({ projectId, referenceDate: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/) })
+    expect(read.document).toEqual({
+      id: document,
+      project_id: projectId,
+      file_name: "contract.pdf",
+      status: "Processed",
+      version: 1,
+      tags: { year: "2025" },
+    })
+    expect(read.size).toEqual({ pages: 2, chars: "12", last: 2 })
+    expect(read.pages?.map((p) => [p.number, p.text])).toEqual([
+      [1, "page 1"],
+      [2, "page 2"],
+    ])
+    // Larger than allowed: the size alone.
+    expect(await inputs(document, 11)).toMatchObject({ size: { pages: 2, last: 2 }, pages: undefined })
+    // Another project's document, or an archived one, is none of the task's.
+    expect((await inputs(elsewhere)).document).toBeUndefined()
+    expect((await inputs(archived)).document).toBeUndefined()
+    expect(await inputs(randomUUID())).toMatchObject({ document: undefined, size: { pages: 0, last: null } })
   })
 })

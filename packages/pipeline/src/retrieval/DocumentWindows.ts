@@ -4,7 +4,7 @@
  * (each agent's best pages, see `pagesForExtraction`), in page order, cut into consecutive windows.
  */
 import type { Conn } from "@dxs/db"
-import { pagesWithin, pageTexts } from "@dxs/db/repositories/Pages"
+import { type PagesWithin, pagesWithin, pageTexts } from "@dxs/db/repositories/Pages"
 import { charsWithin, estimateTokens, pageTokens, pageWindows } from "@dxs/domain/ModelRequests"
 import { Effect } from "effect"
 import type { PageText } from "../llm/LanguageModel.ts"
@@ -18,11 +18,13 @@ export const documentWindows = (
     readonly documentName: string
     /** Tokens the pages of one request may take. */
     readonly tokenBudget: number
+    /** The document's size and pages as already read (`pagesWithin`), if they were. */
+    readonly read?: PagesWithin | undefined
   },
 ): Effect.Effect<ReadonlyArray<ReadonlyArray<PageText>>> =>
   Effect.gen(function* () {
     // The size, and every page when the document could fit: one read for a document that goes whole.
-    const read = yield* pagesWithin(db, input.documentId, charsWithin(input.tokenBudget))
+    const read = input.read ?? (yield* pagesWithin(db, input.documentId, charsWithin(input.tokenBudget)))
     const { size } = read
     if (size.pages === 0) return []
     // A document that fits goes whole; else the pages retrieval picks for any of the request's agents,

@@ -56,6 +56,19 @@ export const byProject = <A>(
  * Live documents of each project (not queued for archival), oldest first; `only`: just this one (whose
  * `parseInFlight` is then not looked up: false).
  */
+/** A live document's row as the pipeline reads it. */
+export const projectDocumentOf = (
+  r: ProjectReads.LiveDocumentRow,
+  parseInFlight: boolean,
+): ProjectDocument => ({
+  id: r.id,
+  name: r.file_name,
+  status: r.status as DocumentStatus,
+  version: r.version,
+  parseInFlight,
+  tags: r.tags,
+})
+
 const loadDocumentsOfProjects = (
   db: Conn,
   projectIds: ReadonlyArray<string>,
@@ -78,14 +91,7 @@ const loadDocumentsOfProjects = (
           return new Map(
             [...byId].map(([projectId, list]) => [
               projectId,
-              list.map((r) => ({
-                id: r.id,
-                name: r.file_name,
-                status: r.status as DocumentStatus,
-                version: r.version,
-                parseInFlight: inFlight.has(r.id),
-                tags: r.tags,
-              })),
+              list.map((r) => projectDocumentOf(r, inFlight.has(r.id))),
             ]),
           )
         },

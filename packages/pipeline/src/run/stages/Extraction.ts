@@ -9,17 +9,17 @@
  * commits nothing (the other agents of the task still do).
  */
 import type { TaskRow } from "@dxs/db"
+import { extractionInputs } from "@dxs/db/repositories/ProjectReads"
 import {
   type DocumentExtraction,
   documentExtractionsOnCompletion,
   ensureAtomicValues,
   type InstanceInput,
 } from "@dxs/db/repositories/Results"
-import { findRunningRun } from "@dxs/db/repositories/Runs"
 import type { CompletionWrites } from "@dxs/db/TaskQueue"
 import { extractionConfidence } from "@dxs/domain/Confidence"
 import type { DocumentExtraction as DocumentWork } from "@dxs/domain/LaunchPlanner"
-import { agentGroups, pageTokenBudget } from "@dxs/domain/ModelRequests"
+import { agentGroups, charsWithin, pageTokenBudget } from "@dxs/domain/ModelRequests"
 import { Effect } from "effect"
 import { type Citation, groundCitation } from "../../llm/Citations.ts"
 import {
@@ -41,9 +41,9 @@ import {
   agentSpec,
   dimensionQuery,
   loadAgentsOfProjects,
-  loadDocuments,
   type ProjectAgent,
   type ProjectDocument,
+  projectDocumentOf,
 } from "../ProjectState.ts"
 import {
   commitTask,
@@ -319,28 +319,31 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
     const run = (task: TaskRow, ctx: StageRun) =>
       Effect.gen(function* () {
         const p = payloadOf(task)
-        const load = (projectId: string) =>
-          Effect.all(
-            [
-              loadAgentsOfProjects(
-                ctx.db,
-                [projectId],
-                p.agents.map((a) => a.agentId),
+        const agentIds = p.agents.map((a) => a.agentId)
+        // The run, the document and its pages in one read, beside the agents when the task names its
+        // project. The pages come with it when they could fit a request for all the task's agents (a
+        // request for fewer may hold more; then they are read when the windows are cut).
+        const agentsOf = (projectId: string) => loadAgentsOfProjects(ctx.db, [projectId], agentIds)
+        const [inputs, early] = yield* Effect.all(
+          [
+            extractionInputs(ctx.db, {
+              runId: p.runId,
+              documentId: p.documentId,
+              maxChars: charsWithin(
+                pageTokenBudget(budget, Math.min(budget.maxAgentsPerRequest, p.agents.length)),
               ),
-              loadDocuments(ctx.db, projectId, p.documentId),
-            ],
-            { concurrency: 2 },
-          )
-        // The task names its project: its agents and document are read beside its run, not after it.
-        const [runInfo, early] = yield* Effect.all(
-          [findRunningRun(ctx.db, p.runId), task.project_id === null ? Effect.void : load(task.project_id)],
+            }),
+            task.project_id === null ? Effect.void : agentsOf(task.project_id),
+          ],
           { concurrency: 2 },
         )
+        const runInfo = inputs.run
         if (!runInfo) return
-        const [agentsById, [document]] =
+        const agentsById =
           early !== undefined && task.project_id === runInfo.projectId
             ? early
-            : yield* load(runInfo.projectId)
+            : yield* agentsOf(runInfo.projectId)
+        const document = inputs.document && projectDocumentOf(inputs.document, false)
         const loaded = new Map((agentsById.get(runInfo.projectId) ?? []).map((a) => [a.row.id, a]))
         const agents = currentAgents(p, loaded, document)
         if (document === undefined || agents.length === 0) return yield* commitTask(ctx, p.runId, noUsage)
@@ -350,6 +353,7 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
           documentId: document.id,
           documentName: document.name,
           tokenBudget: pageTokenBudget(budget, Math.min(budget.maxAgentsPerRequest, agents.length)),
+          read: inputs,
         })
         const discovered = yield* discoverDimensions(model, document, agents, windows)
         const extracted = yield* extractAnswers(model, budget.maxAgentsPerRequest, {
