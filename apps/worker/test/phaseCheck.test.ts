@@ -116,9 +116,10 @@ describe("a phase's check after its tasks' commits", () => {
     expect(await runStatus(runId)).toBe("running")
     await Effect.runPromise(Deferred.succeed(gate, undefined))
     await Effect.runPromise(Fiber.await(failing))
+    // The last to leave checks all the same: its own task is unfinished, so the run stays.
     expect(await runStatus(runId)).toBe("running")
+    expect(seen.checks).toBe(1)
     // Its next attempt commits alone, checks and ends the run: the failed commit left nothing behind.
-    expect(seen.checks).toBe(0)
     await Effect.runPromise(
       commitThenAdvance(
         checked,
@@ -127,6 +128,33 @@ describe("a phase's check after its tasks' commits", () => {
       ),
     )
     expect(await runStatus(runId)).toBe("succeeded")
-    expect(seen.checks).toBe(2)
+    expect(seen.checks).toBe(3)
+  })
+
+  it("is made by the last to leave when its commit failed after another worker completed its task", async () => {
+    const { runId, tasks } = await runningRun(2)
+    const gate = await Effect.runPromise(Deferred.make<void>())
+    // The first task's lease was lost: another worker completes it while this one's commit is still
+    // under way, and this one's commit then fails.
+    const failing = Effect.runFork(
+      commitThenAdvance(
+        db,
+        runId,
+        Effect.zipRight(Deferred.await(gate), Effect.die(new Error("lease lost"))),
+      ),
+    )
+    await db.updateTable("tasks").set({ locked_by: "w2" }).where("id", "=", tasks[0]!).execute()
+    expect(await complete(db, tasks[0]!, "w2")).toBe(true)
+    await Effect.runPromise(
+      commitThenAdvance(
+        db,
+        runId,
+        Effect.promise(() => complete(db, tasks[1]!, WORKER)),
+      ),
+    )
+    expect(await runStatus(runId)).toBe("running")
+    await Effect.runPromise(Deferred.succeed(gate, undefined))
+    await Effect.runPromise(Fiber.await(failing))
+    expect(await runStatus(runId)).toBe("succeeded")
   })
 })

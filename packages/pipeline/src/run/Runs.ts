@@ -225,10 +225,11 @@ const leaveCommitting = (runId: string): boolean => {
 /**
  * A phase task's commit, then its check of the phase (`advanceAfterTask`), which it leaves to another task
  * of the run committing in this process at the same time: that one looks after its own commit, so after
- * this one's, and the last of them to look checks. (A task whose commit fails checks nothing: it is
- * unfinished and commits later, or fails, which the run watch sees.) The check is a statement per task
- * otherwise, and a worker commits many tasks of a run side by side. Uninterruptible, as the commit and its
- * check must be.
+ * this one's, and the last of them to look checks. The last checks even when its own commit failed (its
+ * task is then unfinished, unless another worker took it over and completed it, which those that left the
+ * check to it could not know); that check's own failure is not the task's. The check is a statement per
+ * task otherwise, and a worker commits many tasks of a run side by side. Uninterruptible, as the commit and
+ * its check must be.
  */
 export const commitThenAdvance = (
   db: TaskDb,
@@ -239,8 +240,10 @@ export const commitThenAdvance = (
     committing.set(runId, (committing.get(runId) ?? 0) + 1)
     return commit.pipe(
       Effect.onExit((exit) => {
-        const last = leaveCommitting(runId)
-        return Exit.isSuccess(exit) && last ? advanceAfterTask(db, runId) : Effect.void
+        if (!leaveCommitting(runId)) return Effect.void
+        return Exit.isSuccess(exit)
+          ? advanceAfterTask(db, runId)
+          : advanceAfterTask(db, runId).pipe(Effect.catchAllCause(() => Effect.void))
       }),
     )
   }).pipe(Effect.uninterruptible)
