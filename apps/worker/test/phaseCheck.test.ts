@@ -62,22 +62,23 @@ const runningRun = async (n: number) => {
 const runStatus = async (runId: string) =>
   (await db.selectFrom("runs").select("status").where("id", "=", runId).executeTakeFirstOrThrow()).status
 
+/** A task's commit (its completion by this test's worker), after `gate` when one is given. */
+const commitOf = (taskId: string, gate?: Deferred.Deferred<void>) => {
+  const completed = Effect.promise(() => complete(db, taskId, WORKER))
+  return gate === undefined ? completed : Effect.zipRight(Deferred.await(gate), completed)
+}
+
+/** A commit that fails once `gate` opens. */
+const failingCommit = (gate: Deferred.Deferred<void>, message: string) =>
+  Effect.zipRight(Deferred.await(gate), Effect.die(new Error(message)))
+
 describe("a phase's check after its tasks' commits", () => {
   it("is made once by the last of the tasks committing side by side, after every commit, and moves the run on", async () => {
     const { runId, tasks } = await runningRun(3)
     const { db: checked, seen } = counted()
     const gates = await Effect.runPromise(Effect.all(tasks.map(() => Deferred.make<void>())))
     const fibers = tasks.map((id, i) =>
-      Effect.runFork(
-        commitThenAdvance(
-          checked,
-          runId,
-          Effect.zipRight(
-            Deferred.await(gates[i]!),
-            Effect.promise(() => complete(db, id, WORKER)),
-          ),
-        ),
-      ),
+      Effect.runFork(commitThenAdvance(checked, runId, commitOf(id, gates[i]!))),
     )
     // The first and the third commit while the second is still committing: neither moves the run on.
     await Effect.runPromise(Deferred.succeed(gates[0]!, undefined))
@@ -98,20 +99,8 @@ describe("a phase's check after its tasks' commits", () => {
     const { db: checked, seen } = counted()
     const gate = await Effect.runPromise(Deferred.make<void>())
     // The first task's commit fails (its task stays unfinished) while the second commits.
-    const failing = Effect.runFork(
-      commitThenAdvance(
-        checked,
-        runId,
-        Effect.zipRight(Deferred.await(gate), Effect.die(new Error("commit failed"))),
-      ),
-    )
-    await Effect.runPromise(
-      commitThenAdvance(
-        checked,
-        runId,
-        Effect.promise(() => complete(db, tasks[1]!, WORKER)),
-      ),
-    )
+    const failing = Effect.runFork(commitThenAdvance(checked, runId, failingCommit(gate, "commit failed")))
+    await Effect.runPromise(commitThenAdvance(checked, runId, commitOf(tasks[1]!)))
     // The first task is still committing (no exit yet): the second left the check to it.
     expect(await runStatus(runId)).toBe("running")
     await Effect.runPromise(Deferred.succeed(gate, undefined))
@@ -120,13 +109,7 @@ describe("a phase's check after its tasks' commits", () => {
     expect(await runStatus(runId)).toBe("running")
     expect(seen.checks).toBe(1)
     // Its next attempt commits alone, checks and ends the run: the failed commit left nothing behind.
-    await Effect.runPromise(
-      commitThenAdvance(
-        checked,
-        runId,
-        Effect.promise(() => complete(db, tasks[0]!, WORKER)),
-      ),
-    )
+    await Effect.runPromise(commitThenAdvance(checked, runId, commitOf(tasks[0]!)))
     expect(await runStatus(runId)).toBe("succeeded")
     expect(seen.checks).toBe(3)
   })
@@ -136,22 +119,10 @@ describe("a phase's check after its tasks' commits", () => {
     const gate = await Effect.runPromise(Deferred.make<void>())
     // The first task's lease was lost: another worker completes it while this one's commit is still
     // under way, and this one's commit then fails.
-    const failing = Effect.runFork(
-      commitThenAdvance(
-        db,
-        runId,
-        Effect.zipRight(Deferred.await(gate), Effect.die(new Error("lease lost"))),
-      ),
-    )
+    const failing = Effect.runFork(commitThenAdvance(db, runId, failingCommit(gate, "lease lost")))
     await db.updateTable("tasks").set({ locked_by: "w2" }).where("id", "=", tasks[0]!).execute()
     expect(await complete(db, tasks[0]!, "w2")).toBe(true)
-    await Effect.runPromise(
-      commitThenAdvance(
-        db,
-        runId,
-        Effect.promise(() => complete(db, tasks[1]!, WORKER)),
-      ),
-    )
+    await Effect.runPromise(commitThenAdvance(db, runId, commitOf(tasks[1]!)))
     expect(await runStatus(runId)).toBe("running")
     await Effect.runPromise(Deferred.succeed(gate, undefined))
     await Effect.runPromise(Fiber.await(failing))

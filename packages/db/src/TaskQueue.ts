@@ -279,7 +279,7 @@ const completeInOne = async (
 
 /**
  * Marks the task succeeded if this worker still holds it, with the model usage the work cost when it cost
- * any and the work's `writes` when they can go in the same statement (see `completeInOne`). Call it inside
+ * any and the work's `writes` when they can go in the same statement (`completeInOne`). Call it inside
  * the transaction that writes the rest of the work's results: they commit together, and a `false` (lease
  * lost) should roll that transaction back; with the writes, no transaction is needed.
  */
@@ -289,24 +289,7 @@ export const complete = async (
   workerId: string,
   usage?: TaskUsage,
   writes?: CompletionWrites,
-): Promise<boolean> => {
-  if (usage !== undefined || writes !== undefined)
-    return (await completeInOne(conn, taskId, workerId, usage, writes)) > 0
-  const r = await conn
-    .updateTable("tasks")
-    .set({
-      status: "succeeded",
-      locked_until: null,
-      last_error: null,
-      completed_at: sql`now()`,
-      updated_at: sql`now()`,
-    })
-    .where("id", "=", taskId)
-    .where("status", "=", "running")
-    .where("locked_by", "=", workerId)
-    .executeTakeFirst()
-  return r.numUpdatedRows > 0n
-}
+): Promise<boolean> => (await completeInOne(conn, taskId, workerId, usage, writes)) > 0
 
 /**
  * Puts a task this worker holds back to `pending`, due after `delayMs`, without counting the attempt: for a

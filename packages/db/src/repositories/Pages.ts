@@ -164,22 +164,12 @@ export const rankPagesOfProject = (
     return rows
   })
 
-/** How many pages the document has, their characters in all, and its last page number. */
-export const pageTotals = (
-  db: Conn,
-  documentId: string,
-): Effect.Effect<{ readonly pages: number; readonly chars: number; readonly last: number | null }> =>
-  Effect.promise(() =>
-    db
-      .selectFrom("pages")
-      .select([
-        sql<number>`count(*)::int`.as("pages"),
-        sql<number>`coalesce(sum(length(text)), 0)::bigint`.as("chars"),
-        sql<number | null>`max(number)`.as("last"),
-      ])
-      .where("document_id", "=", documentId)
-      .executeTakeFirstOrThrow(),
-  )
+/** How many pages a document has, their characters in all (a bigint's text), and its last page number. */
+export interface DocumentSize {
+  readonly pages: number
+  readonly chars: number
+  readonly last: number | null
+}
 
 /**
  * The text length of every page of each of the documents, in page order, in one aggregated query (what the
@@ -207,7 +197,7 @@ export type PromptPage = Pick<PageRow, "number" | "text" | "tables" | "blocks">
 
 /** A document's size and, when it is small enough, its pages (see `pagesWithin`). */
 export interface PagesWithin {
-  readonly size: Effect.Effect.Success<ReturnType<typeof pageTotals>>
+  readonly size: DocumentSize
   readonly pages: ReadonlyArray<PromptPage> | undefined
 }
 
@@ -236,7 +226,7 @@ export const pagesWithinOf = (row: PagesWithinRow): PagesWithin => ({
 })
 
 /**
- * The document's size (as `pageTotals` answers it) and, when its pages hold at most `maxChars` characters in
+ * The document's size and, when its pages hold at most `maxChars` characters in
  * all, every page (as `pageTexts` reads it), in one statement: a document small enough to go to the model
  * whole is read in one round trip; a larger one answers its size alone.
  */

@@ -20,33 +20,14 @@ const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 
 /** True when the agent is still at this config version; its row is share-locked until the transaction ends. */
 export const agentStillAt = (conn: Conn, agentId: string, configVersion: number): Effect.Effect<boolean> =>
-  Effect.map(agentsStillAt(conn, [{ agentId, configVersion }]), (current) => current.has(agentId))
-
-/** Of the agents, those still at the given config version (each row locked for share), in one statement. */
-export const agentsStillAt = (
-  conn: Conn,
-  agents: ReadonlyArray<{ readonly agentId: string; readonly configVersion: number }>,
-): Effect.Effect<ReadonlySet<string>> =>
-  agents.length === 0
-    ? Effect.succeed(new Set<string>())
-    : run(() =>
-        conn
-          .selectFrom("agents")
-          .select(["id", "config_version"])
-          .where(
-            "id",
-            "in",
-            agents.map((a) => a.agentId),
-          )
-          .orderBy("id")
-          .forShare()
-          .execute(),
-      ).pipe(
-        Effect.map((rows) => {
-          const wanted = new Map(agents.map((a) => [a.agentId, a.configVersion]))
-          return new Set(rows.filter((r) => wanted.get(r.id) === r.config_version).map((r) => r.id))
-        }),
-      )
+  run(() =>
+    conn
+      .selectFrom("agents")
+      .select("config_version")
+      .where("id", "=", agentId)
+      .forShare()
+      .executeTakeFirst(),
+  ).pipe(Effect.map((row) => row?.config_version === configVersion))
 
 // ---------------------------------------------------------------------------------------------------------
 // Resolution results

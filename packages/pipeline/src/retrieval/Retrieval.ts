@@ -5,10 +5,10 @@
  */
 import type { Conn } from "@dxs/db"
 import {
+  type DocumentSize,
   leadingPageNumbers,
   pagesWithin,
   pageTexts,
-  type pageTotals,
   rankedPageNumbers,
   rankPagesOfProject,
 } from "@dxs/db/repositories/Pages"
@@ -128,8 +128,6 @@ export const relevantPages = (
       }),
   )
 }
-
-export type DocumentSize = Effect.Effect.Success<ReturnType<typeof pageTotals>>
 
 /**
  * The numbers of the pages of a large document to give the extractor for an agent: the 8 best ranked pages
