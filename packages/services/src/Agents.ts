@@ -1,7 +1,9 @@
 import type { AgentRow, Conn, DimensionRow } from "@dxs/db"
 import { Db, transaction, withDb } from "@dxs/db"
+import type { AgentDimensionAttachment, AgentReferenceRow } from "@dxs/db/repositories/Agents"
 import * as AgentsRepo from "@dxs/db/repositories/Agents"
 import * as DimensionsRepo from "@dxs/db/repositories/Dimensions"
+import * as ProjectReads from "@dxs/db/repositories/ProjectReads"
 import { type AgentExtractionConfig, clearsExtractions } from "@dxs/domain/AgentChange"
 import {
   type AgentReference,
@@ -15,13 +17,13 @@ import type { AgentDimensionRequest, AgentPatchRequest } from "@dxs/domain/contr
 import { isDraftAgent } from "@dxs/domain/Draft"
 import type { AgentType, AgentValueType, DimensionSource } from "@dxs/domain/Enums"
 import type { Agent, AgentDimension } from "@dxs/domain/Records"
-import { loadAgentStatesOfProjects } from "@dxs/pipeline/run/AgentStates"
+import { type AgentState, deriveAgentStates, loadAgentStatesOfProjects } from "@dxs/pipeline/run/AgentStates"
 import { Context, Effect, Either } from "effect"
 import { CurrentOrganization } from "./CurrentOrganization.ts"
 import { isSystemDimension } from "./Dimensions.ts"
 import { BadRequest, NotFound } from "./Errors.ts"
 import { validName } from "./Inputs.ts"
-import { byProject, checkProject, oneProject, projectsOfOrganization } from "./Projects.ts"
+import { byProject, checkProject, oneProject } from "./Projects.ts"
 import { iso } from "./Time.ts"
 
 /** A dimension request entry inside an agent body. */
@@ -112,55 +114,68 @@ const toAgents = (db: Conn, rows: ReadonlyArray<AgentRow>, withSystemValues = tr
     const attachments = yield* AgentsRepo.attachmentsOf(db, { agentIds: ids })
     const references = yield* AgentsRepo.referencesOf(db, ids)
     const systemValues = withSystemValues
-      ? yield* DimensionsRepo.systemDimensionValues(db, [
-          ...new Map(
-            attachments.filter((a) => isSystemDimension(a.source)).map((a) => [a.dimension_id, a]),
-          ).values(),
-        ])
+      ? yield* systemValuesOf(db, attachments)
       : new Map<string, ReadonlyArray<string>>()
     const projectStates = yield* loadAgentStatesOfProjects(
       db,
       rows.map((r) => r.project_id),
     )
-    return rows.map((row): Agent => {
-      const states = projectStates.get(row.project_id)
-      const dimensions = attachments
-        .filter((a) => a.agent_id === row.id)
-        .map((a, order): AgentDimension => {
-          const values = isSystemDimension(a.source)
-            ? [...(systemValues.get(a.dimension_id) ?? [])]
-            : a.are_values_dynamic
-              ? [] // discovered from the documents by the pipeline
-              : [...(a.values ?? [])]
-          return {
-            dimension_id: a.dimension_id,
-            dimension_mapping_id: a.id,
-            name: a.name,
-            description: a.description,
-            values,
-            value_count: values.length,
-            order,
-            are_values_dynamic: a.are_values_dynamic,
-            source: a.source as DimensionSource,
-          }
-        })
-      return {
-        id: row.id,
-        project_id: row.project_id,
-        template_id: row.template_id,
-        dimensions,
-        created_at: iso(row.created_at),
-        extraction_status: states?.get(row.id)?.extractionStatus ?? "Pending",
-        requires_attention: states?.get(row.id)?.requiresAttention ?? false,
-        improvement_tip_summary: row.improvement_tip_summary,
-        ...fieldsOf(row),
-        inconsistency_summary: row.inconsistency_summary,
-        derived_agent_references: references
-          .filter((r) => r.agent_id === row.id)
-          .map((r) => ({ agent_id: r.referenced_agent_id, agent_name: r.name })),
-      }
-    })
+    return rows.map((row) =>
+      agentRecord(
+        row,
+        attachments.filter((a) => a.agent_id === row.id),
+        references.filter((r) => r.agent_id === row.id),
+        systemValues,
+        projectStates.get(row.project_id)?.get(row.id),
+      ),
+    )
   })
+
+/** The values of the system-managed dimensions (the Document dimension, tags) among these attachments. */
+const systemValuesOf = (db: Conn, attachments: ReadonlyArray<AgentDimensionAttachment>) =>
+  DimensionsRepo.systemDimensionValues(db, [
+    ...new Map(
+      attachments.filter((a) => isSystemDimension(a.source)).map((a) => [a.dimension_id, a]),
+    ).values(),
+  ])
+
+/** The response record of an agent's row, its attachments (in order) and references, and its state. */
+const agentRecord = (
+  row: AgentRow,
+  attachments: ReadonlyArray<AgentDimensionAttachment>,
+  references: ReadonlyArray<AgentReferenceRow>,
+  systemValues: ReadonlyMap<string, ReadonlyArray<string>>,
+  state: AgentState | undefined,
+): Agent => ({
+  id: row.id,
+  project_id: row.project_id,
+  template_id: row.template_id,
+  dimensions: attachments.map((a, order): AgentDimension => {
+    const values = isSystemDimension(a.source)
+      ? [...(systemValues.get(a.dimension_id) ?? [])]
+      : a.are_values_dynamic
+        ? [] // discovered from the documents by the pipeline
+        : [...(a.values ?? [])]
+    return {
+      dimension_id: a.dimension_id,
+      dimension_mapping_id: a.id,
+      name: a.name,
+      description: a.description,
+      values,
+      value_count: values.length,
+      order,
+      are_values_dynamic: a.are_values_dynamic,
+      source: a.source as DimensionSource,
+    }
+  }),
+  created_at: iso(row.created_at),
+  extraction_status: state?.extractionStatus ?? "Pending",
+  requires_attention: state?.requiresAttention ?? false,
+  improvement_tip_summary: row.improvement_tip_summary,
+  ...fieldsOf(row),
+  inconsistency_summary: row.inconsistency_summary,
+  derived_agent_references: references.map((r) => ({ agent_id: r.referenced_agent_id, agent_name: r.name })),
+})
 
 /** An agent of the project, or NotFound; `lock` takes a row lock for an update. */
 const findAgent = (db: Conn, projectId: string, id: string, lock = false) =>
@@ -460,14 +475,19 @@ const listForProjects = (projectIds: ReadonlyArray<string>, filter: AgentFilter 
     const org = yield* CurrentOrganization
     return yield* withDb((db) =>
       Effect.gen(function* () {
-        const ids = yield* projectsOfOrganization(db, org.id, projectIds)
-        if (ids.length === 0) return new Map<string, ReadonlyArray<Agent>>()
-        const rows = yield* AgentsRepo.agentsOfProjects(db, ids, filter)
-        return byProject(
-          ids,
-          yield* toAgents(db, rows, filter.dimensionValues !== "custom"),
-          (a) => a.project_id,
+        const listing = yield* ProjectReads.agentListing(db, org.id, projectIds, filter)
+        const systemValues =
+          filter.dimensionValues === "custom"
+            ? new Map<string, ReadonlyArray<string>>()
+            : yield* systemValuesOf(
+                db,
+                listing.agents.flatMap((a) => a.attachments),
+              )
+        const states = deriveAgentStates(listing.agents.map((a) => a.state))
+        const agents = listing.agents.map((a) =>
+          agentRecord(a, a.attachments, a.references, systemValues, states.get(a.id)),
         )
+        return byProject(listing.projectIds, agents, (a) => a.project_id)
       }),
     )
   })

@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { type RawBuilder, sql } from "kysely"
 import type { Conn } from "../Db.ts"
 import type { AgentRow } from "../Schema.ts"
+import type { AgentDimensionAttachment, AgentReferenceRow } from "./Agents.ts"
 import { type PagesWithin, type PagesWithinRow, pagesWithinOf, pagesWithinQuery } from "./Pages.ts"
 import { DERIVE_TASK, PARSE_TASK, RESOLVE_TASK } from "./TaskKinds.ts"
 
@@ -163,6 +164,71 @@ export const agentsWithPartsOfProjects = (
     else if (only !== undefined) q = q.where("a.id", "in", only)
     return q.orderBy("a.created_at").orderBy("a.id").execute()
   })
+
+/** An agent as its project's list shows it: its row, its attachments and references, its state's inputs. */
+export interface AgentListingRow extends AgentRow {
+  readonly attachments: ReadonlyArray<AgentDimensionAttachment>
+  readonly references: ReadonlyArray<AgentReferenceRow>
+  readonly state: AgentStateInputRow
+}
+
+export interface AgentListing {
+  /** The projects asked for that are the organisation's, in the order asked. */
+  readonly projectIds: ReadonlyArray<string>
+  /** Their agents, most recently created first. */
+  readonly agents: ReadonlyArray<AgentListingRow>
+}
+
+/**
+ * The agents of the projects that are the organisation's, most recently created first, each with its
+ * dimension attachments (in its order, ties by the older dimension), the agents it references and its
+ * state's inputs (`agentStateInputsQuery`), in one statement: which projects are the organisation's comes
+ * with them (a project without agents as a row without one). `isEvaluation` keeps only (or all but)
+ * evaluation agents.
+ */
+export const agentListing = (
+  conn: Conn,
+  organizationId: string,
+  projectIds: ReadonlyArray<string>,
+  filter: { readonly isEvaluation?: boolean | undefined } = {},
+): Effect.Effect<AgentListing> =>
+  projectIds.length === 0
+    ? Effect.succeed({ projectIds: [], agents: [] })
+    : run(() =>
+        sql<AgentListingRow & { readonly listed_project: string }>`
+          select p.id as listed_project, g.*,
+            coalesce((
+              select jsonb_agg(jsonb_build_object(
+                  'id', ad.id, 'agent_id', ad.agent_id, 'dimension_id', ad.dimension_id,
+                  'are_values_dynamic', ad.are_values_dynamic, 'values', ad.values, 'order', ad."order",
+                  'name', d.name, 'description', d.description, 'example_values', d.example_values,
+                  'value_type', d.value_type, 'source', d.source, 'tag_key', d.tag_key,
+                  'project_id', d.project_id)
+                order by ad."order", d.created_at, ad.id)
+              from agent_dimensions ad join dimensions d on d.id = ad.dimension_id
+              where ad.agent_id = g.id), '[]'::jsonb) as attachments,
+            coalesce((
+              select jsonb_agg(jsonb_build_object(
+                  'agent_id', r.agent_id, 'referenced_agent_id', r.referenced_agent_id, 'name', ra.name)
+                order by r.position, ra.created_at)
+              from agent_references r join agents ra on ra.id = r.referenced_agent_id
+              where r.agent_id = g.id), '[]'::jsonb) as "references",
+            (select to_jsonb(s) from (${agentStateInputsQuery(sql<string>`g.project_id`, sql<ReadonlyArray<string>>`array[g.id]`)}) s) as state
+          from projects p
+          left join agents g on g.project_id = p.id${
+            filter.isEvaluation === undefined ? sql`` : sql` and g.is_evaluation = ${filter.isEvaluation}`
+          }
+          where p.id = any(${sql.val(projectIds)}::uuid[]) and p.organization_id = ${organizationId}::uuid
+          order by g.created_at desc nulls last, g.id desc`
+          .execute(conn)
+          .then(({ rows }) => {
+            const listed = new Set(rows.map((r) => r.listed_project))
+            return {
+              projectIds: [...new Set(projectIds)].filter((id) => listed.has(id)),
+              agents: rows.filter((r) => r.id !== null).map(({ listed_project: _, ...agent }) => agent),
+            }
+          }),
+      )
 
 // ---------------------------------------------------------------------------------------------------------
 // Records of finished work

@@ -5,8 +5,10 @@ import { sql } from "kysely"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../../src/Db.ts"
 import {
+  agentsOfProjects,
   attachmentsOf,
   insertAgent,
+  referencesOf,
   replaceReferences,
   saveAttachment,
 } from "../../src/repositories/Agents.ts"
@@ -173,6 +175,68 @@ describe("agents", () => {
       ["B", []],
       ["Derived", [b.id, a.id]],
     ])
+  })
+})
+
+describe("the agents' list", () => {
+  it("reads the organisation's projects' agents newest first with their parts and states, in one statement", async () => {
+    const { organizationId, projectId: p } = await newOrganizationProject(db)
+    const empty = (
+      await db
+        .insertInto("projects")
+        .values({ organization_id: organizationId, name: "Empty" })
+        .returning("id")
+        .executeTakeFirstOrThrow()
+    ).id
+    const elsewhere = await newProject()
+    await run(insertAgent(db, elsewhere, { name: "Not theirs" }))
+    const dimension = await run(
+      insertCustomDimension(db, {
+        project_id: p,
+        name: "Region",
+        description: "",
+        example_values: "",
+        value_type: "string",
+        auto_attach_to_new_agents: false,
+      }),
+    ).then((d) => d!.id)
+    const a = await run(insertAgent(db, p, { name: "A" }))
+    const b = await run(insertAgent(db, p, { name: "B", is_evaluation: true }))
+    const derived = await run(insertAgent(db, p, { name: "Derived", agent_type: "derived" }))
+    await run(saveAttachment(db, undefined, a.id, dimension, { are_values_dynamic: false, values: ["EU"], order: 0 }))
+    await run(replaceReferences(db, derived.id, [b.id, a.id]))
+    await newDocument(p, "a.pdf")
+
+    const statements: Array<string> = []
+    const counted = db.withPlugin({
+      transformQuery: (args) => {
+        statements.push(args.node.kind)
+        return args.node
+      },
+      transformResult: async (args) => args.result,
+    })
+    const listing = await run(ProjectReads.agentListing(counted, organizationId, [p, elsewhere, empty, p]))
+    expect(statements).toHaveLength(1)
+    expect(listing.projectIds).toEqual([p, empty])
+    expect(listing.agents.map((r) => r.name)).toEqual(["Derived", "B", "A"])
+    // Each part as the separate reads give it.
+    const ids = listing.agents.map((r) => r.id)
+    const rows = await run(agentsOfProjects(db, [p]))
+    expect(listing.agents.map(({ attachments: _, references: __, state: ___, ...row }) => row)).toEqual(rows)
+    const attachments = await run(attachmentsOf(db, { agentIds: ids }))
+    expect(listing.agents.flatMap((r) => r.attachments)).toEqual(attachments)
+    expect(attachments).toHaveLength(1)
+    const references = await run(referencesOf(db, ids))
+    expect(listing.agents.flatMap((r) => r.references)).toEqual(references)
+    expect(references.map((r) => r.name)).toEqual(["B", "A"])
+    const states = await run(ProjectReads.agentStateInputs(db, [p]))
+    expect(listing.agents.map((r) => r.state)).toEqual([...states].reverse())
+    expect(states[0]!.documents).toEqual([1, 1, 1])
+
+    const evaluation = await run(ProjectReads.agentListing(db, organizationId, [p], { isEvaluation: true }))
+    expect(evaluation.agents.map((r) => r.name)).toEqual(["B"])
+    const others = await run(ProjectReads.agentListing(db, organizationId, [empty, elsewhere]))
+    expect(others).toEqual({ projectIds: [empty], agents: [] })
   })
 })
 
