@@ -3,6 +3,7 @@
  * by every organisation (an identical request gets the identical answer) and belongs to no aggregate.
  */
 import { Effect } from "effect"
+import { sql } from "kysely"
 import type { Conn } from "../Db.ts"
 
 export interface CachedAnswerRow {
@@ -12,37 +13,64 @@ export interface CachedAnswerRow {
   readonly model: string
 }
 
+/** The answers stored for these keys, by key (a key without one is absent). */
+export const findCachedAnswers = (
+  db: Conn,
+  keys: ReadonlyArray<string>,
+): Effect.Effect<ReadonlyMap<string, CachedAnswerRow>> =>
+  keys.length === 0
+    ? Effect.succeed(new Map())
+    : Effect.promise(() =>
+        db
+          .selectFrom("llm_cache")
+          .select(["key", "response", "prompt_tokens", "completion_tokens", "model"])
+          .where("key", "=", sql<string>`any(${sql.val([...new Set(keys)])}::text[])`)
+          .execute(),
+      ).pipe(Effect.map((rows) => new Map(rows.map(({ key, ...answer }) => [key, answer]))))
+
 export const findCachedAnswer = (db: Conn, key: string): Effect.Effect<CachedAnswerRow | undefined> =>
-  Effect.promise(() =>
-    db
-      .selectFrom("llm_cache")
-      .select(["response", "prompt_tokens", "completion_tokens", "model"])
-      .where("key", "=", key)
-      .executeTakeFirst(),
-  )
+  Effect.map(findCachedAnswers(db, [key]), (found) => found.get(key))
+
+export interface NewCachedAnswer {
+  readonly key: string
+  readonly model: string
+  /** JSON text. */
+  readonly response: string
+  readonly promptTokens: number
+  readonly completionTokens: number
+}
+
+/**
+ * Stores answers in one statement; the first one stored for a key wins (concurrent writers do not conflict,
+ * and of two for one key here the first is kept).
+ */
+export const insertCachedAnswers = (
+  db: Conn,
+  answers: ReadonlyArray<NewCachedAnswer>,
+): Effect.Effect<void> => {
+  const firsts = [...new Map([...answers].reverse().map((a) => [a.key, a])).values()]
+  return firsts.length === 0
+    ? Effect.void
+    : Effect.promise(() =>
+        db
+          .insertInto("llm_cache")
+          .values(
+            firsts.map((a) => ({
+              key: a.key,
+              model: a.model,
+              response: a.response,
+              prompt_tokens: a.promptTokens,
+              completion_tokens: a.completionTokens,
+            })),
+          )
+          .onConflict((oc) => oc.column("key").doNothing())
+          .execute(),
+      ).pipe(Effect.asVoid)
+}
 
 /** Stores an answer; the first one stored for a key wins (concurrent writers do not conflict). */
 export const insertCachedAnswer = (
   db: Conn,
   key: string,
-  answer: {
-    readonly model: string
-    /** JSON text. */
-    readonly response: string
-    readonly promptTokens: number
-    readonly completionTokens: number
-  },
-): Effect.Effect<void> =>
-  Effect.promise(() =>
-    db
-      .insertInto("llm_cache")
-      .values({
-        key,
-        model: answer.model,
-        response: answer.response,
-        prompt_tokens: answer.promptTokens,
-        completion_tokens: answer.completionTokens,
-      })
-      .onConflict((oc) => oc.column("key").doNothing())
-      .execute(),
-  ).pipe(Effect.asVoid)
+  answer: Omit<NewCachedAnswer, "key">,
+): Effect.Effect<void> => insertCachedAnswers(db, [{ key, ...answer }])

@@ -74,4 +74,25 @@ describe("the model-answer cache", () => {
       model: "m",
     })
   })
+
+  it("reads and stores several answers in one statement each, the first for a key kept", async () => {
+    const answer = (key: string, text: string) => ({
+      key,
+      model: "m",
+      response: JSON.stringify({ text }),
+      promptTokens: 1,
+      completionTokens: 2,
+    })
+    await run(
+      LlmCache.insertCachedAnswers(db, [answer("a", "first"), answer("b", "b"), answer("a", "second")]),
+    )
+    await run(LlmCache.insertCachedAnswers(db, [answer("b", "again"), answer("c", "c")]))
+    const found = await run(LlmCache.findCachedAnswers(db, ["a", "b", "c", "missing", "a"]))
+    expect([...found.keys()].sort()).toEqual(["a", "b", "c"])
+    expect([...found.values()].map((r) => r.response)).toEqual(
+      expect.arrayContaining([{ text: "first" }, { text: "b" }, { text: "c" }]),
+    )
+    expect(found.get("a")!.response).toEqual({ text: "first" })
+    expect(found.get("b")!.response).toEqual({ text: "b" })
+  })
 })

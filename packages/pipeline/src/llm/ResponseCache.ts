@@ -7,6 +7,7 @@ import { createHash } from "node:crypto"
 import type { Conn } from "@dxs/db"
 import * as LlmCache from "@dxs/db/repositories/LlmCache"
 import { Effect } from "effect"
+import { groupBatch } from "./GroupBatch.ts"
 
 export interface CachedResponse {
   /** The parsed JSON content of the model's answer. */
@@ -63,26 +64,41 @@ export const memoryResponseCache = (maxEntries = Number.POSITIVE_INFINITY): Resp
   }
 }
 
-/** The `llm_cache` table: the first answer stored for a key wins (concurrent writers do not conflict). */
-export const postgresResponseCache = (db: Conn): ResponseCache => ({
-  get: (key) =>
-    Effect.map(LlmCache.findCachedAnswer(db, key), (row) =>
-      row === undefined
-        ? undefined
-        : {
-            content: row.response,
-            promptTokens: row.prompt_tokens,
-            completionTokens: row.completion_tokens,
-            model: row.model,
-          },
-    ),
-  put: (key, value) =>
-    Effect.asVoid(
-      LlmCache.insertCachedAnswer(db, key, {
-        model: value.model ?? "",
-        response: JSON.stringify(value.content),
-        promptTokens: value.promptTokens,
-        completionTokens: value.completionTokens,
+/**
+ * The `llm_cache` table: the first answer stored for a key wins (concurrent writers do not conflict). The
+ * reads and the writes of a process go in batches (`groupBatch`): the tasks of a worker whose answers come
+ * back together look up and store theirs in a few statements, not in two each.
+ */
+export const postgresResponseCache = (db: Conn): ResponseCache => {
+  const get = groupBatch((keys: ReadonlyArray<string>) =>
+    Effect.map(LlmCache.findCachedAnswers(db, keys), (found) =>
+      keys.map((key): CachedResponse | undefined => {
+        const row = found.get(key)
+        return row === undefined
+          ? undefined
+          : {
+              content: row.response,
+              promptTokens: row.prompt_tokens,
+              completionTokens: row.completion_tokens,
+              model: row.model,
+            }
       }),
     ),
-})
+  )
+  const put = groupBatch((entries: ReadonlyArray<readonly [string, CachedResponse]>) =>
+    Effect.as(
+      LlmCache.insertCachedAnswers(
+        db,
+        entries.map(([key, value]) => ({
+          key,
+          model: value.model ?? "",
+          response: JSON.stringify(value.content),
+          promptTokens: value.promptTokens,
+          completionTokens: value.completionTokens,
+        })),
+      ),
+      entries.map(() => undefined),
+    ),
+  )
+  return { get, put: (key, value) => put([key, value]) }
+}
