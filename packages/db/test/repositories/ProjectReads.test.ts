@@ -203,7 +203,9 @@ describe("the agents' list", () => {
     const a = await run(insertAgent(db, p, { name: "A" }))
     const b = await run(insertAgent(db, p, { name: "B", is_evaluation: true }))
     const derived = await run(insertAgent(db, p, { name: "Derived", agent_type: "derived" }))
-    await run(saveAttachment(db, undefined, a.id, dimension, { are_values_dynamic: false, values: ["EU"], order: 0 }))
+    await run(
+      saveAttachment(db, undefined, a.id, dimension, { are_values_dynamic: false, values: ["EU"], order: 0 }),
+    )
     await run(replaceReferences(db, derived.id, [b.id, a.id]))
     await newDocument(p, "a.pdf")
 
