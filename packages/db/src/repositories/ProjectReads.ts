@@ -54,16 +54,24 @@ export interface ExtractionInputs extends PagesWithin {
   readonly run: { readonly projectId: string; readonly referenceDate: string } | undefined
   /** The document, when it is a live document of the run's project. */
   readonly document: LiveDocumentRow | undefined
+  /** When asked for: those of the agents that are the run's project's, as `agentsWithPartsOfProjects`. */
+  readonly agents: ReadonlyArray<AgentWithPartsRow> | undefined
 }
 
 /**
  * An extract task's run (as `findRunningRun` reads it), its document (as `liveDocumentsOfProjects`) and
- * the document's size with its pages when they hold at most `maxChars` characters (`pagesWithin`), in one
+ * the document's size with its pages when they hold at most `maxChars` characters (`pagesWithin`) and,
+ * given `agentIds`, those agents of the run's project with their parts (`agentsWithPartsOfProjects`), in one
  * statement: what every extract task reads before it asks the model.
  */
 export const extractionInputs = (
   conn: Conn,
-  input: { readonly runId: string; readonly documentId: string; readonly maxChars: number },
+  input: {
+    readonly runId: string
+    readonly documentId: string
+    readonly maxChars: number
+    readonly agentIds?: ReadonlyArray<string> | undefined
+  },
 ): Effect.Effect<ExtractionInputs> =>
   run(async () => {
     const { rows } = await sql<
@@ -72,6 +80,7 @@ export const extractionInputs = (
         project_id: string
         reference_date: string
         document: LiveDocumentRow | null
+        agents: ReadonlyArray<AgentWithPartsRow & { created_at: string; updated_at: string }> | null
       }
     >`
       select r.status, r.project_id, coalesce(p.reference_date, p.created_at::date)::text as reference_date,
@@ -80,13 +89,28 @@ export const extractionInputs = (
               from documents d
               where d.id = ${input.documentId}::uuid and d.project_id = r.project_id
                 and d.archive_requested_at is null) as document,
+             ${
+               input.agentIds === undefined
+                 ? sql`null::jsonb`
+                 : sql`(select coalesce(jsonb_agg(to_jsonb(a) || jsonb_build_object(
+                                 'attachments', ${agentAttachments}, 'references', ${agentReferences})
+                               order by a.created_at, a.id), '[]'::jsonb)
+                        from agents a
+                        where a.project_id = r.project_id and a.id = any(${sql.val(input.agentIds)}::uuid[]))`
+             } as agents,
              w.pages, w.chars, w.last, w.texts
       from runs r join projects p on p.id = r.project_id
       cross join lateral (${pagesWithinQuery(input.documentId, input.maxChars)}) w
       where r.id = ${input.runId}::uuid`.execute(conn)
     const row = rows[0]
     return row === undefined
-      ? { run: undefined, document: undefined, size: { pages: 0, chars: 0, last: null }, pages: undefined }
+      ? {
+          run: undefined,
+          document: undefined,
+          agents: undefined,
+          size: { pages: 0, chars: 0, last: null },
+          pages: undefined,
+        }
       : {
           ...pagesWithinOf(row),
           run:
@@ -94,6 +118,12 @@ export const extractionInputs = (
               ? { projectId: row.project_id, referenceDate: row.reference_date }
               : undefined,
           document: row.document ?? undefined,
+          // Timestamps in JSON are text: as the driver reads them, dates.
+          agents: row.agents?.map((a) => ({
+            ...a,
+            created_at: new Date(a.created_at),
+            updated_at: new Date(a.updated_at),
+          })),
         }
   })
 
@@ -132,6 +162,22 @@ export interface AgentWithPartsRow extends AgentRow {
   readonly references: ReadonlyArray<string>
 }
 
+/** An agent's attachments as `AgentWithPartsRow` has them (`a` the agent). */
+const agentAttachments = sql<AgentWithPartsRow["attachments"]>`coalesce((
+          select jsonb_agg(jsonb_build_object(
+              'dimension_id', ad.dimension_id, 'are_values_dynamic', ad.are_values_dynamic,
+              'values', ad.values, 'name', d.name, 'description', d.description,
+              'example_values', d.example_values, 'source', d.source, 'tag_key', d.tag_key)
+            order by ad."order", ad.id)
+          from agent_dimensions ad join dimensions d on d.id = ad.dimension_id
+          where ad.agent_id = a.id), '[]'::jsonb)`
+
+/** The ids an agent references, in their order (`a` the agent). */
+const agentReferences = sql<ReadonlyArray<string>>`coalesce((
+          select jsonb_agg(r.referenced_agent_id order by r.position, ra.created_at)
+          from agent_references r join agents ra on ra.id = r.referenced_agent_id
+          where r.agent_id = a.id), '[]'::jsonb)`
+
 /**
  * The projects' agents (drafts included), oldest first, with each agent's attachments and references, in
  * one statement; `only`: just this agent, or just these.
@@ -145,20 +191,7 @@ export const agentsWithPartsOfProjects = (
     let q = conn
       .selectFrom("agents as a")
       .selectAll("a")
-      .select([
-        sql<AgentWithPartsRow["attachments"]>`coalesce((
-          select jsonb_agg(jsonb_build_object(
-              'dimension_id', ad.dimension_id, 'are_values_dynamic', ad.are_values_dynamic,
-              'values', ad.values, 'name', d.name, 'description', d.description,
-              'example_values', d.example_values, 'source', d.source, 'tag_key', d.tag_key)
-            order by ad."order", ad.id)
-          from agent_dimensions ad join dimensions d on d.id = ad.dimension_id
-          where ad.agent_id = a.id), '[]'::jsonb)`.as("attachments"),
-        sql<ReadonlyArray<string>>`coalesce((
-          select jsonb_agg(r.referenced_agent_id order by r.position, ra.created_at)
-          from agent_references r join agents ra on ra.id = r.referenced_agent_id
-          where r.agent_id = a.id), '[]'::jsonb)`.as("references"),
-      ])
+      .select([agentAttachments.as("attachments"), agentReferences.as("references")])
       .where("a.project_id", "in", projectIds)
     if (typeof only === "string") q = q.where("a.id", "=", only)
     else if (only !== undefined) q = q.where("a.id", "in", only)

@@ -410,5 +410,49 @@ describe("an extract task's inputs", () => {
     expect((await inputs(elsewhere)).document).toBeUndefined()
     expect((await inputs(archived)).document).toBeUndefined()
     expect(await inputs(randomUUID())).toMatchObject({ document: undefined, size: { pages: 0, last: null } })
+    expect(read.agents).toBeUndefined()
+  })
+
+  it("carry the task's agents of the run's project with their parts, as the agents' own read has them", async () => {
+    const projectId = await newProject()
+    const document = await newDocument(projectId, "contract.pdf")
+    const dimension = await run(
+      insertCustomDimension(db, {
+        project_id: projectId,
+        name: "Region",
+        description: "",
+        example_values: "",
+        value_type: "string",
+        auto_attach_to_new_agents: false,
+      }),
+    ).then((d) => d!.id)
+    const first = await run(insertAgent(db, projectId, { name: "First" }))
+    const second = await run(insertAgent(db, projectId, { name: "Second" }))
+    await run(insertAgent(db, projectId, { name: "Unasked" }))
+    const elsewhere = await run(insertAgent(db, await newProject(), { name: "Elsewhere" }))
+    await run(
+      saveAttachment(db, undefined, second.id, dimension, {
+        are_values_dynamic: true,
+        values: ["EU"],
+        order: 0,
+      }),
+    )
+    await run(replaceReferences(db, second.id, [first.id]))
+    const queued = await run(createQueuedRun(db, projectId))
+    await run(startRun(db, queued.id, {}))
+    const asked = [second.id, first.id, elsewhere.id]
+    const read = await run(
+      ProjectReads.extractionInputs(db, {
+        runId: queued.id,
+        documentId: document,
+        maxChars: 100,
+        agentIds: asked,
+      }),
+    )
+    const own = await run(ProjectReads.agentsWithPartsOfProjects(db, [projectId], asked))
+    expect(read.agents).toEqual(own)
+    expect(read.agents?.map((a) => a.name)).toEqual(["First", "Second"])
+    expect(read.agents?.[1]?.attachments).toMatchObject([{ dimension_id: dimension, values: ["EU"] }])
+    expect(read.agents?.[0]?.created_at).toBeInstanceOf(Date)
   })
 })

@@ -122,25 +122,28 @@ export const loadAgentsOfProjects = (
     if (typeof only !== "string" && only !== undefined && only.length === 0)
       return byProject(projectIds, [], () => "")
     const rows = yield* ProjectReads.agentsWithPartsOfProjects(db, projectIds, only)
-    return byProject(
-      projectIds,
-      rows.map(({ attachments, references, ...row }) => ({
-        row,
-        dimensions: attachments.map((a) => ({
-          dimensionId: a.dimension_id,
-          name: a.name,
-          description: a.description,
-          exampleValues: a.example_values,
-          source: a.source as DimensionSource,
-          tagKey: a.tag_key,
-          areValuesDynamic: a.are_values_dynamic,
-          values: a.values,
-        })),
-        references,
-      })),
-      (a) => a.row.project_id,
-    )
+    return byProject(projectIds, rows.map(projectAgentOf), (a) => a.row.project_id)
   })
+
+/** An agent as the pipeline works with it, from its row with its parts. */
+export const projectAgentOf = ({
+  attachments,
+  references,
+  ...row
+}: ProjectReads.AgentWithPartsRow): ProjectAgent => ({
+  row,
+  dimensions: attachments.map((a) => ({
+    dimensionId: a.dimension_id,
+    name: a.name,
+    description: a.description,
+    exampleValues: a.example_values,
+    source: a.source as DimensionSource,
+    tagKey: a.tag_key,
+    areValuesDynamic: a.are_values_dynamic,
+    values: a.values,
+  })),
+  references,
+})
 
 /** The project's agents (drafts included), oldest first, with dimensions and references. */
 export const loadAgents = (

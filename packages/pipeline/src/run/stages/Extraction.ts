@@ -40,9 +40,9 @@ import {
   agentDimensionsKey,
   agentSpec,
   dimensionQuery,
-  loadAgentsOfProjects,
   type ProjectAgent,
   type ProjectDocument,
+  projectAgentOf,
   projectDocumentOf,
 } from "../ProjectState.ts"
 import {
@@ -320,31 +320,21 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
       Effect.gen(function* () {
         const p = payloadOf(task)
         const agentIds = p.agents.map((a) => a.agentId)
-        // The run, the document and its pages in one read, beside the agents when the task names its
-        // project. The pages come with it when they could fit a request for all the task's agents (a
-        // request for fewer may hold more; then they are read when the windows are cut).
-        const agentsOf = (projectId: string) => loadAgentsOfProjects(ctx.db, [projectId], agentIds)
-        const [inputs, early] = yield* Effect.all(
-          [
-            extractionInputs(ctx.db, {
-              runId: p.runId,
-              documentId: p.documentId,
-              maxChars: charsWithin(
-                pageTokenBudget(budget, Math.min(budget.maxAgentsPerRequest, p.agents.length)),
-              ),
-            }),
-            task.project_id === null ? Effect.void : agentsOf(task.project_id),
-          ],
-          { concurrency: 2 },
-        )
+        // The run, the document, its pages and the task's agents in one read. The pages come with it when
+        // they could fit a request for all the task's agents (a request for fewer may hold more; then they
+        // are read when the windows are cut).
+        const inputs = yield* extractionInputs(ctx.db, {
+          runId: p.runId,
+          documentId: p.documentId,
+          maxChars: charsWithin(
+            pageTokenBudget(budget, Math.min(budget.maxAgentsPerRequest, p.agents.length)),
+          ),
+          agentIds,
+        })
         const runInfo = inputs.run
         if (!runInfo) return
-        const agentsById =
-          early !== undefined && task.project_id === runInfo.projectId
-            ? early
-            : yield* agentsOf(runInfo.projectId)
         const document = inputs.document && projectDocumentOf(inputs.document, false)
-        const loaded = new Map((agentsById.get(runInfo.projectId) ?? []).map((a) => [a.row.id, a]))
+        const loaded = new Map((inputs.agents ?? []).map((row) => [row.id, projectAgentOf(row)]))
         const agents = currentAgents(p, loaded, document)
         if (document === undefined || agents.length === 0) return yield* commitTask(ctx, p.runId, noUsage)
 
