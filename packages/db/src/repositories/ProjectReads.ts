@@ -54,8 +54,16 @@ export interface ExtractionInputs extends PagesWithin {
   readonly run: { readonly projectId: string; readonly referenceDate: string } | undefined
   /** The document, when it is a live document of the run's project. */
   readonly document: LiveDocumentRow | undefined
-  /** When asked for: those of the agents that are the run's project's, as `agentsWithPartsOfProjects`. */
-  readonly agents: ReadonlyArray<AgentWithPartsRow> | undefined
+  /**
+   * When asked for: those of the agents that are the run's project's, as `agentsWithPartsOfProjects` reads
+   * them, each with its atomic value of no dimension instances once made (`plain_atomic_value_id`).
+   */
+  readonly agents: ReadonlyArray<ExtractionAgentRow> | undefined
+}
+
+export interface ExtractionAgentRow extends AgentWithPartsRow {
+  /** The agent's atomic value of no dimension instances (dimension key `[]`), once made; else null. */
+  readonly plain_atomic_value_id: string | null
 }
 
 /**
@@ -80,7 +88,7 @@ export const extractionInputs = (
         project_id: string
         reference_date: string
         document: LiveDocumentRow | null
-        agents: ReadonlyArray<AgentWithPartsRow & { created_at: string; updated_at: string }> | null
+        agents: ReadonlyArray<ExtractionAgentRow & { created_at: string; updated_at: string }> | null
       }
     >`
       select r.status, r.project_id, coalesce(p.reference_date, p.created_at::date)::text as reference_date,
@@ -93,7 +101,9 @@ export const extractionInputs = (
                input.agentIds === undefined
                  ? sql`null::jsonb`
                  : sql`(select coalesce(jsonb_agg(to_jsonb(a) || jsonb_build_object(
-                                 'attachments', ${agentAttachments}, 'references', ${agentReferences})
+                                 'attachments', ${agentAttachments}, 'references', ${agentReferences},
+                                 'plain_atomic_value_id', (select av.id from atomic_values av
+                                                           where av.agent_id = a.id and av.dimension_key = '[]'))
                                order by a.created_at, a.id), '[]'::jsonb)
                         from agents a
                         where a.project_id = r.project_id and a.id = any(${sql.val(input.agentIds)}::uuid[]))`

@@ -18,6 +18,7 @@ import * as ProjectReads from "../../src/repositories/ProjectReads.ts"
 import { clearResolutionsOfProject } from "../../src/repositories/Results.ts"
 import { createQueuedRun, startRun } from "../../src/repositories/Runs.ts"
 import { enqueueAgentTasks } from "../../src/repositories/RunTasks.ts"
+import { ensureAtomicValues } from "../../src/repositories/results/AtomicValues.ts"
 import { enqueue } from "../../src/TaskQueue.ts"
 import { newOrganizationProject } from "../fixtures.ts"
 
@@ -450,7 +451,19 @@ describe("an extract task's inputs", () => {
       }),
     )
     const own = await run(ProjectReads.agentsWithPartsOfProjects(db, [projectId], asked))
-    expect(read.agents).toEqual(own)
+    expect(read.agents?.map(({ plain_atomic_value_id: _, ...agent }) => agent)).toEqual(own)
+    // An agent's atomic value of no dimension instances, once made.
+    expect(read.agents?.map((a) => a.plain_atomic_value_id)).toEqual([null, null])
+    const [made] = await run(ensureAtomicValues(db, projectId, [{ agentId: first.id, instances: [] }]))
+    const again = await run(
+      ProjectReads.extractionInputs(db, {
+        runId: queued.id,
+        documentId: document,
+        maxChars: 100,
+        agentIds: asked,
+      }),
+    )
+    expect(again.agents?.map((a) => a.plain_atomic_value_id)).toEqual([made!.id, null])
     expect(read.agents?.map((a) => a.name)).toEqual(["First", "Second"])
     expect(read.agents?.[1]?.attachments).toMatchObject([{ dimension_id: dimension, values: ["EU"] }])
     expect(read.agents?.[0]?.created_at).toBeInstanceOf(Date)

@@ -334,7 +334,9 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
         const runInfo = inputs.run
         if (!runInfo) return
         const document = inputs.document && projectDocumentOf(inputs.document, false)
-        const loaded = new Map((inputs.agents ?? []).map((row) => [row.id, projectAgentOf(row)]))
+        const loaded = new Map(
+          (inputs.agents ?? []).map(({ plain_atomic_value_id: _, ...row }) => [row.id, projectAgentOf(row)]),
+        )
         const agents = currentAgents(p, loaded, document)
         if (document === undefined || agents.length === 0) return yield* commitTask(ctx, p.runId, noUsage)
 
@@ -355,13 +357,20 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
         })
         const usage = addUsage(discovered.usage, extracted.usage)
 
-        // Atomic values outside the final transaction, all at once (see `ensureAtomicValues`).
+        // Atomic values before the completion, all at once (see `ensureAtomicValues`); an agent without
+        // dimensions has one, read with the task's inputs once made.
         const kept = keptAnswers(agents, extracted.answers, document)
-        const atomics = yield* ensureAtomicValues(
-          ctx.db,
-          runInfo.projectId,
-          kept.map((k) => ({ agentId: k.agent.row.id, instances: k.instances })),
+        const plain = new Map((inputs.agents ?? []).map((a) => [a.id, a.plain_atomic_value_id]))
+        const known = kept.map(
+          (k) => (k.instances.length === 0 ? plain.get(k.agent.row.id) : null) ?? undefined,
         )
+        const atomics = known.every((id) => id !== undefined)
+          ? known.map((id) => ({ id }))
+          : yield* ensureAtomicValues(
+              ctx.db,
+              runInfo.projectId,
+              kept.map((k) => ({ agentId: k.agent.row.id, instances: k.instances })),
+            )
         const extractions = documentExtractions(kept, atomics)
         yield* commitTask(
           ctx,
