@@ -3,7 +3,6 @@ import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../src/Db.ts"
 import {
-  agentsOfProjects,
   attachmentsOf,
   attachToOtherAgents,
   insertAgent,
@@ -61,7 +60,6 @@ describe("agent and dimension repositories", () => {
       ["Year", []],
     ])
     expect(await run(attachmentsOf(db, { agentIds: [] }))).toEqual([])
-    expect((await run(agentsOfProjects(db, [projectId]))).map((r) => r.name)).toEqual(["B", "A"])
   })
 
   it("attaches a dimension last to the other agents, keeping the attachments they have", async () => {

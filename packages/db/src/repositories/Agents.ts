@@ -54,24 +54,6 @@ const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 // ---------------------------------------------------------------------------------------------------------
 // Agents
 
-/** The projects' agents, most recently created first; `isEvaluation` keeps only (or all but) evaluation agents. */
-export const agentsOfProjects = (
-  db: Conn,
-  projectIds: ReadonlyArray<string>,
-  filter: { readonly isEvaluation?: boolean | undefined } = {},
-): Effect.Effect<ReadonlyArray<AgentRow>> =>
-  run(() => {
-    const q = db
-      .selectFrom("agents")
-      .selectAll()
-      .where("project_id", "in", projectIds)
-      .orderBy("created_at", "desc")
-      .orderBy("id", "desc")
-    return (
-      filter.isEvaluation === undefined ? q : q.where("is_evaluation", "=", filter.isEvaluation)
-    ).execute()
-  })
-
 /** The project's agents (id, name and type), oldest first: the names that references and mentions resolve to. */
 export const agentNamesOfProject = (db: Conn, projectId: string) =>
   run(() =>

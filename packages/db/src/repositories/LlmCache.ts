@@ -28,9 +28,6 @@ export const findCachedAnswers = (
           .execute(),
       ).pipe(Effect.map((rows) => new Map(rows.map(({ key, ...answer }) => [key, answer]))))
 
-export const findCachedAnswer = (db: Conn, key: string): Effect.Effect<CachedAnswerRow | undefined> =>
-  Effect.map(findCachedAnswers(db, [key]), (found) => found.get(key))
-
 export interface NewCachedAnswer {
   readonly key: string
   readonly model: string
@@ -67,10 +64,3 @@ export const insertCachedAnswers = (
           .execute(),
       ).pipe(Effect.asVoid)
 }
-
-/** Stores an answer; the first one stored for a key wins (concurrent writers do not conflict). */
-export const insertCachedAnswer = (
-  db: Conn,
-  key: string,
-  answer: Omit<NewCachedAnswer, "key">,
-): Effect.Effect<void> => insertCachedAnswers(db, [{ key, ...answer }])

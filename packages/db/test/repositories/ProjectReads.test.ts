@@ -5,7 +5,6 @@ import { sql } from "kysely"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeKysely } from "../../src/Db.ts"
 import {
-  agentsOfProjects,
   attachmentsOf,
   insertAgent,
   referencesOf,
@@ -224,7 +223,13 @@ describe("the agents' list", () => {
     expect(listing.agents.map((r) => r.name)).toEqual(["Derived", "B", "A"])
     // Each part as the separate reads give it.
     const ids = listing.agents.map((r) => r.id)
-    const rows = await run(agentsOfProjects(db, [p]))
+    const rows = await db
+      .selectFrom("agents")
+      .selectAll()
+      .where("project_id", "=", p)
+      .orderBy("created_at", "desc")
+      .orderBy("id", "desc")
+      .execute()
     expect(listing.agents.map(({ attachments: _, references: __, state: ___, ...row }) => row)).toEqual(rows)
     const attachments = await run(attachmentsOf(db, { agentIds: ids }))
     expect(listing.agents.flatMap((r) => r.attachments)).toEqual(attachments)

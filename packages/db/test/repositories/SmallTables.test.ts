@@ -59,15 +59,16 @@ describe("server secrets", () => {
 describe("the model-answer cache", () => {
   it("keeps the first answer stored for a key", async () => {
     const answer = (text: string) => ({
+      key: "k",
       model: "m",
       response: JSON.stringify({ text }),
       promptTokens: 3,
       completionTokens: 4,
     })
-    expect(await run(LlmCache.findCachedAnswer(db, "k"))).toBeUndefined()
-    await run(LlmCache.insertCachedAnswer(db, "k", answer("one")))
-    await run(LlmCache.insertCachedAnswer(db, "k", answer("two")))
-    expect(await run(LlmCache.findCachedAnswer(db, "k"))).toEqual({
+    expect(await run(LlmCache.findCachedAnswers(db, ["k"]))).toEqual(new Map())
+    await run(LlmCache.insertCachedAnswers(db, [answer("one")]))
+    await run(LlmCache.insertCachedAnswers(db, [answer("two")]))
+    expect((await run(LlmCache.findCachedAnswers(db, ["k"]))).get("k")).toEqual({
       response: { text: "one" },
       prompt_tokens: 3,
       completion_tokens: 4,
