@@ -16,7 +16,7 @@ import {
   outputSchemaOf,
   requestAutoMapping,
 } from "../src/repositories/OutputSchemas.ts"
-import { newOrganizationProject } from "./fixtures.ts"
+import { customDimension, newOrganizationProject } from "./fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 2)
@@ -26,20 +26,11 @@ const run = Effect.runPromise
 
 const newProject = async () => (await newOrganizationProject(db)).projectId
 
-const custom = (projectId: string, name: string) => ({
-  project_id: projectId,
-  name,
-  description: "",
-  example_values: "",
-  value_type: "string",
-  auto_attach_to_new_agents: false,
-})
-
 describe("agent and dimension repositories", () => {
   it("reads attachments alike by agent and by project: each agent's in order", async () => {
     const projectId = await newProject()
-    const region = (await run(insertCustomDimension(db, custom(projectId, "Region"))))!
-    const year = (await run(insertCustomDimension(db, custom(projectId, "Year"))))!
+    const region = (await run(insertCustomDimension(db, customDimension(projectId, "Region"))))!
+    const year = (await run(insertCustomDimension(db, customDimension(projectId, "Year"))))!
     const a = await run(insertAgent(db, projectId, { name: "A" }))
     const b = await run(insertAgent(db, projectId, { name: "B" }))
     await run(
@@ -64,8 +55,8 @@ describe("agent and dimension repositories", () => {
 
   it("attaches a dimension last to the other agents, keeping the attachments they have", async () => {
     const projectId = await newProject()
-    const region = (await run(insertCustomDimension(db, custom(projectId, "Region"))))!
-    const year = (await run(insertCustomDimension(db, custom(projectId, "Year"))))!
+    const region = (await run(insertCustomDimension(db, customDimension(projectId, "Region"))))!
+    const year = (await run(insertCustomDimension(db, customDimension(projectId, "Year"))))!
     const a = await run(insertAgent(db, projectId, { name: "A" }))
     const b = await run(insertAgent(db, projectId, { name: "B" }))
     const c = await run(insertAgent(db, projectId, { name: "C" }))
@@ -90,9 +81,9 @@ describe("agent and dimension repositories", () => {
 
   it("answers undefined, not a failure, for a dimension name the project has in any case", async () => {
     const projectId = await newProject()
-    const region = (await run(insertCustomDimension(db, custom(projectId, "Region"))))!
-    expect(await run(insertCustomDimension(db, custom(projectId, "REGION")))).toBeUndefined()
-    const year = (await run(insertCustomDimension(db, custom(projectId, "Year"))))!
+    const region = (await run(insertCustomDimension(db, customDimension(projectId, "Region"))))!
+    expect(await run(insertCustomDimension(db, customDimension(projectId, "REGION")))).toBeUndefined()
+    const year = (await run(insertCustomDimension(db, customDimension(projectId, "Year"))))!
     expect(await run(updateDimension(db, year.id, { name: "region" }))).toBeUndefined()
     expect((await run(updateDimension(db, region.id, { name: "Area" })))?.name).toBe("Area")
   })

@@ -23,6 +23,16 @@ export const newDocumentDimension = async (db: Kysely<Database>, projectId: stri
     .returning("id")
     .executeTakeFirstOrThrow()
 
+/** A custom dimension's fields: a string dimension of the project, with no description or examples. */
+export const customDimension = (projectId: string, name: string) => ({
+  project_id: projectId,
+  name,
+  description: "",
+  example_values: "",
+  value_type: "string",
+  auto_attach_to_new_agents: false,
+})
+
 /** A result as the resolution stage writes it, with no justification, sources, verdicts or summary. */
 export const resolvedRow = (
   row: Pick<ResolvedRow, "atomicValueId" | "resultName" | "value" | "status"> &

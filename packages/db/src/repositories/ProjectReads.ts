@@ -158,29 +158,29 @@ export const documentsBeingParsed = (
 /** An agent with its dimension attachments (each with its dimension's fields) and its references. */
 export interface AgentWithPartsRow extends AgentRow {
   /** In their order; ties by attachment (the order recorded dimensions keys were made in). */
-  readonly attachments: ReadonlyArray<{
-    readonly dimension_id: string
-    readonly are_values_dynamic: boolean
-    readonly values: ReadonlyArray<string>
-    readonly name: string
-    readonly description: string
-    readonly example_values: string
-    readonly source: string
-    readonly tag_key: string | null
-  }>
+  readonly attachments: ReadonlyArray<AgentDimensionAttachment>
   /** The referenced agents' ids, in their order. */
   readonly references: ReadonlyArray<string>
 }
 
+/**
+ * An agent's dimension attachments, each with its dimension's fields, as one JSON array (`agent` the
+ * agent's alias): in their order, ties by the older attachment (the pipeline's order, in which recorded
+ * dimensions keys were made) or by the older dimension (what the API shows).
+ */
+const attachmentsJson = (agent: string, ties: "attachment" | "dimension") =>
+  sql<ReadonlyArray<AgentDimensionAttachment>>`coalesce((
+    select jsonb_agg(jsonb_build_object(
+        'id', ad.id, 'agent_id', ad.agent_id, 'dimension_id', ad.dimension_id,
+        'are_values_dynamic', ad.are_values_dynamic, 'values', ad.values, 'order', ad."order",
+        'name', d.name, 'description', d.description, 'example_values', d.example_values,
+        'value_type', d.value_type, 'source', d.source, 'tag_key', d.tag_key, 'project_id', d.project_id)
+      order by ad."order", ${ties === "dimension" ? sql`d.created_at, ` : sql``}ad.id)
+    from agent_dimensions ad join dimensions d on d.id = ad.dimension_id
+    where ad.agent_id = ${sql.ref(`${agent}.id`)}), '[]'::jsonb)`
+
 /** An agent's attachments as `AgentWithPartsRow` has them (`a` the agent). */
-const agentAttachments = sql<AgentWithPartsRow["attachments"]>`coalesce((
-          select jsonb_agg(jsonb_build_object(
-              'dimension_id', ad.dimension_id, 'are_values_dynamic', ad.are_values_dynamic,
-              'values', ad.values, 'name', d.name, 'description', d.description,
-              'example_values', d.example_values, 'source', d.source, 'tag_key', d.tag_key)
-            order by ad."order", ad.id)
-          from agent_dimensions ad join dimensions d on d.id = ad.dimension_id
-          where ad.agent_id = a.id), '[]'::jsonb)`
+const agentAttachments = attachmentsJson("a", "attachment")
 
 /** The ids an agent references, in their order (`a` the agent). */
 const agentReferences = sql<ReadonlyArray<string>>`coalesce((
@@ -240,16 +240,7 @@ export const agentListing = (
     : run(() =>
         sql<AgentListingRow & { readonly listed_project: string }>`
           select p.id as listed_project, g.*,
-            coalesce((
-              select jsonb_agg(jsonb_build_object(
-                  'id', ad.id, 'agent_id', ad.agent_id, 'dimension_id', ad.dimension_id,
-                  'are_values_dynamic', ad.are_values_dynamic, 'values', ad.values, 'order', ad."order",
-                  'name', d.name, 'description', d.description, 'example_values', d.example_values,
-                  'value_type', d.value_type, 'source', d.source, 'tag_key', d.tag_key,
-                  'project_id', d.project_id)
-                order by ad."order", d.created_at, ad.id)
-              from agent_dimensions ad join dimensions d on d.id = ad.dimension_id
-              where ad.agent_id = g.id), '[]'::jsonb) as attachments,
+            ${attachmentsJson("g", "dimension")} as attachments,
             coalesce((
               select jsonb_agg(jsonb_build_object(
                   'agent_id', r.agent_id, 'referenced_agent_id', r.referenced_agent_id, 'name', ra.name)

@@ -19,7 +19,7 @@ import { createQueuedRun, startRun } from "../../src/repositories/Runs.ts"
 import { enqueueAgentTasks } from "../../src/repositories/RunTasks.ts"
 import { ensureAtomicValues } from "../../src/repositories/results/AtomicValues.ts"
 import { enqueue } from "../../src/TaskQueue.ts"
-import { newOrganizationProject } from "../fixtures.ts"
+import { customDimension, newOrganizationProject } from "../fixtures.ts"
 
 const url = await useTestDatabase()
 const db = makeKysely(url, 4)
@@ -50,6 +50,22 @@ const newDocument = async (projectId: string, fileName: string, status = "Proces
       .returning("id")
       .executeTakeFirstOrThrow()
   ).id
+
+const newDimension = (projectId: string, name: string) =>
+  run(insertCustomDimension(db, customDimension(projectId, name))).then((d) => d!.id)
+
+/** The test database, with the statements run through it counted. */
+const countingStatements = () => {
+  const statements: Array<string> = []
+  const counted = db.withPlugin({
+    transformQuery: (args) => {
+      statements.push(args.node.kind)
+      return args.node
+    },
+    transformResult: async (args) => args.result,
+  })
+  return { counted, statements }
+}
 
 const emptyPage = (documentId: string, number: number): NewPage => ({
   document_id: documentId,
@@ -131,19 +147,8 @@ describe("agents", () => {
 
   it("orders tied attachments by attachment for the pipeline, by the older dimension otherwise", async () => {
     const p = await newProject()
-    const dimension = (name: string) =>
-      run(
-        insertCustomDimension(db, {
-          project_id: p,
-          name,
-          description: "",
-          example_values: "",
-          value_type: "string",
-          auto_attach_to_new_agents: false,
-        }),
-      ).then((d) => d!.id)
-    const older = await dimension("Older")
-    const newer = await dimension("Newer")
+    const older = await newDimension(p, "Older")
+    const newer = await newDimension(p, "Newer")
     const agent = await run(insertAgent(db, p, { name: "A" }))
     const settings = { are_values_dynamic: false, values: [], order: 0 }
     await run(saveAttachment(db, undefined, agent.id, newer, settings))
@@ -190,16 +195,7 @@ describe("the agents' list", () => {
     ).id
     const elsewhere = await newProject()
     await run(insertAgent(db, elsewhere, { name: "Not theirs" }))
-    const dimension = await run(
-      insertCustomDimension(db, {
-        project_id: p,
-        name: "Region",
-        description: "",
-        example_values: "",
-        value_type: "string",
-        auto_attach_to_new_agents: false,
-      }),
-    ).then((d) => d!.id)
+    const dimension = await newDimension(p, "Region")
     const a = await run(insertAgent(db, p, { name: "A" }))
     const b = await run(insertAgent(db, p, { name: "B", is_evaluation: true }))
     const derived = await run(insertAgent(db, p, { name: "Derived", agent_type: "derived" }))
@@ -209,14 +205,7 @@ describe("the agents' list", () => {
     await run(replaceReferences(db, derived.id, [b.id, a.id]))
     await newDocument(p, "a.pdf")
 
-    const statements: Array<string> = []
-    const counted = db.withPlugin({
-      transformQuery: (args) => {
-        statements.push(args.node.kind)
-        return args.node
-      },
-      transformResult: async (args) => args.result,
-    })
+    const { counted, statements } = countingStatements()
     const listing = await run(ProjectReads.agentListing(counted, organizationId, [p, elsewhere, empty, p]))
     expect(statements).toHaveLength(1)
     expect(listing.projectIds).toEqual([p, empty])
@@ -422,16 +411,7 @@ describe("an extract task's inputs", () => {
   it("carry the task's agents of the run's project with their parts, as the agents' own read has them", async () => {
     const projectId = await newProject()
     const document = await newDocument(projectId, "contract.pdf")
-    const dimension = await run(
-      insertCustomDimension(db, {
-        project_id: projectId,
-        name: "Region",
-        description: "",
-        example_values: "",
-        value_type: "string",
-        auto_attach_to_new_agents: false,
-      }),
-    ).then((d) => d!.id)
+    const dimension = await newDimension(projectId, "Region")
     const first = await run(insertAgent(db, projectId, { name: "First" }))
     const second = await run(insertAgent(db, projectId, { name: "Second" }))
     await run(insertAgent(db, projectId, { name: "Unasked" }))
@@ -469,6 +449,17 @@ describe("an extract task's inputs", () => {
       }),
     )
     expect(again.agents?.map((a) => a.plain_atomic_value_id)).toEqual([made!.id, null])
+    // Given those values, making the agents' atomic values of no instances runs no statement.
+    const { counted, statements } = countingStatements()
+    const plain = new Map(again.agents!.map((a) => [a.id, a.plain_atomic_value_id]))
+    const request = [{ agentId: first.id, instances: [] }]
+    expect(await run(ensureAtomicValues(counted, projectId, request, plain))).toEqual([made])
+    expect(statements).toEqual([])
+    // Without the value of one of them, they are made (and read) as before.
+    const both = [...request, { agentId: second.id, instances: [] }]
+    const [, secondMade] = await run(ensureAtomicValues(counted, projectId, both, plain))
+    expect(statements.length).toBeGreaterThan(0)
+    expect(secondMade!.id).not.toBe(made!.id)
     expect(read.agents?.map((a) => a.name)).toEqual(["First", "Second"])
     expect(read.agents?.[1]?.attachments).toMatchObject([{ dimension_id: dimension, values: ["EU"] }])
     expect(read.agents?.[0]?.created_at).toBeInstanceOf(Date)

@@ -52,10 +52,6 @@ export const byProject = <A>(
   return out
 }
 
-/**
- * Live documents of each project (not queued for archival), oldest first; `only`: just this one (whose
- * `parseInFlight` is then not looked up: false).
- */
 /** A live document's row as the pipeline reads it. */
 export const projectDocumentOf = (
   r: ProjectReads.LiveDocumentRow,
@@ -69,6 +65,10 @@ export const projectDocumentOf = (
   tags: r.tags,
 })
 
+/**
+ * Live documents of each project (not queued for archival), oldest first; `only`: just this one (whose
+ * `parseInFlight` is then not looked up: false).
+ */
 const loadDocumentsOfProjects = (
   db: Conn,
   projectIds: ReadonlyArray<string>,

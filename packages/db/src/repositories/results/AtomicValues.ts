@@ -90,9 +90,12 @@ export const ensureAtomicValues = (
   conn: Conn,
   projectId: string,
   requests: ReadonlyArray<{ readonly agentId: string; readonly instances: ReadonlyArray<InstanceInput> }>,
-): Effect.Effect<ReadonlyArray<AtomicValue>> =>
-  requests.length === 0
-    ? Effect.succeed([])
+  /** Agents' atomic values of no dimension instances already read, by agent: with them, no statement. */
+  plain: ReadonlyMap<string, string | null> = new Map(),
+): Effect.Effect<ReadonlyArray<AtomicValue>> => {
+  const known = requests.map((r) => (r.instances.length === 0 ? plain.get(r.agentId) : null) ?? undefined)
+  return known.every((id) => id !== undefined)
+    ? Effect.succeed(known.map((id) => ({ id, dimensionValues: [] })))
     : run(async () => {
         const instances = await ensureInstances(
           conn,
@@ -144,6 +147,7 @@ export const ensureAtomicValues = (
           dimensionValues: c.stored,
         }))
       })
+}
 
 /** The atomic value of an agent for one combination of dimension instances (see `ensureAtomicValues`). */
 export const ensureAtomicValue = (

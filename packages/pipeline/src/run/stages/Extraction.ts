@@ -357,20 +357,15 @@ export class Extraction extends Effect.Service<Extraction>()("@dxs/pipeline/Extr
         })
         const usage = addUsage(discovered.usage, extracted.usage)
 
-        // Atomic values before the completion, all at once (see `ensureAtomicValues`); an agent without
-        // dimensions has one, read with the task's inputs once made.
+        // Atomic values before the completion, all at once (see `ensureAtomicValues`); those of agents
+        // without dimensions came with the task's inputs once made.
         const kept = keptAnswers(agents, extracted.answers, document)
-        const plain = new Map((inputs.agents ?? []).map((a) => [a.id, a.plain_atomic_value_id]))
-        const known = kept.map(
-          (k) => (k.instances.length === 0 ? plain.get(k.agent.row.id) : null) ?? undefined,
+        const atomics = yield* ensureAtomicValues(
+          ctx.db,
+          runInfo.projectId,
+          kept.map((k) => ({ agentId: k.agent.row.id, instances: k.instances })),
+          new Map((inputs.agents ?? []).map((a) => [a.id, a.plain_atomic_value_id])),
         )
-        const atomics = known.every((id) => id !== undefined)
-          ? known.map((id) => ({ id }))
-          : yield* ensureAtomicValues(
-              ctx.db,
-              runInfo.projectId,
-              kept.map((k) => ({ agentId: k.agent.row.id, instances: k.instances })),
-            )
         const extractions = documentExtractions(kept, atomics)
         yield* commitTask(
           ctx,
