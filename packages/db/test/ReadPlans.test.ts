@@ -168,6 +168,8 @@ const plansOf = async (read: () => Promise<unknown>) => {
     readonly rows: number
     readonly results: ReadonlyArray<string>
     readonly heapFetches: number
+    /** How many times the statement's scans of the results ran (a look-up per row runs one per row). */
+    readonly resultScans: number
   }> = []
   await explainer.query("set enable_seqscan = off")
   for (const s of statements) {
@@ -176,11 +178,13 @@ const plansOf = async (read: () => Promise<unknown>) => {
     const results: Array<string> = []
     let touched = 0
     let heapFetches = 0
+    let resultScans = 0
     const walk = (node: any) => {
       const relation = node["Relation Name"]
       if (relation === "resolution_results" && (node["Actual Loops"] ?? 0) > 0) {
         results.push(node["Node Type"])
         heapFetches += node["Heap Fetches"] ?? 0
+        resultScans += node["Actual Loops"]
       }
       if (LARGE.includes(relation)) {
         if (node["Node Type"] === "Seq Scan") seq.push(relation)
@@ -199,7 +203,14 @@ const plansOf = async (read: () => Promise<unknown>) => {
           .map((r: any) => r["QUERY PLAN"])
           .join("\n"),
       )
-    found.push({ sql: s.sql.replace(/\s+/g, " ").slice(0, 160), seq, rows: touched, results, heapFetches })
+    found.push({
+      sql: s.sql.replace(/\s+/g, " ").slice(0, 160),
+      seq,
+      rows: touched,
+      results,
+      heapFetches,
+      resultScans,
+    })
   }
   expect(found.length).toBeGreaterThan(0)
   return found
@@ -317,6 +328,25 @@ describe("pages of a project are read through indexes", () => {
     expect(cells).toHaveLength(1)
     expect(cells[0]!.results).toEqual(["Index Only Scan"])
     expect(cells[0]!.heapFetches).toBe(0)
+  })
+
+  it("reads a results page's rows in order through the index once, not one look-up by id per row", async () => {
+    const first = await listPage({}, { limit: 20, offset: 0 })
+    // Each case with the scans of results its count makes besides the page (a confidence counts the rows of
+    // its own band through the index; the others are counted by the tallies).
+    for (const [filter, window, counting] of [
+      [{}, { limit: 20, offset: 0 }, 0],
+      // From an offset: the first row's key from the index alone, then the page from it.
+      [{}, { limit: 20, offset: 910 }, 0],
+      [{ resolutionStatus: "Resolved" }, { limit: 20, offset: 30 }, 0],
+      [{ maxConfidence: 0.5 }, { limit: 20, offset: 25 }, 1],
+      [{}, { limit: 20, after: first.last, position: 20 }, 0],
+      [{}, { limit: 20, before: first.last, position: 19 }, 0],
+    ] as const) {
+      const plans = await plansOf(() => listPage(filter, window))
+      expect(plans).toHaveLength(1)
+      expect(plans[0]!.resultScans).toBeLessThanOrEqual(2 + counting)
+    }
   })
 
   it("the documents page, the agents' states and the project's status", async () => {

@@ -242,11 +242,22 @@ export const resultsListPage = (
       ? sql`rr.confidence ${dir}, rr.agent_created_at ${dir}, rr.agent_id ${dir}, rr.list_name ${dir}, rr.id ${dir}`
       : sql`rr.agent_created_at ${dir}, rr.agent_id ${dir}, rr.list_name ${dir}, rr.id ${dir}`
     const where = [...conditions(projectId, filter)]
+    // The page's rows are read once, in order, through the filter's index (no second look-up by id). From an
+    // offset, the key of the page's first row is found first from the index alone (`head`), so that the rows
+    // skipped are never read from the table: whole agents stepped over by their tallies, the rest counted in
+    // the index. A dimension value has no ordered index (its matches are sorted): its page is cut directly.
     let skip: RawBuilder<unknown> = pageWindow(window.limit, 0)
-    if (byOffset && perAgent) {
-      // Whole agents before the offset are stepped over by their counts; the rest by the index.
-      where.push(sql`(rr.agent_created_at, rr.agent_id) >= (select s.created_at, s.id from start s)`)
-      skip = sql`limit ${sql.lit(window.limit)} offset (select s.skip from start s)`
+    let head: RawBuilder<unknown> | undefined
+    if (byOffset && filter.dimensionValue === undefined) {
+      const headWhere = [...where]
+      let headSkip = pageWindow(1, window.offset)
+      if (perAgent) {
+        headWhere.push(sql`(rr.agent_created_at, rr.agent_id) >= (select s.created_at, s.id from start s)`)
+        headSkip = sql`limit 1 offset (select s.skip from start s)`
+      }
+      head = sql`select ${orderColumns(byConfidence)} from resolution_results rr
+        where ${sql.join(headWhere, sql` and `)} order by ${order} ${headSkip}`
+      where.push(sql`(${orderColumns(byConfidence)}) >= (select * from head)`)
     } else if (byOffset) skip = pageWindow(window.limit, window.offset)
     else if (window.before !== undefined)
       where.push(sql`(${orderColumns(byConfidence)}) < ${keyValue(window.before, byConfidence)}`)
@@ -283,28 +294,27 @@ export const resultsListPage = (
                 rows between unbounded preceding and 1 preceding), 0) as before from counts) c
         where c.before <= ${offset}::int and c.before + c.n > ${offset}::int
       ),
+      ${head === undefined ? sql`` : sql`head as (${head}),`}
       page as (
-        select p.id, p.position
-        from unnest(array(select rr.id from resolution_results rr where ${sql.join(where, sql` and `)}
-                          order by ${order} ${skip})) with ordinality as p(id, position)
+        select rr.atomic_value_id, rr.agent_id, rr.result_name, rr.summary_json, rr.agent_created_at,
+               rr.list_name, rr.id, rr.confidence, row_number() over (order by ${order}) as position
+        from resolution_results rr where ${sql.join(where, sql` and `)}
+        order by ${order} ${skip}
       ),
       built as (
         select count(*)::int as rows,
-               '[' || coalesce(string_agg(${resultRowJson}, ',' order by p.position ${pageOrder}), '') || ']' as json,
-               min(p.position) as low, max(p.position) as high,
+               '[' || coalesce(string_agg(${resultRowJson}, ',' order by rr.position ${pageOrder}), '') || ']' as json,
+               min(rr.position) as low, max(rr.position) as high,
                array_agg(distinct rr.agent_id) as agents
-        from page p
-        join resolution_results rr on rr.id = p.id
+        from page rr
         join agents a on a.id = rr.agent_id
         join atomic_values av on av.id = rr.atomic_value_id
       )
       select exists (select 1 from projects where id = ${projectId}::uuid and organization_id = ${organizationId}::uuid) as found,
              (select coalesce(sum(n), 0)::int from counts) as count, b.rows, b.json,
              -- The keys of the page's first and last rows in the list's order (read backwards, the last read first).
-             (select ${keyJson} from page p join resolution_results rr on rr.id = p.id
-              where p.position = ${sql.raw(descending ? "b.high" : "b.low")}) as first,
-             (select ${keyJson} from page p join resolution_results rr on rr.id = p.id
-              where p.position = ${sql.raw(descending ? "b.low" : "b.high")}) as last,
+             (select ${keyJson} from page rr where rr.position = ${sql.raw(descending ? "b.high" : "b.low")}) as first,
+             (select ${keyJson} from page rr where rr.position = ${sql.raw(descending ? "b.low" : "b.high")}) as last,
              (select coalesce(json_agg(s), '[]'::json)
               from (${agentStateInputsQuery([projectId], sql`b.agents`)}) s) as states
       from built b`.execute(conn)
