@@ -10,7 +10,9 @@
  * The baseline is the cheapest SQL that returns the results page (a keyset read through the same index, its
  * JSON built by PostgreSQL) served by a bare `node:http` + `pg` handler in the same run. Targets: p99 ≤ 25 ms
  * for every page, filter, sort and status, ≤ 100 ms for a deep offset, the results page ≥ 500 requests/s
- * and ≥ 0.7× the bare handler, the server's peak resident memory ≤ 600 MB; above 100,000 results, a project
+ * and ≥ 0.7× the bare handler, the server's peak resident memory ≤ 600 MB; each read also prints the CPU time
+ * per request (ms) of the server that answered and of the local PostgreSQL (the load generator, the server and
+ * the database share the machine, so requests/s alone does not say whose work limits it); above 100,000 results, a project
  * of 100,000 is measured in the same run and every p99 must be within 2× of its own (flat cost). Prints
  * PASS or FAIL; it is a report and exits 0 either way.
  *
@@ -27,7 +29,10 @@ import autocannon from "autocannon"
 import { CHROMIUM, projectScreenRequests } from "./api/screen.ts"
 import { buildDxs } from "./common/compiled.ts"
 import {
+  cpuMs,
   createKey,
+  databaseCpu,
+  databaseCpuSince,
   dxs,
   dxsEnv,
   option,
@@ -65,6 +70,13 @@ interface Figure {
   readonly bytes: number
   /** The server's peak resident memory during this read, in MB (NaN where it cannot be told). */
   readonly peakMb: number
+  /**
+   * CPU time per request, in ms, of the process that answered and of the local PostgreSQL's processes: where
+   * a request's work goes, which requests/s on a machine shared by the load generator, the server and the
+   * database tell only together (NaN where it cannot be told).
+   */
+  readonly serverCpu: number
+  readonly databaseCpu: number
 }
 
 /** The server measured, whose peak resident memory is read per read (see `load`). */
@@ -97,6 +109,7 @@ const load = async (
   url: string,
   headers: Record<string, string>,
   target = 25,
+  pid = serverPid,
 ): Promise<Figure | undefined> => {
   if (
     ONLY !== undefined &&
@@ -106,9 +119,13 @@ const load = async (
   )
     return undefined
   const peak = peakFromNow()
+  const cpu = [pid === undefined ? Number.NaN : cpuMs(pid), databaseCpu()] as const
   const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS })
+  const requests = Math.max(1, result.requests.total)
   return {
     peakMb: peak(),
+    serverCpu: ((pid === undefined ? Number.NaN : cpuMs(pid)) - cpu[0]) / requests,
+    databaseCpu: databaseCpuSince(cpu[1]) / requests,
     label,
     target,
     rps: result.requests.average,
@@ -188,9 +205,11 @@ const measure = async (
   return figures.filter((f) => f !== undefined)
 }
 
+const cpuFigure = (ms: number) => (Number.isNaN(ms) ? "-" : ms.toFixed(2))
+
 const row = (f: Figure, against?: Figure): readonly [string, string] => [
   f.label,
-  `${f.rps.toFixed(0).padStart(10)} ${`${f.p50} ms`.padStart(8)} ${`${f.p99} ms`.padStart(8)} ${String(f.errors).padStart(7)}${`${(f.bytes / 1024).toFixed(1)} kB`.padStart(10)}${Number.isNaN(f.peakMb) ? "" : `${f.peakMb.toFixed(0)} MB`.padStart(9)}${
+  `${f.rps.toFixed(0).padStart(10)} ${`${f.p50} ms`.padStart(8)} ${`${f.p99} ms`.padStart(8)} ${String(f.errors).padStart(7)}${`${(f.bytes / 1024).toFixed(1)} kB`.padStart(10)}${Number.isNaN(f.peakMb) ? "" : `${f.peakMb.toFixed(0)} MB`.padStart(9)}${cpuFigure(f.serverCpu).padStart(11)}${cpuFigure(f.databaseCpu).padStart(9)}${
     against
       ? `   ${(f.p99 / Math.max(1, against.p99)).toFixed(2)}× the ${REFERENCE.toLocaleString("en-US")} figure`
       : ""
@@ -245,8 +264,8 @@ const main = async () => {
       bare?.once("exit", () => reject(new Error("the bare handler exited")))
     })
     const bareUrl = `http://127.0.0.1:${barePort}/results?limit=100`
-    await load("warm-up", bareUrl, {})
-    const baseline = (await load("bare node:http + pg, keyset page of 100", bareUrl, {}))!
+    await load("warm-up", bareUrl, {}, 25, bare.pid)
+    const baseline = (await load("bare node:http + pg, keyset page of 100", bareUrl, {}, 25, bare.pid))!
 
     const measured: Array<{
       readonly results: number
@@ -274,7 +293,7 @@ const main = async () => {
           ? reference.figures.find((r) => r.label === f.label)
           : undefined
       printRows([
-        ["", "requests/s      p50      p99  errors  response     peak"],
+        ["", "requests/s      p50      p99  errors  response     peak  server cpu  db cpu"],
         row(baseline),
         ...figures.map((f) => row(f, against(f))),
       ])

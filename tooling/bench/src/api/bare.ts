@@ -1,6 +1,6 @@
 /**
  * The baseline of `pnpm bench:api`: the cheapest SQL that returns the results page of 100 the product answers
- * (a keyset read through the same index, the page's JSON assembled by PostgreSQL from the parts each result
+ * (a keyset read of the page's rows through the same index, the page's JSON assembled by PostgreSQL from the parts each result
  * keeps, the count from the tallies), prepared once, served by a bare `node:http` handler over `pg`: no
  * framework, authentication, validation or agents' states. Env: DATABASE_URL, PROJECT_ID. Prints
  * `listening <port>` once it serves `GET /results`.
@@ -18,11 +18,12 @@ const PAGE = `
     || '","atomic_value_id":"' || rr.atomic_value_id || '","agent_id":"' || rr.agent_id
     || '","agent_name":' || to_json(a.name)::text || ',"result_name":' || to_json(rr.result_name)::text
     || ',"value_type":' || to_json(a.value_type)::text || ',"extraction_status":"Processed","resolution_result":'
-    || rr.summary_json || ',"dimension_instances":' || av.dimension_values::text || '}', ',' order by p.position), '')
+    || rr.summary_json || ',"dimension_instances":' || av.dimension_values::text || '}', ',' order by rr.position), '')
     || ']}' as body
-  from unnest(array(select rr.id from resolution_results rr where rr.project_id = $1 and rr.is_current
-                    order by rr.agent_created_at, rr.agent_id, rr.list_name, rr.id limit 100)) with ordinality as p(id, position)
-  join resolution_results rr on rr.id = p.id
+  from (select rr.atomic_value_id, rr.agent_id, rr.result_name, rr.summary_json,
+               row_number() over (order by rr.agent_created_at, rr.agent_id, rr.list_name, rr.id) as position
+        from resolution_results rr where rr.project_id = $1 and rr.is_current
+        order by rr.agent_created_at, rr.agent_id, rr.list_name, rr.id limit 100) rr
   join agents a on a.id = rr.agent_id
   join atomic_values av on av.id = rr.atomic_value_id`
 
