@@ -43,6 +43,12 @@ export const clientAddressOf = (request: HttpServerRequest.HttpServerRequest) =>
  */
 const keyRefusals = new WeakMap<HttpServerRequest.HttpServerRequest, Unauthorized | TooManyRequests>()
 
+/**
+ * A request without an API key, refused by the key's handler before the session's is tried: made once, as
+ * every request of the web application (a session's) passes here and making the error validates its fields.
+ */
+const NO_KEY = Unauthorized.of("The X-API-Key header is required")
+
 export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function* () {
@@ -53,7 +59,7 @@ export const AuthenticationLive = Layer.effect(
           const request = yield* HttpServerRequest.HttpServerRequest
           const apiKey = Redacted.value(key)
           // No key: the session handler decides (and counts a request without credentials).
-          if (apiKey === "") return yield* Unauthorized.of("The X-API-Key header is required")
+          if (apiKey === "") return yield* NO_KEY
           return yield* authenticate.key(apiKey, clientAddressOf(request)).pipe(
             Effect.tapError((refusal) => Effect.sync(() => keyRefusals.set(request, refusal))),
             Effect.tap((org) => Effect.sync(() => noteOrganization(request, org.id))),
