@@ -28,11 +28,9 @@ import { makeKysely } from "@dxs/db"
 import autocannon from "autocannon"
 import { CHROMIUM, projectScreenRequests } from "./api/screen.ts"
 import { buildDxs } from "./common/compiled.ts"
+import { postgresCpu, postgresCpuSince, processCpuMs } from "./common/cpu.ts"
 import {
-  cpuMs,
   createKey,
-  databaseCpu,
-  databaseCpuSince,
   dxs,
   dxsEnv,
   option,
@@ -119,13 +117,13 @@ const load = async (
   )
     return undefined
   const peak = peakFromNow()
-  const cpu = [pid === undefined ? Number.NaN : cpuMs(pid), databaseCpu()] as const
+  const cpu = [pid === undefined ? Number.NaN : processCpuMs(pid), postgresCpu()] as const
   const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS })
   const requests = Math.max(1, result.requests.total)
   return {
     peakMb: peak(),
-    serverCpu: ((pid === undefined ? Number.NaN : cpuMs(pid)) - cpu[0]) / requests,
-    databaseCpu: databaseCpuSince(cpu[1]) / requests,
+    serverCpu: ((pid === undefined ? Number.NaN : processCpuMs(pid)) - cpu[0]) / requests,
+    databaseCpu: postgresCpuSince(cpu[1]) / requests,
     label,
     target,
     rps: result.requests.average,

@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
-import { readdirSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -242,47 +242,6 @@ export const peakRssMb = (pid: number) => {
   const status = readFileSync(`/proc/${pid}/status`, "utf8")
   const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN)
   return kb / 1024
-}
-
-/** Clock ticks per second of `/proc/<pid>/stat`'s CPU times (USER_HZ, 100 on Linux). */
-const TICKS_PER_SECOND = 100
-
-/** The CPU time a process has used (user and system), in ms; NaN where it cannot be told. */
-export const cpuMs = (pid: number): number => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    // The fields after the command's name (in parentheses): utime and stime are the 12th and 13th.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND
-  } catch {
-    return Number.NaN
-  }
-}
-
-/** The CPU time (ms) of each PostgreSQL process of this machine by its pid (see `databaseCpuSince`). */
-export const databaseCpu = (): Map<number, number> => {
-  const byPid = new Map<number, number>()
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres")
-        byPid.set(Number(entry), cpuMs(Number(entry)))
-    } catch {
-      // Ended meanwhile.
-    }
-  }
-  return byPid
-}
-
-/**
- * The CPU time the local PostgreSQL's processes have used since `before` (ms): the server the benchmark runs
- * on when it is local. Backends come and go with connections, so each process counts from its reading then
- * (or from its start); one that ended meanwhile is not counted (the connections measured stay open).
- */
-export const databaseCpuSince = (before: ReadonlyMap<number, number>): number => {
-  let total = 0
-  for (const [pid, ms] of databaseCpu()) total += Number.isNaN(ms) ? 0 : ms - (before.get(pid) ?? 0)
-  return total
 }
 
 /** Prints `label  value` rows aligned. */

@@ -2,11 +2,10 @@
  * CPU time on Linux from /proc: the whole machine's, and the embedded database server's (the `postgres`
  * processes this benchmark started, with their exited children). Elsewhere the figures are left out.
  */
-import { readdirSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import * as os from "node:os"
+import { processes, TICK_MS } from "../common/cpu.ts"
 import type { CpuUse } from "./figures.ts"
-
-const TICK_MS = 10
 
 interface Snapshot {
   readonly machine: { readonly busy: number; readonly total: number } | undefined
@@ -22,38 +21,6 @@ const machineTicks = () => {
   } catch {
     return undefined
   }
-}
-
-interface Proc {
-  readonly pid: number
-  readonly ppid: number
-  readonly comm: string
-  /** utime + stime, and cutime + cstime (exited, waited-for children). */
-  readonly own: number
-  readonly children: number
-}
-
-const processes = (): ReadonlyArray<Proc> => {
-  const out: Array<Proc> = []
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const text = readFileSync(`/proc/${name}/stat`, "utf8")
-      const close = text.lastIndexOf(")")
-      const comm = text.slice(text.indexOf("(") + 1, close)
-      const f = text.slice(close + 2).split(" ")
-      out.push({
-        pid: Number(name),
-        ppid: Number(f[1]),
-        comm,
-        own: Number(f[11]) + Number(f[12]),
-        children: Number(f[13]) + Number(f[14]),
-      })
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out
 }
 
 /** Ticks of the postgres servers started by this process: each server, its live children and the exited ones. */
