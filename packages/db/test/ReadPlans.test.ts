@@ -238,6 +238,65 @@ const gridRead = (
   window: Parameters<typeof gridPageJson>[4],
 ) => run(gridPageJson(recorded, projectId, filter, sort, window))
 
+describe("the results list from any position", () => {
+  const idsOf = (page: { readonly json: string }) =>
+    (JSON.parse(page.json) as ReadonlyArray<{ readonly id: string }>).map((r) => r.id)
+
+  it("answers from an offset or a cursor exactly the rows the whole list has there", async () => {
+    for (const filter of [
+      {},
+      { resolutionStatus: "Requires attention" },
+      { agentId: agentIds[2]! },
+      { maxConfidence: 0.3 },
+      { agentId: agentIds[1]!, maxConfidence: 0.05 },
+      { dimensionValue: "invoice-7.pdf" },
+    ]) {
+      const whole = await run(
+        resultsListPage(db, organizationId, projectId, filter, { limit: 5000, offset: 0 }),
+      )
+      const all = idsOf(whole)
+      expect(all).toHaveLength(whole.count)
+      expect(whole.count).toBeGreaterThan(0)
+      // Inside the first agent, at the agents' borders (300 results each), the last row and past the end.
+      for (const offset of [0, 1, 19, 299, 300, 301, 910, whole.count - 1, whole.count, whole.count + 7]) {
+        const page = await run(resultsListPage(db, organizationId, projectId, filter, { limit: 20, offset }))
+        expect({ offset, ids: idsOf(page), count: page.count }).toEqual({
+          offset,
+          ids: all.slice(offset, offset + 20),
+          count: whole.count,
+        })
+      }
+      // Following the cursors to the end, then back to the start.
+      let page = await run(resultsListPage(db, organizationId, projectId, filter, { limit: 20, offset: 0 }))
+      const forwards = [...idsOf(page)]
+      while (page.offset + page.rows < whole.count) {
+        page = await run(
+          resultsListPage(db, organizationId, projectId, filter, {
+            limit: 20,
+            after: page.last,
+            position: page.offset + page.rows,
+          }),
+        )
+        expect(page.rows).toBeGreaterThan(0)
+        forwards.push(...idsOf(page))
+      }
+      expect(forwards).toEqual(all)
+      const backwards = [...idsOf(page)]
+      while (page.offset > 0) {
+        page = await run(
+          resultsListPage(db, organizationId, projectId, filter, {
+            limit: 20,
+            before: page.first,
+            position: page.offset,
+          }),
+        )
+        backwards.unshift(...idsOf(page))
+      }
+      expect(backwards).toEqual(all)
+    }
+  })
+})
+
 describe("pages of a project are read through indexes", () => {
   it("the results list, with each filter, an offset and a cursor", async () => {
     await expectIndexed(() => listPage({}, { limit: 20, offset: 0 }))
