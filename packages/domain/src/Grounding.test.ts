@@ -14,6 +14,19 @@ const PAGE = [
 ].join("\n")
 
 describe("findPassageOnPage", () => {
+  it("answers for the page it is given when it moves between more pages than it remembers", () => {
+    // Pages of equal length, so no two are told apart by their size alone.
+    const names = ["Globex", "Initec", "Hoolis", "Starko", "Waynex", "Acmeco", "Vandel"]
+    const pages = names.map((name, i) => `Page ${i}: the supplier is ${name} Ltd.`)
+    for (const round of [0, 1])
+      for (const [i, page] of [...pages.entries()].reverse()) {
+        expect(findPassageOnPage(page, `the supplier is ${names[i]} Ltd`), `round ${round}`).toBe(
+          `the supplier is ${names[i]} Ltd`,
+        )
+        expect(findPassageOnPage(page, `the supplier is ${names[(i + 1) % 7]} Ltd`)).toBeUndefined()
+      }
+  })
+
   it("finds a verbatim passage and returns the page's own text", () => {
     expect(findPassageOnPage(PAGE, "Acme Holdings Ltd. and Globex GmbH.")).toBe(
       "Acme Holdings Ltd. and Globex GmbH.",

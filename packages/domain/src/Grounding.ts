@@ -149,6 +149,23 @@ const normalise = (original: string, joinAnyBreak: boolean): Normalised => {
   return { text: out.join(""), starts, ends }
 }
 
+/** How many pages `normalisedPage` keeps. */
+const REMEMBERED_PAGES = 4
+
+const rememberedPages: Array<readonly [text: string, normalised: Normalised]> = []
+
+/**
+ * A page normalised, remembered for the next answers: the answers of one request are checked one after
+ * another against the same pages (normalising a page is most of looking a passage up on it).
+ */
+const normalisedPage = (text: string): Normalised => {
+  for (const [known, normalised] of rememberedPages) if (known === text) return normalised
+  const normalised = normalise(text, false)
+  rememberedPages.unshift([text, normalised])
+  if (rememberedPages.length > REMEMBERED_PAGES) rememberedPages.pop()
+  return normalised
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Passage on page
 
@@ -190,7 +207,7 @@ const originalSpan = (pageText: string, page: Normalised, start: number, end: nu
 export const findPassageOnPage = (pageText: string, passage: string): string | undefined => {
   const quoted = normalise(passage, true).text
   if (quoted === "") return undefined
-  const page = normalise(pageText, false)
+  const page = normalisedPage(pageText)
   const whole = findFragment(page.text, quoted, 0)
   if (whole !== undefined) return originalSpan(pageText, page, whole.start, whole.end)
   const fragments = quoted

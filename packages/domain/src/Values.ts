@@ -62,6 +62,12 @@ export const parseNumber = (text: string): number | undefined => {
 }
 
 /**
+ * What `toLocaleString("en-US", …)` would make, made once: `toLocaleString` builds a new formatter (its
+ * locale data resolved again) at every call, the largest part of checking an answer's number.
+ */
+const PLAIN_DECIMAL = new Intl.NumberFormat("en-US", { useGrouping: false, maximumFractionDigits: 20 })
+
+/**
  * `1234.5`, `-0.25`, `1000000`: no grouping, no exponent, no trailing zeros, never `-0`; at most 15 significant
  * and 20 fraction digits.
  */
@@ -69,7 +75,7 @@ export const canonicalDecimal = (n: number): string => {
   if (!Number.isFinite(n)) return String(n)
   if (Object.is(n, -0) || n === 0) return "0"
   const rounded = Number(n.toPrecision(15))
-  let s = Math.abs(rounded).toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 20 })
+  let s = PLAIN_DECIMAL.format(Math.abs(rounded))
   if (s.includes(".")) s = s.replace(/0+$/, "").replace(/\.$/, "")
   return rounded < 0 && s !== "0" ? `-${s}` : s
 }

@@ -65,6 +65,11 @@ describe("dates in their written forms", () => {
   it("finds the document's date order", () => {
     expect(dateOrderOf("Invoice 25/12/2020, due 10/01/2021")).toBe("day-first")
     expect(dateOrderOf("Invoice 12/25/2020, due 01/10/2021")).toBe("month-first")
+    // Asked again of a text it was asked before, after another, it reads that text.
+    expect(dateOrderOf("Invoice 25/12/2020, due 10/01/2021")).toBe("day-first")
+    expect(dateOrderOf("Invoice 25/12/2020, due 10/01/2021")).toBe("day-first")
+    expect(dateOrderOf("signed on 6 February 2020")).toBe("day-first")
+    expect(dateOrderOf("signed on February 6, 2020")).toBe("month-first")
     expect(dateOrderOf("made this 6th day of February, 1999")).toBe("day-first")
     expect(dateOrderOf("dated February 6, 1999")).toBe("month-first")
     expect(dateOrderOf("dated 03/04/2020")).toBeUndefined()

@@ -409,6 +409,22 @@ export const readValue = (value: string, options: ReadOptions = {}): Stated | un
  * `February 6`); undefined when it says nothing either way.
  */
 export const dateOrderOf = (text: string): DateOrder | undefined => {
+  // The answers of one request ask it of the same pages, one after another.
+  if (lastDateOrder !== undefined && lastDateOrder.text === text) return lastDateOrder.order
+  const order = readDateOrder(text)
+  lastDateOrder = { text, order }
+  return order
+}
+
+let lastDateOrder: { readonly text: string; readonly order: DateOrder | undefined } | undefined
+
+const NAMED_DAY_FIRST = new RegExp(
+  `${B}\\d{1,2}(?:st|nd|rd|th)?\\s+(?:day\\s+)?(?:of\\s+)?${MONTH}${E}`,
+  "giu",
+)
+const NAMED_MONTH_FIRST = new RegExp(`${B}${MONTH}\\.?\\s+\\d{1,2}(?:st|nd|rd|th)?,?\\s+\\d{4}`, "giu")
+
+const readDateOrder = (text: string): DateOrder | undefined => {
   let dayFirst = 0
   let monthFirst = 0
   for (const m of text.matchAll(/(?<!\d)(\d{1,2})[-/.](\d{1,2})[-/.](?:\d{4}|\d{2})(?!\d)/g)) {
@@ -419,14 +435,8 @@ export const dateOrderOf = (text: string): DateOrder | undefined => {
   }
   if (dayFirst !== monthFirst) return dayFirst > monthFirst ? "day-first" : "month-first"
   const named = { day: 0, month: 0 }
-  for (const _ of text.matchAll(
-    new RegExp(`${B}\\d{1,2}(?:st|nd|rd|th)?\\s+(?:day\\s+)?(?:of\\s+)?${MONTH}${E}`, "giu"),
-  ))
-    named.day += 1
-  for (const _ of text.matchAll(
-    new RegExp(`${B}${MONTH}\\.?\\s+\\d{1,2}(?:st|nd|rd|th)?,?\\s+\\d{4}`, "giu"),
-  ))
-    named.month += 1
+  for (const _ of text.matchAll(NAMED_DAY_FIRST)) named.day += 1
+  for (const _ of text.matchAll(NAMED_MONTH_FIRST)) named.month += 1
   if (named.day === named.month) return undefined
   return named.day > named.month ? "day-first" : "month-first"
 }
