@@ -289,8 +289,7 @@ const measure = async (
   const waits = await sampler.stop()
   const used = cpuUsedSince(cpu)
   const requests = fake.requests.map((r) => r.body.response_format?.json_schema?.name ?? "?")
-  // The last span lines may still be on their way from the workers.
-  await sleep(50)
+  // Each worker's answer brings the spans of the tasks it finished since the last.
   const stats = await Promise.all(workers.map((w) => w.stats()))
   return describeRun(db, {
     runId,

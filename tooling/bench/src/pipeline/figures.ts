@@ -136,7 +136,11 @@ export const describeRun = async (db: Db, input: RunInput): Promise<RunFigures> 
         .join(", ") +
       (cpu.databaseMs === undefined
         ? ""
-        : `; Postgres ${((100 * cpu.databaseMs) / measured).toFixed(0)} % of a core`),
+        : `; Postgres ${((100 * cpu.databaseMs) / measured).toFixed(0)} % of a core`) +
+      // Less noisy than the run's time on a shared machine: what the workers spent, whatever waited.
+      (extract.length === 0
+        ? ""
+        : `; the workers' CPU per extract task ${ms(sum(input.workers.map((w) => w.stats.cpuMs)) / extract.length)} (the run's other tasks included)`),
   )
   const byStatement = new Map<string, { count: number; ms: number }>()
   for (const w of input.workers)

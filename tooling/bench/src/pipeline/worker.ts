@@ -3,10 +3,10 @@
  * provider (with the response cache in Postgres, as `dxs start` configures it), run by the worker loop.
  * Env: DATABASE_URL, MODEL_URL, MODEL_CONCURRENCY, WORKER_CONCURRENCY, WORKER_ID.
  *
- * Prints `ready` once the loop runs, then one JSON line per finished task (`{"task": …}`) with where its
- * time went: the handler's span, model HTTP requests, response-cache reads and writes, database queries.
- * A `stats` line on stdin answers `{"stats": …}`: CPU time and query times by statement since the last
- * one. Stops on SIGTERM or when stdin closes (the benchmark process is gone).
+ * Prints `ready` once the loop runs. A `stats` line on stdin answers one JSON line per task finished since
+ * the last one (`{"task": …}`) with where its time went (the handler's span, model HTTP requests,
+ * response-cache reads and writes, database queries), then `{"stats": …}`: CPU time and query times by
+ * statement since the last one. Stops on SIGTERM or when stdin closes (the benchmark process is gone).
  */
 import * as os from "node:os"
 import * as path from "node:path"
@@ -67,7 +67,8 @@ const timedCache = (cache: ResponseCache): ResponseCache => {
 let statements = new Map<string, { count: number; ms: number }>()
 let cpu = process.cpuUsage()
 
-const statementOf = (sql: string) => sql.replace(/\s+/g, " ").trim().slice(0, 110)
+// The start of the text only: a statement of several kilobytes was collapsed whole at every execution.
+const statementOf = (sql: string) => sql.slice(0, 400).replace(/\s+/g, " ").trim().slice(0, 110)
 
 const db = new Kysely<Database>({
   dialect: makeDialect(url, workerConcurrency * 2 + 2),
@@ -141,6 +142,12 @@ const background = backgroundTaskHandlers({
   model: timedModel(model),
 })
 
+/**
+ * Finished tasks' spans, sent with the next `stats` answer: a write to stdout per task was a system call in
+ * the middle of the run the benchmark measures.
+ */
+let finished: Array<Span & { readonly id: string; readonly kind: string; readonly runId: string | null }> = []
+
 const instrumented =
   (kind: string, handler: TaskHandler): TaskHandler =>
   (task, ctx) =>
@@ -166,9 +173,7 @@ const instrumented =
           Effect.ensuring(
             Effect.sync(() => {
               span.end = now()
-              process.stdout.write(
-                `${JSON.stringify({ task: { id: task.id, kind, runId: task.run_id, ...span } })}\n`,
-              )
+              finished.push({ id: task.id, kind, runId: task.run_id, ...span })
             }),
           ),
         )
@@ -195,8 +200,10 @@ process.stdin.on("data", (chunk: string) => {
     if (line.trim() !== "stats") continue
     const used = process.cpuUsage(cpu)
     const queries = [...statements].map(([sql, e]) => ({ sql, ...e }))
+    const spans = finished.map((task) => `${JSON.stringify({ task })}\n`).join("")
+    finished = []
     process.stdout.write(
-      `${JSON.stringify({ stats: { cpuMs: (used.user + used.system) / 1000, queries } })}\n`,
+      `${spans}${JSON.stringify({ stats: { cpuMs: (used.user + used.system) / 1000, queries } })}\n`,
     )
     statements = new Map()
     cpu = process.cpuUsage()
