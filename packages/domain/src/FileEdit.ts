@@ -277,7 +277,8 @@ export interface TableFill {
   readonly problems: ReadonlyArray<string>
 }
 
-const compareText = (a: string, b: string) => a.localeCompare(b, "en", { numeric: true })
+// One collator for every comparison: `localeCompare` with options builds a new one at each call.
+const compareText = new Intl.Collator("en", { numeric: true }).compare
 
 /**
  * One row per combination of the header's dimension values: the combinations of the results of the agents
