@@ -64,7 +64,9 @@ export const listResults = async (
     .where("id", "=", projectId)
     .executeTakeFirstOrThrow()
   const page = await Effect.runPromise(resultsListPage(db, organization_id, projectId, filter, window))
-  const json = page.json.replace(EXTRACTION_STATUS_SLOT, '"extraction_status":"Pending"')
+  const { opening, agentIdLength } = EXTRACTION_STATUS_SLOT
+  const slot = new RegExp(`${opening.replace(/\\/g, "\\\\")}[0-9a-f-]{${agentIdLength}}"`, "g")
+  const json = page.json.replace(slot, '"extraction_status":"Pending"')
   return { count: page.count, offset: page.offset, rows: JSON.parse(json) as Array<any>, page }
 }
 

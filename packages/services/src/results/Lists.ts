@@ -57,11 +57,15 @@ export const checkPage = (
  * pieces: the text between the slots is sliced, not copied (see `JsonPieces`).
  */
 export const filledSlots = (json: string, status: (agentId: string) => string): JsonPieces => {
+  // Found by `indexOf`, not a regular expression: a page's text is tens of kilobytes, and a regular
+  // expression's search through it took twice as long.
+  const { opening, agentIdLength } = ResultsRepo.EXTRACTION_STATUS_SLOT
   const pieces: Array<string> = []
   let from = 0
-  for (const found of json.matchAll(ResultsRepo.EXTRACTION_STATUS_SLOT)) {
-    pieces.push(json.slice(from, found.index), `"extraction_status":"${status(found[1]!)}"`)
-    from = found.index + found[0].length
+  for (let at = json.indexOf(opening); at >= 0; at = json.indexOf(opening, from)) {
+    const id = at + opening.length
+    pieces.push(json.slice(from, at), `"extraction_status":"${status(json.slice(id, id + agentIdLength))}"`)
+    from = id + agentIdLength + 1
   }
   pieces.push(json.slice(from))
   return pieces

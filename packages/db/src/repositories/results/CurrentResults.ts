@@ -178,7 +178,11 @@ const countedByBands = (projectId: string, filter: CurrentResultsFilter, maxConf
  * of a value can put right after this member's name), for the caller to put the agent's status in its place,
  * since the status is derived from the agents' records in code.
  */
-export const EXTRACTION_STATUS_SLOT = /"extraction_status":"\\u0001([0-9a-f-]{36})"/g
+export const EXTRACTION_STATUS_SLOT = {
+  /** The text that opens a slot; the agent's id and a closing quote follow it. */
+  opening: '"extraction_status":"\\u0001',
+  agentIdLength: 36,
+} as const
 
 /**
  * A result as a row of the results list's JSON text (`V1ResultRow`): assembled from the parts the result
