@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto"
 import { makeKysely } from "@dxs/db"
+import { Agent } from "@dxs/domain/contract/Agent"
 import { type Client, createProject, expectProblem, timestamp, uuid } from "@dxs/testing/RestClient"
+import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startTestApi, type TestApi } from "./harness.ts"
 
@@ -137,6 +139,28 @@ describe("agents: create, read, list, delete", () => {
     expect(list.status).toBe(200)
     expect(list.body).toEqual([third, second, first])
     expect((await a.get(`/projects/${await newProject()}/agents/`)).body).toEqual([])
+  })
+
+  it("lists the records exactly as their schema encodes them: its fields, in its order, nothing more", async () => {
+    const p = await newProject()
+    const country = await newDimension(p, { name: "Country", description: "where" })
+    await createAgent(p, { name: "Plain", value_type: "number", unit: "EUR" })
+    const attached = await createAgent(p, {
+      name: "Split",
+      dimensions: [{ dimension_id: country.id, values: ["FR", "DE"] }],
+    })
+    await createAgent(p, {
+      name: "Derived",
+      agent_type: "derived",
+      derived_prompt: `@"${attached.name}" * 2`,
+    })
+    for (const query of ["", "?dimension_values=custom", "?is_evaluation=false"]) {
+      const list = await a.get(`/projects/${p}/agents/${query}`)
+      expect(list.status).toBe(200)
+      expect(list.headers.get("content-type")).toMatch(/^application\/json/)
+      expect(list.body).toHaveLength(3)
+      expect(list.text).toBe(JSON.stringify(Schema.encodeUnknownSync(Schema.Array(Agent))(list.body)))
+    }
   })
 
   it("deletes with 204", async () => {

@@ -146,36 +146,46 @@ const agentRecord = (
   references: ReadonlyArray<AgentReferenceRow>,
   systemValues: ReadonlyMap<string, ReadonlyArray<string>>,
   state: AgentState | undefined,
-): Agent => ({
-  id: row.id,
-  project_id: row.project_id,
-  template_id: row.template_id,
-  dimensions: attachments.map((a, order): AgentDimension => {
-    const values = isSystemDimension(a.source)
-      ? [...(systemValues.get(a.dimension_id) ?? [])]
-      : a.are_values_dynamic
-        ? [] // discovered from the documents by the pipeline
-        : [...(a.values ?? [])]
-    return {
-      dimension_id: a.dimension_id,
-      dimension_mapping_id: a.id,
-      name: a.name,
-      description: a.description,
-      values,
-      value_count: values.length,
-      order,
-      are_values_dynamic: a.are_values_dynamic,
-      source: a.source as DimensionSource,
-    }
-  }),
-  created_at: iso(row.created_at),
-  extraction_status: state?.extractionStatus ?? "Pending",
-  requires_attention: state?.requiresAttention ?? false,
-  improvement_tip_summary: row.improvement_tip_summary,
-  ...fieldsOf(row),
-  inconsistency_summary: row.inconsistency_summary,
-  derived_agent_references: references.map((r) => ({ agent_id: r.referenced_agent_id, agent_name: r.name })),
-})
+): Agent => {
+  // In the order of the schema's fields (the list is sent as JSON text as it is, see the REST handler).
+  const { agent_type, derived_prompt, is_evaluation, ...fields } = fieldsOf(row)
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    template_id: row.template_id,
+    dimensions: attachments.map((a, order): AgentDimension => {
+      const values = isSystemDimension(a.source)
+        ? [...(systemValues.get(a.dimension_id) ?? [])]
+        : a.are_values_dynamic
+          ? [] // discovered from the documents by the pipeline
+          : [...(a.values ?? [])]
+      return {
+        dimension_id: a.dimension_id,
+        dimension_mapping_id: a.id,
+        name: a.name,
+        description: a.description,
+        values,
+        value_count: values.length,
+        order,
+        are_values_dynamic: a.are_values_dynamic,
+        source: a.source as DimensionSource,
+      }
+    }),
+    created_at: iso(row.created_at),
+    extraction_status: state?.extractionStatus ?? "Pending",
+    requires_attention: state?.requiresAttention ?? false,
+    improvement_tip_summary: row.improvement_tip_summary,
+    ...fields,
+    inconsistency_summary: row.inconsistency_summary,
+    agent_type,
+    derived_prompt,
+    is_evaluation,
+    derived_agent_references: references.map((r) => ({
+      agent_id: r.referenced_agent_id,
+      agent_name: r.name,
+    })),
+  }
+}
 
 /** An agent of the project, or NotFound; `lock` takes a row lock for an update. */
 const findAgent = (db: Conn, projectId: string, id: string, lock = false) =>

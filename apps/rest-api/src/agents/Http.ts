@@ -2,25 +2,36 @@ import { Agents, Launches } from "@dxs/services"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
+import { jsonBytes } from "../JsonPage.ts"
 
 export const AgentsHttp = HttpApiBuilder.group(Api, "agents", (handlers) =>
   Effect.gen(function* () {
     const agents = yield* Agents
     const launches = yield* Launches
-    return handlers
-      .handle("status", ({ path }) => launches.status(path.project_id))
-      .handle("launch", ({ path }) => Effect.asVoid(launches.launch(path.project_id)))
-      .handle("launchPreview", ({ path }) => launches.preview(path.project_id))
-      .handle("list", ({ path, urlParams }) =>
-        agents.list(path.project_id, {
-          isEvaluation: urlParams.is_evaluation,
-          dimensionValues: urlParams.dimension_values,
-        }),
-      )
-      .handle("create", ({ path, payload }) => agents.create(path.project_id, payload))
-      .handle("get", ({ path }) => agents.get(path.project_id, path.agent_id))
-      .handle("patch", ({ path, payload }) => agents.update(path.project_id, path.agent_id, payload, "patch"))
-      .handle("put", ({ path, payload }) => agents.update(path.project_id, path.agent_id, payload, "put"))
-      .handle("delete", ({ path }) => agents.remove(path.project_id, path.agent_id))
+    return (
+      handlers
+        .handle("status", ({ path }) => launches.status(path.project_id))
+        .handle("launch", ({ path }) => Effect.asVoid(launches.launch(path.project_id)))
+        .handle("launchPreview", ({ path }) => launches.preview(path.project_id))
+        // The project screen's most frequent read: its records are their JSON as they are (every field a
+        // string, number, boolean or null, in the schema's order), so they go out as JSON text instead of
+        // through the schema's encoding, which took a fifth of the request's time for 20 agents.
+        .handle("list", ({ path, urlParams }) =>
+          Effect.map(
+            agents.list(path.project_id, {
+              isEvaluation: urlParams.is_evaluation,
+              dimensionValues: urlParams.dimension_values,
+            }),
+            (records) => jsonBytes(Buffer.from(JSON.stringify(records))),
+          ),
+        )
+        .handle("create", ({ path, payload }) => agents.create(path.project_id, payload))
+        .handle("get", ({ path }) => agents.get(path.project_id, path.agent_id))
+        .handle("patch", ({ path, payload }) =>
+          agents.update(path.project_id, path.agent_id, payload, "patch"),
+        )
+        .handle("put", ({ path, payload }) => agents.update(path.project_id, path.agent_id, payload, "put"))
+        .handle("delete", ({ path }) => agents.remove(path.project_id, path.agent_id))
+    )
   }),
 )
