@@ -25,6 +25,10 @@ describe("findPassageOnPage", () => {
         )
         expect(findPassageOnPage(page, `the supplier is ${names[(i + 1) % 7]} Ltd`)).toBeUndefined()
       }
+    // A page longer than those remembered is read as any other.
+    const long = `${"filler text. ".repeat(5_000)}The supplier is Globex Ltd.`
+    expect(findPassageOnPage(long, "the supplier is Globex Ltd")).toBe("The supplier is Globex Ltd")
+    expect(findPassageOnPage(long, "the supplier is Initec Ltd")).toBeUndefined()
   })
 
   it("finds a verbatim passage and returns the page's own text", () => {

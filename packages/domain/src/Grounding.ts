@@ -149,8 +149,9 @@ const normalise = (original: string, joinAnyBreak: boolean): Normalised => {
   return { text: out.join(""), starts, ends }
 }
 
-/** How many pages `normalisedPage` keeps. */
+/** How many pages `normalisedPage` keeps, and the longest it keeps (a few megabytes held at most). */
 const REMEMBERED_PAGES = 4
+const REMEMBERED_PAGE_CHARACTERS = 50_000
 
 const rememberedPages: Array<readonly [text: string, normalised: Normalised]> = []
 
@@ -161,6 +162,7 @@ const rememberedPages: Array<readonly [text: string, normalised: Normalised]> = 
 const normalisedPage = (text: string): Normalised => {
   for (const [known, normalised] of rememberedPages) if (known === text) return normalised
   const normalised = normalise(text, false)
+  if (text.length > REMEMBERED_PAGE_CHARACTERS) return normalised
   rememberedPages.unshift([text, normalised])
   if (rememberedPages.length > REMEMBERED_PAGES) rememberedPages.pop()
   return normalised
