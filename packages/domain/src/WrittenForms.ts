@@ -403,28 +403,18 @@ export const readValue = (value: string, options: ReadOptions = {}): Stated | un
 // ---------------------------------------------------------------------------------------------------------
 // Evidence and asked conversions
 
-/**
- * How the document writes numeric dates, from its unambiguous ones (`25/12/2020` is day-first,
- * `12/25/2020` month-first), else from how it writes dates with month names (`6 February` against
- * `February 6`); undefined when it says nothing either way.
- */
-export const dateOrderOf = (text: string): DateOrder | undefined => {
-  // The answers of one request ask it of the same pages, one after another.
-  if (lastDateOrder !== undefined && lastDateOrder.text === text) return lastDateOrder.order
-  const order = readDateOrder(text)
-  lastDateOrder = { text, order }
-  return order
-}
-
-let lastDateOrder: { readonly text: string; readonly order: DateOrder | undefined } | undefined
-
 const NAMED_DAY_FIRST = new RegExp(
   `${B}\\d{1,2}(?:st|nd|rd|th)?\\s+(?:day\\s+)?(?:of\\s+)?${MONTH}${E}`,
   "giu",
 )
 const NAMED_MONTH_FIRST = new RegExp(`${B}${MONTH}\\.?\\s+\\d{1,2}(?:st|nd|rd|th)?,?\\s+\\d{4}`, "giu")
 
-const readDateOrder = (text: string): DateOrder | undefined => {
+/**
+ * How the document writes numeric dates, from its unambiguous ones (`25/12/2020` is day-first,
+ * `12/25/2020` month-first), else from how it writes dates with month names (`6 February` against
+ * `February 6`); undefined when it says nothing either way.
+ */
+export const dateOrderOf = (text: string): DateOrder | undefined => {
   let dayFirst = 0
   let monthFirst = 0
   for (const m of text.matchAll(/(?<!\d)(\d{1,2})[-/.](\d{1,2})[-/.](?:\d{4}|\d{2})(?!\d)/g)) {

@@ -172,6 +172,18 @@ export const asPageText = (passage: string, pages: ReadonlyArray<PageText>): str
   )
 }
 
+/**
+ * The order of dates of a request's pages, read once for all its answers (each answer is checked against the
+ * same pages array), not once per answer.
+ */
+const dateOrders = new WeakMap<ReadonlyArray<PageText>, ReturnType<typeof dateOrderOf>>()
+const dateOrderOfPages = (pages: ReadonlyArray<PageText>) => {
+  if (dateOrders.has(pages)) return dateOrders.get(pages)
+  const order = dateOrderOf(pages.map((p) => p.text).join("\n"))
+  dateOrders.set(pages, order)
+  return order
+}
+
 /** What the agent asks for that decides which written forms state its value. */
 export interface AgentExpectation {
   readonly unit?: string | undefined
@@ -183,7 +195,7 @@ export interface AgentExpectation {
  * (`dateOrderOf`), durations converted into the unit the agent asks for (`askedDurationUnit`).
  */
 const writtenFormOptions = (pages: ReadonlyArray<PageText>, agent: AgentExpectation): AgreeOptions => ({
-  dateOrder: dateOrderOf(pages.map((p) => p.text).join("\n")),
+  dateOrder: dateOrderOfPages(pages),
   askedUnit: askedDurationUnit({ unit: agent.unit, instructions: agent.extractionInstructions }),
 })
 
