@@ -157,8 +157,42 @@ describe("addresses", () => {
       "2nd Floor, Wisma Cosway,\n50200 Kuala Lumpur, Malaysia,",
       "2nd Floor, Wisma Cosway, 50200 Kuala Lumpur, Malaysia.",
     ],
+    // A letter S read as a sign before a unit's number; 1 read as l after `No`.
+    [
+      "Lot §319, 2nd Floor,\nNol, Lebuh Bandar Utama,47800 P.Jaya",
+      "Lot S319, 2nd Floor, No1, Lebuh Bandar Utama,47800 P.Jaya",
+    ],
+    // A floor's number and a postcode's digit read as letters.
+    [
+      "SRD FLR, AEON TAMAN MALURI SC\nJLN JEJAKA,\nCHERAS, 55100 KUALA LUMPUR",
+      "3RD FLR, AEON TAMAN MALURI SC JLN JEJAKA, CHERAS, 55100 KUALA LUMPUR",
+    ],
+    ["IST FLOOR, WISMA MAJU,\n50200 Kuala Lumpur", "1ST FLOOR, WISMA MAJU, 50200 Kuala Lumpur"],
+    ["33 JLN BANGAU 1,\nS2100 KEPONG, KL", "33 JLN BANGAU 1, 52100 KEPONG, KL"],
+    ["Unit SRD, Jalan Besar,\n52100 Kepong", "Unit SRD, Jalan Besar, 52100 Kepong"],
+    // Specks read as letters at a line's end: after the postcode, after a comma, a mixed-case pair on a
+    // line of capitals; a street word's short form stays.
+    ["NO. 135, JALAN BANGI, 43500 L\nSEMENYIH, SELANGOR", "NO. 135, JALAN BANGI, 43500 SEMENYIH, SELANGOR"],
+    [
+      "S117, Second Floor,\nAeon Tebrau City, Co\n1, Jalan Desa Tebrau,\n81100 Johor Bahru, Johor.",
+      "S117, Second Floor, Aeon Tebrau City, 1, Jalan Desa Tebrau, 81100 Johor Bahru, Johor.",
+    ],
+    [
+      "3RD FLR, AEON TAMAN MALURI SC Co\nJLN JEJAKA, TAMAN MALURI\nCHERAS, 55100 KUALA LUMPUR",
+      "3RD FLR, AEON TAMAN MALURI SC JLN JEJAKA, TAMAN MALURI CHERAS, 55100 KUALA LUMPUR",
+    ],
+    ["12 High St\nLondon SW1A 1AA", "12 High St London SW1A 1AA"],
+    [
+      "10 Main Street, Springfield, IL\n62701 Springfield",
+      "10 Main Street, Springfield, IL 62701 Springfield",
+    ],
   ])("reads back what OCR misread in the words of an address: %j", (text, value) => {
     expect(findAddresses(text)[0]?.value).toBe(value)
+  })
+  it("reads a unit's letter S that OCR read as a dollar sign", () => {
+    expect(findAddresses("$117, Second Floor,\nAeon Tebrau City,\n81100 Johor Bahru, Johor.")[0]?.value).toBe(
+      "S117, Second Floor, Aeon Tebrau City, 81100 Johor Bahru, Johor.",
+    )
   })
   it("keeps the words of places that are a letter from an address word of another shape", () => {
     const text = "No.145G, Jalan Rimbunan Raya 1,\nLaman Rimbunan Kepong,\n52100 Kuala Lumpur\n"

@@ -107,13 +107,58 @@ const readOpener = (line: string): string => {
 }
 
 /**
+ * A line without a speck OCR read as letters at its end, which `cleanEdges` (shared with names) keeps: a
+ * letter after the postcode (`43500 L`), or a capital and a small letter (`Co`) after a comma or on a line
+ * printed in capitals; a street word's short form (`High St`) stays, and so does a pair of capitals
+ * (`Springfield, IL`).
+ */
+const withoutTrailingSpeck = (body: string): string => {
+  const m = /\s+([A-Za-z]{1,2})$/.exec(body)
+  if (!m) return body
+  const before = body.slice(0, m.index)
+  const speck = m[1]!
+  const afterPostcode = speck.length === 1 && /(?<![\d\-/.])\d{5}$/.test(before)
+  const mixedPair =
+    /^[A-Z][a-z]$/.test(speck) &&
+    !STREET_WORDS.test(speck) &&
+    (before.endsWith(",") || before === before.toUpperCase())
+  return afterPostcode || mixedPair ? before : body
+}
+
+/** Digits of a postcode or a floor's number as OCR misreads them, letters and signs of like shape. */
+const DIGIT_OF: Readonly<Record<string, string>> = { S: "5", $: "5", O: "0", I: "1", l: "1", B: "8", Z: "2" }
+
+/**
+ * Characters OCR reads for others of like shape where an address never prints them: a unit's `S` read as
+ * `$` or `§` before its number (`$117,`, `Lot §319`), a `1` read as `l` or `I` in the number after `No`
+ * (`Nol,`), a floor's number read as a letter (`SRD FLR`, `IST FLOOR`), and a digit of a postcode before
+ * its town read as a letter (`S2100 KEPONG`).
+ */
+const readSigns = (line: string): string =>
+  line
+    .replace(/(^|\b(?:lot|unit|no)\.?\s*)[$§](?=\d)/gi, "$1S")
+    .replace(/\b(No\.?\s?)([lI]|[lI\d]*\d[lI\d]*)(?=[,\s]|$)/g, (all, no: string, digits: string) =>
+      /[lI]/.test(digits) ? `${no}${digits.replace(/[lI]/g, "1")}` : all,
+    )
+    .replace(/(?<![\w$])(?:[S$](?=RD\b)|[Il|](?=ST\b)|Z(?=ND\b))(?=\w+\s+(?:FLR|FLOOR|FL|LEVEL)\b)/gi, (c) =>
+      /[S$]/i.test(c) ? "3" : /z/i.test(c) ? "2" : "1",
+    )
+    .replace(
+      /(^|[\s,])(?=[\dSOIlBZ$]{5}\s+[A-Z][A-Za-z]{2,})(\d*[SOIlBZ$]\d*)(?=\s)/g,
+      (all, before: string, code: string) =>
+        (code.match(/\d/g)?.length ?? 0) === 4
+          ? `${before}${code.replace(/[^\d]/, (c) => DIGIT_OF[c]!)}`
+          : all,
+    )
+
+/**
  * An address block's lines as one value: each line's opener and its words of the address vocabulary read
  * back from OCR's misreadings, marks glued to the start of a word (`*Selangor`) dropped, no space before a
  * comma or a full stop (`NO .2`), which print never has, and no comma at its end.
  */
 const blockValue = (block: ReadonlyArray<Line>): string =>
   block
-    .map((l) => readStreetWords(readOpener(l.body)))
+    .map((l) => readStreetWords(readOpener(readSigns(withoutTrailingSpeck(l.body)))))
     .join(" ")
     .replace(/(^|\s)[*«»~|]+(?=[A-Za-z])/g, "$1")
     .replace(/~/g, "")
