@@ -3,6 +3,7 @@ import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { Effect } from "effect"
 import Tesseract from "tesseract.js"
+import { oneLetterOff } from "../extraction/local/OcrWords.ts"
 import { type LayoutItem, ParseFailure, reportSlowStep } from "./Backend.ts"
 
 /**
@@ -219,6 +220,56 @@ export const withoutSpecks = (line: ReadonlyArray<Tesseract.Word>): ReadonlyArra
   return line.slice(from, to)
 }
 
+/** How sure a reading must be (0–100) to be kept whatever the page's other readings say. */
+const sureReading = 90
+/** By how much the summed confidence of a word's other readings must exceed its own to replace it. */
+const surerBy = 10
+
+/**
+ * A page's words made consistent with themselves. A name printed more than once on a page (a shop's name in
+ * its heading and its address, a street's name in two lines) is often read right in one place and a letter
+ * off in another (`MALURT` beside `MALURI`, `AEOM` beside `AEON`). A word of four letters or more, read with
+ * less than `sureReading` confidence, that stands one letter of like shape from another word of the page is
+ * read as that word when the other's readings are surer (their summed confidence exceeds its own by
+ * `surerBy`). Its case and the marks around it stay. Returns each word's text.
+ */
+export const consistentReadings = (
+  words: ReadonlyArray<{ readonly text: string; readonly confidence: number }>,
+): Array<string> => {
+  const WORD = /^([^A-Za-z]*)([A-Za-z]{4,})([^A-Za-z]*)$/
+  const weight = new Map<string, { sum: number; best: number }>()
+  for (const w of words) {
+    const core = WORD.exec(w.text)?.[2]?.toUpperCase()
+    if (core === undefined) continue
+    const seen = weight.get(core) ?? { sum: 0, best: 0 }
+    weight.set(core, { sum: seen.sum + w.confidence, best: Math.max(seen.best, w.confidence) })
+  }
+  const ofLength = new Map<number, Array<string>>()
+  for (const core of weight.keys()) ofLength.set(core.length, [...(ofLength.get(core.length) ?? []), core])
+  const readAs = new Map<string, string>()
+  for (const [core, own] of weight) {
+    if (own.best >= sureReading) continue
+    let surest: string | undefined
+    let surestSum = own.sum + surerBy
+    for (const other of ofLength.get(core.length)!) {
+      const theirs = weight.get(other)!
+      if (theirs.sum < surestSum || !oneLetterOff(core, other, true)) continue
+      surest = other
+      surestSum = theirs.sum
+    }
+    if (surest !== undefined) readAs.set(core, surest)
+  }
+  return words.map((w) => {
+    const m = WORD.exec(w.text)
+    const read = m ? readAs.get(m[2]!.toUpperCase()) : undefined
+    if (m === undefined || m === null || read === undefined) return w.text
+    const letters = [...m[2]!].map((c, k) =>
+      c.toUpperCase() === read[k] ? c : c === c.toLowerCase() ? read[k]!.toLowerCase() : read[k]!,
+    )
+    return `${m[1]}${letters.join("")}${m[3]}`
+  })
+}
+
 /**
  * The words and the text of a reading: one line of text per line tesseract found, its words apart by a space,
  * a blank line between paragraphs (as tesseract's own text), without the specks at the lines' ends.
@@ -229,18 +280,30 @@ const ocrResult = (
   scale: number,
 ): OcrResult => {
   reportSlowStep()
+  const printedLines = (result.data.blocks ?? []).map((block) =>
+    block.paragraphs.map((paragraph) =>
+      paragraph.lines
+        .map((line) => withoutSpecks(line.words.filter((word) => word.text.trim() !== "")))
+        .filter((printed) => printed.length > 0),
+    ),
+  )
+  const all = printedLines.flat(3)
+  const texts = new Map(
+    consistentReadings(all.map((w) => ({ text: w.text.trim(), confidence: w.confidence }))).map((t, k) => [
+      all[k]!,
+      t,
+    ]),
+  )
   const words: Array<LayoutItem> = []
   const paragraphs: Array<string> = []
-  for (const block of result.data.blocks ?? []) {
-    for (const paragraph of block.paragraphs) {
+  for (const block of printedLines) {
+    for (const paragraph of block) {
       const lines: Array<string> = []
-      for (const line of paragraph.lines) {
-        const printed = withoutSpecks(line.words.filter((word) => word.text.trim() !== ""))
-        if (printed.length === 0) continue
+      for (const printed of paragraph) {
         for (const word of printed) {
           const { x0, y0, x1, y1 } = word.bbox
           words.push({
-            text: word.text.trim(),
+            text: texts.get(word)!,
             x: round(x0 / scale),
             y: round(y0 / scale),
             width: round((x1 - x0) / scale),
@@ -248,7 +311,7 @@ const ocrResult = (
             confidence: round(word.confidence),
           })
         }
-        lines.push(printed.map((word) => word.text.trim()).join(" "))
+        lines.push(printed.map((word) => texts.get(word)!).join(" "))
       }
       paragraphs.push(lines.join("\n"))
     }

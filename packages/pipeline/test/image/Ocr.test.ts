@@ -3,7 +3,13 @@ import { join } from "node:path"
 import type Tesseract from "tesseract.js"
 import { afterAll, describe, expect, it } from "vitest"
 import { ParseFailure } from "../../src/parsing/Backend.ts"
-import { ocrPng, ocrWorkerOptions, terminateOcr, withoutSpecks } from "../../src/parsing/Ocr.ts"
+import {
+  consistentReadings,
+  ocrPng,
+  ocrWorkerOptions,
+  terminateOcr,
+  withoutSpecks,
+} from "../../src/parsing/Ocr.ts"
 import { runParsing } from "../support.ts"
 import { expectWordNear, textImage, wordsOf } from "./fixtures.ts"
 
@@ -111,5 +117,27 @@ describe("specks at a line's ends", () => {
 
   it("keeps a line's only word, however small", () => {
     expect(texts([word("1", 24, 37, 63, 106, 117)])).toEqual(["1"])
+  })
+})
+
+describe("a page's readings of one word made consistent", () => {
+  const read = (...words: ReadonlyArray<readonly [string, number]>) =>
+    consistentReadings(words.map(([text, confidence]) => ({ text, confidence })))
+
+  it("reads a word a letter of like shape off as the page's surer reading of it, in its case and marks", () => {
+    expect(
+      read(["AEON", 78], ["AEOM", 61], ["MALURT", 43], ["TAMAN", 95], ["MALURI,", 87], ["Aeon", 70]),
+    ).toEqual(["AEON", "AEON", "MALURI", "TAMAN", "MALURI,", "Aeon"])
+    // The summed readings decide: two unsure readings of one form outweigh one of the other.
+    expect(read(["(AFON", 60], ["AEON", 80], ["AFON)", 55])).toEqual(["(AFON", "AFON", "AFON)"])
+  })
+
+  it("keeps a sure reading, a reading not surer by a clear margin, words of other shapes and short words", () => {
+    // Two real words a letter of like shape apart, each read surely.
+    expect(read(["night", 95], ["might", 96], ["might", 93])).toEqual(["night", "might", "might"])
+    expect(read(["MALURT", 80], ["MALURI", 85])).toEqual(["MALURT", "MALURI"])
+    // R and J are of no like shape; three letters are too few to tell a misreading.
+    expect(read(["RAYA", 40], ["JAYA", 95], ["FLR", 30], ["FLA", 95])).toEqual(["RAYA", "JAYA", "FLR", "FLA"])
+    expect(read(["5100", 10], ["5700", 95], ["GST:", 20])).toEqual(["5100", "5700", "GST:"])
   })
 })

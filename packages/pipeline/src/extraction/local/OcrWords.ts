@@ -28,7 +28,7 @@ const LOOK_ALIKE: ReadonlyArray<string> = [
 const lookAlike = (a: string, b: string): boolean => LOOK_ALIKE.some((g) => g.includes(a) && g.includes(b))
 
 /** Whether two words of one length differ in exactly one letter (one OCR may misread for the other). */
-const oneLetterOff = (a: string, b: string, likeShapes: boolean): boolean => {
+export const oneLetterOff = (a: string, b: string, likeShapes: boolean): boolean => {
   if (a.length !== b.length) return false
   let off = -1
   for (let i = 0; i < a.length; i++) {
