@@ -170,6 +170,25 @@ describe("addresses", () => {
     ["IST FLOOR, WISMA MAJU,\n50200 Kuala Lumpur", "1ST FLOOR, WISMA MAJU, 50200 Kuala Lumpur"],
     ["33 JLN BANGAU 1,\nS2100 KEPONG, KL", "33 JLN BANGAU 1, 52100 KEPONG, KL"],
     ["Unit SRD, Jalan Besar,\n52100 Kepong", "Unit SRD, Jalan Besar, 52100 Kepong"],
+    // A lot's suffix read as a digit beside its pair's letter; a section's street code's S read as 5 or 8.
+    [
+      "LOT 1851-4 & 1851-B, JALAN KPB 6,\n43300 SERI KEMBANGAN",
+      "LOT 1851-A & 1851-B, JALAN KPB 6, 43300 SERI KEMBANGAN",
+    ],
+    [
+      "LOT 1851-A & 1851-8, JALAN KPB 6,\n43300 SERI KEMBANGAN",
+      "LOT 1851-A & 1851-B, JALAN KPB 6, 43300 SERI KEMBANGAN",
+    ],
+    [
+      "LOT 12-3 & 12-4, JALAN BESAR,\n43300 SERI KEMBANGAN",
+      "LOT 12-3 & 12-4, JALAN BESAR, 43300 SERI KEMBANGAN",
+    ],
+    [
+      "Jalan 8521/60, Damansara Utama,\n47400 Petaling Jaya",
+      "Jalan SS21/60, Damansara Utama, 47400 Petaling Jaya",
+    ],
+    ["No.128G JLN S521/35\n47400 SELANGOR", "No.128G JLN SS21/35 47400 SELANGOR"],
+    ["No. 5, Jalan 5/55,\n47400 Petaling Jaya", "No. 5, Jalan 5/55, 47400 Petaling Jaya"],
     // Specks read as letters at a line's end: after the postcode, after a comma, a mixed-case pair on a
     // line of capitals; a street word's short form stays.
     ["NO. 135, JALAN BANGI, 43500 L\nSEMENYIH, SELANGOR", "NO. 135, JALAN BANGI, 43500 SEMENYIH, SELANGOR"],

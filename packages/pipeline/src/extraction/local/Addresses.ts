@@ -151,6 +151,40 @@ const readSigns = (line: string): string =>
           : all,
     )
 
+/** Letters OCR reads as digits of like shape in a lot's or a house's suffix (`1851-4` for `1851-A`). */
+const LETTER_OF_SUFFIX: Readonly<Record<string, string>> = {
+  "4": "A",
+  "8": "B",
+  "6": "G",
+  "0": "O",
+  "5": "S",
+}
+
+/**
+ * Numbers and codes of an address that OCR read with a letter as a digit, told by the address itself or by
+ * the way such codes are written:
+ * - a pair of lots or houses with one number and two suffixes (`1851-A & 1851-B`): when one suffix is a
+ *   letter, the other is one too, so a digit of like shape there is read as its letter (`1851-4 & 1851-B`);
+ * - a Malaysian section's street code (`Jalan SS15/4B`, `Jln SS21/35`): the section's two letters S, read
+ *   as `5`, `8` or `$`, before its number and the slash.
+ */
+const readCodes = (value: string): string =>
+  value
+    .replace(
+      /\b(\d+)-([A-Z\d])(\s*&\s*)\1-([A-Z\d])\b/g,
+      (all, lot: string, a: string, and: string, b: string) => {
+        const letter = (own: string, other: string) =>
+          /[A-Z]/.test(other) && /\d/.test(own) ? (LETTER_OF_SUFFIX[own] ?? own) : own
+        return /[A-Z]/.test(a) === /[A-Z]/.test(b)
+          ? all
+          : `${lot}-${letter(a, b)}${and}${lot}-${letter(b, a)}`
+      },
+    )
+    .replace(
+      /\b(jalan|jln)(\s+)[S58$]{2}(?=\d{1,2}\/)/gi,
+      (_, street: string, space: string) => `${street}${space}SS`,
+    )
+
 /**
  * An address block's lines as one value: each line's opener and its words of the address vocabulary read
  * back from OCR's misreadings, marks glued to the start of a word (`*Selangor`) dropped, no space before a
@@ -160,6 +194,7 @@ const blockValue = (block: ReadonlyArray<Line>): string =>
   block
     .map((l) => readStreetWords(readOpener(readSigns(withoutTrailingSpeck(l.body)))))
     .join(" ")
+    .replace(/.+/, readCodes)
     .replace(/(^|\s)[*«»~|]+(?=[A-Za-z])/g, "$1")
     .replace(/~/g, "")
     .replace(/\s+([,.])(?=[\s\d]|$)/g, "$1")
