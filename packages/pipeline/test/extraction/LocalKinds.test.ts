@@ -168,6 +168,7 @@ describe("addresses", () => {
       "3RD FLR, AEON TAMAN MALURI SC JLN JEJAKA, CHERAS, 55100 KUALA LUMPUR",
     ],
     ["IST FLOOR, WISMA MAJU,\n50200 Kuala Lumpur", "1ST FLOOR, WISMA MAJU, 50200 Kuala Lumpur"],
+    ["RD FLR, AEON TAMAN MALURI SC\n55100 KUALA LUMPUR", "3RD FLR, AEON TAMAN MALURI SC 55100 KUALA LUMPUR"],
     ["33 JLN BANGAU 1,\nS2100 KEPONG, KL", "33 JLN BANGAU 1, 52100 KEPONG, KL"],
     ["Unit SRD, Jalan Besar,\n52100 Kepong", "Unit SRD, Jalan Besar, 52100 Kepong"],
     // A lot's suffix read as a digit beside its pair's letter; a section's street code's S read as 5 or 8.

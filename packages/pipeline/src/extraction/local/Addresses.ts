@@ -131,8 +131,8 @@ const DIGIT_OF: Readonly<Record<string, string>> = { S: "5", $: "5", O: "0", I: 
 /**
  * Characters OCR reads for others of like shape where an address never prints them: a unit's `S` read as
  * `$` or `§` before its number (`$117,`, `Lot §319`), a `1` read as `l` or `I` in the number after `No`
- * (`Nol,`), a floor's number read as a letter (`SRD FLR`, `IST FLOOR`), and a digit of a postcode before
- * its town read as a letter (`S2100 KEPONG`).
+ * (`Nol,`), a floor's number read as a letter or lost (`SRD FLR`, `IST FLOOR`, `RD FLR`), and a digit of a
+ * postcode before its town read as a letter (`S2100 KEPONG`).
  */
 const readSigns = (line: string): string =>
   line
@@ -142,6 +142,12 @@ const readSigns = (line: string): string =>
     )
     .replace(/(?<![\w$])(?:[S$](?=RD\b)|[Il|](?=ST\b)|Z(?=ND\b))(?=\w+\s+(?:FLR|FLOOR|FL|LEVEL)\b)/gi, (c) =>
       /[S$]/i.test(c) ? "3" : /z/i.test(c) ? "2" : "1",
+    )
+    // A floor's ordinal that lost its digit at the line's start: `RD` follows a 3 and `ND` a 2 (a building
+    // has few floors).
+    .replace(
+      /^(RD|ND)(?=\s+(?:FLR|FLOOR|FL|LEVEL)\b)/i,
+      (ordinal) => `${/r/i.test(ordinal) ? "3" : "2"}${ordinal}`,
     )
     .replace(
       /(^|[\s,])(?=[\dSOIlBZ$]{5}\s+[A-Z][A-Za-z]{2,})(\d*[SOIlBZ$]\d*)(?=\s)/g,
