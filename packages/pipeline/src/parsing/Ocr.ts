@@ -245,7 +245,11 @@ export const consistentReadings = (
     weight.set(core, { sum: seen.sum + w.confidence, best: Math.max(seen.best, w.confidence) })
   }
   const ofLength = new Map<number, Array<string>>()
-  for (const core of weight.keys()) ofLength.set(core.length, [...(ofLength.get(core.length) ?? []), core])
+  for (const core of weight.keys()) {
+    const same = ofLength.get(core.length)
+    if (same === undefined) ofLength.set(core.length, [core])
+    else same.push(core)
+  }
   const readAs = new Map<string, string>()
   for (const [core, own] of weight) {
     if (own.best >= sureReading) continue
@@ -261,8 +265,8 @@ export const consistentReadings = (
   }
   return words.map((w) => {
     const m = WORD.exec(w.text)
-    const read = m ? readAs.get(m[2]!.toUpperCase()) : undefined
-    if (m === undefined || m === null || read === undefined) return w.text
+    const read = m === null ? undefined : readAs.get(m[2]!.toUpperCase())
+    if (m === null || read === undefined) return w.text
     const letters = [...m[2]!].map((c, k) =>
       c.toUpperCase() === read[k] ? c : c === c.toLowerCase() ? read[k]!.toLowerCase() : read[k]!,
     )

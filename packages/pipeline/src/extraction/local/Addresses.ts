@@ -125,7 +125,7 @@ const withoutTrailingSpeck = (body: string): string => {
   return afterPostcode || mixedPair ? before : body
 }
 
-/** Digits of a postcode or a floor's number as OCR misreads them, letters and signs of like shape. */
+/** The digit of a postcode that OCR read as a letter or a sign of like shape. */
 const DIGIT_OF: Readonly<Record<string, string>> = { S: "5", $: "5", O: "0", I: "1", l: "1", B: "8", Z: "2" }
 
 /**
