@@ -27,6 +27,7 @@ import * as m0025 from "./migrations/2026_11_29_0008_cheaper_result_writes.ts"
 import * as m0026 from "./migrations/2026_11_29_0009_confidence_tallies.ts"
 import * as m0027 from "./migrations/2026_11_30_0001_claim_order.ts"
 import * as m0028 from "./migrations/2026_11_30_0002_run_unfinished.ts"
+import * as m0029 from "./migrations/2026_11_30_0003_project_searches.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -58,6 +59,7 @@ export const migrations: Record<string, Migration> = {
   "2026_11_29_0009_confidence_tallies": m0026,
   "2026_11_30_0001_claim_order": m0027,
   "2026_11_30_0002_run_unfinished": m0028,
+  "2026_11_30_0003_project_searches": m0029,
 }
 
 export interface MigrationOutcome {
