@@ -9,12 +9,9 @@
  * read from their index alone (an index-only scan that reads no result row once the table is vacuumed).
  */
 import { randomUUID } from "node:crypto"
-import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
 import { sql } from "kysely"
-import pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeKysely } from "../src/Db.ts"
+import { beforeAll, describe, expect, it } from "vitest"
 import { pageOfDocuments } from "../src/repositories/Documents.ts"
 import { agentStateInputs } from "../src/repositories/ProjectReads.ts"
 import { projectStatusRows } from "../src/repositories/Projects.ts"
@@ -30,25 +27,9 @@ import {
   reviewTotals,
   writeResults,
 } from "../src/repositories/Results.ts"
-import {
-  newDocumentDimension,
-  newOrganizationProject,
-  type RanStatement,
-  recordingKysely,
-  resolvedRow,
-} from "./fixtures.ts"
+import { newDocumentDimension, newOrganizationProject, planningDatabase, resolvedRow } from "./fixtures.ts"
 
-const url = await useTestDatabase()
-const db = makeKysely(url, 4)
-/** The same database, every statement it runs recorded with its parameters. */
-const statements: Array<RanStatement> = []
-const recorded = recordingKysely(url, 2, statements)
-const explainer = new pg.Client({ connectionString: url })
-afterAll(async () => {
-  await explainer.end()
-  await recorded.destroy()
-  await db.destroy()
-})
+const { db, statements, recorded, explainer } = await planningDatabase()
 
 const run = Effect.runPromise
 /** Tables a page must never read whole. */

@@ -4,36 +4,18 @@
  * names and values. No statement may read another project's results to drop them (a filter on the project
  * after an index of every project's matches), and every answer is the project's own.
  */
-import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
 import { sql } from "kysely"
-import pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeKysely } from "../src/Db.ts"
+import { beforeAll, describe, expect, it } from "vitest"
 import {
   ensureAtomicValues,
   gridPageJson,
   resultsListPage,
   writeResults,
 } from "../src/repositories/Results.ts"
-import {
-  newDocumentDimension,
-  newOrganizationProject,
-  type RanStatement,
-  recordingKysely,
-  resolvedRow,
-} from "./fixtures.ts"
+import { newDocumentDimension, newOrganizationProject, planningDatabase, resolvedRow } from "./fixtures.ts"
 
-const url = await useTestDatabase()
-const db = makeKysely(url, 4)
-const statements: Array<RanStatement> = []
-const recorded = recordingKysely(url, 2, statements)
-const explainer = new pg.Client({ connectionString: url })
-afterAll(async () => {
-  await explainer.end()
-  await recorded.destroy()
-  await db.destroy()
-})
+const { db, statements, recorded, explainer } = await planningDatabase()
 const run = Effect.runPromise
 
 /** Results per project: each of `NAMES` suppliers on as many documents. */

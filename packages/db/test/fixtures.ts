@@ -1,8 +1,10 @@
 /** Rows the repository tests start from. */
+import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
 import { Kysely } from "kysely"
 import pg from "pg"
-import { makeDialect } from "../src/Db.ts"
+import { afterAll } from "vitest"
+import { makeDialect, makeKysely } from "../src/Db.ts"
 import {
   type CurrentResultsFilter,
   EXTRACTION_STATUS_SLOT,
@@ -84,6 +86,25 @@ export const recordingKysely = (url: string, connections: number, into: Array<Ra
       into.push({ sql: event.query.sql, parameters: event.query.parameters })
     },
   })
+
+/**
+ * A test file's database for reading the plans of its statements: a pool, a pool of the same database that
+ * records every statement it runs with its parameters (`statements`), and a client to EXPLAIN them with
+ * (connected by the caller); all closed after the file.
+ */
+export const planningDatabase = async () => {
+  const url = await useTestDatabase()
+  const db = makeKysely(url, 4)
+  const statements: Array<RanStatement> = []
+  const recorded = recordingKysely(url, 2, statements)
+  const explainer = new pg.Client({ connectionString: url })
+  afterAll(async () => {
+    await explainer.end()
+    await recorded.destroy()
+    await db.destroy()
+  })
+  return { db, statements, recorded, explainer }
+}
 
 /**
  * The first statement `f` runs on a connection to `url` that records what it runs, and that statement's
