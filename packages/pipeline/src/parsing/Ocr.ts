@@ -3,8 +3,8 @@ import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { Effect } from "effect"
 import Tesseract from "tesseract.js"
-import { oneLetterOff } from "../extraction/local/OcrWords.ts"
 import { type LayoutItem, ParseFailure, reportSlowStep } from "./Backend.ts"
+import { oneLetterOff } from "./OcrShapes.ts"
 
 /**
  * OCR with tesseract.js, strictly offline: the English model, the worker script and the wasm core all come
@@ -224,6 +224,8 @@ export const withoutSpecks = (line: ReadonlyArray<Tesseract.Word>): ReadonlyArra
 const sureReading = 90
 /** By how much the summed confidence of a word's other readings must exceed its own to replace it. */
 const surerBy = 10
+/** A word of four letters or more, with the marks around it. */
+const LETTERS_WORD = /^([^A-Za-z]*)([A-Za-z]{4,})([^A-Za-z]*)$/
 
 /**
  * A page's words made consistent with themselves. A name printed more than once on a page (a shop's name in
@@ -236,10 +238,9 @@ const surerBy = 10
 export const consistentReadings = (
   words: ReadonlyArray<{ readonly text: string; readonly confidence: number }>,
 ): Array<string> => {
-  const WORD = /^([^A-Za-z]*)([A-Za-z]{4,})([^A-Za-z]*)$/
   const weight = new Map<string, { sum: number; best: number }>()
   for (const w of words) {
-    const core = WORD.exec(w.text)?.[2]?.toUpperCase()
+    const core = LETTERS_WORD.exec(w.text)?.[2]?.toUpperCase()
     if (core === undefined) continue
     const seen = weight.get(core) ?? { sum: 0, best: 0 }
     weight.set(core, { sum: seen.sum + w.confidence, best: Math.max(seen.best, w.confidence) })
@@ -264,7 +265,7 @@ export const consistentReadings = (
     if (surest !== undefined) readAs.set(core, surest)
   }
   return words.map((w) => {
-    const m = WORD.exec(w.text)
+    const m = LETTERS_WORD.exec(w.text)
     const read = m === null ? undefined : readAs.get(m[2]!.toUpperCase())
     if (m === null || read === undefined) return w.text
     const letters = [...m[2]!].map((c, k) =>

@@ -197,10 +197,7 @@ const readCodes = (value: string): string =>
  * comma or a full stop (`NO .2`), which print never has, and no comma at its end.
  */
 const blockValue = (block: ReadonlyArray<Line>): string =>
-  block
-    .map((l) => readStreetWords(readOpener(readSigns(withoutTrailingSpeck(l.body)))))
-    .join(" ")
-    .replace(/.+/, readCodes)
+  readCodes(block.map((l) => readStreetWords(readOpener(readSigns(withoutTrailingSpeck(l.body))))).join(" "))
     .replace(/(^|\s)[*«»~|]+(?=[A-Za-z])/g, "$1")
     .replace(/~/g, "")
     .replace(/\s+([,.])(?=[\s\d]|$)/g, "$1")

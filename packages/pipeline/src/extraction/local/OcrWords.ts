@@ -5,6 +5,8 @@
  * vocabulary and stands one letter from exactly one of them is read back: a name or a place the vocabulary
  * does not know stays as printed.
  */
+import { oneLetterOff } from "../../parsing/OcrShapes.ts"
+
 /** Digits OCR reads for letters of the same shape. */
 const LETTER_OF_DIGIT: Readonly<Record<string, string>> = { "0": "O", "1": "L", "5": "S", "8": "B" }
 
@@ -14,29 +16,6 @@ export const inCaseOf = (word: string, printed: string): string => {
   if (letters === "" || letters === letters.toUpperCase()) return word.toUpperCase()
   if (letters === letters.toLowerCase()) return word.toLowerCase()
   return word.charAt(0).toUpperCase() + word.slice(1).toLowerCase()
-}
-
-/**
- * Letters (and digits) of like shapes, in capitals or in lower case (`u` and `n`, `a` and `o`, `f` and `t`),
- * which OCR reads one for another.
- */
-const LOOK_ALIKE: ReadonlyArray<string> = [
-  ...["IL1TJ", "O0DQCU", "UL", "UN", "MNHW", "S5", "B8EPR", "G6C", "A4", "Z2", "EF", "PF", "KX", "VY"],
-  ...["AO", "AD", "CE", "FT", "GQ", "NR"],
-]
-
-const lookAlike = (a: string, b: string): boolean => LOOK_ALIKE.some((g) => g.includes(a) && g.includes(b))
-
-/** Whether two words of one length differ in exactly one letter (one OCR may misread for the other). */
-export const oneLetterOff = (a: string, b: string, likeShapes: boolean): boolean => {
-  if (a.length !== b.length) return false
-  let off = -1
-  for (let i = 0; i < a.length; i++) {
-    if (a[i] === b[i]) continue
-    if (off >= 0) return false
-    off = i
-  }
-  return off >= 0 && (!likeShapes || lookAlike(a[off]!, b[off]!))
 }
 
 export interface Vocabulary {
