@@ -455,14 +455,19 @@ const logRequest = (
     if (routes.size < MAX_ROUTES) routes.add(path)
     const route = routes.has(path) ? path : "(other)"
     recordHttpRequest({ method: request.method, route, status, seconds: ms / 1000 })
-    return Effect.logInfo("request").pipe(
-      Effect.annotateLogs({
-        request_id: requestId,
-        method: request.method,
-        route: path,
-        status,
-        ms,
-        ...(organizationOf(request) === undefined ? {} : { organization_id: organizationOf(request) }),
-      }),
+    // The line's annotations are built only when info lines are written (LOG_LEVEL): below that level they
+    // were made and set on the fiber for every request only to be dropped.
+    return Effect.whenLogLevel(
+      Effect.logInfo("request").pipe(
+        Effect.annotateLogs({
+          request_id: requestId,
+          method: request.method,
+          route: path,
+          status,
+          ms,
+          ...(organizationOf(request) === undefined ? {} : { organization_id: organizationOf(request) }),
+        }),
+      ),
+      "Info",
     )
   })
