@@ -26,5 +26,5 @@ VOLUME ["/data"]
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-ENTRYPOINT ["node", "--max-semi-space-size=16", "apps/cli/dist/main.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=16", "--no-allocation-site-pretenuring", "apps/cli/dist/main.js"]
 CMD ["start", "all"]

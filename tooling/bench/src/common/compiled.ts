@@ -14,9 +14,14 @@ export const compiledDxs = path.join(root, "apps/cli/dist/main.js")
 /**
  * The Node options `./dx start`, `pnpm start` and the container image run the server with: Node 22 and newer
  * size the young generation by the machine's memory (up to 3 × 64 MB on a large machine, most of it grown at
- * start-up and never returned), where 16 MB semi-spaces (Node 20's size) cost no measurable throughput.
+ * start-up and never returned), where 16 MB semi-spaces (Node 20's size) cost no measurable throughput. And
+ * no allocation-site pretenuring: V8 otherwise allocates straight in the old generation the objects of the
+ * sites whose objects it saw survive a young collection, and a server's request objects (alive while ten
+ * requests are in flight, dead once answered) made every young collection slower and full ones more
+ * frequent. The grid's page of 50 rows under load, the same server with and without it: young collections
+ * 3.0 → 1.95 ms each, 16 → 11–12 full collections in 10 s, 5,000 → 6,000 requests answered.
  */
-export const dxsNodeFlags = ["--max-semi-space-size=16"]
+export const dxsNodeFlags = ["--max-semi-space-size=16", "--no-allocation-site-pretenuring"]
 
 let built: "server" | "web" | undefined
 
