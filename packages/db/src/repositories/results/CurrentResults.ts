@@ -138,7 +138,11 @@ const conditions = (projectId: string, filter: CurrentResultsFilter): Array<RawB
   if (filter.resolutionStatus !== undefined)
     where.push(sql`rr.resolution_status = ${filter.resolutionStatus}`)
   if (filter.dimensionValue !== undefined)
-    where.push(sql`rr.dimension_values @> array[${filter.dimensionValue}::text]`)
+    // The value behind a sub-select, where the planner cannot read it: with it in sight, every execution of
+    // the prepared statement was planned again for its value (PostgreSQL kept custom plans, the value's
+    // statistics promising fewer rows than a generic plan's), 1 ms of the database's time per request. The
+    // plan is the same either way (the GIN index, the matches sorted), now made once per connection.
+    where.push(sql`rr.dimension_values @> (select array[${filter.dimensionValue}::text])`)
   if (filter.maxConfidence !== undefined)
     // real against real: 0.3 as a double would exceed a stored 0.3 (its float4 rounding).
     where.push(sql`rr.confidence <= ${asReal(filter.maxConfidence)}::real`)

@@ -1,0 +1,125 @@
+/**
+ * A page's statement is planned once per connection, not once per request. PostgreSQL plans a prepared
+ * statement for its values five times, then keeps one generic plan unless the values' own plans look
+ * cheaper. A value the planner has statistics for can make it plan every execution again: a document's name
+ * among the results' dimension values, a few rows in a project of ten thousand, where a generic plan expects
+ * half a percent of them. The statement is run as the repositories run theirs (prepared by name on one
+ * connection) and PostgreSQL's own count of its plans is read.
+ */
+import { randomUUID } from "node:crypto"
+import { Effect } from "effect"
+import { sql } from "kysely"
+import type pg from "pg"
+import { beforeAll, describe, expect, it } from "vitest"
+import { ensureAtomicValues, resultsListPage, writeResults } from "../src/repositories/Results.ts"
+import { newDocumentDimension, newOrganizationProject, planningDatabase, resolvedRow } from "./fixtures.ts"
+
+const { db, statements, recorded, explainer } = await planningDatabase()
+const run = Effect.runPromise
+const DOCUMENTS = 2500
+const AGENTS = 4
+
+let organizationId = ""
+let projectId = ""
+
+beforeAll(async () => {
+  await explainer.connect()
+  ;({ organizationId, projectId } = await newOrganizationProject(db))
+  const dimension = await newDocumentDimension(db, projectId)
+  const agentIds: Array<string> = []
+  for (let k = 0; k < AGENTS; k++)
+    agentIds.push(
+      (
+        await db
+          .insertInto("agents")
+          .values({ project_id: projectId, name: `Field ${k}`, value_type: "string" })
+          .returning("id")
+          .executeTakeFirstOrThrow()
+      ).id,
+    )
+  const names = Array.from({ length: DOCUMENTS }, (_, j) => `invoice-${j}.pdf`)
+  const documents = await db
+    .insertInto("documents")
+    .values(
+      names.map((name) => ({
+        project_id: projectId,
+        file_name: name,
+        type: "PDF",
+        status: "Processed",
+        blob_key: randomUUID(),
+        content_type: "application/pdf",
+        size_bytes: 1,
+        sha256: "0",
+      })),
+    )
+    .returning("id")
+    .execute()
+  const atomics = await run(
+    ensureAtomicValues(
+      db,
+      projectId,
+      names.flatMap((name, j) =>
+        agentIds.map((agentId) => ({
+          agentId,
+          instances: [
+            { dimensionId: dimension.id, name: "Document", value: name, documentId: documents[j]!.id },
+          ],
+        })),
+      ),
+    ),
+  )
+  for (const [k, agentId] of agentIds.entries())
+    await run(
+      writeResults(db, {
+        projectId,
+        agentId,
+        configVersion: 1,
+        rows: names.map((name, j) =>
+          resolvedRow({
+            atomicValueId: atomics[j * AGENTS + k]!.id,
+            resultName: name,
+            value: `Supplier ${j % 97}`,
+            status: "Resolved",
+          }),
+        ),
+      }),
+    )
+  await sql`analyze`.execute(db)
+})
+
+/** How PostgreSQL planned a statement the repositories ran, executed `times` times prepared on one connection. */
+const plansOf = async (
+  client: pg.Client,
+  statement: { sql: string; parameters: ReadonlyArray<unknown> },
+  times: number,
+) => {
+  const name = `page_${randomUUID().slice(0, 8)}`
+  for (let k = 0; k < times; k++)
+    await client.query({ name, text: statement.sql, values: [...statement.parameters] })
+  const { rows } = await client.query<{ generic: number; custom: number }>(
+    "select generic_plans::int as generic, custom_plans::int as custom from pg_prepared_statements where name = $1",
+    [name],
+  )
+  return rows[0]!
+}
+
+describe("a page's statement is planned once per connection", () => {
+  it("the results list filtered by a dimension value", async () => {
+    statements.length = 0
+    const page = await run(
+      resultsListPage(
+        recorded,
+        organizationId,
+        projectId,
+        { dimensionValue: "invoice-7.pdf" },
+        { limit: 20, offset: 0 },
+      ),
+    )
+    expect(page.count).toBe(AGENTS)
+    const [statement] = statements
+    if (statement === undefined) throw new Error("no statement ran")
+    const plans = await plansOf(explainer, statement, 10)
+    // Five plans for the values, then the generic one for the rest.
+    expect(plans).toEqual({ generic: 5, custom: 5 })
+  })
+})
