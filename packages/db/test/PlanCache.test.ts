@@ -103,6 +103,28 @@ const plansOf = async (
   return rows[0]!
 }
 
+/** The plan of a statement the repositories ran, as a generic plan (the one a connection keeps). */
+const genericPlanOf = async (
+  client: pg.Client,
+  statement: { sql: string; parameters: ReadonlyArray<unknown> },
+) => {
+  const name = `generic_${randomUUID().slice(0, 8)}`
+  await client.query("begin")
+  try {
+    await client.query("set local plan_cache_mode = force_generic_plan")
+    await client.query(`prepare ${name} as ${statement.sql}`)
+    const literal = (v: unknown) =>
+      v === null ? "null" : client.escapeLiteral(Array.isArray(v) ? `{${v.join(",")}}` : String(v))
+    const values = statement.parameters.map(literal)
+    const { rows } = await client.query<{ "QUERY PLAN": string }>(
+      `explain (analyze, costs off) execute ${name}(${values.join(", ")})`,
+    )
+    return rows.map((r) => r["QUERY PLAN"]).join("\n")
+  } finally {
+    await client.query("rollback")
+  }
+}
+
 describe("a page's statement is planned once per connection", () => {
   it("the results list filtered by a dimension value", async () => {
     statements.length = 0
@@ -121,5 +143,26 @@ describe("a page's statement is planned once per connection", () => {
     const plans = await plansOf(explainer, statement, 10)
     // Five plans for the values, then the generic one for the rest.
     expect(plans).toEqual({ generic: 5, custom: 5 })
+  })
+
+  it("and its generic plan reads the value's matches, not the project's results in order", async () => {
+    // A generic plan expects half a percent of the project to match: walking the list's ordered index
+    // until a page is found looked cheaper than reading the matches, and read the whole project for a
+    // value that has four.
+    statements.length = 0
+    await run(
+      resultsListPage(
+        recorded,
+        organizationId,
+        projectId,
+        { dimensionValue: "invoice-7.pdf" },
+        { limit: 1, offset: 0 },
+      ),
+    )
+    const [statement] = statements
+    if (statement === undefined) throw new Error("no statement ran")
+    const plan = await genericPlanOf(explainer, statement)
+    expect(plan).toContain("resolution_results_project_dimension_values")
+    expect(plan).not.toContain("using resolution_results_list")
   })
 })

@@ -140,8 +140,8 @@ const conditions = (projectId: string, filter: CurrentResultsFilter): Array<RawB
   if (filter.dimensionValue !== undefined)
     // The value behind a sub-select, where the planner cannot read it: with it in sight, every execution of
     // the prepared statement was planned again for its value (PostgreSQL kept custom plans, the value's
-    // statistics promising fewer rows than a generic plan's), 1 ms of the database's time per request. The
-    // plan is the same either way (the GIN index, the matches sorted), now made once per connection.
+    // statistics promising fewer rows than a generic plan's), 1 ms of the database's time per request. Its
+    // matches are then read through the GIN index whatever the estimate (see `resultsListPage`).
     where.push(sql`rr.dimension_values @> (select array[${filter.dimensionValue}::text])`)
   if (filter.maxConfidence !== undefined)
     // real against real: 0.3 as a double would exceed a stored 0.3 (its float4 rounding).
@@ -249,14 +249,19 @@ export const resultsListPage = (
     const order = byConfidence
       ? sql`rr.confidence ${dir}, rr.agent_created_at ${dir}, rr.agent_id ${dir}, rr.list_name ${dir}, rr.id ${dir}`
       : sql`rr.agent_created_at ${dir}, rr.agent_id ${dir}, rr.list_name ${dir}, rr.id ${dir}`
-    const where = [...conditions(projectId, filter)]
+    // A dimension value has no ordered index: its matches are read first, through the GIN index (`matched`,
+    // materialized), then counted, sorted and cut. Left to choose, a plan that expects many matches (a
+    // generic plan expects half a percent of a project's results) walks the list's ordered index instead,
+    // keeping the matches until it has a page: every result of the project for a value that has a few.
+    const byDimension = filter.dimensionValue !== undefined
+    const where = byDimension ? [] : [...conditions(projectId, filter)]
     // The page's rows are read once, in order, through the filter's index (no second look-up by id). From an
     // offset, the key of the page's first row is found first from the index alone (`head`), so that the rows
     // skipped are never read from the table: whole agents stepped over by their tallies, the rest counted in
-    // the index. A dimension value has no ordered index (its matches are sorted): its page is cut directly.
+    // the index. A dimension value's page is cut directly from its matches.
     let skip: RawBuilder<unknown> = pageWindow(window.limit, 0)
     let head: RawBuilder<unknown> | undefined
-    if (byOffset && filter.dimensionValue === undefined) {
+    if (byOffset && !byDimension) {
       const headWhere = [...where]
       let headSkip = pageWindow(1, window.offset)
       if (perAgent) {
@@ -282,7 +287,9 @@ export const resultsListPage = (
           filter.dimensionValue === undefined &&
           filter.resolutionStatus === undefined
         ? countedByBands(projectId, filter, filter.maxConfidence)
-        : sql`select null::uuid as id, null::timestamptz as created_at,
+        : byDimension
+          ? sql`select null::uuid as id, null::timestamptz as created_at, (select count(*)::int from matched) as n`
+          : sql`select null::uuid as id, null::timestamptz as created_at,
           (select count(*)::int from resolution_results rr where ${sql.join(conditions(projectId, filter), sql` and `)}) as n`
     const offset = byOffset ? window.offset : 0
     const pageOrder = sql.raw(descending ? "desc" : "asc")
@@ -295,7 +302,16 @@ export const resultsListPage = (
       last: unknown
       states: ReadonlyArray<AgentStateInputRow>
     }>`
-      with counts as (${counts}),
+      with ${
+        byDimension
+          ? sql`matched as materialized (
+        select rr.atomic_value_id, rr.agent_id, rr.result_name, rr.summary_json, rr.agent_created_at,
+               rr.list_name, rr.id, rr.confidence
+        from resolution_results rr where ${sql.join(conditions(projectId, filter), sql` and `)}
+      ),`
+          : sql``
+      }
+      counts as (${counts}),
       start as (
         select c.id, c.created_at, ${offset}::int - c.before as skip
         from (select id, created_at, n, coalesce(sum(n) over (order by created_at, id
@@ -306,7 +322,8 @@ export const resultsListPage = (
       page as (
         select rr.atomic_value_id, rr.agent_id, rr.result_name, rr.summary_json, rr.agent_created_at,
                rr.list_name, rr.id, rr.confidence, row_number() over (order by ${order}) as position
-        from resolution_results rr where ${sql.join(where, sql` and `)}
+        from ${byDimension ? sql`matched` : sql`resolution_results`} rr
+        where ${where.length === 0 ? sql`true` : sql.join(where, sql` and `)}
         order by ${order} ${skip}
       ),
       built as (
