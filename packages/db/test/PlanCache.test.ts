@@ -11,8 +11,13 @@ import { Effect } from "effect"
 import { sql } from "kysely"
 import type pg from "pg"
 import { beforeAll, describe, expect, it } from "vitest"
-import { ensureAtomicValues, resultsListPage, writeResults } from "../src/repositories/Results.ts"
-import { newDocumentDimension, newOrganizationProject, planningDatabase, resolvedRow } from "./fixtures.ts"
+import { ensureAtomicValues, resultsListPage } from "../src/repositories/Results.ts"
+import {
+  newDocumentDimension,
+  newOrganizationProject,
+  planningDatabase,
+  writeAgentsResults,
+} from "./fixtures.ts"
 
 const { db, statements, recorded, explainer } = await planningDatabase()
 const run = Effect.runPromise
@@ -68,22 +73,10 @@ beforeAll(async () => {
       ),
     ),
   )
-  for (const [k, agentId] of agentIds.entries())
-    await run(
-      writeResults(db, {
-        projectId,
-        agentId,
-        configVersion: 1,
-        rows: names.map((name, j) =>
-          resolvedRow({
-            atomicValueId: atomics[j * AGENTS + k]!.id,
-            resultName: name,
-            value: `Supplier ${j % 97}`,
-            status: "Resolved",
-          }),
-        ),
-      }),
-    )
+  await writeAgentsResults(db, projectId, agentIds, atomics, names, (j) => ({
+    value: `Supplier ${j % 97}`,
+    status: "Resolved",
+  }))
   await sql`analyze`.execute(db)
 })
 

@@ -25,9 +25,13 @@ import {
   reviewQueueNeighbours,
   reviewQueuePage,
   reviewTotals,
-  writeResults,
 } from "../src/repositories/Results.ts"
-import { newDocumentDimension, newOrganizationProject, planningDatabase, resolvedRow } from "./fixtures.ts"
+import {
+  newDocumentDimension,
+  newOrganizationProject,
+  planningDatabase,
+  writeAgentsResults,
+} from "./fixtures.ts"
 
 const { db, statements, recorded, explainer } = await planningDatabase()
 
@@ -116,23 +120,18 @@ beforeAll(async () => {
         })),
       }),
     )
-  for (const [k, agentId] of agentIds.entries())
-    await run(
-      writeResults(db, {
-        projectId,
-        agentId,
-        configVersion: 1,
-        rows: documents.map((d, j) =>
-          resolvedRow({
-            atomicValueId: atomics[j * AGENTS + k]!.id,
-            resultName: d.file_name,
-            value: k === 0 ? j * 10 : `Supplier ${j % 97}`,
-            status: j % 40 === 0 ? "Requires attention" : "Resolved",
-            confidence: (j % 100) / 100,
-          }),
-        ),
-      }),
-    )
+  await writeAgentsResults(
+    db,
+    projectId,
+    agentIds,
+    atomics,
+    documents.map((d) => d.file_name),
+    (j, k) => ({
+      value: k === 0 ? j * 10 : `Supplier ${j % 97}`,
+      status: j % 40 === 0 ? "Requires attention" : "Resolved",
+      confidence: (j % 100) / 100,
+    }),
+  )
   await sql`analyze`.execute(db)
 })
 

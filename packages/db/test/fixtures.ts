@@ -11,6 +11,7 @@ import {
   type ResolvedRow,
   type ResultsWindow,
   resultsListPage,
+  writeResults,
 } from "../src/repositories/Results.ts"
 import type { Database } from "../src/Schema.ts"
 
@@ -49,6 +50,39 @@ export const resolvedRow = (
   verdicts: [],
   summary: null,
 })
+
+/**
+ * Every agent's results over a project's documents, written as the resolution stage writes them: the
+ * document `j`'s result of agent `k` on the atomic value `atomics[j * agents + k]` (as `ensureAtomicValues`
+ * answers for values listed document by document, agent by agent), named after the document.
+ */
+export const writeAgentsResults = async (
+  db: Kysely<Database>,
+  projectId: string,
+  agentIds: ReadonlyArray<string>,
+  atomics: ReadonlyArray<{ readonly id: string }>,
+  names: ReadonlyArray<string>,
+  row: (
+    j: number,
+    k: number,
+  ) => Pick<ResolvedRow, "value" | "status"> & Partial<Pick<ResolvedRow, "confidence">>,
+) => {
+  for (const [k, agentId] of agentIds.entries())
+    await Effect.runPromise(
+      writeResults(db, {
+        projectId,
+        agentId,
+        configVersion: 1,
+        rows: names.map((name, j) =>
+          resolvedRow({
+            atomicValueId: atomics[j * agentIds.length + k]!.id,
+            resultName: name,
+            ...row(j, k),
+          }),
+        ),
+      }),
+    )
+}
 
 /**
  * A page of the results list as the API reads it (the list's context, then its page as JSON), parsed: the
