@@ -11,11 +11,12 @@ import { Effect } from "effect"
 import { sql } from "kysely"
 import type pg from "pg"
 import { beforeAll, describe, expect, it } from "vitest"
-import { ensureAtomicValues, resultsListPage } from "../src/repositories/Results.ts"
+import { resultsListPage } from "../src/repositories/Results.ts"
 import {
-  newDocumentDimension,
+  documentsAndAgents,
   newOrganizationProject,
   planningDatabase,
+  type RanStatement,
   writeAgentsResults,
 } from "./fixtures.ts"
 
@@ -30,62 +31,33 @@ let projectId = ""
 beforeAll(async () => {
   await explainer.connect()
   ;({ organizationId, projectId } = await newOrganizationProject(db))
-  const dimension = await newDocumentDimension(db, projectId)
-  const agentIds: Array<string> = []
-  for (let k = 0; k < AGENTS; k++)
-    agentIds.push(
-      (
-        await db
-          .insertInto("agents")
-          .values({ project_id: projectId, name: `Field ${k}`, value_type: "string" })
-          .returning("id")
-          .executeTakeFirstOrThrow()
-      ).id,
-    )
-  const names = Array.from({ length: DOCUMENTS }, (_, j) => `invoice-${j}.pdf`)
-  const documents = await db
-    .insertInto("documents")
-    .values(
-      names.map((name) => ({
-        project_id: projectId,
-        file_name: name,
-        type: "PDF",
-        status: "Processed",
-        blob_key: randomUUID(),
-        content_type: "application/pdf",
-        size_bytes: 1,
-        sha256: "0",
-      })),
-    )
-    .returning("id")
-    .execute()
-  const atomics = await run(
-    ensureAtomicValues(
-      db,
-      projectId,
-      names.flatMap((name, j) =>
-        agentIds.map((agentId) => ({
-          agentId,
-          instances: [
-            { dimensionId: dimension.id, name: "Document", value: name, documentId: documents[j]!.id },
-          ],
-        })),
-      ),
-    ),
-  )
-  await writeAgentsResults(db, projectId, agentIds, atomics, names, (j) => ({
+  const seeded = await documentsAndAgents(db, projectId, { documents: DOCUMENTS, agents: AGENTS })
+  await writeAgentsResults(db, projectId, seeded, (j) => ({
     value: `Supplier ${j % 97}`,
     status: "Resolved",
   }))
   await sql`analyze`.execute(db)
 })
 
+/** The results list's page filtered by a dimension value, and its statement as the repository ran it. */
+const dimensionPage = async (limit: number) => {
+  statements.length = 0
+  const page = await run(
+    resultsListPage(
+      recorded,
+      organizationId,
+      projectId,
+      { dimensionValue: "invoice-7.pdf" },
+      { limit, offset: 0 },
+    ),
+  )
+  const [statement] = statements
+  if (statement === undefined) throw new Error("no statement ran")
+  return { page, statement }
+}
+
 /** How PostgreSQL planned a statement the repositories ran, executed `times` times prepared on one connection. */
-const plansOf = async (
-  client: pg.Client,
-  statement: { sql: string; parameters: ReadonlyArray<unknown> },
-  times: number,
-) => {
+const plansOf = async (client: pg.Client, statement: RanStatement, times: number) => {
   const name = `page_${randomUUID().slice(0, 8)}`
   for (let k = 0; k < times; k++)
     await client.query({ name, text: statement.sql, values: [...statement.parameters] })
@@ -97,10 +69,7 @@ const plansOf = async (
 }
 
 /** The plan of a statement the repositories ran, as a generic plan (the one a connection keeps). */
-const genericPlanOf = async (
-  client: pg.Client,
-  statement: { sql: string; parameters: ReadonlyArray<unknown> },
-) => {
+const genericPlanOf = async (client: pg.Client, statement: RanStatement) => {
   const name = `generic_${randomUUID().slice(0, 8)}`
   await client.query("begin")
   try {
@@ -120,19 +89,8 @@ const genericPlanOf = async (
 
 describe("a page's statement is planned once per connection", () => {
   it("the results list filtered by a dimension value", async () => {
-    statements.length = 0
-    const page = await run(
-      resultsListPage(
-        recorded,
-        organizationId,
-        projectId,
-        { dimensionValue: "invoice-7.pdf" },
-        { limit: 20, offset: 0 },
-      ),
-    )
+    const { page, statement } = await dimensionPage(20)
     expect(page.count).toBe(AGENTS)
-    const [statement] = statements
-    if (statement === undefined) throw new Error("no statement ran")
     const plans = await plansOf(explainer, statement, 10)
     // Five plans for the values, then the generic one for the rest.
     expect(plans).toEqual({ generic: 5, custom: 5 })
@@ -142,19 +100,7 @@ describe("a page's statement is planned once per connection", () => {
     // A generic plan expects half a percent of the project to match: walking the list's ordered index
     // until a page is found looked cheaper than reading the matches, and read the whole project for a
     // value that has four.
-    statements.length = 0
-    await run(
-      resultsListPage(
-        recorded,
-        organizationId,
-        projectId,
-        { dimensionValue: "invoice-7.pdf" },
-        { limit: 1, offset: 0 },
-      ),
-    )
-    const [statement] = statements
-    if (statement === undefined) throw new Error("no statement ran")
-    const plan = await genericPlanOf(explainer, statement)
+    const plan = await genericPlanOf(explainer, (await dimensionPage(1)).statement)
     expect(plan).toContain("resolution_results_project_dimension_values")
     expect(plan).not.toContain("using resolution_results_list")
   })

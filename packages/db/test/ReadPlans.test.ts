@@ -8,7 +8,6 @@
  * them all (a sequential scan, or an index walked in full to be sorted) is caught. A grid page's cells are
  * read from their index alone (an index-only scan that reads no result row once the table is vacuumed).
  */
-import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
 import { sql } from "kysely"
 import { beforeAll, describe, expect, it } from "vitest"
@@ -16,7 +15,6 @@ import { pageOfDocuments } from "../src/repositories/Documents.ts"
 import { agentStateInputs } from "../src/repositories/ProjectReads.ts"
 import { projectStatusRows } from "../src/repositories/Projects.ts"
 import {
-  ensureAtomicValues,
   type GridSort,
   gridContext,
   gridPageJson,
@@ -27,7 +25,7 @@ import {
   reviewTotals,
 } from "../src/repositories/Results.ts"
 import {
-  newDocumentDimension,
+  documentsAndAgents,
   newOrganizationProject,
   planningDatabase,
   writeAgentsResults,
@@ -59,45 +57,11 @@ const agentIds: Array<string> = []
 beforeAll(async () => {
   await explainer.connect()
   ;({ organizationId, projectId } = await newOrganizationProject(db))
-  const dimension = await newDocumentDimension(db, projectId)
-  const documents = await db
-    .insertInto("documents")
-    .values(
-      Array.from({ length: DOCUMENTS }, (_, i) => ({
-        project_id: projectId,
-        file_name: `invoice-${i}.pdf`,
-        type: "PDF",
-        status: "Processed",
-        blob_key: randomUUID(),
-        content_type: "application/pdf",
-        size_bytes: 1,
-        sha256: "0",
-      })),
-    )
-    .returning(["id", "file_name"])
-    .execute()
-  for (let k = 0; k < AGENTS; k++)
-    agentIds.push(
-      (
-        await db
-          .insertInto("agents")
-          .values({ project_id: projectId, name: `Field ${k}`, value_type: k === 0 ? "number" : "string" })
-          .returning("id")
-          .executeTakeFirstOrThrow()
-      ).id,
-    )
-  const atomics = await run(
-    ensureAtomicValues(
-      db,
-      projectId,
-      documents.flatMap((d) =>
-        agentIds.map((agentId) => ({
-          agentId,
-          instances: [{ dimensionId: dimension.id, name: "Document", value: d.file_name, documentId: d.id }],
-        })),
-      ),
-    ),
+  const seeded = await documentsAndAgents(db, projectId, { documents: DOCUMENTS, agents: AGENTS }, (k) =>
+    k === 0 ? "number" : "string",
   )
+  const { documents, atomics } = seeded
+  agentIds.push(...seeded.agentIds)
   for (const [j, d] of documents.entries())
     await run(
       replaceDocumentExtractionsOfAgents(db, {
@@ -120,18 +84,11 @@ beforeAll(async () => {
         })),
       }),
     )
-  await writeAgentsResults(
-    db,
-    projectId,
-    agentIds,
-    atomics,
-    documents.map((d) => d.file_name),
-    (j, k) => ({
-      value: k === 0 ? j * 10 : `Supplier ${j % 97}`,
-      status: j % 40 === 0 ? "Requires attention" : "Resolved",
-      confidence: (j % 100) / 100,
-    }),
-  )
+  await writeAgentsResults(db, projectId, seeded, (j, k) => ({
+    value: k === 0 ? j * 10 : `Supplier ${j % 97}`,
+    status: j % 40 === 0 ? "Requires attention" : "Resolved",
+    confidence: (j % 100) / 100,
+  }))
   await sql`analyze`.execute(db)
 })
 

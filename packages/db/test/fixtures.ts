@@ -1,4 +1,5 @@
 /** Rows the repository tests start from. */
+import { randomUUID } from "node:crypto"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
 import { Kysely } from "kysely"
@@ -8,6 +9,7 @@ import { makeDialect, makeKysely } from "../src/Db.ts"
 import {
   type CurrentResultsFilter,
   EXTRACTION_STATUS_SLOT,
+  ensureAtomicValues,
   type ResolvedRow,
   type ResultsWindow,
   resultsListPage,
@@ -52,31 +54,83 @@ export const resolvedRow = (
 })
 
 /**
- * Every agent's results over a project's documents, written as the resolution stage writes them: the
- * document `j`'s result of agent `k` on the atomic value `atomics[j * agents + k]` (as `ensureAtomicValues`
- * answers for values listed document by document, agent by agent), named after the document.
+ * A project's documents (`invoice-<j>.pdf`, processed), its agents (`Field <k>`, of `valueType(k)`) and the
+ * atomic value of each document and agent under the project's Document dimension: listed document by
+ * document, agent by agent (`atomics[j * agents + k]`).
+ */
+export const documentsAndAgents = async (
+  db: Kysely<Database>,
+  projectId: string,
+  counts: { readonly documents: number; readonly agents: number },
+  valueType: (k: number) => string = () => "string",
+) => {
+  const dimension = await newDocumentDimension(db, projectId)
+  const documents = await db
+    .insertInto("documents")
+    .values(
+      Array.from({ length: counts.documents }, (_, j) => ({
+        project_id: projectId,
+        file_name: `invoice-${j}.pdf`,
+        type: "PDF",
+        status: "Processed",
+        blob_key: randomUUID(),
+        content_type: "application/pdf",
+        size_bytes: 1,
+        sha256: "0",
+      })),
+    )
+    .returning(["id", "file_name"])
+    .execute()
+  const agentIds: Array<string> = []
+  for (let k = 0; k < counts.agents; k++)
+    agentIds.push(
+      (
+        await db
+          .insertInto("agents")
+          .values({ project_id: projectId, name: `Field ${k}`, value_type: valueType(k) })
+          .returning("id")
+          .executeTakeFirstOrThrow()
+      ).id,
+    )
+  const atomics = await Effect.runPromise(
+    ensureAtomicValues(
+      db,
+      projectId,
+      documents.flatMap((d) =>
+        agentIds.map((agentId) => ({
+          agentId,
+          instances: [{ dimensionId: dimension.id, name: "Document", value: d.file_name, documentId: d.id }],
+        })),
+      ),
+    ),
+  )
+  return { documents, agentIds, atomics }
+}
+
+/**
+ * Every agent's results over a project's documents (as `documentsAndAgents` made them), written as the
+ * resolution stage writes them: the document `j`'s result of agent `k`, named after the document.
  */
 export const writeAgentsResults = async (
   db: Kysely<Database>,
   projectId: string,
-  agentIds: ReadonlyArray<string>,
-  atomics: ReadonlyArray<{ readonly id: string }>,
-  names: ReadonlyArray<string>,
+  seeded: Awaited<ReturnType<typeof documentsAndAgents>>,
   row: (
     j: number,
     k: number,
   ) => Pick<ResolvedRow, "value" | "status"> & Partial<Pick<ResolvedRow, "confidence">>,
 ) => {
+  const { documents, agentIds, atomics } = seeded
   for (const [k, agentId] of agentIds.entries())
     await Effect.runPromise(
       writeResults(db, {
         projectId,
         agentId,
         configVersion: 1,
-        rows: names.map((name, j) =>
+        rows: documents.map((d, j) =>
           resolvedRow({
             atomicValueId: atomics[j * agentIds.length + k]!.id,
-            resultName: name,
+            resultName: d.file_name,
             ...row(j, k),
           }),
         ),

@@ -199,6 +199,11 @@ const resultRowJson = sql`'{"id":"' || rr.atomic_value_id || '","atomic_value_id
     || ',"extraction_status":"\\u0001' || rr.agent_id || '","resolution_result":' || rr.summary_json
     || ',"dimension_instances":' || av.dimension_values::text || '}'`
 
+/** What the page reads of a result (of `matched` too, a dimension value's matches). */
+const PAGE_COLUMNS = sql.raw(
+  "rr.atomic_value_id, rr.agent_id, rr.result_name, rr.summary_json, rr.agent_created_at, rr.list_name, rr.id, rr.confidence",
+)
+
 /** A row's key in the list's order, as JSON (see `ResultKey`). */
 const keyJson = sql`json_build_array((extract(epoch from rr.agent_created_at) * 1000000)::bigint::text, rr.agent_id,
   rr.list_name, rr.id, rr.confidence)`
@@ -283,12 +288,10 @@ export const resultsListPage = (
             ${filter.agentId === undefined ? sql`` : sql`and a.id = ${filter.agentId}::uuid`}
             ${filter.resolutionStatus === undefined ? sql`` : sql`and t.resolution_status = ${filter.resolutionStatus}`}
           group by a.id, a.created_at having sum(t.n) > 0`
-      : filter.maxConfidence !== undefined &&
-          filter.dimensionValue === undefined &&
-          filter.resolutionStatus === undefined
-        ? countedByBands(projectId, filter, filter.maxConfidence)
-        : byDimension
-          ? sql`select null::uuid as id, null::timestamptz as created_at, (select count(*)::int from matched) as n`
+      : byDimension
+        ? sql`select null::uuid as id, null::timestamptz as created_at, (select count(*)::int from matched) as n`
+        : filter.maxConfidence !== undefined && filter.resolutionStatus === undefined
+          ? countedByBands(projectId, filter, filter.maxConfidence)
           : sql`select null::uuid as id, null::timestamptz as created_at,
           (select count(*)::int from resolution_results rr where ${sql.join(conditions(projectId, filter), sql` and `)}) as n`
     const offset = byOffset ? window.offset : 0
@@ -305,9 +308,7 @@ export const resultsListPage = (
       with ${
         byDimension
           ? sql`matched as materialized (
-        select rr.atomic_value_id, rr.agent_id, rr.result_name, rr.summary_json, rr.agent_created_at,
-               rr.list_name, rr.id, rr.confidence
-        from resolution_results rr where ${sql.join(conditions(projectId, filter), sql` and `)}
+        select ${PAGE_COLUMNS} from resolution_results rr where ${sql.join(conditions(projectId, filter), sql` and `)}
       ),`
           : sql``
       }
@@ -320,8 +321,7 @@ export const resultsListPage = (
       ),
       ${head === undefined ? sql`` : sql`head as (${head}),`}
       page as (
-        select rr.atomic_value_id, rr.agent_id, rr.result_name, rr.summary_json, rr.agent_created_at,
-               rr.list_name, rr.id, rr.confidence, row_number() over (order by ${order}) as position
+        select ${PAGE_COLUMNS}, row_number() over (order by ${order}) as position
         from ${byDimension ? sql`matched` : sql`resolution_results`} rr
         where ${where.length === 0 ? sql`true` : sql.join(where, sql` and `)}
         order by ${order} ${skip}
