@@ -28,6 +28,7 @@ import * as m0026 from "./migrations/2026_11_29_0009_confidence_tallies.ts"
 import * as m0027 from "./migrations/2026_11_30_0001_claim_order.ts"
 import * as m0028 from "./migrations/2026_11_30_0002_run_unfinished.ts"
 import * as m0029 from "./migrations/2026_11_30_0003_project_searches.ts"
+import * as m0030 from "./migrations/2026_12_01_0001_agent_project_statistics.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -60,6 +61,7 @@ export const migrations: Record<string, Migration> = {
   "2026_11_30_0001_claim_order": m0027,
   "2026_11_30_0002_run_unfinished": m0028,
   "2026_11_30_0003_project_searches": m0029,
+  "2026_12_01_0001_agent_project_statistics": m0030,
 }
 
 export interface MigrationOutcome {
