@@ -27,15 +27,23 @@ const AGENTS = 4
 
 let organizationId = ""
 let projectId = ""
+/** A smaller project beside it, as a database of many projects has. */
+let smaller = { organizationId: "", projectId: "", agentId: "" }
 
-beforeAll(async () => {
-  await explainer.connect()
-  ;({ organizationId, projectId } = await newOrganizationProject(db))
-  const seeded = await documentsAndAgents(db, projectId, { documents: DOCUMENTS, agents: AGENTS })
-  await writeAgentsResults(db, projectId, seeded, (j) => ({
+const seedProject = async (documents: number) => {
+  const project = await newOrganizationProject(db)
+  const seeded = await documentsAndAgents(db, project.projectId, { documents, agents: AGENTS })
+  await writeAgentsResults(db, project.projectId, seeded, (j) => ({
     value: `Supplier ${j % 97}`,
     status: "Resolved",
   }))
+  return { ...project, agentId: seeded.agentIds[0]! }
+}
+
+beforeAll(async () => {
+  await explainer.connect()
+  ;({ organizationId, projectId } = await seedProject(DOCUMENTS))
+  smaller = await seedProject(DOCUMENTS / 10)
   await sql`analyze`.execute(db)
 })
 
@@ -94,6 +102,23 @@ describe("a page's statement is planned once per connection", () => {
     const plans = await plansOf(explainer, statement, 10)
     // Five plans for the values, then the generic one for the rest.
     expect(plans).toEqual({ generic: 5, custom: 5 })
+  })
+
+  it("the results list of a project smaller than another, whole and filtered by an agent", async () => {
+    // A custom plan knows the project's share of the results, a generic plan the average project's: with an
+    // offset's cost estimated from the rows it passes, the generic plan looked dearer for every project but
+    // the largest, and each execution was planned again.
+    for (const filter of [{}, { agentId: smaller.agentId }]) {
+      statements.length = 0
+      const page = await run(
+        resultsListPage(recorded, smaller.organizationId, smaller.projectId, filter, {
+          limit: 20,
+          offset: 0,
+        }),
+      )
+      expect(page.count).toBe("agentId" in filter ? DOCUMENTS / 10 : (DOCUMENTS / 10) * AGENTS)
+      expect(await plansOf(explainer, statements[0]!, 10)).toEqual({ generic: 5, custom: 5 })
+    }
   })
 
   it("and its generic plan reads the value's matches, not the project's results in order", async () => {
