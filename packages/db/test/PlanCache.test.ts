@@ -35,7 +35,7 @@ const seedProject = async (documents: number) => {
   const seeded = await documentsAndAgents(db, project.projectId, { documents, agents: AGENTS })
   await writeAgentsResults(db, project.projectId, seeded, (j) => ({
     value: `Supplier ${j % 97}`,
-    status: "Resolved",
+    status: j % 25 === 0 ? "Requires attention" : "Resolved",
   }))
   return { ...project, agentId: seeded.agentIds[0]! }
 }
@@ -104,11 +104,16 @@ describe("a page's statement is planned once per connection", () => {
     expect(plans).toEqual({ generic: 5, custom: 5 })
   })
 
-  it("the results list of a project smaller than another, whole and filtered by an agent", async () => {
-    // A custom plan knows the project's share of the results, a generic plan the average project's: with an
-    // offset's cost estimated from the rows it passes, the generic plan looked dearer for every project but
-    // the largest, and each execution was planned again.
-    for (const filter of [{}, { agentId: smaller.agentId }]) {
+  it("the results list of a project smaller than another, whole, by an agent and by a rare status", async () => {
+    // A custom plan knows the project's share of the results (and a status's), a generic plan the average
+    // project's: with an offset's cost estimated from the rows it passes, the generic plan looked dearer for
+    // every project but the largest (and for a rare status), and each execution was planned again.
+    const documents = DOCUMENTS / 10
+    for (const [filter, count] of [
+      [{}, documents * AGENTS],
+      [{ agentId: smaller.agentId }, documents],
+      [{ resolutionStatus: "Requires attention" }, (documents / 25) * AGENTS],
+    ] as const) {
       statements.length = 0
       const page = await run(
         resultsListPage(recorded, smaller.organizationId, smaller.projectId, filter, {
@@ -116,8 +121,11 @@ describe("a page's statement is planned once per connection", () => {
           offset: 0,
         }),
       )
-      expect(page.count).toBe("agentId" in filter ? DOCUMENTS / 10 : (DOCUMENTS / 10) * AGENTS)
-      expect(await plansOf(explainer, statements[0]!, 10)).toEqual({ generic: 5, custom: 5 })
+      expect(page.count).toBe(count)
+      expect(await plansOf(explainer, statements[0]!, 10), JSON.stringify(filter)).toEqual({
+        generic: 5,
+        custom: 5,
+      })
     }
   })
 
