@@ -12,6 +12,7 @@ import type { Conn } from "../../Db.ts"
 import type { ExtractionRow } from "../../Schema.ts"
 import { pageWindow } from "../PageWindow.ts"
 import { type AgentStateInputRow, agentStateInputsQuery } from "../ProjectReads.ts"
+import { unseen } from "../Unseen.ts"
 
 /**
  * A number as the `real` it is compared with: rounded to single precision, so every double is accepted
@@ -132,14 +133,12 @@ const keyValue = (key: ResultKey, byConfidence: boolean) =>
   ])})`
 
 /**
- * The project, behind a sub-select where the planner cannot read it: in sight, each execution of a page's
- * prepared statement was planned again in a database of several projects (about 1.5 ms of the database's
- * time per page). A custom plan knows the project's share of the results, a generic plan only the average
- * project's; an offset's cost is estimated from the rows it passes, so for every project but the largest the
- * generic plan looked dearer and PostgreSQL kept planning. The plan is the same for every project (the
- * list's index, or the filter's), so one generic plan serves them all.
+ * The project out of the planner's sight (see `unseen`): a custom plan knew the project's share of the
+ * results and a generic plan only the average project's; an offset's cost is estimated from the rows it
+ * passes, so for every project but the largest the generic plan looked dearer and each execution of a page
+ * was planned again. The plan is the same for every project (the list's index, or the filter's).
  */
-const theProject = (projectId: string) => sql`(select ${projectId}::uuid)`
+const theProject = (projectId: string) => unseen(projectId, "uuid")
 
 /** The filter's conditions on current results of the project (each matched by an index's columns). */
 const conditions = (projectId: string, filter: CurrentResultsFilter): Array<RawBuilder<unknown>> => {
@@ -151,7 +150,7 @@ const conditions = (projectId: string, filter: CurrentResultsFilter): Array<RawB
   if (filter.resolutionStatus !== undefined)
     // Out of the planner's sight as the project is (see `theProject`): a rare status made the generic plan
     // look dearer than a plan for it, and each execution was planned again; the index read is the same.
-    where.push(sql`rr.resolution_status = (select ${filter.resolutionStatus}::text)`)
+    where.push(sql`rr.resolution_status = ${unseen(filter.resolutionStatus, "text")}`)
   if (filter.dimensionValue !== undefined)
     // The value behind a sub-select, where the planner cannot read it: with it in sight, every execution of
     // the prepared statement was planned again for its value (PostgreSQL kept custom plans, the value's
@@ -356,7 +355,7 @@ export const resultsListPage = (
              (select ${keyJson} from page rr where rr.position = ${sql.raw(descending ? "b.high" : "b.low")}) as first,
              (select ${keyJson} from page rr where rr.position = ${sql.raw(descending ? "b.low" : "b.high")}) as last,
              (select coalesce(json_agg(s), '[]'::json)
-              from (${agentStateInputsQuery(theProject(projectId) as RawBuilder<string>, sql`b.agents`)}) s) as states
+              from (${agentStateInputsQuery(theProject(projectId), sql`b.agents`)}) s) as states
       from built b`.execute(conn)
     const r = rows[0]!
     const page = {
