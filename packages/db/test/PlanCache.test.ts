@@ -12,13 +12,7 @@ import { sql } from "kysely"
 import type pg from "pg"
 import { beforeAll, describe, expect, it } from "vitest"
 import { resultsListPage } from "../src/repositories/Results.ts"
-import {
-  documentsAndAgents,
-  newOrganizationProject,
-  planningDatabase,
-  type RanStatement,
-  writeAgentsResults,
-} from "./fixtures.ts"
+import { planningDatabase, type RanStatement, supplierProject } from "./fixtures.ts"
 
 const { db, statements, recorded, explainer } = await planningDatabase()
 const run = Effect.runPromise
@@ -30,20 +24,10 @@ let projectId = ""
 /** A smaller project beside it, as a database of many projects has. */
 let smaller = { organizationId: "", projectId: "", agentId: "" }
 
-const seedProject = async (documents: number) => {
-  const project = await newOrganizationProject(db)
-  const seeded = await documentsAndAgents(db, project.projectId, { documents, agents: AGENTS })
-  await writeAgentsResults(db, project.projectId, seeded, (j) => ({
-    value: `Supplier ${j % 97}`,
-    status: j % 25 === 0 ? "Requires attention" : "Resolved",
-  }))
-  return { ...project, agentId: seeded.agentIds[0]! }
-}
-
 beforeAll(async () => {
   await explainer.connect()
-  ;({ organizationId, projectId } = await seedProject(DOCUMENTS))
-  smaller = await seedProject(DOCUMENTS / 10)
+  ;({ organizationId, projectId } = await supplierProject(db, { documents: DOCUMENTS, agents: AGENTS }))
+  smaller = await supplierProject(db, { documents: DOCUMENTS / 10, agents: AGENTS })
   await sql`analyze`.execute(db)
 })
 

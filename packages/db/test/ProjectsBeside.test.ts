@@ -9,12 +9,7 @@ import { Effect } from "effect"
 import { sql } from "kysely"
 import { beforeAll, describe, expect, it } from "vitest"
 import { resultsListPage } from "../src/repositories/Results.ts"
-import {
-  documentsAndAgents,
-  newOrganizationProject,
-  planningDatabase,
-  writeAgentsResults,
-} from "./fixtures.ts"
+import { planningDatabase, supplierProject } from "./fixtures.ts"
 
 const { db, statements, recorded, explainer } = await planningDatabase()
 const run = Effect.runPromise
@@ -26,20 +21,10 @@ const PAGE = 10
 
 let small = { organizationId: "", projectId: "", agentId: "" }
 
-const seedProject = async (documents: number) => {
-  const { organizationId, projectId } = await newOrganizationProject(db)
-  const seeded = await documentsAndAgents(db, projectId, { documents, agents: AGENTS })
-  await writeAgentsResults(db, projectId, seeded, (j) => ({
-    value: `Supplier ${j % 97}`,
-    status: "Resolved",
-  }))
-  return { organizationId, projectId, agentId: seeded.agentIds[0]! }
-}
-
 beforeAll(async () => {
   await explainer.connect()
-  small = await seedProject(SMALL)
-  await seedProject(LARGE)
+  small = await supplierProject(db, { documents: SMALL, agents: AGENTS })
+  await supplierProject(db, { documents: LARGE, agents: AGENTS })
   await sql`analyze`.execute(db)
 })
 

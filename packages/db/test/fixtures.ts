@@ -1,5 +1,6 @@
 /** Rows the repository tests start from. */
 import { randomUUID } from "node:crypto"
+import { newOrganizationProject } from "@dxs/testing/Seeding"
 import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
 import { Kysely } from "kysely"
@@ -18,7 +19,7 @@ import {
 import type { Database } from "../src/Schema.ts"
 
 /** A new organisation with one project in it. */
-export { newOrganizationProject } from "@dxs/testing/Seeding"
+export { newOrganizationProject }
 
 /** The project's Document dimension (its documents' dimension), made. */
 export const newDocumentDimension = async (db: Kysely<Database>, projectId: string) =>
@@ -174,6 +175,23 @@ export const recordingKysely = (url: string, connections: number, into: Array<Ra
       into.push({ sql: event.query.sql, parameters: event.query.parameters })
     },
   })
+
+/**
+ * A new organisation's project of `documents` documents and `agents` agents, each document's result of each
+ * agent one of 97 suppliers, one in 25 requiring attention: its ids and its first agent's.
+ */
+export const supplierProject = async (
+  db: Kysely<Database>,
+  counts: { readonly documents: number; readonly agents: number },
+) => {
+  const project = await newOrganizationProject(db)
+  const seeded = await documentsAndAgents(db, project.projectId, counts)
+  await writeAgentsResults(db, project.projectId, seeded, (j) => ({
+    value: `Supplier ${j % 97}`,
+    status: j % 25 === 0 ? "Requires attention" : "Resolved",
+  }))
+  return { ...project, agentId: seeded.agentIds[0]! }
+}
 
 /**
  * A test file's database for reading the plans of its statements: a pool, a pool of the same database that
