@@ -11,6 +11,7 @@ import { Effect } from "effect"
 import { sql } from "kysely"
 import type pg from "pg"
 import { beforeAll, describe, expect, it } from "vitest"
+import { agentListing, projectAgentStates } from "../src/repositories/ProjectReads.ts"
 import { resultsListPage } from "../src/repositories/Results.ts"
 import { planningDatabase, type RanStatement, supplierProject } from "./fixtures.ts"
 
@@ -110,6 +111,31 @@ describe("a page's statement is planned once per connection", () => {
         generic: 5,
         custom: 5,
       })
+    }
+  })
+
+  it("the project screen's agents and their states, in an organisation of several projects", async () => {
+    // The projects' ids as an array of unknown length: a generic plan expects ten of them (all of the
+    // organisation's), a custom plan knows there is one.
+    for (let p = 0; p < 3; p++) {
+      const { id } = await db
+        .insertInto("projects")
+        .values({ organization_id: smaller.organizationId, name: `Beside ${p}` })
+        .returning("id")
+        .executeTakeFirstOrThrow()
+      await db
+        .insertInto("agents")
+        .values(Array.from({ length: 20 }, (_, k) => ({ project_id: id, name: `Agent ${k}` })))
+        .execute()
+    }
+    await sql`analyze`.execute(db)
+    for (const read of [
+      () => run(agentListing(recorded, smaller.organizationId, [smaller.projectId])),
+      () => run(projectAgentStates(recorded, smaller.organizationId, [smaller.projectId])),
+    ]) {
+      statements.length = 0
+      expect(JSON.stringify(await read())).toContain(smaller.agentId)
+      expect(await plansOf(explainer, statements[0]!, 10)).toEqual({ generic: 5, custom: 5 })
     }
   })
 

@@ -11,6 +11,7 @@ import type { AgentRow } from "../Schema.ts"
 import type { AgentDimensionAttachment, AgentReferenceRow } from "./Agents.ts"
 import { type PagesWithin, type PagesWithinRow, pagesWithinOf, pagesWithinQuery } from "./Pages.ts"
 import { DERIVE_TASK, PARSE_TASK, RESOLVE_TASK } from "./TaskKinds.ts"
+import { unseen } from "./Unseen.ts"
 
 const run = <A>(f: () => Promise<A>): Effect.Effect<A> => Effect.promise(f)
 
@@ -252,7 +253,7 @@ export const agentListing = (
           left join agents g on g.project_id = p.id${
             filter.isEvaluation === undefined ? sql`` : sql` and g.is_evaluation = ${filter.isEvaluation}`
           }
-          where p.id = any(${sql.val(projectIds)}::uuid[]) and p.organization_id = ${organizationId}::uuid
+          where p.id = any(${unseen(projectIds, "uuid[]")}) and p.organization_id = ${organizationId}::uuid
           order by g.created_at desc nulls last, g.id desc`
           .execute(conn)
           .then(({ rows }) => {
@@ -435,7 +436,7 @@ export const projectAgentStates = (
         exists (select 1 from runs r where r.project_id = p.id and r.status in ('queued', 'running')) as pipeline_running,
         (select coalesce(json_agg(s), '[]'::json) from (${agentStateInputsQuery(sql<string>`p.id`)}) s) as states
       from projects p
-      where p.id = any(${sql.val(projectIds)}::uuid[]) and p.organization_id = ${organizationId}::uuid`
+      where p.id = any(${unseen(projectIds, "uuid[]")}) and p.organization_id = ${organizationId}::uuid`
       .execute(conn)
       .then((r) => r.rows),
   )
