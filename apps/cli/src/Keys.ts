@@ -1,5 +1,4 @@
-import { KEY_PREFIX } from "@dxs/services"
-import { type ApiKeyInfo, ApiKeys } from "@dxs/services/ApiKeys"
+import { type ApiKeyInfo, ApiKeys, KEY_PREFIX } from "@dxs/services/ApiKeys"
 import { Console, Effect, Layer } from "effect"
 import type { Config } from "./Config.ts"
 import { CliError, migratedDbLayer } from "./Database.ts"

@@ -10,6 +10,10 @@ import { dxs, KEY, lastLine, postmasterPidFile, run, sandbox, useSandbox } from 
  * GraphQL. Accounts and an external DATABASE_URL are in `accounts.test.ts`.
  */
 
+/** Modules of the servers and of the pipeline's stages: what a command that only reads keys must not load. */
+const SERVERS_AND_PIPELINE =
+  /\/(apps\/(rest-api|graphql-gateway|worker|web)|packages\/pipeline\/dist\/(parsing|extraction|llm|run|retrieval))\//
+
 /** Starts `dxs start all` on a free port and waits for its address line. */
 const startServer = async () => {
   const server = dxs(["start", "all"])
@@ -76,8 +80,16 @@ describe("dxs on an embedded PostgreSQL server", () => {
     expect(r.stderr).toContain("initialising a new PostgreSQL cluster")
     // It started its own server and stopped it again.
     expect(fs.existsSync(postmasterPidFile())).toBe(false)
-    const list = await run(["keys", "list", "--org", "acme"])
+    // Each command loads only its own code: listing keys loads neither the servers' nor the pipeline's.
+    const loaded = path.join(sandbox.tmp, "keys-list-modules.txt")
+    const list = await run(["keys", "list", "--org", "acme"], {
+      DXS_LOADED_MODULES: loaded,
+      NODE_OPTIONS: `--import ${path.join(import.meta.dirname, "loadedModules.mjs")}`,
+    })
     expect(list.code, list.output).toBe(0)
+    const modules = fs.readFileSync(loaded, "utf8").trim().split("\n")
+    expect(modules).toContainEqual(expect.stringMatching(/\/services\/dist\/ApiKeys\.js$/))
+    expect(modules.filter((url) => SERVERS_AND_PIPELINE.test(url))).toEqual([])
     expect(list.stdout).toContain("acme")
     expect(list.stdout).toContain("first")
     expect(list.stdout).toContain(key.slice(0, 13))
