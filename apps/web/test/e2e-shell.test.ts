@@ -136,6 +136,38 @@ describe.skipIf(CHROMIUM === undefined)("the web application shell in Chromium",
       [2, "succeeded"],
       [1, "succeeded"],
     ])
+
+    // A run that ends while the page reads the run history: each read of the history after the launch
+    // is answered as the server answered it at once, but only after the run has ended, so the run's last
+    // events come while a read from before its end is under way. The page shows the run's end all the same.
+    let launched = false
+    let ended = false
+    let release: () => void = () => undefined
+    const end = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    await page.route(/\/agents\/launch\/$/, async (route) => {
+      const response = await route.fetch()
+      launched = true
+      await route.fulfill({ response })
+    })
+    await page.route(/\/runs\/\?limit=10$/, async (route) => {
+      if (!launched || ended) return route.continue()
+      const response = await route.fetch()
+      await end
+      // the page may have given the read up meanwhile
+      await route.fulfill({ response }).catch(() => undefined)
+    })
+    await page.getByRole("button", { name: "Launch" }).click()
+    await expect
+      .poll(async () => (await rest(key).get(`/projects/${projectId}/runs/?limit=1`)).body.results[0], {
+        timeout: 60_000,
+      })
+      .toMatchObject({ number: 3, status: "succeeded" })
+    ended = true
+    release()
+    await page.locator(".run-progress").filter({ hasText: "Run 3 succeeded" }).waitFor({ timeout: 30_000 })
+    await page.unrouteAll({ behavior: "ignoreErrors" })
   })
   it("builds an output schema with the form, maps its fields to agents and saves it", async () => {
     await page.goto(`${origin}/`)

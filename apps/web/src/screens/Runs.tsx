@@ -81,18 +81,21 @@ export function useRunTracker(base: string, projectId: string, onEnded: () => vo
   // live progress while a run is followed
   useEffect(() => {
     if (!following || streamEnded) return
-    const refreshRuns = () =>
-      void queryClient.refetchQueries({ queryKey: ["api", runsPath] }, { cancelRefetch: false })
+    // `anew`: a read of the history already under way may have begun before the change it is read for (a
+    // run that ended while it was read), and no later event comes to read it again: it is dropped and the
+    // history read again. Otherwise the read under way serves (while a run is queued, events come often).
+    const refreshRuns = (anew: boolean) =>
+      void queryClient.refetchQueries({ queryKey: ["api", runsPath] }, { cancelRefetch: anew })
     return subscribeRunProgress(
       projectId,
       (state) => {
         setLiveState(state)
         // the run's state (queued, running, finished) is in the history: read it when it may have moved
-        if (!trackedRunningRef.current || !state.pipeline_running) refreshRuns()
+        if (!trackedRunningRef.current || !state.pipeline_running) refreshRuns(!state.pipeline_running)
       },
       () => {
         setStreamEnded(true)
-        refreshRuns()
+        refreshRuns(true)
       },
     )
   }, [following, streamEnded, projectId, runsPath])
