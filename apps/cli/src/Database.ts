@@ -1,12 +1,7 @@
 import { Db, EmbeddedPostgresError, type EmbeddedServer, migrateToLatest, startEmbedded } from "@dxs/db"
-import { Context, Data, Effect, Layer, Runtime } from "effect"
+import { Context, Effect, Layer, Runtime } from "effect"
+import { CliError } from "./CliError.ts"
 import { type Config, redactUrl } from "./Config.ts"
-
-/** A failure the command reports as one message (no stack trace) and exits with `exitCode`. */
-export class CliError extends Data.TaggedError("CliError")<{
-  readonly message: string
-  readonly exitCode: number
-}> {}
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 

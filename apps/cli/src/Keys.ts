@@ -1,7 +1,8 @@
 import { type ApiKeyInfo, ApiKeys, KEY_PREFIX } from "@dxs/services/ApiKeys"
 import { Console, Effect, Layer } from "effect"
+import { CliError } from "./CliError.ts"
 import type { Config } from "./Config.ts"
-import { CliError, migratedDbLayer } from "./Database.ts"
+import { migratedDbLayer } from "./Database.ts"
 
 /** ApiKeys over an up-to-date schema: works with a running server (shared) or none (started, then stopped). */
 const keysLayer = (config: Config) => ApiKeys.Default.pipe(Layer.provideMerge(migratedDbLayer(config)))

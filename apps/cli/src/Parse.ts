@@ -6,8 +6,8 @@ import { ParseFailure } from "@dxs/pipeline/parsing/Backend"
 import { convertFile } from "@dxs/pipeline/parsing/Convert"
 import { detectLibreOffice, ParsePool } from "@dxs/pipeline/parsing/Runner"
 import { Effect } from "effect"
+import { CliError } from "./CliError.ts"
 import type { Config } from "./Config.ts"
-import { CliError } from "./Database.ts"
 
 /**
  * `dxs parse FILE… [--format markdown|json|text] [--out DIR]`: documents converted offline, without a server

@@ -2,8 +2,8 @@ import type { Teardown } from "@effect/platform/Runtime"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit, Option } from "effect"
 import type { Command } from "./Args.ts"
+import { CliError } from "./CliError.ts"
 import type { Config } from "./Config.ts"
-import { CliError } from "./Database.ts"
 import { loggingLayer } from "./Logging.ts"
 
 export type Runnable = Exclude<Command, { _tag: "Help" } | { _tag: "UsageError" }>
@@ -14,6 +14,9 @@ export type Runnable = Exclude<Command, { _tag: "Help" } | { _tag: "UsageError" 
  */
 const loading = <M, A, E, R>(load: () => Promise<M>, use: (module: M) => Effect.Effect<A, E, R>) =>
   Effect.flatMap(Effect.promise(load), use)
+
+const keys = () => import("./Keys.ts")
+const users = () => import("./Users.ts")
 
 const program = (command: Runnable, config: Config) => {
   switch (command._tag) {
@@ -33,30 +36,15 @@ const program = (command: Runnable, config: Config) => {
         ({ schemaSdl }) => Effect.sync(() => process.stdout.write(`${schemaSdl()}\n`)),
       ).pipe(Effect.asVoid)
     case "KeysCreate":
-      return loading(
-        () => import("./Keys.ts"),
-        (m) => m.createKey(config, command.org, command.name),
-      )
+      return loading(keys, (m) => m.createKey(config, command.org, command.name))
     case "KeysList":
-      return loading(
-        () => import("./Keys.ts"),
-        (m) => m.listKeys(config, command.org, command.json),
-      )
+      return loading(keys, (m) => m.listKeys(config, command.org, command.json))
     case "KeysRevoke":
-      return loading(
-        () => import("./Keys.ts"),
-        (m) => m.revokeKey(config, command.target),
-      )
+      return loading(keys, (m) => m.revokeKey(config, command.target))
     case "UsersCreate":
-      return loading(
-        () => import("./Users.ts"),
-        (m) => m.createUser(config, command.org, command.email),
-      )
+      return loading(users, (m) => m.createUser(config, command.org, command.email))
     case "UsersList":
-      return loading(
-        () => import("./Users.ts"),
-        (m) => m.listUsers(config, command.org, command.json),
-      )
+      return loading(users, (m) => m.listUsers(config, command.org, command.json))
     case "Parse":
       return loading(
         () => import("./Parse.ts"),

@@ -35,8 +35,9 @@ import type * as HttpServerError from "@effect/platform/HttpServerError"
 import { Cause, Effect, Layer } from "effect"
 import type { Kysely } from "kysely"
 import type { StartMode } from "./Args.ts"
+import { CliError } from "./CliError.ts"
 import { type Config, loadEncryptionKey, publicUrlFor, redactUrl } from "./Config.ts"
-import { CliError, DatabaseServer, migratedDbLayer } from "./Database.ts"
+import { DatabaseServer, migratedDbLayer } from "./Database.ts"
 
 /**
  * Parse limits from the configuration, and the process's pool of parsing threads (shared by the worker and

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto"
 import { type Member, Members } from "@dxs/services/Members"
 import { Console, Effect, Layer } from "effect"
+import { CliError } from "./CliError.ts"
 import type { Config } from "./Config.ts"
-import { CliError, migratedDbLayer } from "./Database.ts"
+import { migratedDbLayer } from "./Database.ts"
 import { day, table } from "./Keys.ts"
 
 /** Members over an up-to-date schema: works with a running server (shared) or none (started, then stopped). */
