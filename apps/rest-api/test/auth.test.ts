@@ -4,6 +4,7 @@
  * and end at sign-out, and actions record the member's e-mail.
  */
 import { makeKysely } from "@dxs/db"
+import { PASSWORD_HASH_COST } from "@dxs/services"
 import { type Client, createProject, expectProblem } from "@dxs/testing/RestClient"
 import { agentVersion, projectRows } from "@dxs/testing/Seeding"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -15,7 +16,8 @@ let a: Client
 const PASSWORD = "correct horse battery staple"
 
 beforeAll(async () => {
-  api = await startTestApi()
+  // The service's own cost of password hashes (the suites' harness lowers it), as the server stores them.
+  api = await startTestApi({ passwordHashCost: PASSWORD_HASH_COST })
   db = makeKysely(api.dbUrl, 2)
   await api.newMember("acme", "Ada@Example.com", PASSWORD)
   await api.newMember("globex", "grace@example.com", PASSWORD)

@@ -117,7 +117,15 @@ export interface TestApiOptions {
   readonly llmProvider?: "local" | "openai"
   /** The budget of one extraction request, of the API's preview and the worker (default: 20 agents, 128k tokens). */
   readonly requestBudget?: { readonly maxAgentsPerRequest: number; readonly contextTokens: number }
+  /**
+   * scrypt's cost of new password hashes (default here: 1,024, a few milliseconds a sign-in, where the
+   * service's `PASSWORD_HASH_COST` takes a fifth of a second of a core; a hash verifies at its own cost).
+   */
+  readonly passwordHashCost?: number
 }
+
+/** The suites' cost of password hashes (see `TestApiOptions.passwordHashCost`). */
+const TEST_PASSWORD_HASH_COST = 1024
 
 /** Starts the real REST server on loopback over a fresh database for this test file. */
 export const startTestApi = async (options: TestApiOptions = {}): Promise<TestApi> => {
@@ -152,6 +160,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     spoolRoot: options.spoolRoot,
     llmProvider: options.llmProvider,
     requestBudget: options.requestBudget,
+    passwordHashCost: options.passwordHashCost ?? TEST_PASSWORD_HASH_COST,
     clock: options.clock,
   })
   const layer = restApiWith(routes).pipe(
@@ -165,7 +174,7 @@ export const startTestApi = async (options: TestApiOptions = {}): Promise<TestAp
     ),
   )
   // Request and task lines (info) would drown a test's output: warnings and errors only.
-  const runtime = ManagedRuntime.make(Layer.merge(layer, Logger.minimumLogLevel(LogLevel.Warning)))
+  const runtime = ManagedRuntime.make(layer.pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))))
   const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
   if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
   afterThisFile(async () => {

@@ -26,7 +26,7 @@ import { KeyManagement } from "./KeyManagement.ts"
 import { Launches, ModelProvider } from "./Launches.ts"
 import { SpoolSettings } from "./Leftovers.ts"
 import { LiveSubscriptionSettings } from "./LiveSubscriptions.ts"
-import { Members, SessionSettings } from "./Members.ts"
+import { Members, PasswordHashing, SessionSettings } from "./Members.ts"
 import { AppUrl, OutputSchemas } from "./OutputSchemas.ts"
 import { Pages, ParsingSettings } from "./Pages.ts"
 import { ProgressFeed } from "./ProgressFeed.ts"
@@ -100,6 +100,8 @@ export interface ServicesOptions<R = never> {
   readonly fileEditMaxBytes?: number | undefined
   /** How long a member's session lasts. */
   readonly sessionTtlSeconds?: number | undefined
+  /** scrypt's cost of new password hashes (default `PASSWORD_HASH_COST`; only tests lower it). */
+  readonly passwordHashCost?: number | undefined
   /** Body size and nesting limits of REST requests. */
   readonly requestLimits?: RequestLimits["Type"] | undefined
   /** How long a signed `file_url` link is valid. */
@@ -148,6 +150,7 @@ export const settingsLayer = <O extends ServicesOptions<any>>(
     setting(UploadLimits, options.uploadMaxBytes, (maxFileBytes) => ({ maxFileBytes })),
     setting(FileEditLimits, options.fileEditMaxBytes, (maxTemplateBytes) => ({ maxTemplateBytes })),
     setting(SessionSettings, options.sessionTtlSeconds, (ttlSeconds) => ({ ttlSeconds })),
+    setting(PasswordHashing, options.passwordHashCost, (cost) => ({ cost })),
     setting(RequestLimits, options.requestLimits, (limits) => limits),
     setting(FileLinks, options.fileUrlTtlSeconds, (ttlSeconds) => ({ ttlSeconds })),
     setting(ParsingSettings, options.parsing, (parsing) => parsing),

@@ -34,10 +34,20 @@ export interface SessionGrant {
 export type SessionInfo = Session
 
 // scrypt parameters (N = 2^15 needs 32 MB; Node's default limit is 32 MB, so raise maxmem a little).
-const N = 32768
+/** scrypt's cost (N) of new password hashes: a hash keeps its own, so hashes of any cost still verify. */
+export const PASSWORD_HASH_COST = 32768
 const R = 8
 const P = 1
 const KEY_LENGTH = 64
+
+/**
+ * The cost of new password hashes (and of the stand-in hash an unknown e-mail is checked against). Not a
+ * deployment setting: only a test suite lowers it, whose sign-ins would otherwise each take a fifth of a
+ * second of a core (one scrypt at N = 2^15) while it checks something else.
+ */
+export class PasswordHashing extends Context.Reference<PasswordHashing>()("@dxs/services/PasswordHashing", {
+  defaultValue: (): { readonly cost: number } => ({ cost: PASSWORD_HASH_COST }),
+}) {}
 
 const derive = (password: string, salt: Buffer, n: number, r: number, p: number) =>
   new Promise<Buffer>((resolve, reject) =>
@@ -50,11 +60,11 @@ const derive = (password: string, salt: Buffer, n: number, r: number, p: number)
     ),
   )
 
-/** `scrypt$N$r$p$salt$hash`, with a fresh 16-byte salt. */
-export const hashPassword = async (password: string): Promise<string> => {
+/** `scrypt$N$r$p$salt$hash`, with a fresh 16-byte salt (N: `cost`). */
+export const hashPassword = async (password: string, cost = PASSWORD_HASH_COST): Promise<string> => {
   const salt = randomBytes(16)
-  const hash = await derive(password, salt, N, R, P)
-  return `scrypt$${N}$${R}$${P}$${salt.toString("base64")}$${hash.toString("base64")}`
+  const hash = await derive(password, salt, cost, R, P)
+  return `scrypt$${cost}$${R}$${P}$${salt.toString("base64")}$${hash.toString("base64")}`
 }
 
 /** Whether `password` matches a stored hash (constant-time comparison). */
@@ -70,7 +80,8 @@ export const verifyPassword = async (password: string, stored: string): Promise<
  * Checked against when the e-mail is unknown, so both failures take the same work: one scrypt with the
  * parameters of a real hash. Random bytes stand in for the hash; no password matches them.
  */
-const dummyHash = `scrypt$${N}$${R}$${P}$${randomBytes(16).toString("base64")}$${randomBytes(KEY_LENGTH).toString("base64")}`
+const dummyHash = (cost: number) =>
+  `scrypt$${cost}$${R}$${P}$${randomBytes(16).toString("base64")}$${randomBytes(KEY_LENGTH).toString("base64")}`
 
 /** Whether two secrets (tokens) are equal, in time that does not depend on where they differ. */
 export const sameSecret = (given: string, expected: string): boolean => {
@@ -108,6 +119,8 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
       Context.add(AuthThrottleSettings, yield* AuthThrottleSettings),
     )
     const provide = Effect.provide(storage)
+    const { cost } = yield* PasswordHashing
+    const unknownMemberHash = dummyHash(cost)
     // Sessions found live are believed for a moment (see CredentialMemory); a sign-out waits it out.
     const { ttlMs } = yield* CredentialMemory
     const memory = makeCredentialMemory<KnownSession>(ttlMs)
@@ -129,7 +142,7 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
             return yield* BadRequest.of(`the password must have at least ${MIN_PASSWORD_LENGTH} characters`, [
               { path: "password", message: `must have at least ${MIN_PASSWORD_LENGTH} characters` },
             ])
-          const passwordHash = yield* Effect.promise(() => hashPassword(password))
+          const passwordHash = yield* Effect.promise(() => hashPassword(password, cost))
           // A taken e-mail rolls the whole transaction back: no organisation is left behind either.
           return yield* transaction((trx) =>
             Effect.gen(function* () {
@@ -154,7 +167,7 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
           const { ttlSeconds } = yield* SessionSettings
           yield* consumeSignInAttempt(email, clientAddress)
           const found = yield* withDb((db) => Access.findMemberByEmail(db, email.trim()))
-          const ok = yield* Effect.promise(() => verifyPassword(password, found?.password_hash ?? dummyHash))
+          const ok = yield* Effect.promise(() => verifyPassword(password, found?.password_hash ?? unknownMemberHash))
           if (found === undefined || !ok || found.disabled_at !== null) return yield* wrongCredentials()
           const token = newToken()
           const csrf = newToken()
