@@ -167,7 +167,9 @@ export class Members extends Effect.Service<Members>()("@dxs/services/Members", 
           const { ttlSeconds } = yield* SessionSettings
           yield* consumeSignInAttempt(email, clientAddress)
           const found = yield* withDb((db) => Access.findMemberByEmail(db, email.trim()))
-          const ok = yield* Effect.promise(() => verifyPassword(password, found?.password_hash ?? unknownMemberHash))
+          const ok = yield* Effect.promise(() =>
+            verifyPassword(password, found?.password_hash ?? unknownMemberHash),
+          )
           if (found === undefined || !ok || found.disabled_at !== null) return yield* wrongCredentials()
           const token = newToken()
           const csrf = newToken()
