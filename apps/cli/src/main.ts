@@ -1,6 +1,6 @@
 import * as nodeModule from "node:module"
 import { parseCommand } from "./Args.ts"
-import { type Config, ConfigError, readConfig } from "./Config.ts"
+import type { Config } from "./Config.ts"
 
 // Node 22.1+ keeps V8's compiled code of the modules loaded from here on in the OS temp folder, so later
 // starts skip compiling them (Node 20 has no such cache: nothing happens).
@@ -21,6 +21,8 @@ const main = async () => {
     process.exitCode = 2
     return
   }
+  // The configuration's module loads Effect and the storage's settings: not needed for help and usage.
+  const { ConfigError, readConfig } = await import("./Config.ts")
   let config: Config
   try {
     config = readConfig()

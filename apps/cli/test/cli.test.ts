@@ -58,6 +58,28 @@ describe("dxs usage", () => {
     }
   })
 
+  it("answers help and usage errors before loading Effect, the configuration or any service", async () => {
+    for (const [args, code] of [
+      [["--help"], 0],
+      [["keys", "create", "--help"], 0],
+      [["frobnicate"], 2],
+    ] as const) {
+      const loaded = path.join(sandbox.tmp, `${args.join("-")}-modules.txt`)
+      const r = await run(args, {
+        DXS_LOADED_MODULES: loaded,
+        NODE_OPTIONS: `--import ${path.join(import.meta.dirname, "loadedModules.mjs")}`,
+      })
+      expect(r.code, r.output).toBe(code)
+      const modules = fs.readFileSync(loaded, "utf8").trim().split("\n")
+      expect(modules).toContainEqual(expect.stringMatching(/\/cli\/dist\/Args\.js$/))
+      expect(
+        modules.filter((url) =>
+          /\/node_modules\/|\/cli\/dist\/Config\.js$|\/(db|services|pipeline)\/dist\//.test(url),
+        ),
+      ).toEqual([])
+    }
+  })
+
   it("rejects a bad environment value with a clear message and exit 2", async () => {
     const r = await run(["migrate"], { PORT: "eighty", WORKER_CONCURRENCY: "0" })
     expect(r.code).toBe(2)
