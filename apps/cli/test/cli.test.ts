@@ -14,6 +14,16 @@ import { dxs, KEY, lastLine, postmasterPidFile, run, sandbox, useSandbox } from 
 const SERVERS_AND_PIPELINE =
   /\/(apps\/(rest-api|graphql-gateway|worker|web)|packages\/pipeline\/dist\/(parsing|extraction|llm|run|retrieval))\//
 
+/** Runs `dxs args` with a module hook that names every module it loads: its result and those modules' URLs. */
+const runNamingModules = async (args: ReadonlyArray<string>) => {
+  const loaded = path.join(sandbox.tmp, `${args.join("-")}-modules.txt`)
+  const result = await run(args, {
+    DXS_LOADED_MODULES: loaded,
+    NODE_OPTIONS: `--import ${path.join(import.meta.dirname, "loadedModules.mjs")}`,
+  })
+  return { result, modules: fs.readFileSync(loaded, "utf8").trim().split("\n") }
+}
+
 /** Starts `dxs start all` on a free port and waits for its address line. */
 const startServer = async () => {
   const server = dxs(["start", "all"])
@@ -64,13 +74,8 @@ describe("dxs usage", () => {
       [["keys", "create", "--help"], 0],
       [["frobnicate"], 2],
     ] as const) {
-      const loaded = path.join(sandbox.tmp, `${args.join("-")}-modules.txt`)
-      const r = await run(args, {
-        DXS_LOADED_MODULES: loaded,
-        NODE_OPTIONS: `--import ${path.join(import.meta.dirname, "loadedModules.mjs")}`,
-      })
+      const { result: r, modules } = await runNamingModules(args)
       expect(r.code, r.output).toBe(code)
-      const modules = fs.readFileSync(loaded, "utf8").trim().split("\n")
       expect(modules).toContainEqual(expect.stringMatching(/\/cli\/dist\/Args\.js$/))
       expect(
         modules.filter((url) =>
@@ -103,13 +108,8 @@ describe("dxs on an embedded PostgreSQL server", () => {
     // It started its own server and stopped it again.
     expect(fs.existsSync(postmasterPidFile())).toBe(false)
     // Each command loads only its own code: listing keys loads neither the servers' nor the pipeline's.
-    const loaded = path.join(sandbox.tmp, "keys-list-modules.txt")
-    const list = await run(["keys", "list", "--org", "acme"], {
-      DXS_LOADED_MODULES: loaded,
-      NODE_OPTIONS: `--import ${path.join(import.meta.dirname, "loadedModules.mjs")}`,
-    })
+    const { result: list, modules } = await runNamingModules(["keys", "list", "--org", "acme"])
     expect(list.code, list.output).toBe(0)
-    const modules = fs.readFileSync(loaded, "utf8").trim().split("\n")
     expect(modules).toContainEqual(expect.stringMatching(/\/services\/dist\/ApiKeys\.js$/))
     expect(modules.filter((url) => SERVERS_AND_PIPELINE.test(url))).toEqual([])
     expect(list.stdout).toContain("acme")

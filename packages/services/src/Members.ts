@@ -33,8 +33,10 @@ export interface SessionGrant {
 
 export type SessionInfo = Session
 
-// scrypt parameters (N = 2^15 needs 32 MB; Node's default limit is 32 MB, so raise maxmem a little).
-/** scrypt's cost (N) of new password hashes: a hash keeps its own, so hashes of any cost still verify. */
+/**
+ * scrypt's cost (N) of new password hashes: a hash keeps its own, so hashes of any cost still verify. N = 2^15
+ * needs 32 MB, Node's default limit, so `derive` raises maxmem a little.
+ */
 export const PASSWORD_HASH_COST = 32768
 const R = 8
 const P = 1
@@ -61,7 +63,7 @@ const derive = (password: string, salt: Buffer, n: number, r: number, p: number)
   )
 
 /** `scrypt$N$r$p$salt$hash`, with a fresh 16-byte salt (N: `cost`). */
-export const hashPassword = async (password: string, cost = PASSWORD_HASH_COST): Promise<string> => {
+export const hashPassword = async (password: string, cost: number): Promise<string> => {
   const salt = randomBytes(16)
   const hash = await derive(password, salt, cost, R, P)
   return `scrypt$${cost}$${R}$${P}$${salt.toString("base64")}$${hash.toString("base64")}`
