@@ -106,8 +106,15 @@ const lock = () => {
 
 lock()
 try {
+  // Emit only: the types are checked by `pnpm typecheck` (over the tests too), so the build does not check
+  // them again (`--noCheck`: the same JavaScript, a third less time on a clean checkout, 41 s -> 27 s).
   if (!process.argv.includes("--web-only"))
-    run("tsc -b", [path.join(root, "node_modules/typescript/bin/tsc"), "-b", "tsconfig.build.json"])
+    run("tsc -b", [
+      path.join(root, "node_modules/typescript/bin/tsc"),
+      "-b",
+      "tsconfig.build.json",
+      "--noCheck",
+    ])
   if (!process.argv.includes("--no-web")) {
     const inputs = webInputsHash()
     const built = fs.existsSync(path.join(web, "dist/index.html"))
