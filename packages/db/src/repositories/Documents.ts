@@ -498,6 +498,22 @@ export const tagsOfDocuments = (
     return byDocument
   })
 
+/** Each document's parse metadata (JSON as the parse stage wrote it; "" before a parse). */
+export const metadataOfDocuments = (
+  db: Conn,
+  documentIds: ReadonlyArray<string>,
+): Effect.Effect<ReadonlyMap<string, string>> =>
+  Effect.promise(async () => {
+    if (documentIds.length === 0) return new Map()
+    const rows = await db
+      .selectFrom("documents")
+      .select(["id", "metadata"])
+      // One array parameter, whatever the number of documents.
+      .where(sql<boolean>`id = any(${sql.val(documentIds)}::uuid[])`)
+      .execute()
+    return new Map(rows.map((r) => [r.id, r.metadata]))
+  })
+
 /** The tag keys the project's documents use, apart from those of the documents `except`. */
 export const tagKeysOfProject = (
   db: Conn,

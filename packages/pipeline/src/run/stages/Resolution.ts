@@ -1,6 +1,7 @@
 /**
  * The `resolve` stage: one extraction agent — consistency across documents, then one resolved value per
- * atomic value (agent × dimension values) with status, references and sources. With web search (see
+ * atomic value (agent × dimension values) with status, references and sources; text values read by OCR
+ * then held against each other across the project's documents (`Agreement.ts`). With web search (see
  * `WebFindings.ts`), what the search finds joins the document extractions as candidates.
  */
 import { type ExtractionRow, type TaskRow, transactionOn } from "@dxs/db"
@@ -37,6 +38,7 @@ import {
   type ProjectAgent,
   type ProjectDocument,
 } from "../ProjectState.ts"
+import { agreeOcrReadings } from "./Agreement.ts"
 import {
   type AgentPayload,
   commitTask,
@@ -383,6 +385,7 @@ export class Resolution extends Effect.Service<Resolution>()("@dxs/pipeline/Reso
           usage = addUsage(usage, resolved.usage)
           rows.push(resolved.row)
         }
+        const agreed = yield* agreeOcrReadings(ctx.db, spec.valueType, rows)
 
         yield* commitTask(ctx, p.runId, usage, (trx) =>
           writeAgentResults(trx, {
@@ -392,7 +395,7 @@ export class Resolution extends Effect.Service<Resolution>()("@dxs/pipeline/Reso
             runId: p.runId,
             atomics,
             webFindings,
-            rows,
+            rows: agreed,
           }),
         )
       })
