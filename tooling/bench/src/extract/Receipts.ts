@@ -10,6 +10,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import * as path from "node:path"
+import { agreedReadings } from "@dxs/domain/Readings"
 import { agent, type Corpus, labelled, prf } from "./Corpus.ts"
 import type { SetFigures } from "./Targets.ts"
 
@@ -125,17 +126,36 @@ export const benchReceipts = async (
     .slice(0, options.limit)
   const parts = { development: emptyCounts(), heldBack: emptyCounts() }
   let read = 0
+  const scoredIds = ids.filter((_, i) => !options.heldBackOnly || i % 5 === 4)
+  const answersOf = new Map<string, Map<string, string>>()
+  for (const id of scoredIds) {
+    const image = path.join(receiptDir, "img", `${id}.jpg`)
+    const pages = existsSync(image) ? await corpus.pagesOf(image) : undefined
+    if (pages) read += 1
+    answersOf.set(
+      id,
+      pages ? new Map(corpus.extract(Object.values(receiptAgents), id, pages)) : new Map<string, string>(),
+    )
+  }
+  // The receipts are one project's documents, every page read by OCR: the resolve stage holds each text
+  // value against the others' (`@dxs/domain/Readings`), as here.
+  for (const f of FIELDS) {
+    if (receiptAgents[f].valueType !== "string") continue
+    const agreed = agreedReadings(
+      scoredIds.flatMap((id) => {
+        const value = answersOf.get(id)!.get(f)
+        return value === undefined ? [] : [{ key: id, value }]
+      }),
+    )
+    for (const [id, a] of agreed) answersOf.get(id)!.set(f, a.value)
+    console.log(`receipts: ${f}: ${agreed.size} values read by OCR take the reading other receipts agree on`)
+  }
   for (const [i, id] of ids.entries()) {
     const heldBack = i % 5 === 4
     if (options.heldBackOnly && !heldBack) continue
     const counts = heldBack ? parts.heldBack : parts.development
     const gold = JSON.parse(readFileSync(path.join(keyDir, `${id}.json`), "utf8")) as Record<Field, string>
-    const image = path.join(receiptDir, "img", `${id}.jpg`)
-    const pages = existsSync(image) ? await corpus.pagesOf(image) : undefined
-    if (pages) read += 1
-    const answers = pages
-      ? corpus.extract(Object.values(receiptAgents), id, pages)
-      : new Map<string, string>()
+    const answers = answersOf.get(id)!
     for (const f of FIELDS) {
       const want = gold[f]?.trim() ?? ""
       const got = answers.get(f)
