@@ -2,7 +2,8 @@
  * An agent's resolved text values read by OCR, held against each other across the project's documents
  * (`@dxs/domain/Readings`): a value OCR misread by a character or two in one scan takes the reading its
  * document's twins agree on (a shop's address on its receipts), and its justification says so. Values
- * from a text layer, numbers, dates and values without a result stay as resolved.
+ * from a text layer, numbers, dates and values without a result stay as resolved (and the rule itself
+ * leaves names, short values and readings with other numbers as read).
  */
 
 import { metadataOfDocuments } from "@dxs/db/repositories/Documents"
@@ -46,7 +47,12 @@ export const agreeOcrReadings = (
         : {
             ...row,
             value: a.value,
-            justification: `${row.justification} OCR read "${String(row.value)}"; ${a.readings} readings across the project's documents, within a tenth of its characters of each other, agree on "${a.value}".`,
+            justification: [
+              row.justification,
+              `OCR read "${String(row.value)}"; ${a.readings} readings across the project's documents, within a tenth of its characters of each other, agree on "${a.value}".`,
+            ]
+              .filter((part) => part !== "")
+              .join(" "),
           }
     })
   })
