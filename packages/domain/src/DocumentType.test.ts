@@ -7,6 +7,7 @@ import {
   formatOfFileName,
   mimeTypeOfFileName,
   pageImagesOf,
+  readByOcr,
   supportedExtensions,
   unreadFormats,
 } from "./DocumentType.ts"
@@ -159,5 +160,18 @@ describe("the format table", () => {
       expect(supportedExtensions, mime).not.toContain(ext)
       expect(extensionOfMimeType(mime)).toBeUndefined()
     }
+  })
+})
+
+describe("readByOcr", () => {
+  it("reads every page of an image, and a PDF's pages without a text layer, as read by OCR", () => {
+    expect(readByOcr(JSON.stringify({ format: "jpeg", parser: "tesseract.js" }), 1)).toBe(true)
+    const scanned = JSON.stringify({ parser: "pdfium+tesseract.js", ocr_pages: [2, 3] })
+    expect(readByOcr(scanned, 2)).toBe(true)
+    expect(readByOcr(scanned, 1)).toBe(false)
+    expect(readByOcr(scanned, null)).toBe(false)
+    expect(readByOcr(JSON.stringify({ parser: "pdfium", ocr_pages: [] }), 1)).toBe(false)
+    expect(readByOcr("", 1)).toBe(false)
+    expect(readByOcr("null", 1)).toBe(false)
   })
 })

@@ -231,3 +231,26 @@ export const extensionOfMimeType = (contentType: string): string | undefined =>
 /** Whether the pages of a document type have images; `never` for a type the table does not know. */
 export const pageImagesOf = (type: string): PageImages =>
   documentFormats.find((format) => format.type === type)?.pageImages ?? "never"
+
+/**
+ * The parser name of pages read by OCR in a document's parse metadata: an image's, and after a PDF's
+ * engine and `+` when pages had no text layer. `readByOcr` reads it.
+ */
+export const OCR_PARSER = "tesseract.js"
+
+/**
+ * Whether a page of a document was read by OCR, by its parse metadata (as the parse stage writes it): every
+ * page of an image (parser `OCR_PARSER`), the `ocr_pages` of a PDF whose pages had no text layer.
+ */
+export const readByOcr = (metadata: string, page: number | null): boolean => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(metadata)
+  } catch {
+    return false
+  }
+  if (typeof parsed !== "object" || parsed === null) return false
+  const { parser, ocr_pages } = parsed as { parser?: unknown; ocr_pages?: unknown }
+  if (parser === OCR_PARSER) return true
+  return page !== null && Array.isArray(ocr_pages) && ocr_pages.includes(page)
+}

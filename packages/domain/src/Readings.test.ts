@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import { AGREEMENT_MAX_DISTINCT, agreedReadings, type Reading, readByOcr } from "./Readings.ts"
+import { AGREEMENT_MAX_DISTINCT, agreedReadings, type Reading } from "./Readings.ts"
 
 const readings = (values: ReadonlyArray<string>): Array<Reading> =>
   values.map((value, i) => ({ key: `doc-${i}`, value }))
@@ -128,18 +128,5 @@ describe("agreedReadings", () => {
         },
       ),
     )
-  })
-})
-
-describe("readByOcr", () => {
-  it("reads every page of an image, and a PDF's pages without a text layer, as read by OCR", () => {
-    expect(readByOcr(JSON.stringify({ format: "jpeg", parser: "tesseract.js" }), 1)).toBe(true)
-    const scanned = JSON.stringify({ parser: "pdfium+tesseract.js", ocr_pages: [2, 3] })
-    expect(readByOcr(scanned, 2)).toBe(true)
-    expect(readByOcr(scanned, 1)).toBe(false)
-    expect(readByOcr(scanned, null)).toBe(false)
-    expect(readByOcr(JSON.stringify({ parser: "pdfium", ocr_pages: [] }), 1)).toBe(false)
-    expect(readByOcr("", 1)).toBe(false)
-    expect(readByOcr("null", 1)).toBe(false)
   })
 })

@@ -11,7 +11,9 @@
  * whose one character is the whole difference, and values of documents not read by OCR (a PDF's text
  * layer reads what is printed).
  */
+import { Array as Arr } from "effect"
 import { editDistance } from "./Grounding.ts"
+import { UnionFind } from "./UnionFind.ts"
 
 /** A value of one atomic value (`key`) as read from its document. */
 export interface Reading {
@@ -48,32 +50,22 @@ const allowedEdits = (a: string, b: string) =>
   Math.floor(AGREEMENT_MAX_EDIT_SHARE * Math.max(a.length, b.length))
 
 /** Readings of like length (sorted by length) within a few edits of each other, as groups of indices. */
-const linkedGroups = (values: ReadonlyArray<string>): Array<Array<number>> => {
-  const parent = values.map((_, i) => i)
-  const root = (i: number): number => {
-    while (parent[i] !== i) {
-      parent[i] = parent[parent[i]!]!
-      i = parent[i]!
-    }
-    return i
-  }
+const linkedGroups = (values: ReadonlyArray<string>): Array<ReadonlyArray<number>> => {
+  const sets = new UnionFind(values.length)
   for (let i = 0; i < values.length; i++) {
     const a = values[i]!
     for (let j = i + 1; j < values.length; j++) {
       const b = values[j]!
       const limit = allowedEdits(a, b)
       if (b.length - a.length > limit) break
-      if (root(i) !== root(j) && editDistance(a, b, limit) <= limit) parent[root(j)] = root(i)
+      if (sets.find(i) !== sets.find(j) && editDistance(a, b, limit) <= limit) sets.union(i, j)
     }
   }
-  const groups = new Map<number, Array<number>>()
-  for (let i = 0; i < values.length; i++) {
-    const g = root(i)
-    const members = groups.get(g)
-    if (members === undefined) groups.set(g, [i])
-    else members.push(i)
-  }
-  return [...groups.values()].filter((g) => g.length > 1)
+  const groups = Arr.groupBy(
+    values.map((_, i) => i),
+    (i) => String(sets.find(i)),
+  )
+  return Object.values(groups).filter((g) => g.length > 1)
 }
 
 /**
@@ -95,15 +87,8 @@ export const agreedReadings = (readings: ReadonlyArray<Reading>): ReadonlyMap<st
   }
   const out = new Map<string, AgreedReading>()
   if (distinct.size < 2 || distinct.size > AGREEMENT_MAX_DISTINCT) return out
-  const byNumbers = new Map<string, Array<string>>()
-  for (const c of distinct.keys()) {
-    const key = numbersOf(c)
-    const list = byNumbers.get(key)
-    if (list === undefined) byNumbers.set(key, [c])
-    else list.push(c)
-  }
   const weight = (c: string) => distinct.get(c)!.keys.length
-  for (const [numbers, bucket] of byNumbers) {
+  for (const [numbers, bucket] of Object.entries(Arr.groupBy(distinct.keys(), numbersOf))) {
     // A reading without numbers (a name) has nothing that tells two of like spelling apart: left as read.
     if (numbers === "" || bucket.length < 2) continue
     const values = bucket.sort((a, b) => a.length - b.length || (a < b ? -1 : 1))
@@ -138,21 +123,4 @@ export const agreedReadings = (readings: ReadonlyArray<Reading>): ReadonlyMap<st
     }
   }
   return out
-}
-
-/**
- * Whether a page of a document was read by OCR, by its parse metadata (as the parse stage writes it): every
- * page of an image (parser `tesseract.js`), the `ocr_pages` of a PDF whose pages had no text layer.
- */
-export const readByOcr = (metadata: string, page: number | null): boolean => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(metadata)
-  } catch {
-    return false
-  }
-  if (typeof parsed !== "object" || parsed === null) return false
-  const { parser, ocr_pages } = parsed as { parser?: unknown; ocr_pages?: unknown }
-  if (parser === "tesseract.js") return true
-  return page !== null && Array.isArray(ocr_pages) && ocr_pages.includes(page)
 }

@@ -1,3 +1,4 @@
+import { OCR_PARSER } from "@dxs/domain/DocumentType"
 import { createCanvas, loadImage } from "@napi-rs/canvas"
 import { Effect } from "effect"
 import sharp from "sharp"
@@ -276,9 +277,9 @@ const parse = (input: ParseInput): Effect.Effect<ParseOutput, ParseFailure> =>
       ...(damaged.length > 0 ? { damagedPages: damaged } : {}),
       confidence:
         confidences.length === 0 ? 0 : round2(confidences.reduce((a, b) => a + b, 0) / confidences.length),
-      parser: "tesseract.js",
+      parser: OCR_PARSER,
     }
-    return { parser: "tesseract.js", pages, metadata } satisfies ParseOutput
+    return { parser: OCR_PARSER, pages, metadata } satisfies ParseOutput
   })
 
 const renderPage = (input: ParseInput, pageNumber: number): Effect.Effect<Uint8Array, ParseFailure> =>

@@ -1,4 +1,5 @@
 import { type Box, type Table, type TableCell, tableOfCells } from "@dxs/domain/Tables"
+import { UnionFind } from "@dxs/domain/UnionFind"
 import type { Ruling } from "./PdfGraphics.ts"
 import {
   boxToPage,
@@ -74,29 +75,6 @@ const meets = (h: Line, v: Line): boolean =>
   v.at <= h.to + meetTolerance &&
   h.at >= v.from - meetTolerance &&
   h.at <= v.to + meetTolerance
-
-class UnionFind {
-  private readonly parent: Int32Array
-  constructor(n: number) {
-    this.parent = Int32Array.from({ length: n }, (_, i) => i)
-  }
-  find(i: number): number {
-    let r = i
-    while (this.parent[r] !== r) r = this.parent[r]!
-    let j = i
-    while (this.parent[j] !== r) {
-      const next = this.parent[j]!
-      this.parent[j] = r
-      j = next
-    }
-    return r
-  }
-  union(a: number, b: number) {
-    const ra = this.find(a)
-    const rb = this.find(b)
-    if (ra !== rb) this.parent[rb] = ra
-  }
-}
 
 interface Network {
   readonly horizontals: ReadonlyArray<Line>

@@ -1,4 +1,5 @@
 import type { PageBlock } from "@dxs/domain/Content"
+import { OCR_PARSER } from "@dxs/domain/DocumentType"
 import { type Table, withGuessedHeader } from "@dxs/domain/Tables"
 import { Effect } from "effect"
 import { type LayoutItem, type ParsedPage, ParseFailure, type ParseOutput } from "./Backend.ts"
@@ -85,7 +86,7 @@ export const pdfOutput = (read: PdfRead): Effect.Effect<ParseOutput, ParseFailur
     })
   const first = pages.find((p) => p.width !== null)
   return Effect.succeed({
-    parser: ocrPages.length > 0 ? `${read.engine}+tesseract.js` : read.engine,
+    parser: ocrPages.length > 0 ? `${read.engine}+${OCR_PARSER}` : read.engine,
     pages: finishPdfPages(pages),
     metadata: {
       ...read.metadata,

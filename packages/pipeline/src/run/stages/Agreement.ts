@@ -9,12 +9,12 @@
 import { metadataOfDocuments } from "@dxs/db/repositories/Documents"
 import type { ResolvedRow } from "@dxs/db/repositories/Results"
 import type { TaskDb } from "@dxs/db/TaskQueue"
-import { agreedReadings, readByOcr } from "@dxs/domain/Readings"
+import { readByOcr } from "@dxs/domain/DocumentType"
+import { agreedReadings } from "@dxs/domain/Readings"
 import { Effect } from "effect"
 
-/** Whether every page the row cites was read by OCR (and it cites one). */
+/** Whether every page the row cites was read by OCR. */
 const citesOcrOnly = (row: ResolvedRow, metadata: ReadonlyMap<string, string>) =>
-  row.sources.length > 0 &&
   row.sources.every((s) => readByOcr(metadata.get(s.document_id) ?? "", s.page_number))
 
 /** The rows, those whose OCR reading the others of the project correct with their agreed value. */
