@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely"
-import { changesByEvent, REFERENCING, STATUSES, statusColumns } from "./Statements.ts"
+import { changesByEvent, REFERENCING, resultTallyBody, STATUSES, statusColumns } from "./Statements.ts"
 
 // Frozen, as the migration that runs it: never import application code here.
 
@@ -48,79 +48,12 @@ async function resultTalliesAndRows(db: Kysely<any>): Promise<void> {
 
   // Each tally is kept by one function per event: what changed is read from the statement's transition
   // tables (a row counts +1 as it is after the statement, -1 as it was before).
-  const sumBy = STATUSES.map(
-    ([c, s]) => `coalesce(sum(d) filter (where resolution_status = '${s}'), 0)::int as ${c}`,
-  ).join(", ")
-  const add = (target: string, source: string) =>
-    statusColumns.map((c) => `${c} = ${target}.${c} + ${source}.${c}`).join(", ")
-  // Before: a row's counts less this statement's changes (its counts after are what the upsert returns).
-  const became = (c: string) => `sum((r.${c} > 0)::int - (r.${c} - g.${c} > 0)::int)::int`
-  const anyGrew = (t: string) => [`${t}rows > 0`, ...statusColumns.map((c) => `${t}${c} > 0`)].join(" or ")
   const resultColumns = "project_id, agent_id, row_hash, row_name, dimension_key, resolution_status"
   for (const [event, changes] of changesByEvent(resultColumns, "is_current")) {
     await sql`
-      create function ${sql.id(`dxs_result_tally_${event}`)}() returns trigger language plpgsql as $$
-      begin
-        if not exists (
-          select 1 from (${sql.raw(changes)}) c group by agent_id, row_hash, resolution_status having sum(d) <> 0
-        ) then
-          return null;
-        end if;
-        ${sql.raw(
-          event === "delete"
-            ? ""
-            : `insert into result_row_tallies (project_id) select distinct project_id from new_rows where is_current
-                 order by 1 on conflict do nothing;`,
-        )}
-        -- Writers of one project's results take its row tally first, so they queue there rather than
-        -- deadlock over the grid's rows.
-        perform 1 from result_row_tallies t
-          where t.project_id in (select project_id from (${sql.raw(changes)}) c) order by t.project_id for update;
-
-        insert into result_tallies as t (agent_id, resolution_status, n)
-          select agent_id, resolution_status, sum(d) from (${sql.raw(changes)}) c
-          group by agent_id, resolution_status having sum(d) > 0 order by agent_id, resolution_status
-          on conflict (agent_id, resolution_status) do update set n = t.n + excluded.n;
-        update result_tallies t set n = t.n + c.n
-          from (select agent_id, resolution_status, sum(d) as n from (${sql.raw(changes)}) c
-                group by agent_id, resolution_status having sum(d) < 0) c
-          where t.agent_id = c.agent_id and t.resolution_status = c.resolution_status;
-
-        with g as (
-          select project_id, row_hash, max(row_name) as row_name, max(dimension_key) as dimension_key,
-                 sum(d)::int as cells, ${sql.raw(sumBy)}
-          from (${sql.raw(changes)}) c group by project_id, row_hash
-        ), changed as (
-          select * from g where cells <> 0 or ${sql.raw(statusColumns.map((c) => `${c} <> 0`).join(" or "))}
-        ), grown as (
-          insert into result_rows as r (project_id, row_hash, row_name, dimension_key, cells, ${sql.raw(statusColumns.join(", "))})
-            select project_id, row_hash, row_name, dimension_key, cells, ${sql.raw(statusColumns.join(", "))}
-            from changed where cells > 0 order by project_id, row_hash
-            on conflict (project_id, row_hash) do update set cells = r.cells + excluded.cells, ${sql.raw(add("r", "excluded"))}
-            returning r.project_id, r.row_hash, r.cells, ${sql.raw(statusColumns.map((c) => `r.${c}`).join(", "))}
-        ), shrunk as (
-          update result_rows r set cells = r.cells + g.cells, ${sql.raw(add("r", "g"))}
-            from changed g where g.cells <= 0 and r.project_id = g.project_id and r.row_hash = g.row_hash
-            returning r.project_id, r.row_hash, r.cells, ${sql.raw(statusColumns.map((c) => `r.${c}`).join(", "))}
-        ), moved as (
-          select r.project_id, ${sql.raw(became("cells"))} as rows,
-                 ${sql.raw(statusColumns.map((c) => `${became(c)} as ${c}`).join(", "))}
-          from (select * from grown union all select * from shrunk) r
-          join changed g on g.project_id = r.project_id and g.row_hash = r.row_hash
-          group by r.project_id
-        ), counted as (
-          insert into result_row_tallies as t (project_id, rows, ${sql.raw(statusColumns.join(", "))})
-            select project_id, rows, ${sql.raw(statusColumns.join(", "))} from moved where ${sql.raw(anyGrew(""))}
-            on conflict (project_id) do update set rows = t.rows + excluded.rows, ${sql.raw(add("t", "excluded"))}
-            returning t.project_id
-        )
-        update result_row_tallies t set rows = t.rows + m.rows, ${sql.raw(add("t", "m"))}
-          from moved m where t.project_id = m.project_id and not (${sql.raw(anyGrew("m."))});
-
-        delete from result_rows r using (select distinct project_id, row_hash from (${sql.raw(changes)}) c) c
-          where r.project_id = c.project_id and r.row_hash = c.row_hash and r.cells <= 0;
-        return null;
-      end $$`.execute(db)
+      create function ${sql.id(`dxs_result_tally_${event}`)}() returns trigger language plpgsql as $$${sql.raw(resultTallyBody(event, changes, "joined"))}$$`.execute(
+      db,
+    )
     await sql`create trigger ${sql.id(`resolution_results_tally_${event}`)} after ${sql.raw(event)} on resolution_results
       referencing ${sql.raw(REFERENCING[event])} for each statement execute function ${sql.id(`dxs_result_tally_${event}`)}()`.execute(
       db,
