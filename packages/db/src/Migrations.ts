@@ -30,6 +30,7 @@ import * as m0028 from "./migrations/2026_11_30_0002_run_unfinished.ts"
 import * as m0029 from "./migrations/2026_11_30_0003_project_searches.ts"
 import * as m0030 from "./migrations/2026_12_01_0001_agent_project_statistics.ts"
 import * as m0031 from "./migrations/2026_12_02_0001_row_tallies_per_row.ts"
+import * as m0032 from "./migrations/2026_12_02_0002_review_tallies_per_statement.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -64,6 +65,7 @@ export const migrations: Record<string, Migration> = {
   "2026_11_30_0003_project_searches": m0029,
   "2026_12_01_0001_agent_project_statistics": m0030,
   "2026_12_02_0001_row_tallies_per_row": m0031,
+  "2026_12_02_0002_review_tallies_per_statement": m0032,
 }
 
 export interface MigrationOutcome {

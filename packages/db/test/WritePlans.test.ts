@@ -47,7 +47,7 @@ describe("the tallies kept by a write of results", () => {
 
   beforeAll(async () => {
     ;({ projectId } = await newOrganizationProject(db))
-    seeded = await documentsAndAgents(db, projectId, { documents: DOCUMENTS, agents: 2 })
+    seeded = await documentsAndAgents(db, projectId, { documents: DOCUMENTS, agents: 3 })
     // Each nested statement's plan, with its rows, comes back to this connection as a notice.
     await sql`load 'auto_explain'`.execute(db)
     await sql`set auto_explain.log_min_duration = 0`.execute(db)
@@ -105,5 +105,39 @@ describe("the tallies kept by a write of results", () => {
     )
     // The first document's row has agent 0's result too, which is also to be looked at now.
     expect(rows.rows).toEqual([{ rows: DOCUMENTS, resolved: 0, requires_attention: DOCUMENTS }])
+  }, 120_000)
+
+  it("keep no tally by a statement per row written", async () => {
+    // The functions the write's triggers call, and how often, as this transaction counts them.
+    const calls = await db.transaction().execute(async (trx) => {
+      await sql`set local track_functions = 'pl'`.execute(trx)
+      await Effect.runPromise(
+        writeResults(trx, {
+          projectId,
+          agentId: seeded.agentIds[2]!,
+          configVersion: 1,
+          rows: seeded.documents.map((d, j) =>
+            resolvedRow({
+              atomicValueId: seeded.atomics[j * seeded.agentIds.length + 2]!.id,
+              resultName: d.file_name,
+              value: `value ${j}`,
+              status: "Resolved",
+            }),
+          ),
+        }),
+      )
+      return (
+        await sql<{ funcname: string; calls: number }>`select funcname, calls::int as calls
+          from pg_stat_xact_user_functions`.execute(trx)
+      ).rows
+    })
+    const tallies = calls.filter((f) => f.funcname.includes("tally"))
+    expect(tallies.length, JSON.stringify(calls)).toBeGreaterThan(0)
+    // Each tally function runs once per statement that changed its table, never once per row.
+    for (const f of tallies) expect(f.calls, f.funcname).toBeLessThan(10)
+    // The queue's tally: every document has results, none reviewed.
+    const review = await sql<{ documents: number; reviewed: number }>`select sum(documents)::int as documents,
+      sum(reviewed)::int as reviewed from review_tallies where project_id = ${projectId}::uuid`.execute(db)
+    expect(review.rows).toEqual([{ documents: DOCUMENTS, reviewed: 0 }])
   }, 120_000)
 })

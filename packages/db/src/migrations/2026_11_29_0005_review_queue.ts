@@ -15,6 +15,38 @@ import { type Kysely, sql } from "kysely"
 // A statement's changed results name the documents to count again (from their own current results, by
 // `resolution_results_document`), one transaction after the other per document and in the documents'
 // order; a document or project being removed in the same transaction is left out.
+
+/** The review tally kept by a trigger per row of the queue (replaced by `2026_12_02_0002_review_tallies_per_statement`). */
+export const reviewTallyPerRow = async (db: Kysely<any>): Promise<void> => {
+  await sql`
+    create function dxs_review_tally() returns trigger language plpgsql as $$
+    declare
+      project uuid := case when tg_op = 'DELETE' then old.project_id else new.project_id end;
+      added_documents integer := 0;
+      added_reviewed integer := 0;
+    begin
+      if tg_op in ('UPDATE', 'DELETE') then
+        added_documents := added_documents - 1;
+        added_reviewed := added_reviewed - (old.reviewed = old."values")::int;
+      end if;
+      if tg_op in ('INSERT', 'UPDATE') then
+        added_documents := added_documents + 1;
+        added_reviewed := added_reviewed + (new.reviewed = new."values")::int;
+      end if;
+      -- Nothing to count, or the project is being removed (its tallies go with it).
+      if (added_documents = 0 and added_reviewed = 0) or not exists (select 1 from projects p where p.id = project) then
+        return null;
+      end if;
+      insert into review_tallies as t (project_id, slot, documents, reviewed)
+        values (project, pg_backend_pid() % 64, added_documents, added_reviewed)
+        on conflict (project_id, slot) do update
+          set documents = t.documents + excluded.documents, reviewed = t.reviewed + excluded.reviewed;
+      return null;
+    end $$`.execute(db)
+  await sql`create trigger review_documents_tally after insert or update or delete on review_documents
+    for each row execute function dxs_review_tally()`.execute(db)
+}
+
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table resolution_results add column document_id uuid`.execute(db)
   await sql`
@@ -59,33 +91,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     )`.execute(db)
 
   // The tally follows the queue's rows, however they change (a document removed takes its row with it).
-  await sql`
-    create function dxs_review_tally() returns trigger language plpgsql as $$
-    declare
-      project uuid := case when tg_op = 'DELETE' then old.project_id else new.project_id end;
-      added_documents integer := 0;
-      added_reviewed integer := 0;
-    begin
-      if tg_op in ('UPDATE', 'DELETE') then
-        added_documents := added_documents - 1;
-        added_reviewed := added_reviewed - (old.reviewed = old."values")::int;
-      end if;
-      if tg_op in ('INSERT', 'UPDATE') then
-        added_documents := added_documents + 1;
-        added_reviewed := added_reviewed + (new.reviewed = new."values")::int;
-      end if;
-      -- Nothing to count, or the project is being removed (its tallies go with it).
-      if (added_documents = 0 and added_reviewed = 0) or not exists (select 1 from projects p where p.id = project) then
-        return null;
-      end if;
-      insert into review_tallies as t (project_id, slot, documents, reviewed)
-        values (project, pg_backend_pid() % 64, added_documents, added_reviewed)
-        on conflict (project_id, slot) do update
-          set documents = t.documents + excluded.documents, reviewed = t.reviewed + excluded.reviewed;
-      return null;
-    end $$`.execute(db)
-  await sql`create trigger review_documents_tally after insert or update or delete on review_documents
-    for each row execute function dxs_review_tally()`.execute(db)
+  await reviewTallyPerRow(db)
 
   // A document counted again from its current results (none: it leaves the queue).
   await sql`

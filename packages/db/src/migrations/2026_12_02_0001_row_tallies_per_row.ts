@@ -1,5 +1,9 @@
 import { type Kysely, sql } from "kysely"
-import { changesByEvent, resultTallyBody } from "./2026_11_29_0001_result_tallies/Statements.ts"
+import {
+  changesByEvent,
+  type RowsBefore,
+  resultTallyBody,
+} from "./2026_11_29_0001_result_tallies/Statements.ts"
 
 // Frozen: never import application code here (the result tallies' statement helpers are frozen with them).
 //
@@ -14,10 +18,18 @@ import { changesByEvent, resultTallyBody } from "./2026_11_29_0001_result_tallie
 // plan the first call chooses), and how the project's tallies moved follows from those and the changes
 // alone (`resultTallyBody`'s `per row`). The statements and what they keep are otherwise the first ones.
 
-export async function up(db: Kysely<any>): Promise<void> {
+const replaceFunctions = async (db: Kysely<any>, before: RowsBefore) => {
   const resultColumns = "project_id, agent_id, row_hash, row_name, dimension_key, resolution_status"
   for (const [event, changes] of changesByEvent(resultColumns, "is_current"))
     await sql`
       create or replace function ${sql.id(`dxs_result_tally_${event}`)}() returns trigger language plpgsql
-      as $$${sql.raw(resultTallyBody(event, changes, "per row"))}$$`.execute(db)
+      as $$${sql.raw(resultTallyBody(event, changes, before))}$$`.execute(db)
+}
+
+export async function up(db: Kysely<any>): Promise<void> {
+  await replaceFunctions(db, "per row")
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  await replaceFunctions(db, "joined")
 }
