@@ -5,7 +5,7 @@
  * its first call. A connection that first writes one result (an override, a review, a small project's
  * resolution) and then a large resolution runs the large one under the small one's plan: there, a join
  * of two of the statement's own row sets is a nested loop, and compares every changed row with every
- * other (2,000 results: four million comparisons). Every nested statement of the write is logged with its
+ * other (1,000 results: a million comparisons). Every nested statement of the write is logged with its
  * plan (auto_explain, sent to the client), and the rows that filters and join conditions discarded are
  * held to a few per row written.
  */
@@ -27,7 +27,7 @@ const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
 afterAll(() => db.destroy())
 
 /** Results of the large write: enough that comparing each with each is caught, few enough to be quick. */
-const DOCUMENTS = 2_000
+const DOCUMENTS = 1_000
 /**
  * Rows the plans may discard per row written: the write's statements and triggers each filter the changed
  * rows or the agent's results once (about four per row in all).
