@@ -5,7 +5,7 @@
  * client address's limit, beyond which they are answered 429 instead of 401.
  */
 import { Db } from "@dxs/db"
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import { ApiKeys } from "./ApiKeys.ts"
 import type { CurrentOrganization } from "./CurrentOrganization.ts"
 import { Forbidden, Unauthorized } from "./Errors.ts"
@@ -89,12 +89,11 @@ export const requestAuthenticator = Effect.gen(function* () {
   const keys = yield* ApiKeys
   const members = yield* Members
   const db = yield* Db
+  // One context provided at once: each service provided on its own changed the fiber's context three
+  // times per request.
+  const context = Context.make(ApiKeys, keys).pipe(Context.add(Members, members), Context.add(Db, db))
   const provide = <A, E>(effect: Effect.Effect<A, E, ApiKeys | Members | Db>) =>
-    effect.pipe(
-      Effect.provideService(ApiKeys, keys),
-      Effect.provideService(Members, members),
-      Effect.provideService(Db, db),
-    )
+    Effect.provide(effect, context)
   return {
     key: (key: string | undefined, clientAddress: string | undefined) =>
       provide(authenticateKey(key, clientAddress)),

@@ -10,7 +10,14 @@ export const AgentsHttp = HttpApiBuilder.group(Api, "agents", (handlers) =>
     const launches = yield* Launches
     return (
       handlers
-        .handle("status", ({ path }) => launches.status(path.project_id))
+        // Polled by the project screen while a run is active: its record (numbers and booleans keyed by
+        // agent id) is its JSON as it is, so it goes out as JSON text, as the agents list below does (the
+        // schema's encoding took 0.26 of the 0.30 ms its JSON took for 20 agents).
+        .handle("status", ({ path }) =>
+          Effect.map(launches.status(path.project_id), (status) =>
+            jsonBytes(Buffer.from(JSON.stringify(status))),
+          ),
+        )
         .handle("launch", ({ path }) => Effect.asVoid(launches.launch(path.project_id)))
         .handle("launchPreview", ({ path }) => launches.preview(path.project_id))
         // The project screen's most frequent read: its records are their JSON as they are (every field a
