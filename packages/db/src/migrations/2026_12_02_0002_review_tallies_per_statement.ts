@@ -7,9 +7,9 @@ import { reviewTallyPerRow } from "./2026_11_29_0005_review_queue.ts"
 // The review queue's tally (documents with results per project, and those whose every value is reviewed)
 // kept per statement, as the other tallies are: a resolution of 5,000 documents updated the queue's 5,000
 // rows in one statement, and a trigger per row added each one to the tally by an upsert of its own (5,000
-// upserts of the same counter, about a third of the write's time). One upsert per project and statement
-// now adds what the statement's transition tables changed; a row counts as it is after the statement
-// (+1) and as it was before (-1), under its own project.
+// upserts of the same counter, each a new version of its row). One upsert per project and statement now
+// adds what the statement's transition tables changed; a row counts as it is after the statement (+1) and
+// as it was before (-1), under its own project.
 
 /** What a statement changed in the queue, per event: its rows' projects and whether every value is reviewed. */
 const CHANGES = changesByEvent(`project_id, (reviewed = "values")::int as done`, "true")
