@@ -9,3 +9,10 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 
 export const jsonBytes = (bytes: Uint8Array) =>
   HttpServerResponse.uint8Array(bytes, { contentType: "application/json" })
+
+/**
+ * An answer whose value is already its JSON form (every field a string, number, boolean or null, in the
+ * schema's order): sent as JSON text instead of through the schema's encoding, which for the project
+ * screen's agents list and agents' status cost most of the time their JSON took.
+ */
+export const jsonText = (value: unknown) => jsonBytes(Buffer.from(JSON.stringify(value)))

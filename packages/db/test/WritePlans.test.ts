@@ -13,7 +13,7 @@ import { useTestDatabase } from "@dxs/testing/TestDatabase"
 import { Effect } from "effect"
 import { Kysely, PostgresDialect, sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makePool } from "../src/Db.ts"
+import { type Conn, makePool } from "../src/Db.ts"
 import { writeResults } from "../src/repositories/Results.ts"
 import type { Database } from "../src/Schema.ts"
 import { documentsAndAgents, newOrganizationProject, resolvedRow } from "./fixtures.ts"
@@ -56,9 +56,10 @@ describe("the tallies kept by a write of results", () => {
     await sql`set client_min_messages = log`.execute(db)
   }, 120_000)
 
-  const write = (k: number, documents: number, status = "Resolved") =>
+  /** Agent `k`'s results over the first `documents` documents, written as the resolution stage writes them. */
+  const write = (k: number, documents: number, status = "Resolved", conn: Conn = db) =>
     Effect.runPromise(
-      writeResults(db, {
+      writeResults(conn, {
         projectId,
         agentId: seeded.agentIds[k]!,
         configVersion: 1,
@@ -111,21 +112,7 @@ describe("the tallies kept by a write of results", () => {
     // The functions the write's triggers call, and how often, as this transaction counts them.
     const calls = await db.transaction().execute(async (trx) => {
       await sql`set local track_functions = 'pl'`.execute(trx)
-      await Effect.runPromise(
-        writeResults(trx, {
-          projectId,
-          agentId: seeded.agentIds[2]!,
-          configVersion: 1,
-          rows: seeded.documents.map((d, j) =>
-            resolvedRow({
-              atomicValueId: seeded.atomics[j * seeded.agentIds.length + 2]!.id,
-              resultName: d.file_name,
-              value: `value ${j}`,
-              status: "Resolved",
-            }),
-          ),
-        }),
-      )
+      await write(2, DOCUMENTS, "Resolved", trx)
       return (
         await sql<{ funcname: string; calls: number }>`select funcname, calls::int as calls
           from pg_stat_xact_user_functions`.execute(trx)

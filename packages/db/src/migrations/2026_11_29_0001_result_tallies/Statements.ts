@@ -1,5 +1,5 @@
 // Frozen, as the migration that uses it: never import application code here.
-// What the tally triggers of `2026_11_29_0001_result_tallies` share.
+// What the tally triggers of `2026_11_29_0001_result_tallies` share, and those that replace them later.
 
 export const STATUSES = [
   ["resolved", "Resolved"],
