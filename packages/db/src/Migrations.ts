@@ -31,6 +31,7 @@ import * as m0029 from "./migrations/2026_11_30_0003_project_searches.ts"
 import * as m0030 from "./migrations/2026_12_01_0001_agent_project_statistics.ts"
 import * as m0031 from "./migrations/2026_12_02_0001_row_tallies_per_row.ts"
 import * as m0032 from "./migrations/2026_12_02_0002_review_tallies_per_statement.ts"
+import * as m0033 from "./migrations/2026_12_02_0003_search_strings.ts"
 
 // Every migration, in order. Names are frozen once released.
 export const migrations: Record<string, Migration> = {
@@ -66,6 +67,7 @@ export const migrations: Record<string, Migration> = {
   "2026_12_01_0001_agent_project_statistics": m0030,
   "2026_12_02_0001_row_tallies_per_row": m0031,
   "2026_12_02_0002_review_tallies_per_statement": m0032,
+  "2026_12_02_0003_search_strings": m0033,
 }
 
 export interface MigrationOutcome {

@@ -21,6 +21,7 @@ import type {
   ReviewDocumentsTable,
   ReviewTalliesTable,
   RunUsageTable,
+  SearchStringsTable,
   WebSearchTalliesTable,
 } from "./SchemaTallies.ts"
 
@@ -379,6 +380,8 @@ export interface ResolutionResultsTable {
   /** The grid row's name: `All documents` when no dimension splits the result, else the result name. */
   row_name: Generated<string>
   search_text: Generated<string>
+  /** The keys of the search text's parts in `search_strings` (md5 as a uuid), which a search reads by. */
+  search_keys: GeneratedAlways<ReadonlyArray<string>>
   // Generated columns (sort keys).
   list_name: GeneratedAlways<string>
   row_hash: GeneratedAlways<string>
@@ -464,6 +467,7 @@ export interface Database {
   result_confidence_tallies: ResultConfidenceTalliesTable
   result_rows: ResultRowsTable
   result_row_tallies: ResultRowTalliesTable
+  search_strings: SearchStringsTable
   pair_tallies: PairTalliesTable
   document_tallies: DocumentTalliesTable
   web_search_tallies: WebSearchTalliesTable

@@ -103,3 +103,15 @@ export interface ReviewTalliesTable {
   documents: number
   reviewed: number
 }
+
+/**
+ * The parts of a project's search texts (a row's name, a dimension value, a value; lower-cased), once each,
+ * added by the writes of results: what a search's trigrams are read from (migration
+ * `2026_12_02_0003_search_strings`).
+ */
+export interface SearchStringsTable {
+  project_id: string
+  /** md5 of the text, as a uuid: what results keep in `search_keys`. */
+  key: string
+  text: string
+}

@@ -72,25 +72,33 @@ beforeAll(async () => {
   await sql`analyze`.execute(db)
 })
 
-/** The rows of results each statement of `read` read and then dropped by a condition on the project. */
-const otherProjectsRead = async (read: () => Promise<unknown>) => {
+/** The plan nodes of each statement `read` runs, as it runs again under EXPLAIN ANALYZE. */
+const planNodes = async (read: () => Promise<unknown>) => {
   statements.length = 0
   await read()
-  let dropped = 0
   // As on a large project, where the planner would not read a table whole for a search.
   await explainer.query("set enable_seqscan = off")
+  const plans: Array<Array<any>> = []
   for (const s of statements) {
     const { rows } = await explainer.query(`explain (analyze, format json) ${s.sql}`, [...s.parameters])
+    const nodes: Array<any> = []
     const walk = (node: any) => {
-      if (node["Relation Name"] === "resolution_results" && /project_id/.test(node.Filter ?? ""))
-        dropped += (node["Rows Removed by Filter"] ?? 0) * (node["Actual Loops"] ?? 1)
+      nodes.push(node)
       for (const child of node.Plans ?? []) walk(child)
     }
     walk(rows[0]["QUERY PLAN"][0].Plan)
+    plans.push(nodes)
   }
-  expect(statements.length).toBeGreaterThan(0)
-  return dropped
+  expect(plans.length).toBeGreaterThan(0)
+  return plans
 }
+
+/** The rows of results each statement of `read` read and then dropped by a condition on the project. */
+const otherProjectsRead = async (read: () => Promise<unknown>) =>
+  (await planNodes(read))
+    .flat()
+    .filter((node) => node["Relation Name"] === "resolution_results" && /project_id/.test(node.Filter ?? ""))
+    .reduce((sum, node) => sum + (node["Rows Removed by Filter"] ?? 0) * (node["Actual Loops"] ?? 1), 0)
 
 describe("a project's search", () => {
   it("reads none of another project's matches, and answers the project's own", async () => {
@@ -129,6 +137,43 @@ describe("a project's search", () => {
       expect((await grid({ search: "supplier 7" })).count).toBe(DOCUMENTS / NAMES)
       expect(await otherProjectsRead(() => grid({ dimensionValue: "voice-7." }))).toBe(0)
       expect((await grid({ dimensionValue: "voice-7." })).count).toBe(1)
+    }
+  })
+
+  it("reads the project's strings that hold it, then only the results that have one of them", async () => {
+    const grid = (search: string) =>
+      run(
+        gridPageJson(
+          recorded,
+          mine.projectId,
+          { search },
+          { by: "name", descending: false },
+          { limit: 10, offset: 0 },
+        ),
+      )
+    // "supplier 1" is held by 11 of the 50 names (1, 10–19): 88 of the project's 400 results.
+    for (const [search, matches] of [
+      ["supplier 7", DOCUMENTS / NAMES],
+      ["supplier 1", (11 * DOCUMENTS) / NAMES],
+    ] as const) {
+      expect((await grid(search)).count).toBe(matches)
+      const searching = (await planNodes(() => grid(search))).filter((nodes) =>
+        nodes.some((node) => node["Relation Name"] === "search_strings"),
+      )
+      expect(searching.length).toBeGreaterThan(0)
+      for (const nodes of searching) {
+        // The results are read through their parts' keys, and each one read is a match: none is read to be
+        // dropped, as a trigram index of the results' own texts reads every result of a common trigram.
+        const results = nodes.filter((node) => node["Relation Name"] === "resolution_results")
+        expect(results.length).toBeGreaterThan(0)
+        for (const node of results) {
+          const index = node["Index Name"] ?? node.Plans?.[0]?.["Index Name"]
+          expect(index).toBe("resolution_results_search_keys")
+          expect(node["Rows Removed by Index Recheck"] ?? 0).toBe(0)
+          expect(node["Rows Removed by Filter"] ?? 0).toBe(0)
+          expect(node["Actual Rows"] * node["Actual Loops"]).toBe(matches)
+        }
+      }
     }
   })
 })

@@ -17,8 +17,10 @@
  * PASS or FAIL; it is a report and exits 0 either way.
  *
  * Usage: pnpm bench:api [--results 100000] [--agents 20] [--connections 10] [--seconds 5] [--only <label>]
- *   [--keep] (BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=…" profiles the server)
+ *   [--keep] [--reuse <database url>] (BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=…" profiles the server)
  * Uses DATABASE_URL's server when set (a fresh database, dropped afterwards), else an embedded server.
+ * `--reuse` measures the projects a database kept by `--keep` holds, brought up to this build's schema by
+ * `dxs migrate`, without seeding again (a 1,000,000-result database takes about 20 minutes to seed).
  */
 import { spawn } from "node:child_process"
 import { writeFileSync } from "node:fs"
@@ -46,8 +48,10 @@ const RESULTS = option("results", 100_000)
 const AGENTS = option("agents", 20)
 const CONNECTIONS = option("connections", 10)
 const SECONDS = option("seconds", 5)
-/** `--keep`: the database is left in place (its URL printed) for measuring by hand. */
+/** `--keep`: the database is left in place (its URL printed) for measuring by hand or `--reuse`. */
 const KEEP = process.argv.includes("--keep")
+/** `--reuse <url>`: a database `--keep` left, measured again (never dropped). */
+const REUSE = process.argv.includes("--reuse") ? process.argv[process.argv.indexOf("--reuse") + 1] : undefined
 /** `--only <text>|<text>…`: measure only the reads whose label contains one of them (e.g. with BENCH_NODE_ARGS's profiler). */
 const ONLY = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined
 /** The project measured beside a larger one, whose figures the larger one's must stay within 2× of. */
@@ -214,8 +218,23 @@ const row = (f: Figure, against?: Figure): readonly [string, string] => [
   }`,
 ]
 
+/** The projects a kept database holds, smallest first, with their current results (from the tallies). */
+const keptProjects = async (db: ReturnType<typeof makeKysely>) => {
+  const rows = await db
+    .selectFrom("projects as p")
+    .innerJoin("organizations as o", "o.id", "p.organization_id")
+    .innerJoin("agents as a", "a.project_id", "p.id")
+    .innerJoin("result_tallies as t", "t.agent_id", "a.id")
+    .where("o.name", "=", "bench api")
+    .groupBy("p.id")
+    .select((eb) => ["p.id", eb.fn.sum<string>("t.n").as("n")])
+    .execute()
+  if (rows.length === 0) throw new Error("--reuse: the database holds no project of bench:api")
+  return rows.map((r) => ({ results: Number(r.n), projectId: r.id })).sort((a, b) => a.results - b.results)
+}
+
 const main = async () => {
-  const database = await startDatabase()
+  const database = REUSE === undefined ? await startDatabase() : { url: REUSE, stop: async () => undefined }
   const db = makeKysely(database.url, 6)
   let server: Awaited<ReturnType<typeof startAll>> | undefined
   let bare: ReturnType<typeof spawn> | undefined
@@ -223,7 +242,14 @@ const main = async () => {
   try {
     const sizes = RESULTS > REFERENCE ? [REFERENCE, RESULTS] : [RESULTS]
     const projects: Array<{ readonly results: number; readonly projectId: string }> = []
-    for (const size of sizes) {
+    if (REUSE !== undefined) {
+      const migrated = dxs(["migrate"], dxsEnv(database.url))
+      await migrated.exited
+      if (migrated.child.exitCode !== 0) throw new Error(`dxs migrate failed:\n${migrated.output()}`)
+      projects.push(...(await keptProjects(db)))
+      log(`reusing ${projects.map((p) => p.results.toLocaleString("en-US")).join(" and ")} results`)
+    }
+    for (const size of REUSE === undefined ? sizes : []) {
       const t0 = Date.now()
       log(`seeding ${Math.ceil(size / AGENTS)} documents × ${AGENTS} agents …`)
       const seeded = await seedResults(db, {
@@ -329,7 +355,7 @@ const main = async () => {
     bare?.kill("SIGTERM")
     await server?.stop()
     await db.destroy()
-    if (KEEP) console.log(`kept: DATABASE_URL=${database.url}`)
+    if (KEEP || REUSE !== undefined) console.log(`kept: DATABASE_URL=${database.url}`)
     else await database.stop()
   }
 }

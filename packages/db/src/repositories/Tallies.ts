@@ -108,6 +108,29 @@ export const tallyDifferences = (conn: Conn): Effect.Effect<ReadonlyArray<TallyD
         sql`select project_id::text as key, count(*) filter (where reviewed = "values") as n from review_documents
             group by project_id having count(*) filter (where reviewed = "values") > 0`,
       ),
+      // Each part of a current result's search text is one of its project's search strings, under its key
+      // (strings no result has any more may stay: they only narrow a search).
+      differences(
+        "search_strings",
+        sql`select p.key, count(s.key) as n
+            from (select distinct rr.project_id, rr.project_id || '/' || md5(t.part) as key, md5(t.part)::uuid as part_key, t.part
+                  from resolution_results rr, unnest(string_to_array(rr.search_text, chr(31))) t(part)
+                  where rr.is_current and t.part <> '') p
+            left join search_strings s on s.project_id = p.project_id and s.key = p.part_key and s.text = p.part
+            group by p.key`,
+        sql`select distinct rr.project_id || '/' || md5(t.part) as key, 1 as n
+            from resolution_results rr, unnest(string_to_array(rr.search_text, chr(31))) t(part)
+            where rr.is_current and t.part <> ''`,
+      ),
+      // And a result's keys are its parts', in order.
+      differences(
+        "resolution_results.search_keys",
+        sql`select rr.id::text as key,
+              (rr.search_keys = array(select md5(t.part)::uuid from unnest(string_to_array(rr.search_text, chr(31)))
+                                      with ordinality t(part, i) where t.part <> '' order by t.i))::int as n
+            from resolution_results rr`,
+        sql`select rr.id::text as key, 1 as n from resolution_results rr`,
+      ),
       differences(
         "extraction_pairs.counted",
         sql`select p.agent_id || '/' || p.document_id as key, p.counted::int as n from extraction_pairs p`,

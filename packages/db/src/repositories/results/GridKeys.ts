@@ -19,16 +19,26 @@ const STATUS_COLUMNS: Readonly<Record<string, string>> = {
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
 
+/**
+ * The results `c` of the project one of whose search texts' parts (a row's name, a dimension value, a value,
+ * lower-cased) holds `part` (a LIKE pattern): the project's strings that hold it, through their trigram
+ * index, then the results that have one of them, through the index of their parts' keys (migration
+ * `2026_12_02_0003_search_strings`). The results read are the matches, whatever the project's size.
+ */
+const holding = (projectId: string, part: string) =>
+  sql`c.search_keys && array(select s.key from search_strings s
+    where s.project_id = ${projectId}::uuid and s.text like ${part})`
+
 /** The cell conditions of the filter ("one of its cells matches all of them"), on results `c`. */
-const cellConditions = (filter: GridFilter): Array<RawBuilder<unknown>> => {
+const cellConditions = (projectId: string, filter: GridFilter): Array<RawBuilder<unknown>> => {
   const where: Array<RawBuilder<unknown>> = []
   if (filter.agentId !== undefined) where.push(sql`c.agent_id = ${filter.agentId}::uuid`)
   if (filter.resolutionStatus !== undefined) where.push(sql`c.resolution_status = ${filter.resolutionStatus}`)
   if (filter.dimensionValue !== undefined) {
-    // Part of a dimension value, case-insensitively: the search text (which holds the dimension values)
-    // narrows through its trigram index, then one of the values must hold the part itself.
+    // Part of a dimension value, case-insensitively: the parts that hold it narrow (a dimension value is
+    // one), then one of the result's values must hold the part itself.
     const part = `%${escapeLike(filter.dimensionValue.toLowerCase())}%`
-    where.push(sql`c.search_text like ${part}
+    where.push(sql`${holding(projectId, part)}
       and exists (select 1 from unnest(c.dimension_values) as dv(v) where lower(dv.v) like ${part})`)
   }
   if (filter.documentId !== undefined) where.push(sql`c.document_id = ${filter.documentId}::uuid`)
@@ -55,16 +65,24 @@ const statusOnly = (filter: GridFilter) =>
 const rowConditions = (projectId: string, filter: GridFilter, alias: string): Array<RawBuilder<unknown>> => {
   const hash = sql.ref(`${alias}.row_hash`)
   const where: Array<RawBuilder<unknown>> = []
-  const cells = cellConditions(filter)
+  const cells = cellConditions(projectId, filter)
+  const results = (conditions: ReadonlyArray<RawBuilder<unknown>>) =>
+    sql`resolution_results c where c.project_id = ${projectId}::uuid and c.is_current and ${sql.join(conditions, sql` and `)}`
+  // The rows of the results a search holds are probed by key, from an array of them: as `in (select …)`, the
+  // planner (which cannot know how few they are: it guesses half a percent of the project's results for `&&`
+  // against strings it has not read) hashed them against every row of the project.
+  const held = (conditions: ReadonlyArray<RawBuilder<unknown>>) =>
+    sql`${hash} = any(array(select distinct c.row_hash from ${results(conditions)}))`
   if (statusOnly(filter) && alias === "r")
     where.push(sql`${sql.ref(`r.${STATUS_COLUMNS[filter.resolutionStatus!] ?? "resolved"}`)} > 0`)
   else if (cells.length > 0)
-    where.push(sql`${hash} in (select c.row_hash from resolution_results c
-      where c.project_id = ${projectId}::uuid and c.is_current and ${sql.join(cells, sql` and `)})`)
+    where.push(
+      filter.dimensionValue !== undefined
+        ? held(cells)
+        : sql`${hash} in (select c.row_hash from ${results(cells)})`,
+    )
   if (filter.search !== undefined)
-    where.push(sql`${hash} in (select c.row_hash from resolution_results c
-      where c.project_id = ${projectId}::uuid and c.is_current
-        and c.search_text like ${`%${escapeLike(filter.search.toLowerCase())}%`})`)
+    where.push(held([holding(projectId, `%${escapeLike(filter.search.toLowerCase())}%`)]))
   return where
 }
 
