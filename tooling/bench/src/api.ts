@@ -50,10 +50,13 @@ const CONNECTIONS = option("connections", 10)
 const SECONDS = option("seconds", 5)
 /** `--keep`: the database is left in place (its URL printed) for measuring by hand or `--reuse`. */
 const KEEP = process.argv.includes("--keep")
+/** The value after `flag` on the command line, if it is there. */
+const argument = (flag: string) =>
+  process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined
 /** `--reuse <url>`: a database `--keep` left, measured again (never dropped). */
-const REUSE = process.argv.includes("--reuse") ? process.argv[process.argv.indexOf("--reuse") + 1] : undefined
+const REUSE = argument("--reuse")
 /** `--only <text>|<text>…`: measure only the reads whose label contains one of them (e.g. with BENCH_NODE_ARGS's profiler). */
-const ONLY = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined
+const ONLY = argument("--only")
 /** The project measured beside a larger one, whose figures the larger one's must stay within 2× of. */
 const REFERENCE = 100_000
 const bareScript = path.join(path.dirname(fileURLToPath(import.meta.url)), "api/bare.ts")

@@ -29,6 +29,22 @@ const has = async (db: Kysely<any>, extension: string) =>
     }>`select exists (select 1 from pg_extension where extname = ${extension}) as ok`.execute(db)
   ).rows[0]?.ok === true
 
+/**
+ * Adds the strings of the current results of `rows` (the table, or a statement's transition table) that their
+ * project does not have yet: each string hashed once per statement (a resolution's 5,000 results share a
+ * few of them), not once per result, half the cost; none for a project being removed (its strings go with
+ * it).
+ */
+const addStrings = (rows: string) => `
+  insert into search_strings (project_id, key, text)
+    select s.project_id, md5(s.part)::uuid, s.part
+    from (select distinct n.project_id, p.part
+          from ${rows} n, unnest(string_to_array(n.search_text, chr(31))) p(part)
+          where n.is_current and p.part <> '') s
+    where exists (select 1 from projects pr where pr.id = s.project_id)
+    order by 1, 2
+    on conflict do nothing`
+
 export async function up(db: Kysely<any>): Promise<void> {
   const trigram = await has(db, "pg_trgm")
   const btreeGin = await has(db, "btree_gin")
@@ -56,26 +72,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       text text not null,
       primary key (project_id, key)
     )`.execute(db)
-  await sql`
-    insert into search_strings (project_id, key, text)
-      select distinct rr.project_id, md5(p.part)::uuid, p.part
-      from resolution_results rr, unnest(string_to_array(rr.search_text, chr(31))) p(part)
-      where rr.is_current and p.part <> ''
-      on conflict do nothing`.execute(db)
+  await sql.raw(addStrings("resolution_results")).execute(db)
   await sql`
     create function dxs_search_strings() returns trigger language plpgsql as $$
     begin
-      -- Each string hashed once per statement (a resolution's 5,000 results share a few of them), not
-      -- once per result: half the cost.
-      insert into search_strings (project_id, key, text)
-        select s.project_id, md5(s.part)::uuid, s.part
-        from (select distinct n.project_id, p.part
-              from new_rows n, unnest(string_to_array(n.search_text, chr(31))) p(part)
-              where n.is_current and p.part <> '') s
-        -- The project is being removed (its strings go with it).
-        where exists (select 1 from projects pr where pr.id = s.project_id)
-        order by 1, 2
-        on conflict do nothing;
+      ${sql.raw(addStrings("new_rows"))};
       return null;
     end $$`.execute(db)
   for (const event of ["insert", "update"])

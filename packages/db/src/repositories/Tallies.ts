@@ -28,6 +28,11 @@ const differences = (tally: string, kept: ReturnType<typeof sql>, counted: Retur
     from (${kept}) k full join (${counted}) c on c.key = k.key
     where coalesce(k.n, 0) <> coalesce(c.n, 0)`
 
+/** Each project's distinct parts of its current results' search texts (see `search_strings`). */
+const CURRENT_PARTS = sql`(select distinct rr.project_id, t.part
+  from resolution_results rr, unnest(string_to_array(rr.search_text, chr(31))) t(part)
+  where rr.is_current and t.part <> '')`
+
 export const tallyDifferences = (conn: Conn): Effect.Effect<ReadonlyArray<TallyDifference>> =>
   run(async () => {
     const checks = [
@@ -112,15 +117,10 @@ export const tallyDifferences = (conn: Conn): Effect.Effect<ReadonlyArray<TallyD
       // (strings no result has any more may stay: they only narrow a search).
       differences(
         "search_strings",
-        sql`select p.key, count(s.key) as n
-            from (select distinct rr.project_id, rr.project_id || '/' || md5(t.part) as key, md5(t.part)::uuid as part_key, t.part
-                  from resolution_results rr, unnest(string_to_array(rr.search_text, chr(31))) t(part)
-                  where rr.is_current and t.part <> '') p
-            left join search_strings s on s.project_id = p.project_id and s.key = p.part_key and s.text = p.part
-            group by p.key`,
-        sql`select distinct rr.project_id || '/' || md5(t.part) as key, 1 as n
-            from resolution_results rr, unnest(string_to_array(rr.search_text, chr(31))) t(part)
-            where rr.is_current and t.part <> ''`,
+        sql`select p.project_id || '/' || md5(p.part) as key, count(s.key) as n from ${CURRENT_PARTS} p
+            left join search_strings s on s.project_id = p.project_id and s.key = md5(p.part)::uuid and s.text = p.part
+            group by 1`,
+        sql`select p.project_id || '/' || md5(p.part) as key, 1 as n from ${CURRENT_PARTS} p`,
       ),
       // And a result's keys are its parts', in order.
       differences(
